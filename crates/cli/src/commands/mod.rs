@@ -1,0 +1,6 @@
+//! One file per subcommand.
+
+pub mod events;
+pub mod fsck;
+pub mod repair;
+pub mod sessions;

@@ -1,0 +1,53 @@
+//! `turnstile sessions`: the sessions under the state root.
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use anyhow::Result;
+use turnstile_journal::{SessionSummary, StateRoot};
+
+/// Lists sessions, newest first.
+pub fn run(json: bool, state_dir: Option<&Path>) -> Result<ExitCode> {
+    let root = StateRoot::resolve(state_dir)?;
+    let all = SessionSummary::list(&root)?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&all)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    if all.is_empty() {
+        eprintln!("no sessions in {}", root.dir().display());
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!(
+        "{:<36}  {:<24}  {:>7}  {:>9}  {:<24}  FIRST PROMPT",
+        "ID", "UPDATED", "EVENTS", "SIZE", "CWD"
+    );
+    for s in &all {
+        println!(
+            "{:<36}  {:<24}  {:>7}  {:>9}  {:<24}  {}",
+            s.id.map(|i| i.to_string()).unwrap_or_default(),
+            s.updated.as_deref().unwrap_or("-"),
+            s.events,
+            human_bytes(s.size),
+            s.cwd.as_deref().unwrap_or("-"),
+            s.first_prompt.as_deref().unwrap_or("")
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Bytes in the largest unit that keeps the number above 1.
+pub fn human_bytes(n: u64) -> String {
+    const UNITS: [&str; 4] = ["B", "KiB", "MiB", "GiB"];
+    let mut value = n as f64;
+    let mut unit = 0;
+    while value >= 1024.0 && unit < UNITS.len() - 1 {
+        value /= 1024.0;
+        unit += 1;
+    }
+    if unit == 0 {
+        format!("{n} B")
+    } else {
+        format!("{value:.1} {}", UNITS[unit])
+    }
+}

@@ -1,0 +1,116 @@
+//! `turnstile`: inspect, check, repair and audit Copilot-format session journals.
+
+mod commands;
+mod target;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+const EXIT_CODES: &str = "\
+Exit codes:
+  0  success (journal clean, audit without violations)
+  1  the journal is damaged, the audit found violations, or a repair needs --salvage
+  2  error: bad arguments, unreadable file, unknown session, session locked by another writer";
+
+/// Runs and records LLM agent sessions as Copilot-format events.jsonl journals.
+#[derive(Debug, Parser)]
+#[command(name = "turnstile", version, about, after_help = EXIT_CODES)]
+struct Cli {
+    /// Directory holding the sessions [default: $COPILOT_HOME/session-state, else ~/.copilot/session-state]
+    #[arg(long, global = true, value_name = "DIR")]
+    state_dir: Option<PathBuf>,
+
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// List sessions: id, updated, events, size, cwd, first prompt.
+    #[command(after_help = EXIT_CODES)]
+    Sessions {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print a journal's events.
+    #[command(after_help = EXIT_CODES)]
+    Events {
+        /// A session id, a unique id prefix, a session directory or an events.jsonl path.
+        target: String,
+        /// Print each event as its JSON line.
+        #[arg(long)]
+        json: bool,
+        /// Only events of this type (repeatable).
+        #[arg(long = "type", value_name = "TYPE")]
+        types: Vec<String>,
+    },
+    /// Check every line of a journal; exit 0 clean, 1 damaged.
+    #[command(after_help = EXIT_CODES)]
+    Fsck {
+        /// A session id, a unique id prefix, a session directory or an events.jsonl path.
+        target: String,
+        /// Print the report as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Cut a torn tail to a side file; with --salvage also move bad lines aside.
+    #[command(after_help = EXIT_CODES)]
+    Repair {
+        /// A session id, a unique id prefix, a session directory or an events.jsonl path.
+        target: String,
+        /// Also repair damage in the middle: bad lines go to a side file, every good line stays.
+        #[arg(long)]
+        salvage: bool,
+    },
+}
+
+fn main() -> ExitCode {
+    tracing_subscriber_init();
+    let cli = Cli::parse();
+    let state_dir = cli.state_dir.as_deref();
+    let result = match &cli.command {
+        Command::Sessions { json } => commands::sessions::run(*json, state_dir),
+        Command::Events {
+            target,
+            json,
+            types,
+        } => commands::events::run(target, *json, types, state_dir),
+        Command::Fsck { target, json } => commands::fsck::run(target, *json, state_dir),
+        Command::Repair { target, salvage } => commands::repair::run(target, *salvage, state_dir),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {}", error_chain(&e));
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// Logs go to stderr only, filtered by `TURNSTILE_LOG` (default: warnings).
+fn tracing_subscriber_init() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("TURNSTILE_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .init();
+}
+
+/// The error and its causes on one line, skipping causes the message already quotes.
+fn error_chain(e: &anyhow::Error) -> String {
+    let mut text = String::new();
+    for cause in e.chain() {
+        let part = cause.to_string();
+        if !text.contains(&part) {
+            if !text.is_empty() {
+                text.push_str(": ");
+            }
+            text.push_str(&part);
+        }
+    }
+    text
+}

@@ -1,0 +1,297 @@
+//! Where sessions live: the state root, `<root>/<uuid>/events.jsonl`, and creating a session.
+
+use std::fs::{self, DirBuilder, File, OpenOptions};
+use std::io;
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+
+use uuid::Uuid;
+
+/// Name of the journal file inside a session directory.
+pub const EVENTS_FILE: &str = "events.jsonl";
+/// Name of the writer lock file inside a session directory.
+pub const LOCK_FILE: &str = "writer.lock";
+
+/// Errors about the layout: bad ids, missing or misshapen session directories.
+#[derive(Debug, thiserror::Error)]
+pub enum LayoutError {
+    /// A session id that is not a UUID; refused before any path is built.
+    #[error(
+        "invalid session id {id:?}: session ids are UUIDs such as 4411488c-e7b6-4328-b266-cdf491e0f73c"
+    )]
+    InvalidId {
+        /// The refused text.
+        id: String,
+    },
+    /// No home directory to derive the default state root from.
+    #[error("cannot find the state directory: set --state-dir, COPILOT_HOME or HOME")]
+    NoHome,
+    /// A session that should exist does not.
+    #[error("session {id} not found in {}", root.display())]
+    NotFound {
+        /// The session id.
+        id: Uuid,
+        /// The state root searched.
+        root: PathBuf,
+    },
+    /// A session that should be new already exists.
+    #[error("session {id} already exists at {}", dir.display())]
+    AlreadyExists {
+        /// The session id.
+        id: Uuid,
+        /// Its directory.
+        dir: PathBuf,
+    },
+    /// Something on disk has the wrong kind (a directory where the journal should be, ...).
+    #[error("{}: {what}", path.display())]
+    WrongKind {
+        /// The offending path.
+        path: PathBuf,
+        /// What is wrong.
+        what: &'static str,
+    },
+    /// An I/O error on a named path.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The path.
+        path: PathBuf,
+        /// The OS error.
+        source: io::Error,
+    },
+}
+
+pub(crate) fn io_err(path: &Path) -> impl FnOnce(io::Error) -> LayoutError + '_ {
+    move |source| LayoutError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// Parses a session id; only canonical UUIDs are accepted (no paths, no `..`).
+pub fn parse_session_id(text: &str) -> Result<Uuid, LayoutError> {
+    // Uuid::parse_str also accepts braces and urn: prefixes; a session id is the bare form only.
+    let bare = text.len() == 36 || text.len() == 32;
+    match Uuid::parse_str(text) {
+        Ok(id) if bare => Ok(id),
+        _ => Err(LayoutError::InvalidId {
+            id: text.to_owned(),
+        }),
+    }
+}
+
+/// The directory holding one folder per session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StateRoot {
+    dir: PathBuf,
+}
+
+impl StateRoot {
+    /// A state root at an explicit directory (`--state-dir`).
+    pub fn new(dir: impl Into<PathBuf>) -> Self {
+        StateRoot { dir: dir.into() }
+    }
+
+    /// `explicit`, else `$COPILOT_HOME/session-state`, else `~/.copilot/session-state`.
+    pub fn resolve(explicit: Option<&Path>) -> Result<Self, LayoutError> {
+        if let Some(dir) = explicit {
+            return Ok(Self::new(dir));
+        }
+        if let Some(home) = std::env::var_os("COPILOT_HOME").filter(|v| !v.is_empty()) {
+            return Ok(Self::new(PathBuf::from(home).join("session-state")));
+        }
+        let home = std::env::var_os("HOME")
+            .filter(|v| !v.is_empty())
+            .ok_or(LayoutError::NoHome)?;
+        Ok(Self::new(
+            PathBuf::from(home).join(".copilot").join("session-state"),
+        ))
+    }
+
+    /// The root directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Paths of one session (nothing is created).
+    pub fn session(&self, id: Uuid) -> SessionPaths {
+        SessionPaths::new(self.dir.join(id.hyphenated().to_string()), Some(id))
+    }
+
+    /// The ids of all session directories under the root, sorted; other entries are ignored.
+    pub fn session_ids(&self) -> Result<Vec<Uuid>, LayoutError> {
+        let entries = match fs::read_dir(&self.dir) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(io_err(&self.dir)(e)),
+        };
+        let mut ids = Vec::new();
+        for entry in entries {
+            let entry = entry.map_err(io_err(&self.dir))?;
+            if let Some(id) = entry
+                .file_name()
+                .to_str()
+                .and_then(|n| parse_session_id(n).ok())
+                && entry.path().join(EVENTS_FILE).is_file()
+            {
+                ids.push(id);
+            }
+        }
+        ids.sort();
+        Ok(ids)
+    }
+
+    /// Creates a new session directory and an empty journal (0700/0600), fsyncing the file,
+    /// the session directory and the root so the session survives a power loss.
+    pub fn create_session(&self, id: Uuid) -> Result<SessionPaths, LayoutError> {
+        create_private_dir_all(&self.dir)?;
+        let paths = self.session(id);
+        match DirBuilder::new().mode(0o700).create(&paths.dir) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+                if paths.events.exists() {
+                    return Err(LayoutError::AlreadyExists { id, dir: paths.dir });
+                }
+                if !paths.dir.is_dir() {
+                    return Err(LayoutError::WrongKind {
+                        path: paths.dir,
+                        what: "exists but is not a directory",
+                    });
+                }
+            }
+            Err(e) => return Err(io_err(&paths.dir)(e)),
+        }
+        let file = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&paths.events)
+            .map_err(io_err(&paths.events))?;
+        file.sync_all().map_err(io_err(&paths.events))?;
+        sync_dir(&paths.dir)?;
+        sync_dir(&self.dir)?;
+        Ok(paths)
+    }
+}
+
+/// Creates `dir` and missing parents with mode 0700.
+pub(crate) fn create_private_dir_all(dir: &Path) -> Result<(), LayoutError> {
+    DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+        .map_err(io_err(dir))?;
+    if !dir.is_dir() {
+        return Err(LayoutError::WrongKind {
+            path: dir.to_path_buf(),
+            what: "exists but is not a directory",
+        });
+    }
+    Ok(())
+}
+
+/// fsyncs a directory so that entries created or renamed in it are durable.
+pub fn sync_dir(dir: &Path) -> Result<(), LayoutError> {
+    File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(io_err(dir))
+}
+
+/// The files of one session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionPaths {
+    /// The session directory.
+    pub dir: PathBuf,
+    /// `events.jsonl`.
+    pub events: PathBuf,
+    /// The writer lock file.
+    pub lock: PathBuf,
+    /// The session id, when the directory is named by one.
+    pub id: Option<Uuid>,
+}
+
+impl SessionPaths {
+    /// Paths inside a session directory.
+    pub fn new(dir: PathBuf, id: Option<Uuid>) -> Self {
+        SessionPaths {
+            events: dir.join(EVENTS_FILE),
+            lock: dir.join(LOCK_FILE),
+            dir,
+            id,
+        }
+    }
+
+    /// Paths for a session directory given by path; the id is read from its name if it is one.
+    pub fn from_dir(dir: impl Into<PathBuf>) -> Self {
+        let dir = dir.into();
+        let id = dir
+            .file_name()
+            .and_then(|n| n.to_str())
+            .and_then(|n| parse_session_id(n).ok());
+        Self::new(dir, id)
+    }
+
+    /// Checks that the journal exists and is a regular file.
+    pub fn check_events_file(&self) -> Result<(), LayoutError> {
+        let meta = fs::metadata(&self.events).map_err(io_err(&self.events))?;
+        if !meta.is_file() {
+            return Err(LayoutError::WrongKind {
+                path: self.events.clone(),
+                what: "is not a regular file (expected the session's events.jsonl)",
+            });
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn ids_must_be_bare_uuids() {
+        for bad in [
+            "../../etc",
+            "",
+            "x",
+            "{4411488c-e7b6-4328-b266-cdf491e0f73c}",
+            "urn:uuid:4411488c-e7b6-4328-b266-cdf491e0f73c",
+            "4411488c-e7b6-4328-b266-cdf491e0f73c/..",
+        ] {
+            let err = parse_session_id(bad).unwrap_err();
+            assert!(
+                err.to_string().contains("invalid session id"),
+                "{bad}: {err}"
+            );
+        }
+        assert!(parse_session_id("4411488c-e7b6-4328-b266-cdf491e0f73c").is_ok());
+    }
+
+    #[test]
+    fn create_session_sets_modes() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = StateRoot::new(tmp.path().join("state"));
+        let id = Uuid::new_v4();
+        let paths = root.create_session(id).unwrap();
+        let mode = |p: &Path| fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(root.dir()), 0o700);
+        assert_eq!(mode(&paths.dir), 0o700);
+        assert_eq!(mode(&paths.events), 0o600);
+        assert_eq!(root.session_ids().unwrap(), vec![id]);
+        assert!(matches!(
+            root.create_session(id),
+            Err(LayoutError::AlreadyExists { .. })
+        ));
+    }
+
+    #[test]
+    fn events_path_that_is_a_directory_is_refused() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = StateRoot::new(tmp.path());
+        let id = Uuid::new_v4();
+        let paths = root.session(id);
+        fs::create_dir_all(&paths.events).unwrap();
+        let err = paths.check_events_file().unwrap_err().to_string();
+        assert!(err.contains("is not a regular file"), "{err}");
+    }
+}

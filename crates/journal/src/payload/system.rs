@@ -1,0 +1,38 @@
+//! `system.message`: the instructions the model received.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use super::payload;
+
+/// `system.message`: a system or developer prompt sent as model input.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SystemMessage {
+    /// `system` or `developer`.
+    pub role: String,
+    /// The prompt text.
+    pub content: String,
+    /// Name of the message's source.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// Interaction of the model run that receives the prompt.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interaction_id: Option<String>,
+    /// How the prompt was built from its template.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<SystemMessageMetadata>,
+}
+payload!(SystemMessage, "system.message");
+
+/// Template facts of a [`SystemMessage`].
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SystemMessageMetadata {
+    /// Version of the prompt template.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt_version: Option<String>,
+    /// Template variables (any JSON each).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub variables: Option<Map<String, Value>>,
+}

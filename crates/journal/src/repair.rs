@@ -1,0 +1,289 @@
+//! Repairs: cutting a torn tail (automatic on open) and salvaging mid-file damage (explicit).
+//!
+//! Nothing is ever deleted: whatever is cut from the journal goes to a side file next to it
+//! first, and that side file is fsynced before the journal is truncated or replaced.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom, Write};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+
+use crate::layout::{LayoutError, sync_dir};
+use crate::reader::{ReadMode, check_line};
+use crate::scan::{JournalScan, ScanError, Verdict};
+use crate::timestamp::Timestamp;
+
+/// Why a repair failed; the journal is unchanged unless the message says otherwise.
+#[derive(Debug, thiserror::Error)]
+pub enum RepairError {
+    /// Reading the journal failed.
+    #[error(transparent)]
+    Scan(#[from] ScanError),
+    /// An I/O step failed.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The file involved.
+        path: PathBuf,
+        /// The OS error.
+        source: io::Error,
+    },
+    /// A directory fsync failed.
+    #[error(transparent)]
+    Layout(#[from] LayoutError),
+    /// Mid-file damage was found but salvage was not asked for.
+    #[error("{}:{line} (byte {offset}): {message}; {bad_total} bad line(s) in the middle of the journal; run `turnstile repair --salvage` to move them aside and keep every good line", path.display())]
+    NeedsSalvage {
+        /// The journal.
+        path: PathBuf,
+        /// First bad line.
+        line: u64,
+        /// Its byte offset.
+        offset: u64,
+        /// What is wrong with it.
+        message: String,
+        /// How many bad lines.
+        bad_total: u64,
+    },
+}
+
+/// What a repair did.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct RepairOutcome {
+    /// Bytes removed from the journal.
+    pub bytes_cut: u64,
+    /// Lines moved aside (a torn tail counts as one).
+    pub lines_moved: u64,
+    /// The side file holding what was removed.
+    pub side_file: Option<PathBuf>,
+    /// Why (for messages).
+    pub reason: Option<String>,
+}
+
+fn io_err(path: &Path) -> impl FnOnce(io::Error) -> RepairError + '_ {
+    move |source| RepairError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// A new side file next to `journal`, named `<journal>.<kind>-<UTC time>`, never overwriting.
+fn create_side_file(journal: &Path, kind: &str) -> Result<(File, PathBuf), RepairError> {
+    let stamp = Timestamp::now().to_text().replace([':', '-'], "");
+    let base = format!("{}.{kind}-{stamp}", journal.display());
+    for n in 0u32.. {
+        let path = PathBuf::from(if n == 0 {
+            base.clone()
+        } else {
+            format!("{base}.{n}")
+        });
+        match OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&path)
+        {
+            Ok(file) => return Ok((file, path)),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(io_err(&path)(e)),
+        }
+    }
+    unreachable!("u32 range exhausted")
+}
+
+/// Moves the bytes from `cut_at` to the end into a `torn-` side file, truncates the journal at
+/// `cut_at`, and fsyncs the side file, the journal and the directory (in that order).
+pub fn cut_tail(journal: &Path, cut_at: u64, reason: &str) -> Result<RepairOutcome, RepairError> {
+    let mut file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(journal)
+        .map_err(io_err(journal))?;
+    let len = file.metadata().map_err(io_err(journal))?.len();
+    if cut_at >= len {
+        return Ok(RepairOutcome::default());
+    }
+    let mut cut = Vec::with_capacity((len - cut_at) as usize);
+    file.seek(SeekFrom::Start(cut_at))
+        .map_err(io_err(journal))?;
+    file.read_to_end(&mut cut).map_err(io_err(journal))?;
+    let (mut side, side_path) = create_side_file(journal, "torn")?;
+    side.write_all(&cut)
+        .and_then(|_| side.sync_all())
+        .map_err(io_err(&side_path))?;
+    file.set_len(cut_at).map_err(io_err(journal))?;
+    file.sync_all().map_err(io_err(journal))?;
+    if let Some(dir) = journal.parent() {
+        sync_dir(dir)?;
+    }
+    tracing::info!(journal = %journal.display(), cut_at, bytes = cut.len(), side = %side_path.display(), reason, "cut a torn tail");
+    Ok(RepairOutcome {
+        bytes_cut: cut.len() as u64,
+        lines_moved: 1,
+        side_file: Some(side_path),
+        reason: Some(reason.to_owned()),
+    })
+}
+
+/// Repairs what is safe to repair: a torn tail is cut to a side file; mid-file damage is
+/// refused unless `salvage` is set, in which case every bad line (and a torn tail) is moved to a
+/// `salvaged-` side file and every good line is kept, in order.
+///
+/// The caller must hold the session's writer lock.
+pub fn repair(journal: &Path, salvage: bool) -> Result<RepairOutcome, RepairError> {
+    let scan = JournalScan::of_file(journal)?;
+    match scan.verdict() {
+        Verdict::Clean => Ok(RepairOutcome::default()),
+        Verdict::TornTail { cut_at, reason, .. } => cut_tail(journal, cut_at, &reason),
+        Verdict::Damaged { first, bad_total } if !salvage => Err(RepairError::NeedsSalvage {
+            path: journal.to_path_buf(),
+            line: first.line,
+            offset: first.offset,
+            message: first.message,
+            bad_total,
+        }),
+        Verdict::Damaged { .. } => salvage_lines(journal),
+    }
+}
+
+/// Rewrites the journal keeping only valid lines; the rest goes to a side file.
+/// The new journal replaces the old one by an atomic rename.
+fn salvage_lines(journal: &Path) -> Result<RepairOutcome, RepairError> {
+    let input = File::open(journal).map_err(io_err(journal))?;
+    let mut input = BufReader::with_capacity(1 << 16, input);
+    let tmp = journal.with_extension("jsonl.salvage-tmp");
+    let mut kept = OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(&tmp)
+        .map_err(io_err(&tmp))?;
+    let (mut side, side_path) = create_side_file(journal, "salvaged")?;
+    let mut kept_out = io::BufWriter::new(&mut kept);
+    let mut outcome = RepairOutcome {
+        side_file: Some(side_path.clone()),
+        reason: Some("bad lines moved aside by --salvage".into()),
+        ..Default::default()
+    };
+    let mut buf = Vec::with_capacity(4096);
+    loop {
+        buf.clear();
+        let n = input.read_until(b'\n', &mut buf).map_err(io_err(journal))?;
+        if n == 0 {
+            break;
+        }
+        let good = buf
+            .strip_suffix(b"\n")
+            .is_some_and(|body| check_line(body, ReadMode::Lenient).is_ok());
+        if good {
+            kept_out.write_all(&buf).map_err(io_err(&tmp))?;
+        } else {
+            side.write_all(&buf).map_err(io_err(&side_path))?;
+            if !buf.ends_with(b"\n") {
+                side.write_all(b"\n").map_err(io_err(&side_path))?;
+            }
+            outcome.lines_moved += 1;
+            outcome.bytes_cut += n as u64;
+        }
+    }
+    kept_out.flush().map_err(io_err(&tmp))?;
+    drop(kept_out);
+    side.sync_all().map_err(io_err(&side_path))?;
+    kept.sync_all().map_err(io_err(&tmp))?;
+    fs::rename(&tmp, journal).map_err(io_err(journal))?;
+    if let Some(dir) = journal.parent() {
+        sync_dir(dir)?;
+    }
+    tracing::info!(journal = %journal.display(), lines = outcome.lines_moved, side = %side_path.display(), "salvaged a damaged journal");
+    Ok(outcome)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use uuid::Uuid;
+
+    fn line(n: u32) -> String {
+        format!(
+            r#"{{"type":"session.info","data":{{"n":{n}}},"id":"{}","timestamp":"2026-11-29T14:34:34.757Z","parentId":null}}"#,
+            Uuid::from_u128(u128::from(n) + 1)
+        )
+    }
+
+    fn journal_with(bytes: &[u8]) -> (tempfile::TempDir, PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("events.jsonl");
+        fs::write(&path, bytes).unwrap();
+        (dir, path)
+    }
+
+    fn side_files(dir: &Path, kind: &str) -> Vec<PathBuf> {
+        fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.to_string_lossy().contains(&format!(".{kind}-")))
+            .collect()
+    }
+
+    #[test]
+    fn clean_journal_is_untouched() {
+        let text = format!("{}\n{}\n", line(1), line(2));
+        let (dir, path) = journal_with(text.as_bytes());
+        assert_eq!(repair(&path, false).unwrap(), RepairOutcome::default());
+        assert_eq!(fs::read_to_string(&path).unwrap(), text);
+        assert!(side_files(dir.path(), "torn").is_empty());
+    }
+
+    #[test]
+    fn each_kind_of_torn_tail_is_cut_and_kept_aside() {
+        let good = format!("{}\n{}\n", line(1), line(2));
+        let tails: Vec<Vec<u8>> = vec![
+            line(3).as_bytes()[..40].to_vec(),                     // no newline
+            b"{\"type\":\"broken\n".to_vec(),                      // unparsable, terminated
+            vec![0; 512],                                          // NULs after a power loss
+            [&line(3).as_bytes()[..10], &[0u8; 100][..]].concat(), // partial then NULs
+        ];
+        for tail in tails {
+            let (dir, path) = journal_with(&[good.as_bytes(), &tail].concat());
+            let outcome = repair(&path, false).unwrap();
+            assert_eq!(fs::read_to_string(&path).unwrap(), good);
+            assert_eq!(outcome.bytes_cut, tail.len() as u64);
+            let sides = side_files(dir.path(), "torn");
+            assert_eq!(sides.len(), 1);
+            assert_eq!(fs::read(&sides[0]).unwrap(), tail);
+        }
+    }
+
+    #[test]
+    fn mid_file_damage_needs_salvage_and_salvage_keeps_every_good_line() {
+        let text = format!(
+            "{}\nnot json\n{}\n\0\0\n{}\n{}",
+            line(1),
+            line(2),
+            line(3),
+            &line(4)[..9]
+        );
+        let (dir, path) = journal_with(text.as_bytes());
+        let err = repair(&path, false).unwrap_err().to_string();
+        assert!(
+            err.contains(":2 (byte") && err.contains("--salvage"),
+            "{err}"
+        );
+        assert_eq!(
+            fs::read_to_string(&path).unwrap(),
+            text,
+            "refused repair changes nothing"
+        );
+
+        let outcome = repair(&path, true).unwrap();
+        assert_eq!(outcome.lines_moved, 3);
+        assert_eq!(
+            fs::read_to_string(&path).unwrap(),
+            format!("{}\n{}\n{}\n", line(1), line(2), line(3))
+        );
+        let sides = side_files(dir.path(), "salvaged");
+        let moved = fs::read_to_string(&sides[0]).unwrap();
+        assert_eq!(moved, format!("not json\n\0\0\n{}\n", &line(4)[..9]));
+        assert!(!path.with_extension("jsonl.salvage-tmp").exists());
+    }
+}

@@ -1,0 +1,280 @@
+//! Scanning a journal for damage: which lines are whole and valid, and whether what is wrong
+//! is a torn tail (safe to cut) or damage in the middle (needs a human decision).
+
+use std::fs::File;
+use std::io::{self, BufRead, BufReader};
+use std::path::{Path, PathBuf};
+
+use uuid::Uuid;
+
+use crate::reader::{ReadMode, check_line};
+
+/// At most this many bad lines are kept with their details; the rest are only counted.
+pub const MAX_REPORTED: usize = 1000;
+
+/// A complete (`\n`-terminated) line that is not a valid event.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BadLine {
+    /// 1-based line number.
+    pub line: u64,
+    /// Byte offset of the line.
+    pub offset: u64,
+    /// Length including the `\n`.
+    pub len: u64,
+    /// What is wrong.
+    pub message: String,
+}
+
+/// Bytes after the last `\n`: a line the writer never finished.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Tail {
+    /// The line number it would have had.
+    pub line: u64,
+    /// Byte offset where it starts.
+    pub offset: u64,
+    /// Its length.
+    pub len: u64,
+    /// True when it is nothing but NUL bytes (zero-filled blocks after a power loss).
+    pub all_nul: bool,
+}
+
+/// The result of reading a whole journal once.
+#[derive(Debug, Clone, Default)]
+pub struct JournalScan {
+    /// Size of the file in bytes.
+    pub file_len: u64,
+    /// Number of valid lines.
+    pub good_lines: u64,
+    /// Id of the last valid event.
+    pub last_id: Option<Uuid>,
+    /// End offset of the last valid line.
+    pub last_good_end: u64,
+    /// The first [`MAX_REPORTED`] invalid complete lines.
+    pub bad: Vec<BadLine>,
+    /// How many invalid complete lines there are in all.
+    pub bad_total: u64,
+    /// The unterminated last line, if any.
+    pub tail: Option<Tail>,
+    /// End offset of the last complete line (good or bad).
+    pub complete_end: u64,
+}
+
+/// What a scan means for opening and repairing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    /// Every line is whole and valid.
+    Clean,
+    /// Only the last line is broken: cut everything from `cut_at`.
+    TornTail {
+        /// Where the torn line starts (the journal is truncated here).
+        cut_at: u64,
+        /// Its line number.
+        line: u64,
+        /// Why it counts as torn.
+        reason: String,
+    },
+    /// A line before the last one is broken; the journal is not opened for append.
+    Damaged {
+        /// The first bad line.
+        first: BadLine,
+        /// How many bad lines there are in all (a torn tail not included).
+        bad_total: u64,
+    },
+}
+
+/// Why a scan could not run.
+#[derive(Debug, thiserror::Error)]
+#[error("{}: {source}", path.display())]
+pub struct ScanError {
+    /// The journal.
+    pub path: PathBuf,
+    /// The OS error.
+    pub source: io::Error,
+}
+
+impl JournalScan {
+    /// Reads the journal at `path` once, validating every line (lenient: unknown types are fine).
+    pub fn of_file(path: &Path) -> Result<Self, ScanError> {
+        let err = |source| ScanError {
+            path: path.to_path_buf(),
+            source,
+        };
+        let file = File::open(path).map_err(err)?;
+        Self::of_reader(BufReader::with_capacity(1 << 16, file), 0, 0).map_err(err)
+    }
+
+    /// Scans `input`, numbering lines after `first_line` and offsets from `first_offset`.
+    pub fn of_reader(
+        mut input: impl BufRead,
+        first_line: u64,
+        first_offset: u64,
+    ) -> io::Result<Self> {
+        let mut scan = JournalScan {
+            file_len: first_offset,
+            last_good_end: first_offset,
+            complete_end: first_offset,
+            ..Default::default()
+        };
+        let mut buf = Vec::with_capacity(4096);
+        let mut line = first_line;
+        loop {
+            buf.clear();
+            let n = input.read_until(b'\n', &mut buf)?;
+            if n == 0 {
+                break;
+            }
+            line += 1;
+            let offset = scan.file_len;
+            scan.file_len += n as u64;
+            let Some(body) = buf.strip_suffix(b"\n") else {
+                scan.tail = Some(Tail {
+                    line,
+                    offset,
+                    len: n as u64,
+                    all_nul: buf.iter().all(|&b| b == 0),
+                });
+                break;
+            };
+            scan.complete_end = scan.file_len;
+            match check_line(body, ReadMode::Lenient) {
+                Ok(event) => {
+                    scan.good_lines += 1;
+                    scan.last_id = Some(event.id);
+                    scan.last_good_end = scan.file_len;
+                }
+                Err(message) => {
+                    scan.bad_total += 1;
+                    if scan.bad.len() < MAX_REPORTED {
+                        scan.bad.push(BadLine {
+                            line,
+                            offset,
+                            len: n as u64,
+                            message,
+                        });
+                    }
+                }
+            }
+        }
+        Ok(scan)
+    }
+
+    /// Classifies the damage, if any.
+    pub fn verdict(&self) -> Verdict {
+        let last_bad_is_last_line = self.bad_total == 1
+            && self
+                .bad
+                .first()
+                .is_some_and(|b| b.offset + b.len == self.complete_end);
+        match (self.bad_total, &self.tail) {
+            (0, None) => Verdict::Clean,
+            (0, Some(tail)) => Verdict::TornTail {
+                cut_at: tail.offset,
+                line: tail.line,
+                reason: if tail.all_nul {
+                    format!(
+                        "{} trailing NUL bytes (zero-filled blocks after a power loss)",
+                        tail.len
+                    )
+                } else {
+                    format!("last line is incomplete ({} bytes, no newline)", tail.len)
+                },
+            },
+            // A bad last line is a torn write only if nothing but zero fill follows it; a bad
+            // line followed by a partial one is two failures, which one crash cannot produce.
+            (1, tail) if last_bad_is_last_line && tail.as_ref().is_none_or(|t| t.all_nul) => {
+                let bad = &self.bad[0];
+                Verdict::TornTail {
+                    cut_at: bad.offset,
+                    line: bad.line,
+                    reason: format!("last line is unparsable: {}", bad.message),
+                }
+            }
+            _ => Verdict::Damaged {
+                first: self.bad[0].clone(),
+                bad_total: self.bad_total,
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line(n: u32) -> String {
+        format!(
+            r#"{{"type":"session.info","data":{{"n":{n}}},"id":"{}","timestamp":"2026-11-29T14:34:34.757Z","parentId":null}}"#,
+            Uuid::from_u128(u128::from(n) + 1)
+        )
+    }
+
+    fn scan(text: &[u8]) -> JournalScan {
+        JournalScan::of_reader(text, 0, 0).unwrap()
+    }
+
+    #[test]
+    fn clean_and_empty() {
+        assert_eq!(scan(b"").verdict(), Verdict::Clean);
+        let text = format!("{}\n{}\n", line(1), line(2));
+        let s = scan(text.as_bytes());
+        assert_eq!(s.verdict(), Verdict::Clean);
+        assert_eq!(s.good_lines, 2);
+        assert_eq!(s.last_id, Some(Uuid::from_u128(3)));
+    }
+
+    #[test]
+    fn partial_last_line_is_torn() {
+        let good = format!("{}\n", line(1));
+        let text = format!("{good}{}", &line(2)[..30]);
+        match scan(text.as_bytes()).verdict() {
+            Verdict::TornTail { cut_at, line, .. } => {
+                assert_eq!((cut_at, line), (good.len() as u64, 2));
+            }
+            v => panic!("{v:?}"),
+        }
+    }
+
+    #[test]
+    fn trailing_nuls_are_torn() {
+        let mut text = format!("{}\n", line(1)).into_bytes();
+        text.extend_from_slice(&[0; 4096]);
+        let v = scan(&text).verdict();
+        assert!(
+            matches!(&v, Verdict::TornTail { reason, .. } if reason.contains("NUL")),
+            "{v:?}"
+        );
+    }
+
+    #[test]
+    fn unparsable_last_line_is_torn() {
+        let text = format!("{}\n{{\"type\":\"x\",\"da\n", line(1));
+        assert!(matches!(
+            scan(text.as_bytes()).verdict(),
+            Verdict::TornTail { line: 2, .. }
+        ));
+    }
+
+    #[test]
+    fn bad_line_in_the_middle_is_damage() {
+        let text = format!("{}\ngarbage\n{}\n", line(1), line(2));
+        match scan(text.as_bytes()).verdict() {
+            Verdict::Damaged { first, bad_total } => {
+                assert_eq!(
+                    (first.line, first.offset, bad_total),
+                    (2, line(1).len() as u64 + 1, 1)
+                );
+            }
+            v => panic!("{v:?}"),
+        }
+    }
+
+    #[test]
+    fn bad_last_line_plus_partial_tail_is_damage() {
+        // Two broken lines at the end: more than a single torn write, so not cut silently.
+        let text = format!("{}\ngarbage\n{{\"partial", line(1));
+        assert!(matches!(
+            scan(text.as_bytes()).verdict(),
+            Verdict::Damaged { .. }
+        ));
+    }
+}

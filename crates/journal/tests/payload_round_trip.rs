@@ -1,0 +1,639 @@
+//! Typed payloads against real runtime recordings and the schema: parsing a `data` object into
+//! its struct and serializing it again must give the same JSON, byte for byte for recordings.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use serde_json::value::RawValue;
+use serde_json::{Map, Number, Value, json};
+use turnstile_journal::payload::*;
+use turnstile_journal::{Event, EventError, EventType};
+
+/// The event types that must have a payload struct.
+const TYPED: [&str; 26] = [
+    "session.start",
+    "session.resume",
+    "session.error",
+    "session.idle",
+    "session.task_complete",
+    "session.shutdown",
+    "user.message",
+    "system.message",
+    "assistant.turn_start",
+    "assistant.message",
+    "assistant.message_delta",
+    "assistant.reasoning",
+    "assistant.usage",
+    "assistant.turn_end",
+    "assistant.turn_retry",
+    "abort",
+    "tool.execution_start",
+    "tool.execution_partial_result",
+    "tool.execution_progress",
+    "tool.execution_complete",
+    "permission.requested",
+    "permission.completed",
+    "external_tool.requested",
+    "external_tool.completed",
+    "hook.start",
+    "hook.end",
+];
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures")
+}
+
+fn recordings() -> Vec<PathBuf> {
+    let dir = fixtures().join("copilot-runtime");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .collect();
+    files.sort();
+    assert_eq!(
+        files.len(),
+        4,
+        "expected the four runtime recordings: {files:?}"
+    );
+    files
+}
+
+fn event_of(event_type: &str, data: &Value) -> Event {
+    let raw = RawValue::from_string(data.to_string()).unwrap();
+    Event::with_raw_data(EventType::new(event_type), raw, None)
+}
+
+#[test]
+fn typed_list_is_the_declared_one() {
+    assert_eq!(TypedEvent::TYPES, TYPED);
+    for t in TYPED {
+        assert!(
+            EventType::new(t).is_known(),
+            "{t} is not in the schema table"
+        );
+    }
+}
+
+#[test]
+fn every_recorded_line_round_trips_byte_for_byte() {
+    let mut seen: BTreeMap<&str, usize> = BTreeMap::new();
+    for file in recordings() {
+        let text = std::fs::read_to_string(&file).unwrap();
+        for (n, line) in text.lines().enumerate() {
+            let at = format!("{}:{}", file.file_name().unwrap().to_string_lossy(), n + 1);
+            let event = Event::from_line(line.as_bytes()).unwrap_or_else(|e| panic!("{at}: {e}"));
+            let Some(&name) = TYPED.iter().find(|t| **t == event.event_type.as_str()) else {
+                assert!(matches!(event.typed(), Ok(TypedEvent::Other(_))), "{at}");
+                continue;
+            };
+            let typed = event.typed().unwrap_or_else(|e| panic!("{at}: {e}"));
+            assert_eq!(typed.event_type().as_str(), name, "{at}");
+            let data = typed.to_data().expect("typed payload");
+            assert_eq!(
+                data.get(),
+                event.data.get(),
+                "{at}: re-serialized data differs"
+            );
+            *seen.entry(name).or_default() += 1;
+        }
+    }
+    // The recordings must keep exercising the core of a session.
+    for t in [
+        "session.start",
+        "session.resume",
+        "session.idle",
+        "session.task_complete",
+        "session.shutdown",
+        "user.message",
+        "system.message",
+        "assistant.turn_start",
+        "assistant.message",
+        "assistant.message_delta",
+        "assistant.usage",
+        "assistant.turn_end",
+        "tool.execution_start",
+        "tool.execution_complete",
+        "permission.requested",
+        "permission.completed",
+    ] {
+        assert!(seen.contains_key(t), "no recorded {t}; seen: {seen:?}");
+    }
+}
+
+/// One hand-built payload of each typed event, as the engine would build it.
+fn constructed() -> Vec<TypedEvent> {
+    let interaction = "8036e551-b539-43cc-ba2d-e31ff607ad35".to_string();
+    vec![
+        SessionStart {
+            session_id: "46c8e8df-96f9-41f4-baec-fd5ed95e84d7".into(),
+            version: 1,
+            producer: "copilot-agent".into(),
+            copilot_version: "0.1.0".into(),
+            start_time: "2026-11-29T14:37:32.395Z".into(),
+            selected_model: Some("gpt-4.1".into()),
+            context_tier: Some(None),
+            context: Some(WorkingDirectoryContext {
+                cwd: "/home/dev/project".into(),
+                ..Default::default()
+            }),
+            remote_steerable: Some(false),
+            already_in_use: Some(false),
+            ..Default::default()
+        }
+        .into(),
+        SessionResume {
+            resume_time: "2026-11-29T14:34:49.239Z".into(),
+            selected_model: Some("gpt-4.1".into()),
+            context_tier: Some(Some("default".into())),
+            session_limits: Some(None),
+            event_count: 21,
+            ..Default::default()
+        }
+        .into(),
+        SessionError {
+            error_type: "rate_limit".into(),
+            message: "Too many requests".into(),
+            status_code: Some(429),
+            ..Default::default()
+        }
+        .into(),
+        SessionIdle {
+            aborted: None,
+            mode: Some("interactive".into()),
+        }
+        .into(),
+        SessionTaskComplete {
+            summary: Some("Done.".into()),
+            success: Some(true),
+            ..Default::default()
+        }
+        .into(),
+        SessionShutdown {
+            shutdown_type: "routine".into(),
+            total_premium_requests: Some(Number::from(0)),
+            total_nano_aiu: Some(Number::from_f64(0.0).unwrap()),
+            total_api_duration_ms: 25,
+            session_start_time: 1_795_963_052_395,
+            code_changes: CodeChanges::default(),
+            model_metrics: json!({"gpt-4.1": {"requests": {"count": 1, "cost": 0}}})
+                .as_object()
+                .cloned()
+                .unwrap(),
+            ..Default::default()
+        }
+        .into(),
+        UserMessage {
+            content: "hello".into(),
+            transformed_content: Some("<current_datetime>x</current_datetime>\n\nhello".into()),
+            message_id: Some("621ed9cb-e2c8-468c-811c-e199da978daf".into()),
+            supported_native_document_mime_types: Some(vec![]),
+            delivery: Some("idle".into()),
+            interaction_id: Some(interaction.clone()),
+            turn_id: Some("0".into()),
+            ..Default::default()
+        }
+        .into(),
+        SystemMessage {
+            role: "system".into(),
+            content: "You are a helpful agent.".into(),
+            interaction_id: Some(interaction.clone()),
+            ..Default::default()
+        }
+        .into(),
+        AssistantTurnStart {
+            turn_id: "0".into(),
+            model: None,
+            interaction_id: Some(interaction.clone()),
+        }
+        .into(),
+        AssistantMessage {
+            message_id: "ed00bb00-a35a-4b36-99fd-77b33d09208f".into(),
+            content: String::new(),
+            tool_requests: Some(vec![ToolRequest {
+                tool_call_id: "call_1".into(),
+                name: "glob".into(),
+                arguments: Some(json!({"pattern": "*.txt"})),
+                kind: Some("function".into()),
+                intention_summary: Some(None),
+                ..Default::default()
+            }]),
+            interaction_id: Some(interaction.clone()),
+            turn_id: Some("0".into()),
+            rte: Some(false),
+            ..Default::default()
+        }
+        .into(),
+        AssistantMessageDelta {
+            message_id: "m1".into(),
+            delta_content: "There".into(),
+            parent_tool_call_id: None,
+        }
+        .into(),
+        AssistantReasoning {
+            reasoning_id: "r1".into(),
+            content: "Thinking.".into(),
+            rte: None,
+        }
+        .into(),
+        AssistantUsage {
+            model: "gpt-4.1".into(),
+            input_tokens: Some(1001),
+            output_tokens: Some(20),
+            cost: Some(Number::from(0)),
+            time_to_first_token_ms: Number::from_f64(13.216071000000001),
+            quota_snapshots: Some(Map::new()),
+            ..Default::default()
+        }
+        .into(),
+        AssistantTurnEnd {
+            turn_id: "0".into(),
+            model: None,
+        }
+        .into(),
+        AssistantTurnRetry {
+            turn_id: "0".into(),
+            model: None,
+            reason: Some("overloaded".into()),
+        }
+        .into(),
+        Abort {
+            reason: "user_initiated".into(),
+        }
+        .into(),
+        ToolExecutionStart {
+            tool_call_id: "call_1".into(),
+            tool_name: "bash".into(),
+            arguments: Some(Value::Null),
+            turn_id: Some("0".into()),
+            ..Default::default()
+        }
+        .into(),
+        ToolExecutionPartialResult {
+            tool_call_id: "call_1".into(),
+            partial_output: "hel".into(),
+        }
+        .into(),
+        ToolExecutionProgress {
+            tool_call_id: "call_1".into(),
+            progress_message: "50%".into(),
+        }
+        .into(),
+        ToolExecutionComplete {
+            tool_call_id: "call_1".into(),
+            success: false,
+            error: Some(ToolError {
+                message: "Permission denied and could not request permission from user".into(),
+                code: Some("denied".into()),
+                remediation: None,
+            }),
+            ..Default::default()
+        }
+        .into(),
+        PermissionRequested {
+            request_id: "p1".into(),
+            permission_request: json!({"kind": "read", "intention": "Read file", "path": "/x"}),
+            agent_mode: Some("autopilot".into()),
+            ..Default::default()
+        }
+        .into(),
+        PermissionCompleted {
+            request_id: "p1".into(),
+            tool_call_id: Some("call_1".into()),
+            result: json!({"kind": "approved"}),
+            decision_source: None,
+        }
+        .into(),
+        ExternalToolRequested {
+            request_id: "x1".into(),
+            session_id: "s1".into(),
+            tool_call_id: "call_2".into(),
+            tool_name: "my_tool".into(),
+            provider_id: Some(None),
+            arguments: Some(json!({"a": 1})),
+            ..Default::default()
+        }
+        .into(),
+        ExternalToolCompleted {
+            request_id: "x1".into(),
+        }
+        .into(),
+        HookStart {
+            hook_invocation_id: "h1".into(),
+            hook_type: "preToolUse".into(),
+            input: Some(json!({"toolName": "bash"})),
+            parent_tool_call_id: None,
+        }
+        .into(),
+        HookEnd {
+            hook_invocation_id: "h1".into(),
+            hook_type: "preToolUse".into(),
+            output: None,
+            success: false,
+            error: Some(HookError {
+                message: "boom".into(),
+                ..Default::default()
+            }),
+            parent_tool_call_id: None,
+        }
+        .into(),
+    ]
+}
+
+#[test]
+fn every_typed_event_is_constructed_and_round_trips_through_a_line() {
+    let built = constructed();
+    let names: BTreeSet<String> = built.iter().map(|t| t.event_type().to_string()).collect();
+    let expected: BTreeSet<String> = TYPED.iter().map(|t| t.to_string()).collect();
+    assert_eq!(
+        names, expected,
+        "each typed event needs one constructed instance"
+    );
+    assert_eq!(built.len(), TYPED.len());
+
+    for payload in built {
+        let event = payload.to_event(None).expect("typed payload");
+        let mut line = Vec::new();
+        event.write_live(&mut line);
+        let back = Event::from_line(&line).unwrap();
+        assert_eq!(
+            back.is_ephemeral(),
+            line.windows(16).any(|w| w == b"\"ephemeral\":true")
+        );
+        let again = back.typed().unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(again, payload);
+        assert_eq!(again.to_data().unwrap().get(), event.data.get());
+    }
+}
+
+#[test]
+fn null_and_absent_stay_apart() {
+    let cases = [
+        (
+            "session.start",
+            r#"{"sessionId":"s","version":1,"producer":"p","copilotVersion":"1","startTime":"t","contextTier":null}"#,
+        ),
+        (
+            "session.start",
+            r#"{"sessionId":"s","version":1,"producer":"p","copilotVersion":"1","startTime":"t","contextTier":"long_context"}"#,
+        ),
+        (
+            "session.start",
+            r#"{"sessionId":"s","version":1,"producer":"p","copilotVersion":"1","startTime":"t"}"#,
+        ),
+        (
+            "session.resume",
+            r#"{"resumeTime":"t","sessionLimits":null,"eventCount":0}"#,
+        ),
+        (
+            "session.resume",
+            r#"{"resumeTime":"t","sessionLimits":{"maxAiCredits":2.5},"eventCount":0}"#,
+        ),
+        (
+            "assistant.message",
+            r#"{"messageId":"m","content":"","toolRequests":[{"toolCallId":"c","name":"n","arguments":null,"intentionSummary":null}]}"#,
+        ),
+        (
+            "assistant.message",
+            r#"{"messageId":"m","content":"","toolRequests":[{"toolCallId":"c","name":"n"}]}"#,
+        ),
+        (
+            "external_tool.requested",
+            r#"{"requestId":"r","sessionId":"s","toolCallId":"c","toolName":"t","providerId":null,"arguments":null}"#,
+        ),
+        (
+            "hook.end",
+            r#"{"hookInvocationId":"h","hookType":"x","output":null,"success":true}"#,
+        ),
+        (
+            "tool.execution_complete",
+            r#"{"toolCallId":"c","success":true,"result":{"content":"","structuredContent":null}}"#,
+        ),
+    ];
+    for (t, data) in cases {
+        let ev = Event::with_raw_data(
+            EventType::new(t),
+            RawValue::from_string(data.into()).unwrap(),
+            None,
+        );
+        let typed = ev.typed().unwrap_or_else(|e| panic!("{t} {data}: {e}"));
+        assert_eq!(typed.to_data().unwrap().get(), data);
+    }
+    let start: SessionStart = serde_json::from_str(cases[0].1).unwrap();
+    assert_eq!(start.context_tier, Some(None));
+    let start: SessionStart = serde_json::from_str(cases[2].1).unwrap();
+    assert_eq!(start.context_tier, None);
+}
+
+#[test]
+fn numbers_keep_their_written_form() {
+    // The runtime writes `0` in one place and `0.0` in another; both must come back as written.
+    let data = r#"{"shutdownType":"routine","totalPremiumRequests":0,"totalNanoAiu":0.0,"totalApiDurationMs":1,"sessionStartTime":2,"codeChanges":{"linesAdded":0,"linesRemoved":0,"filesModified":[]},"modelMetrics":{}}"#;
+    let ev = Event::with_raw_data(
+        EventType::new("session.shutdown"),
+        RawValue::from_string(data.into()).unwrap(),
+        None,
+    );
+    assert_eq!(ev.typed().unwrap().to_data().unwrap().get(), data);
+
+    // Shortest-form floats (what JavaScript writes) survive parse + print exactly.
+    let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
+    for i in 0..20_000 {
+        state = state
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        let unit = (state >> 11) as f64 / (1u64 << 53) as f64;
+        let x = unit * [1.0, 100.0, 10_000.0, 1e6][i % 4];
+        let text = serde_json::to_string(&x).unwrap();
+        let data = format!(r#"{{"model":"m","timeToFirstTokenMs":{text}}}"#);
+        let usage: AssistantUsage = serde_json::from_str(&data).unwrap();
+        assert_eq!(serde_json::to_string(&usage).unwrap(), data);
+    }
+}
+
+#[test]
+fn wrong_data_is_a_payload_error_and_unknown_types_are_other() {
+    let ev = event_of("assistant.turn_start", &json!({"turnId": 5}));
+    match ev.typed() {
+        Err(EventError::Payload { event_type, .. }) => {
+            assert_eq!(event_type, "assistant.turn_start")
+        }
+        other => panic!("expected a payload error, got {other:?}"),
+    }
+    let ev = event_of("tool.execution_complete", &json!({"toolCallId": "c"}));
+    assert!(ev.typed().is_err(), "missing required `success` must fail");
+
+    let ev = event_of("session.title_changed", &json!({"title": "x"}));
+    assert_eq!(
+        ev.typed().unwrap(),
+        TypedEvent::Other(EventType::new("session.title_changed"))
+    );
+    assert!(TypedEvent::Other(EventType::new("x")).to_data().is_none());
+}
+
+#[test]
+fn permission_result_kind_is_reachable() {
+    let done = PermissionCompleted {
+        request_id: "p".into(),
+        result: json!({"kind": "denied-interactively-by-user", "feedback": "no"}),
+        ..Default::default()
+    };
+    assert_eq!(done.result_kind(), Some("denied-interactively-by-user"));
+}
+
+// ---- schema-driven check: every schema field of every typed `data` is declared and typed ----
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Fill {
+    /// Only required properties.
+    Required,
+    /// Every property, nullable ones with a value.
+    Everything,
+    /// Every property, nullable and opaque ones as `null`.
+    Nulls,
+}
+
+struct Synth<'a> {
+    defs: &'a Map<String, Value>,
+    fill: Fill,
+}
+
+impl Synth<'_> {
+    fn value(&self, node: &Value, depth: usize) -> Value {
+        assert!(depth < 24, "schema recursion too deep at {node}");
+        if let Some(r) = node.get("$ref").and_then(Value::as_str) {
+            let name = r.strip_prefix("#/definitions/").expect("local ref");
+            return self.value(&self.defs[name], depth + 1);
+        }
+        if let Some(c) = node.get("const") {
+            return c.clone();
+        }
+        if let Some(e) = node.get("enum").and_then(Value::as_array) {
+            return e[0].clone();
+        }
+        if let Some(alts) = node
+            .get("anyOf")
+            .or_else(|| node.get("oneOf"))
+            .and_then(Value::as_array)
+        {
+            let is_null = |a: &Value| a.get("type") == Some(&json!("null"));
+            if self.fill == Fill::Nulls && alts.iter().any(is_null) {
+                return Value::Null;
+            }
+            let alt = alts
+                .iter()
+                .find(|a| !is_null(a))
+                .expect("a non-null alternative");
+            return self.value(alt, depth + 1);
+        }
+        let ty = match node.get("type") {
+            Some(Value::String(s)) => s.as_str(),
+            Some(Value::Array(list)) => {
+                if self.fill == Fill::Nulls && list.contains(&json!("null")) {
+                    return Value::Null;
+                }
+                list.iter()
+                    .filter_map(Value::as_str)
+                    .find(|t| *t != "null")
+                    .expect("a type")
+            }
+            _ if node.get("properties").is_some() => "object",
+            _ => {
+                // Opaque JSON (`x-opaque-json`): any value the runtime passes through.
+                return match self.fill {
+                    Fill::Nulls => Value::Null,
+                    _ => json!({"opaque": [1, "two", {"three": 3.5}]}),
+                };
+            }
+        };
+        match ty {
+            "string" => match node.get("format").and_then(Value::as_str) {
+                Some("date-time") => json!("2026-11-29T14:34:35.148Z"),
+                Some("uuid") => json!("439426cc-d140-40b1-a7f4-a48af710017c"),
+                _ => json!("text"),
+            },
+            "integer" => {
+                let min = node.get("minimum").and_then(Value::as_i64).unwrap_or(1);
+                json!(min.max(1))
+            }
+            "number" => json!(1.5),
+            "boolean" => json!(true),
+            "null" => Value::Null,
+            "array" => match node.get("items") {
+                Some(items) => json!([self.value(items, depth + 1)]),
+                None => json!([1]),
+            },
+            "object" => self.object(node, depth),
+            other => panic!("unexpected schema type {other}"),
+        }
+    }
+
+    fn object(&self, node: &Value, depth: usize) -> Value {
+        let mut out = Map::new();
+        let required: Vec<&str> = node
+            .get("required")
+            .and_then(Value::as_array)
+            .map(|r| r.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        if let Some(props) = node.get("properties").and_then(Value::as_object) {
+            for (key, prop) in props {
+                if self.fill == Fill::Required && !required.contains(&key.as_str()) {
+                    continue;
+                }
+                out.insert(key.clone(), self.value(prop, depth + 1));
+            }
+        } else {
+            match node.get("additionalProperties") {
+                Some(Value::Bool(false)) => {}
+                Some(schema @ Value::Object(_)) => {
+                    out.insert("key".into(), self.value(schema, depth + 1));
+                }
+                _ => {
+                    out.insert("key".into(), json!(1));
+                }
+            }
+        }
+        Value::Object(out)
+    }
+}
+
+fn data_schemas(schema: &Value) -> BTreeMap<String, Value> {
+    let defs = schema["definitions"].as_object().unwrap();
+    let mut out = BTreeMap::new();
+    for def in defs.values() {
+        let Some(name) = def
+            .pointer("/properties/type/const")
+            .and_then(Value::as_str)
+        else {
+            continue;
+        };
+        if let Some(data) = def.pointer("/properties/data") {
+            out.insert(name.to_string(), data.clone());
+        }
+    }
+    out
+}
+
+#[test]
+fn every_schema_field_survives_the_typed_payload() {
+    let text =
+        std::fs::read_to_string(fixtures().join("schema/session-events.schema.json")).unwrap();
+    let schema: Value = serde_json::from_str(&text).unwrap();
+    let defs = schema["definitions"].as_object().unwrap();
+    let data = data_schemas(&schema);
+    for fill in [Fill::Required, Fill::Everything, Fill::Nulls] {
+        let synth = Synth { defs, fill };
+        for t in TYPED {
+            let node = data
+                .get(t)
+                .unwrap_or_else(|| panic!("{t} is not in the schema"));
+            let sample = synth.value(node, 0);
+            let ev = event_of(t, &sample);
+            let typed = ev
+                .typed()
+                .unwrap_or_else(|e| panic!("{t} ({fill:?}) {sample}: {e}"));
+            let back: Value = serde_json::from_str(typed.to_data().unwrap().get()).unwrap();
+            assert_eq!(back, sample, "{t} ({fill:?}) lost or changed a field");
+        }
+    }
+}

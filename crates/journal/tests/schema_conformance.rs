@@ -1,0 +1,563 @@
+//! Events built from typed payloads validate against the Copilot session-events JSON Schema, and
+//! the generated type table agrees with that schema.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use jsonschema::Validator;
+use serde_json::{Map, Number, Value, json};
+use turnstile_journal::payload::*;
+use turnstile_journal::{Event, Persistence, Uuid, all_event_types};
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures")
+}
+
+fn schema() -> &'static Value {
+    static SCHEMA: OnceLock<Value> = OnceLock::new();
+    SCHEMA.get_or_init(|| {
+        let path = fixtures().join("schema/session-events.schema.json");
+        let text =
+            std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        serde_json::from_str(&text).unwrap()
+    })
+}
+
+/// The validator of one session event (`$ref: #/definitions/SessionEvent`, the document's root).
+fn validator() -> &'static Validator {
+    static VALIDATOR: OnceLock<Validator> = OnceLock::new();
+    VALIDATOR.get_or_init(|| {
+        assert_eq!(schema()["$ref"], "#/definitions/SessionEvent");
+        jsonschema::draft7::options()
+            .should_validate_formats(true)
+            .build(schema())
+            .expect("the schema compiles")
+    })
+}
+
+/// Validation errors of one line, empty when it conforms.
+fn errors(line: &[u8]) -> Vec<String> {
+    let value: Value = serde_json::from_slice(line).expect("a JSON line");
+    validator()
+        .iter_errors(&value)
+        .map(|e| format!("{} at {}", e, e.instance_path()))
+        .collect()
+}
+
+/// The line an event is written as: on disk when persisted, the live copy when ephemeral.
+fn line_of(event: &Event) -> Vec<u8> {
+    let mut out = Vec::new();
+    if event.is_ephemeral() {
+        event.write_live(&mut out);
+    } else {
+        event.write_persisted(&mut out);
+    }
+    out
+}
+
+fn obj(v: Value) -> Map<String, Value> {
+    v.as_object().cloned().expect("an object")
+}
+
+/// One realistic event of each typed payload, chained by `parentId` like a session.
+fn realistic_events() -> Vec<Event> {
+    let session = "46c8e8df-96f9-41f4-baec-fd5ed95e84d7".to_string();
+    let interaction = "208952f0-0e83-45e0-a3f8-f2e8fa46cfdf".to_string();
+    let message = "ed00bb00-a35a-4b36-99fd-77b33d09208f".to_string();
+    let call = "call_e53baaf38aac429c".to_string();
+    let cwd = "/home/dev/project".to_string();
+    let context = WorkingDirectoryContext {
+        cwd: cwd.clone(),
+        git_root: Some(cwd.clone()),
+        repository: Some("octo/project".into()),
+        host_type: Some("github".into()),
+        repository_host: Some("github.com".into()),
+        branch: Some("main".into()),
+        head_commit: Some("0123456789abcdef0123456789abcdef01234567".into()),
+        base_commit: Some("0123456789abcdef0123456789abcdef01234567".into()),
+        pending_git_context: None,
+    };
+    let metric = json!({
+        "requests": {"count": 4, "cost": 0},
+        "usage": {"inputTokens": 4010, "outputTokens": 80, "cacheReadTokens": 0, "cacheWriteTokens": 0, "reasoningTokens": 0},
+        "totalNanoAiu": 0
+    });
+
+    let payloads: Vec<TypedEvent> = vec![
+        SessionStart {
+            session_id: session.clone(),
+            version: 1,
+            producer: "copilot-agent".into(),
+            copilot_version: "0.1.0".into(),
+            start_time: "2026-11-29T14:37:32.395Z".into(),
+            selected_model: Some("gpt-4.1".into()),
+            reasoning_effort: Some("medium".into()),
+            reasoning_summary: Some("concise".into()),
+            verbosity: Some("medium".into()),
+            context_tier: Some(None),
+            auto_tier: None,
+            session_limits: Some(SessionLimits { max_ai_credits: Some(Number::from(100)) }),
+            context: Some(context.clone()),
+            github_mcp_tool_config: Some(GitHubMcpToolConfig {
+                enable_all_tools: Some(false),
+                additional_toolsets: Some(vec!["actions".into()]),
+                additional_tools: Some(vec![]),
+                enable_insiders_mode: Some(false),
+            }),
+            remote_steerable: Some(false),
+            already_in_use: Some(false),
+            detached_from_spawning_parent_session_id: None,
+        }
+        .into(),
+        SystemMessage {
+            role: "system".into(),
+            content: "You are an agent that works in the user's terminal.".into(),
+            name: None,
+            interaction_id: Some(interaction.clone()),
+            metadata: Some(SystemMessageMetadata {
+                prompt_version: Some("1".into()),
+                variables: Some(obj(json!({"cwd": cwd}))),
+            }),
+        }
+        .into(),
+        UserMessage {
+            content: "List the .txt files".into(),
+            transformed_content: Some(
+                "<current_datetime>2026-11-29T14:37:32.499+00:00</current_datetime>\n\nList the .txt files".into(),
+            ),
+            source: None,
+            message_id: Some("621ed9cb-e2c8-468c-811c-e199da978daf".into()),
+            attachments: Some(vec![json!({
+                "type": "file", "path": "/home/dev/project/alpha.txt", "displayName": "alpha.txt"
+            })]),
+            supported_native_document_mime_types: Some(vec![]),
+            native_document_path_fallback_paths: None,
+            agent_mode: Some("autopilot".into()),
+            is_autopilot_continuation: None,
+            delivery: Some("idle".into()),
+            interaction_id: Some(interaction.clone()),
+            turn_id: Some("0".into()),
+            parent_agent_task_id: Some("de85d309-5e67-453f-9cac-da17bf95f877".into()),
+        }
+        .into(),
+        AssistantTurnStart {
+            turn_id: "0".into(),
+            model: Some("gpt-4.1".into()),
+            interaction_id: Some(interaction.clone()),
+        }
+        .into(),
+        AssistantTurnRetry {
+            turn_id: "0".into(),
+            model: Some("gpt-4.1".into()),
+            reason: Some("stream_interrupted".into()),
+        }
+        .into(),
+        AssistantMessageDelta {
+            message_id: message.clone(),
+            delta_content: "Let me look.".into(),
+            parent_tool_call_id: None,
+        }
+        .into(),
+        AssistantReasoning {
+            reasoning_id: "rs_1".into(),
+            content: "The user wants the text files.".into(),
+            rte: Some(false),
+        }
+        .into(),
+        AssistantUsage {
+            model: "gpt-4.1".into(),
+            input_tokens: Some(1001),
+            output_tokens: Some(20),
+            cache_read_tokens: Some(0),
+            cache_write_tokens: Some(0),
+            reasoning_tokens: Some(0),
+            cost: Some(Number::from(0)),
+            duration: Some(14),
+            time_to_first_token_ms: Number::from_f64(13.216071000000001),
+            output_ttft_ms: Number::from_f64(13.216264),
+            inter_token_latency_ms: Number::from_f64(0.14219025),
+            initiator: Some("user".into()),
+            interaction_type: Some("conversation-agent".into()),
+            is_byok: Some(true),
+            is_auto: Some(false),
+            max_prompt_tokens: Some(128_000),
+            transport: Some("http".into()),
+            api_call_id: Some("chatcmpl-012be11c9cd3".into()),
+            rte: Some(false),
+            api_endpoint: Some("/chat/completions".into()),
+            quota_snapshots: Some(Map::new()),
+            copilot_usage: Some(json!({"totalNanoAiu": 0})),
+            available_tool_count: Some(14),
+            tool_token_count: Some(3701),
+            frontier_source: Some("estimated".into()),
+            cache_details_reported: Some(false),
+            num_tool_calls: Some(1),
+            tool_counts: Some(obj(json!({"glob": 1}))),
+            finish_reason: Some("tool_calls".into()),
+            content_filter_triggered: Some(false),
+            ..Default::default()
+        }
+        .into(),
+        AssistantMessage {
+            message_id: message.clone(),
+            originating_message_id: Some("621ed9cb-e2c8-468c-811c-e199da978daf".into()),
+            model: Some("gpt-4.1".into()),
+            content: "Let me look.".into(),
+            tool_requests: Some(vec![ToolRequest {
+                tool_call_id: call.clone(),
+                name: "glob".into(),
+                arguments: Some(json!({"pattern": "*.txt"})),
+                kind: Some("function".into()),
+                intention_summary: Some(Some("*.txt".into())),
+                tool_title: Some("Find files".into()),
+                ..Default::default()
+            }]),
+            output_tokens: Some(20),
+            interaction_id: Some(interaction.clone()),
+            turn_id: Some("0".into()),
+            rte: Some(false),
+            api_call_id: Some("chatcmpl-012be11c9cd3".into()),
+            ..Default::default()
+        }
+        .into(),
+        ToolExecutionStart {
+            tool_call_id: call.clone(),
+            tool_name: "glob".into(),
+            arguments: Some(json!({"pattern": "*.txt"})),
+            turn_id: Some("0".into()),
+            model: Some("gpt-4.1".into()),
+            ..Default::default()
+        }
+        .into(),
+        PermissionRequested {
+            request_id: "9a29205b-675e-4a65-9bf4-198c2f1a5fdb".into(),
+            permission_request: json!({
+                "kind": "read", "toolCallId": call, "intention": "Search for files matching pattern in: /home/dev/project", "path": cwd
+            }),
+            prompt_request: Some(json!({
+                "kind": "read", "intention": "Search for files matching pattern in: /home/dev/project", "path": cwd, "toolCallId": call
+            })),
+            agent_mode: Some("autopilot".into()),
+            ..Default::default()
+        }
+        .into(),
+        PermissionCompleted {
+            request_id: "9a29205b-675e-4a65-9bf4-198c2f1a5fdb".into(),
+            tool_call_id: Some(call.clone()),
+            result: json!({"kind": "approved"}),
+            decision_source: Some("host_policy".into()),
+        }
+        .into(),
+        HookStart {
+            hook_invocation_id: "hk_1".into(),
+            hook_type: "preToolUse".into(),
+            input: Some(json!({"toolName": "glob", "toolArgs": {"pattern": "*.txt"}})),
+            parent_tool_call_id: None,
+        }
+        .into(),
+        HookEnd {
+            hook_invocation_id: "hk_1".into(),
+            hook_type: "preToolUse".into(),
+            output: Some(json!({"permissionDecision": "allow"})),
+            success: true,
+            error: None,
+            parent_tool_call_id: None,
+        }
+        .into(),
+        ToolExecutionProgress { tool_call_id: call.clone(), progress_message: "Searching...".into() }.into(),
+        ToolExecutionPartialResult { tool_call_id: call.clone(), partial_output: "./alpha.txt\n".into() }
+            .into(),
+        ToolExecutionComplete {
+            tool_call_id: call.clone(),
+            model: Some("gpt-4.1".into()),
+            interaction_id: Some(interaction.clone()),
+            turn_id: Some("0".into()),
+            rte: Some(false),
+            success: true,
+            result: Some(ToolResult {
+                content: "./alpha.txt\n./gamma.txt\n./beta.txt".into(),
+                detailed_content: Some("./alpha.txt\n./gamma.txt\n./beta.txt".into()),
+                contents: Some(vec![json!({"type": "text", "text": "./alpha.txt"})]),
+                ..Default::default()
+            }),
+            tool_telemetry: Some(obj(json!({
+                "properties": {"files_found": "true"}, "restrictedProperties": {}, "metrics": {"file_count": 3.0}
+            }))),
+            sandboxed: Some(false),
+            ..Default::default()
+        }
+        .into(),
+        ToolExecutionComplete {
+            tool_call_id: "call_2".into(),
+            success: false,
+            error: Some(ToolError {
+                message: "Permission denied and could not request permission from user".into(),
+                code: Some("denied".into()),
+                remediation: Some("review_sandbox_policy".into()),
+            }),
+            shell_execution: Some(ShellExecution { exit_code: 1 }),
+            ..Default::default()
+        }
+        .into(),
+        ExternalToolRequested {
+            request_id: "ext_1".into(),
+            session_id: session.clone(),
+            tool_call_id: "call_3".into(),
+            tool_name: "open_browser".into(),
+            provider_id: Some(None),
+            arguments: Some(json!({"url": "https://example.com"})),
+            working_directory: Some(cwd.clone()),
+            traceparent: Some("00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01".into()),
+            tracestate: None,
+        }
+        .into(),
+        ExternalToolCompleted { request_id: "ext_1".into() }.into(),
+        AssistantTurnEnd { turn_id: "0".into(), model: Some("gpt-4.1".into()) }.into(),
+        SessionError {
+            error_type: "rate_limit".into(),
+            error_code: Some("rate_limited".into()),
+            eligible_for_auto_switch: Some(false),
+            message: "Sorry, you have been rate-limited.".into(),
+            remediation: None,
+            stack: None,
+            status_code: Some(429),
+            provider_call_id: Some("F00D:1234".into()),
+            service_request_id: None,
+            url: None,
+        }
+        .into(),
+        Abort { reason: "user_initiated".into() }.into(),
+        SessionIdle { aborted: Some(true), mode: Some("autopilot".into()) }.into(),
+        SessionTaskComplete {
+            summary: Some("Listed the 3 text files.".into()),
+            success: Some(true),
+            outcome: Some("completed".into()),
+            reason: None,
+            objective_id: None,
+        }
+        .into(),
+        SessionShutdown {
+            shutdown_type: "routine".into(),
+            error_reason: None,
+            total_premium_requests: Some(Number::from(0)),
+            total_nano_aiu: Some(Number::from(0)),
+            token_details: Some(obj(json!({"input": {"tokenCount": 4010}}))),
+            total_api_duration_ms: 25,
+            session_start_time: 1_795_963_052_395,
+            events_file_size_bytes: Some(35_857),
+            code_changes: CodeChanges { lines_added: 3, lines_removed: 1, files_modified: vec![cwd.clone() + "/a.txt"] },
+            model_metrics: obj(json!({"gpt-4.1": metric})),
+            agent_metrics: Some(obj(json!({
+                "main": {"totalApiDurationMs": 25, "totalNanoAiu": 0.0, "modelMetrics": {"gpt-4.1": metric}}
+            }))),
+            current_model: Some("gpt-4.1".into()),
+            current_tokens: Some(9277),
+            system_tokens: Some(4996),
+            conversation_tokens: Some(390),
+            tool_definitions_tokens: Some(3888),
+        }
+        .into(),
+        SessionResume {
+            resume_time: "2026-11-29T14:34:49.239Z".into(),
+            selected_model: Some("gpt-4.1".into()),
+            context_tier: Some(Some("default".into())),
+            session_limits: Some(None),
+            context: Some(WorkingDirectoryContext { cwd: cwd.clone(), ..Default::default() }),
+            remote_steerable: Some(false),
+            events_file_size_bytes: Some(29_240),
+            event_count: 21,
+            already_in_use: Some(false),
+            session_was_active: Some(false),
+            continue_pending_work: Some(false),
+            ..Default::default()
+        }
+        .into(),
+    ];
+
+    let mut parent: Option<Uuid> = None;
+    payloads
+        .iter()
+        .map(|p| {
+            let event = p.to_event(parent).expect("a typed payload");
+            parent = Some(event.id);
+            event
+        })
+        .collect()
+}
+
+#[test]
+fn a_realistic_event_of_each_typed_payload_conforms() {
+    let events = realistic_events();
+    let covered: BTreeSet<&str> = events.iter().map(|e| e.event_type.as_str()).collect();
+    let expected: BTreeSet<&str> = TypedEvent::TYPES.iter().copied().collect();
+    assert_eq!(covered, expected, "one realistic event per typed payload");
+    assert_eq!(expected.len(), 26);
+
+    for event in &events {
+        let line = line_of(event);
+        let errs = errors(&line);
+        assert!(
+            errs.is_empty(),
+            "{}:\n{}\n{}",
+            event.event_type,
+            String::from_utf8_lossy(&line),
+            errs.join("\n")
+        );
+    }
+}
+
+#[test]
+fn recordings_validate_except_for_known_runtime_deviations() {
+    let dir = fixtures().join("copilot-runtime");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .collect();
+    files.sort();
+    assert_eq!(files.len(), 4);
+
+    let mut valid = 0;
+    let mut unknown_types = 0;
+    let mut tool_title_lines = 0;
+    for file in &files {
+        let name = file.file_name().unwrap().to_string_lossy().into_owned();
+        let text = std::fs::read_to_string(file).unwrap();
+        for (n, line) in text.lines().enumerate() {
+            let at = format!("{name}:{}", n + 1);
+            let event = Event::from_line(line.as_bytes()).unwrap_or_else(|e| panic!("{at}: {e}"));
+            if !name.contains(".live.") {
+                assert!(!event.is_ephemeral(), "{at}: ephemeral type on disk");
+            }
+            let errs = errors(line.as_bytes());
+            if !event.event_type.is_known() {
+                // The live copy carries `model.*` debug events the schema does not list: the
+                // validator must reject them (this is what proves it checks the `type`).
+                assert!(
+                    !errs.is_empty(),
+                    "{at}: unknown type {} validated",
+                    event.event_type
+                );
+                unknown_types += 1;
+                continue;
+            }
+            let mut value: Value = serde_json::from_str(line).unwrap();
+            let data = value["data"].as_object_mut().unwrap();
+            if event.event_type.as_str() == "tool.execution_start" && data.contains_key("toolTitle")
+            {
+                // The runtime writes `toolTitle` on tool.execution_start although the schema's
+                // data object forbids extra keys: rejected as is, valid without it.
+                assert!(
+                    !errs.is_empty(),
+                    "{at}: toolTitle is now in the schema; drop this exception"
+                );
+                data.remove("toolTitle");
+                let fixed = serde_json::to_vec(&value).unwrap();
+                let errs = errors(&fixed);
+                assert!(errs.is_empty(), "{at}: {}", errs.join("\n"));
+                tool_title_lines += 1;
+                continue;
+            }
+            assert!(errs.is_empty(), "{at}:\n{line}\n{}", errs.join("\n"));
+            valid += 1;
+        }
+    }
+    assert!(valid > 100, "only {valid} lines validated");
+    assert!(
+        unknown_types > 0,
+        "the live recording should hold model.* events"
+    );
+    assert_eq!(tool_title_lines, 1);
+}
+
+#[test]
+fn wrong_events_fail_validation() {
+    let good = AssistantTurnStart {
+        turn_id: "0".into(),
+        ..Default::default()
+    };
+    let line = line_of(&Event::new(&good, None));
+    assert!(errors(&line).is_empty());
+
+    // A field of the wrong type.
+    let text = String::from_utf8(line.clone())
+        .unwrap()
+        .replace(r#""turnId":"0""#, r#""turnId":0"#);
+    assert!(
+        !errors(text.as_bytes()).is_empty(),
+        "turnId as a number must fail: {text}"
+    );
+
+    // A key the data object does not allow.
+    let text = String::from_utf8(line.clone())
+        .unwrap()
+        .replace(r#""turnId":"0""#, r#""turnId":"0","bogus":1"#);
+    assert!(
+        !errors(text.as_bytes()).is_empty(),
+        "an unknown data key must fail: {text}"
+    );
+
+    // A missing required field.
+    let text = String::from_utf8(line)
+        .unwrap()
+        .replace(r#""turnId":"0""#, "");
+    assert!(
+        !errors(text.as_bytes()).is_empty(),
+        "a missing turnId must fail: {text}"
+    );
+
+    // An ephemeral type written like a persisted one (no `"ephemeral":true`).
+    let idle = Event::new(&SessionIdle::default(), None);
+    let mut persisted = Vec::new();
+    idle.write_persisted(&mut persisted);
+    assert!(
+        !errors(&persisted).is_empty(),
+        "session.idle without ephemeral must fail"
+    );
+    assert!(errors(&line_of(&idle)).is_empty());
+
+    // A nullable field given a wrong type, and a schema enum given a value outside it.
+    let mut start = SessionStart {
+        session_id: "s".into(),
+        version: 1,
+        producer: "p".into(),
+        copilot_version: "1".into(),
+        start_time: "2026-11-29T14:37:32.395Z".into(),
+        ..Default::default()
+    };
+    assert!(errors(&line_of(&Event::new(&start, None))).is_empty());
+    start.context_tier = Some(Some("huge".into()));
+    assert!(
+        !errors(&line_of(&Event::new(&start, None))).is_empty(),
+        "contextTier outside its enum must fail"
+    );
+}
+
+#[test]
+fn event_type_table_matches_the_schema() {
+    let defs = schema()["definitions"].as_object().unwrap();
+    let mut from_schema: Vec<(String, bool)> = schema()["definitions"]["SessionEvent"]["anyOf"]
+        .as_array()
+        .expect("SessionEvent is an anyOf")
+        .iter()
+        .map(|alt| {
+            let name = alt["$ref"]
+                .as_str()
+                .unwrap()
+                .strip_prefix("#/definitions/")
+                .unwrap();
+            let def = &defs[name];
+            let event_type = def["properties"]["type"]["const"]
+                .as_str()
+                .expect("a type const");
+            let ephemeral = def["properties"]["ephemeral"].get("const") == Some(&Value::Bool(true));
+            (event_type.to_string(), ephemeral)
+        })
+        .collect();
+    from_schema.sort();
+    let table: Vec<(String, bool)> = all_event_types()
+        .map(|(name, p)| (name.to_string(), p == Persistence::Ephemeral))
+        .collect();
+    assert_eq!(table, from_schema);
+}

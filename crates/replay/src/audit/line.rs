@@ -1,0 +1,315 @@
+//! One journal line -> the facts the audit needs, or why the line is not an event.
+//!
+//! Lines written by the Copilot runtime and by turnstile have one layout:
+//! `{"type":"T","data":{...},"id":"<uuid>","timestamp":"<24 chars>","parentId":null|"<uuid>"}`.
+//! The fast path reads the type and the envelope at those fixed places, then validates `data`
+//! (UTF-8 and JSON syntax, SIMD) while collecting the fields the invariants read. Because `data`
+//! must be exactly one JSON object between the fixed head and the fixed tail, a line accepted
+//! here is a valid event with exactly those five keys, so the top-level type read at the head is
+//! the type; text that merely quotes a type further in never gets there. Any line in another
+//! layout, or one the fast path does not accept, goes to the journal reader's own check
+//! ([`turnstile_journal::reader::check_line`]), which decides validity and gives the message.
+
+use std::sync::OnceLock;
+
+use turnstile_journal::reader::{ReadMode, check_line};
+use turnstile_journal::{LiveMark, Timestamp, all_event_types};
+
+use super::fields::{Fields, Kind, Span, Store, decode_key};
+use super::{json, utf8};
+
+/// What one line holds.
+#[derive(Debug)]
+pub(crate) enum Outcome {
+    /// A valid event.
+    Event(Facts),
+    /// Not a valid event; the reader's reason.
+    Bad(String),
+    /// The last line of the file, without its newline: a torn (or still being written) tail.
+    Torn,
+}
+
+/// The envelope and the invariant fields of a valid event.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Facts {
+    pub(crate) type_ref: TypeRef,
+    pub(crate) kind: Kind,
+    /// The schema says this type is never written to disk.
+    pub(crate) ephemeral_type: bool,
+    /// The line carries `"ephemeral":true`.
+    pub(crate) ephemeral_key: bool,
+    pub(crate) id: u128,
+    pub(crate) parent: Option<u128>,
+    pub(crate) agent: Option<Span>,
+    pub(crate) fields: Fields,
+}
+
+/// An event type: an index in the schema's table, or a name stored with the chunk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum TypeRef {
+    Known(u16),
+    Unknown(Span),
+}
+
+/// The schema's type names (sorted) with their ephemeral flag.
+pub(crate) fn known_types() -> &'static [(&'static str, bool)] {
+    static TABLE: OnceLock<Vec<(&'static str, bool)>> = OnceLock::new();
+    TABLE.get_or_init(|| {
+        let mut table: Vec<(&'static str, bool)> = all_event_types()
+            .map(|(name, p)| (name, p == turnstile_journal::Persistence::Ephemeral))
+            .collect();
+        table.sort_by(|a, b| a.0.cmp(b.0));
+        table
+    })
+}
+
+fn lookup(name: &[u8]) -> Option<u16> {
+    known_types()
+        .binary_search_by(|(n, _)| n.as_bytes().cmp(name))
+        .ok()
+        .and_then(|i| u16::try_from(i).ok())
+}
+
+/// A type name as a [`TypeRef`] and whether it is ephemeral.
+pub(crate) fn type_ref(name: &str, store: &mut Store) -> (TypeRef, bool) {
+    match lookup(name.as_bytes()) {
+        Some(i) => (TypeRef::Known(i), known_types()[usize::from(i)].1),
+        None => (TypeRef::Unknown(store.push(name)), false),
+    }
+}
+
+/// The name of a [`TypeRef`].
+pub(crate) fn type_name(t: TypeRef, store: &Store) -> &str {
+    match t {
+        TypeRef::Known(i) => known_types().get(usize::from(i)).map_or("", |e| e.0),
+        TypeRef::Unknown(span) => store.get(span),
+    }
+}
+
+/// Scratch space reused across lines.
+#[derive(Debug, Default)]
+pub(crate) struct Scratch {
+    stack: Vec<u8>,
+}
+
+/// Reads one complete line (without its `\n`).
+pub(crate) fn parse_line(line: &[u8], store: &mut Store, scratch: &mut Scratch) -> Outcome {
+    match fast(line, store, scratch) {
+        Some(facts) => Outcome::Event(facts),
+        None => slow(line, store, scratch),
+    }
+}
+
+/// Same as [`parse_line`] without the fast path (tests compare the two).
+pub(crate) fn parse_line_slow(line: &[u8], store: &mut Store, scratch: &mut Scratch) -> Outcome {
+    slow(line, store, scratch)
+}
+
+const HEAD: &[u8] = b"{\"type\":\"";
+const DATA_KEY: &[u8] = b",\"data\":";
+const ID_KEY: &[u8] = b",\"id\":\"";
+const TIMESTAMP_KEY: &[u8] = b"\",\"timestamp\":\"";
+const PARENT_KEY: &[u8] = b"\",\"parentId\":";
+
+/// The type name at the head of a line in the standard layout, if it is a plain name.
+pub(crate) fn head_type(line: &[u8]) -> Option<&[u8]> {
+    let rest = line.strip_prefix(HEAD)?;
+    let end = memchr::memchr(b'"', rest)?;
+    let name = &rest[..end];
+    // A backslash would make the JSON string differ from its bytes: leave it to the slow path.
+    (!name.contains(&b'\\')).then_some(name)
+}
+
+fn fast(line: &[u8], store: &mut Store, scratch: &mut Scratch) -> Option<Facts> {
+    let name = head_type(line)?;
+    if name.is_empty() || !name.iter().all(|c| c.is_ascii_alphanumeric() || matches!(c, b'.' | b'_' | b'-')) {
+        return None;
+    }
+    let data_start = HEAD.len() + name.len() + 1 + DATA_KEY.len();
+    if line.get(HEAD.len() + name.len() + 1..data_start)? != DATA_KEY {
+        return None;
+    }
+    let (tail_start, id, parent) = tail(line)?;
+    let data = line.get(data_start..tail_start)?;
+    // The name is ASCII (checked above).
+    let name = std::str::from_utf8(name).ok()?;
+    let kind = Kind::of(name);
+    let mut fields = Fields::default();
+    let ok = if kind.reads_fields() {
+        json::scan_object(data, &mut scratch.stack, &mut |k, v| {
+            if let Some(k) = decode_key(k) {
+                fields.set(Some(kind), &k, v, store);
+            }
+        })
+    } else {
+        json::scan_object(data, &mut scratch.stack, &mut |_, _| {})
+    };
+    if !ok || !utf8::is_valid(data) {
+        return None;
+    }
+    let (type_ref, ephemeral_type) = type_ref(name, store);
+    Some(Facts {
+        type_ref,
+        kind,
+        ephemeral_type,
+        ephemeral_key: false,
+        id,
+        parent,
+        agent: None,
+        fields,
+    })
+}
+
+/// Checks the fixed tail `,"id":"…","timestamp":"…","parentId":…}`; returns where it starts,
+/// the id and the parent id.
+fn tail(line: &[u8]) -> Option<(usize, u128, Option<u128>)> {
+    let n = line.len();
+    let (parent_len, parent) = if line.ends_with(b"null}") {
+        (4, None)
+    } else if line.ends_with(b"\"}") {
+        let quoted = line.get(n.checked_sub(39)?..n - 1)?;
+        (38, Some(parse_uuid(quoted.get(1..37)?)?))
+    } else {
+        return None;
+    };
+    if parent.is_some() && line.get(n.checked_sub(39)?) != Some(&b'"') {
+        return None;
+    }
+    let parent_key = n.checked_sub(1 + parent_len + PARENT_KEY.len())?;
+    if line.get(parent_key..parent_key + PARENT_KEY.len())? != PARENT_KEY {
+        return None;
+    }
+    let ts_start = parent_key.checked_sub(24)?;
+    let ts = &line[ts_start..parent_key];
+    let ts_key = ts_start.checked_sub(TIMESTAMP_KEY.len())?;
+    if &line[ts_key..ts_start] != TIMESTAMP_KEY {
+        return None;
+    }
+    let id_start = ts_key.checked_sub(36)?;
+    let id = parse_uuid(&line[id_start..ts_key])?;
+    let tail_start = id_start.checked_sub(ID_KEY.len())?;
+    if &line[tail_start..id_start] != ID_KEY {
+        return None;
+    }
+    // A quote, backslash or control byte would change the JSON; RFC 3339 has none of them.
+    if !ts.iter().all(|&c| c.is_ascii_graphic() && c != b'"' && c != b'\\') {
+        return None;
+    }
+    Timestamp::parse(std::str::from_utf8(ts).ok()?).ok()?;
+    Some((tail_start, id, parent))
+}
+
+/// Parses the hyphenated form `8-4-4-4-12` (any hex case), as `Uuid::parse_str` accepts it.
+pub(crate) fn parse_uuid(b: &[u8]) -> Option<u128> {
+    if b.len() != 36 {
+        return None;
+    }
+    let mut value: u128 = 0;
+    for (i, &c) in b.iter().enumerate() {
+        if matches!(i, 8 | 13 | 18 | 23) {
+            if c != b'-' {
+                return None;
+            }
+            continue;
+        }
+        let digit = match c {
+            b'0'..=b'9' => c - b'0',
+            b'a'..=b'f' => c - b'a' + 10,
+            b'A'..=b'F' => c - b'A' + 10,
+            _ => return None,
+        };
+        value = (value << 4) | u128::from(digit);
+    }
+    Some(value)
+}
+
+fn slow(line: &[u8], store: &mut Store, scratch: &mut Scratch) -> Outcome {
+    let event = match check_line(line, ReadMode::Lenient) {
+        Ok(event) => event,
+        Err(message) => return Outcome::Bad(message),
+    };
+    let name = event.event_type.as_str();
+    let kind = Kind::of(name);
+    let mut fields = Fields::default();
+    if kind.reads_fields() {
+        let ok = json::scan_object(event.data.get().as_bytes(), &mut scratch.stack, &mut |k, v| {
+            if let Some(k) = decode_key(k) {
+                fields.set(Some(kind), &k, v, store);
+            }
+        });
+        // serde accepted this `data`; the validator accepts the same syntax.
+        debug_assert!(ok, "validator disagrees with serde on {}", event.data.get());
+    }
+    let (type_ref, ephemeral_type) = type_ref(name, store);
+    Outcome::Event(Facts {
+        type_ref,
+        kind,
+        ephemeral_type,
+        ephemeral_key: event.live_mark != LiveMark::Absent,
+        id: event.id.as_u128(),
+        parent: event.parent_id.map(|p| p.as_u128()),
+        agent: event.agent_id.as_deref().map(|a| store.push(a)),
+        fields,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TURN: &str = r#"{"type":"assistant.turn_start","data":{"turnId":"0","interactionId":"i"},"id":"6f286438-c43a-4c50-a65d-2109bff301ea","timestamp":"2026-11-29T14:34:34.843Z","parentId":"f51c96b3-620f-4672-acf0-531beda1682b"}"#;
+
+    fn facts(line: &str) -> (Option<Facts>, Store) {
+        let mut store = Store::default();
+        let f = fast(line.as_bytes(), &mut store, &mut Scratch::default());
+        (f, store)
+    }
+
+    #[test]
+    fn fast_path_reads_the_runtime_layout() {
+        let (f, store) = facts(TURN);
+        let f = f.expect("fast path");
+        assert_eq!(type_name(f.type_ref, &store), "assistant.turn_start");
+        assert_eq!(f.kind, Kind::TurnStart);
+        assert_eq!(store.opt(f.fields.turn_id), Some("0"));
+        assert_eq!(f.id, 0x6f286438_c43a_4c50_a65d_2109bff301ea);
+        assert!(f.parent.is_some());
+        let first = TURN.replace(r#""f51c96b3-620f-4672-acf0-531beda1682b""#, "null");
+        assert_eq!(facts(&first).0.expect("null parent").parent, None);
+    }
+
+    #[test]
+    fn other_layouts_go_to_the_slow_path() {
+        let reordered = r#"{"data":{"turnId":"0"},"type":"assistant.turn_start","id":"6f286438-c43a-4c50-a65d-2109bff301ea","timestamp":"2026-11-29T14:34:34.843Z","parentId":null}"#;
+        assert!(facts(reordered).0.is_none());
+        let mut store = Store::default();
+        match parse_line(reordered.as_bytes(), &mut store, &mut Scratch::default()) {
+            Outcome::Event(f) => assert_eq!(f.kind, Kind::TurnStart),
+            other => panic!("{other:?}"),
+        }
+        let escaped = TURN.replace("turn_start\"", "turn\\u005fstart\"");
+        assert!(facts(&escaped).0.is_none());
+        let mut store = Store::default();
+        match parse_line(escaped.as_bytes(), &mut store, &mut Scratch::default()) {
+            Outcome::Event(f) => assert_eq!(type_name(f.type_ref, &store), "assistant.turn_start"),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_second_type_key_is_not_a_valid_event() {
+        let twice = TURN.replace(r#","id":"#, r#","type":"assistant.turn_start","id":"#);
+        assert!(facts(&twice).0.is_none());
+        let mut store = Store::default();
+        assert!(matches!(parse_line(twice.as_bytes(), &mut store, &mut Scratch::default()), Outcome::Bad(_)));
+    }
+
+    #[test]
+    fn broken_data_is_bad() {
+        let broken = TURN.replace(r#""turnId":"0""#, r#""turnId":"0"#);
+        let mut store = Store::default();
+        assert!(matches!(parse_line(broken.as_bytes(), &mut store, &mut Scratch::default()), Outcome::Bad(_)));
+        let bad_utf8 = [TURN.as_bytes(), b"\xff"].concat();
+        assert!(matches!(parse_line(&bad_utf8, &mut store, &mut Scratch::default()), Outcome::Bad(_)));
+    }
+}

@@ -1,0 +1,331 @@
+//! [`AuditReport`]: what an audit found, as JSON (camelCase) and as a short table.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use serde::{Deserialize, Serialize};
+
+use crate::open_work::OpenWork;
+use crate::state::{TaskCompletion, ToolOutcomes};
+
+/// Violations kept with their details; the rest are only counted.
+pub const MAX_VIOLATIONS: usize = 1000;
+
+/// The result of auditing one journal.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AuditReport {
+    /// The journal audited.
+    pub path: String,
+    /// Its size in bytes (when the audit started).
+    pub bytes: u64,
+    /// Lines read (valid or not).
+    pub lines: u64,
+    /// Lines that are valid events.
+    pub events: u64,
+    /// `assistant.turn_start` events at top level: LLM calls.
+    pub turns: u64,
+    /// Events by top-level type.
+    pub by_type: BTreeMap<String, u64>,
+    /// User messages typed by a person or client.
+    pub user_messages: u64,
+    /// User messages injected by autopilot.
+    pub autopilot_continuations: u64,
+    /// Finished tool calls by tool name.
+    pub tool_calls: BTreeMap<String, ToolOutcomes>,
+    /// The last `session.task_complete`, or null.
+    pub task_complete: Option<TaskCompletion>,
+    /// `session.error` events.
+    pub errors: u64,
+    /// `abort` events.
+    pub aborts: u64,
+    /// `session.resume` events.
+    pub resumes: u64,
+    /// What a resume would have to close.
+    pub open_work: OpenWorkReport,
+    /// The first [`MAX_VIOLATIONS`] violations, in file order.
+    pub violations: Vec<Violation>,
+    /// All violations found.
+    pub violation_count: u64,
+    /// All violations by kind.
+    pub violations_by_kind: BTreeMap<ViolationKind, u64>,
+}
+
+/// A broken invariant at one line.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Violation {
+    /// 1-based line number.
+    pub line: u64,
+    /// Which invariant.
+    pub kind: ViolationKind,
+    /// What is wrong, naming the ids and lines involved.
+    pub message: String,
+}
+
+/// The invariants an audit checks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ViolationKind {
+    /// The line is not a valid event (JSON, envelope, UTF-8).
+    BadLine,
+    /// The last line has no newline (a torn write, or a writer still busy).
+    TornTail,
+    /// `parentId` is not the previous persisted event's id (or not null on the first event).
+    ParentChain,
+    /// `assistant.turn_start`/`assistant.turn_end` do not pair up.
+    TurnPairing,
+    /// A `turnId` repeats within one interaction.
+    DuplicateTurnId,
+    /// `tool.execution_start`/`tool.execution_complete` do not pair up, or a turn ended with
+    /// calls that have no result.
+    ToolPairing,
+    /// An event of an ephemeral type (or marked `"ephemeral":true`) is on disk.
+    EphemeralOnDisk,
+}
+
+impl ViolationKind {
+    /// The kebab-case name used in JSON.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ViolationKind::BadLine => "bad-line",
+            ViolationKind::TornTail => "torn-tail",
+            ViolationKind::ParentChain => "parent-chain",
+            ViolationKind::TurnPairing => "turn-pairing",
+            ViolationKind::DuplicateTurnId => "duplicate-turn-id",
+            ViolationKind::ToolPairing => "tool-pairing",
+            ViolationKind::EphemeralOnDisk => "ephemeral-on-disk",
+        }
+    }
+}
+
+/// Open work at the end of the journal.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OpenWorkReport {
+    /// A resume would record `sessionWasActive: true`.
+    pub session_was_active: bool,
+    /// Turns without `assistant.turn_end`.
+    pub turns: Vec<OpenTurnRef>,
+    /// Tool calls without a result.
+    pub tool_calls: Vec<OpenToolRef>,
+    /// Permission requests without an answer.
+    pub permissions: Vec<OpenRequestRef>,
+    /// External-tool requests whose call has no result.
+    pub external_tools: Vec<OpenRequestRef>,
+    /// Items dropped because too many were open at once (damaged journals only).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub dropped: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// An open turn.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OpenTurnRef {
+    /// Its `turnId`.
+    pub turn_id: String,
+    /// Its sub-agent, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_id: Option<String>,
+    /// Line of its `assistant.turn_start`.
+    pub line: u64,
+}
+
+/// An open tool call.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OpenToolRef {
+    /// Its id.
+    pub tool_call_id: String,
+    /// The tool.
+    pub name: String,
+    /// Whether `tool.execution_start` was recorded.
+    pub started: bool,
+    /// Line of its request or start.
+    pub line: u64,
+}
+
+/// An open permission or external-tool request.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OpenRequestRef {
+    /// The request id.
+    pub request_id: String,
+    /// The tool call it belongs to, when recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_call_id: Option<String>,
+    /// Line of the request.
+    pub line: u64,
+}
+
+impl From<&OpenWork> for OpenWorkReport {
+    fn from(open: &OpenWork) -> Self {
+        OpenWorkReport {
+            session_was_active: !open.is_idle(),
+            turns: open
+                .turns
+                .iter()
+                .map(|t| OpenTurnRef {
+                    turn_id: t.turn_id.clone(),
+                    agent_id: t.agent_id.clone(),
+                    line: t.line,
+                })
+                .collect(),
+            tool_calls: open
+                .tool_calls_in_order()
+                .into_iter()
+                .map(|c| OpenToolRef {
+                    tool_call_id: c.tool_call_id.clone(),
+                    name: c.name.clone(),
+                    started: c.started,
+                    line: c.line,
+                })
+                .collect(),
+            permissions: open
+                .permissions_in_order()
+                .into_iter()
+                .map(|p| OpenRequestRef {
+                    request_id: p.request_id.clone(),
+                    tool_call_id: p.tool_call_id.clone(),
+                    line: p.line,
+                })
+                .collect(),
+            external_tools: open
+                .external_tools_in_order()
+                .into_iter()
+                .map(|p| OpenRequestRef {
+                    request_id: p.request_id.clone(),
+                    tool_call_id: Some(p.tool_call_id.clone()),
+                    line: p.line,
+                })
+                .collect(),
+            dropped: open.dropped,
+        }
+    }
+}
+
+impl OpenWorkReport {
+    /// True when nothing is open.
+    pub fn is_empty(&self) -> bool {
+        self.turns.is_empty() && self.tool_calls.is_empty() && self.permissions.is_empty() && self.external_tools.is_empty()
+    }
+}
+
+impl AuditReport {
+    /// True when no invariant is broken.
+    pub fn is_clean(&self) -> bool {
+        self.violation_count == 0
+    }
+
+    /// Violations of the pairing invariants (turns, tool calls) only.
+    pub fn pairing_violations(&self) -> impl Iterator<Item = &Violation> {
+        self.violations
+            .iter()
+            .filter(|v| matches!(v.kind, ViolationKind::TurnPairing | ViolationKind::ToolPairing))
+    }
+
+    /// A short table for people.
+    pub fn render_table(&self) -> String {
+        let mut out = String::new();
+        let row = |out: &mut String, label: &str, value: String| {
+            let _ = writeln!(out, "  {label:<22} {value}");
+        };
+        let _ = writeln!(out, "{}  ({} bytes, {} lines)", self.path, group(self.bytes), group(self.lines));
+        row(&mut out, "turns (LLM calls)", group(self.turns));
+        row(&mut out, "events", group(self.events));
+        let mut users = group(self.user_messages);
+        if self.autopilot_continuations > 0 {
+            let _ = write!(users, " (+{} autopilot continuations)", group(self.autopilot_continuations));
+        }
+        row(&mut out, "user messages", users);
+        let (ok, failed) = self.tool_calls.values().fold((0, 0), |(o, f), t| (o + t.ok, f + t.failed));
+        row(&mut out, "tool calls", format!("{} ({} ok, {} failed)", group(ok + failed), group(ok), group(failed)));
+        let mut tools: Vec<_> = self.tool_calls.iter().collect();
+        tools.sort_by(|a, b| (b.1.ok + b.1.failed).cmp(&(a.1.ok + a.1.failed)).then(a.0.cmp(b.0)));
+        for (name, t) in tools.iter().take(8) {
+            row(&mut out, &format!("  {name}"), format!("{} ok, {} failed", group(t.ok), group(t.failed)));
+        }
+        if tools.len() > 8 {
+            row(&mut out, "  ...", format!("{} more tools", tools.len() - 8));
+        }
+        let task = match &self.task_complete {
+            None => "no".to_owned(),
+            Some(t) => {
+                let verdict = match t.success {
+                    Some(true) => "success",
+                    Some(false) => "not accepted",
+                    None => "outcome not recorded",
+                };
+                let summary = t.summary.as_deref().unwrap_or("");
+                let short: String = summary.chars().take(60).collect();
+                let more = if summary.chars().count() > 60 { "..." } else { "" };
+                format!("yes, {verdict}: {short:?}{more}")
+            }
+        };
+        row(&mut out, "task complete", task);
+        row(&mut out, "errors / aborts / resumes", format!("{} / {} / {}", self.errors, self.aborts, self.resumes));
+        let open = &self.open_work;
+        let open_text = if open.is_empty() {
+            if open.session_was_active { "none (loop was running)".to_owned() } else { "none".to_owned() }
+        } else {
+            format!(
+                "{} turns, {} tool calls, {} permission requests, {} external tool requests",
+                open.turns.len(),
+                open.tool_calls.len(),
+                open.permissions.len(),
+                open.external_tools.len()
+            )
+        };
+        row(&mut out, "open work", open_text);
+        if self.violation_count == 0 {
+            row(&mut out, "violations", "none".to_owned());
+        } else {
+            let kinds: Vec<String> = self.violations_by_kind.iter().map(|(k, n)| format!("{} {}", n, k.as_str())).collect();
+            row(&mut out, "violations", format!("{} ({})", group(self.violation_count), kinds.join(", ")));
+            for v in self.violations.iter().take(10) {
+                let _ = writeln!(out, "    line {}: {}: {}", v.line, v.kind.as_str(), v.message);
+            }
+            if self.violation_count > 10 {
+                let _ = writeln!(out, "    ... {} more (see --json)", self.violation_count - 10);
+            }
+        }
+        out
+    }
+}
+
+/// `1234567` -> `1,234,567`.
+fn group(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn groups_digits() {
+        assert_eq!(group(0), "0");
+        assert_eq!(group(999), "999");
+        assert_eq!(group(1000), "1,000");
+        assert_eq!(group(419_486_722), "419,486,722");
+    }
+
+    #[test]
+    fn kinds_serialize_kebab_case() {
+        for kind in [ViolationKind::BadLine, ViolationKind::DuplicateTurnId, ViolationKind::EphemeralOnDisk] {
+            assert_eq!(serde_json::to_value(kind).unwrap(), kind.as_str());
+        }
+    }
+}

@@ -1,0 +1,248 @@
+//! Reading a journal in fixed-size chunks, on several threads, handing results over in order.
+//!
+//! Chunk `k` covers the bytes `[k*C, (k+1)*C)` and owns every line that *starts* there: it
+//! skips the piece of line before its first `\n` (the previous chunk owns it) and reads past its
+//! end to finish its last line. Workers take chunks round-robin (worker `w` does `w`, `w+T`, ...)
+//! and hand each result over a one-slot channel; the caller takes them in chunk order. So the
+//! order-dependent checks run once, sequentially, over lines in file order (exact by
+//! construction), while the expensive part (validating every byte) runs on every core, and
+//! memory stays bounded: per worker one chunk buffer, one result in flight and one being built.
+
+use std::fs::File;
+use std::io;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+
+use crate::error::ReplayError;
+
+/// How a scan reads the file.
+#[derive(Debug, Clone)]
+pub struct ScanOptions {
+    /// Worker threads; 0 means one per available core.
+    pub threads: usize,
+    /// Bytes per chunk.
+    pub chunk_bytes: u64,
+    /// Longest line held in memory; longer lines are parsed as a stream from the file.
+    pub max_line_in_memory: usize,
+}
+
+impl Default for ScanOptions {
+    fn default() -> Self {
+        ScanOptions {
+            threads: 0,
+            chunk_bytes: 2 << 20,
+            max_line_in_memory: 8 << 20,
+        }
+    }
+}
+
+impl ScanOptions {
+    /// One thread, same chunking (the reference the parallel scan must equal).
+    pub fn single_threaded() -> Self {
+        ScanOptions {
+            threads: 1,
+            ..ScanOptions::default()
+        }
+    }
+
+    fn worker_count(&self, chunks: u64) -> usize {
+        let wanted = if self.threads == 0 {
+            std::thread::available_parallelism().map_or(1, |n| n.get())
+        } else {
+            self.threads
+        };
+        wanted.clamp(1, usize::try_from(chunks).unwrap_or(usize::MAX).max(1))
+    }
+}
+
+/// Bytes read at a time when a line runs past its chunk.
+const EXTEND_STEP: u64 = 1 << 20;
+
+/// The file being scanned.
+pub(crate) struct Source {
+    pub(crate) path: PathBuf,
+    pub(crate) file: File,
+    pub(crate) size: u64,
+    chunk: u64,
+    max_line: usize,
+}
+
+impl Source {
+    /// Opens `path`; the size is taken now (bytes appended later are not scanned).
+    pub(crate) fn open(path: &Path, options: &ScanOptions) -> Result<Self, ReplayError> {
+        let file = File::open(path).map_err(|e| ReplayError::io(path, e))?;
+        let meta = file.metadata().map_err(|e| ReplayError::io(path, e))?;
+        if meta.is_dir() {
+            return Err(ReplayError::io(
+                path,
+                io::Error::new(io::ErrorKind::IsADirectory, "is a directory, not an events.jsonl file"),
+            ));
+        }
+        Ok(Source {
+            path: path.to_path_buf(),
+            file,
+            size: meta.len(),
+            chunk: options.chunk_bytes.max(1),
+            max_line: options.max_line_in_memory.max(1),
+        })
+    }
+
+    fn chunks(&self) -> u64 {
+        self.size.div_ceil(self.chunk)
+    }
+}
+
+/// What a scan does with the lines of one chunk.
+pub(crate) trait LineSink {
+    /// A line runs past the bytes in memory (`prefix` is its start); true to have it read whole.
+    fn wants_whole(&mut self, prefix: &[u8]) -> bool;
+    /// A complete line without its `\n`; `terminated` is false for a last line without one.
+    fn line(&mut self, offset: u64, line: &[u8], terminated: bool);
+    /// A line longer than the in-memory limit, starting at `offset`.
+    fn giant(&mut self, source: &Source, offset: u64) -> io::Result<()>;
+}
+
+fn read_range(file: &File, from: u64, to: u64, buf: &mut Vec<u8>) -> io::Result<()> {
+    let start = buf.len();
+    let len = usize::try_from(to - from).map_err(io::Error::other)?;
+    buf.resize(start + len, 0);
+    file.read_exact_at(&mut buf[start..], from)
+}
+
+/// Feeds the lines that start in chunk `k` to `sink`; `buf` is reused between chunks.
+pub(crate) fn visit_chunk(source: &Source, k: u64, buf: &mut Vec<u8>, sink: &mut impl LineSink) -> io::Result<()> {
+    let lo = k * source.chunk;
+    if lo >= source.size {
+        return Ok(());
+    }
+    let hi = (lo + source.chunk).min(source.size);
+    // One byte before the chunk tells whether a line starts right at `lo`.
+    let from = lo.saturating_sub(1);
+    buf.clear();
+    read_range(&source.file, from, hi, buf)?;
+    let mut pos = if lo == 0 {
+        0
+    } else {
+        match memchr::memchr(b'\n', buf) {
+            Some(p) => p + 1,
+            None => return Ok(()),
+        }
+    };
+    while from + (pos as u64) < hi {
+        let offset = from + pos as u64;
+        if let Some(rel) = memchr::memchr(b'\n', &buf[pos..]) {
+            sink.line(offset, &buf[pos..pos + rel], true);
+            pos += rel + 1;
+            continue;
+        }
+        // The last line owned by this chunk runs past it (or is the file's unterminated end).
+        if !sink.wants_whole(&buf[pos..]) {
+            break;
+        }
+        buf.drain(..pos);
+        let mut file_pos = offset + buf.len() as u64;
+        loop {
+            if buf.len() > source.max_line {
+                sink.giant(source, offset)?;
+                break;
+            }
+            if file_pos >= source.size {
+                sink.line(offset, buf, false);
+                break;
+            }
+            let step = EXTEND_STEP.min(source.size - file_pos);
+            let old = buf.len();
+            read_range(&source.file, file_pos, file_pos + step, buf)?;
+            file_pos += step;
+            if let Some(rel) = memchr::memchr(b'\n', &buf[old..]) {
+                sink.line(offset, &buf[..old + rel], true);
+                break;
+            }
+        }
+        break;
+    }
+    Ok(())
+}
+
+/// Runs `make_sink()` over every chunk on worker threads and hands the filled sinks to
+/// `consume(sink, bytes_done)` in chunk order. Stops at the first error.
+pub(crate) fn run<S, M, C>(source: &Source, options: &ScanOptions, make_sink: M, mut consume: C) -> Result<(), ReplayError>
+where
+    S: LineSink + Send,
+    M: Fn() -> S + Sync,
+    C: FnMut(S, u64),
+{
+    let chunks = source.chunks();
+    let workers = options.worker_count(chunks);
+    let done = |k: u64| ((k + 1) * source.chunk).min(source.size);
+    let io_error = |e: io::Error| ReplayError::io(&source.path, e);
+    if workers <= 1 {
+        let mut buf = Vec::new();
+        for k in 0..chunks {
+            let mut sink = make_sink();
+            visit_chunk(source, k, &mut buf, &mut sink).map_err(io_error)?;
+            consume(sink, done(k));
+        }
+        return Ok(());
+    }
+    std::thread::scope(|scope| {
+        let mut receivers = Vec::with_capacity(workers);
+        let mut handles = Vec::with_capacity(workers);
+        for w in 0..workers {
+            let (tx, rx) = mpsc::sync_channel::<io::Result<S>>(1);
+            receivers.push(rx);
+            let make_sink = &make_sink;
+            handles.push(scope.spawn(move || {
+                let mut buf = Vec::new();
+                let mut k = w as u64;
+                while k < chunks {
+                    let mut sink = make_sink();
+                    let result = visit_chunk(source, k, &mut buf, &mut sink).map(|()| sink);
+                    let failed = result.is_err();
+                    // A closed channel means the consumer stopped: nothing more to do.
+                    if tx.send(result).is_err() || failed {
+                        return;
+                    }
+                    k += workers as u64;
+                }
+            }));
+        }
+        let mut outcome = Ok(());
+        for k in 0..chunks {
+            let w = usize::try_from(k % workers as u64).unwrap_or(0);
+            match receivers[w].recv() {
+                Ok(Ok(sink)) => consume(sink, done(k)),
+                Ok(Err(e)) => {
+                    outcome = Err(io_error(e));
+                    break;
+                }
+                Err(_) => {
+                    outcome = Err(ReplayError::Worker {
+                        path: source.path.clone(),
+                        message: format!("worker {w} stopped before chunk {k}"),
+                    });
+                    break;
+                }
+            }
+        }
+        // Unblock workers waiting to send, then collect them (a panic becomes an error).
+        drop(receivers);
+        for handle in handles {
+            if let Err(panic) = handle.join() {
+                let message = panic
+                    .downcast_ref::<String>()
+                    .cloned()
+                    .or_else(|| panic.downcast_ref::<&str>().map(|s| (*s).to_owned()))
+                    .unwrap_or_else(|| "panic".to_owned());
+                if outcome.is_ok() {
+                    outcome = Err(ReplayError::Worker {
+                        path: source.path.clone(),
+                        message,
+                    });
+                }
+            }
+        }
+        outcome
+    })
+}

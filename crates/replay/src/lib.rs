@@ -1,0 +1,2 @@
+//! Folds journals back into session state.
+pub mod synth;

@@ -1,0 +1,200 @@
+//! [`SessionState`]: everything a fold of a journal knows about its session.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use turnstile_journal::Uuid;
+use turnstile_journal::payload::WorkingDirectoryContext;
+
+use crate::conversation::Message;
+use crate::open_work::OpenWork;
+use crate::tracking::Counters;
+
+/// How many recent errors and warnings a state keeps (the counts are exact).
+pub const KEPT_RECENT: usize = 16;
+
+/// The session rebuilt from its events.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionState {
+    /// Who the session is and where it runs.
+    pub session: SessionMeta,
+    /// The messages the model sees on its next call, in order (system message first).
+    pub conversation: Vec<Message>,
+    /// Counts of turns, messages, tool outcomes, task completion, errors and resumes.
+    pub counts: Counters,
+    /// Turns since the last `user.message` of the main agent (the next `turnId`).
+    pub interaction_turns: u64,
+    /// `interactionId` of the last user message, when recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interaction_id: Option<String>,
+    /// Turns, tool calls and requests that started and have not finished.
+    pub open_work: OpenWork,
+    /// The last few `session.error` events.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub recent_errors: Vec<SessionErrorInfo>,
+    /// The last `session.resume`, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_resume: Option<ResumeInfo>,
+    /// `session.shutdown` events.
+    pub shutdowns: u64,
+    /// Successful `session.compaction_complete` events.
+    pub compactions: u64,
+    /// Token usage.
+    pub usage: Usage,
+    /// Id of the last persisted event (the `parentId` of the next one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_event_id: Option<Uuid>,
+    /// Persisted events folded (lines of the journal).
+    pub event_count: u64,
+    /// Bytes of those events in the journal, newlines included.
+    pub byte_size: u64,
+    /// Events whose `data` did not fit the schema of their type (folded leniently).
+    pub malformed_events: u64,
+    /// The last few of those, as `type: reason`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub recent_warnings: Vec<String>,
+}
+
+impl SessionState {
+    /// True when the journal ends mid-work: a resume must close something or the loop was
+    /// running (this is the `sessionWasActive` of the resume plan).
+    pub fn was_active(&self) -> bool {
+        !self.open_work.is_idle()
+    }
+
+    /// The working directory, when recorded.
+    pub fn cwd(&self) -> Option<&str> {
+        self.session.context.as_ref().map(|c| c.cwd.as_str())
+    }
+}
+
+/// Session metadata from `session.start`, `session.resume` and mode/model changes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionMeta {
+    /// The session id of `session.start`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+    /// Who wrote the journal (`copilot-agent`, `turnstile`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub producer: Option<String>,
+    /// Version of the writer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub copilot_version: Option<String>,
+    /// `startTime` of `session.start`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_time: Option<String>,
+    /// The selected model (start, resume, `session.model_change`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// Working directory and git context (start or last resume).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context: Option<WorkingDirectoryContext>,
+    /// Agent mode: `interactive` (the runtime's initial mode), `plan`, `autopilot`.
+    pub mode: String,
+}
+
+impl Default for SessionMeta {
+    fn default() -> Self {
+        SessionMeta {
+            session_id: None,
+            producer: None,
+            copilot_version: None,
+            start_time: None,
+            model: None,
+            context: None,
+            mode: "interactive".to_owned(),
+        }
+    }
+}
+
+/// Successful and failed results of one tool.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolOutcomes {
+    /// `tool.execution_complete` with `success: true`.
+    pub ok: u64,
+    /// `tool.execution_complete` with `success: false`.
+    pub failed: u64,
+}
+
+/// A `session.task_complete`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TaskCompletion {
+    /// The agent's summary.
+    pub summary: Option<String>,
+    /// Whether the completion was accepted (absent in older journals).
+    pub success: Option<bool>,
+}
+
+/// One `session.error`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionErrorInfo {
+    /// Category, e.g. `rate_limit`.
+    pub error_type: String,
+    /// The message.
+    pub message: String,
+    /// Line of the event.
+    pub line: u64,
+}
+
+/// One `session.resume`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResumeInfo {
+    /// `resumeTime`.
+    pub resume_time: String,
+    /// `eventCount` it recorded.
+    pub event_count: u64,
+    /// `sessionWasActive` it recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_was_active: Option<bool>,
+    /// Line of the event.
+    pub line: u64,
+}
+
+/// Token usage of the session.
+///
+/// `assistant.usage` is ephemeral, so per-call figures exist only while the loop runs
+/// (`calls` and the token sums); on disk the runtime records totals in `session.shutdown`
+/// (`atShutdown`, per model, cumulative over the whole session).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Usage {
+    /// `assistant.usage` events seen live.
+    pub calls: u64,
+    /// Sum of their figures.
+    pub tokens: TokenCounts,
+    /// Model metrics of the last `session.shutdown`, by model.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub at_shutdown: BTreeMap<String, ModelUsage>,
+}
+
+/// Token counters.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TokenCounts {
+    /// Input (prompt) tokens.
+    pub input: u64,
+    /// Output tokens.
+    pub output: u64,
+    /// Tokens read from the prompt cache.
+    pub cache_read: u64,
+    /// Tokens written to the prompt cache.
+    pub cache_write: u64,
+    /// Output tokens spent reasoning.
+    pub reasoning: u64,
+}
+
+/// Usage of one model as `session.shutdown` reports it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ModelUsage {
+    /// Model calls.
+    pub requests: u64,
+    /// Token counters.
+    pub tokens: TokenCounts,
+}

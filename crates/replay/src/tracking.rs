@@ -1,0 +1,169 @@
+//! Counting and open-work tracking per event, shared by the fold and the audit.
+//!
+//! Both read the same few `data` fields through the lenient decoder ([`crate::audit`]'s
+//! `fields`) and run this one step function, so a fold and an audit of the same journal always
+//! agree on turns, messages, tool outcomes, task completion, errors, resumes and open work.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::audit::fields::{Fields, Kind, Store};
+use crate::open_work::{OpenToolCall, OpenTurn, OpenWork, ToolStart, TurnEnd};
+use crate::state::{TaskCompletion, ToolOutcomes};
+
+/// Distinct tool names counted separately; further names share [`OTHER_TOOLS`].
+pub const MAX_TOOL_NAMES: usize = 4096;
+/// Bucket for tool names beyond [`MAX_TOOL_NAMES`].
+pub const OTHER_TOOLS: &str = "(other)";
+/// Tool name for a result whose call was never requested or started.
+pub const UNKNOWN_TOOL: &str = "(unknown)";
+
+/// Counts of a session's events.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Counters {
+    /// `assistant.turn_start` events: LLM calls made, sub-agents included.
+    pub turns: u64,
+    /// User messages typed by a person (or a client).
+    pub user_messages: u64,
+    /// User messages autopilot injected to keep going.
+    pub autopilot_continuations: u64,
+    /// Finished tool calls by tool name.
+    pub tool_calls: BTreeMap<String, ToolOutcomes>,
+    /// The last `session.task_complete`, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task_complete: Option<TaskCompletion>,
+    /// `session.error` events.
+    pub errors: u64,
+    /// `abort` events.
+    pub aborts: u64,
+    /// `session.resume` events.
+    pub resumes: u64,
+}
+
+/// What one event did to the open work (for the audit's violations and the fold's history).
+#[derive(Debug)]
+pub(crate) enum Step {
+    /// Nothing worth reporting.
+    Plain,
+    /// A turn started; the same agent's previous turn was still open.
+    TurnReplaced(OpenTurn),
+    /// A turn ended.
+    TurnEnded(TurnEnd),
+    /// A tool call started.
+    ToolStarted(ToolStart),
+    /// A tool call finished; `None` when it was never requested or started.
+    ToolCompleted(Option<OpenToolCall>),
+}
+
+/// Applies one event (its kind, agent, line and lenient fields) to the counters and open work.
+pub(crate) fn track(
+    open: &mut OpenWork,
+    counts: &mut Counters,
+    kind: Kind,
+    agent: Option<&str>,
+    line: u64,
+    d: &Fields,
+    store: &Store,
+) -> Step {
+    match kind {
+        Kind::TurnStart => {
+            counts.turns += 1;
+            let turn_id = store.opt(d.turn_id).unwrap_or("");
+            match open.turn_start(agent, turn_id, line, store.opt(d.interaction_id), None) {
+                Some(old) => Step::TurnReplaced(old),
+                None => Step::Plain,
+            }
+        }
+        Kind::TurnEnd => Step::TurnEnded(open.turn_end(agent, store.opt(d.turn_id).unwrap_or(""))),
+        Kind::UserMessage => {
+            if d.autopilot == Some(true) {
+                counts.autopilot_continuations += 1;
+            } else {
+                counts.user_messages += 1;
+            }
+            open.user_message(agent);
+            Step::Plain
+        }
+        Kind::AssistantMessage => {
+            let requests = d
+                .requests(store)
+                .iter()
+                .filter_map(|(id, name)| Some((store.opt(*id)?, store.opt(*name).unwrap_or(""))));
+            open.assistant_message(agent, requests, line, None);
+            Step::Plain
+        }
+        Kind::ToolStart => match store.opt(d.tool_call_id) {
+            Some(id) => Step::ToolStarted(open.tool_start(agent, id, store.opt(d.tool_name).unwrap_or(""), line, None)),
+            None => Step::Plain,
+        },
+        Kind::ToolComplete => {
+            let Some(id) = store.opt(d.tool_call_id) else {
+                return Step::Plain;
+            };
+            let call = open.tool_complete(id);
+            let name = call.as_ref().map_or(UNKNOWN_TOOL, |c| c.name.as_str());
+            let tools = &mut counts.tool_calls;
+            let entry = match tools.get_mut(name) {
+                Some(entry) => entry,
+                None if tools.len() < MAX_TOOL_NAMES => tools.entry(name.to_owned()).or_default(),
+                None => tools.entry(OTHER_TOOLS.to_owned()).or_default(),
+            };
+            // A result without `success: true` did not succeed.
+            if d.success == Some(true) {
+                entry.ok += 1;
+            } else {
+                entry.failed += 1;
+            }
+            Step::ToolCompleted(call)
+        }
+        Kind::PermissionRequested => {
+            if let Some(request) = store.opt(d.request_id) {
+                open.permission_requested(request, store.opt(d.permission_tool_call_id), line);
+            }
+            Step::Plain
+        }
+        Kind::PermissionCompleted => {
+            if let Some(request) = store.opt(d.request_id) {
+                open.permission_completed(request);
+            }
+            Step::Plain
+        }
+        Kind::ExternalRequested => {
+            if let (Some(request), Some(call)) = (store.opt(d.request_id), store.opt(d.tool_call_id)) {
+                open.external_requested(agent, request, call, store.opt(d.tool_name).unwrap_or(""), line);
+            }
+            Step::Plain
+        }
+        Kind::ExternalCompleted => {
+            if let Some(request) = store.opt(d.request_id) {
+                open.external_completed(request);
+            }
+            Step::Plain
+        }
+        Kind::TaskComplete => {
+            counts.task_complete = Some(TaskCompletion {
+                summary: store.opt(d.summary).map(str::to_owned),
+                success: d.success,
+            });
+            open.task_complete(agent);
+            Step::Plain
+        }
+        Kind::SessionError => {
+            counts.errors += 1;
+            open.loop_stopped(agent);
+            Step::Plain
+        }
+        Kind::Abort => {
+            counts.aborts += 1;
+            open.loop_stopped(agent);
+            Step::Plain
+        }
+        Kind::SessionResume => {
+            counts.resumes += 1;
+            Step::Plain
+        }
+        Kind::Other => Step::Plain,
+    }
+}
