@@ -305,6 +305,17 @@ impl JournalWriter {
     /// The line is in the file (page cache) when this returns; with [`Durability::Event`] it is
     /// also fsynced. Ephemeral types and events that do not chain to the last id are refused.
     pub fn append(&self, event: &Event) -> Result<u64, WriteError> {
+        let seq = self.append_unsynced(event)?;
+        if self.durability == Durability::Event {
+            self.sync_to(seq)?;
+        }
+        Ok(seq)
+    }
+
+    /// Appends like [`Self::append`] but never waits for an fsync, whatever the durability;
+    /// the caller waits with [`Self::sync_to`] or [`Self::durable`] when it needs to (for
+    /// example after releasing its own locks, so concurrent producers share one fsync).
+    pub fn append_unsynced(&self, event: &Event) -> Result<u64, WriteError> {
         if event.is_ephemeral() {
             return Err(WriteError::Ephemeral(event.event_type.to_string()));
         }
@@ -335,9 +346,6 @@ impl JournalWriter {
             st.last_id = Some(event.id);
             st.written
         };
-        if self.durability == Durability::Event {
-            self.sync_to(seq)?;
-        }
         Ok(seq)
     }
 

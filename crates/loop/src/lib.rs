@@ -1,5 +1,7 @@
 //! The agent loop: session actor, model providers, tools, permissions, hooks, autopilot.
 //!
-//! Not built yet: this crate only fixes its place in the graph
+//! Only this crate talks to models, runs tools and owns a journal writer
 //! (journal <- replay <- loop <- server <- cli).
-pub use turnstile_replay as replay;
+
+pub mod model;
+pub mod tools;

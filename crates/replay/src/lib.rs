@@ -1,2 +1,38 @@
-//! Folds journals back into session state.
+//! Rebuilding sessions from their Copilot-format `events.jsonl` journals.
+//!
+//! This crate is pure: it reads journals (written by turnstile or by the Copilot runtime) and
+//! never writes them; the only file it writes is the optional checkpoint sidecar.
+//!
+//! - [`fold`] / [`Folder`]: events -> [`SessionState`] (metadata, the conversation as the model
+//!   sees it next, counts, open turns, tool calls and requests, task completion, usage, last
+//!   event id, size). Incremental, so the loop can keep a state live and a checkpoint can
+//!   continue from a saved one.
+//! - [`resume_plan`]: for a journal that ends mid-work, the events to append so the history is
+//!   valid again (`session.resume`, failed results for unfinished tool calls, turn ends).
+//! - [`audit`]: exact counts and invariant checks over a journal, streaming with bounded memory
+//!   on every core; faster than `grep -c` and never fooled by quoted JSON.
+//! - [`checkpoint`]: the sidecar that makes loading cost the journal's tail, not its size.
+//! - [`synth`]: realistic, adversarial synthetic journals for tests and benchmarks.
+
+pub mod audit;
+pub mod checkpoint;
+mod conversation;
+mod error;
+pub mod fold;
+pub mod open_work;
+pub mod resume_plan;
+pub mod state;
 pub mod synth;
+pub mod tracking;
+
+pub use audit::{AuditReport, ScanOptions, Violation, ViolationKind, audit_bytes, audit_file, audit_file_with, count_type};
+pub use checkpoint::{
+    CHECKPOINT_FILE, Checkpoint, CheckpointInfo, LoadReport, VerifyReport, verify_checkpoint, write_checkpoint,
+};
+pub use conversation::{Message, ToolCallRequest};
+pub use error::ReplayError;
+pub use fold::{FoldedJournal, Folder, fold, fold_file};
+pub use open_work::{OpenToolCall, OpenTurn, OpenWork, PendingExternalTool, PendingPermission};
+pub use resume_plan::{ResumePlan, resume_plan};
+pub use state::SessionState;
+pub use tracking::Counters;

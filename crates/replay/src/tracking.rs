@@ -105,10 +105,10 @@ pub(crate) fn track(
             let call = open.tool_complete(id);
             let name = call.as_ref().map_or(UNKNOWN_TOOL, |c| c.name.as_str());
             let tools = &mut counts.tool_calls;
-            let entry = match tools.get_mut(name) {
+            let key = if tools.contains_key(name) || tools.len() < MAX_TOOL_NAMES { name } else { OTHER_TOOLS };
+            let entry = match tools.get_mut(key) {
                 Some(entry) => entry,
-                None if tools.len() < MAX_TOOL_NAMES => tools.entry(name.to_owned()).or_default(),
-                None => tools.entry(OTHER_TOOLS.to_owned()).or_default(),
+                None => tools.entry(key.to_owned()).or_default(),
             };
             // A result without `success: true` did not succeed.
             if d.success == Some(true) {

@@ -187,7 +187,7 @@ impl Fields {
                 return;
             }
         }
-        let mut text = |store: &mut Store| decode_str(value).map(|s| store.push(&s));
+        let text = |store: &mut Store| decode_str(value).map(|s| store.push(&s));
         match key {
             Key::TurnId => self.turn_id = text(store),
             Key::InteractionId => self.interaction_id = text(store),

@@ -250,8 +250,10 @@ fn skip_string_scalar(b: &[u8], mut i: usize) -> Option<usize> {
     }
 }
 
+#[cfg(any(test, not(target_arch = "x86_64")))]
 struct Scalar;
 
+#[cfg(any(test, not(target_arch = "x86_64")))]
 impl StringSkip for Scalar {
     #[inline(always)]
     fn skip_string(b: &[u8], i: usize) -> Option<usize> {

@@ -13,7 +13,7 @@
 use std::sync::OnceLock;
 
 use turnstile_journal::reader::{ReadMode, check_line};
-use turnstile_journal::{LiveMark, Timestamp, all_event_types};
+use turnstile_journal::{LiveMark, all_event_types};
 
 use super::fields::{Fields, Kind, Span, Store, decode_key};
 use super::{json, utf8};
@@ -90,6 +90,27 @@ pub(crate) fn type_name(t: TypeRef, store: &Store) -> &str {
 #[derive(Debug, Default)]
 pub(crate) struct Scratch {
     stack: Vec<u8>,
+    /// Recently seen schema types: a journal uses a dozen or two, so a short linear scan beats
+    /// a binary search over all 149 names.
+    types: Vec<(Box<[u8]>, u16, bool, Kind)>,
+}
+
+impl Scratch {
+    /// Type, ephemeral flag and kind of a type name.
+    fn classify(&mut self, name: &str, store: &mut Store) -> (TypeRef, bool, Kind) {
+        let bytes = name.as_bytes();
+        if let Some((_, i, ephemeral, kind)) = self.types.iter().find(|t| *t.0 == *bytes) {
+            return (TypeRef::Known(*i), *ephemeral, *kind);
+        }
+        let kind = Kind::of(name);
+        let (type_ref, ephemeral) = type_ref(name, store);
+        if let TypeRef::Known(i) = type_ref {
+            if self.types.len() < 64 {
+                self.types.push((bytes.into(), i, ephemeral, kind));
+            }
+        }
+        (type_ref, ephemeral, kind)
+    }
 }
 
 /// Reads one complete line (without its `\n`).
@@ -101,15 +122,16 @@ pub(crate) fn parse_line(line: &[u8], store: &mut Store, scratch: &mut Scratch) 
 }
 
 /// Same as [`parse_line`] without the fast path (tests compare the two).
+#[cfg(test)]
 pub(crate) fn parse_line_slow(line: &[u8], store: &mut Store, scratch: &mut Scratch) -> Outcome {
     slow(line, store, scratch)
 }
 
 const HEAD: &[u8] = b"{\"type\":\"";
 const DATA_KEY: &[u8] = b",\"data\":";
-const ID_KEY: &[u8] = b",\"id\":\"";
-const TIMESTAMP_KEY: &[u8] = b"\",\"timestamp\":\"";
-const PARENT_KEY: &[u8] = b"\",\"parentId\":";
+const ID_KEY: &[u8; 7] = b",\"id\":\"";
+const TIMESTAMP_KEY: &[u8; 15] = b"\",\"timestamp\":\"";
+const PARENT_KEY: &[u8; 13] = b"\",\"parentId\":";
 
 /// The type name at the head of a line in the standard layout, if it is a plain name.
 pub(crate) fn head_type(line: &[u8]) -> Option<&[u8]> {
@@ -133,7 +155,7 @@ fn fast(line: &[u8], store: &mut Store, scratch: &mut Scratch) -> Option<Facts> 
     let data = line.get(data_start..tail_start)?;
     // The name is ASCII (checked above).
     let name = std::str::from_utf8(name).ok()?;
-    let kind = Kind::of(name);
+    let (type_ref, ephemeral_type, kind) = scratch.classify(name, store);
     let mut fields = Fields::default();
     let ok = if kind.reads_fields() {
         json::scan_object(data, &mut scratch.stack, &mut |k, v| {
@@ -147,7 +169,6 @@ fn fast(line: &[u8], store: &mut Store, scratch: &mut Scratch) -> Option<Facts> 
     if !ok || !utf8::is_valid(data) {
         return None;
     }
-    let (type_ref, ephemeral_type) = type_ref(name, store);
     Some(Facts {
         type_ref,
         kind,
@@ -167,60 +188,104 @@ fn tail(line: &[u8]) -> Option<(usize, u128, Option<u128>)> {
     let (parent_len, parent) = if line.ends_with(b"null}") {
         (4, None)
     } else if line.ends_with(b"\"}") {
-        let quoted = line.get(n.checked_sub(39)?..n - 1)?;
-        (38, Some(parse_uuid(quoted.get(1..37)?)?))
+        // `"` + 36 + `"` before the closing brace.
+        let quoted: &[u8; 38] = line.get(n.checked_sub(39)?..n - 1)?.try_into().ok()?;
+        if quoted[0] != b'"' {
+            return None;
+        }
+        (38, Some(parse_uuid(&quoted[1..37])?))
     } else {
         return None;
     };
-    if parent.is_some() && line.get(n.checked_sub(39)?) != Some(&b'"') {
+    // ,"id":"<36>","timestamp":"<24>","parentId":
+    const FIXED: usize = 7 + 36 + 15 + 24 + 13;
+    let tail_start = n.checked_sub(1 + parent_len + FIXED)?;
+    let t: &[u8; FIXED] = line.get(tail_start..tail_start + FIXED)?.try_into().ok()?;
+    if t[..7] != *ID_KEY || t[43..58] != *TIMESTAMP_KEY || t[82..95] != *PARENT_KEY {
         return None;
     }
-    let parent_key = n.checked_sub(1 + parent_len + PARENT_KEY.len())?;
-    if line.get(parent_key..parent_key + PARENT_KEY.len())? != PARENT_KEY {
+    let id = parse_uuid(&t[7..43])?;
+    if !canonical_timestamp(&t[58..82]) {
         return None;
     }
-    let ts_start = parent_key.checked_sub(24)?;
-    let ts = &line[ts_start..parent_key];
-    let ts_key = ts_start.checked_sub(TIMESTAMP_KEY.len())?;
-    if &line[ts_key..ts_start] != TIMESTAMP_KEY {
-        return None;
-    }
-    let id_start = ts_key.checked_sub(36)?;
-    let id = parse_uuid(&line[id_start..ts_key])?;
-    let tail_start = id_start.checked_sub(ID_KEY.len())?;
-    if &line[tail_start..id_start] != ID_KEY {
-        return None;
-    }
-    // A quote, backslash or control byte would change the JSON; RFC 3339 has none of them.
-    if !ts.iter().all(|&c| c.is_ascii_graphic() && c != b'"' && c != b'\\') {
-        return None;
-    }
-    Timestamp::parse(std::str::from_utf8(ts).ok()?).ok()?;
     Some((tail_start, id, parent))
 }
 
+/// `YYYY-MM-DDTHH:MM:SS.mmmZ` with a real date and time: exactly what the journal's canonical
+/// timestamp parser accepts (anything else goes to the slow path and the general parser).
+fn canonical_timestamp(b: &[u8]) -> bool {
+    let d = |i: usize| b[i].wrapping_sub(b'0');
+    if b.len() != 24
+        || b[4] != b'-'
+        || b[7] != b'-'
+        || b[10] != b'T'
+        || b[13] != b':'
+        || b[16] != b':'
+        || b[19] != b'.'
+        || b[23] != b'Z'
+    {
+        return false;
+    }
+    for i in [0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18, 20, 21, 22] {
+        if d(i) > 9 {
+            return false;
+        }
+    }
+    let num2 = |i: usize| u32::from(d(i)) * 10 + u32::from(d(i + 1));
+    let year = num2(0) * 100 + num2(2);
+    let (month, day) = (num2(5), num2(8));
+    let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
+    let days = match month {
+        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
+        4 | 6 | 9 | 11 => 30,
+        2 if leap => 29,
+        2 => 28,
+        _ => return false,
+    };
+    (1..=days).contains(&day) && num2(11) < 24 && num2(14) < 60 && num2(17) < 60
+}
+
+/// The `id` of a line in the standard layout, read from its fixed tail alone.
+pub(crate) fn tail_id(line: &[u8]) -> Option<u128> {
+    tail(line).map(|(_, id, _)| id)
+}
+
+/// Hex digit values; 0xFF for anything else.
+const HEX: [u8; 256] = {
+    let mut t = [0xFFu8; 256];
+    let mut i = 0;
+    while i < 10 {
+        t[b'0' as usize + i] = i as u8;
+        i += 1;
+    }
+    let mut i = 0;
+    while i < 6 {
+        t[b'a' as usize + i] = 10 + i as u8;
+        t[b'A' as usize + i] = 10 + i as u8;
+        i += 1;
+    }
+    t
+};
+
 /// Parses the hyphenated form `8-4-4-4-12` (any hex case), as `Uuid::parse_str` accepts it.
 pub(crate) fn parse_uuid(b: &[u8]) -> Option<u128> {
-    if b.len() != 36 {
+    let b: &[u8; 36] = b.try_into().ok()?;
+    if b[8] != b'-' || b[13] != b'-' || b[18] != b'-' || b[23] != b'-' {
         return None;
     }
-    let mut value: u128 = 0;
-    for (i, &c) in b.iter().enumerate() {
-        if matches!(i, 8 | 13 | 18 | 23) {
-            if c != b'-' {
-                return None;
-            }
-            continue;
-        }
-        let digit = match c {
-            b'0'..=b'9' => c - b'0',
-            b'a'..=b'f' => c - b'a' + 10,
-            b'A'..=b'F' => c - b'A' + 10,
-            _ => return None,
-        };
-        value = (value << 4) | u128::from(digit);
-    }
-    Some(value)
+    let hex = |range: std::ops::Range<usize>, acc: u64, bad: u8| {
+        b[range].iter().fold((acc, bad), |(acc, bad), &c| {
+            let v = HEX[usize::from(c)];
+            ((acc << 4) | u64::from(v & 0x0F), bad | v)
+        })
+    };
+    let (hi, bad) = hex(0..8, 0, 0);
+    let (hi, bad) = hex(9..13, hi, bad);
+    let (hi, bad) = hex(14..18, hi, bad);
+    let (lo, bad) = hex(19..23, 0, bad);
+    let (lo, bad) = hex(24..36, lo, bad);
+    // Any non-hex byte has 0xFF in its table entry, so its high bits show up in `bad`.
+    (bad & 0xF0 == 0).then_some((u128::from(hi) << 64) | u128::from(lo))
 }
 
 fn slow(line: &[u8], store: &mut Store, scratch: &mut Scratch) -> Outcome {

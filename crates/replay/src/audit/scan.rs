@@ -103,11 +103,15 @@ pub(crate) trait LineSink {
     fn giant(&mut self, source: &Source, offset: u64) -> io::Result<()>;
 }
 
-fn read_range(file: &File, from: u64, to: u64, buf: &mut Vec<u8>) -> io::Result<()> {
-    let start = buf.len();
+/// Reads `[from, to)` of the file into `buf[at..]`; returns the new filled length. The buffer
+/// only grows (zeroing happens once, not per chunk).
+fn read_into(file: &File, from: u64, to: u64, buf: &mut Vec<u8>, at: usize) -> io::Result<usize> {
     let len = usize::try_from(to - from).map_err(io::Error::other)?;
-    buf.resize(start + len, 0);
-    file.read_exact_at(&mut buf[start..], from)
+    if buf.len() < at + len {
+        buf.resize(at + len, 0);
+    }
+    file.read_exact_at(&mut buf[at..at + len], from)?;
+    Ok(at + len)
 }
 
 /// Feeds the lines that start in chunk `k` to `sink`; `buf` is reused between chunks.
@@ -119,43 +123,43 @@ pub(crate) fn visit_chunk(source: &Source, k: u64, buf: &mut Vec<u8>, sink: &mut
     let hi = (lo + source.chunk).min(source.size);
     // One byte before the chunk tells whether a line starts right at `lo`.
     let from = lo.saturating_sub(1);
-    buf.clear();
-    read_range(&source.file, from, hi, buf)?;
+    let mut filled = read_into(&source.file, from, hi, buf, 0)?;
     let mut pos = if lo == 0 {
         0
     } else {
-        match memchr::memchr(b'\n', buf) {
+        match memchr::memchr(b'\n', &buf[..filled]) {
             Some(p) => p + 1,
             None => return Ok(()),
         }
     };
     while from + (pos as u64) < hi {
         let offset = from + pos as u64;
-        if let Some(rel) = memchr::memchr(b'\n', &buf[pos..]) {
+        if let Some(rel) = memchr::memchr(b'\n', &buf[pos..filled]) {
             sink.line(offset, &buf[pos..pos + rel], true);
             pos += rel + 1;
             continue;
         }
         // The last line owned by this chunk runs past it (or is the file's unterminated end).
-        if !sink.wants_whole(&buf[pos..]) {
+        if !sink.wants_whole(&buf[pos..filled]) {
             break;
         }
-        buf.drain(..pos);
-        let mut file_pos = offset + buf.len() as u64;
+        buf.copy_within(pos..filled, 0);
+        filled -= pos;
+        let mut file_pos = offset + filled as u64;
         loop {
-            if buf.len() > source.max_line {
+            if filled > source.max_line {
                 sink.giant(source, offset)?;
                 break;
             }
             if file_pos >= source.size {
-                sink.line(offset, buf, false);
+                sink.line(offset, &buf[..filled], false);
                 break;
             }
             let step = EXTEND_STEP.min(source.size - file_pos);
-            let old = buf.len();
-            read_range(&source.file, file_pos, file_pos + step, buf)?;
+            let old = filled;
+            filled = read_into(&source.file, file_pos, file_pos + step, buf, filled)?;
             file_pos += step;
-            if let Some(rel) = memchr::memchr(b'\n', &buf[old..]) {
+            if let Some(rel) = memchr::memchr(b'\n', &buf[old..filled]) {
                 sink.line(offset, &buf[..old + rel], true);
                 break;
             }

@@ -1,0 +1,212 @@
+//! The tool layer: the `Tool` trait, the values tools exchange with the loop,
+//! the registry and the built-in tools (`bash`, `view`, `create`, `edit`,
+//! `glob`, `grep`, `task_complete`).
+//!
+//! Names, parameters and result texts follow the Copilot runtime
+//! (`fixtures/copilot-runtime/TOOLS.md`) so that journals recorded by either
+//! engine replay on the other. A tool never panics on outside input: every
+//! problem is a [`ToolFailure`] the model gets to read.
+
+use std::path::PathBuf;
+
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+mod args;
+pub mod bash;
+pub mod create;
+mod diff;
+pub mod edit;
+pub mod glob;
+pub mod grep;
+pub mod paths;
+mod registry;
+mod shell_parse;
+pub mod task_complete;
+pub mod view;
+
+pub use registry::ToolRegistry;
+
+/// A boxed, sendable future, the return type of [`Tool::run`] (keeps the trait object-safe).
+pub type BoxFuture<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send + 'a>>;
+
+/// The text the runtime shows for a tool cut short by an abort or a crash (TOOLS.md).
+pub const INTERRUPTED_MESSAGE: &str =
+    "The execution of this tool, or a previous tool was interrupted.";
+
+/// What a tool call needs permission for (a tool returns `None` when it needs none, e.g. reads).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PermissionAsk {
+    /// The permission family, for allow/deny policies.
+    pub kind: PermissionKind,
+    /// The schema's `permissionRequest` object WITHOUT `toolCallId`; the loop adds it.
+    pub request: Value,
+    /// Human-readable description of what the call intends to do.
+    pub intention: String,
+    /// What `--allow-tool` style patterns match against: the shell command or the path.
+    pub subject: String,
+}
+
+/// The permission families the policy distinguishes.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum PermissionKind {
+    /// Running a shell command (`permissionRequest.kind` "shell").
+    Shell,
+    /// Writing a file (`permissionRequest.kind` "write").
+    Write,
+    /// Reading a file or directory (`permissionRequest.kind` "read").
+    Read,
+    /// Any other kind, named as the schema names it (e.g. "custom-tool").
+    Other(String),
+}
+
+impl PermissionKind {
+    /// The schema's `permissionRequest.kind` discriminator for this family.
+    pub fn as_str(&self) -> &str {
+        match self {
+            PermissionKind::Shell => "shell",
+            PermissionKind::Write => "write",
+            PermissionKind::Read => "read",
+            PermissionKind::Other(kind) => kind,
+        }
+    }
+}
+
+/// What the model is told about a tool (one entry of the OpenAI `tools` array).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolSpec {
+    /// The tool name the model calls.
+    pub name: String,
+    /// What the tool does, for the model.
+    pub description: String,
+    /// JSON Schema of the arguments object.
+    pub parameters: Value,
+}
+
+impl ToolSpec {
+    /// This spec as one element of an OpenAI Chat Completions `tools` array.
+    pub fn to_openai(&self) -> Value {
+        serde_json::json!({
+            "type": "function",
+            "function": {
+                "name": self.name,
+                "description": self.description,
+                "parameters": self.parameters,
+            }
+        })
+    }
+}
+
+/// What a running tool can see of its session.
+#[derive(Debug, Clone)]
+pub struct ToolContext {
+    /// The session's working directory: relative paths resolve against it and
+    /// file tools stay inside it.
+    pub cwd: PathBuf,
+    /// Lets file tools touch paths outside `cwd` (`--allow-all-paths`).
+    pub allow_outside_cwd: bool,
+    /// Cancelled when the session aborts; running tools stop and fail with "cancelled".
+    pub cancel: CancellationToken,
+    /// Streamed output chunks; the loop turns them into ephemeral
+    /// `tool.execution_partial_result` events.
+    pub partial: Option<tokio::sync::mpsc::UnboundedSender<String>>,
+}
+
+impl ToolContext {
+    /// A context for `cwd` with the defaults: paths confined to `cwd`, a fresh
+    /// cancellation token, no partial-output channel.
+    pub fn new(cwd: impl Into<PathBuf>) -> Self {
+        ToolContext {
+            cwd: cwd.into(),
+            allow_outside_cwd: false,
+            cancel: CancellationToken::new(),
+            partial: None,
+        }
+    }
+}
+
+/// A successful tool result.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolOutput {
+    /// What the model sees (`result.content`).
+    pub content: String,
+    /// A fuller text for UIs, e.g. a diff (`result.detailedContent`).
+    pub detailed_content: Option<String>,
+}
+
+impl ToolOutput {
+    /// A result with only model-facing content.
+    pub fn text(content: impl Into<String>) -> Self {
+        ToolOutput {
+            content: content.into(),
+            detailed_content: None,
+        }
+    }
+}
+
+/// A failed tool call; the model sees `message` (`tool.execution_complete` `error`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolFailure {
+    /// Human-readable reason, written for the model.
+    pub message: String,
+    /// Machine-readable reason (`error.code`), e.g. "timeout", "cancelled", "outside_cwd".
+    pub code: Option<String>,
+}
+
+impl ToolFailure {
+    /// A failure with a message and a code.
+    pub fn new(message: impl Into<String>, code: &str) -> Self {
+        ToolFailure {
+            message: message.into(),
+            code: Some(code.to_owned()),
+        }
+    }
+
+    /// A failure caused by bad arguments (code "invalid_arguments").
+    pub fn invalid(message: impl Into<String>) -> Self {
+        Self::new(message, "invalid_arguments")
+    }
+
+    /// The failure for a tool stopped by the session's cancellation (code "cancelled").
+    pub fn cancelled() -> Self {
+        Self::new(INTERRUPTED_MESSAGE, "cancelled")
+    }
+}
+
+impl std::fmt::Display for ToolFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for ToolFailure {}
+
+/// One tool the model can call.
+pub trait Tool: Send + Sync {
+    /// The name the model calls the tool by.
+    fn name(&self) -> &str;
+
+    /// The name, description and parameter schema offered to the model.
+    fn spec(&self) -> ToolSpec;
+
+    /// Checks arguments and says what permission the call needs; Err is a tool
+    /// failure the model sees (bad args).
+    fn permission(
+        &self,
+        args: &Value,
+        ctx: &ToolContext,
+    ) -> Result<Option<PermissionAsk>, ToolFailure>;
+
+    /// Runs the call. Re-checks everything `permission` checked, since it may be
+    /// called on its own.
+    fn run<'a>(
+        &'a self,
+        args: Value,
+        ctx: &'a ToolContext,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolFailure>>;
+
+    /// A short human title for the call, e.g. "*.txt" or the path (the runtime's intentionSummary).
+    fn intention_summary(&self, _args: &Value, _ctx: &ToolContext) -> Option<String> {
+        None
+    }
+}

@@ -1,0 +1,436 @@
+//! Folding events into a [`SessionState`], one event at a time.
+//!
+//! Counting and open work go through the same lenient field reader and step function as the
+//! audit ([`crate::tracking`]); the conversation and the metadata come from the typed payloads
+//! of the journal crate. An event whose `data` does not fit its payload still counts and still
+//! opens or closes work; it is noted in [`SessionState::malformed_events`].
+
+use std::borrow::Borrow;
+use std::fs::File;
+use std::io::{BufReader, Seek, SeekFrom};
+use std::path::Path;
+
+use serde::Deserialize;
+use serde_json::{Map, Value};
+use turnstile_journal::payload::{
+    AssistantMessage, AssistantUsage, Payload, SessionError, SessionResume, SessionStart, SystemMessage,
+    ToolExecutionComplete, UserMessage,
+};
+use turnstile_journal::reader::{ReadMode, check_line};
+use turnstile_journal::{Event, JournalReader, ReadError, Record};
+
+use crate::audit::fields::{Fields, Kind, Store, decode_key};
+use crate::audit::json;
+use crate::conversation::{ConversationExt, Message, ToolCallRequest};
+use crate::error::ReplayError;
+use crate::open_work::OpenToolCall;
+use crate::state::{KEPT_RECENT, ModelUsage, ResumeInfo, SessionErrorInfo, SessionState, TokenCounts};
+use crate::tracking::{Step, track};
+
+/// Builds a [`SessionState`] from events fed in journal order.
+///
+/// Incremental: the loop keeps one alive and feeds it every event it emits; a checkpoint
+/// restores one with [`Folder::from_state`] and feeds it the journal's tail.
+#[derive(Debug, Default)]
+pub struct Folder {
+    state: SessionState,
+    store: Store,
+    stack: Vec<u8>,
+    line: Vec<u8>,
+}
+
+impl Folder {
+    /// A folder for a new, empty session.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// A folder that continues from a state folded earlier.
+    pub fn from_state(state: SessionState) -> Self {
+        Folder {
+            state,
+            ..Self::default()
+        }
+    }
+
+    /// The state so far.
+    pub fn state(&self) -> &SessionState {
+        &self.state
+    }
+
+    /// The final state.
+    pub fn into_state(self) -> SessionState {
+        self.state
+    }
+
+    /// Applies an event as the loop emits it: a persisted type counts as the next journal line
+    /// (its size is that of its serialized line); an ephemeral one only updates live figures
+    /// such as usage.
+    pub fn apply(&mut self, event: &Event) {
+        if event.is_ephemeral() {
+            let line = self.state.event_count;
+            self.step(event, line);
+        } else {
+            self.line.clear();
+            event.write_persisted(&mut self.line);
+            let len = self.line.len() as u64 + 1;
+            self.apply_persisted(event, len);
+        }
+    }
+
+    /// Applies a line read from a journal.
+    pub fn apply_record(&mut self, record: &Record) {
+        self.apply_persisted(&record.event, record.len);
+    }
+
+    /// Applies an event that is the next line of the journal, `line_len` bytes with its `\n`.
+    pub fn apply_persisted(&mut self, event: &Event, line_len: u64) {
+        let line = self.state.event_count + 1;
+        self.step(event, line);
+        self.state.event_count += 1;
+        self.state.byte_size += line_len;
+        // An ephemeral event on disk is an error the audit reports; the chain skips it.
+        if !event.is_ephemeral() {
+            self.state.last_event_id = Some(event.id);
+        }
+    }
+
+    fn warn(&mut self, line: u64, event: &Event, reason: impl std::fmt::Display) {
+        self.state.malformed_events += 1;
+        if self.state.recent_warnings.len() >= KEPT_RECENT {
+            self.state.recent_warnings.remove(0);
+        }
+        self.state.recent_warnings.push(format!("line {line}: {}: {reason}", event.event_type));
+    }
+
+    fn payload<P: Payload>(&mut self, line: u64, event: &Event) -> Option<P> {
+        match event.payload::<P>() {
+            Ok(p) => Some(p),
+            Err(e) => {
+                self.warn(line, event, e);
+                None
+            }
+        }
+    }
+
+    fn lenient<P: for<'de> Deserialize<'de>>(&mut self, line: u64, event: &Event) -> Option<P> {
+        match serde_json::from_str::<P>(event.data.get()) {
+            Ok(p) => Some(p),
+            Err(e) => {
+                self.warn(line, event, e);
+                None
+            }
+        }
+    }
+
+    fn step(&mut self, event: &Event, line: u64) {
+        let name = event.event_type.as_str();
+        let kind = Kind::of(name);
+        let agent = event.agent_id.as_deref();
+        self.store.clear();
+        let mut fields = Fields::default();
+        if kind.reads_fields() {
+            let store = &mut self.store;
+            json::scan_object(event.data.get().as_bytes(), &mut self.stack, &mut |k, v| {
+                if let Some(k) = decode_key(k) {
+                    fields.set(Some(kind), &k, v, store);
+                }
+            });
+        }
+        let step = track(
+            &mut self.state.open_work,
+            &mut self.state.counts,
+            kind,
+            agent,
+            line,
+            &fields,
+            &self.store,
+        );
+        let main = agent.is_none();
+        match name {
+            "session.start" => {
+                if let Some(p) = self.payload::<SessionStart>(line, event) {
+                    let meta = &mut self.state.session;
+                    meta.session_id = Some(p.session_id);
+                    meta.producer = Some(p.producer);
+                    meta.copilot_version = Some(p.copilot_version);
+                    meta.start_time = Some(p.start_time);
+                    meta.model = p.selected_model.or(meta.model.take());
+                    meta.context = p.context.or(meta.context.take());
+                }
+            }
+            "session.resume" => {
+                if let Some(p) = self.payload::<SessionResume>(line, event) {
+                    self.state.last_resume = Some(ResumeInfo {
+                        resume_time: p.resume_time,
+                        event_count: p.event_count,
+                        session_was_active: p.session_was_active,
+                        line,
+                    });
+                    let meta = &mut self.state.session;
+                    meta.model = p.selected_model.or(meta.model.take());
+                    meta.context = p.context.or(meta.context.take());
+                }
+            }
+            "session.mode_changed" => {
+                if let Some(p) = self.lenient::<ModeChanged>(line, event) {
+                    if let Some(mode) = p.new_mode {
+                        self.state.session.mode = mode;
+                    }
+                }
+            }
+            "session.model_change" => {
+                if let Some(p) = self.lenient::<ModelChange>(line, event) {
+                    if let Some(model) = p.new_model {
+                        self.state.session.model = Some(model);
+                    }
+                }
+            }
+            "system.message" if main => {
+                if let Some(p) = self.payload::<SystemMessage>(line, event) {
+                    if p.role == "system" {
+                        self.state.conversation.set_system(p.content);
+                    } else {
+                        self.state.conversation.push(Message::Developer { content: p.content });
+                    }
+                }
+            }
+            "user.message" if main => {
+                self.state.interaction_turns = 0;
+                if let Some(p) = self.payload::<UserMessage>(line, event) {
+                    self.state.interaction_id = p.interaction_id.clone();
+                    self.state.conversation.push(Message::User {
+                        content: p.transformed_content.unwrap_or(p.content),
+                        autopilot_continuation: p.is_autopilot_continuation == Some(true),
+                        message_id: p.message_id,
+                    });
+                }
+            }
+            "assistant.turn_start" if main => self.state.interaction_turns += 1,
+            "assistant.message" if main => {
+                if let Some(p) = self.payload::<AssistantMessage>(line, event) {
+                    let tool_requests = p
+                        .tool_requests
+                        .unwrap_or_default()
+                        .into_iter()
+                        .map(|r| ToolCallRequest {
+                            tool_call_id: r.tool_call_id,
+                            name: r.name,
+                            arguments: r.arguments,
+                        })
+                        .collect();
+                    self.state.conversation.push(Message::Assistant {
+                        content: p.content,
+                        tool_requests,
+                        message_id: Some(p.message_id),
+                    });
+                }
+            }
+            "tool.execution_complete" => {
+                if let Step::ToolCompleted(call) = &step {
+                    self.tool_result(line, event, call.as_ref(), &fields);
+                }
+            }
+            "session.error" => {
+                if let Some(p) = self.payload::<SessionError>(line, event) {
+                    if self.state.recent_errors.len() >= KEPT_RECENT {
+                        self.state.recent_errors.remove(0);
+                    }
+                    self.state.recent_errors.push(SessionErrorInfo {
+                        error_type: p.error_type,
+                        message: p.message,
+                        line,
+                    });
+                }
+            }
+            "session.shutdown" => {
+                self.state.shutdowns += 1;
+                if let Some(p) = self.lenient::<Shutdown>(line, event) {
+                    if let Some(metrics) = p.model_metrics {
+                        self.state.usage.at_shutdown = metrics.iter().map(|(m, v)| (m.clone(), model_usage(v))).collect();
+                    }
+                }
+            }
+            "session.compaction_complete" if main => {
+                if let Some(p) = self.lenient::<CompactionComplete>(line, event) {
+                    if let (Some(true), Some(summary)) = (p.success, p.summary_content) {
+                        self.state.conversation.compact(summary, p.messages_removed);
+                        self.state.compactions += 1;
+                    }
+                }
+            }
+            "assistant.usage" => {
+                if let Some(p) = self.payload::<AssistantUsage>(line, event) {
+                    let usage = &mut self.state.usage;
+                    usage.calls += 1;
+                    add_tokens(
+                        &mut usage.tokens,
+                        TokenCounts {
+                            input: p.input_tokens.unwrap_or(0),
+                            output: p.output_tokens.unwrap_or(0),
+                            cache_read: p.cache_read_tokens.unwrap_or(0),
+                            cache_write: p.cache_write_tokens.unwrap_or(0),
+                            reasoning: p.reasoning_tokens.unwrap_or(0),
+                        },
+                    );
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Puts a tool result into the conversation when the main agent made (or ran) the call.
+    fn tool_result(&mut self, line: u64, event: &Event, call: Option<&OpenToolCall>, fields: &Fields) {
+        let Some(id) = self.store.opt(fields.tool_call_id).map(str::to_owned) else {
+            return;
+        };
+        let agent = call.map_or(event.agent_id.as_deref(), |c| c.agent_id.as_deref());
+        if agent.is_some() {
+            return;
+        }
+        let name = call.map(|c| c.name.clone()).unwrap_or_default();
+        let (content, success) = match self.payload::<ToolExecutionComplete>(line, event) {
+            Some(p) => {
+                let content = match (p.result, p.error) {
+                    (Some(result), _) => result.content,
+                    (None, Some(error)) => error.message,
+                    (None, None) => String::new(),
+                };
+                (content, p.success)
+            }
+            // Still answer the call, so the history stays valid.
+            None => (String::new(), fields.success == Some(true)),
+        };
+        self.state.conversation.add_tool_result(
+            Message::Tool {
+                tool_call_id: id.clone(),
+                name,
+                content,
+                success,
+            },
+            &id,
+        );
+    }
+}
+
+fn add_tokens(sum: &mut TokenCounts, add: TokenCounts) {
+    sum.input += add.input;
+    sum.output += add.output;
+    sum.cache_read += add.cache_read;
+    sum.cache_write += add.cache_write;
+    sum.reasoning += add.reasoning;
+}
+
+fn model_usage(v: &Value) -> ModelUsage {
+    let n = |v: &Value, key: &str| v.get(key).and_then(Value::as_u64).unwrap_or(0);
+    let usage = v.get("usage").cloned().unwrap_or(Value::Null);
+    ModelUsage {
+        requests: v.get("requests").map_or(0, |r| n(r, "count")),
+        tokens: TokenCounts {
+            input: n(&usage, "inputTokens"),
+            output: n(&usage, "outputTokens"),
+            cache_read: n(&usage, "cacheReadTokens"),
+            cache_write: n(&usage, "cacheWriteTokens"),
+            reasoning: n(&usage, "reasoningTokens"),
+        },
+    }
+}
+
+/// `session.mode_changed` (no typed payload in the journal crate).
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ModeChanged {
+    new_mode: Option<String>,
+}
+
+/// `session.model_change` (no typed payload in the journal crate).
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ModelChange {
+    new_model: Option<String>,
+}
+
+/// The part of `session.shutdown` the fold reads; lenient because writers differ in the rest.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Shutdown {
+    model_metrics: Option<Map<String, Value>>,
+}
+
+/// `session.compaction_complete` (no typed payload in the journal crate).
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct CompactionComplete {
+    success: Option<bool>,
+    summary_content: Option<String>,
+    messages_removed: Option<u64>,
+}
+
+/// Folds events given in journal order (their line sizes are those of their serialized form).
+pub fn fold<I>(events: I) -> SessionState
+where
+    I: IntoIterator,
+    I::Item: Borrow<Event>,
+{
+    let mut folder = Folder::new();
+    for event in events {
+        folder.apply(event.borrow());
+    }
+    folder.into_state()
+}
+
+/// A journal folded from its file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FoldedJournal {
+    /// The state after the last complete line.
+    pub state: SessionState,
+    /// Offset of a last line without `\n` (a torn write, or a writer mid-line); not folded.
+    pub torn_tail_at: Option<u64>,
+}
+
+/// Folds the journal at `path`. A damaged line in the middle is an error naming it; an
+/// unterminated last line is left out and reported.
+pub fn fold_file(path: &Path) -> Result<FoldedJournal, ReplayError> {
+    let file = File::open(path).map_err(|e| ReplayError::io(path, e))?;
+    let mut folder = Folder::new();
+    let torn_tail_at = fold_tail(path, file, &mut folder, 0, 0, u64::MAX, None)?;
+    Ok(FoldedJournal {
+        state: folder.into_state(),
+        torn_tail_at,
+    })
+}
+
+/// Folds the lines of `file` from byte `offset` (line number `line` before it) up to byte
+/// `end` into `folder`, extending `crc` (CRC32C) over every complete line; returns the offset
+/// of a torn tail.
+pub(crate) fn fold_tail(
+    path: &Path,
+    mut file: File,
+    folder: &mut Folder,
+    line: u64,
+    offset: u64,
+    end: u64,
+    mut crc: Option<&mut u32>,
+) -> Result<Option<u64>, ReplayError> {
+    file.seek(SeekFrom::Start(offset)).map_err(|e| ReplayError::io(path, e))?;
+    let mut reader = JournalReader::new(path, BufReader::with_capacity(1 << 16, file), ReadMode::Lenient).starting_at(line, offset);
+    while reader.offset() < end {
+        let Some(raw) = reader.next_raw() else { break };
+        let (line, offset, bytes) = raw?;
+        let Some(body) = bytes.strip_suffix(b"\n") else {
+            return Ok(Some(offset));
+        };
+        let event = check_line(body, ReadMode::Lenient).map_err(|message| ReadError::BadLine {
+            path: path.to_path_buf(),
+            line,
+            offset,
+            message,
+        })?;
+        if let Some(crc) = crc.as_deref_mut() {
+            *crc = crc32c::crc32c_append(*crc, bytes);
+        }
+        let len = bytes.len() as u64;
+        folder.apply_persisted(&event, len);
+    }
+    Ok(None)
+}

@@ -1,0 +1,83 @@
+//! `scripted-model --script FILE [--port N] [--record-requests FILE]`: serves a script on
+//! 127.0.0.1 until interrupted; prints `listening on http://127.0.0.1:PORT/v1` first.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use turnstile_scripted_model::{Script, ScriptedServer, ServerOptions};
+
+const USAGE: &str = "usage: scripted-model --script FILE [--port N] [--record-requests FILE]";
+
+struct Args {
+    script: PathBuf,
+    options: ServerOptions,
+}
+
+fn parse_args() -> Result<Args, String> {
+    let mut script = None;
+    let mut options = ServerOptions::default();
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        let (name, inline) = match arg.split_once('=') {
+            Some((n, v)) if n.starts_with("--") => (n.to_string(), Some(v.to_string())),
+            _ => (arg.clone(), None),
+        };
+        let mut value = |what: &str| {
+            inline
+                .clone()
+                .or_else(|| args.next())
+                .ok_or_else(|| format!("{what} needs a value"))
+        };
+        match name.as_str() {
+            "--script" => script = Some(PathBuf::from(value("--script")?)),
+            "--port" => {
+                let v = value("--port")?;
+                options.port = v.parse().map_err(|_| format!("bad --port: {v}"))?;
+            }
+            "--record-requests" => {
+                options.record_requests = Some(PathBuf::from(value("--record-requests")?))
+            }
+            "-h" | "--help" => return Err(String::new()),
+            other => return Err(format!("unknown argument: {other}")),
+        }
+    }
+    Ok(Args {
+        script: script.ok_or("--script is required")?,
+        options,
+    })
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let args = match parse_args() {
+        Ok(args) => args,
+        Err(msg) if msg.is_empty() => {
+            println!("{USAGE}");
+            return ExitCode::SUCCESS;
+        }
+        Err(msg) => {
+            eprintln!("scripted-model: {msg}\n{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    let script = match Script::from_file(&args.script) {
+        Ok(script) => script,
+        Err(e) => {
+            eprintln!("scripted-model: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let server = match ScriptedServer::start_with(script, args.options).await {
+        Ok(server) => server,
+        Err(e) => {
+            eprintln!("scripted-model: cannot listen: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    println!("listening on {}", server.url());
+    let _ = std::io::stdout().flush();
+    let _ = tokio::signal::ctrl_c().await;
+    server.shutdown();
+    ExitCode::SUCCESS
+}

@@ -1,0 +1,573 @@
+//! The server: accepts connections on 127.0.0.1 and answers from a [`Script`].
+
+use std::io::{self, Write};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use serde_json::{Value, json};
+use tokio::io::AsyncWriteExt;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::watch;
+
+use crate::http::{self, LAST_CHUNK};
+use crate::script::{DEFAULT_MODEL, Script, ScriptedResponse};
+
+/// How to run a server beyond its script.
+#[derive(Debug, Clone, Default)]
+pub struct ServerOptions {
+    /// Port on 127.0.0.1; 0 picks a free one.
+    pub port: u16,
+    /// Appends every request body received, as one JSON line, to this file.
+    pub record_requests: Option<PathBuf>,
+}
+
+/// A running scripted server; shuts down when dropped.
+pub struct ScriptedServer {
+    addr: SocketAddr,
+    shared: Arc<Shared>,
+    stop: watch::Sender<bool>,
+}
+
+struct Shared {
+    script: Script,
+    model: String,
+    state: Mutex<State>,
+    record: Option<Mutex<std::fs::File>>,
+    tool_calls: AtomicU64,
+}
+
+#[derive(Default)]
+struct State {
+    /// Index of the next scripted response.
+    next: usize,
+    /// Every chat completion request body received, in order.
+    requests: Vec<Value>,
+}
+
+impl ScriptedServer {
+    /// Starts a server on a free port of 127.0.0.1 (needs a running tokio runtime).
+    pub async fn start(script: Script) -> io::Result<Self> {
+        Self::start_with(script, ServerOptions::default()).await
+    }
+
+    /// Starts a server with options (fixed port, request recording).
+    pub async fn start_with(script: Script, options: ServerOptions) -> io::Result<Self> {
+        let listener = TcpListener::bind(("127.0.0.1", options.port)).await?;
+        let addr = listener.local_addr()?;
+        let record = match &options.record_requests {
+            Some(path) => Some(Mutex::new(
+                std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(path)?,
+            )),
+            None => None,
+        };
+        let model = script
+            .model
+            .clone()
+            .unwrap_or_else(|| DEFAULT_MODEL.to_string());
+        let shared = Arc::new(Shared {
+            script,
+            model,
+            state: Mutex::new(State::default()),
+            record,
+            tool_calls: AtomicU64::new(0),
+        });
+        let (stop, stop_rx) = watch::channel(false);
+        let accept_shared = shared.clone();
+        tokio::spawn(async move {
+            loop {
+                tokio::select! {
+                    _ = stopped(stop_rx.clone()) => break,
+                    accepted = listener.accept() => match accepted {
+                        Ok((stream, _)) => {
+                            let shared = accept_shared.clone();
+                            let stop_rx = stop_rx.clone();
+                            tokio::spawn(async move {
+                                tokio::select! {
+                                    _ = serve(stream, &shared) => {}
+                                    _ = stopped(stop_rx) => {}
+                                }
+                            });
+                        }
+                        // Out of file descriptors and the like: back off, keep serving.
+                        Err(_) => tokio::time::sleep(Duration::from_millis(10)).await,
+                    },
+                }
+            }
+        });
+        Ok(ScriptedServer {
+            addr,
+            shared,
+            stop,
+        })
+    }
+
+    /// The base URL clients use: `http://127.0.0.1:PORT/v1`.
+    pub fn url(&self) -> String {
+        format!("http://{}/v1", self.addr)
+    }
+
+    /// The socket address the server listens on.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Every chat completion request body received so far, in arrival order (a body that is
+    /// not JSON is recorded as a JSON string of its text).
+    pub fn requests(&self) -> Vec<Value> {
+        self.shared.state.lock().unwrap().requests.clone()
+    }
+
+    /// How many scripted responses have been handed out (including the one past the end).
+    pub fn responses_served(&self) -> usize {
+        self.shared.state.lock().unwrap().next
+    }
+
+    /// Stops accepting and closes every open connection (hanging ones included).
+    pub fn shutdown(&self) {
+        let _ = self.stop.send(true);
+    }
+}
+
+impl Drop for ScriptedServer {
+    fn drop(&mut self) {
+        self.shutdown();
+    }
+}
+
+/// Resolves once the server is told to stop (or its handle is gone).
+async fn stopped(mut rx: watch::Receiver<bool>) {
+    let _ = rx.wait_for(|stop| *stop).await;
+}
+
+async fn serve(mut stream: TcpStream, shared: &Shared) {
+    let _ = stream.set_nodelay(true);
+    let request = match http::read_request(&mut stream).await {
+        Ok(Some(request)) => request,
+        Ok(None) => return,
+        Err(e) => {
+            let _ = write_error(&mut stream, 400, &format!("bad request: {e}"), &[]).await;
+            return;
+        }
+    };
+    let chat = matches!(
+        request.path.as_str(),
+        "/v1/chat/completions" | "/chat/completions"
+    );
+    let models = matches!(request.path.as_str(), "/v1/models" | "/models");
+    let _ = match (request.method.as_str(), chat, models) {
+        ("POST", true, _) => chat_completion(&mut stream, shared, &request.body).await,
+        ("GET", _, true) => {
+            let body = json!({
+                "object": "list",
+                "data": [{"id": shared.model, "object": "model", "created": 0, "owned_by": "turnstile"}],
+            });
+            http::write_full(
+                &mut stream,
+                200,
+                "application/json",
+                &[],
+                body.to_string().as_bytes(),
+            )
+            .await
+        }
+        (_, true, _) | (_, _, true) => {
+            write_error(&mut stream, 405, "method not allowed", &[]).await
+        }
+        _ => {
+            let msg = format!("no such endpoint: {} {}", request.method, request.path);
+            write_error(&mut stream, 404, &msg, &[]).await
+        }
+    };
+}
+
+async fn write_error(
+    stream: &mut TcpStream,
+    status: u16,
+    message: &str,
+    extra: &[(String, String)],
+) -> io::Result<()> {
+    let body = json!({"error": {"message": message, "type": "scripted_model_error", "code": null}});
+    http::write_full(
+        stream,
+        status,
+        "application/json",
+        extra,
+        body.to_string().as_bytes(),
+    )
+    .await
+}
+
+impl Shared {
+    /// Records a request and hands out the index of the response it gets.
+    fn take(&self, body: Value) -> usize {
+        if let Some(file) = &self.record {
+            let mut file = file.lock().unwrap();
+            let _ = writeln!(file, "{body}");
+        }
+        let mut state = self.state.lock().unwrap();
+        state.requests.push(body);
+        let index = state.next;
+        state.next += 1;
+        index
+    }
+}
+
+fn now_secs() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}
+
+async fn chat_completion(stream: &mut TcpStream, shared: &Shared, body: &[u8]) -> io::Result<()> {
+    let parsed: Option<Value> = serde_json::from_slice(body).ok();
+    let recorded = parsed
+        .clone()
+        .unwrap_or_else(|| Value::String(String::from_utf8_lossy(body).into_owned()));
+    let index = shared.take(recorded);
+    let Some(request) = parsed.filter(Value::is_object) else {
+        return write_error(stream, 400, "the request body is not a JSON object", &[]).await;
+    };
+    let Some(response) = shared.script.responses.get(index) else {
+        let n = shared.script.responses.len();
+        let msg = format!(
+            "the script has no more responses ({n} were scripted, this is request {})",
+            index + 1
+        );
+        return write_error(stream, 500, &msg, &[]).await;
+    };
+    let streaming = request.get("stream").and_then(Value::as_bool) == Some(true);
+    let include_usage = request
+        .pointer("/stream_options/include_usage")
+        .and_then(Value::as_bool)
+        == Some(true);
+    let model = request
+        .get("model")
+        .and_then(Value::as_str)
+        .filter(|m| !m.is_empty())
+        .unwrap_or(&shared.model)
+        .to_string();
+
+    if response.delay_ms > 0 {
+        tokio::time::sleep(Duration::from_millis(response.delay_ms)).await;
+    }
+    if response.hang && response.drop_after_chunks.is_none() {
+        // Silent until the server shuts down (the caller's select ends this task).
+        std::future::pending::<()>().await;
+    }
+    let extra: Vec<(String, String)> = response
+        .headers
+        .iter()
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    let status = response.status.unwrap_or(200);
+    if status != 200 {
+        let body = response.error_body.clone().unwrap_or_else(|| {
+            json!({"error": {"message": format!("scripted error (HTTP {status})"), "type": "scripted_error", "code": null}})
+        });
+        return http::write_full(
+            stream,
+            status,
+            "application/json",
+            &extra,
+            body.to_string().as_bytes(),
+        )
+        .await;
+    }
+
+    let answer = Answer::new(shared, response, index, model, body.len());
+    if streaming {
+        send_stream(stream, response, &answer, include_usage, &extra).await
+    } else {
+        send_whole(stream, response, &answer, &extra).await
+    }
+}
+
+/// Everything one successful answer says, ids assigned.
+struct Answer {
+    id: String,
+    created: u64,
+    model: String,
+    content: Option<String>,
+    /// `(id, name, arguments text)`.
+    tool_calls: Vec<(String, String, String)>,
+    usage: Value,
+    finish_reason: String,
+}
+
+impl Answer {
+    fn new(
+        shared: &Shared,
+        response: &ScriptedResponse,
+        index: usize,
+        model: String,
+        request_len: usize,
+    ) -> Self {
+        let tool_calls: Vec<(String, String, String)> = response
+            .tool_calls
+            .iter()
+            .map(|tc| {
+                let id = tc.id.clone().unwrap_or_else(|| {
+                    format!("call_{}", shared.tool_calls.fetch_add(1, Ordering::SeqCst) + 1)
+                });
+                (id, tc.name.clone(), tc.arguments_text())
+            })
+            .collect();
+        let output_len = response.content.as_deref().map_or(0, str::len)
+            + tool_calls
+                .iter()
+                .map(|(_, n, a)| n.len() + a.len())
+                .sum::<usize>();
+        let usage = match &response.usage {
+            Some(Value::Object(map)) => {
+                let mut map = map.clone();
+                if !map.contains_key("total_tokens") {
+                    let total = map.get("prompt_tokens").and_then(Value::as_u64).unwrap_or(0)
+                        + map
+                            .get("completion_tokens")
+                            .and_then(Value::as_u64)
+                            .unwrap_or(0);
+                    map.insert("total_tokens".into(), total.into());
+                }
+                Value::Object(map)
+            }
+            Some(other) => other.clone(),
+            None => {
+                let prompt = (request_len as u64 / 4).max(1);
+                let completion = (output_len as u64 / 4).max(1);
+                json!({"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion})
+            }
+        };
+        let finish_reason = response.finish_reason.clone().unwrap_or_else(|| {
+            if tool_calls.is_empty() {
+                "stop".into()
+            } else {
+                "tool_calls".into()
+            }
+        });
+        Answer {
+            id: format!("chatcmpl-{}", index + 1),
+            created: now_secs(),
+            model,
+            content: response.content.clone(),
+            tool_calls,
+            usage,
+            finish_reason,
+        }
+    }
+
+    fn chunk(&self, delta: Value, finish_reason: Option<&str>) -> String {
+        json!({
+            "id": self.id,
+            "object": "chat.completion.chunk",
+            "created": self.created,
+            "model": self.model,
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}],
+        })
+        .to_string()
+    }
+
+    /// The `data:` payloads of the stream, `[DONE]` included.
+    fn events(&self, include_usage: bool, malformed: bool) -> Vec<String> {
+        let mut events = vec![self.chunk(json!({"role": "assistant", "content": ""}), None)];
+        if malformed {
+            events.push(format!("{{\"id\": \"{}\", \"choices\": [ this is not JSON", self.id));
+        }
+        if let Some(content) = &self.content {
+            for piece in words(content) {
+                events.push(self.chunk(json!({"content": piece}), None));
+            }
+        }
+        for (i, (id, name, arguments)) in self.tool_calls.iter().enumerate() {
+            events.push(self.chunk(
+                json!({"tool_calls": [{"index": i, "id": id, "type": "function", "function": {"name": name, "arguments": ""}}]}),
+                None,
+            ));
+            for piece in thirds(arguments) {
+                events.push(self.chunk(
+                    json!({"tool_calls": [{"index": i, "function": {"arguments": piece}}]}),
+                    None,
+                ));
+            }
+        }
+        events.push(self.chunk(json!({}), Some(&self.finish_reason)));
+        if include_usage {
+            events.push(
+                json!({
+                    "id": self.id,
+                    "object": "chat.completion.chunk",
+                    "created": self.created,
+                    "model": self.model,
+                    "choices": [],
+                    "usage": self.usage,
+                })
+                .to_string(),
+            );
+        }
+        events.push("[DONE]".into());
+        events
+    }
+
+    fn whole(&self) -> Value {
+        let mut message = serde_json::Map::new();
+        message.insert("role".into(), "assistant".into());
+        let content = match &self.content {
+            Some(c) => Value::String(c.clone()),
+            None if !self.tool_calls.is_empty() => Value::Null,
+            None => Value::String(String::new()),
+        };
+        message.insert("content".into(), content);
+        if !self.tool_calls.is_empty() {
+            let calls: Vec<Value> = self
+                .tool_calls
+                .iter()
+                .map(|(id, name, arguments)| {
+                    json!({"id": id, "type": "function", "function": {"name": name, "arguments": arguments}})
+                })
+                .collect();
+            message.insert("tool_calls".into(), Value::Array(calls));
+        }
+        json!({
+            "id": self.id,
+            "object": "chat.completion",
+            "created": self.created,
+            "model": self.model,
+            "choices": [{"index": 0, "message": message, "finish_reason": self.finish_reason}],
+            "usage": self.usage,
+        })
+    }
+}
+
+/// Splits text into word pieces, each with the whitespace before it: "a b" -> ["a", " b"].
+fn words(text: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    let mut prev_ws = false;
+    for (i, c) in text.char_indices() {
+        let ws = c.is_whitespace();
+        if ws && !prev_ws && i > start {
+            out.push(&text[start..i]);
+            start = i;
+        }
+        prev_ws = ws;
+    }
+    if start < text.len() {
+        out.push(&text[start..]);
+    }
+    out
+}
+
+/// Splits text into (up to) three pieces on char boundaries.
+fn thirds(text: &str) -> Vec<&str> {
+    let n = text.chars().count();
+    if n == 0 {
+        return Vec::new();
+    }
+    let per = n.div_ceil(3);
+    let mut out = Vec::new();
+    let mut start = 0;
+    for (count, (i, _)) in text.char_indices().enumerate() {
+        if count > 0 && count % per == 0 {
+            out.push(&text[start..i]);
+            start = i;
+        }
+    }
+    out.push(&text[start..]);
+    out
+}
+
+async fn send_whole(
+    stream: &mut TcpStream,
+    response: &ScriptedResponse,
+    answer: &Answer,
+    extra: &[(String, String)],
+) -> io::Result<()> {
+    let body = if response.malformed {
+        format!("{{\"id\": \"{}\", \"choices\": [ this is not JSON", answer.id)
+    } else {
+        answer.whole().to_string()
+    };
+    if response.drop_after_chunks.is_none() {
+        return http::write_full(stream, 200, "application/json", extra, body.as_bytes()).await;
+    }
+    // Cut the body in half, then close (or go silent).
+    let mut headers = vec![
+        ("Content-Type".to_string(), "application/json".to_string()),
+        ("Content-Length".to_string(), body.len().to_string()),
+    ];
+    headers.extend(extra.iter().cloned());
+    let mut bytes = http::head(200, &headers);
+    bytes.extend_from_slice(&body.as_bytes()[..body.len() / 2]);
+    stream.write_all(&bytes).await?;
+    stream.flush().await?;
+    if response.hang {
+        std::future::pending::<()>().await;
+    }
+    Ok(())
+}
+
+async fn send_stream(
+    stream: &mut TcpStream,
+    response: &ScriptedResponse,
+    answer: &Answer,
+    include_usage: bool,
+    extra: &[(String, String)],
+) -> io::Result<()> {
+    let mut headers = vec![
+        ("Content-Type".to_string(), "text/event-stream".to_string()),
+        ("Cache-Control".to_string(), "no-cache".to_string()),
+        ("Transfer-Encoding".to_string(), "chunked".to_string()),
+    ];
+    headers.extend(extra.iter().cloned());
+    stream.write_all(&http::head(200, &headers)).await?;
+    stream.flush().await?;
+    for (sent, event) in answer
+        .events(include_usage, response.malformed)
+        .iter()
+        .enumerate()
+    {
+        if response.drop_after_chunks == Some(sent) {
+            if response.hang {
+                std::future::pending::<()>().await;
+            }
+            // Close without the end of the chunked body: the client sees a cut connection.
+            return Ok(());
+        }
+        if sent > 0 && response.chunk_delay_ms > 0 {
+            tokio::time::sleep(Duration::from_millis(response.chunk_delay_ms)).await;
+        }
+        let line = format!("data: {event}\n\n");
+        stream.write_all(&http::chunk(line.as_bytes())).await?;
+        stream.flush().await?;
+    }
+    stream.write_all(LAST_CHUNK).await?;
+    stream.flush().await?;
+    stream.shutdown().await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn words_keep_leading_whitespace() {
+        assert_eq!(words("There are 3"), vec!["There", " are", " 3"]);
+        assert_eq!(words(" a  b\n"), vec![" a", "  b", "\n"]);
+        assert_eq!(words(""), Vec::<&str>::new());
+    }
+
+    #[test]
+    fn thirds_split_on_char_boundaries() {
+        assert_eq!(thirds("abcdefg"), vec!["abc", "def", "g"]);
+        assert_eq!(thirds("{}"), vec!["{", "}"]);
+        assert_eq!(thirds("ééé"), vec!["é", "é", "é"]);
+        assert_eq!(thirds(""), Vec::<&str>::new());
+        assert_eq!(thirds("abc").concat(), "abc");
+    }
+}
