@@ -14,6 +14,13 @@ Exit codes:
   1  the journal is damaged, the audit found violations, or a repair needs --salvage
   2  error: bad arguments, unreadable file, unknown session, session locked by another writer";
 
+const RUN_EXIT_CODES: &str = "\
+Exit codes:
+  0    the session went idle
+  1    the model call failed (session.error)
+  2    error: bad arguments, unknown session, session held by another process
+  130  aborted (Ctrl-C)";
+
 /// Runs and records LLM agent sessions as Copilot-format events.jsonl journals.
 #[derive(Debug, Parser)]
 #[command(name = "turnstile", version, about, after_help = EXIT_CODES)]
@@ -56,6 +63,12 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Run a prompt through the agent loop in a new session.
+    #[command(after_help = RUN_EXIT_CODES)]
+    Run(commands::run::RunArgs),
+    /// Continue a session: close what a crash left open, then run another prompt.
+    #[command(after_help = RUN_EXIT_CODES)]
+    Resume(commands::run::ResumeArgs),
     /// Cut a torn tail to a side file; with --salvage also move bad lines aside.
     #[command(after_help = EXIT_CODES)]
     Repair {
@@ -79,6 +92,8 @@ fn main() -> ExitCode {
             types,
         } => commands::events::run(target, *json, types, state_dir),
         Command::Fsck { target, json } => commands::fsck::run(target, *json, state_dir),
+        Command::Run(args) => commands::run::run(args, state_dir),
+        Command::Resume(args) => commands::run::resume(args, state_dir),
         Command::Repair { target, salvage } => commands::repair::run(target, *salvage, state_dir),
     };
     match result {

@@ -9,7 +9,9 @@ use predicates::prelude::*;
 const C1: &str = "4411488c-e7b6-4328-b266-cdf491e0f73c";
 
 fn fixture(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/copilot-runtime").join(name)
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fixtures/copilot-runtime")
+        .join(name)
 }
 
 /// A state root holding the real runtime's c1 recording as a session.
@@ -17,7 +19,11 @@ fn state_with_c1() -> (tempfile::TempDir, PathBuf) {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join(C1);
     fs::create_dir_all(&dir).unwrap();
-    fs::copy(fixture("c1-new-session.events.jsonl"), dir.join("events.jsonl")).unwrap();
+    fs::copy(
+        fixture("c1-new-session.events.jsonl"),
+        dir.join("events.jsonl"),
+    )
+    .unwrap();
     (tmp, dir.join("events.jsonl"))
 }
 
@@ -34,12 +40,24 @@ fn sessions_lists_the_session() {
         .arg("sessions")
         .assert()
         .success()
-        .stdout(predicate::str::contains(C1).and(predicate::str::contains("/home/dev/project")).and(predicate::str::contains("List the .txt files")));
-    let out = turnstile(tmp.path()).args(["sessions", "--json"]).output().unwrap();
+        .stdout(
+            predicate::str::contains(C1)
+                .and(predicate::str::contains("/home/dev/project"))
+                .and(predicate::str::contains("List the .txt files")),
+        );
+    let out = turnstile(tmp.path())
+        .args(["sessions", "--json"])
+        .output()
+        .unwrap();
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v[0]["id"], C1);
     assert_eq!(v[0]["events"], 21);
-    assert_eq!(v[0]["size"], fs::metadata(fixture("c1-new-session.events.jsonl")).unwrap().len());
+    assert_eq!(
+        v[0]["size"],
+        fs::metadata(fixture("c1-new-session.events.jsonl"))
+            .unwrap()
+            .len()
+    );
     assert_eq!(v[0]["created"], "2026-11-29T14:34:34.757Z");
 }
 
@@ -64,27 +82,51 @@ fn copilot_home_sets_the_state_root() {
 #[test]
 fn events_by_id_prefix_dir_and_path_with_type_filter() {
     let (tmp, events) = state_with_c1();
-    for target in [C1.to_string(), "4411".to_string(), events.parent().unwrap().display().to_string(), events.display().to_string()] {
-        let out = turnstile(tmp.path()).args(["events", &target, "--json", "--type", "assistant.turn_start"]).output().unwrap();
+    for target in [
+        C1.to_string(),
+        "4411".to_string(),
+        events.parent().unwrap().display().to_string(),
+        events.display().to_string(),
+    ] {
+        let out = turnstile(tmp.path())
+            .args([
+                "events",
+                &target,
+                "--json",
+                "--type",
+                "assistant.turn_start",
+            ])
+            .output()
+            .unwrap();
         assert!(out.status.success(), "{target}");
         let lines: Vec<&str> = std::str::from_utf8(&out.stdout).unwrap().lines().collect();
         assert_eq!(lines.len(), 3, "{target}");
         let original = fs::read_to_string(fixture("c1-new-session.events.jsonl")).unwrap();
         for line in lines {
-            assert!(original.lines().any(|l| l == line), "--json prints the journal's own line");
+            assert!(
+                original.lines().any(|l| l == line),
+                "--json prints the journal's own line"
+            );
         }
     }
     turnstile(tmp.path())
         .args(["events", C1])
         .assert()
         .success()
-        .stdout(predicate::str::contains("tool.execution_complete").and(predicate::str::contains("turn 2")));
+        .stdout(
+            predicate::str::contains("tool.execution_complete")
+                .and(predicate::str::contains("turn 2")),
+        );
 }
 
 #[test]
 fn fsck_clean_torn_and_damaged() {
     let (tmp, events) = state_with_c1();
-    turnstile(tmp.path()).args(["fsck", C1]).assert().code(0).stdout(predicate::str::contains("clean, 21 valid events"));
+    turnstile(tmp.path())
+        .args(["fsck", C1])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("clean, 21 valid events"));
 
     let mut bytes = fs::read(&events).unwrap();
     bytes.extend_from_slice(b"{\"type\":\"assistant.turn_st");
@@ -93,13 +135,20 @@ fn fsck_clean_torn_and_damaged() {
         .args(["fsck", C1])
         .assert()
         .code(1)
-        .stdout(predicate::str::contains("line 22").and(predicate::str::contains("torn-tail")).and(predicate::str::contains("turnstile repair")));
+        .stdout(
+            predicate::str::contains("line 22")
+                .and(predicate::str::contains("torn-tail"))
+                .and(predicate::str::contains("turnstile repair")),
+        );
 
     let text = fs::read_to_string(fixture("c1-new-session.events.jsonl")).unwrap();
     let mut lines: Vec<&str> = text.lines().collect();
     lines[4] = "{\"type\": oops";
     fs::write(&events, lines.join("\n") + "\n").unwrap();
-    let out = turnstile(tmp.path()).args(["fsck", C1, "--json"]).output().unwrap();
+    let out = turnstile(tmp.path())
+        .args(["fsck", C1, "--json"])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(1));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["state"], "damaged");
@@ -114,7 +163,11 @@ fn repair_cuts_torn_tail_and_salvages_only_when_asked() {
     let mut torn = original.clone();
     torn.extend_from_slice(&[0u8; 300]);
     fs::write(&events, &torn).unwrap();
-    turnstile(tmp.path()).args(["repair", C1]).assert().success().stdout(predicate::str::contains("NUL"));
+    turnstile(tmp.path())
+        .args(["repair", C1])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("NUL"));
     assert_eq!(fs::read(&events).unwrap(), original);
     let sides: Vec<_> = fs::read_dir(events.parent().unwrap())
         .unwrap()
@@ -133,9 +186,20 @@ fn repair_cuts_torn_tail_and_salvages_only_when_asked() {
         .assert()
         .code(1)
         .stderr(predicate::str::contains(":4 (byte").and(predicate::str::contains("--salvage")));
-    assert_eq!(fs::read_to_string(&events).unwrap(), damaged, "refused repair leaves the file alone");
-    turnstile(tmp.path()).args(["repair", C1, "--salvage"]).assert().success();
-    assert_eq!(fs::read(&events).unwrap(), original, "salvage keeps every good line");
+    assert_eq!(
+        fs::read_to_string(&events).unwrap(),
+        damaged,
+        "refused repair leaves the file alone"
+    );
+    turnstile(tmp.path())
+        .args(["repair", C1, "--salvage"])
+        .assert()
+        .success();
+    assert_eq!(
+        fs::read(&events).unwrap(),
+        original,
+        "salvage keeps every good line"
+    );
     turnstile(tmp.path()).args(["fsck", C1]).assert().code(0);
 }
 
@@ -167,8 +231,16 @@ fn empty_journal_is_clean() {
     let dir = tmp.path().join(C1);
     fs::create_dir_all(&dir).unwrap();
     fs::write(dir.join("events.jsonl"), "").unwrap();
-    turnstile(tmp.path()).args(["fsck", C1]).assert().code(0).stdout(predicate::str::contains("clean, 0 valid events"));
-    turnstile(tmp.path()).args(["events", C1]).assert().success().stdout("");
+    turnstile(tmp.path())
+        .args(["fsck", C1])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("clean, 0 valid events"));
+    turnstile(tmp.path())
+        .args(["events", C1])
+        .assert()
+        .success()
+        .stdout("");
 }
 
 #[test]

@@ -1,7 +1,17 @@
 //! The agent loop: session actor, model providers, tools, permissions, hooks, autopilot.
 //!
 //! Only this crate talks to models, runs tools and owns a journal writer
-//! (journal <- replay <- loop <- server <- cli).
+//! (journal <- replay <- loop <- server <- cli). A [`session::SessionHandle`] runs one message
+//! at a time: `user.message`, then turns of exactly one LLM call each (`assistant.turn_start`,
+//! streamed deltas, `assistant.message`, tool events, `assistant.turn_end`) until the model
+//! answers without tools, autopilot nudges, and `session.idle` last.
 
+pub mod autopilot;
+pub mod hooks;
 pub mod model;
+pub mod permissions;
+pub mod session;
 pub mod tools;
+
+pub use autopilot::AgentMode;
+pub use session::{Outcome, ResumeReport, SendOptions, SessionConfig, SessionHandle, SessionParts};

@@ -35,20 +35,24 @@ fn run() -> Result<(), String> {
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         let mut value = |name: &str| args.next().ok_or_else(|| format!("{name} needs a value"));
-        let number = |text: String, name: &str| text.parse::<u64>().map_err(|e| format!("{name}: {e}"));
+        let number =
+            |text: String, name: &str| text.parse::<u64>().map_err(|e| format!("{name}: {e}"));
         match arg.as_str() {
             "--size-mb" => config.target_bytes = number(value("--size-mb")?, "--size-mb")? << 20,
             "--out" => out = Some(PathBuf::from(value("--out")?)),
             "--seed" => config.seed = number(value("--seed")?, "--seed")?,
             "--huge-mb" => {
                 let mb = number(value("--huge-mb")?, "--huge-mb")?;
-                config.huge_output_bytes = Some(usize::try_from(mb << 20).map_err(|e| e.to_string())?);
+                config.huge_output_bytes =
+                    Some(usize::try_from(mb << 20).map_err(|e| e.to_string())?);
             }
             "--plain" => config.adversarial = false,
             "--no-compaction" => config.compaction_every = None,
             "--interactive" => config.autopilot = false,
             "-h" | "--help" => {
-                println!("gen_journal --out PATH [--size-mb N] [--seed N] [--huge-mb N] [--plain] [--no-compaction] [--interactive]");
+                println!(
+                    "gen_journal --out PATH [--size-mb N] [--seed N] [--huge-mb N] [--plain] [--no-compaction] [--interactive]"
+                );
                 return Ok(());
             }
             other => return Err(format!("unknown argument {other:?} (see --help)")),
@@ -59,7 +63,8 @@ fn run() -> Result<(), String> {
         std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     }
     let file = File::create(&out).map_err(|e| format!("{}: {e}", out.display()))?;
-    let summary = write_session(&config, BufWriter::with_capacity(1 << 20, file)).map_err(|e| format!("{}: {e}", out.display()))?;
+    let summary = write_session(&config, BufWriter::with_capacity(1 << 20, file))
+        .map_err(|e| format!("{}: {e}", out.display()))?;
     println!(
         "{{\"path\":{:?},\"bytes\":{},\"events\":{},\"turns\":{},\"userMessages\":{},\"autopilotContinuations\":{},\"toolOk\":{},\"toolFailed\":{},\"errors\":{},\"compactions\":{}}}",
         out.display().to_string(),

@@ -8,13 +8,16 @@
 //! replay_tool load SESSION_DIR     (uses checkpoint.json when valid)
 //! replay_tool checkpoint SESSION_DIR
 //! replay_tool verify SESSION_DIR
+//! (audit and count also take --threads N and --chunk-kb N)
 //! ```
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
 
-use turnstile_replay::{ScanOptions, SessionState, audit, fold_file, verify_checkpoint, write_checkpoint};
+use turnstile_replay::{
+    ScanOptions, SessionState, audit, fold_file, verify_checkpoint, write_checkpoint,
+};
 
 fn main() -> ExitCode {
     match run() {
@@ -32,6 +35,15 @@ fn run() -> Result<ExitCode, String> {
     if let Some(i) = args.iter().position(|a| a == "--threads") {
         let n = args.get(i + 1).ok_or("--threads needs a value")?;
         options.threads = n.parse().map_err(|e| format!("--threads: {e}"))?;
+        args.drain(i..i + 2);
+    }
+    if let Some(i) = args.iter().position(|a| a == "--chunk-kb") {
+        let n: u64 = args
+            .get(i + 1)
+            .ok_or("--chunk-kb needs a value")?
+            .parse()
+            .map_err(|e| format!("--chunk-kb: {e}"))?;
+        options.chunk_bytes = n << 10;
         args.drain(i..i + 2);
     }
     let json = match args.iter().position(|a| a == "--json") {

@@ -23,9 +23,9 @@ use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
+use turnstile_journal::Uuid;
 use turnstile_journal::layout::{EVENTS_FILE, sync_dir};
 use turnstile_journal::reader::{ReadMode, check_line};
-use turnstile_journal::Uuid;
 
 use crate::audit::line::tail_id;
 use crate::error::ReplayError;
@@ -89,12 +89,27 @@ impl SessionState {
     pub fn load(session_dir: &Path) -> Result<(SessionState, LoadReport), ReplayError> {
         let events = session_dir.join(EVENTS_FILE);
         let checkpoint = session_dir.join(CHECKPOINT_FILE);
-        let (mut folder, mut crc, start_line, start, fallback_reason) = match trusted_checkpoint(&events, &checkpoint) {
-            Ok(cp) => (Folder::from_state(cp.state), cp.prefix_crc32c, cp.event_count, cp.offset, None),
-            Err(reason) => (Folder::new(), 0, 0, 0, Some(reason)),
-        };
+        let (mut folder, mut crc, start_line, start, fallback_reason) =
+            match trusted_checkpoint(&events, &checkpoint) {
+                Ok(cp) => (
+                    Folder::from_state(cp.state),
+                    cp.prefix_crc32c,
+                    cp.event_count,
+                    cp.offset,
+                    None,
+                ),
+                Err(reason) => (Folder::new(), 0, 0, 0, Some(reason)),
+            };
         let file = File::open(&events).map_err(|e| ReplayError::io(&events, e))?;
-        let torn_tail_at = fold_tail(&events, file, &mut folder, start_line, start, u64::MAX, Some(&mut crc))?;
+        let torn_tail_at = fold_tail(
+            &events,
+            file,
+            &mut folder,
+            start_line,
+            start,
+            u64::MAX,
+            Some(&mut crc),
+        )?;
         let state = folder.into_state();
         let report = LoadReport {
             used_checkpoint: fallback_reason.is_none(),
@@ -132,10 +147,11 @@ pub fn write_checkpoint(session_dir: &Path) -> Result<CheckpointInfo, ReplayErro
     let offset = state.byte_size;
     let guard_start = offset.saturating_sub(GUARD_BYTES);
     let guard = read_range(&file, guard_start, offset).map_err(|e| ReplayError::io(&events, e))?;
-    let last_line_id = last_line_id(&file, offset, &guard).map_err(|message| ReplayError::CheckpointWrite {
-        path: session_dir.join(CHECKPOINT_FILE),
-        message,
-    })?;
+    let last_line_id =
+        last_line_id(&file, offset, &guard).map_err(|message| ReplayError::CheckpointWrite {
+            path: session_dir.join(CHECKPOINT_FILE),
+            message,
+        })?;
     let checkpoint = Checkpoint {
         version: CHECKPOINT_VERSION,
         offset,
@@ -197,18 +213,31 @@ pub fn verify_checkpoint(session_dir: &Path) -> Result<VerifyReport, ReplayError
     };
     let guard = check_guard(&events, &cp).err();
     let file = File::open(&events).map_err(|e| ReplayError::io(&events, e))?;
-    let size = file.metadata().map_err(|e| ReplayError::io(&events, e))?.len();
+    let size = file
+        .metadata()
+        .map_err(|e| ReplayError::io(&events, e))?
+        .len();
     let mut folder = Folder::new();
     let mut crc = 0u32;
     let (prefix_crc_ok, state_ok, problem) = if size < cp.offset {
-        (false, false, Some(format!("the journal ({size} bytes) is shorter than the checkpoint's offset ({})", cp.offset)))
+        (
+            false,
+            false,
+            Some(format!(
+                "the journal ({size} bytes) is shorter than the checkpoint's offset ({})",
+                cp.offset
+            )),
+        )
     } else {
         match fold_tail(&events, file, &mut folder, 0, 0, cp.offset, Some(&mut crc)) {
             Ok(_) => {
                 let crc_ok = crc == cp.prefix_crc32c && folder.state().byte_size == cp.offset;
                 let state_ok = *folder.state() == cp.state;
                 let problem = if !crc_ok {
-                    Some(format!("CRC32C of the prefix is {crc:08x}, the checkpoint says {:08x}", cp.prefix_crc32c))
+                    Some(format!(
+                        "CRC32C of the prefix is {crc:08x}, the checkpoint says {:08x}",
+                        cp.prefix_crc32c
+                    ))
                 } else if !state_ok {
                     Some("refolding the prefix gives another state".to_owned())
                 } else {
@@ -216,7 +245,11 @@ pub fn verify_checkpoint(session_dir: &Path) -> Result<VerifyReport, ReplayError
                 };
                 (crc_ok, state_ok, problem)
             }
-            Err(e) => (false, false, Some(format!("refolding the prefix failed: {e}"))),
+            Err(e) => (
+                false,
+                false,
+                Some(format!("refolding the prefix failed: {e}")),
+            ),
         }
     };
     Ok(VerifyReport {
@@ -240,7 +273,10 @@ fn read_checkpoint(path: &Path) -> Result<Checkpoint, String> {
     }
     match serde_json::from_slice::<Version>(&bytes) {
         Ok(v) if v.version != CHECKPOINT_VERSION => {
-            return Err(format!("checkpoint format version {} (this build reads {CHECKPOINT_VERSION})", v.version));
+            return Err(format!(
+                "checkpoint format version {} (this build reads {CHECKPOINT_VERSION})",
+                v.version
+            ));
         }
         Ok(_) => {}
         Err(e) => return Err(format!("checkpoint is not valid: {e}")),
@@ -261,9 +297,13 @@ fn check_guard(events: &Path, cp: &Checkpoint) -> Result<(), String> {
         return Err("checkpoint is inconsistent (its state does not cover its offset)".to_owned());
     }
     let file = File::open(events).map_err(|e| format!("cannot open {}: {e}", events.display()))?;
-    let meta = file.metadata().map_err(|e| format!("cannot stat {}: {e}", events.display()))?;
+    let meta = file
+        .metadata()
+        .map_err(|e| format!("cannot stat {}: {e}", events.display()))?;
     if meta.dev() != cp.device || meta.ino() != cp.inode {
-        return Err("the journal was replaced since the checkpoint was written (another file)".to_owned());
+        return Err(
+            "the journal was replaced since the checkpoint was written (another file)".to_owned(),
+        );
     }
     if meta.len() < cp.offset {
         return Err(format!(
@@ -275,16 +315,23 @@ fn check_guard(events: &Path, cp: &Checkpoint) -> Result<(), String> {
     if cp.guard_start != cp.offset.saturating_sub(GUARD_BYTES) {
         return Err("checkpoint is inconsistent (guard range)".to_owned());
     }
-    let guard = read_range(&file, cp.guard_start, cp.offset).map_err(|e| format!("cannot read {}: {e}", events.display()))?;
+    let guard = read_range(&file, cp.guard_start, cp.offset)
+        .map_err(|e| format!("cannot read {}: {e}", events.display()))?;
     if cp.offset > 0 && guard.last() != Some(&b'\n') {
-        return Err(format!("the checkpoint's offset {} is not at the end of a line", cp.offset));
+        return Err(format!(
+            "the checkpoint's offset {} is not at the end of a line",
+            cp.offset
+        ));
     }
     if crc32c::crc32c(&guard) != cp.guard_crc32c {
         return Err("the journal's bytes before the checkpoint's offset changed".to_owned());
     }
     let last = last_line_id(&file, cp.offset, &guard)?;
     if last != cp.last_line_id {
-        return Err("the line before the checkpoint's offset is not the event the checkpoint recorded".to_owned());
+        return Err(
+            "the line before the checkpoint's offset is not the event the checkpoint recorded"
+                .to_owned(),
+        );
     }
     Ok(())
 }
@@ -340,10 +387,19 @@ fn write_atomically(dir: &Path, path: &Path, checkpoint: &Checkpoint) -> Result<
     match fs::remove_file(&tmp) {
         Ok(()) => {}
         Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-        Err(e) => return Err(failed(format!("cannot remove stale {}: {e}", tmp.display()))),
+        Err(e) => {
+            return Err(failed(format!(
+                "cannot remove stale {}: {e}",
+                tmp.display()
+            )));
+        }
     }
     let result = (|| -> io::Result<()> {
-        let file = OpenOptions::new().write(true).create_new(true).mode(0o600).open(&tmp)?;
+        let file = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&tmp)?;
         let mut out = BufWriter::with_capacity(1 << 16, &file);
         serde_json::to_writer(&mut out, checkpoint)?;
         out.write_all(b"\n")?;

@@ -19,6 +19,7 @@ pub enum Message {
         content: String,
     },
     /// A user message: the text sent to the model (`transformedContent` when recorded).
+    #[serde(rename_all = "camelCase")]
     User {
         /// What the model receives.
         content: String,
@@ -96,7 +97,9 @@ impl ConversationExt for Vec<Message> {
     fn add_tool_result(&mut self, message: Message, tool_call_id: &str) {
         // Usually the requesting message is the last assistant message: search from the end.
         let owner = self.iter().rposition(|m| match m {
-            Message::Assistant { tool_requests, .. } => tool_requests.iter().any(|r| r.tool_call_id == tool_call_id),
+            Message::Assistant { tool_requests, .. } => {
+                tool_requests.iter().any(|r| r.tool_call_id == tool_call_id)
+            }
             _ => false,
         });
         let Some(owner) = owner else {
@@ -114,12 +117,17 @@ impl ConversationExt for Vec<Message> {
     fn compact(&mut self, summary: String, removed: Option<u64>) {
         let first = usize::from(matches!(self.first(), Some(Message::System { .. })));
         let available = self.len() - first;
-        let count = removed.map_or(available, |n| usize::try_from(n).unwrap_or(usize::MAX).min(available));
+        let count = removed.map_or(available, |n| {
+            usize::try_from(n).unwrap_or(usize::MAX).min(available)
+        });
         let mut end = first + count;
         // Never cut between an assistant message and its tool results.
         while matches!(self.get(end), Some(Message::Tool { .. })) {
             end += 1;
         }
-        self.splice(first..end, std::iter::once(Message::Summary { content: summary }));
+        self.splice(
+            first..end,
+            std::iter::once(Message::Summary { content: summary }),
+        );
     }
 }

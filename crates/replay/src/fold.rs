@@ -13,18 +13,20 @@ use std::path::Path;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 use turnstile_journal::payload::{
-    AssistantMessage, AssistantUsage, Payload, SessionError, SessionResume, SessionStart, SystemMessage,
-    ToolExecutionComplete, UserMessage,
+    AssistantMessage, AssistantUsage, Payload, SessionError, SessionResume, SessionStart,
+    SystemMessage, ToolExecutionComplete, UserMessage,
 };
 use turnstile_journal::reader::{ReadMode, check_line};
 use turnstile_journal::{Event, JournalReader, ReadError, Record};
 
-use crate::audit::fields::{Fields, Kind, Store, decode_key};
+use crate::audit::fields::{Fields, Kind, Store};
 use crate::audit::json;
 use crate::conversation::{ConversationExt, Message, ToolCallRequest};
 use crate::error::ReplayError;
 use crate::open_work::OpenToolCall;
-use crate::state::{KEPT_RECENT, ModelUsage, ResumeInfo, SessionErrorInfo, SessionState, TokenCounts};
+use crate::state::{
+    KEPT_RECENT, ModelUsage, ResumeInfo, SessionErrorInfo, SessionState, TokenCounts,
+};
 use crate::tracking::{Step, track};
 
 /// Builds a [`SessionState`] from events fed in journal order.
@@ -36,6 +38,7 @@ pub struct Folder {
     state: SessionState,
     store: Store,
     stack: Vec<u8>,
+    inner: Vec<u8>,
     line: Vec<u8>,
 }
 
@@ -100,7 +103,9 @@ impl Folder {
         if self.state.recent_warnings.len() >= KEPT_RECENT {
             self.state.recent_warnings.remove(0);
         }
-        self.state.recent_warnings.push(format!("line {line}: {}: {reason}", event.event_type));
+        self.state
+            .recent_warnings
+            .push(format!("line {line}: {}: {reason}", event.event_type));
     }
 
     fn payload<P: Payload>(&mut self, line: u64, event: &Event) -> Option<P> {
@@ -130,11 +135,9 @@ impl Folder {
         self.store.clear();
         let mut fields = Fields::default();
         if kind.reads_fields() {
-            let store = &mut self.store;
+            let (store, inner) = (&mut self.store, &mut self.inner);
             json::scan_object(event.data.get().as_bytes(), &mut self.stack, &mut |k, v| {
-                if let Some(k) = decode_key(k) {
-                    fields.set(Some(kind), &k, v, store);
-                }
+                fields.set_raw(kind, k, v, store, inner)
             });
         }
         let step = track(
@@ -173,17 +176,19 @@ impl Folder {
                 }
             }
             "session.mode_changed" => {
-                if let Some(p) = self.lenient::<ModeChanged>(line, event) {
-                    if let Some(mode) = p.new_mode {
-                        self.state.session.mode = mode;
-                    }
+                if let Some(ModeChanged {
+                    new_mode: Some(mode),
+                }) = self.lenient::<ModeChanged>(line, event)
+                {
+                    self.state.session.mode = mode;
                 }
             }
             "session.model_change" => {
-                if let Some(p) = self.lenient::<ModelChange>(line, event) {
-                    if let Some(model) = p.new_model {
-                        self.state.session.model = Some(model);
-                    }
+                if let Some(ModelChange {
+                    new_model: Some(model),
+                }) = self.lenient::<ModelChange>(line, event)
+                {
+                    self.state.session.model = Some(model);
                 }
             }
             "system.message" if main => {
@@ -191,7 +196,9 @@ impl Folder {
                     if p.role == "system" {
                         self.state.conversation.set_system(p.content);
                     } else {
-                        self.state.conversation.push(Message::Developer { content: p.content });
+                        self.state
+                            .conversation
+                            .push(Message::Developer { content: p.content });
                     }
                 }
             }
@@ -245,18 +252,25 @@ impl Folder {
             }
             "session.shutdown" => {
                 self.state.shutdowns += 1;
-                if let Some(p) = self.lenient::<Shutdown>(line, event) {
-                    if let Some(metrics) = p.model_metrics {
-                        self.state.usage.at_shutdown = metrics.iter().map(|(m, v)| (m.clone(), model_usage(v))).collect();
-                    }
+                if let Some(Shutdown {
+                    model_metrics: Some(metrics),
+                }) = self.lenient::<Shutdown>(line, event)
+                {
+                    self.state.usage.at_shutdown = metrics
+                        .iter()
+                        .map(|(m, v)| (m.clone(), model_usage(v)))
+                        .collect();
                 }
             }
             "session.compaction_complete" if main => {
-                if let Some(p) = self.lenient::<CompactionComplete>(line, event) {
-                    if let (Some(true), Some(summary)) = (p.success, p.summary_content) {
-                        self.state.conversation.compact(summary, p.messages_removed);
-                        self.state.compactions += 1;
-                    }
+                if let Some(CompactionComplete {
+                    success: Some(true),
+                    summary_content: Some(summary),
+                    messages_removed,
+                }) = self.lenient::<CompactionComplete>(line, event)
+                {
+                    self.state.conversation.compact(summary, messages_removed);
+                    self.state.compactions += 1;
                 }
             }
             "assistant.usage" => {
@@ -280,7 +294,13 @@ impl Folder {
     }
 
     /// Puts a tool result into the conversation when the main agent made (or ran) the call.
-    fn tool_result(&mut self, line: u64, event: &Event, call: Option<&OpenToolCall>, fields: &Fields) {
+    fn tool_result(
+        &mut self,
+        line: u64,
+        event: &Event,
+        call: Option<&OpenToolCall>,
+        fields: &Fields,
+    ) {
         let Some(id) = self.store.opt(fields.tool_call_id).map(str::to_owned) else {
             return;
         };
@@ -412,8 +432,14 @@ pub(crate) fn fold_tail(
     end: u64,
     mut crc: Option<&mut u32>,
 ) -> Result<Option<u64>, ReplayError> {
-    file.seek(SeekFrom::Start(offset)).map_err(|e| ReplayError::io(path, e))?;
-    let mut reader = JournalReader::new(path, BufReader::with_capacity(1 << 16, file), ReadMode::Lenient).starting_at(line, offset);
+    file.seek(SeekFrom::Start(offset))
+        .map_err(|e| ReplayError::io(path, e))?;
+    let mut reader = JournalReader::new(
+        path,
+        BufReader::with_capacity(1 << 16, file),
+        ReadMode::Lenient,
+    )
+    .starting_at(line, offset);
     while reader.offset() < end {
         let Some(raw) = reader.next_raw() else { break };
         let (line, offset, bytes) = raw?;

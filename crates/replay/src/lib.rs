@@ -25,9 +25,13 @@ pub mod state;
 pub mod synth;
 pub mod tracking;
 
-pub use audit::{AuditReport, ScanOptions, Violation, ViolationKind, audit_bytes, audit_file, audit_file_with, count_type};
+pub use audit::{
+    AuditReport, ScanOptions, Violation, ViolationKind, audit_bytes, audit_file, audit_file_with,
+    count_type,
+};
 pub use checkpoint::{
-    CHECKPOINT_FILE, Checkpoint, CheckpointInfo, LoadReport, VerifyReport, verify_checkpoint, write_checkpoint,
+    CHECKPOINT_FILE, Checkpoint, CheckpointInfo, LoadReport, VerifyReport, verify_checkpoint,
+    write_checkpoint,
 };
 pub use conversation::{Message, ToolCallRequest};
 pub use error::ReplayError;

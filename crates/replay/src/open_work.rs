@@ -193,7 +193,9 @@ impl OpenWork {
     }
 
     fn turn_of_mut(&mut self, agent: Option<&str>) -> Option<&mut OpenTurn> {
-        self.turns.iter_mut().find(|t| t.agent_id.as_deref() == agent)
+        self.turns
+            .iter_mut()
+            .find(|t| t.agent_id.as_deref() == agent)
     }
 
     fn seq(&mut self) -> u64 {
@@ -226,7 +228,11 @@ impl OpenWork {
             tool_requests: 0,
             task_completed: false,
         };
-        let replaced = match self.turns.iter().position(|t| t.agent_id.as_deref() == agent) {
+        let replaced = match self
+            .turns
+            .iter()
+            .position(|t| t.agent_id.as_deref() == agent)
+        {
             Some(i) => Some(std::mem::replace(&mut self.turns[i], turn)),
             None => {
                 // Keep the main agent first: the resume plan closes sub-agent turns before it.
@@ -253,7 +259,11 @@ impl OpenWork {
         model: Option<&str>,
     ) {
         let (turn_line, turn_id, interaction_id) = match self.turn_of(agent) {
-            Some(t) => (Some(t.line), Some(t.turn_id.clone()), t.interaction_id.clone()),
+            Some(t) => (
+                Some(t.line),
+                Some(t.turn_id.clone()),
+                t.interaction_id.clone(),
+            ),
             None => (None, None, None),
         };
         let mut added = 0u32;
@@ -283,17 +293,28 @@ impl OpenWork {
     }
 
     fn insert_call(&mut self, call: OpenToolCall) {
-        if self.tool_calls.len() >= MAX_OPEN_TOOL_CALLS {
-            if let Some(oldest) = self.tool_calls.values().min_by_key(|c| c.seq).map(|c| c.tool_call_id.clone()) {
-                self.tool_calls.remove(&oldest);
-                self.dropped += 1;
-            }
+        if self.tool_calls.len() >= MAX_OPEN_TOOL_CALLS
+            && let Some(oldest) = self
+                .tool_calls
+                .values()
+                .min_by_key(|c| c.seq)
+                .map(|c| c.tool_call_id.clone())
+        {
+            self.tool_calls.remove(&oldest);
+            self.dropped += 1;
         }
         self.tool_calls.insert(call.tool_call_id.clone(), call);
     }
 
     /// `tool.execution_start`.
-    pub fn tool_start(&mut self, agent: Option<&str>, id: &str, name: &str, line: u64, model: Option<&str>) -> ToolStart {
+    pub fn tool_start(
+        &mut self,
+        agent: Option<&str>,
+        id: &str,
+        name: &str,
+        line: u64,
+        model: Option<&str>,
+    ) -> ToolStart {
         if let Some(call) = self.tool_calls.get_mut(id) {
             if call.started {
                 return ToolStart::Duplicate(call.line);
@@ -306,7 +327,11 @@ impl OpenWork {
             return ToolStart::Requested;
         }
         let (turn_line, turn_id, interaction_id) = match self.turn_of(agent) {
-            Some(t) => (Some(t.line), Some(t.turn_id.clone()), t.interaction_id.clone()),
+            Some(t) => (
+                Some(t.line),
+                Some(t.turn_id.clone()),
+                t.interaction_id.clone(),
+            ),
             None => (None, None, None),
         };
         let seq = self.seq();
@@ -337,12 +362,22 @@ impl OpenWork {
     }
 
     /// `permission.requested`.
-    pub fn permission_requested(&mut self, request_id: &str, tool_call_id: Option<&str>, line: u64) {
-        if self.permissions.len() >= MAX_PENDING_REQUESTS && !self.permissions.contains_key(request_id) {
-            if let Some(oldest) = self.permissions.values().min_by_key(|p| p.seq).map(|p| p.request_id.clone()) {
-                self.permissions.remove(&oldest);
-                self.dropped += 1;
-            }
+    pub fn permission_requested(
+        &mut self,
+        request_id: &str,
+        tool_call_id: Option<&str>,
+        line: u64,
+    ) {
+        if self.permissions.len() >= MAX_PENDING_REQUESTS
+            && !self.permissions.contains_key(request_id)
+            && let Some(oldest) = self
+                .permissions
+                .values()
+                .min_by_key(|p| p.seq)
+                .map(|p| p.request_id.clone())
+        {
+            self.permissions.remove(&oldest);
+            self.dropped += 1;
         }
         let seq = self.seq();
         self.permissions.insert(
@@ -362,16 +397,28 @@ impl OpenWork {
     }
 
     /// `external_tool.requested`: the request is pending until its tool call has a result.
-    pub fn external_requested(&mut self, agent: Option<&str>, request_id: &str, tool_call_id: &str, tool_name: &str, line: u64) {
+    pub fn external_requested(
+        &mut self,
+        agent: Option<&str>,
+        request_id: &str,
+        tool_call_id: &str,
+        tool_name: &str,
+        line: u64,
+    ) {
         if !self.tool_calls.contains_key(tool_call_id) {
             // The request implies a running call; track it so a resume closes it.
             self.tool_start(agent, tool_call_id, tool_name, line, None);
         }
-        if self.external_tools.len() >= MAX_PENDING_REQUESTS && !self.external_tools.contains_key(request_id) {
-            if let Some(oldest) = self.external_tools.values().min_by_key(|p| p.seq).map(|p| p.request_id.clone()) {
-                self.external_tools.remove(&oldest);
-                self.dropped += 1;
-            }
+        if self.external_tools.len() >= MAX_PENDING_REQUESTS
+            && !self.external_tools.contains_key(request_id)
+            && let Some(oldest) = self
+                .external_tools
+                .values()
+                .min_by_key(|p| p.seq)
+                .map(|p| p.request_id.clone())
+        {
+            self.external_tools.remove(&oldest);
+            self.dropped += 1;
         }
         let seq = self.seq();
         self.external_tools.insert(
@@ -409,7 +456,11 @@ impl OpenWork {
 
     /// `assistant.turn_end`.
     pub fn turn_end(&mut self, agent: Option<&str>, turn_id: &str) -> TurnEnd {
-        let Some(i) = self.turns.iter().position(|t| t.agent_id.as_deref() == agent) else {
+        let Some(i) = self
+            .turns
+            .iter()
+            .position(|t| t.agent_id.as_deref() == agent)
+        else {
             return TurnEnd::NoOpenTurn;
         };
         let turn = self.turns.remove(i);

@@ -17,7 +17,8 @@ use turnstile_journal::{Event, Timestamp, Uuid};
 use crate::state::SessionState;
 
 /// The runtime's wording for a tool call cut short.
-pub const INTERRUPTED_MESSAGE: &str = "The execution of this tool, or a previous tool was interrupted.";
+pub const INTERRUPTED_MESSAGE: &str =
+    "The execution of this tool, or a previous tool was interrupted.";
 /// `error.code` of a tool call cut short by the end of the process.
 pub const INTERRUPTED_CODE: &str = "interrupted";
 /// `result.reason` of a permission request left unanswered.
@@ -100,7 +101,10 @@ pub fn resume_plan(state: &SessionState, now: Timestamp) -> ResumePlan {
             }),
             ..ToolExecutionComplete::default()
         };
-        push(&|p| with_agent(Event::new(&failed, p), call.agent_id.as_deref()), &mut plan);
+        push(
+            &|p| with_agent(Event::new(&failed, p), call.agent_id.as_deref()),
+            &mut plan,
+        );
         plan.closed_tool_calls.push(call.tool_call_id.clone());
     }
 
@@ -110,7 +114,10 @@ pub fn resume_plan(state: &SessionState, now: Timestamp) -> ResumePlan {
             turn_id: turn.turn_id.clone(),
             model: turn.model.clone(),
         };
-        push(&|p| with_agent(Event::new(&end, p), turn.agent_id.as_deref()), &mut plan);
+        push(
+            &|p| with_agent(Event::new(&end, p), turn.agent_id.as_deref()),
+            &mut plan,
+        );
         plan.closed_turns.push(turn.turn_id.clone());
     }
     debug_assert!(plan.events.iter().all(|e| !e.is_ephemeral()));

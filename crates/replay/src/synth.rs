@@ -135,10 +135,51 @@ impl Rng {
 }
 
 const WORDS: &[&str] = &[
-    "the", "journal", "session", "turn", "tool", "parser", "event", "line", "file", "state",
-    "model", "fold", "resume", "checkpoint", "offset", "count", "error", "value", "build",
-    "cargo", "test", "assert", "struct", "fn", "let", "match", "return", "result", "option",
-    "café", "naïve", "東京", "Ελληνικά", "🚀", "日本語", "Ünïcödé", "—", "señal", "über",
+    "the",
+    "journal",
+    "session",
+    "turn",
+    "tool",
+    "parser",
+    "event",
+    "line",
+    "file",
+    "state",
+    "model",
+    "fold",
+    "resume",
+    "checkpoint",
+    "offset",
+    "count",
+    "error",
+    "value",
+    "build",
+    "cargo",
+    "test",
+    "assert",
+    "struct",
+    "fn",
+    "let",
+    "match",
+    "return",
+    "result",
+    "option",
+];
+
+/// Non-ASCII words: about one word in sixteen, as in English prose and code with some names,
+/// symbols and other languages in it.
+const UNICODE_WORDS: &[&str] = &[
+    "café",
+    "naïve",
+    "東京",
+    "Ελληνικά",
+    "🚀",
+    "日本語",
+    "Ünïcödé",
+    "—",
+    "señal",
+    "über",
+    "\u{2028}",
 ];
 
 const TOOLS: &[&str] = &["bash", "view", "grep", "glob", "edit", "create"];
@@ -196,7 +237,11 @@ impl<'c, W: Write> Generator<'c, W> {
             if !text.is_empty() {
                 text.push(' ');
             }
-            let word: &str = *self.rng.pick(WORDS);
+            let word: &str = if self.rng.below(16) == 0 {
+                self.rng.pick::<&str>(UNICODE_WORDS)
+            } else {
+                self.rng.pick::<&str>(WORDS)
+            };
             text.push_str(word);
         }
         text
@@ -219,7 +264,9 @@ impl<'c, W: Write> Generator<'c, W> {
                     ));
                 }
                 1 if self.config.adversarial => {
-                    text.push_str(r#"    "type": "assistant.turn_start",  // grep -c counts this line"#);
+                    text.push_str(
+                        r#"    "type": "assistant.turn_start",  // grep -c counts this line"#,
+                    );
                 }
                 2 => {
                     let words = self.words(40);
@@ -228,7 +275,10 @@ impl<'c, W: Write> Generator<'c, W> {
                 3 => text.push_str("\ttab\tseparated\tcolumns\t\"quoted\"\t\\backslash\\"),
                 _ => {
                     let words = self.words(50);
-                    text.push_str(&format!("src/module_{}.rs:{n}:    let x = {words};", n % 13));
+                    text.push_str(&format!(
+                        "src/module_{}.rs:{n}:    let x = {words};",
+                        n % 13
+                    ));
                 }
             }
             text.push('\n');
@@ -253,7 +303,10 @@ impl<'c, W: Write> Generator<'c, W> {
             }),
         )?;
         if self.config.autopilot {
-            self.emit("session.mode_changed", &json!({"previousMode": "interactive", "newMode": "autopilot"}))?;
+            self.emit(
+                "session.mode_changed",
+                &json!({"previousMode": "interactive", "newMode": "autopilot"}),
+            )?;
         }
         let mut interaction = 0u32;
         let mut system_written = false;
@@ -276,10 +329,11 @@ impl<'c, W: Write> Generator<'c, W> {
                     self.run_loop(&interaction_id)?;
                 }
             }
-            if let Some(every) = self.config.compaction_every {
-                if every > 0 && interaction % every == 0 {
-                    self.compaction()?;
-                }
+            if let Some(every) = self.config.compaction_every
+                && every > 0
+                && interaction.is_multiple_of(every)
+            {
+                self.compaction()?;
             }
         }
         if self.config.autopilot {
@@ -319,7 +373,10 @@ impl<'c, W: Write> Generator<'c, W> {
         } else {
             content.clone()
         };
-        let transformed = format!("<current_datetime>{}</current_datetime>\n\n{shown}", self.now_text());
+        let transformed = format!(
+            "<current_datetime>{}</current_datetime>\n\n{shown}",
+            self.now_text()
+        );
         let message_id = self.rng.uuid().to_string();
         let mut data = json!({
             "content": content,
@@ -384,7 +441,10 @@ impl<'c, W: Write> Generator<'c, W> {
 
     fn turn_start(&mut self, turn_id: &str, interaction_id: &str) -> io::Result<()> {
         self.summary.turns += 1;
-        self.emit("assistant.turn_start", &json!({"turnId": turn_id, "interactionId": interaction_id}))
+        self.emit(
+            "assistant.turn_start",
+            &json!({"turnId": turn_id, "interactionId": interaction_id}),
+        )
     }
 
     fn tool_request(&mut self) -> (String, String, Value) {
@@ -396,7 +456,9 @@ impl<'c, W: Write> Generator<'c, W> {
         }
         let name = (*self.rng.pick(TOOLS)).to_owned();
         let args = match name.as_str() {
-            "bash" => json!({"command": format!("cargo test -p turnstile-replay {}", self.words(10)), "description": "Run the tests"}),
+            "bash" => {
+                json!({"command": format!("cargo test -p turnstile-replay {}", self.words(10)), "description": "Run the tests"})
+            }
             "grep" => json!({"pattern": "assistant.turn_start", "path": "src"}),
             "glob" => json!({"pattern": "**/*.rs"}),
             _ => json!({"path": format!("/home/dev/project/src/file_{}.rs", self.rng.below(50))}),
@@ -404,7 +466,14 @@ impl<'c, W: Write> Generator<'c, W> {
         (call_id, name, args)
     }
 
-    fn tool_call(&mut self, call_id: &str, name: &str, arguments: Value, turn_id: &str, interaction_id: &str) -> io::Result<()> {
+    fn tool_call(
+        &mut self,
+        call_id: &str,
+        name: &str,
+        arguments: Value,
+        turn_id: &str,
+        interaction_id: &str,
+    ) -> io::Result<()> {
         self.emit(
             "tool.execution_start",
             &json!({"toolCallId": call_id, "toolName": name, "arguments": arguments, "turnId": turn_id, "model": self.model}),
@@ -426,7 +495,13 @@ impl<'c, W: Write> Generator<'c, W> {
                 // Mostly small outputs with a long tail, as real sessions have.
                 let cap = self.config.max_output_bytes.max(64) as u64;
                 let roll = self.rng.below(100);
-                let upper = if roll < 70 { cap / 16 } else if roll < 95 { cap / 4 } else { cap };
+                let upper = if roll < 70 {
+                    cap / 16
+                } else if roll < 95 {
+                    cap / 4
+                } else {
+                    cap
+                };
                 32 + self.rng.below(upper.max(1)) as usize
             }
         };
@@ -440,7 +515,8 @@ impl<'c, W: Write> Generator<'c, W> {
             let content = self.output(size);
             let mut result = json!({"content": content});
             if self.rng.chance(30) {
-                result["detailedContent"] = json!(format!("diff --git a/x b/x\n{}", self.output(size / 2)));
+                result["detailedContent"] =
+                    json!(format!("diff --git a/x b/x\n{}", self.output(size / 2)));
             }
             json!({"toolCallId": call_id, "model": self.model, "interactionId": interaction_id, "turnId": turn_id,
                    "success": true, "result": result, "toolTelemetry": {"properties": {"type": "assistant.turn_start"}}})
@@ -468,7 +544,10 @@ impl<'c, W: Write> Generator<'c, W> {
             &json!({"toolCallId": call_id, "interactionId": interaction_id, "turnId": "0", "success": true, "result": {"content": summary}}),
         )?;
         self.summary.tool_ok += 1;
-        self.emit("session.task_complete", &json!({"summary": summary, "success": true}))?;
+        self.emit(
+            "session.task_complete",
+            &json!({"summary": summary, "success": true}),
+        )?;
         self.summary.task_complete = true;
         self.emit("assistant.turn_end", &json!({"turnId": "0"}))
     }
@@ -491,7 +570,10 @@ mod tests {
 
     #[test]
     fn same_seed_same_bytes() {
-        let config = SynthConfig { target_bytes: 64 * 1024, ..SynthConfig::default() };
+        let config = SynthConfig {
+            target_bytes: 64 * 1024,
+            ..SynthConfig::default()
+        };
         let (a, sa) = session_bytes(&config);
         let (b, sb) = session_bytes(&config);
         assert_eq!(a, b);
@@ -502,7 +584,10 @@ mod tests {
 
     #[test]
     fn every_line_is_an_event() {
-        let config = SynthConfig { target_bytes: 128 * 1024, ..SynthConfig::default() };
+        let config = SynthConfig {
+            target_bytes: 128 * 1024,
+            ..SynthConfig::default()
+        };
         let (bytes, summary) = session_bytes(&config);
         let mut count = 0;
         for line in bytes.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {

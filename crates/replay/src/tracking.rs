@@ -95,7 +95,13 @@ pub(crate) fn track(
             Step::Plain
         }
         Kind::ToolStart => match store.opt(d.tool_call_id) {
-            Some(id) => Step::ToolStarted(open.tool_start(agent, id, store.opt(d.tool_name).unwrap_or(""), line, None)),
+            Some(id) => Step::ToolStarted(open.tool_start(
+                agent,
+                id,
+                store.opt(d.tool_name).unwrap_or(""),
+                line,
+                None,
+            )),
             None => Step::Plain,
         },
         Kind::ToolComplete => {
@@ -105,7 +111,11 @@ pub(crate) fn track(
             let call = open.tool_complete(id);
             let name = call.as_ref().map_or(UNKNOWN_TOOL, |c| c.name.as_str());
             let tools = &mut counts.tool_calls;
-            let key = if tools.contains_key(name) || tools.len() < MAX_TOOL_NAMES { name } else { OTHER_TOOLS };
+            let key = if tools.contains_key(name) || tools.len() < MAX_TOOL_NAMES {
+                name
+            } else {
+                OTHER_TOOLS
+            };
             let entry = match tools.get_mut(key) {
                 Some(entry) => entry,
                 None => tools.entry(key.to_owned()).or_default(),
@@ -131,8 +141,16 @@ pub(crate) fn track(
             Step::Plain
         }
         Kind::ExternalRequested => {
-            if let (Some(request), Some(call)) = (store.opt(d.request_id), store.opt(d.tool_call_id)) {
-                open.external_requested(agent, request, call, store.opt(d.tool_name).unwrap_or(""), line);
+            if let (Some(request), Some(call)) =
+                (store.opt(d.request_id), store.opt(d.tool_call_id))
+            {
+                open.external_requested(
+                    agent,
+                    request,
+                    call,
+                    store.opt(d.tool_name).unwrap_or(""),
+                    line,
+                );
             }
             Step::Plain
         }

@@ -86,7 +86,10 @@ pub(crate) async fn read_request<S: AsyncRead + Unpin>(
 }
 
 /// Decodes a chunked request body; `buf` holds the bytes already read past the head.
-async fn read_chunked<S: AsyncRead + Unpin>(stream: &mut S, mut buf: Vec<u8>) -> io::Result<Vec<u8>> {
+async fn read_chunked<S: AsyncRead + Unpin>(
+    stream: &mut S,
+    mut buf: Vec<u8>,
+) -> io::Result<Vec<u8>> {
     let mut body = Vec::new();
     let mut tmp = [0u8; 8192];
     let mut pos = 0usize;
@@ -102,7 +105,8 @@ async fn read_chunked<S: AsyncRead + Unpin>(stream: &mut S, mut buf: Vec<u8>) ->
             }
             buf.extend_from_slice(&tmp[..n]);
         };
-        let size_text = std::str::from_utf8(&buf[pos..line_end]).map_err(|_| bad("bad chunk size"))?;
+        let size_text =
+            std::str::from_utf8(&buf[pos..line_end]).map_err(|_| bad("bad chunk size"))?;
         let size_text = size_text.split(';').next().unwrap_or_default().trim();
         let size = usize::from_str_radix(size_text, 16).map_err(|_| bad("bad chunk size"))?;
         pos = line_end + 2;

@@ -100,11 +100,7 @@ impl ScriptedServer {
                 }
             }
         });
-        Ok(ScriptedServer {
-            addr,
-            shared,
-            stop,
-        })
+        Ok(ScriptedServer { addr, shared, stop })
     }
 
     /// The base URL clients use: `http://127.0.0.1:PORT/v1`.
@@ -314,7 +310,10 @@ impl Answer {
             .iter()
             .map(|tc| {
                 let id = tc.id.clone().unwrap_or_else(|| {
-                    format!("call_{}", shared.tool_calls.fetch_add(1, Ordering::SeqCst) + 1)
+                    format!(
+                        "call_{}",
+                        shared.tool_calls.fetch_add(1, Ordering::SeqCst) + 1
+                    )
                 });
                 (id, tc.name.clone(), tc.arguments_text())
             })
@@ -328,7 +327,10 @@ impl Answer {
             Some(Value::Object(map)) => {
                 let mut map = map.clone();
                 if !map.contains_key("total_tokens") {
-                    let total = map.get("prompt_tokens").and_then(Value::as_u64).unwrap_or(0)
+                    let total = map
+                        .get("prompt_tokens")
+                        .and_then(Value::as_u64)
+                        .unwrap_or(0)
                         + map
                             .get("completion_tokens")
                             .and_then(Value::as_u64)
@@ -377,7 +379,10 @@ impl Answer {
     fn events(&self, include_usage: bool, malformed: bool) -> Vec<String> {
         let mut events = vec![self.chunk(json!({"role": "assistant", "content": ""}), None)];
         if malformed {
-            events.push(format!("{{\"id\": \"{}\", \"choices\": [ this is not JSON", self.id));
+            events.push(format!(
+                "{{\"id\": \"{}\", \"choices\": [ this is not JSON",
+                self.id
+            ));
         }
         if let Some(content) = &self.content {
             for piece in words(content) {
@@ -489,7 +494,10 @@ async fn send_whole(
     extra: &[(String, String)],
 ) -> io::Result<()> {
     let body = if response.malformed {
-        format!("{{\"id\": \"{}\", \"choices\": [ this is not JSON", answer.id)
+        format!(
+            "{{\"id\": \"{}\", \"choices\": [ this is not JSON",
+            answer.id
+        )
     } else {
         answer.whole().to_string()
     };

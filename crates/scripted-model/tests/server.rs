@@ -85,7 +85,14 @@ fn parse_reply(bytes: &[u8]) -> Reply {
         .expect("a response head");
     let head = std::str::from_utf8(&bytes[..end]).unwrap();
     let mut lines = head.split("\r\n");
-    let status: u16 = lines.next().unwrap().split(' ').nth(1).unwrap().parse().unwrap();
+    let status: u16 = lines
+        .next()
+        .unwrap()
+        .split(' ')
+        .nth(1)
+        .unwrap()
+        .parse()
+        .unwrap();
     let headers: Vec<(String, String)> = lines
         .map(|l| {
             let (n, v) = l.split_once(':').unwrap();
@@ -108,8 +115,8 @@ fn parse_reply(bytes: &[u8]) -> Reply {
     let mut pos = 0;
     let mut complete = false;
     while let Some(p) = rest[pos..].windows(2).position(|w| w == b"\r\n") {
-        let size = usize::from_str_radix(std::str::from_utf8(&rest[pos..pos + p]).unwrap(), 16)
-            .unwrap();
+        let size =
+            usize::from_str_radix(std::str::from_utf8(&rest[pos..pos + p]).unwrap(), 16).unwrap();
         pos += p + 2;
         if size == 0 {
             complete = true;
@@ -224,7 +231,10 @@ async fn streams_tool_calls_split_over_deltas_with_deterministic_ids() {
         json!({"path": "/home/dev/project/alpha.txt"})
     );
     assert!(calls[1].3 >= 2);
-    assert_eq!(chunks.last().unwrap()["choices"][0]["finish_reason"], "tool_calls");
+    assert_eq!(
+        chunks.last().unwrap()["choices"][0]["finish_reason"],
+        "tool_calls"
+    );
 }
 
 #[tokio::test]
@@ -254,7 +264,9 @@ async fn answers_whole_when_not_streaming() {
     );
     assert!(body["usage"]["prompt_tokens"].as_u64().unwrap() > 0);
 
-    let second = post(server.addr(), "/v1/chat/completions", &request).await.json();
+    let second = post(server.addr(), "/v1/chat/completions", &request)
+        .await
+        .json();
     assert_eq!(second["id"], "chatcmpl-2");
     assert_eq!(second["choices"][0]["message"]["content"], "done");
     assert!(second["choices"][0]["message"].get("tool_calls").is_none());
@@ -269,7 +281,9 @@ async fn raw_string_arguments_are_sent_verbatim() {
     )))
     .await
     .unwrap();
-    let body = post(server.addr(), "/v1/chat/completions", &chat(false)).await.json();
+    let body = post(server.addr(), "/v1/chat/completions", &chat(false))
+        .await
+        .json();
     assert_eq!(
         body["choices"][0]["message"]["tool_calls"][0]["function"]["arguments"],
         "{not json"
@@ -280,8 +294,13 @@ async fn raw_string_arguments_are_sent_verbatim() {
 async fn scripted_errors_carry_status_body_and_headers() {
     let server = ScriptedServer::start(
         Script::new()
-            .respond(ScriptedResponse::error_message(429, "slow down").with_header("Retry-After", "2"))
-            .error(400, json!({"error": {"message": "bad tools", "type": "invalid_request_error"}}))
+            .respond(
+                ScriptedResponse::error_message(429, "slow down").with_header("Retry-After", "2"),
+            )
+            .error(
+                400,
+                json!({"error": {"message": "bad tools", "type": "invalid_request_error"}}),
+            )
             .respond(ScriptedResponse {
                 status: Some(503),
                 ..Default::default()
@@ -298,17 +317,32 @@ async fn scripted_errors_carry_status_body_and_headers() {
     assert_eq!(r.json()["error"]["message"], "bad tools");
     let r = post(server.addr(), "/v1/chat/completions", &chat(false)).await;
     assert_eq!(r.status, 503);
-    assert!(r.json()["error"]["message"].as_str().unwrap().contains("503"));
+    assert!(
+        r.json()["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("503")
+    );
 }
 
 #[tokio::test]
 async fn running_out_of_script_is_a_500_saying_so() {
-    let server = ScriptedServer::start(Script::new().text("only one")).await.unwrap();
-    assert_eq!(post(server.addr(), "/v1/chat/completions", &chat(false)).await.status, 200);
+    let server = ScriptedServer::start(Script::new().text("only one"))
+        .await
+        .unwrap();
+    assert_eq!(
+        post(server.addr(), "/v1/chat/completions", &chat(false))
+            .await
+            .status,
+        200
+    );
     let r = post(server.addr(), "/v1/chat/completions", &chat(false)).await;
     assert_eq!(r.status, 500);
     let msg = r.json()["error"]["message"].as_str().unwrap().to_string();
-    assert!(msg.contains("no more responses") && msg.contains("1 were scripted"), "{msg}");
+    assert!(
+        msg.contains("no more responses") && msg.contains("1 were scripted"),
+        "{msg}"
+    );
     assert_eq!(server.requests().len(), 2);
 }
 
@@ -346,7 +380,9 @@ async fn records_every_request_body_in_order_and_to_a_file() {
 
 #[tokio::test]
 async fn lists_a_model() {
-    let server = ScriptedServer::start(Script::new().model("gpt-4.1")).await.unwrap();
+    let server = ScriptedServer::start(Script::new().model("gpt-4.1"))
+        .await
+        .unwrap();
     let r = get(server.addr(), "/v1/models").await;
     assert_eq!(r.status, 200);
     assert_eq!(r.json()["data"][0]["id"], "gpt-4.1");
@@ -423,7 +459,10 @@ async fn hang_stays_silent_until_shutdown() {
     // The partial one sent its head and one event, then nothing more.
     let mut got = Vec::new();
     while !String::from_utf8_lossy(&got).contains("\n\n") {
-        let n = tokio::time::timeout(GUARD, partial.read(&mut buf)).await.unwrap().unwrap();
+        let n = tokio::time::timeout(GUARD, partial.read(&mut buf))
+            .await
+            .unwrap()
+            .unwrap();
         assert!(n > 0);
         got.extend_from_slice(&buf[..n]);
     }
@@ -441,7 +480,11 @@ async fn hang_stays_silent_until_shutdown() {
 #[tokio::test]
 async fn delays_are_applied() {
     let server = ScriptedServer::start(
-        Script::new().respond(ScriptedResponse::text("a b").with_delay_ms(50).with_chunk_delay_ms(10)),
+        Script::new().respond(
+            ScriptedResponse::text("a b")
+                .with_delay_ms(50)
+                .with_chunk_delay_ms(10),
+        ),
     )
     .await
     .unwrap();
@@ -467,8 +510,14 @@ fn scripts_parse_from_json_as_documented() {
     .unwrap();
     assert_eq!(script.responses.len(), 2);
     assert_eq!(script.responses[0].drop_after_chunks, Some(3));
-    assert_eq!(script.responses[1].tool_calls[0].id.as_deref(), Some("call_abc"));
-    assert_eq!(script.responses[1].tool_calls[0].arguments_text(), r#"{"path":"a"}"#);
+    assert_eq!(
+        script.responses[1].tool_calls[0].id.as_deref(),
+        Some("call_abc")
+    );
+    assert_eq!(
+        script.responses[1].tool_calls[0].arguments_text(),
+        r#"{"path":"a"}"#
+    );
     assert_eq!(Script::from_json(&script.to_json()).unwrap(), script);
     let err = Script::from_json(r#"{"responses":[{"contnet":"typo"}]}"#).unwrap_err();
     assert!(err.to_string().contains("contnet"), "{err}");
@@ -482,7 +531,11 @@ fn the_binary_serves_a_script_file_and_records_requests() {
     let script = dir.join("script.json");
     let record = dir.join("requests.jsonl");
     let _ = std::fs::remove_file(&record);
-    std::fs::write(&script, r#"{"responses":[{"content":"hello from the binary"}]}"#).unwrap();
+    std::fs::write(
+        &script,
+        r#"{"responses":[{"content":"hello from the binary"}]}"#,
+    )
+    .unwrap();
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_scripted-model"))
         .arg("--script")
         .arg(&script)
@@ -500,7 +553,10 @@ fn the_binary_serves_a_script_file_and_records_requests() {
         .strip_prefix("listening on ")
         .unwrap_or_else(|| panic!("unexpected first line: {line:?}"))
         .to_string();
-    assert!(url.starts_with("http://127.0.0.1:") && url.ends_with("/v1"), "{url}");
+    assert!(
+        url.starts_with("http://127.0.0.1:") && url.ends_with("/v1"),
+        "{url}"
+    );
     let authority = url.trim_start_matches("http://").trim_end_matches("/v1");
     let body = chat(false).to_string();
     let mut stream = std::net::TcpStream::connect(authority).unwrap();
@@ -514,7 +570,10 @@ fn the_binary_serves_a_script_file_and_records_requests() {
     let mut reply = Vec::new();
     stream.read_to_end(&mut reply).unwrap();
     let reply = parse_reply(&reply);
-    assert_eq!(reply.json()["choices"][0]["message"]["content"], "hello from the binary");
+    assert_eq!(
+        reply.json()["choices"][0]["message"]["content"],
+        "hello from the binary"
+    );
     let recorded: Value =
         serde_json::from_str(std::fs::read_to_string(&record).unwrap().trim()).unwrap();
     assert_eq!(recorded, chat(false));

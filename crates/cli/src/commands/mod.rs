@@ -3,4 +3,5 @@
 pub mod events;
 pub mod fsck;
 pub mod repair;
+pub mod run;
 pub mod sessions;

@@ -1,1 +1,215 @@
-//! Model providers.
+//! Model providers: the [`ModelProvider`] trait the loop calls once per turn, its request and
+//! response types, and two providers: [`OpenAiProvider`] (any OpenAI-compatible Chat
+//! Completions server) and [`ReplayProvider`] (answers from a recorded journal).
+//!
+//! A provider never panics on a bad server: every failure is a [`ModelError`] carrying what
+//! the loop needs for `session.error` (`errorType`, `statusCode`, `message`); retries before
+//! any output are the provider's own business and are announced as [`ModelEvent::Retry`]
+//! (for `assistant.turn_retry`).
+
+use std::fmt;
+
+mod openai;
+mod replay;
+mod sse;
+
+pub use openai::{OpenAiConfig, OpenAiProvider, RetryPolicy, Timeouts};
+pub use replay::ReplayProvider;
+
+/// A boxed, sendable future (the trait stays object-safe).
+pub type BoxFuture<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send + 'a>>;
+
+/// One model call: the whole conversation so far and the tools on offer.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ChatRequest {
+    /// Model name sent to the server; empty means the provider's configured model.
+    pub model: String,
+    /// The conversation, oldest first.
+    pub messages: Vec<ChatMessage>,
+    /// Tools the model may call.
+    pub tools: Vec<ToolSchema>,
+    /// Ask for a streamed answer (deltas arrive as [`ModelEvent`]s).
+    pub stream: bool,
+}
+
+/// A tool as offered to the model.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolSchema {
+    /// The tool's name.
+    pub name: String,
+    /// What the tool does, for the model.
+    pub description: String,
+    /// JSON Schema of the arguments.
+    pub parameters: serde_json::Value,
+}
+
+/// One message of the conversation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ChatMessage {
+    /// The engine's system prompt.
+    System {
+        /// The prompt text.
+        content: String,
+    },
+    /// What the user (or the autopilot nudge) said.
+    User {
+        /// The message text.
+        content: String,
+    },
+    /// An earlier answer of the model.
+    Assistant {
+        /// The answer's text; `None` when it only called tools.
+        content: Option<String>,
+        /// The tool calls it made.
+        tool_calls: Vec<ToolCall>,
+    },
+    /// The result of one tool call.
+    Tool {
+        /// The call this answers.
+        tool_call_id: String,
+        /// The tool's output as text.
+        content: String,
+    },
+}
+
+/// One tool call made by the model.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolCall {
+    /// The model's id of the call.
+    pub id: String,
+    /// The tool's name.
+    pub name: String,
+    /// The arguments as the raw JSON text the model sent (possibly not valid JSON).
+    pub arguments: String,
+}
+
+impl ToolCall {
+    /// The arguments as JSON: parsed when they are valid JSON, else the raw text as a JSON string.
+    pub fn arguments_value(&self) -> serde_json::Value {
+        serde_json::from_str(&self.arguments)
+            .unwrap_or_else(|_| serde_json::Value::String(self.arguments.clone()))
+    }
+}
+
+/// Something that happened during a call, reported as it happens.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ModelEvent {
+    /// A piece of the answer's text (for `assistant.message_delta`).
+    TextDelta(String),
+    /// A piece of a tool call: its id and name (known from its first delta) and more arguments.
+    ToolCallDelta {
+        /// The call's id (empty if the server has not sent it yet).
+        id: String,
+        /// The tool's name (empty if the server has not sent it yet).
+        name: String,
+        /// Text to append to the call's arguments.
+        arguments_delta: String,
+    },
+    /// The request failed before any output and is sent again after `delay_ms` (for
+    /// `assistant.turn_retry`).
+    Retry {
+        /// Which retry this is: 1 for the first one.
+        attempt: u32,
+        /// How long the provider waits before sending again.
+        delay_ms: u64,
+        /// Why: the failure of the previous attempt, in words.
+        reason: String,
+        /// HTTP status of the failed attempt, when it got one.
+        status_code: Option<u16>,
+    },
+}
+
+/// The model's complete answer to one call.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ModelResponse {
+    /// The answer's text; empty when the model only called tools.
+    pub content: String,
+    /// Tool calls, in the order the model made them.
+    pub tool_calls: Vec<ToolCall>,
+    /// Tokens and timing, when the server reported usage.
+    pub usage: Option<Usage>,
+    /// The provider's completion id (`chatcmpl-...`), when known.
+    pub api_call_id: Option<String>,
+    /// The model that answered (as the server named it, else the requested one).
+    pub model: String,
+    /// Why the model stopped: `stop`, `tool_calls`, `length`, `content_filter`, ...
+    pub finish_reason: Option<String>,
+}
+
+/// Tokens and timing of one call (for `assistant.usage`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Usage {
+    /// Prompt tokens.
+    pub input_tokens: u64,
+    /// Completion tokens.
+    pub output_tokens: u64,
+    /// Prompt tokens served from the cache.
+    pub cache_read_tokens: u64,
+    /// Prompt tokens written to the cache.
+    pub cache_write_tokens: u64,
+    /// Completion tokens spent on reasoning.
+    pub reasoning_tokens: u64,
+    /// Milliseconds from sending the (successful) request to the end of the answer.
+    pub duration_ms: u64,
+}
+
+/// A failed model call (for `session.error`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ModelError {
+    /// What kind of failure: `http`, `connection`, `timeout`, `stream`, `malformed_response`,
+    /// `fixture`, `cancelled`, `config`.
+    pub error_type: String,
+    /// HTTP status, when the server answered with one.
+    pub status_code: Option<u16>,
+    /// The server's own message when it sent one, else a description.
+    pub message: String,
+    /// Sending the same request again is safe and might succeed (false once output began).
+    pub retryable: bool,
+}
+
+impl ModelError {
+    /// An error of this type with this message, no status, not retryable.
+    pub fn new(error_type: impl Into<String>, message: impl Into<String>) -> Self {
+        ModelError {
+            error_type: error_type.into(),
+            status_code: None,
+            message: message.into(),
+            retryable: false,
+        }
+    }
+
+    /// The call was cancelled by the caller.
+    pub fn cancelled() -> Self {
+        Self::new("cancelled", "the model call was cancelled")
+    }
+}
+
+impl fmt::Display for ModelError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.status_code {
+            Some(code) => write!(
+                f,
+                "{} error (HTTP {code}): {}",
+                self.error_type, self.message
+            ),
+            None => write!(f, "{} error: {}", self.error_type, self.message),
+        }
+    }
+}
+
+impl std::error::Error for ModelError {}
+
+/// A model: answers one call at a time.
+pub trait ModelProvider: Send + Sync {
+    /// Short name of the provider (`openai`, `replay`, ...).
+    fn name(&self) -> &str;
+
+    /// Exactly one model call (retries before any output are part of this call). `events`
+    /// receives streaming deltas and retry notices as they happen.
+    fn complete<'a>(
+        &'a self,
+        request: &'a ChatRequest,
+        events: tokio::sync::mpsc::UnboundedSender<ModelEvent>,
+        cancel: tokio_util::sync::CancellationToken,
+    ) -> BoxFuture<'a, Result<ModelResponse, ModelError>>;
+}

@@ -181,6 +181,37 @@ impl std::fmt::Display for ToolFailure {
 
 impl std::error::Error for ToolFailure {}
 
+/// Runs blocking file-system work off the async workers (a big directory walk
+/// must not stall the session's other tasks).
+pub(crate) async fn blocking<T, F>(work: F) -> Result<T, ToolFailure>
+where
+    F: FnOnce() -> Result<T, ToolFailure> + Send + 'static,
+    T: Send + 'static,
+{
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|e| ToolFailure::new(format!("The tool stopped unexpectedly: {e}"), "internal"))?
+}
+
+/// The failure for a path that is not there (the runtime's wording).
+pub(crate) fn not_found(path: &std::path::Path) -> ToolFailure {
+    ToolFailure::new(
+        format!(
+            "Path {} does not exist. Please provide a valid path.",
+            path.display()
+        ),
+        "not_found",
+    )
+}
+
+/// The failure for an I/O error on `path`, with what was being done.
+pub(crate) fn io_failure(what: &str, path: &std::path::Path, e: &std::io::Error) -> ToolFailure {
+    if e.kind() == std::io::ErrorKind::NotFound {
+        return not_found(path);
+    }
+    ToolFailure::new(format!("Failed to {what} {}: {e}", path.display()), "io")
+}
+
 /// One tool the model can call.
 pub trait Tool: Send + Sync {
     /// The name the model calls the tool by.

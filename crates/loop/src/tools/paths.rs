@@ -126,7 +126,10 @@ mod tests {
         std::fs::create_dir(dir.path().join("inner")).unwrap();
         let err = resolve("../x", &c).unwrap_err();
         assert_eq!(err.code.as_deref(), Some("outside_cwd"));
-        assert!(err.message.contains(&dir.path().join("x").display().to_string()));
+        assert!(
+            err.message
+                .contains(&dir.path().join("x").display().to_string())
+        );
         assert!(err.message.contains("outside the working directory"));
     }
 
@@ -164,11 +167,8 @@ mod tests {
     fn dangling_symlink_out_is_refused() {
         let outside = tempfile::tempdir().unwrap();
         let dir = tempfile::tempdir().unwrap();
-        std::os::unix::fs::symlink(
-            outside.path().join("not-yet"),
-            dir.path().join("dangling"),
-        )
-        .unwrap();
+        std::os::unix::fs::symlink(outside.path().join("not-yet"), dir.path().join("dangling"))
+            .unwrap();
         let c = ctx(dir.path());
         assert!(resolve("dangling", &c).is_err());
     }
@@ -187,7 +187,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir(dir.path().join("real")).unwrap();
         std::os::unix::fs::symlink(dir.path().join("real"), dir.path().join("alias")).unwrap();
-        let c = ctx(dir.path().join("alias"));
+        let c = ctx(&dir.path().join("alias"));
         // Spelled through the real directory rather than the alias the session uses.
         let real = dir.path().join("real/file.txt");
         assert!(resolve(real.to_str().unwrap(), &c).is_ok());

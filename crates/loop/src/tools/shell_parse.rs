@@ -37,26 +37,29 @@ enum Token {
         end: usize,
     },
     /// A command separator: `;`, `&&`, `||`, `|`, `|&`, `&`, newline, `(`, `)`.
-    Separator { start: usize },
+    Separator,
     /// A redirection operator, e.g. `>`, `2>>`, `&>`, `<`, `>&`.
     Redirect { op: String },
 }
 
 /// Reads `command` into segments, redirections and URLs.
 pub(crate) fn analyze(command: &str) -> ShellAnalysis {
-    let tokens = tokenize(command);
+    analyze_nested(command, 0)
+}
+
+/// Command substitutions nested deeper than this are not looked into.
+const MAX_NESTING: usize = 8;
+
+fn analyze_nested(command: &str, depth: usize) -> ShellAnalysis {
+    let (tokens, substitutions) = tokenize(command);
     let mut analysis = ShellAnalysis::default();
-    let mut current: Vec<(String, usize, usize)> = Vec::new();
-    let mut seg_writes = false;
+    let mut current = Pending::default();
     let mut i = 0;
-    let mut flush = |words: &mut Vec<(String, usize, usize)>,
-                     writes: &mut bool,
-                     analysis: &mut ShellAnalysis| {
-        if let Some(segment) = segment_of(command, words, *writes) {
+    let flush = |pending: &mut Pending, analysis: &mut ShellAnalysis| {
+        if let Some(segment) = segment_of(command, pending) {
             analysis.segments.push(segment);
         }
-        words.clear();
-        *writes = false;
+        *pending = Pending::default();
     };
     while i < tokens.len() {
         match &tokens[i] {
@@ -64,14 +67,16 @@ pub(crate) fn analyze(command: &str) -> ShellAnalysis {
                 if text.starts_with("http://") || text.starts_with("https://") {
                     analysis.urls.push(text.clone());
                 }
-                current.push((text.clone(), *start, *end));
+                current.words.push((text.clone(), *start));
+                current.end = current.end.max(*end);
             }
-            Token::Separator { .. } => flush(&mut current, &mut seg_writes, &mut analysis),
+            Token::Separator => flush(&mut current, &mut analysis),
             Token::Redirect { op } => {
                 // The operator's target is the next word, never a command argument.
                 let target = match tokens.get(i + 1) {
-                    Some(Token::Word { text, .. }) => {
+                    Some(Token::Word { text, end, .. }) => {
                         i += 1;
+                        current.end = current.end.max(*end);
                         Some(text.clone())
                     }
                     _ => None,
@@ -79,7 +84,7 @@ pub(crate) fn analyze(command: &str) -> ShellAnalysis {
                 if let Some(target) = target
                     && is_file_write(op, &target)
                 {
-                    seg_writes = true;
+                    current.writes = true;
                     analysis.write_redirection = true;
                     if !analysis.redirect_paths.contains(&target) {
                         analysis.redirect_paths.push(target);
@@ -89,8 +94,31 @@ pub(crate) fn analyze(command: &str) -> ShellAnalysis {
         }
         i += 1;
     }
-    flush(&mut current, &mut seg_writes, &mut analysis);
+    flush(&mut current, &mut analysis);
+    // `$(...)` and backticks run commands too: a deny rule for `rm` must see
+    // `echo $(rm -rf x)`.
+    if depth < MAX_NESTING {
+        for inner in substitutions.iter().map(|s| analyze_nested(s, depth + 1)) {
+            analysis.segments.extend(inner.segments);
+            analysis.write_redirection |= inner.write_redirection;
+            for path in inner.redirect_paths {
+                if !analysis.redirect_paths.contains(&path) {
+                    analysis.redirect_paths.push(path);
+                }
+            }
+            analysis.urls.extend(inner.urls);
+        }
+    }
     analysis
+}
+
+/// The simple command being read: its words (with where each starts), where
+/// it ends (redirections included) and whether it writes a file.
+#[derive(Default)]
+struct Pending {
+    words: Vec<(String, usize)>,
+    end: usize,
+    writes: bool,
 }
 
 /// Whether a redirection writes into a file (rather than reading, duplicating a descriptor or discarding).
@@ -99,8 +127,8 @@ fn is_file_write(op: &str, target: &str) -> bool {
     if op.starts_with('<') || target == "/dev/null" {
         return false;
     }
-    if op == ">&" || op == "&>" && target.is_empty() {
-        // `2>&1`, `>&-`: descriptor plumbing, no file.
+    if op.ends_with('&') {
+        // `2>&1`, `>&-`: descriptor plumbing; `>&file` is both streams into a file.
         return !(target == "-" || target.chars().all(|c| c.is_ascii_digit()));
     }
     true
@@ -112,14 +140,10 @@ const KEYWORDS: &[&str] = &[
     "esac", "in",
 ];
 
-fn segment_of(
-    command: &str,
-    words: &[(String, usize, usize)],
-    writes: bool,
-) -> Option<Segment> {
-    let mut rest = words;
+fn segment_of(command: &str, pending: &Pending) -> Option<Segment> {
+    let mut rest = pending.words.as_slice();
     loop {
-        let (first, _, _) = rest.first()?;
+        let (first, _) = rest.first()?;
         // `for x in ...`, `case x in`, `function f`: the next word is not a command.
         if matches!(first.as_str(), "for" | "case" | "select" | "function") {
             return None;
@@ -133,13 +157,16 @@ fn segment_of(
         }
         break;
     }
-    let (identifier, start, _) = rest.first()?;
-    let end = rest.last().map_or(*start, |(_, _, end)| *end);
-    let text = command.get(*start..end).unwrap_or(identifier).to_owned();
-    let args: Vec<&str> = rest[1..].iter().map(|(w, _, _)| w.as_str()).collect();
+    let (identifier, start) = rest.first()?;
+    let text = command
+        .get(*start..pending.end.max(*start))
+        .unwrap_or(identifier)
+        .trim_end()
+        .to_owned();
+    let args: Vec<&str> = rest[1..].iter().map(|(w, _)| w.as_str()).collect();
     Some(Segment {
         identifier: identifier.clone(),
-        read_only: !writes && is_read_only(identifier, &args),
+        read_only: !pending.writes && is_read_only(identifier, &args),
         text,
     })
 }
@@ -195,20 +222,31 @@ fn is_read_only(identifier: &str, args: &[&str]) -> bool {
 }
 
 /// Splits a command line into words, separators and redirections, honouring
-/// quotes, backslashes, `$(...)` and backticks (whose insides stay in the word).
-fn tokenize(command: &str) -> Vec<Token> {
+/// quotes, backslashes, `$(...)` and backticks (whose insides stay in the
+/// word, and are also returned, to be read as commands of their own).
+fn tokenize(command: &str) -> (Vec<Token>, Vec<String>) {
     let chars: Vec<(usize, char)> = command.char_indices().collect();
     let mut tokens = Vec::new();
+    let mut substitutions = Vec::new();
     let mut word = String::new();
     let mut word_start: Option<usize> = None;
     let mut i = 0;
     let end_of = |i: usize| chars.get(i).map_or(command.len(), |(pos, _)| *pos);
+    // Here-documents: after `<<` the next word is a delimiter (with `<<-`,
+    // leading tabs of the body are ignored); the body starts at the next
+    // newline and is data, not commands.
+    let mut heredoc_next: Option<bool> = None;
+    let mut heredocs: Vec<(String, bool)> = Vec::new();
 
     macro_rules! finish_word {
         ($end:expr) => {
             if let Some(start) = word_start.take() {
+                let text = std::mem::take(&mut word);
+                if let Some(strip_tabs) = heredoc_next.take() {
+                    heredocs.push((text.clone(), strip_tabs));
+                }
                 tokens.push(Token::Word {
-                    text: std::mem::take(&mut word),
+                    text,
                     start,
                     end: $end,
                 });
@@ -232,8 +270,11 @@ fn tokenize(command: &str) -> Vec<Token> {
             }
             '\n' | ';' | '(' | ')' => {
                 finish_word!(pos);
-                tokens.push(Token::Separator { start: pos });
+                tokens.push(Token::Separator);
                 i += 1;
+                if c == '\n' {
+                    i = skip_heredoc_bodies(&chars, i, &mut heredocs);
+                }
             }
             '&' | '|' => {
                 if c == '&' && next == Some('>') {
@@ -250,9 +291,12 @@ fn tokenize(command: &str) -> Vec<Token> {
                     continue;
                 }
                 finish_word!(pos);
-                tokens.push(Token::Separator { start: pos });
+                tokens.push(Token::Separator);
                 // `&&`, `||`, `|&` are one separator.
-                i += if matches!((c, next), ('&', Some('&')) | ('|', Some('|')) | ('|', Some('&'))) {
+                i += if matches!(
+                    (c, next),
+                    ('&', Some('&')) | ('|', Some('|')) | ('|', Some('&'))
+                ) {
                     2
                 } else {
                     1
@@ -260,7 +304,10 @@ fn tokenize(command: &str) -> Vec<Token> {
             }
             '>' | '<' => {
                 // A word made only of digits right before is the descriptor (`2>`).
-                let fd = if word_start.is_some() && !word.is_empty() && word.chars().all(|c| c.is_ascii_digit()) {
+                let fd = if word_start.is_some()
+                    && !word.is_empty()
+                    && word.chars().all(|c| c.is_ascii_digit())
+                {
                     word_start = None;
                     std::mem::take(&mut word)
                 } else {
@@ -277,6 +324,14 @@ fn tokenize(command: &str) -> Vec<Token> {
                         break;
                     }
                 }
+                if op[fd.len()..] == *"<<" {
+                    let strip_tabs = chars.get(i).is_some_and(|(_, n)| *n == '-');
+                    if strip_tabs {
+                        op.push('-');
+                        i += 1;
+                    }
+                    heredoc_next = Some(strip_tabs);
+                }
                 tokens.push(Token::Redirect { op });
             }
             '\'' => {
@@ -292,6 +347,12 @@ fn tokenize(command: &str) -> Vec<Token> {
                 word_start.get_or_insert(pos);
                 i += 1;
                 while i < chars.len() && chars[i].1 != '"' {
+                    let starts_substitution = chars[i].1 == '`'
+                        || (chars[i].1 == '$' && chars.get(i + 1).is_some_and(|(_, n)| *n == '('));
+                    if starts_substitution {
+                        i = take_nested(&chars, i, &mut word, &mut word_start, &mut substitutions);
+                        continue;
+                    }
                     if chars[i].1 == '\\' && i + 1 < chars.len() {
                         i += 1;
                     }
@@ -310,11 +371,11 @@ fn tokenize(command: &str) -> Vec<Token> {
                 }
                 i += 2;
             }
-            '$' if next == Some('(') || c == '`' => {
-                i = take_nested(&chars, i, &mut word, &mut word_start);
+            '$' if next == Some('(') => {
+                i = take_nested(&chars, i, &mut word, &mut word_start, &mut substitutions);
             }
             '`' => {
-                i = take_nested(&chars, i, &mut word, &mut word_start);
+                i = take_nested(&chars, i, &mut word, &mut word_start, &mut substitutions);
             }
             _ => {
                 word_start.get_or_insert(pos);
@@ -324,33 +385,68 @@ fn tokenize(command: &str) -> Vec<Token> {
         }
     }
     finish_word!(end_of(chars.len()));
-    tokens
+    (tokens, substitutions)
 }
 
-/// Copies a `$(...)` or backtick substitution into the current word verbatim
-/// and returns the index after it.
+/// Skips the bodies of the here-documents opened on the line that just
+/// ended, returning the index after the last delimiter line.
+fn skip_heredoc_bodies(
+    chars: &[(usize, char)],
+    mut i: usize,
+    heredocs: &mut Vec<(String, bool)>,
+) -> usize {
+    for (delimiter, strip_tabs) in heredocs.drain(..) {
+        while i < chars.len() {
+            let line_end = chars[i..]
+                .iter()
+                .position(|(_, c)| *c == '\n')
+                .map_or(chars.len(), |n| i + n);
+            let line: String = chars[i..line_end].iter().map(|(_, c)| *c).collect();
+            i = (line_end + 1).min(chars.len());
+            let line = if strip_tabs {
+                line.trim_start_matches('\t')
+            } else {
+                &line
+            };
+            if line == delimiter {
+                break;
+            }
+        }
+    }
+    i
+}
+
+/// Copies a `$(...)` or backtick substitution into the current word
+/// verbatim, records its inside in `substitutions` and returns the index
+/// after it.
 fn take_nested(
     chars: &[(usize, char)],
     mut i: usize,
     word: &mut String,
     word_start: &mut Option<usize>,
+    substitutions: &mut Vec<String>,
 ) -> usize {
     word_start.get_or_insert(chars[i].0);
+    let mut inner = String::new();
     if chars[i].1 == '`' {
         word.push('`');
         i += 1;
         while i < chars.len() && chars[i].1 != '`' {
             word.push(chars[i].1);
+            inner.push(chars[i].1);
             i += 1;
         }
         if i < chars.len() {
             word.push('`');
             i += 1;
         }
+        substitutions.push(inner);
         return i;
     }
     // `$(`: count parentheses to find the matching `)`.
-    let mut depth = 0usize;
+    word.push_str("$(");
+    i += 2;
+    let mut depth = 1usize;
     while i < chars.len() {
         let c = chars[i].1;
         word.push(c);
@@ -358,14 +454,16 @@ fn take_nested(
         match c {
             '(' => depth += 1,
             ')' => {
-                depth = depth.saturating_sub(1);
+                depth -= 1;
                 if depth == 0 {
                     break;
                 }
             }
             _ => {}
         }
+        inner.push(c);
     }
+    substitutions.push(inner);
     i
 }
 
@@ -425,10 +523,52 @@ mod tests {
         let a = analyze("FOO=1 BAR=2 cargo test; if true; then echo $(date +%s); fi");
         assert_eq!(
             ids(&a),
-            vec![("cargo", false), ("true", true), ("echo", true)]
+            vec![
+                ("cargo", false),
+                ("true", true),
+                ("echo", true),
+                ("date", true)
+            ]
         );
         let a = analyze("for f in *.txt; do wc -l \"$f\"; done");
         assert_eq!(ids(&a), vec![("wc", true)]);
+    }
+
+    #[test]
+    fn heredoc_bodies_are_not_commands() {
+        let a =
+            analyze("cat > script.py <<'EOF'\nimport os\nrm everything\nEOF\npython3 script.py");
+        assert_eq!(ids(&a), vec![("cat", false), ("python3", false)]);
+        assert_eq!(a.redirect_paths, vec!["script.py"]);
+        let a = analyze("cat <<-END | wc -l\n\tone\n\tEND\necho after");
+        assert_eq!(ids(&a), vec![("cat", true), ("wc", true), ("echo", true)]);
+        let a = analyze("cat <<<\"not a heredoc\"\nls");
+        assert_eq!(ids(&a), vec![("cat", true), ("ls", true)]);
+        // An unterminated body swallows the rest, as bash reads it.
+        let a = analyze("cat <<EOF\nrm -rf x");
+        assert_eq!(ids(&a), vec![("cat", true)]);
+    }
+
+    #[test]
+    fn substitutions_are_read_as_commands() {
+        let a = analyze("echo $(rm -rf x) \"`curl https://e.x/y`\" \"$(date $(whoami))\"");
+        assert_eq!(
+            ids(&a),
+            vec![
+                ("echo", true),
+                ("rm", false),
+                ("curl", false),
+                ("date", true),
+                ("whoami", true)
+            ]
+        );
+        assert_eq!(a.urls, vec!["https://e.x/y"]);
+        assert_eq!(
+            a.segments[0].text,
+            "echo $(rm -rf x) \"`curl https://e.x/y`\" \"$(date $(whoami))\""
+        );
+        let a = analyze("x=$(cat f > g)");
+        assert!(a.write_redirection);
     }
 
     #[test]
@@ -441,7 +581,16 @@ mod tests {
 
     #[test]
     fn unterminated_input_does_not_panic() {
-        for cmd in ["echo 'abc", "echo \"abc", "echo \\", "x $(y", "a `b", ">", "2>", "&&"] {
+        for cmd in [
+            "echo 'abc",
+            "echo \"abc",
+            "echo \\",
+            "x $(y",
+            "a `b",
+            ">",
+            "2>",
+            "&&",
+        ] {
             let _ = analyze(cmd);
         }
     }

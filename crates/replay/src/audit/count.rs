@@ -34,7 +34,7 @@ pub fn count_type_with(
         &source,
         options,
         || CountSink::new(event_type),
-        |sink, done| {
+        |sink: &mut CountSink<'_>, done| {
             total += sink.count;
             progress(done, source.size);
         },
@@ -60,10 +60,10 @@ impl<'t> CountSink<'t> {
     }
 
     fn count_outcome(&mut self, outcome: &Outcome) {
-        if let Outcome::Event(facts) = outcome {
-            if type_name(facts.type_ref, &self.store) == self.target {
-                self.count += 1;
-            }
+        if let Outcome::Event(facts) = outcome
+            && type_name(facts.type_ref, &self.store) == self.target
+        {
+            self.count += 1;
         }
         self.store.clear();
     }
@@ -82,17 +82,23 @@ impl LineSink for CountSink<'_> {
         self.may_match(prefix)
     }
 
-    fn line(&mut self, _offset: u64, line: &[u8], terminated: bool) {
+    fn line(&mut self, _offset: u64, line: &[u8], terminated: bool, utf8_valid: bool) {
         if !terminated || !self.may_match(line) {
             return;
         }
-        let outcome = line::parse_line(line, &mut self.store, &mut self.scratch);
+        let outcome = line::parse_line(line, utf8_valid, &mut self.store, &mut self.scratch);
         self.count_outcome(&outcome);
     }
 
     fn giant(&mut self, source: &Source, offset: u64) -> io::Result<()> {
-        let (outcome, _end) = stream::parse_giant_line(&source.file, offset, source.size, &mut self.store)?;
+        let (outcome, _end) =
+            stream::parse_giant_line(&source.file, offset, source.size, &mut self.store)?;
         self.count_outcome(&outcome);
         Ok(())
+    }
+
+    fn reset(&mut self) {
+        self.count = 0;
+        self.store.clear();
     }
 }

@@ -8,8 +8,9 @@
 use std::borrow::Cow;
 use std::fmt;
 
-use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
-use serde_json::value::RawValue;
+use serde::de::{self, Deserializer, Visitor};
+
+use super::json;
 
 /// A string stored in a [`Store`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,16 +45,12 @@ impl Store {
         self.requests.clear();
     }
 
-    /// Bytes held (for memory accounting in tests).
-    #[cfg(test)]
-    pub(crate) fn len(&self) -> usize {
-        self.text.len()
-    }
-
     /// The string of a span.
     pub(crate) fn get(&self, span: Span) -> &str {
         let start = span.start as usize;
-        self.text.get(start..start + span.len as usize).unwrap_or("")
+        self.text
+            .get(start..start + span.len as usize)
+            .unwrap_or("")
     }
 
     /// The string of an optional span.
@@ -106,7 +103,10 @@ impl Kind {
 
     /// Whether any field of this kind is read.
     pub(crate) fn reads_fields(self) -> bool {
-        !matches!(self, Kind::SessionError | Kind::SessionResume | Kind::Abort | Kind::Other)
+        !matches!(
+            self,
+            Kind::SessionError | Kind::SessionResume | Kind::Abort | Kind::Other
+        )
     }
 
     fn wants(self, key: Key) -> bool {
@@ -178,14 +178,43 @@ pub(crate) struct Fields {
 }
 
 impl Fields {
+    /// [`Fields::set`] for a raw (quoted, maybe escaped) key as the validator reports it.
+    #[inline]
+    pub(crate) fn set_raw(
+        &mut self,
+        kind: Kind,
+        raw_key: &[u8],
+        value: &[u8],
+        store: &mut Store,
+        stack: &mut Vec<u8>,
+    ) {
+        let inner = &raw_key[1..raw_key.len().saturating_sub(1).max(1)];
+        // Plain keys (the norm) are compared as they are; only a key with an escape is decoded.
+        if Key::of(inner).is_some() {
+            self.set(Some(kind), inner, value, store, stack);
+        } else if inner.contains(&b'\\')
+            && let Some(key) = decode_key(raw_key)
+        {
+            self.set(Some(kind), &key, value, store, stack);
+        }
+    }
+
     /// Records one top-level member of `data` (`key` unescaped, `value` its raw JSON) if
     /// `kind` reads it; `None` as kind means "the type is not known yet": keep every field.
-    pub(crate) fn set(&mut self, kind: Option<Kind>, key: &[u8], value: &[u8], store: &mut Store) {
+    /// `stack` is scratch space for the nested values.
+    pub(crate) fn set(
+        &mut self,
+        kind: Option<Kind>,
+        key: &[u8],
+        value: &[u8],
+        store: &mut Store,
+        stack: &mut Vec<u8>,
+    ) {
         let Some(key) = Key::of(key) else { return };
-        if let Some(kind) = kind {
-            if !kind.wants(key) {
-                return;
-            }
+        if let Some(kind) = kind
+            && !kind.wants(key)
+        {
+            return;
         }
         let text = |store: &mut Store| decode_str(value).map(|s| store.push(&s));
         match key {
@@ -198,20 +227,33 @@ impl Fields {
             Key::Success => self.success = decode_bool(value),
             Key::IsAutopilotContinuation => self.autopilot = decode_bool(value),
             Key::PermissionRequest => {
-                self.permission_tool_call_id = serde_json::from_slice::<PermissionRequestLite>(value)
-                    .ok()
-                    .and_then(|p| p.tool_call_id)
-                    .map(|s| store.push(&s));
+                let mut id = None;
+                json::scan_object(value, stack, &mut |k, v| {
+                    if k == b"\"toolCallId\""
+                        || decode_key(k).as_deref() == Some(b"toolCallId".as_slice())
+                    {
+                        id = Some(v);
+                    }
+                });
+                self.permission_tool_call_id = id.and_then(decode_str).map(|s| store.push(&s));
             }
             Key::ToolRequests => {
                 let start = store.requests.len();
-                if let Ok(list) = serde_json::from_slice::<RequestList>(value) {
-                    for (id, name) in list.0 {
-                        let id = id.map(|s| store.push(&s));
-                        let name = name.map(|s| store.push(&s));
+                json::scan_array(value, stack, &mut |element, stack| {
+                    let (mut id, mut name) = (None, None);
+                    let object = json::scan_object(element, stack, &mut |k, v| match decode_key(k)
+                        .as_deref()
+                    {
+                        Some(b"toolCallId") => id = Some(v),
+                        Some(b"name") => name = Some(v),
+                        _ => {}
+                    });
+                    if object {
+                        let id = id.and_then(decode_str).map(|s| store.push(&s));
+                        let name = name.and_then(decode_str).map(|s| store.push(&s));
                         store.requests.push((id, name));
                     }
-                }
+                });
                 self.requests = (
                     u32::try_from(start).unwrap_or(u32::MAX),
                     u32::try_from(store.requests.len() - start).unwrap_or(0),
@@ -273,7 +315,9 @@ pub(crate) fn decode_key(quoted: &[u8]) -> Option<Cow<'_, [u8]>> {
     if !inner.contains(&b'\\') {
         return Some(Cow::Borrowed(inner));
     }
-    serde_json::from_slice::<KeyBytes>(quoted).ok().map(|k| Cow::Owned(k.0))
+    serde_json::from_slice::<KeyBytes>(quoted)
+        .ok()
+        .map(|k| Cow::Owned(k.0))
 }
 
 /// A JSON string value's text; `None` for any other JSON type (or an undecodable escape).
@@ -319,161 +363,6 @@ impl<'de> de::Deserialize<'de> for KeyBytes {
     }
 }
 
-/// Reads a member's raw value and decodes it as a string, leniently.
-fn raw_str<'de, A: MapAccess<'de>>(map: &mut A) -> Result<Option<String>, A::Error> {
-    let raw: Box<RawValue> = map.next_value()?;
-    Ok(decode_str(raw.get().as_bytes()).map(Cow::into_owned))
-}
-
-/// `permissionRequest` reduced to its `toolCallId`; any JSON is accepted.
-struct PermissionRequestLite {
-    tool_call_id: Option<String>,
-}
-
-impl<'de> de::Deserialize<'de> for PermissionRequestLite {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = PermissionRequestLite;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("any JSON value")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-                let mut tool_call_id = None;
-                while let Some(key) = map.next_key::<KeyBytes>()? {
-                    if key.0 == b"toolCallId" {
-                        tool_call_id = raw_str(&mut map)?;
-                    } else {
-                        map.next_value::<IgnoredAny>()?;
-                    }
-                }
-                Ok(PermissionRequestLite { tool_call_id })
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-                while seq.next_element::<IgnoredAny>()?.is_some() {}
-                Ok(PermissionRequestLite { tool_call_id: None })
-            }
-            fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
-                Ok(PermissionRequestLite { tool_call_id: None })
-            }
-            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
-                Ok(PermissionRequestLite { tool_call_id: None })
-            }
-            fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
-                Ok(PermissionRequestLite { tool_call_id: None })
-            }
-            fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
-                Ok(PermissionRequestLite { tool_call_id: None })
-            }
-            fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
-                Ok(PermissionRequestLite { tool_call_id: None })
-            }
-            fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
-                Ok(PermissionRequestLite { tool_call_id: None })
-            }
-        }
-        d.deserialize_any(V)
-    }
-}
-
-/// `toolRequests` reduced to `(toolCallId, name)` pairs; non-objects are skipped, a non-array
-/// is an empty list.
-struct RequestList(Vec<(Option<String>, Option<String>)>);
-
-struct RequestLite(Option<(Option<String>, Option<String>)>);
-
-impl<'de> de::Deserialize<'de> for RequestList {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = RequestList;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("any JSON value")
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-                let mut out = Vec::new();
-                while let Some(item) = seq.next_element::<RequestLite>()? {
-                    if let Some(pair) = item.0 {
-                        out.push(pair);
-                    }
-                }
-                Ok(RequestList(out))
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-                Ok(RequestList(Vec::new()))
-            }
-            fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
-                Ok(RequestList(Vec::new()))
-            }
-            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
-                Ok(RequestList(Vec::new()))
-            }
-            fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
-                Ok(RequestList(Vec::new()))
-            }
-            fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
-                Ok(RequestList(Vec::new()))
-            }
-            fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
-                Ok(RequestList(Vec::new()))
-            }
-            fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
-                Ok(RequestList(Vec::new()))
-            }
-        }
-        d.deserialize_any(V)
-    }
-}
-
-impl<'de> de::Deserialize<'de> for RequestLite {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = RequestLite;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("any JSON value")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-                let (mut id, mut name) = (None, None);
-                while let Some(key) = map.next_key::<KeyBytes>()? {
-                    match key.0.as_slice() {
-                        b"toolCallId" => id = raw_str(&mut map)?,
-                        b"name" => name = raw_str(&mut map)?,
-                        _ => {
-                            map.next_value::<IgnoredAny>()?;
-                        }
-                    }
-                }
-                Ok(RequestLite(Some((id, name))))
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-                while seq.next_element::<IgnoredAny>()?.is_some() {}
-                Ok(RequestLite(None))
-            }
-            fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
-                Ok(RequestLite(None))
-            }
-            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
-                Ok(RequestLite(None))
-            }
-            fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
-                Ok(RequestLite(None))
-            }
-            fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
-                Ok(RequestLite(None))
-            }
-            fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
-                Ok(RequestLite(None))
-            }
-            fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
-                Ok(RequestLite(None))
-            }
-        }
-        d.deserialize_any(V)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -491,10 +380,26 @@ mod tests {
         let mut store = Store::default();
         let mut f = Fields::default();
         let raw = br#"[{"toolCallId":"a","name":"bash","arguments":{"type":"x"}},3,{"name":7,"toolCallId":"b"}]"#;
-        f.set(Some(Kind::AssistantMessage), b"toolRequests", raw, &mut store);
-        let got: Vec<_> = f.requests(&store).iter().map(|(i, n)| (store.opt(*i), store.opt(*n))).collect();
+        f.set(
+            Some(Kind::AssistantMessage),
+            b"toolRequests",
+            raw,
+            &mut store,
+            &mut Vec::new(),
+        );
+        let got: Vec<_> = f
+            .requests(&store)
+            .iter()
+            .map(|(i, n)| (store.opt(*i), store.opt(*n)))
+            .collect();
         assert_eq!(got, vec![(Some("a"), Some("bash")), (Some("b"), None)]);
-        f.set(Some(Kind::AssistantMessage), b"toolRequests", b"{}", &mut store);
+        f.set(
+            Some(Kind::AssistantMessage),
+            b"toolRequests",
+            b"{}",
+            &mut store,
+            &mut Vec::new(),
+        );
         assert!(f.requests(&store).is_empty());
     }
 
@@ -502,9 +407,15 @@ mod tests {
     fn unwanted_keys_are_skipped() {
         let mut store = Store::default();
         let mut f = Fields::default();
-        f.set(Some(Kind::TurnEnd), b"toolCallId", br#""x""#, &mut store);
+        f.set(
+            Some(Kind::TurnEnd),
+            b"toolCallId",
+            br#""x""#,
+            &mut store,
+            &mut Vec::new(),
+        );
         assert_eq!(f.tool_call_id, None);
-        f.set(None, b"toolCallId", br#""x""#, &mut store);
+        f.set(None, b"toolCallId", br#""x""#, &mut store, &mut Vec::new());
         assert_eq!(store.opt(f.tool_call_id), Some("x"));
         f.retain_for(Kind::TurnEnd);
         assert_eq!(f.tool_call_id, None);

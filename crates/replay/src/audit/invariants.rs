@@ -4,7 +4,7 @@
 //! ids of the current interaction (a bitset for numeric ids plus a capped set) and the distinct
 //! type and tool names (capped), never anything per event.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashSet};
 
 use turnstile_journal::Uuid;
 
@@ -32,16 +32,18 @@ impl TurnIds {
     /// Records `id`; false when it was already there.
     fn insert(&mut self, id: &str) -> bool {
         // Turn ids are "0", "1", ...: a bitset makes long autopilot interactions cheap.
-        if let Ok(n) = id.parse::<u32>() {
-            if n < (1 << 24) && !id.starts_with('+') && (id == "0" || !id.starts_with('0')) {
-                let (word, bit) = ((n / 64) as usize, n % 64);
-                if self.numeric.len() <= word {
-                    self.numeric.resize(word + 1, 0);
-                }
-                let fresh = self.numeric[word] & (1 << bit) == 0;
-                self.numeric[word] |= 1 << bit;
-                return fresh;
+        if let Ok(n) = id.parse::<u32>()
+            && n < (1 << 24)
+            && !id.starts_with('+')
+            && (id == "0" || !id.starts_with('0'))
+        {
+            let (word, bit) = ((n / 64) as usize, n % 64);
+            if self.numeric.len() <= word {
+                self.numeric.resize(word + 1, 0);
             }
+            let fresh = self.numeric[word] & (1 << bit) == 0;
+            self.numeric[word] |= 1 << bit;
+            return fresh;
         }
         if self.other.len() >= MAX_TURN_IDS {
             return true;
@@ -63,7 +65,8 @@ pub(crate) struct Auditor {
     unknown_counts: BTreeMap<String, u64>,
     open: OpenWork,
     counts: Counters,
-    turn_ids: HashMap<Option<String>, TurnIds>,
+    /// Turn ids of the current interaction, per agent (almost always just the main agent).
+    turn_ids: Vec<(Option<String>, TurnIds)>,
     /// Id of the last persisted event; `None` before the first.
     last_id: Option<u128>,
     last_line: u64,
@@ -88,11 +91,31 @@ impl Auditor {
         }
     }
 
+    fn turn_ids_of(&mut self, agent: Option<&str>) -> &mut TurnIds {
+        let i = match self
+            .turn_ids
+            .iter()
+            .position(|(a, _)| a.as_deref() == agent)
+        {
+            Some(i) => i,
+            None => {
+                self.turn_ids
+                    .push((agent.map(str::to_owned), TurnIds::default()));
+                self.turn_ids.len() - 1
+            }
+        };
+        &mut self.turn_ids[i].1
+    }
+
     fn violation(&mut self, line: u64, kind: ViolationKind, message: String) {
         self.report.violation_count += 1;
         *self.report.violations_by_kind.entry(kind).or_default() += 1;
         if self.report.violations.len() < MAX_VIOLATIONS {
-            self.report.violations.push(Violation { line, kind, message });
+            self.report.violations.push(Violation {
+                line,
+                kind,
+                message,
+            });
         }
     }
 
@@ -106,7 +129,12 @@ impl Auditor {
                 self.chain_known = false;
             }
             Outcome::Torn => {
-                self.violation(line, ViolationKind::TornTail, "the last line has no newline (torn write, or a writer still appending)".to_owned());
+                self.violation(
+                    line,
+                    ViolationKind::TornTail,
+                    "the last line has no newline (torn write, or a writer still appending)"
+                        .to_owned(),
+                );
                 self.chain_known = false;
             }
             Outcome::Event(facts) => self.event(line, facts, store),
@@ -130,8 +158,16 @@ impl Auditor {
         }
         let type_name = type_name(f.type_ref, store);
         if f.ephemeral_type || f.ephemeral_key {
-            let why = if f.ephemeral_type { "is an ephemeral type" } else { "is marked \"ephemeral\":true" };
-            self.violation(line, ViolationKind::EphemeralOnDisk, format!("{type_name} {why} and must not be written to disk"));
+            let why = if f.ephemeral_type {
+                "is an ephemeral type"
+            } else {
+                "is marked \"ephemeral\":true"
+            };
+            self.violation(
+                line,
+                ViolationKind::EphemeralOnDisk,
+                format!("{type_name} {why} and must not be written to disk"),
+            );
         }
         self.check_chain(line, f, f.ephemeral_type);
         self.apply(line, f, store);
@@ -144,17 +180,29 @@ impl Auditor {
                 (false, _, Some(parent)) => self.violation(
                     line,
                     ViolationKind::ParentChain,
-                    format!("the first event has parentId {} (expected null)", show(parent)),
+                    format!(
+                        "the first event has parentId {} (expected null)",
+                        show(parent)
+                    ),
                 ),
                 (true, Some(last), None) => self.violation(
                     line,
                     ViolationKind::ParentChain,
-                    format!("parentId is null but the previous event is {} (line {})", show(last), self.last_line),
+                    format!(
+                        "parentId is null but the previous event is {} (line {})",
+                        show(last),
+                        self.last_line
+                    ),
                 ),
                 (true, Some(last), Some(parent)) if parent != last => self.violation(
                     line,
                     ViolationKind::ParentChain,
-                    format!("parentId {} is not the previous event {} (line {})", show(parent), show(last), self.last_line),
+                    format!(
+                        "parentId {} is not the previous event {} (line {})",
+                        show(parent),
+                        show(last),
+                        self.last_line
+                    ),
                 ),
                 _ => {}
             }
@@ -175,7 +223,7 @@ impl Auditor {
         match f.kind {
             Kind::TurnStart => {
                 let turn_id = store.opt(d.turn_id).unwrap_or("");
-                let fresh = self.turn_ids.entry(agent.map(str::to_owned)).or_default().insert(turn_id);
+                let fresh = self.turn_ids_of(agent).insert(turn_id);
                 if !fresh {
                     self.violation(
                         line,
@@ -185,14 +233,28 @@ impl Auditor {
                 }
             }
             Kind::UserMessage => {
-                if let Some(ids) = self.turn_ids.get_mut(&agent.map(str::to_owned)) {
+                if let Some((_, ids)) = self
+                    .turn_ids
+                    .iter_mut()
+                    .find(|(a, _)| a.as_deref() == agent)
+                {
                     ids.clear();
                 }
             }
             _ => {}
         }
-        match track(&mut self.open, &mut self.counts, f.kind, agent, line, d, store) {
-            Step::Plain | Step::ToolCompleted(Some(_)) | Step::ToolStarted(ToolStart::Fresh | ToolStart::Requested) => {}
+        match track(
+            &mut self.open,
+            &mut self.counts,
+            f.kind,
+            agent,
+            line,
+            d,
+            store,
+        ) {
+            Step::Plain
+            | Step::ToolCompleted(Some(_))
+            | Step::ToolStarted(ToolStart::Fresh | ToolStart::Requested) => {}
             Step::TurnReplaced(old) => {
                 let turn_id = store.opt(d.turn_id).unwrap_or("");
                 self.violation(
@@ -243,7 +305,9 @@ impl Auditor {
                 self.violation(
                     line,
                     ViolationKind::ToolPairing,
-                    format!("tool.execution_start for {id} ({name}), which already started at line {at}"),
+                    format!(
+                        "tool.execution_start for {id} ({name}), which already started at line {at}"
+                    ),
                 );
             }
             Step::ToolCompleted(None) => {
@@ -279,4 +343,3 @@ impl Auditor {
         self.report
     }
 }
-

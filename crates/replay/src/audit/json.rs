@@ -10,7 +10,11 @@
 /// Validates that `bytes` is exactly one JSON object (no surrounding whitespace) and calls
 /// `member(raw_key, raw_value)` for each of its top-level members; `raw_key` keeps its quotes.
 /// `stack` is scratch space reused between calls.
-pub(crate) fn scan_object(bytes: &[u8], stack: &mut Vec<u8>, member: &mut dyn FnMut(&[u8], &[u8])) -> bool {
+pub(crate) fn scan_object<'a>(
+    bytes: &'a [u8],
+    stack: &mut Vec<u8>,
+    member: &mut dyn FnMut(&'a [u8], &'a [u8]),
+) -> bool {
     #[cfg(target_arch = "x86_64")]
     {
         if std::is_x86_feature_detected!("avx2") {
@@ -25,20 +29,71 @@ pub(crate) fn scan_object(bytes: &[u8], stack: &mut Vec<u8>, member: &mut dyn Fn
     }
 }
 
+/// Validates that `bytes` is exactly one JSON array and calls `element(raw, stack)` for each
+/// element (`stack` is free for the callback to use).
+pub(crate) fn scan_array<'a>(
+    bytes: &'a [u8],
+    stack: &mut Vec<u8>,
+    element: &mut dyn FnMut(&'a [u8], &mut Vec<u8>),
+) -> bool {
+    let n = bytes.len();
+    if n < 2 || bytes[0] != b'[' {
+        return false;
+    }
+    let mut i = ws(bytes, 1);
+    if i < n && bytes[i] == b']' {
+        return i + 1 == n;
+    }
+    loop {
+        let start = i;
+        i = match skip_any(bytes, i, stack) {
+            Some(j) => j,
+            None => return false,
+        };
+        element(&bytes[start..i], stack);
+        i = ws(bytes, i);
+        if i >= n {
+            return false;
+        }
+        match bytes[i] {
+            b',' => i = ws(bytes, i + 1),
+            b']' => return i + 1 == n,
+            _ => return false,
+        }
+    }
+}
+
+fn skip_any(b: &[u8], i: usize, stack: &mut Vec<u8>) -> Option<usize> {
+    #[cfg(target_arch = "x86_64")]
+    {
+        // Nested values inside `data` are small (tool requests); SSE2 is plenty here.
+        skip_value::<x86::Sse2>(b, i, stack)
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        skip_value::<Scalar>(b, i, stack)
+    }
+}
+
 /// Validates that `bytes` is exactly one JSON value of any type (used by tests and the fuzz
 /// comparisons against serde).
 #[cfg(test)]
 pub(crate) fn is_value(bytes: &[u8]) -> bool {
+    // Like `serde_json::from_slice`: whitespace around the value is fine.
     let mut stack = Vec::new();
-    match skip_value::<Scalar>(bytes, 0, &mut stack) {
-        Some(end) => end == bytes.len(),
+    match skip_value::<Scalar>(bytes, ws(bytes, 0), &mut stack) {
+        Some(end) => ws(bytes, end) == bytes.len(),
         None => false,
     }
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-unsafe fn scan_object_avx2(bytes: &[u8], stack: &mut Vec<u8>, member: &mut dyn FnMut(&[u8], &[u8])) -> bool {
+unsafe fn scan_object_avx2<'a>(
+    bytes: &'a [u8],
+    stack: &mut Vec<u8>,
+    member: &mut dyn FnMut(&'a [u8], &'a [u8]),
+) -> bool {
     scan::<x86::Avx2>(bytes, stack, member)
 }
 
@@ -49,7 +104,11 @@ trait StringSkip {
 }
 
 #[inline(always)]
-fn scan<S: StringSkip>(b: &[u8], stack: &mut Vec<u8>, member: &mut dyn FnMut(&[u8], &[u8])) -> bool {
+fn scan<'a, S: StringSkip>(
+    b: &'a [u8],
+    stack: &mut Vec<u8>,
+    member: &mut dyn FnMut(&'a [u8], &'a [u8]),
+) -> bool {
     let n = b.len();
     if n < 2 || b[0] != b'{' {
         return false;
@@ -176,7 +235,11 @@ fn key_colon<S: StringSkip>(b: &[u8], i: usize) -> Option<usize> {
 
 #[inline(always)]
 fn literal(b: &[u8], i: usize, word: &[u8]) -> Option<usize> {
-    if b.get(i..i + word.len())? == word { Some(i + word.len()) } else { None }
+    if b.get(i..i + word.len())? == word {
+        Some(i + word.len())
+    } else {
+        None
+    }
 }
 
 /// `-? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?`
@@ -231,7 +294,11 @@ fn escape_end(b: &[u8], p: usize) -> Option<usize> {
         b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => Some(p + 2),
         b'u' => {
             let hex = b.get(p + 2..p + 6)?;
-            if hex.iter().all(u8::is_ascii_hexdigit) { Some(p + 6) } else { None }
+            if hex.iter().all(u8::is_ascii_hexdigit) {
+                Some(p + 6)
+            } else {
+                None
+            }
         }
         _ => None,
     }
@@ -291,35 +358,155 @@ mod x86 {
 
     pub(super) struct Avx2;
 
+    const ODD_BITS: u64 = 0xAAAA_AAAA_AAAA_AAAA;
+
+    /// Bits of the characters escaped by a backslash in a 64-byte block (simdjson's escape
+    /// scanner): runs of backslashes pair up, an odd run escapes the byte after it, and a run
+    /// reaching the block's end carries into the next block through `next_is_escaped`.
+    #[inline(always)]
+    fn escaped_chars(backslash: u64, next_is_escaped: &mut u64) -> u64 {
+        if backslash == 0 {
+            return std::mem::take(next_is_escaped);
+        }
+        let potential_escape = backslash & !*next_is_escaped;
+        let maybe_escaped = potential_escape << 1;
+        let even_series_codes_and_odd_bits =
+            (maybe_escaped | ODD_BITS).wrapping_sub(potential_escape);
+        let escape_and_terminal_code = even_series_codes_and_odd_bits ^ ODD_BITS;
+        let escaped = escape_and_terminal_code ^ (backslash | *next_is_escaped);
+        let escape = escape_and_terminal_code & backslash;
+        *next_is_escaped = escape >> 63;
+        escaped
+    }
+
+    /// Nibble tables: a byte is a valid escape letter (`" / \\ b f n r t u`) when the entries
+    /// of its high and low nibble share a bit.
+    const ESCAPE_HI: [u8; 16] = [0, 0, 1, 0, 0, 2, 4, 8, 0, 0, 0, 0, 0, 0, 0, 0];
+    const ESCAPE_LO: [u8; 16] = [0, 0, 13, 0, 8, 8, 4, 0, 0, 0, 0, 0, 2, 0, 4, 1];
+
+    /// Masks of one 32-byte half: (quote, backslash, control, valid escape letter, `u`).
+    #[inline(always)]
+    unsafe fn half_masks(v: __m256i) -> (u64, u64, u64, u64, u64) {
+        // SAFETY: callers are compiled with AVX2 (see `Avx2::skip_string`).
+        unsafe {
+            let quote = _mm256_cmpeq_epi8(v, _mm256_set1_epi8(b'"' as i8));
+            let backslash = _mm256_cmpeq_epi8(v, _mm256_set1_epi8(b'\\' as i8));
+            // v <= 0x1F unsigned  <=>  min(v, 0x1F) == v
+            let control = _mm256_cmpeq_epi8(_mm256_min_epu8(v, _mm256_set1_epi8(0x1F)), v);
+            let hi_table = _mm256_broadcastsi128_si256(_mm_loadu_si128(ESCAPE_HI.as_ptr().cast()));
+            let lo_table = _mm256_broadcastsi128_si256(_mm_loadu_si128(ESCAPE_LO.as_ptr().cast()));
+            let nibble = _mm256_set1_epi8(0x0F);
+            let hi =
+                _mm256_shuffle_epi8(hi_table, _mm256_and_si256(_mm256_srli_epi16(v, 4), nibble));
+            let lo = _mm256_shuffle_epi8(lo_table, _mm256_and_si256(v, nibble));
+            let invalid = _mm256_cmpeq_epi8(_mm256_and_si256(hi, lo), _mm256_setzero_si256());
+            let u = _mm256_cmpeq_epi8(v, _mm256_set1_epi8(b'u' as i8));
+            let m = |x: __m256i| u64::from(_mm256_movemask_epi8(x) as u32);
+            (
+                m(quote),
+                m(backslash),
+                m(control),
+                !m(invalid) & 0xFFFF_FFFF,
+                m(u),
+            )
+        }
+    }
+
     impl StringSkip for Avx2 {
         #[inline(always)]
         fn skip_string(b: &[u8], mut i: usize) -> Option<usize> {
-            // SAFETY: only reached from `scan_object_avx2`, compiled with AVX2 and called after
-            // the CPU check; loads read b[i..i + 32] with i + 32 <= b.len().
+            // Most strings are short keys and ids, or long text without a backslash for a
+            // while: find the first special byte 32 at a time, and only when it is a backslash
+            // switch to the escape-aware scan below (no backslash before `i`, so it can start
+            // there with nothing carried).
+            // SAFETY: compiled with AVX2 (see `scan_object_avx2`); loads read b[i..i + 32].
             unsafe {
                 let quote = _mm256_set1_epi8(b'"' as i8);
                 let backslash = _mm256_set1_epi8(b'\\' as i8);
                 let control_max = _mm256_set1_epi8(0x1F);
-                while i + 32 <= b.len() {
+                loop {
+                    if i + 32 > b.len() {
+                        return skip_string_scalar(b, i);
+                    }
                     let v = _mm256_loadu_si256(b.as_ptr().add(i).cast());
                     let is_quote = _mm256_cmpeq_epi8(v, quote);
                     let is_backslash = _mm256_cmpeq_epi8(v, backslash);
-                    // v <= 0x1F unsigned  <=>  min(v, 0x1F) == v
                     let is_control = _mm256_cmpeq_epi8(_mm256_min_epu8(v, control_max), v);
-                    let special = _mm256_or_si256(_mm256_or_si256(is_quote, is_backslash), is_control);
+                    let special =
+                        _mm256_or_si256(_mm256_or_si256(is_quote, is_backslash), is_control);
                     let mask = _mm256_movemask_epi8(special) as u32;
                     if mask == 0 {
                         i += 32;
                         continue;
                     }
-                    match super::x86::specials(b, i, mask, 32) {
-                        Ok(end) => return Some(end),
-                        Err(Some(next)) => i = next,
-                        Err(None) => return None,
-                    }
+                    let p = i + mask.trailing_zeros() as usize;
+                    return match b[p] {
+                        b'"' => Some(p + 1),
+                        b'\\' => escaped_scan(b, p),
+                        _ => None,
+                    };
                 }
             }
-            skip_string_scalar(b, i)
+        }
+    }
+
+    /// The rest of a string from `i` (not inside an escape), 64 bytes at a time with the
+    /// escape scanner.
+    #[inline(always)]
+    fn escaped_scan(b: &[u8], mut i: usize) -> Option<usize> {
+        let mut next_is_escaped = 0u64;
+        {
+            let mut padded;
+            loop {
+                let block: &[u8] = if i + 64 <= b.len() {
+                    &b[i..i + 64]
+                } else if i < b.len() {
+                    // Spaces after the end: never special, so an unterminated string runs
+                    // into the next round and fails there.
+                    padded = [b' '; 64];
+                    padded[..b.len() - i].copy_from_slice(&b[i..]);
+                    &padded
+                } else {
+                    return None;
+                };
+                // SAFETY: only reached from `scan_object_avx2`, compiled with AVX2 and called
+                // after the CPU check; both loads read inside the 64-byte `block`.
+                let (q, bs, ctl, valid, u) = unsafe {
+                    let lo = half_masks(_mm256_loadu_si256(block.as_ptr().cast()));
+                    let hi = half_masks(_mm256_loadu_si256(block.as_ptr().add(32).cast()));
+                    (
+                        lo.0 | hi.0 << 32,
+                        lo.1 | hi.1 << 32,
+                        lo.2 | hi.2 << 32,
+                        lo.3 | hi.3 << 32,
+                        lo.4 | hi.4 << 32,
+                    )
+                };
+                let escaped = escaped_chars(bs, &mut next_is_escaped);
+                let ends = q & !escaped;
+                // Bits strictly before the closing quote (all 64 when it is not in this block).
+                let inside = if ends == 0 {
+                    u64::MAX
+                } else {
+                    (ends & ends.wrapping_neg()) - 1
+                };
+                if ctl & inside != 0 || escaped & inside & !valid != 0 {
+                    return None;
+                }
+                let mut unicode = escaped & inside & u;
+                while unicode != 0 {
+                    let p = i + unicode.trailing_zeros() as usize;
+                    let hex = b.get(p + 1..p + 5)?;
+                    if !hex.iter().all(u8::is_ascii_hexdigit) {
+                        return None;
+                    }
+                    unicode &= unicode - 1;
+                }
+                if ends != 0 {
+                    return Some(i + ends.trailing_zeros() as usize + 1);
+                }
+                i += 64;
+            }
         }
     }
 
@@ -369,21 +556,30 @@ mod tests {
         let mut out = Vec::new();
         let mut stack = Vec::new();
         let ok = scan_object(bytes, &mut stack, &mut |k, v| {
-            out.push((String::from_utf8_lossy(k).into_owned(), String::from_utf8_lossy(v).into_owned()))
+            out.push((
+                String::from_utf8_lossy(k).into_owned(),
+                String::from_utf8_lossy(v).into_owned(),
+            ))
         });
         ok.then_some(out)
     }
 
     #[test]
     fn reports_top_level_members() {
-        let got = members(br#"{"a":1,"b":{"c":[true,false,null]},"d":"x\"y","e":-0.5e+3}"#).unwrap();
+        let got =
+            members(br#"{"a":1,"b":{"c":[true,false,null]},"d":"x\"y","e":-0.5e+3}"#).unwrap();
         let want = [
             ("\"a\"", "1"),
             ("\"b\"", r#"{"c":[true,false,null]}"#),
             ("\"d\"", r#""x\"y""#),
             ("\"e\"", "-0.5e+3"),
         ];
-        assert_eq!(got, want.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect::<Vec<_>>());
+        assert_eq!(
+            got,
+            want.iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect::<Vec<_>>()
+        );
         assert_eq!(members(b"{}").unwrap(), vec![]);
         assert_eq!(members(b"{ \"k\" : [ ] , \"l\" : { } }").unwrap().len(), 2);
     }
@@ -410,7 +606,11 @@ mod tests {
         ];
         for case in bad {
             assert!(members(case).is_none(), "{}", String::from_utf8_lossy(case));
-            assert!(!is_value(case) || serde_ok(case), "{}", String::from_utf8_lossy(case));
+            assert!(
+                !is_value(case) || serde_ok(case),
+                "{}",
+                String::from_utf8_lossy(case)
+            );
         }
     }
 
@@ -419,7 +619,11 @@ mod tests {
         for pad in 0..80 {
             let text = format!("{}\\n\\u00e9\\\"{}", "x".repeat(pad), "y".repeat(pad));
             let json = format!("{{\"k\":\"{text}\",\"z\":1}}");
-            assert_eq!(members(json.as_bytes()).map(|m| m.len()), Some(2), "pad {pad}");
+            assert_eq!(
+                members(json.as_bytes()).map(|m| m.len()),
+                Some(2),
+                "pad {pad}"
+            );
             let broken = format!("{{\"k\":\"{}\\q\"}}", "x".repeat(pad));
             assert!(members(broken.as_bytes()).is_none(), "pad {pad}");
             let control = format!("{{\"k\":\"{}\t\"}}", "x".repeat(pad));
@@ -436,8 +640,36 @@ mod tests {
 
     fn jsonish() -> impl Strategy<Value = Vec<u8>> {
         let atoms = prop::sample::select(vec![
-            "{", "}", "[", "]", ",", ":", "\"", "\\", "\\n", "\\u00e9", "\\uZZ", "true", "false", "null", "nul",
-            "0", "01", "-", "1.5", "1e5", "1E+", ".5", " ", "\t", "\"k\"", "\"v\"", "\"a\\\"b\"", "x", "é", "\u{1}",
+            "{",
+            "}",
+            "[",
+            "]",
+            ",",
+            ":",
+            "\"",
+            "\\",
+            "\\n",
+            "\\u00e9",
+            "\\uZZ",
+            "true",
+            "false",
+            "null",
+            "nul",
+            "0",
+            "01",
+            "-",
+            "1.5",
+            "1e5",
+            "1E+",
+            ".5",
+            " ",
+            "\t",
+            "\"k\"",
+            "\"v\"",
+            "\"a\\\"b\"",
+            "x",
+            "é",
+            "\u{1}",
         ]);
         prop::collection::vec(atoms, 0..40).prop_map(|parts| parts.concat().into_bytes())
     }
@@ -479,8 +711,10 @@ mod tests {
         let leaf = prop_oneof![
             Just(Value::Null),
             any::<bool>().prop_map(Value::Bool),
-            any::<i64>().prop_map(|n| Value::from(n)),
-            any::<f64>().prop_filter("finite", |f| f.is_finite()).prop_map(|f| Value::from(f)),
+            any::<i64>().prop_map(Value::from),
+            any::<f64>()
+                .prop_filter("finite", |f| f.is_finite())
+                .prop_map(Value::from),
             ".{0,40}".prop_map(Value::String),
         ];
         leaf.prop_recursive(4, 32, 6, |inner| {

@@ -15,7 +15,7 @@ use std::sync::OnceLock;
 use turnstile_journal::reader::{ReadMode, check_line};
 use turnstile_journal::{LiveMark, all_event_types};
 
-use super::fields::{Fields, Kind, Span, Store, decode_key};
+use super::fields::{Fields, Kind, Span, Store};
 use super::{json, utf8};
 
 /// What one line holds.
@@ -90,32 +90,54 @@ pub(crate) fn type_name(t: TypeRef, store: &Store) -> &str {
 #[derive(Debug, Default)]
 pub(crate) struct Scratch {
     stack: Vec<u8>,
-    /// Recently seen schema types: a journal uses a dozen or two, so a short linear scan beats
-    /// a binary search over all 149 names.
-    types: Vec<(Box<[u8]>, u16, bool, Kind)>,
+    /// For values nested in `data` (tool requests), parsed while `stack` is in use.
+    inner: Vec<u8>,
+    /// Recently seen schema types with a fingerprint: a journal uses a dozen or two, so a short
+    /// scan comparing one integer each beats a binary search over all 149 names.
+    types: Vec<CachedType>,
+}
+
+/// A cached type: fingerprint, name, index in the schema table, ephemeral flag, kind.
+type CachedType = (u64, Box<[u8]>, u16, bool, Kind);
+
+/// Length and last eight bytes of a name: tells the schema's type names apart in one compare.
+fn fingerprint(name: &[u8]) -> u64 {
+    let mut last = [0u8; 8];
+    let n = name.len().min(8);
+    last[..n].copy_from_slice(&name[name.len() - n..]);
+    u64::from_le_bytes(last) ^ ((name.len() as u64) << 56)
 }
 
 impl Scratch {
     /// Type, ephemeral flag and kind of a type name.
     fn classify(&mut self, name: &str, store: &mut Store) -> (TypeRef, bool, Kind) {
         let bytes = name.as_bytes();
-        if let Some((_, i, ephemeral, kind)) = self.types.iter().find(|t| *t.0 == *bytes) {
+        let fp = fingerprint(bytes);
+        if let Some((_, _, i, ephemeral, kind)) =
+            self.types.iter().find(|t| t.0 == fp && *t.1 == *bytes)
+        {
             return (TypeRef::Known(*i), *ephemeral, *kind);
         }
         let kind = Kind::of(name);
         let (type_ref, ephemeral) = type_ref(name, store);
-        if let TypeRef::Known(i) = type_ref {
-            if self.types.len() < 64 {
-                self.types.push((bytes.into(), i, ephemeral, kind));
-            }
+        if let TypeRef::Known(i) = type_ref
+            && self.types.len() < 64
+        {
+            self.types.push((fp, bytes.into(), i, ephemeral, kind));
         }
         (type_ref, ephemeral, kind)
     }
 }
 
-/// Reads one complete line (without its `\n`).
-pub(crate) fn parse_line(line: &[u8], store: &mut Store, scratch: &mut Scratch) -> Outcome {
-    match fast(line, store, scratch) {
+/// Reads one complete line (without its `\n`); `utf8_valid` says the caller already knows
+/// the line is valid UTF-8.
+pub(crate) fn parse_line(
+    line: &[u8],
+    utf8_valid: bool,
+    store: &mut Store,
+    scratch: &mut Scratch,
+) -> Outcome {
+    match fast(line, utf8_valid, store, scratch) {
         Some(facts) => Outcome::Event(facts),
         None => slow(line, store, scratch),
     }
@@ -136,15 +158,19 @@ const PARENT_KEY: &[u8; 13] = b"\",\"parentId\":";
 /// The type name at the head of a line in the standard layout, if it is a plain name.
 pub(crate) fn head_type(line: &[u8]) -> Option<&[u8]> {
     let rest = line.strip_prefix(HEAD)?;
-    let end = memchr::memchr(b'"', rest)?;
-    let name = &rest[..end];
+    // Type names are short: a plain loop beats a memchr call here.
+    let end = rest.iter().position(|&c| c == b'"' || c == b'\\')?;
     // A backslash would make the JSON string differ from its bytes: leave it to the slow path.
-    (!name.contains(&b'\\')).then_some(name)
+    (rest[end] == b'"').then_some(&rest[..end])
 }
 
-fn fast(line: &[u8], store: &mut Store, scratch: &mut Scratch) -> Option<Facts> {
+fn fast(line: &[u8], utf8_valid: bool, store: &mut Store, scratch: &mut Scratch) -> Option<Facts> {
     let name = head_type(line)?;
-    if name.is_empty() || !name.iter().all(|c| c.is_ascii_alphanumeric() || matches!(c, b'.' | b'_' | b'-')) {
+    if name.is_empty()
+        || !name
+            .iter()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'.' | b'_' | b'-'))
+    {
         return None;
     }
     let data_start = HEAD.len() + name.len() + 1 + DATA_KEY.len();
@@ -157,16 +183,15 @@ fn fast(line: &[u8], store: &mut Store, scratch: &mut Scratch) -> Option<Facts> 
     let name = std::str::from_utf8(name).ok()?;
     let (type_ref, ephemeral_type, kind) = scratch.classify(name, store);
     let mut fields = Fields::default();
+    let Scratch { stack, inner, .. } = scratch;
     let ok = if kind.reads_fields() {
-        json::scan_object(data, &mut scratch.stack, &mut |k, v| {
-            if let Some(k) = decode_key(k) {
-                fields.set(Some(kind), &k, v, store);
-            }
+        json::scan_object(data, stack, &mut |k, v| {
+            fields.set_raw(kind, k, v, store, inner)
         })
     } else {
-        json::scan_object(data, &mut scratch.stack, &mut |_, _| {})
+        json::scan_object(data, stack, &mut |_, _| {})
     };
-    if !ok || !utf8::is_valid(data) {
+    if !ok || !(utf8_valid || utf8::is_valid(data)) {
         return None;
     }
     Some(Facts {
@@ -250,22 +275,32 @@ pub(crate) fn tail_id(line: &[u8]) -> Option<u128> {
     tail(line).map(|(_, id, _)| id)
 }
 
-/// Hex digit values; 0xFF for anything else.
-const HEX: [u8; 256] = {
-    let mut t = [0xFFu8; 256];
-    let mut i = 0;
-    while i < 10 {
-        t[b'0' as usize + i] = i as u8;
-        i += 1;
+/// Eight ASCII hex digits (in text order) to their value; `None` if any is not a hex digit.
+///
+/// SWAR: every byte is checked to be in `0-9`, `A-F` or `a-f` with per-byte additions that
+/// set the high bit exactly when a bound is passed (all bytes are first checked to be ASCII, so
+/// no addition carries into the next byte), then the nibbles are packed pairwise.
+#[inline(always)]
+fn hex8(b: &[u8; 8]) -> Option<u32> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = ONES * 0x80;
+    let x = u64::from_be_bytes(*b);
+    if x & HIGH != 0 {
+        return None;
     }
-    let mut i = 0;
-    while i < 6 {
-        t[b'a' as usize + i] = 10 + i as u8;
-        t[b'A' as usize + i] = 10 + i as u8;
-        i += 1;
+    let digit = (x + ONES * (0x80 - 0x30)) & !(x + ONES * (0x7F - 0x39));
+    let lower = x | (ONES * 0x20);
+    let letter = (lower + ONES * (0x80 - 0x61)) & !(lower + ONES * (0x7F - 0x66));
+    if (digit | letter) & HIGH != HIGH {
+        return None;
     }
-    t
-};
+    // '0'-'9' -> 0-9; 'A'-'F'/'a'-'f' have bit 6 set and low nibble 1-6 -> 10-15.
+    let v = (x & (ONES * 0x0F)) + ((x >> 6) & ONES) * 9;
+    let v = (v | (v >> 4)) & 0x00FF_00FF_00FF_00FF;
+    let v = (v | (v >> 8)) & 0x0000_FFFF_0000_FFFF;
+    let v = (v | (v >> 16)) & 0x0000_0000_FFFF_FFFF;
+    u32::try_from(v).ok()
+}
 
 /// Parses the hyphenated form `8-4-4-4-12` (any hex case), as `Uuid::parse_str` accepts it.
 pub(crate) fn parse_uuid(b: &[u8]) -> Option<u128> {
@@ -273,19 +308,18 @@ pub(crate) fn parse_uuid(b: &[u8]) -> Option<u128> {
     if b[8] != b'-' || b[13] != b'-' || b[18] != b'-' || b[23] != b'-' {
         return None;
     }
-    let hex = |range: std::ops::Range<usize>, acc: u64, bad: u8| {
-        b[range].iter().fold((acc, bad), |(acc, bad), &c| {
-            let v = HEX[usize::from(c)];
-            ((acc << 4) | u64::from(v & 0x0F), bad | v)
-        })
-    };
-    let (hi, bad) = hex(0..8, 0, 0);
-    let (hi, bad) = hex(9..13, hi, bad);
-    let (hi, bad) = hex(14..18, hi, bad);
-    let (lo, bad) = hex(19..23, 0, bad);
-    let (lo, bad) = hex(24..36, lo, bad);
-    // Any non-hex byte has 0xFF in its table entry, so its high bits show up in `bad`.
-    (bad & 0xF0 == 0).then_some((u128::from(hi) << 64) | u128::from(lo))
+    let mut digits = [0u8; 32];
+    digits[0..8].copy_from_slice(&b[0..8]);
+    digits[8..12].copy_from_slice(&b[9..13]);
+    digits[12..16].copy_from_slice(&b[14..18]);
+    digits[16..20].copy_from_slice(&b[19..23]);
+    digits[20..32].copy_from_slice(&b[24..36]);
+    let mut value: u128 = 0;
+    for group in digits.chunks_exact(8) {
+        let group: &[u8; 8] = group.try_into().ok()?;
+        value = (value << 32) | u128::from(hex8(group)?);
+    }
+    Some(value)
 }
 
 fn slow(line: &[u8], store: &mut Store, scratch: &mut Scratch) -> Outcome {
@@ -297,10 +331,9 @@ fn slow(line: &[u8], store: &mut Store, scratch: &mut Scratch) -> Outcome {
     let kind = Kind::of(name);
     let mut fields = Fields::default();
     if kind.reads_fields() {
-        let ok = json::scan_object(event.data.get().as_bytes(), &mut scratch.stack, &mut |k, v| {
-            if let Some(k) = decode_key(k) {
-                fields.set(Some(kind), &k, v, store);
-            }
+        let Scratch { stack, inner, .. } = scratch;
+        let ok = json::scan_object(event.data.get().as_bytes(), stack, &mut |k, v| {
+            fields.set_raw(kind, k, v, store, inner)
         });
         // serde accepted this `data`; the validator accepts the same syntax.
         debug_assert!(ok, "validator disagrees with serde on {}", event.data.get());
@@ -321,12 +354,122 @@ fn slow(line: &[u8], store: &mut Store, scratch: &mut Scratch) -> Outcome {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::synth::{SynthConfig, session_bytes};
+    use proptest::prelude::*;
+
+    /// Everything a line's facts say, with spans resolved, for comparing paths.
+    pub(crate) fn describe(outcome: &Outcome, store: &Store) -> String {
+        match outcome {
+            Outcome::Bad(_) => "bad".to_owned(),
+            Outcome::Torn => "torn".to_owned(),
+            Outcome::Event(f) => {
+                let d = &f.fields;
+                let requests: Vec<_> = d
+                    .requests(store)
+                    .iter()
+                    .map(|(i, n)| (store.opt(*i), store.opt(*n)))
+                    .collect();
+                format!(
+                    "{} {:?} eph={}/{} id={:x} parent={:?} agent={:?} turn={:?} inter={:?} call={:?} tool={:?} ok={:?} req={:?} perm={:?} auto={:?} sum={:?} reqs={:?}",
+                    type_name(f.type_ref, store),
+                    f.kind,
+                    f.ephemeral_type,
+                    f.ephemeral_key,
+                    f.id,
+                    f.parent,
+                    store.opt(f.agent),
+                    store.opt(d.turn_id),
+                    store.opt(d.interaction_id),
+                    store.opt(d.tool_call_id),
+                    store.opt(d.tool_name),
+                    d.success,
+                    store.opt(d.request_id),
+                    store.opt(d.permission_tool_call_id),
+                    d.autopilot,
+                    store.opt(d.summary),
+                    requests
+                )
+            }
+        }
+    }
+
+    fn both_paths(line: &[u8]) -> (String, String) {
+        let mut store = Store::default();
+        let fast = parse_line(line, false, &mut store, &mut Scratch::default());
+        let fast = describe(&fast, &store);
+        let mut store = Store::default();
+        let slow = parse_line_slow(line, &mut store, &mut Scratch::default());
+        (fast, describe(&slow, &store))
+    }
+
+    fn sample_lines() -> Vec<Vec<u8>> {
+        let config = SynthConfig {
+            target_bytes: 96 * 1024,
+            max_output_bytes: 2048,
+            ..SynthConfig::default()
+        };
+        let (bytes, _) = session_bytes(&config);
+        let mut lines: Vec<Vec<u8>> = bytes
+            .split(|b| *b == b'\n')
+            .filter(|l| !l.is_empty())
+            .map(<[u8]>::to_vec)
+            .collect();
+        for fixture in ["a2-autopilot", "c1-new-session", "r1-resumed"] {
+            let path = format!(
+                "{}/../../fixtures/copilot-runtime/{fixture}.events.jsonl",
+                env!("CARGO_MANIFEST_DIR")
+            );
+            let text = std::fs::read(path).expect("fixture");
+            lines.extend(
+                text.split(|b| *b == b'\n')
+                    .filter(|l| !l.is_empty())
+                    .map(<[u8]>::to_vec),
+            );
+        }
+        lines
+    }
+
+    #[test]
+    fn fast_path_agrees_with_the_reader_on_real_lines() {
+        for line in sample_lines() {
+            let (fast, slow) = both_paths(&line);
+            assert_eq!(fast, slow, "{}", String::from_utf8_lossy(&line));
+            assert_ne!(fast, "bad");
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(3000))]
+        /// Damage a real line anywhere (flip, insert, delete bytes): both paths still agree on
+        /// validity and on every fact.
+        #[test]
+        fn fast_path_agrees_with_the_reader_on_damaged_lines(
+            pick in any::<prop::sample::Index>(),
+            edits in prop::collection::vec((any::<prop::sample::Index>(), 0u8..3, prop::sample::select(vec![
+                b'"', b'\\', b'{', b'}', b',', b':', b'0', b'a', b' ', 0x01, 0xC3, 0xA9, 0xFF, b'n', b'u', b'[', b']',
+            ])), 1..4),
+        ) {
+            let lines = sample_lines();
+            let mut line = lines[pick.index(lines.len())].clone();
+            for (at, op, byte) in edits {
+                let i = at.index(line.len() + 1);
+                match op {
+                    0 if i < line.len() => line[i] = byte,
+                    1 => line.insert(i, byte),
+                    _ if i < line.len() => { line.remove(i); }
+                    _ => line.insert(i, byte),
+                }
+            }
+            let (fast, slow) = both_paths(&line);
+            prop_assert_eq!(fast, slow, "{}", String::from_utf8_lossy(&line));
+        }
+    }
 
     const TURN: &str = r#"{"type":"assistant.turn_start","data":{"turnId":"0","interactionId":"i"},"id":"6f286438-c43a-4c50-a65d-2109bff301ea","timestamp":"2026-11-29T14:34:34.843Z","parentId":"f51c96b3-620f-4672-acf0-531beda1682b"}"#;
 
     fn facts(line: &str) -> (Option<Facts>, Store) {
         let mut store = Store::default();
-        let f = fast(line.as_bytes(), &mut store, &mut Scratch::default());
+        let f = fast(line.as_bytes(), false, &mut store, &mut Scratch::default());
         (f, store)
     }
 
@@ -348,14 +491,24 @@ mod tests {
         let reordered = r#"{"data":{"turnId":"0"},"type":"assistant.turn_start","id":"6f286438-c43a-4c50-a65d-2109bff301ea","timestamp":"2026-11-29T14:34:34.843Z","parentId":null}"#;
         assert!(facts(reordered).0.is_none());
         let mut store = Store::default();
-        match parse_line(reordered.as_bytes(), &mut store, &mut Scratch::default()) {
+        match parse_line(
+            reordered.as_bytes(),
+            false,
+            &mut store,
+            &mut Scratch::default(),
+        ) {
             Outcome::Event(f) => assert_eq!(f.kind, Kind::TurnStart),
             other => panic!("{other:?}"),
         }
         let escaped = TURN.replace("turn_start\"", "turn\\u005fstart\"");
         assert!(facts(&escaped).0.is_none());
         let mut store = Store::default();
-        match parse_line(escaped.as_bytes(), &mut store, &mut Scratch::default()) {
+        match parse_line(
+            escaped.as_bytes(),
+            false,
+            &mut store,
+            &mut Scratch::default(),
+        ) {
             Outcome::Event(f) => assert_eq!(type_name(f.type_ref, &store), "assistant.turn_start"),
             other => panic!("{other:?}"),
         }
@@ -366,15 +519,29 @@ mod tests {
         let twice = TURN.replace(r#","id":"#, r#","type":"assistant.turn_start","id":"#);
         assert!(facts(&twice).0.is_none());
         let mut store = Store::default();
-        assert!(matches!(parse_line(twice.as_bytes(), &mut store, &mut Scratch::default()), Outcome::Bad(_)));
+        assert!(matches!(
+            parse_line(twice.as_bytes(), false, &mut store, &mut Scratch::default()),
+            Outcome::Bad(_)
+        ));
     }
 
     #[test]
     fn broken_data_is_bad() {
         let broken = TURN.replace(r#""turnId":"0""#, r#""turnId":"0"#);
         let mut store = Store::default();
-        assert!(matches!(parse_line(broken.as_bytes(), &mut store, &mut Scratch::default()), Outcome::Bad(_)));
+        assert!(matches!(
+            parse_line(
+                broken.as_bytes(),
+                false,
+                &mut store,
+                &mut Scratch::default()
+            ),
+            Outcome::Bad(_)
+        ));
         let bad_utf8 = [TURN.as_bytes(), b"\xff"].concat();
-        assert!(matches!(parse_line(&bad_utf8, &mut store, &mut Scratch::default()), Outcome::Bad(_)));
+        assert!(matches!(
+            parse_line(&bad_utf8, false, &mut store, &mut Scratch::default()),
+            Outcome::Bad(_)
+        ));
     }
 }

@@ -22,7 +22,8 @@ use std::path::Path;
 
 pub use count::{count_type, count_type_with};
 pub use report::{
-    AuditReport, MAX_VIOLATIONS, OpenRequestRef, OpenToolRef, OpenTurnRef, OpenWorkReport, Violation, ViolationKind,
+    AuditReport, MAX_VIOLATIONS, OpenRequestRef, OpenToolRef, OpenTurnRef, OpenWorkReport,
+    Violation, ViolationKind,
 };
 pub use scan::ScanOptions;
 
@@ -41,16 +42,20 @@ pub fn audit_file(path: &Path) -> Result<AuditReport, ReplayError> {
 }
 
 /// Audits the journal at `path`, reporting progress.
-pub fn audit_file_with(path: &Path, options: &ScanOptions, progress: Progress<'_>) -> Result<AuditReport, ReplayError> {
+pub fn audit_file_with(
+    path: &Path,
+    options: &ScanOptions,
+    progress: Progress<'_>,
+) -> Result<AuditReport, ReplayError> {
     let source = Source::open(path, options)?;
     let mut auditor = Auditor::new(path.display().to_string(), source.size);
     scan::run(
         &source,
         options,
         AuditSink::default,
-        |sink, done| {
+        |sink: &mut AuditSink, done| {
             for line in &sink.lines {
-                if std::env::var_os("NOSEQ").is_none() { auditor.line(line, &sink.store); }
+                auditor.line(line, &sink.store);
             }
             progress(done, source.size);
         },
@@ -68,7 +73,7 @@ pub fn audit_bytes(name: &str, bytes: &[u8]) -> AuditReport {
         store.clear();
         let outcome = match memchr::memchr(b'\n', rest) {
             Some(i) => {
-                let outcome = line::parse_line(&rest[..i], &mut store, &mut scratch);
+                let outcome = line::parse_line(&rest[..i], false, &mut store, &mut scratch);
                 rest = &rest[i + 1..];
                 outcome
             }
@@ -95,9 +100,9 @@ impl LineSink for AuditSink {
         true
     }
 
-    fn line(&mut self, _offset: u64, line: &[u8], terminated: bool) {
+    fn line(&mut self, _offset: u64, line: &[u8], terminated: bool, utf8_valid: bool) {
         let outcome = if terminated {
-            line::parse_line(line, &mut self.store, &mut self.scratch)
+            line::parse_line(line, utf8_valid, &mut self.store, &mut self.scratch)
         } else {
             Outcome::Torn
         };
@@ -105,8 +110,14 @@ impl LineSink for AuditSink {
     }
 
     fn giant(&mut self, source: &Source, offset: u64) -> io::Result<()> {
-        let (outcome, _end) = stream::parse_giant_line(&source.file, offset, source.size, &mut self.store)?;
+        let (outcome, _end) =
+            stream::parse_giant_line(&source.file, offset, source.size, &mut self.store)?;
         self.lines.push(outcome);
         Ok(())
+    }
+
+    fn reset(&mut self) {
+        self.lines.clear();
+        self.store.clear();
     }
 }

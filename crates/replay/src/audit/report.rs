@@ -211,7 +211,10 @@ impl From<&OpenWork> for OpenWorkReport {
 impl OpenWorkReport {
     /// True when nothing is open.
     pub fn is_empty(&self) -> bool {
-        self.turns.is_empty() && self.tool_calls.is_empty() && self.permissions.is_empty() && self.external_tools.is_empty()
+        self.turns.is_empty()
+            && self.tool_calls.is_empty()
+            && self.permissions.is_empty()
+            && self.external_tools.is_empty()
     }
 }
 
@@ -223,31 +226,64 @@ impl AuditReport {
 
     /// Violations of the pairing invariants (turns, tool calls) only.
     pub fn pairing_violations(&self) -> impl Iterator<Item = &Violation> {
-        self.violations
-            .iter()
-            .filter(|v| matches!(v.kind, ViolationKind::TurnPairing | ViolationKind::ToolPairing))
+        self.violations.iter().filter(|v| {
+            matches!(
+                v.kind,
+                ViolationKind::TurnPairing | ViolationKind::ToolPairing
+            )
+        })
     }
 
     /// A short table for people.
     pub fn render_table(&self) -> String {
         let mut out = String::new();
         let row = |out: &mut String, label: &str, value: String| {
-            let _ = writeln!(out, "  {label:<22} {value}");
+            let _ = writeln!(out, "  {label:<26} {value}");
         };
-        let _ = writeln!(out, "{}  ({} bytes, {} lines)", self.path, group(self.bytes), group(self.lines));
+        let _ = writeln!(
+            out,
+            "{}  ({} bytes, {} lines)",
+            self.path,
+            group(self.bytes),
+            group(self.lines)
+        );
         row(&mut out, "turns (LLM calls)", group(self.turns));
         row(&mut out, "events", group(self.events));
         let mut users = group(self.user_messages);
         if self.autopilot_continuations > 0 {
-            let _ = write!(users, " (+{} autopilot continuations)", group(self.autopilot_continuations));
+            let _ = write!(
+                users,
+                " (+{} autopilot continuations)",
+                group(self.autopilot_continuations)
+            );
         }
         row(&mut out, "user messages", users);
-        let (ok, failed) = self.tool_calls.values().fold((0, 0), |(o, f), t| (o + t.ok, f + t.failed));
-        row(&mut out, "tool calls", format!("{} ({} ok, {} failed)", group(ok + failed), group(ok), group(failed)));
+        let (ok, failed) = self
+            .tool_calls
+            .values()
+            .fold((0, 0), |(o, f), t| (o + t.ok, f + t.failed));
+        row(
+            &mut out,
+            "tool calls",
+            format!(
+                "{} ({} ok, {} failed)",
+                group(ok + failed),
+                group(ok),
+                group(failed)
+            ),
+        );
         let mut tools: Vec<_> = self.tool_calls.iter().collect();
-        tools.sort_by(|a, b| (b.1.ok + b.1.failed).cmp(&(a.1.ok + a.1.failed)).then(a.0.cmp(b.0)));
+        tools.sort_by(|a, b| {
+            (b.1.ok + b.1.failed)
+                .cmp(&(a.1.ok + a.1.failed))
+                .then(a.0.cmp(b.0))
+        });
         for (name, t) in tools.iter().take(8) {
-            row(&mut out, &format!("  {name}"), format!("{} ok, {} failed", group(t.ok), group(t.failed)));
+            row(
+                &mut out,
+                &format!("  {name}"),
+                format!("{} ok, {} failed", group(t.ok), group(t.failed)),
+            );
         }
         if tools.len() > 8 {
             row(&mut out, "  ...", format!("{} more tools", tools.len() - 8));
@@ -262,15 +298,27 @@ impl AuditReport {
                 };
                 let summary = t.summary.as_deref().unwrap_or("");
                 let short: String = summary.chars().take(60).collect();
-                let more = if summary.chars().count() > 60 { "..." } else { "" };
+                let more = if summary.chars().count() > 60 {
+                    "..."
+                } else {
+                    ""
+                };
                 format!("yes, {verdict}: {short:?}{more}")
             }
         };
         row(&mut out, "task complete", task);
-        row(&mut out, "errors / aborts / resumes", format!("{} / {} / {}", self.errors, self.aborts, self.resumes));
+        row(
+            &mut out,
+            "errors / aborts / resumes",
+            format!("{} / {} / {}", self.errors, self.aborts, self.resumes),
+        );
         let open = &self.open_work;
         let open_text = if open.is_empty() {
-            if open.session_was_active { "none (loop was running)".to_owned() } else { "none".to_owned() }
+            if open.session_was_active {
+                "none (loop was running)".to_owned()
+            } else {
+                "none".to_owned()
+            }
         } else {
             format!(
                 "{} turns, {} tool calls, {} permission requests, {} external tool requests",
@@ -284,13 +332,31 @@ impl AuditReport {
         if self.violation_count == 0 {
             row(&mut out, "violations", "none".to_owned());
         } else {
-            let kinds: Vec<String> = self.violations_by_kind.iter().map(|(k, n)| format!("{} {}", n, k.as_str())).collect();
-            row(&mut out, "violations", format!("{} ({})", group(self.violation_count), kinds.join(", ")));
+            let kinds: Vec<String> = self
+                .violations_by_kind
+                .iter()
+                .map(|(k, n)| format!("{} {}", n, k.as_str()))
+                .collect();
+            row(
+                &mut out,
+                "violations",
+                format!("{} ({})", group(self.violation_count), kinds.join(", ")),
+            );
             for v in self.violations.iter().take(10) {
-                let _ = writeln!(out, "    line {}: {}: {}", v.line, v.kind.as_str(), v.message);
+                let _ = writeln!(
+                    out,
+                    "    line {}: {}: {}",
+                    v.line,
+                    v.kind.as_str(),
+                    v.message
+                );
             }
             if self.violation_count > 10 {
-                let _ = writeln!(out, "    ... {} more (see --json)", self.violation_count - 10);
+                let _ = writeln!(
+                    out,
+                    "    ... {} more (see --json)",
+                    self.violation_count - 10
+                );
             }
         }
         out
@@ -302,7 +368,7 @@ fn group(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::with_capacity(digits.len() + digits.len() / 3);
     for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);
@@ -324,7 +390,11 @@ mod tests {
 
     #[test]
     fn kinds_serialize_kebab_case() {
-        for kind in [ViolationKind::BadLine, ViolationKind::DuplicateTurnId, ViolationKind::EphemeralOnDisk] {
+        for kind in [
+            ViolationKind::BadLine,
+            ViolationKind::DuplicateTurnId,
+            ViolationKind::EphemeralOnDisk,
+        ] {
             assert_eq!(serde_json::to_value(kind).unwrap(), kind.as_str());
         }
     }

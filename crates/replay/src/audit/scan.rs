@@ -14,6 +14,7 @@ use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 
+use super::utf8;
 use crate::error::ReplayError;
 
 /// How a scan reads the file.
@@ -31,7 +32,7 @@ impl Default for ScanOptions {
     fn default() -> Self {
         ScanOptions {
             threads: 0,
-            chunk_bytes: 2 << 20,
+            chunk_bytes: 1 << 20,
             max_line_in_memory: 8 << 20,
         }
     }
@@ -56,8 +57,11 @@ impl ScanOptions {
     }
 }
 
-/// Bytes read at a time when a line runs past its chunk.
-const EXTEND_STEP: u64 = 1 << 20;
+/// Bytes read first when a line runs past its chunk (most lines end within it); each further
+/// read doubles, up to [`EXTEND_MAX`].
+const EXTEND_FIRST: u64 = 16 << 10;
+/// Largest read when a line runs past its chunk.
+const EXTEND_MAX: u64 = 1 << 20;
 
 /// The file being scanned.
 pub(crate) struct Source {
@@ -76,7 +80,10 @@ impl Source {
         if meta.is_dir() {
             return Err(ReplayError::io(
                 path,
-                io::Error::new(io::ErrorKind::IsADirectory, "is a directory, not an events.jsonl file"),
+                io::Error::new(
+                    io::ErrorKind::IsADirectory,
+                    "is a directory, not an events.jsonl file",
+                ),
             ));
         }
         Ok(Source {
@@ -98,9 +105,12 @@ pub(crate) trait LineSink {
     /// A line runs past the bytes in memory (`prefix` is its start); true to have it read whole.
     fn wants_whole(&mut self, prefix: &[u8]) -> bool;
     /// A complete line without its `\n`; `terminated` is false for a last line without one.
-    fn line(&mut self, offset: u64, line: &[u8], terminated: bool);
+    /// `utf8_valid` is true when the line is already known to be valid UTF-8.
+    fn line(&mut self, offset: u64, line: &[u8], terminated: bool, utf8_valid: bool);
     /// A line longer than the in-memory limit, starting at `offset`.
     fn giant(&mut self, source: &Source, offset: u64) -> io::Result<()>;
+    /// Empties the sink for another chunk, keeping its allocations.
+    fn reset(&mut self);
 }
 
 /// Reads `[from, to)` of the file into `buf[at..]`; returns the new filled length. The buffer
@@ -115,7 +125,12 @@ fn read_into(file: &File, from: u64, to: u64, buf: &mut Vec<u8>, at: usize) -> i
 }
 
 /// Feeds the lines that start in chunk `k` to `sink`; `buf` is reused between chunks.
-pub(crate) fn visit_chunk(source: &Source, k: u64, buf: &mut Vec<u8>, sink: &mut impl LineSink) -> io::Result<()> {
+pub(crate) fn visit_chunk(
+    source: &Source,
+    k: u64,
+    buf: &mut Vec<u8>,
+    sink: &mut impl LineSink,
+) -> io::Result<()> {
     let lo = k * source.chunk;
     if lo >= source.size {
         return Ok(());
@@ -132,10 +147,13 @@ pub(crate) fn visit_chunk(source: &Source, k: u64, buf: &mut Vec<u8>, sink: &mut
             None => return Ok(()),
         }
     };
+    // One UTF-8 check for all the chunk's lines: a valid buffer cut at `\n` (ASCII) gives valid
+    // lines, so lines need their own check only when this fails (a damaged journal).
+    let chunk_utf8 = utf8::is_valid(&buf[pos..filled]);
     while from + (pos as u64) < hi {
         let offset = from + pos as u64;
         if let Some(rel) = memchr::memchr(b'\n', &buf[pos..filled]) {
-            sink.line(offset, &buf[pos..pos + rel], true);
+            sink.line(offset, &buf[pos..pos + rel], true, chunk_utf8);
             pos += rel + 1;
             continue;
         }
@@ -146,21 +164,23 @@ pub(crate) fn visit_chunk(source: &Source, k: u64, buf: &mut Vec<u8>, sink: &mut
         buf.copy_within(pos..filled, 0);
         filled -= pos;
         let mut file_pos = offset + filled as u64;
+        let mut step = EXTEND_FIRST;
         loop {
             if filled > source.max_line {
                 sink.giant(source, offset)?;
                 break;
             }
             if file_pos >= source.size {
-                sink.line(offset, &buf[..filled], false);
+                sink.line(offset, &buf[..filled], false, false);
                 break;
             }
-            let step = EXTEND_STEP.min(source.size - file_pos);
+            let want = step.min(source.size - file_pos);
+            step = (step * 2).min(EXTEND_MAX);
             let old = filled;
-            filled = read_into(&source.file, file_pos, file_pos + step, buf, filled)?;
-            file_pos += step;
+            filled = read_into(&source.file, file_pos, file_pos + want, buf, filled)?;
+            file_pos += want;
             if let Some(rel) = memchr::memchr(b'\n', &buf[old..filled]) {
-                sink.line(offset, &buf[..old + rel], true);
+                sink.line(offset, &buf[..old + rel], true, false);
                 break;
             }
         }
@@ -169,13 +189,20 @@ pub(crate) fn visit_chunk(source: &Source, k: u64, buf: &mut Vec<u8>, sink: &mut
     Ok(())
 }
 
-/// Runs `make_sink()` over every chunk on worker threads and hands the filled sinks to
-/// `consume(sink, bytes_done)` in chunk order. Stops at the first error.
-pub(crate) fn run<S, M, C>(source: &Source, options: &ScanOptions, make_sink: M, mut consume: C) -> Result<(), ReplayError>
+/// Runs the sinks `make_sink()` gives over every chunk on worker threads and hands each filled
+/// sink to `consume(&mut sink, bytes_done)` in chunk order. Consumed sinks go back to their
+/// worker to be reused, so buffers are allocated once per worker, not once per chunk. Stops at
+/// the first error.
+pub(crate) fn run<S, M, C>(
+    source: &Source,
+    options: &ScanOptions,
+    make_sink: M,
+    mut consume: C,
+) -> Result<(), ReplayError>
 where
     S: LineSink + Send,
     M: Fn() -> S + Sync,
-    C: FnMut(S, u64),
+    C: FnMut(&mut S, u64),
 {
     let chunks = source.chunks();
     let workers = options.worker_count(chunks);
@@ -183,25 +210,30 @@ where
     let io_error = |e: io::Error| ReplayError::io(&source.path, e);
     if workers <= 1 {
         let mut buf = Vec::new();
+        let mut sink = make_sink();
         for k in 0..chunks {
-            let mut sink = make_sink();
+            sink.reset();
             visit_chunk(source, k, &mut buf, &mut sink).map_err(io_error)?;
-            consume(sink, done(k));
+            consume(&mut sink, done(k));
         }
         return Ok(());
     }
     std::thread::scope(|scope| {
         let mut receivers = Vec::with_capacity(workers);
+        let mut returns = Vec::with_capacity(workers);
         let mut handles = Vec::with_capacity(workers);
         for w in 0..workers {
             let (tx, rx) = mpsc::sync_channel::<io::Result<S>>(1);
+            let (back_tx, back_rx) = mpsc::channel::<S>();
             receivers.push(rx);
+            returns.push(back_tx);
             let make_sink = &make_sink;
             handles.push(scope.spawn(move || {
                 let mut buf = Vec::new();
                 let mut k = w as u64;
                 while k < chunks {
-                    let mut sink = make_sink();
+                    let mut sink = back_rx.try_recv().unwrap_or_else(|_| make_sink());
+                    sink.reset();
                     let result = visit_chunk(source, k, &mut buf, &mut sink).map(|()| sink);
                     let failed = result.is_err();
                     // A closed channel means the consumer stopped: nothing more to do.
@@ -216,7 +248,11 @@ where
         for k in 0..chunks {
             let w = usize::try_from(k % workers as u64).unwrap_or(0);
             match receivers[w].recv() {
-                Ok(Ok(sink)) => consume(sink, done(k)),
+                Ok(Ok(mut sink)) => {
+                    consume(&mut sink, done(k));
+                    // The worker may have finished already; then the sink is simply dropped.
+                    let _ = returns[w].send(sink);
+                }
                 Ok(Err(e)) => {
                     outcome = Err(io_error(e));
                     break;
@@ -232,6 +268,7 @@ where
         }
         // Unblock workers waiting to send, then collect them (a panic becomes an error).
         drop(receivers);
+        drop(returns);
         for handle in handles {
             if let Err(panic) = handle.join() {
                 let message = panic

@@ -16,7 +16,7 @@ use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, Visitor};
 use serde_json::value::RawValue;
 use turnstile_journal::{Timestamp, Uuid};
 
-use super::fields::{Fields, Kind, KeyBytes, Store, is_wanted_key};
+use super::fields::{Fields, KeyBytes, Kind, Store, is_wanted_key};
 use super::line::{Facts, Outcome, type_ref};
 
 /// Bytes read from the file per step.
@@ -24,7 +24,12 @@ const STEP: usize = 256 * 1024;
 
 /// Parses the line starting at `offset`; returns what it is and the offset just past it (past
 /// its newline, or the end of the file for a torn tail).
-pub(crate) fn parse_giant_line(file: &File, offset: u64, size: u64, store: &mut Store) -> io::Result<(Outcome, u64)> {
+pub(crate) fn parse_giant_line(
+    file: &File,
+    offset: u64,
+    size: u64,
+    store: &mut Store,
+) -> io::Result<(Outcome, u64)> {
     let mut reader = BufReader::with_capacity(STEP, LineReader::new(file, offset, size));
     let parsed = {
         let mut de = serde_json::Deserializer::from_reader(&mut reader);
@@ -93,7 +98,9 @@ impl Read for LineReader<'_> {
         if self.newline || self.pos >= self.size || out.is_empty() {
             return Ok(0);
         }
-        let want = out.len().min(usize::try_from(self.size - self.pos).unwrap_or(usize::MAX));
+        let want = out
+            .len()
+            .min(usize::try_from(self.size - self.pos).unwrap_or(usize::MAX));
         let n = match self.file.read_at(&mut out[..want], self.pos) {
             Ok(0) => {
                 // The file shrank under us: treat what we have as the end.
@@ -138,7 +145,13 @@ impl Utf8Stream {
         }
         if !self.carry.is_empty() {
             let lead = self.carry[0];
-            let len = if lead < 0xE0 { 2 } else if lead < 0xF0 { 3 } else { 4 };
+            let len = if lead < 0xE0 {
+                2
+            } else if lead < 0xF0 {
+                3
+            } else {
+                4
+            };
             let need = len - self.carry.len();
             if piece.len() < need {
                 self.carry.extend_from_slice(piece);
@@ -154,7 +167,9 @@ impl Utf8Stream {
         }
         match std::str::from_utf8(piece) {
             Ok(_) => {}
-            Err(e) if e.error_len().is_none() => self.carry.extend_from_slice(&piece[e.valid_up_to()..]),
+            Err(e) if e.error_len().is_none() => {
+                self.carry.extend_from_slice(&piece[e.valid_up_to()..])
+            }
             Err(_) => self.bad = true,
         }
     }
@@ -216,7 +231,9 @@ impl<'de> Visitor<'de> for EnvelopeSeed<'_> {
                     set_once(&mut event_type, name.into_owned(), "type")?;
                 }
                 "data" => {
-                    let data = map.next_value_seed(DataSeed { store: &mut *self.store })?;
+                    let data = map.next_value_seed(DataSeed {
+                        store: &mut *self.store,
+                    })?;
                     set_once(&mut fields, data, "data")?;
                 }
                 "id" => set_once(&mut id, map.next_value()?, "id")?,
@@ -268,11 +285,12 @@ impl<'de> Visitor<'de> for DataSeed<'_> {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Fields, A::Error> {
         let mut fields = Fields::default();
+        let mut stack = Vec::new();
         while let Some(key) = map.next_key::<KeyBytes>()? {
             if is_wanted_key(&key.0) {
                 // Wanted values are small (ids, flags, the tool request list): keep them raw.
                 let raw: Box<RawValue> = map.next_value()?;
-                fields.set(None, &key.0, raw.get().as_bytes(), self.store);
+                fields.set(None, &key.0, raw.get().as_bytes(), self.store, &mut stack);
             } else {
                 map.next_value::<IgnoredAny>()?;
             }

@@ -1,0 +1,406 @@
+//! `turnstile run` and `turnstile resume`: drive a session through the agent loop.
+
+use std::io::{IsTerminal, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow::{Context, Result, bail};
+use clap::{Args, ValueEnum};
+use turnstile_journal::{Durability, Event, SessionSummary, StateRoot};
+use turnstile_loop::hooks::{CommandHooks, HookRunner};
+use turnstile_loop::model::ModelProvider;
+use turnstile_loop::model::ReplayProvider;
+use turnstile_loop::model::{OpenAiConfig, OpenAiProvider};
+use turnstile_loop::permissions::PermissionPolicy;
+use turnstile_loop::tools::ToolRegistry;
+use turnstile_loop::{AgentMode, Outcome, SendOptions, SessionConfig, SessionHandle, SessionParts};
+
+/// Exit code of an aborted run (128 + SIGINT, as shells report it).
+const EXIT_ABORTED: u8 = 130;
+
+/// Which model answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ProviderKind {
+    /// Any OpenAI-compatible Chat Completions server.
+    Openai,
+    /// The `assistant.message` events of a recorded journal, in order.
+    Replay,
+}
+
+/// Options shared by `run` and `resume`.
+#[derive(Debug, Clone, Args)]
+pub struct LoopArgs {
+    /// Model name sent to the server.
+    #[arg(long, env = "TURNSTILE_MODEL", default_value = "gpt-4.1")]
+    pub model: String,
+    /// Base URL of an OpenAI-compatible server (…/v1); the key comes from TURNSTILE_API_KEY or OPENAI_API_KEY.
+    #[arg(
+        long,
+        env = "TURNSTILE_BASE_URL",
+        default_value = "http://127.0.0.1:8000/v1"
+    )]
+    pub base_url: String,
+    /// Where answers come from.
+    #[arg(long, value_enum, default_value = "openai")]
+    pub provider: ProviderKind,
+    /// The recorded journal answering with --provider replay.
+    #[arg(long, value_name = "PATH")]
+    pub fixture: Option<PathBuf>,
+    /// Working directory of the tools [default: the current directory].
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<PathBuf>,
+    /// Nudge the model until it calls task_complete.
+    #[arg(long)]
+    pub autopilot: bool,
+    /// Nudges before autopilot gives up.
+    #[arg(long, default_value_t = turnstile_loop::autopilot::DEFAULT_MAX_CONTINUES)]
+    pub max_autopilot_continues: u32,
+    /// Allow every tool call without asking.
+    #[arg(long)]
+    pub allow_all_tools: bool,
+    /// Allow calls matching PATTERN: shell, shell(git), shell(git:*), write, write(GLOB), a tool name.
+    #[arg(long, value_name = "PATTERN")]
+    pub allow_tool: Vec<String>,
+    /// Deny calls matching PATTERN (deny wins over allow).
+    #[arg(long, value_name = "PATTERN")]
+    pub deny_tool: Vec<String>,
+    /// Let file tools reach outside the working directory.
+    #[arg(long)]
+    pub allow_outside_cwd: bool,
+    /// When the journal is fsynced: event, turn or off.
+    #[arg(long, default_value = "turn", value_parser = parse_durability)]
+    pub durability: Durability,
+    /// Ask for a complete answer instead of a stream.
+    #[arg(long)]
+    pub no_stream: bool,
+    /// Print every event (ephemeral ones too) as a JSON line on stdout.
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn parse_durability(s: &str) -> Result<Durability, String> {
+    s.parse()
+}
+
+/// `turnstile run` arguments.
+#[derive(Debug, Clone, Args)]
+pub struct RunArgs {
+    /// The prompt [default: read from stdin].
+    pub prompt: Option<String>,
+    /// Id of the new session [default: a fresh UUID].
+    #[arg(long, value_name = "UUID")]
+    pub session_id: Option<String>,
+    #[command(flatten)]
+    pub opts: LoopArgs,
+}
+
+/// `turnstile resume` arguments.
+#[derive(Debug, Clone, Args)]
+pub struct ResumeArgs {
+    /// The session (id, unique id prefix or session directory); omit with --last.
+    #[arg(required_unless_present = "last")]
+    pub session: Option<String>,
+    /// Another prompt [default: read from stdin when it is not a terminal; else only close open work].
+    pub prompt: Option<String>,
+    /// Resume the most recently updated session.
+    #[arg(long, conflicts_with = "session")]
+    pub last: bool,
+    #[command(flatten)]
+    pub opts: LoopArgs,
+}
+
+fn parts(opts: &LoopArgs, cwd: &Path) -> Result<SessionParts> {
+    let provider: Arc<dyn ModelProvider> = match opts.provider {
+        ProviderKind::Openai => {
+            let mut config = OpenAiConfig::new(opts.base_url.clone(), opts.model.clone());
+            config.api_key = OpenAiConfig::api_key_from_env();
+            Arc::new(OpenAiProvider::new(config).map_err(|e| anyhow::anyhow!("{e}"))?)
+        }
+        ProviderKind::Replay => {
+            let fixture = opts
+                .fixture
+                .as_ref()
+                .context("--provider replay needs --fixture PATH (a recorded events.jsonl)")?;
+            Arc::new(
+                ReplayProvider::from_journal(fixture)
+                    .map_err(|e| anyhow::anyhow!("{}: {e}", fixture.display()))?,
+            )
+        }
+    };
+    let mut config = SessionConfig::new(cwd, opts.model.clone());
+    config.durability = opts.durability;
+    config.mode = if opts.autopilot {
+        AgentMode::Autopilot
+    } else {
+        AgentMode::Interactive
+    };
+    config.max_autopilot_continues = opts.max_autopilot_continues;
+    config.permissions =
+        PermissionPolicy::from_flags(opts.allow_all_tools, &opts.allow_tool, &opts.deny_tool)?;
+    config.allow_outside_cwd = opts.allow_outside_cwd;
+    config.streaming = !opts.no_stream;
+    let hooks = CommandHooks::load(cwd)?;
+    Ok(SessionParts {
+        config,
+        provider,
+        tools: Arc::new(ToolRegistry::builtin(true)),
+        hooks: Some(Arc::new(hooks) as Arc<dyn HookRunner>),
+    })
+}
+
+fn working_dir(opts: &LoopArgs) -> Result<PathBuf> {
+    let dir = match &opts.cwd {
+        Some(d) => d.clone(),
+        None => std::env::current_dir().context("cannot read the current directory")?,
+    };
+    let dir = dir
+        .canonicalize()
+        .with_context(|| format!("working directory {} does not exist", dir.display()))?;
+    if !dir.is_dir() {
+        bail!("working directory {} is not a directory", dir.display());
+    }
+    Ok(dir)
+}
+
+fn read_stdin_prompt() -> Result<String> {
+    let mut prompt = String::new();
+    std::io::stdin()
+        .read_to_string(&mut prompt)
+        .context("cannot read the prompt from stdin")?;
+    let prompt = prompt.trim().to_owned();
+    if prompt.is_empty() {
+        bail!("no prompt: pass one as an argument or on stdin");
+    }
+    Ok(prompt)
+}
+
+/// Runs `turnstile run`.
+pub fn run(args: &RunArgs, state_dir: Option<&Path>) -> Result<ExitCode> {
+    let prompt = match &args.prompt {
+        Some(p) => p.clone(),
+        None => read_stdin_prompt()?,
+    };
+    let id = args
+        .session_id
+        .as_deref()
+        .map(turnstile_journal::parse_session_id)
+        .transpose()?;
+    let cwd = working_dir(&args.opts)?;
+    let root = StateRoot::resolve(state_dir)?;
+    let parts = parts(&args.opts, &cwd)?;
+    let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
+    runtime.block_on(async {
+        let session = SessionHandle::create(&root, id, parts)?;
+        drive(&session, Some(prompt), &args.opts).await
+    })
+}
+
+/// Runs `turnstile resume`.
+pub fn resume(args: &ResumeArgs, state_dir: Option<&Path>) -> Result<ExitCode> {
+    let root = StateRoot::resolve(state_dir)?;
+    let id = if args.last {
+        let newest = SessionSummary::list(&root)?.into_iter().next();
+        newest
+            .and_then(|s| s.id)
+            .with_context(|| format!("no sessions in {}", root.dir().display()))?
+    } else {
+        let target = args.session.as_deref().unwrap_or_default();
+        let paths = crate::target::resolve(target, state_dir)?;
+        paths
+            .id
+            .with_context(|| format!("{target} is not a session of the state directory"))?
+    };
+    let prompt = match &args.prompt {
+        Some(p) => Some(p.clone()),
+        None if !std::io::stdin().is_terminal() => Some(read_stdin_prompt()?),
+        None => None,
+    };
+    let cwd = working_dir(&args.opts)?;
+    let parts = parts(&args.opts, &cwd)?;
+    let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
+    runtime.block_on(async {
+        let (session, report) = SessionHandle::resume(&root, id, parts)
+            .with_context(|| format!("cannot resume session {id}"))?;
+        if !args.opts.json {
+            eprintln!(
+                "resumed {id}: {} events{}{}",
+                report.events_before,
+                if report.closed_tool_calls.is_empty() {
+                    String::new()
+                } else {
+                    format!(
+                        ", {} interrupted tool call(s) marked failed",
+                        report.closed_tool_calls.len()
+                    )
+                },
+                if report.torn_tail_cut {
+                    ", torn tail cut"
+                } else {
+                    ""
+                }
+            );
+        }
+        drive(&session, prompt, &args.opts).await
+    })
+}
+
+/// Sends the prompt (if any), prints events as they come, handles Ctrl-C, shuts down.
+async fn drive(
+    session: &SessionHandle,
+    prompt: Option<String>,
+    opts: &LoopArgs,
+) -> Result<ExitCode> {
+    let mut events = session.subscribe();
+    let printer = {
+        let json = opts.json;
+        tokio::spawn(async move {
+            let mut printer = Printer::new(json);
+            while let Some(event) = events.recv().await {
+                printer.print(&event);
+            }
+        })
+    };
+    let outcome = match prompt {
+        None => Outcome::Idle,
+        Some(prompt) => {
+            let (_, done) = session.send(prompt, SendOptions::default())?;
+            tokio::pin!(done);
+            let mut interrupts = 0;
+            loop {
+                tokio::select! {
+                    outcome = &mut done => break outcome.context("the session stopped unexpectedly")?,
+                    _ = tokio::signal::ctrl_c() => {
+                        interrupts += 1;
+                        if interrupts > 1 {
+                            // Second Ctrl-C: leave now. The journal holds whole lines only, and
+                            // what was not fsynced is what a crash would lose as well.
+                            eprintln!("\ninterrupted again: exiting");
+                            std::process::exit(i32::from(EXIT_ABORTED));
+                        }
+                        eprintln!("\naborting (Ctrl-C again to exit at once)");
+                        session.abort();
+                    }
+                }
+            }
+        }
+    };
+    session
+        .shutdown()
+        .await
+        .context("could not close the session cleanly")?;
+    let _ = printer.await;
+    let id = session.id();
+    if !opts.json {
+        eprintln!("\nsession {id}\nresume with: turnstile resume {id}");
+    }
+    Ok(match outcome {
+        Outcome::Idle => ExitCode::SUCCESS,
+        Outcome::Aborted => ExitCode::from(EXIT_ABORTED),
+        Outcome::Failed {
+            error_type,
+            status_code,
+            message,
+        } => {
+            eprintln!(
+                "error: the model call failed ({error_type}{}): {message}",
+                status_code
+                    .map(|c| format!(", HTTP {c}"))
+                    .unwrap_or_default()
+            );
+            ExitCode::from(1)
+        }
+    })
+}
+
+/// Human or JSON rendering of the live event stream.
+struct Printer {
+    json: bool,
+    line: Vec<u8>,
+    mid_text: bool,
+}
+
+impl Printer {
+    fn new(json: bool) -> Self {
+        Printer {
+            json,
+            line: Vec::new(),
+            mid_text: false,
+        }
+    }
+
+    fn print(&mut self, event: &Event) {
+        if self.json {
+            self.line.clear();
+            event.write_live(&mut self.line);
+            self.line.push(b'\n');
+            let mut out = std::io::stdout().lock();
+            let _ = out.write_all(&self.line).and_then(|_| out.flush());
+            return;
+        }
+        let data: serde_json::Value = serde_json::from_str(event.data.get()).unwrap_or_default();
+        let text = |v: &serde_json::Value| v.as_str().unwrap_or("").to_owned();
+        match event.event_type.as_str() {
+            "assistant.message_delta" => {
+                let mut out = std::io::stdout().lock();
+                let _ = out
+                    .write_all(text(&data["deltaContent"]).as_bytes())
+                    .and_then(|_| out.flush());
+                self.mid_text = true;
+            }
+            "assistant.message" => {
+                let content = text(&data["content"]);
+                if !self.mid_text && !content.is_empty() {
+                    print!("{content}");
+                }
+                if self.mid_text || !content.is_empty() {
+                    println!();
+                }
+                self.mid_text = false;
+            }
+            "tool.execution_start" => {
+                eprintln!(
+                    "  → {} {}",
+                    text(&data["toolName"]),
+                    compact(&data["arguments"])
+                );
+            }
+            "tool.execution_complete" => {
+                if data["success"].as_bool() == Some(true) {
+                    eprintln!("  ✓ {}", first_line(&text(&data["result"]["content"])));
+                } else {
+                    eprintln!("  ✗ {}", first_line(&text(&data["error"]["message"])));
+                }
+            }
+            "permission.completed" if data["result"]["kind"] != "approved" => {
+                eprintln!("  permission: {}", text(&data["result"]["kind"]));
+            }
+            "assistant.turn_retry" => {
+                eprintln!("  retrying the model call: {}", text(&data["reason"]))
+            }
+            "user.message" if data["isAutopilotContinuation"] == true => {
+                eprintln!("  (autopilot: nudging the model to finish)")
+            }
+            "session.task_complete" => eprintln!("  task complete: {}", text(&data["summary"])),
+            "session.error" => eprintln!("  error: {}", text(&data["message"])),
+            "session.warning" => eprintln!("  warning: {}", text(&data["message"])),
+            "abort" => eprintln!("  aborted"),
+            _ => {}
+        }
+    }
+}
+
+fn compact(v: &serde_json::Value) -> String {
+    let s = v.to_string();
+    if s.chars().count() > 100 {
+        format!("{}…", s.chars().take(99).collect::<String>())
+    } else {
+        s
+    }
+}
+
+fn first_line(s: &str) -> String {
+    let line = s.lines().next().unwrap_or("");
+    let more = s.lines().count() > 1;
+    format!("{line}{}", if more { " …" } else { "" })
+}

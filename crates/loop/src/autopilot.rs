@@ -1,0 +1,36 @@
+//! Autopilot: when the model stops without calling `task_complete`, the engine nudges it.
+
+/// The nudge appended as a `user.message` (`isAutopilotContinuation: true`).
+pub const NUDGE: &str = "You have not yet marked the task as complete using the task_complete tool. If you were planning, stop planning and start implementing. You aren't done until you have fully completed the task.";
+
+/// Default for `--max-autopilot-continues`.
+pub const DEFAULT_MAX_CONTINUES: u32 = 5;
+
+/// How a message is run: the session's mode for one send.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum AgentMode {
+    /// The loop ends when the model stops calling tools.
+    #[default]
+    Interactive,
+    /// `task_complete` is offered and the model is nudged until it calls it.
+    Autopilot,
+}
+
+impl AgentMode {
+    /// The schema's name of the mode (`session.idle` `mode`, `user.message` `agentMode`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AgentMode::Interactive => "interactive",
+            AgentMode::Autopilot => "autopilot",
+        }
+    }
+
+    /// Parses the schema's name.
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "interactive" => Some(AgentMode::Interactive),
+            "autopilot" => Some(AgentMode::Autopilot),
+            _ => None,
+        }
+    }
+}

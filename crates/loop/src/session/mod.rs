@@ -1,0 +1,369 @@
+//! A session: an actor task that owns the journal writer and the folded state, runs one
+//! message at a time through the agent loop, and publishes every event to subscribers.
+//!
+//! Sends made while a message is running are queued and run in order (the SDK clients send
+//! and then wait; queueing keeps a second send from failing). `abort` cancels the running
+//! message only.
+
+mod emitter;
+mod history;
+mod interaction;
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use tokio::sync::{mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
+use turnstile_journal::payload::{SessionShutdown, SessionStart, WorkingDirectoryContext};
+use turnstile_journal::{
+    Durability, Event, JournalWriter, StateRoot, Timestamp, Uuid, WriterOptions,
+};
+use turnstile_replay::{SessionState, resume_plan};
+
+pub use history::{chat_messages, default_system_prompt};
+
+use crate::autopilot::{AgentMode, DEFAULT_MAX_CONTINUES};
+use crate::hooks::HookRunner;
+use crate::model::ModelProvider;
+use crate::permissions::PermissionPolicy;
+use crate::tools::ToolRegistry;
+use emitter::{Emitter, Subscribers};
+
+/// Everything a session needs besides its model and tools.
+#[derive(Debug, Clone)]
+pub struct SessionConfig {
+    /// Working directory of the tools.
+    pub cwd: PathBuf,
+    /// Model name sent to the provider.
+    pub model: String,
+    /// When the journal is fsynced.
+    pub durability: Durability,
+    /// Default mode of a send.
+    pub mode: AgentMode,
+    /// Nudges before autopilot gives up.
+    pub max_autopilot_continues: u32,
+    /// Who may run what.
+    pub permissions: PermissionPolicy,
+    /// Let file tools reach outside `cwd`.
+    pub allow_outside_cwd: bool,
+    /// Ask the provider for a streamed answer.
+    pub streaming: bool,
+    /// The system prompt; `None` uses [`default_system_prompt`].
+    pub system_prompt: Option<String>,
+}
+
+impl SessionConfig {
+    /// Defaults for a session working in `cwd` with `model`.
+    pub fn new(cwd: impl Into<PathBuf>, model: impl Into<String>) -> Self {
+        SessionConfig {
+            cwd: cwd.into(),
+            model: model.into(),
+            durability: Durability::Turn,
+            mode: AgentMode::Interactive,
+            max_autopilot_continues: DEFAULT_MAX_CONTINUES,
+            permissions: PermissionPolicy::default(),
+            allow_outside_cwd: false,
+            streaming: true,
+            system_prompt: None,
+        }
+    }
+}
+
+/// Options of one send.
+#[derive(Debug, Clone, Default)]
+pub struct SendOptions {
+    /// Mode for this message; `None` uses the session's.
+    pub mode: Option<AgentMode>,
+}
+
+/// How a message ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    /// The loop finished; `session.idle` was announced.
+    Idle,
+    /// The message was aborted; `session.idle {aborted: true}` was announced.
+    Aborted,
+    /// The model call (or the journal) failed; `session.error` was recorded.
+    Failed {
+        /// `errorType` of the `session.error`.
+        error_type: String,
+        /// HTTP status, when there was one.
+        status_code: Option<u16>,
+        /// What went wrong.
+        message: String,
+    },
+}
+
+/// Errors of the loop crate.
+#[derive(Debug, thiserror::Error)]
+pub enum LoopError {
+    /// The journal refused or failed.
+    #[error(transparent)]
+    Journal(#[from] turnstile_journal::WriteError),
+    /// The journal could not be folded.
+    #[error(transparent)]
+    Replay(#[from] turnstile_replay::ReplayError),
+    /// The session layout is wrong.
+    #[error(transparent)]
+    Layout(#[from] turnstile_journal::layout::LayoutError),
+    /// The session's task has stopped (after shutdown or a fatal journal error).
+    #[error("session {0} is closed")]
+    Closed(Uuid),
+}
+
+enum Command {
+    Send {
+        prompt: String,
+        options: SendOptions,
+        message_id: String,
+        done: oneshot::Sender<Outcome>,
+    },
+    Shutdown {
+        done: oneshot::Sender<Result<(), String>>,
+    },
+}
+
+struct Shared {
+    subscribers: Subscribers,
+    running: Mutex<Option<CancellationToken>>,
+}
+
+/// A handle to a running session; cheap to clone.
+#[derive(Clone)]
+pub struct SessionHandle {
+    id: Uuid,
+    tx: mpsc::UnboundedSender<Command>,
+    shared: Arc<Shared>,
+}
+
+/// What resuming did.
+#[derive(Debug, Clone)]
+pub struct ResumeReport {
+    /// The journal's state before the resume plan.
+    pub events_before: u64,
+    /// Work was open when the journal ended.
+    pub was_active: bool,
+    /// Tool calls the plan marked interrupted.
+    pub closed_tool_calls: Vec<String>,
+    /// Turns the plan closed.
+    pub closed_turns: Vec<String>,
+    /// The checkpoint was used.
+    pub used_checkpoint: bool,
+    /// A torn tail was cut on open.
+    pub torn_tail_cut: bool,
+}
+
+/// The parts a session is built from.
+pub struct SessionParts {
+    /// The settings.
+    pub config: SessionConfig,
+    /// The model.
+    pub provider: Arc<dyn ModelProvider>,
+    /// The tools.
+    pub tools: Arc<ToolRegistry>,
+    /// Hooks (command hooks, an SDK client's, or none).
+    pub hooks: Option<Arc<dyn HookRunner>>,
+}
+
+impl SessionHandle {
+    /// Creates a new session under `root` (a fresh id unless given) and starts it.
+    pub fn create(
+        root: &StateRoot,
+        id: Option<Uuid>,
+        parts: SessionParts,
+    ) -> Result<Self, LoopError> {
+        let id = id.unwrap_or_else(Uuid::new_v4);
+        let options = WriterOptions {
+            durability: parts.config.durability,
+            ..Default::default()
+        };
+        let (writer, _) = JournalWriter::create(root, id, options)?;
+        let subscribers: Subscribers = Arc::default();
+        let mut emitter = Emitter::new(writer, SessionState::default(), Arc::clone(&subscribers));
+        emitter.emit(&SessionStart {
+            session_id: id.to_string(),
+            version: 1,
+            producer: "turnstile".into(),
+            copilot_version: env!("CARGO_PKG_VERSION").into(),
+            start_time: Timestamp::now().to_text(),
+            selected_model: Some(parts.config.model.clone()),
+            context: Some(WorkingDirectoryContext {
+                cwd: parts.config.cwd.display().to_string(),
+                ..Default::default()
+            }),
+            ..Default::default()
+        })?;
+        Ok(Self::spawn(id, emitter, subscribers, parts, true))
+    }
+
+    /// Resumes an existing session: takes the writer lock (recovering a torn tail), folds the
+    /// journal (from its checkpoint when valid), appends the resume plan, and starts it.
+    pub fn resume(
+        root: &StateRoot,
+        id: Uuid,
+        parts: SessionParts,
+    ) -> Result<(Self, ResumeReport), LoopError> {
+        let paths = root.session(id);
+        if !paths.events.is_file() {
+            return Err(turnstile_journal::layout::LayoutError::NotFound {
+                id,
+                root: root.dir().to_path_buf(),
+            }
+            .into());
+        }
+        let options = WriterOptions {
+            durability: parts.config.durability,
+            ..Default::default()
+        };
+        // Lock first: the state must be folded from the journal this writer will append to.
+        let (writer, recovery) = JournalWriter::open(&paths, options)?;
+        let (state, load) = SessionState::load(&paths.dir)?;
+        let plan = resume_plan(&state, Timestamp::now());
+        let report = ResumeReport {
+            events_before: state.event_count,
+            was_active: plan.session_was_active,
+            closed_tool_calls: plan.closed_tool_calls.clone(),
+            closed_turns: plan.closed_turns.clone(),
+            used_checkpoint: load.used_checkpoint,
+            torn_tail_cut: recovery.torn_tail.is_some(),
+        };
+        let subscribers: Subscribers = Arc::default();
+        let mut emitter = Emitter::new(writer, state, Arc::clone(&subscribers));
+        for event in plan.events {
+            emitter.emit_event(event)?;
+        }
+        let system_written = emitter
+            .state()
+            .conversation
+            .iter()
+            .any(|m| matches!(m, turnstile_replay::Message::System { .. }));
+        Ok((
+            Self::spawn(id, emitter, subscribers, parts, !system_written),
+            report,
+        ))
+    }
+
+    fn spawn(
+        id: Uuid,
+        emitter: Emitter,
+        subscribers: Subscribers,
+        parts: SessionParts,
+        needs_system: bool,
+    ) -> Self {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let shared = Arc::new(Shared {
+            subscribers,
+            running: Mutex::new(None),
+        });
+        let actor = interaction::Actor::new(id, emitter, parts, needs_system);
+        tokio::spawn(actor.run(rx, Arc::clone(&shared)));
+        SessionHandle { id, tx, shared }
+    }
+
+    /// The session id.
+    pub fn id(&self) -> Uuid {
+        self.id
+    }
+
+    /// Every event from now on, ephemeral ones too, in order.
+    pub fn subscribe(&self) -> mpsc::UnboundedReceiver<Arc<Event>> {
+        let (tx, rx) = mpsc::unbounded_channel();
+        lock(&self.shared.subscribers).push(tx);
+        rx
+    }
+
+    /// Queues a message; returns its `messageId` at once.
+    pub fn send(
+        &self,
+        prompt: impl Into<String>,
+        options: SendOptions,
+    ) -> Result<(String, oneshot::Receiver<Outcome>), LoopError> {
+        let message_id = Uuid::new_v4().to_string();
+        let (done, rx) = oneshot::channel();
+        self.tx
+            .send(Command::Send {
+                prompt: prompt.into(),
+                options,
+                message_id: message_id.clone(),
+                done,
+            })
+            .map_err(|_| LoopError::Closed(self.id))?;
+        Ok((message_id, rx))
+    }
+
+    /// Sends and waits until the session is idle again.
+    pub async fn send_and_wait(
+        &self,
+        prompt: impl Into<String>,
+        options: SendOptions,
+    ) -> Result<Outcome, LoopError> {
+        let (_, done) = self.send(prompt, options)?;
+        done.await.map_err(|_| LoopError::Closed(self.id))
+    }
+
+    /// Aborts the running message, if any.
+    pub fn abort(&self) {
+        if let Some(token) = lock(&self.shared.running).as_ref() {
+            token.cancel();
+        }
+    }
+
+    /// True while a message is running.
+    pub fn is_busy(&self) -> bool {
+        lock(&self.shared.running).is_some()
+    }
+
+    /// Finishes queued messages, records `session.shutdown`, makes the journal durable and
+    /// releases the lock.
+    pub async fn shutdown(&self) -> Result<(), LoopError> {
+        let (done, rx) = oneshot::channel();
+        self.tx
+            .send(Command::Shutdown { done })
+            .map_err(|_| LoopError::Closed(self.id))?;
+        match rx.await {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(message)) => Err(LoopError::Journal(turnstile_journal::WriteError::Io {
+                path: PathBuf::from(self.id.to_string()),
+                source: std::io::Error::other(message),
+            })),
+            Err(_) => Err(LoopError::Closed(self.id)),
+        }
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Builds the `session.shutdown` payload from the folded state.
+fn shutdown_payload(state: &SessionState, model: &str) -> SessionShutdown {
+    let mut metrics = serde_json::Map::new();
+    metrics.insert(
+        model.to_owned(),
+        serde_json::json!({
+            "requests": {"count": state.usage.calls, "cost": 0},
+            "usage": {
+                "inputTokens": state.usage.tokens.input,
+                "outputTokens": state.usage.tokens.output,
+                "cacheReadTokens": state.usage.tokens.cache_read,
+                "cacheWriteTokens": state.usage.tokens.cache_write,
+                "reasoningTokens": state.usage.tokens.reasoning,
+            }
+        }),
+    );
+    let start = state
+        .session
+        .start_time
+        .as_deref()
+        .and_then(|t| Timestamp::parse(t).ok())
+        .map_or(0, |t| t.millis().max(0) as u64);
+    SessionShutdown {
+        shutdown_type: "routine".into(),
+        total_api_duration_ms: 0,
+        session_start_time: start,
+        events_file_size_bytes: Some(state.byte_size),
+        model_metrics: metrics,
+        current_model: Some(model.to_owned()),
+        ..Default::default()
+    }
+}

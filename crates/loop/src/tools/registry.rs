@@ -1,0 +1,135 @@
+//! The set of tools a session offers the model, in the order they are offered.
+
+use serde_json::Value;
+
+use super::{Tool, ToolSpec, bash, create, edit, glob, grep, task_complete, view};
+
+/// The tools of a session, looked up by name; keeps registration order so the
+/// `tools` array and the unknown-tool message are stable.
+#[derive(Default)]
+pub struct ToolRegistry {
+    tools: Vec<Box<dyn Tool>>,
+}
+
+impl ToolRegistry {
+    /// An empty registry.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The built-in tools; `task_complete` only in autopilot, as the runtime offers it.
+    pub fn builtin(autopilot: bool) -> Self {
+        let mut registry = Self::new();
+        registry.register(Box::new(bash::BashTool));
+        registry.register(Box::new(view::ViewTool));
+        registry.register(Box::new(create::CreateTool));
+        registry.register(Box::new(edit::EditTool));
+        registry.register(Box::new(glob::GlobTool));
+        registry.register(Box::new(grep::GrepTool));
+        if autopilot {
+            registry.register(Box::new(task_complete::TaskCompleteTool));
+        }
+        registry
+    }
+
+    /// Adds a tool; one with the same name is replaced in place (so an SDK
+    /// client can override a built-in without reordering the list).
+    pub fn register(&mut self, tool: Box<dyn Tool>) {
+        match self.tools.iter_mut().find(|t| t.name() == tool.name()) {
+            Some(slot) => *slot = tool,
+            None => self.tools.push(tool),
+        }
+    }
+
+    /// Removes the tool called `name`, if any.
+    pub fn unregister(&mut self, name: &str) -> Option<Box<dyn Tool>> {
+        let index = self.tools.iter().position(|t| t.name() == name)?;
+        Some(self.tools.remove(index))
+    }
+
+    /// The tool called `name`.
+    pub fn get(&self, name: &str) -> Option<&dyn Tool> {
+        self.tools
+            .iter()
+            .find(|t| t.name() == name)
+            .map(|t| t.as_ref())
+    }
+
+    /// Every tool's spec, in registration order.
+    pub fn specs(&self) -> Vec<ToolSpec> {
+        self.tools.iter().map(|t| t.spec()).collect()
+    }
+
+    /// The OpenAI Chat Completions `tools` array for these tools.
+    pub fn openai_tools(&self) -> Value {
+        Value::Array(self.specs().iter().map(ToolSpec::to_openai).collect())
+    }
+
+    /// Every tool's name, in registration order.
+    pub fn names(&self) -> Vec<&str> {
+        self.tools.iter().map(|t| t.name()).collect()
+    }
+
+    /// How many tools there are.
+    pub fn len(&self) -> usize {
+        self.tools.len()
+    }
+
+    /// Whether there are no tools.
+    pub fn is_empty(&self) -> bool {
+        self.tools.is_empty()
+    }
+
+    /// The result text for a call to a tool that is not here (the runtime's wording, TOOLS.md).
+    pub fn unknown_tool_message(&self, name: &str) -> String {
+        format!(
+            "Tool '{name}' does not exist. Available tools that can be called are {}.",
+            self.names().join(", ")
+        )
+    }
+}
+
+impl std::fmt::Debug for ToolRegistry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolRegistry")
+            .field("tools", &self.names())
+            .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builtin_names_and_order() {
+        assert_eq!(
+            ToolRegistry::builtin(false).names(),
+            vec!["bash", "view", "create", "edit", "glob", "grep"]
+        );
+        let autopilot = ToolRegistry::builtin(true);
+        assert_eq!(autopilot.names().last(), Some(&"task_complete"));
+        assert!(autopilot.get("task_complete").is_some());
+        assert!(ToolRegistry::builtin(false).get("task_complete").is_none());
+    }
+
+    #[test]
+    fn unknown_tool_message_lists_tools() {
+        let registry = ToolRegistry::builtin(false);
+        assert_eq!(
+            registry.unknown_tool_message("read_file"),
+            "Tool 'read_file' does not exist. Available tools that can be called are bash, view, create, edit, glob, grep."
+        );
+    }
+
+    #[test]
+    fn register_replaces_same_name_in_place() {
+        let mut registry = ToolRegistry::builtin(false);
+        registry.register(Box::new(task_complete::TaskCompleteTool));
+        registry.register(Box::new(view::ViewTool));
+        assert_eq!(registry.len(), 7);
+        assert_eq!(registry.names()[1], "view");
+        assert!(registry.unregister("view").is_some());
+        assert!(registry.get("view").is_none());
+    }
+}

@@ -1,0 +1,586 @@
+//! The agent loop end to end against a scripted OpenAI-compatible server on 127.0.0.1:
+//! event order, journal contents, tools, permissions, hooks, autopilot, retries, errors,
+//! abort, resume. Every journal written here must pass the replay crate's audit.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use turnstile_journal::{Event, JournalReader, ReadMode, StateRoot, Uuid};
+use turnstile_loop::hooks::{CommandHooks, HookRunner};
+use turnstile_loop::model::{OpenAiConfig, OpenAiProvider};
+use turnstile_loop::permissions::PermissionPolicy;
+use turnstile_loop::tools::ToolRegistry;
+use turnstile_loop::{AgentMode, Outcome, SendOptions, SessionConfig, SessionHandle, SessionParts};
+use turnstile_scripted_model::{Script, ScriptedResponse, ScriptedServer};
+
+struct Fixture {
+    _state: tempfile::TempDir,
+    work: tempfile::TempDir,
+    root: StateRoot,
+    server: ScriptedServer,
+}
+
+async fn fixture(script: Script) -> Fixture {
+    let state = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    std::fs::write(
+        work.path().join("alpha.txt"),
+        "alpha: the first file\nIt mentions apples.\n",
+    )
+    .unwrap();
+    std::fs::write(work.path().join("beta.txt"), "beta\n").unwrap();
+    let root = StateRoot::new(state.path().join("session-state"));
+    let server = ScriptedServer::start(script).await.unwrap();
+    Fixture {
+        _state: state,
+        work,
+        root,
+        server,
+    }
+}
+
+impl Fixture {
+    fn parts(&self, configure: impl FnOnce(&mut SessionConfig)) -> SessionParts {
+        let mut oc = OpenAiConfig::new(self.server.url(), "test-model");
+        oc.retry.base_delay = Duration::from_millis(5);
+        let mut config = SessionConfig::new(self.work.path(), "test-model");
+        config.permissions = PermissionPolicy::from_flags(true, &[], &[]).unwrap();
+        configure(&mut config);
+        let hooks = CommandHooks::load(self.work.path()).unwrap();
+        SessionParts {
+            config,
+            provider: Arc::new(OpenAiProvider::new(oc).unwrap()),
+            tools: Arc::new(ToolRegistry::builtin(true)),
+            hooks: Some(Arc::new(hooks) as Arc<dyn HookRunner>),
+        }
+    }
+
+    fn journal(&self, id: Uuid) -> Vec<Event> {
+        JournalReader::open(self.root.session(id).events, ReadMode::Strict)
+            .unwrap()
+            .map(|r| r.unwrap_or_else(|e| panic!("{e}")).event)
+            .collect()
+    }
+
+    fn audit_clean(&self, id: Uuid) -> turnstile_replay::AuditReport {
+        let report = turnstile_replay::audit_file(&self.root.session(id).events).unwrap();
+        assert!(
+            report.violations.is_empty(),
+            "violations: {:#?}",
+            report.violations
+        );
+        report
+    }
+}
+
+fn types(events: &[Arc<Event>]) -> Vec<&str> {
+    events.iter().map(|e| e.event_type.as_str()).collect()
+}
+
+fn data(e: &Event) -> Value {
+    serde_json::from_str(e.data.get()).unwrap()
+}
+
+async fn drain(rx: &mut tokio::sync::mpsc::UnboundedReceiver<Arc<Event>>) -> Vec<Arc<Event>> {
+    let mut out = Vec::new();
+    while let Ok(ev) = rx.try_recv() {
+        out.push(ev);
+    }
+    out
+}
+
+#[tokio::test]
+async fn multi_turn_with_several_tools_per_turn() {
+    let script = Script::new()
+        .respond(
+            ScriptedResponse::tool_call("glob", json!({"pattern": "*.txt"}))
+                .and_tool_call("view", json!({"path": "alpha.txt"})),
+        )
+        .respond(
+            ScriptedResponse::text("There are two files; alpha mentions apples.")
+                .with_usage(100, 12),
+        );
+    let fx = fixture(script).await;
+    let session = SessionHandle::create(&fx.root, None, fx.parts(|_| {})).unwrap();
+    let mut rx = session.subscribe();
+    let outcome = session
+        .send_and_wait("List and read", SendOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(outcome, Outcome::Idle);
+    let live = drain(&mut rx).await;
+    let t = types(&live);
+    assert_eq!(t.last(), Some(&"session.idle"), "idle is last: {t:?}");
+    assert_eq!(
+        t.iter().filter(|x| **x == "assistant.turn_start").count(),
+        2
+    );
+    assert_eq!(
+        fx.server.requests().len(),
+        2,
+        "one LLM call per turn, no other calls"
+    );
+    assert!(t.contains(&"assistant.message_delta"));
+    let first_turn: Vec<&str> = t
+        .iter()
+        .copied()
+        .skip_while(|x| *x != "assistant.turn_start")
+        .take_while(|x| *x != "assistant.turn_end")
+        .collect();
+    assert_eq!(
+        first_turn
+            .iter()
+            .filter(|x| !x.ends_with("_delta") && **x != "assistant.usage")
+            .copied()
+            .collect::<Vec<_>>(),
+        [
+            "assistant.turn_start",
+            "assistant.message",
+            "tool.execution_start",
+            "tool.execution_complete",
+            "tool.execution_start",
+            "tool.execution_complete"
+        ]
+    );
+    // The second request carries the whole history with both tool results.
+    let second = &fx.server.requests()[1];
+    let msgs = second["messages"].as_array().unwrap();
+    let tool_msgs: Vec<&Value> = msgs.iter().filter(|m| m["role"] == "tool").collect();
+    assert_eq!(tool_msgs.len(), 2);
+    assert!(
+        tool_msgs[0]["content"]
+            .as_str()
+            .unwrap()
+            .contains("./alpha.txt")
+    );
+    assert!(
+        tool_msgs[1]["content"]
+            .as_str()
+            .unwrap()
+            .contains("1. alpha: the first file")
+    );
+    session.shutdown().await.unwrap();
+
+    // The journal: persisted events only, written first, audit-clean.
+    let journal = fx.journal(session.id());
+    assert!(
+        journal.iter().all(|e| !e.is_ephemeral()),
+        "ephemeral event on disk"
+    );
+    assert_eq!(
+        journal.first().unwrap().event_type.as_str(),
+        "session.start"
+    );
+    assert_eq!(
+        journal.last().unwrap().event_type.as_str(),
+        "session.shutdown"
+    );
+    let persisted_live: Vec<Uuid> = live
+        .iter()
+        .filter(|e| !e.is_ephemeral())
+        .map(|e| e.id)
+        .collect();
+    let on_disk: Vec<Uuid> = journal.iter().map(|e| e.id).collect();
+    assert!(persisted_live.iter().all(|id| on_disk.contains(id)));
+    let report = fx.audit_clean(session.id());
+    assert_eq!(report.turns, 2);
+    assert_eq!(report.tool_calls["glob"].ok, 1);
+    assert_eq!(report.tool_calls["view"].ok, 1);
+}
+
+#[tokio::test]
+async fn non_streaming_answers() {
+    let fx = fixture(Script::new().text("plain answer")).await;
+    let session = SessionHandle::create(&fx.root, None, fx.parts(|c| c.streaming = false)).unwrap();
+    let mut rx = session.subscribe();
+    assert_eq!(
+        session
+            .send_and_wait("hi", SendOptions::default())
+            .await
+            .unwrap(),
+        Outcome::Idle
+    );
+    let live = drain(&mut rx).await;
+    assert!(!types(&live).contains(&"assistant.message_delta"));
+    let msg = live
+        .iter()
+        .find(|e| e.event_type.as_str() == "assistant.message")
+        .unwrap();
+    assert_eq!(data(msg)["content"], "plain answer");
+    assert_eq!(fx.server.requests()[0]["stream"], false);
+    session.shutdown().await.unwrap();
+    fx.audit_clean(session.id());
+}
+
+#[tokio::test]
+async fn autopilot_nudges_until_task_complete() {
+    let script = Script::new()
+        .text("I looked around.")
+        .tool_call("task_complete", json!({"summary": "Looked around."}))
+        .text("Done.");
+    let fx = fixture(script).await;
+    let session =
+        SessionHandle::create(&fx.root, None, fx.parts(|c| c.mode = AgentMode::Autopilot)).unwrap();
+    let mut rx = session.subscribe();
+    assert_eq!(
+        session
+            .send_and_wait("go", SendOptions::default())
+            .await
+            .unwrap(),
+        Outcome::Idle
+    );
+    let live = drain(&mut rx).await;
+    let nudges: Vec<_> = live
+        .iter()
+        .filter(|e| data(e)["isAutopilotContinuation"] == true)
+        .collect();
+    assert_eq!(nudges.len(), 1);
+    let nudge = data(nudges[0]);
+    assert_eq!(nudge["content"], "");
+    assert_eq!(nudge["source"], "system");
+    assert_eq!(nudge["agentMode"], "autopilot");
+    assert!(
+        nudge["transformedContent"]
+            .as_str()
+            .unwrap()
+            .starts_with("You have not yet marked the task as complete")
+    );
+    assert!(types(&live).contains(&"session.task_complete"));
+    assert_eq!(data(live.last().unwrap())["mode"], "autopilot");
+    // task_complete was offered to the model.
+    let tools: Vec<String> = fx.server.requests()[0]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap().to_owned())
+        .collect();
+    assert!(tools.contains(&"task_complete".to_owned()));
+    session.shutdown().await.unwrap();
+    let report = fx.audit_clean(session.id());
+    assert_eq!(report.autopilot_continuations, 1);
+    assert_eq!(
+        report
+            .task_complete
+            .as_ref()
+            .and_then(|t| t.summary.clone())
+            .as_deref(),
+        Some("Looked around.")
+    );
+}
+
+#[tokio::test]
+async fn autopilot_stops_at_the_continuation_cap() {
+    let fx = fixture(Script::new().text("a").text("b").text("c")).await;
+    let session = SessionHandle::create(
+        &fx.root,
+        None,
+        fx.parts(|c| {
+            c.mode = AgentMode::Autopilot;
+            c.max_autopilot_continues = 2;
+        }),
+    )
+    .unwrap();
+    let mut rx = session.subscribe();
+    session
+        .send_and_wait("go", SendOptions::default())
+        .await
+        .unwrap();
+    let live = drain(&mut rx).await;
+    assert_eq!(
+        live.iter()
+            .filter(|e| data(e)["isAutopilotContinuation"] == true)
+            .count(),
+        2
+    );
+    let warning = live
+        .iter()
+        .find(|e| e.event_type.as_str() == "session.warning")
+        .expect("a warning");
+    assert!(
+        data(warning)["message"]
+            .as_str()
+            .unwrap()
+            .contains("2 continuations")
+    );
+    assert_eq!(fx.server.requests().len(), 3);
+    session.shutdown().await.unwrap();
+    fx.audit_clean(session.id());
+}
+
+#[tokio::test]
+async fn interactive_never_nudges_and_offers_no_task_complete() {
+    let fx = fixture(Script::new().text("answer")).await;
+    let session = SessionHandle::create(&fx.root, None, fx.parts(|_| {})).unwrap();
+    let mut rx = session.subscribe();
+    session
+        .send_and_wait("q", SendOptions::default())
+        .await
+        .unwrap();
+    let live = drain(&mut rx).await;
+    assert!(
+        live.iter()
+            .all(|e| data(e)["isAutopilotContinuation"] != true)
+    );
+    assert_eq!(data(live.last().unwrap())["mode"], "interactive");
+    let tools = fx.server.requests()[0]["tools"].to_string();
+    assert!(!tools.contains("task_complete"));
+    session.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn retry_after_500_then_error_on_400() {
+    let script = Script::new()
+        .respond(ScriptedResponse::error_message(500, "overloaded"))
+        .text("recovered")
+        .respond(ScriptedResponse::error_message(
+            400,
+            "bad request: context too long",
+        ));
+    let fx = fixture(script).await;
+    let session = SessionHandle::create(&fx.root, None, fx.parts(|_| {})).unwrap();
+    let mut rx = session.subscribe();
+    assert_eq!(
+        session
+            .send_and_wait("one", SendOptions::default())
+            .await
+            .unwrap(),
+        Outcome::Idle
+    );
+    let live = drain(&mut rx).await;
+    assert_eq!(
+        types(&live)
+            .iter()
+            .filter(|t| **t == "assistant.turn_retry")
+            .count(),
+        1
+    );
+    assert_eq!(
+        types(&live)
+            .iter()
+            .filter(|t| **t == "assistant.turn_start")
+            .count(),
+        1,
+        "a retry is the same LLM call"
+    );
+
+    let outcome = session
+        .send_and_wait("two", SendOptions::default())
+        .await
+        .unwrap();
+    match outcome {
+        Outcome::Failed {
+            status_code,
+            message,
+            ..
+        } => {
+            assert_eq!(status_code, Some(400));
+            assert!(message.contains("context too long"), "{message}");
+        }
+        other => panic!("{other:?}"),
+    }
+    let live = drain(&mut rx).await;
+    let t = types(&live);
+    let err = live
+        .iter()
+        .find(|e| e.event_type.as_str() == "session.error")
+        .unwrap();
+    assert_eq!(data(err)["statusCode"], 400);
+    assert_eq!(t.last(), Some(&"session.idle"));
+    session.shutdown().await.unwrap();
+    fx.audit_clean(session.id());
+}
+
+#[tokio::test]
+async fn abort_during_a_tool_kills_it_and_closes_the_turn() {
+    let script = Script::new().tool_call(
+        "bash",
+        json!({"command": "sleep 30", "description": "wait"}),
+    );
+    let fx = fixture(script).await;
+    let session = SessionHandle::create(&fx.root, None, fx.parts(|_| {})).unwrap();
+    let mut rx = session.subscribe();
+    let (_, done) = session.send("wait", SendOptions::default()).unwrap();
+    // Abort once the tool is running.
+    loop {
+        let ev = tokio::time::timeout(Duration::from_secs(30), rx.recv())
+            .await
+            .unwrap()
+            .unwrap();
+        if ev.event_type.as_str() == "tool.execution_start" {
+            break;
+        }
+    }
+    session.abort();
+    let outcome = tokio::time::timeout(Duration::from_secs(30), done)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(outcome, Outcome::Aborted);
+    let live = drain(&mut rx).await;
+    let t = types(&live);
+    assert!(t.contains(&"abort"));
+    let complete = live
+        .iter()
+        .find(|e| e.event_type.as_str() == "tool.execution_complete")
+        .unwrap();
+    assert_eq!(data(complete)["success"], false);
+    assert_eq!(data(complete)["error"]["code"], "interrupted");
+    assert_eq!(t.last(), Some(&"session.idle"));
+    assert_eq!(data(live.last().unwrap())["aborted"], true);
+    session.shutdown().await.unwrap();
+    fx.audit_clean(session.id());
+}
+
+#[tokio::test]
+async fn permission_denied_is_recorded_and_told_to_the_model() {
+    let script = Script::new()
+        .tool_call(
+            "bash",
+            json!({"command": "rm -rf alpha.txt", "description": "delete"}),
+        )
+        .text("ok, I will not");
+    let fx = fixture(script).await;
+    let parts = fx.parts(|c| {
+        c.permissions = PermissionPolicy::from_flags(false, &["shell(ls)".into()], &[]).unwrap()
+    });
+    let session = SessionHandle::create(&fx.root, None, parts).unwrap();
+    let mut rx = session.subscribe();
+    session
+        .send_and_wait("delete it", SendOptions::default())
+        .await
+        .unwrap();
+    let live = drain(&mut rx).await;
+    let completed = live
+        .iter()
+        .find(|e| e.event_type.as_str() == "permission.completed")
+        .unwrap();
+    assert_eq!(
+        data(completed)["result"]["kind"],
+        "denied-no-approval-rule-and-could-not-request-from-user"
+    );
+    let requested = live
+        .iter()
+        .find(|e| e.event_type.as_str() == "permission.requested")
+        .unwrap();
+    assert_eq!(data(requested)["permissionRequest"]["kind"], "shell");
+    assert!(
+        fx.work.path().join("alpha.txt").exists(),
+        "the command did not run"
+    );
+    let second = &fx.server.requests()[1];
+    assert!(
+        second
+            .to_string()
+            .contains("Permission denied and could not request permission from user")
+    );
+    session.shutdown().await.unwrap();
+    fx.audit_clean(session.id());
+}
+
+#[tokio::test]
+async fn hooks_deny_rewrite_and_transform() {
+    let script = Script::new()
+        .tool_call(
+            "bash",
+            json!({"command": "echo original", "description": "say"}),
+        )
+        .tool_call("create", json!({"path": "new.txt", "file_text": "x"}))
+        .text("done");
+    let fx = fixture(script).await;
+    let hooks_dir = fx.work.path().join(".github/hooks");
+    std::fs::create_dir_all(&hooks_dir).unwrap();
+    // preToolUse: rewrite bash arguments, deny create. postToolUse: rewrite the result text.
+    // userPromptSubmitted: rewrite the prompt. python3 keeps the hook independent of jq.
+    let pre = r#"python3 -c 'import json,sys; d=json.load(sys.stdin); print(json.dumps({"modifiedArgs":{"command":"echo rewritten","description":"say"}}) if d["toolName"]=="bash" else json.dumps({"permissionDecision":"deny","permissionDecisionReason":"no new files"}))'"#;
+    let post = r#"python3 -c 'import json,sys; d=json.load(sys.stdin); print(json.dumps({"modifiedResult":{"textResultForLlm":"[post] "+d["toolResult"]["textResultForLlm"]}}))'"#;
+    let prompt = r#"python3 -c 'import json,sys; d=json.load(sys.stdin); print(json.dumps({"modifiedPrompt":d["prompt"].upper()}))'"#;
+    std::fs::write(
+        hooks_dir.join("hooks.json"),
+        json!({"version": 1, "hooks": {
+            "preToolUse": [{"type": "command", "bash": pre}],
+            "postToolUse": [{"type": "command", "bash": post}],
+            "userPromptSubmitted": [{"type": "command", "bash": prompt}],
+            "sessionStart": [{"type": "command", "bash": "true"}],
+        }})
+        .to_string(),
+    )
+    .unwrap();
+    let session = SessionHandle::create(&fx.root, None, fx.parts(|_| {})).unwrap();
+    session
+        .send_and_wait("shout this", SendOptions::default())
+        .await
+        .unwrap();
+    session.shutdown().await.unwrap();
+    let requests = fx.server.requests();
+    let first = requests[0]["messages"].to_string();
+    assert!(first.contains("SHOUT THIS"), "prompt hook applied: {first}");
+    let second = requests[1]["messages"].to_string();
+    assert!(
+        second.contains("[post] rewritten"),
+        "args rewritten and result rewritten: {second}"
+    );
+    let third = requests[2]["messages"].to_string();
+    assert!(
+        third.contains("Denied by preToolUse hook: no new files"),
+        "{third}"
+    );
+    assert!(!fx.work.path().join("new.txt").exists());
+    let journal = fx.journal(session.id());
+    let starts = journal
+        .iter()
+        .filter(|e| e.event_type.as_str() == "hook.start")
+        .count();
+    let ends = journal
+        .iter()
+        .filter(|e| e.event_type.as_str() == "hook.end")
+        .count();
+    assert!(
+        starts >= 5 && starts == ends,
+        "{starts} starts, {ends} ends"
+    );
+    fx.audit_clean(session.id());
+}
+
+#[tokio::test]
+async fn resume_continues_with_the_whole_history_and_refuses_a_second_writer() {
+    let fx = fixture(Script::new().text("first answer").text("second answer")).await;
+    let session = SessionHandle::create(&fx.root, None, fx.parts(|_| {})).unwrap();
+    session
+        .send_and_wait("first", SendOptions::default())
+        .await
+        .unwrap();
+    let id = session.id();
+    // While the first handle holds the session, a resume is refused with the holder named.
+    let err = SessionHandle::resume(&fx.root, id, fx.parts(|_| {}))
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        err.contains("in use") && err.contains(&format!("pid {}", std::process::id())),
+        "{err}"
+    );
+    session.shutdown().await.unwrap();
+
+    let (resumed, report) = SessionHandle::resume(&fx.root, id, fx.parts(|_| {})).unwrap();
+    assert!(!report.was_active);
+    resumed
+        .send_and_wait("second", SendOptions::default())
+        .await
+        .unwrap();
+    resumed.shutdown().await.unwrap();
+    let msgs = fx.server.requests()[1]["messages"].to_string();
+    assert!(msgs.contains("first") && msgs.contains("first answer") && msgs.contains("second"));
+    let report = fx.audit_clean(id);
+    assert_eq!(report.resumes, 1);
+    assert_eq!(report.turns, 2);
+    let journal = fx.journal(id);
+    assert_eq!(
+        journal
+            .iter()
+            .filter(|e| e.event_type.as_str() == "system.message")
+            .count(),
+        1,
+        "system prompt recorded once"
+    );
+}

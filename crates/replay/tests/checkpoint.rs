@@ -1,0 +1,203 @@
+//! Checkpoints: state from checkpoint + tail equals the full fold; anything suspicious falls
+//! back to a full fold and says why.
+
+mod common;
+
+use std::fs::{self, OpenOptions};
+use std::io::Write;
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+
+use common::lines;
+use proptest::prelude::*;
+use turnstile_replay::checkpoint::GUARD_BYTES;
+use turnstile_replay::synth::{SynthConfig, session_bytes};
+use turnstile_replay::{
+    CHECKPOINT_FILE, SessionState, fold_file, verify_checkpoint, write_checkpoint,
+};
+
+const EVENTS: &str = "events.jsonl";
+
+fn journal(seed: u64, kib: u64) -> Vec<u8> {
+    let config = SynthConfig {
+        seed,
+        target_bytes: kib * 1024,
+        max_output_bytes: 8192,
+        ..SynthConfig::default()
+    };
+    session_bytes(&config).0
+}
+
+fn append(dir: &Path, bytes: &[u8]) {
+    let mut file = OpenOptions::new()
+        .append(true)
+        .create(true)
+        .open(dir.join(EVENTS))
+        .unwrap();
+    file.write_all(bytes).unwrap();
+}
+
+fn full_fold(dir: &Path) -> SessionState {
+    fold_file(&dir.join(EVENTS)).unwrap().state
+}
+
+fn checkpointed(bytes: &[u8], cut: usize) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    append(dir.path(), &bytes[..cut]);
+    let info = write_checkpoint(dir.path()).unwrap();
+    assert!(info.offset <= cut as u64);
+    append(dir.path(), &bytes[cut..]);
+    dir
+}
+
+fn load(dir: &Path) -> (SessionState, turnstile_replay::LoadReport) {
+    SessionState::load(dir).unwrap()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(40))]
+    /// Cut anywhere (mid-line too), checkpoint, append the rest: checkpoint + tail = full fold.
+    #[test]
+    fn checkpoint_plus_tail_is_the_full_fold(seed in 0u64..500, at in 0.0f64..=1.0) {
+        let bytes = journal(seed, 96);
+        let cut = ((bytes.len() as f64) * at) as usize;
+        let dir = checkpointed(&bytes, cut);
+        let (state, report) = load(dir.path());
+        prop_assert!(report.used_checkpoint, "{:?}", report.fallback_reason);
+        prop_assert_eq!(&state, &full_fold(dir.path()));
+        prop_assert_eq!(report.prefix_crc32c, crc32c::crc32c(&bytes));
+        prop_assert_eq!(report.tail_bytes + report.checkpoint_offset, bytes.len() as u64);
+        // A checkpoint written from a checkpoint keeps the prefix CRC right.
+        write_checkpoint(dir.path()).unwrap();
+        prop_assert!(verify_checkpoint(dir.path()).unwrap().is_ok());
+        let (again, report) = load(dir.path());
+        prop_assert!(report.used_checkpoint && report.tail_bytes == 0);
+        prop_assert_eq!(again, state);
+    }
+}
+
+#[test]
+fn written_atomically_and_private() {
+    let bytes = journal(1, 64);
+    let dir = checkpointed(&bytes, bytes.len() / 2);
+    let mode = fs::metadata(dir.path().join(CHECKPOINT_FILE))
+        .unwrap()
+        .permissions()
+        .mode()
+        & 0o777;
+    assert_eq!(mode, 0o600);
+    let names: Vec<String> = fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    assert_eq!(names.len(), 2, "no temporary file left: {names:?}");
+    assert!(verify_checkpoint(dir.path()).unwrap().is_ok());
+}
+
+fn expect_fallback(dir: &Path, reason: &str) {
+    let (state, report) = load(dir);
+    assert!(!report.used_checkpoint);
+    let why = report.fallback_reason.unwrap_or_default();
+    assert!(why.contains(reason), "expected {reason:?}, got {why:?}");
+    assert_eq!(state, full_fold(dir));
+}
+
+#[test]
+fn missing_checkpoint_is_a_full_fold() {
+    let dir = tempfile::tempdir().unwrap();
+    append(dir.path(), &journal(2, 32));
+    expect_fallback(dir.path(), "no checkpoint");
+}
+
+#[test]
+fn corrupted_checkpoint_falls_back() {
+    let bytes = journal(3, 64);
+    let dir = checkpointed(&bytes, bytes.len() / 2);
+    let path = dir.path().join(CHECKPOINT_FILE);
+    let mut text = fs::read(&path).unwrap();
+    text.truncate(text.len() / 2);
+    fs::write(&path, text).unwrap();
+    expect_fallback(dir.path(), "not valid");
+}
+
+#[test]
+fn other_version_falls_back() {
+    let bytes = journal(4, 64);
+    let dir = checkpointed(&bytes, bytes.len());
+    let path = dir.path().join(CHECKPOINT_FILE);
+    let text = fs::read_to_string(&path)
+        .unwrap()
+        .replacen("\"version\":1", "\"version\":99", 1);
+    fs::write(&path, text).unwrap();
+    expect_fallback(dir.path(), "version 99");
+}
+
+#[test]
+fn replaced_journal_falls_back() {
+    let bytes = journal(5, 64);
+    let dir = checkpointed(&bytes, bytes.len());
+    // Same content, new file (as `cp` + `mv`, or a restore from backup, would do).
+    let other = dir.path().join("other.jsonl");
+    fs::write(&other, journal(6, 80)).unwrap();
+    fs::rename(&other, dir.path().join(EVENTS)).unwrap();
+    expect_fallback(dir.path(), "replaced");
+}
+
+#[test]
+fn truncated_journal_falls_back() {
+    let bytes = journal(7, 64);
+    let dir = checkpointed(&bytes, bytes.len());
+    let file = OpenOptions::new()
+        .write(true)
+        .open(dir.path().join(EVENTS))
+        .unwrap();
+    let ls = lines(&bytes);
+    let keep = bytes.len() - ls.last().unwrap().len() - 1;
+    file.set_len(keep as u64).unwrap();
+    expect_fallback(dir.path(), "shorter");
+}
+
+#[test]
+fn rewritten_tail_of_the_prefix_falls_back() {
+    let bytes = journal(8, 64);
+    let dir = checkpointed(&bytes, bytes.len());
+    // Same size, same file, one byte changed just before the offset.
+    let path = dir.path().join(EVENTS);
+    let mut content = fs::read(&path).unwrap();
+    let at = content.len() - 60;
+    content[at] = if content[at] == b'0' { b'1' } else { b'0' };
+    let file = OpenOptions::new().write(true).open(&path).unwrap();
+    std::os::unix::fs::FileExt::write_all_at(&file, &content, 0).unwrap();
+    expect_fallback(dir.path(), "changed");
+}
+
+#[test]
+fn offset_inside_a_line_falls_back() {
+    let bytes = journal(9, 64);
+    let dir = checkpointed(&bytes, bytes.len());
+    let path = dir.path().join(CHECKPOINT_FILE);
+    let mut cp: serde_json::Value = serde_json::from_slice(&fs::read(&path).unwrap()).unwrap();
+    let offset = cp["offset"].as_u64().unwrap() - 1;
+    cp["offset"] = offset.into();
+    cp["state"]["byteSize"] = offset.into();
+    cp["guardStart"] = offset.saturating_sub(GUARD_BYTES).into();
+    fs::write(&path, serde_json::to_vec(&cp).unwrap()).unwrap();
+    expect_fallback(dir.path(), "not at the end of a line");
+}
+
+/// A change deep in the prefix, outside the guarded 64 KiB, is what only `verify` sees.
+#[test]
+fn verify_checks_the_whole_prefix() {
+    let bytes = journal(10, 400);
+    let dir = checkpointed(&bytes, bytes.len());
+    let path = dir.path().join(EVENTS);
+    let mut content = fs::read(&path).unwrap();
+    let at = content.iter().position(|&b| b == b'7').unwrap();
+    content[at] = b'8';
+    let file = OpenOptions::new().write(true).open(&path).unwrap();
+    std::os::unix::fs::FileExt::write_all_at(&file, &content, 0).unwrap();
+    let (_, report) = load(dir.path());
+    assert!(report.used_checkpoint, "the fast path trusts its guard");
+    let verdict = verify_checkpoint(dir.path()).unwrap();
+    assert!(verdict.guard_ok && !verdict.prefix_crc_ok, "{verdict:?}");
+}

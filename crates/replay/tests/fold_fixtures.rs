@@ -1,0 +1,144 @@
+//! Folding the real runtime's recordings: the expected states are written down as snapshots.
+
+mod common;
+
+use common::{FIXTURES, events, fixture_bytes, fixture_path};
+use turnstile_replay::{Folder, Message, SessionState, audit_bytes, fold, fold_file};
+
+fn folded(name: &str) -> SessionState {
+    let folded = fold_file(&fixture_path(name)).expect("fold");
+    assert_eq!(folded.torn_tail_at, None);
+    folded.state
+}
+
+#[test]
+fn c1_new_session() {
+    let state = folded("c1-new-session");
+    assert_eq!(state.counts.turns, 3);
+    assert_eq!(state.event_count, 21);
+    assert_eq!(
+        state.byte_size,
+        fixture_bytes("c1-new-session").len() as u64
+    );
+    assert!(!state.was_active());
+    insta::assert_json_snapshot!("c1-new-session", state);
+}
+
+#[test]
+fn r1_resumed() {
+    let state = folded("r1-resumed");
+    assert_eq!(state.counts.turns, 6);
+    assert_eq!(state.counts.resumes, 1);
+    assert_eq!(
+        state.interaction_turns, 3,
+        "turnId restarts at 0 after the resume"
+    );
+    assert!(!state.was_active());
+    insta::assert_json_snapshot!("r1-resumed", state);
+}
+
+#[test]
+fn a2_autopilot() {
+    let state = folded("a2-autopilot");
+    assert_eq!(state.counts.turns, 4);
+    assert_eq!(state.counts.autopilot_continuations, 1);
+    assert_eq!(state.session.mode, "autopilot");
+    let task = state.counts.task_complete.clone().expect("task complete");
+    assert_eq!(task.success, Some(true));
+    assert!(!state.was_active(), "task_complete ends the loop");
+    let nudge = state.conversation.iter().find_map(|m| match m {
+        Message::User {
+            content,
+            autopilot_continuation: true,
+            ..
+        } => Some(content.clone()),
+        _ => None,
+    });
+    assert!(
+        nudge
+            .expect("nudge in the conversation")
+            .contains("You have not yet marked the task as complete")
+    );
+    insta::assert_json_snapshot!("a2-autopilot", state);
+}
+
+/// The conversation as the model sees it: system first, then user, assistant with tool
+/// requests, one result per call right after its request.
+#[test]
+fn conversation_shape() {
+    let state = folded("c1-new-session");
+    let roles: Vec<&str> = state
+        .conversation
+        .iter()
+        .map(|m| match m {
+            Message::System { .. } => "system",
+            Message::Developer { .. } => "developer",
+            Message::User { .. } => "user",
+            Message::Assistant { tool_requests, .. } if tool_requests.is_empty() => "assistant",
+            Message::Assistant { .. } => "assistant+tools",
+            Message::Tool { .. } => "tool",
+            Message::Summary { .. } => "summary",
+        })
+        .collect();
+    assert_eq!(
+        roles,
+        [
+            "system",
+            "user",
+            "assistant+tools",
+            "tool",
+            "assistant+tools",
+            "tool",
+            "assistant"
+        ]
+    );
+    match &state.conversation[1] {
+        Message::User { content, .. } => assert!(
+            content.starts_with("<current_datetime>"),
+            "transformed content is what the model saw"
+        ),
+        other => panic!("{other:?}"),
+    }
+}
+
+/// Feeding events one by one, from any point, gives the fold of the whole.
+#[test]
+fn incremental_equals_whole() {
+    for name in FIXTURES {
+        let all = events(&fixture_bytes(name));
+        let whole = fold(&all);
+        assert_eq!(whole, folded(name), "{name}: fold(events) = fold_file");
+        for cut in 0..=all.len() {
+            let first = fold(&all[..cut]);
+            let mut folder = Folder::from_state(first);
+            for e in &all[cut..] {
+                folder.apply(e);
+            }
+            assert_eq!(folder.into_state(), whole, "{name} resumed at {cut}");
+        }
+        let round_trip: SessionState =
+            serde_json::from_str(&serde_json::to_string(&whole).unwrap()).unwrap();
+        assert_eq!(round_trip, whole, "{name}: serde round trip");
+    }
+}
+
+/// Fold and audit count the same things and see the same open work.
+#[test]
+fn fold_and_audit_agree() {
+    for name in FIXTURES {
+        let bytes = fixture_bytes(name);
+        let state = folded(name);
+        let report = audit_bytes(name, &bytes);
+        assert!(report.is_clean(), "{name}: {:?}", report.violations);
+        assert_eq!(report.turns, state.counts.turns);
+        assert_eq!(report.user_messages, state.counts.user_messages);
+        assert_eq!(
+            report.autopilot_continuations,
+            state.counts.autopilot_continuations
+        );
+        assert_eq!(report.tool_calls, state.counts.tool_calls);
+        assert_eq!(report.task_complete, state.counts.task_complete);
+        assert_eq!(report.events, state.event_count);
+        assert_eq!(report.open_work, (&state.open_work).into());
+    }
+}
