@@ -7,6 +7,7 @@
 //! answers without tools, autopilot nudges, and `session.idle` last.
 
 pub mod autopilot;
+pub mod client;
 pub mod hooks;
 pub mod model;
 pub mod permissions;

@@ -53,6 +53,8 @@ impl Fixture {
             provider: Arc::new(OpenAiProvider::new(oc).unwrap()),
             tools: Arc::new(ToolRegistry::builtin(true)),
             hooks: Some(Arc::new(hooks) as Arc<dyn HookRunner>),
+            external_tools: None,
+            permission_asker: None,
         }
     }
 
@@ -583,4 +585,82 @@ async fn resume_continues_with_the_whole_history_and_refuses_a_second_writer() {
         1,
         "system prompt recorded once"
     );
+}
+
+#[tokio::test]
+async fn dropped_stream_is_an_error_without_a_resend_and_notifies_hooks() {
+    let script = Script::new().respond(
+        ScriptedResponse::text("this answer is cut off after two chunks").drop_after_chunks(2),
+    );
+    let fx = fixture(script).await;
+    let hooks_dir = fx.work.path().join(".github/hooks");
+    std::fs::create_dir_all(&hooks_dir).unwrap();
+    std::fs::write(
+        hooks_dir.join("notify.json"),
+        json!({"version": 1, "hooks": {
+            "errorOccurred": [{"type": "command", "bash": "cat > error-hook.json"}],
+            "sessionEnd": [{"type": "command", "bash": "cat > end-hook.json"}],
+        }})
+        .to_string(),
+    )
+    .unwrap();
+    let session = SessionHandle::create(&fx.root, None, fx.parts(|_| {})).unwrap();
+    let outcome = session
+        .send_and_wait("tell me", SendOptions::default())
+        .await
+        .unwrap();
+    assert!(
+        matches!(&outcome, Outcome::Failed { error_type, .. } if error_type == "stream"),
+        "{outcome:?}"
+    );
+    assert_eq!(
+        fx.server.requests().len(),
+        1,
+        "never resent after output began"
+    );
+    session.shutdown().await.unwrap();
+    let error_input: Value = serde_json::from_str(
+        &std::fs::read_to_string(fx.work.path().join("error-hook.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(error_input["error"]["name"], "stream");
+    let end_input: Value = serde_json::from_str(
+        &std::fs::read_to_string(fx.work.path().join("end-hook.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(end_input["sessionId"], session.id().to_string());
+    let report = fx.audit_clean(session.id());
+    assert_eq!(report.errors, 1);
+}
+
+#[tokio::test]
+async fn a_hanging_server_hits_the_stall_timeout() {
+    let script = Script::new().respond(
+        ScriptedResponse::text("never finished")
+            .drop_after_chunks(1)
+            .hang(),
+    );
+    let fx = fixture(script).await;
+    let mut parts = fx.parts(|_| {});
+    let mut oc = OpenAiConfig::new(fx.server.url(), "test-model");
+    oc.timeouts.stall = Duration::from_millis(300);
+    parts.provider = Arc::new(OpenAiProvider::new(oc).unwrap());
+    let session = SessionHandle::create(&fx.root, None, parts).unwrap();
+    let outcome = session
+        .send_and_wait("wait", SendOptions::default())
+        .await
+        .unwrap();
+    match outcome {
+        Outcome::Failed {
+            error_type,
+            message,
+            ..
+        } => assert!(
+            error_type == "timeout" || message.contains("stall"),
+            "{error_type}: {message}"
+        ),
+        other => panic!("{other:?}"),
+    }
+    session.shutdown().await.unwrap();
+    fx.audit_clean(session.id());
 }

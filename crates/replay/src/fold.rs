@@ -17,7 +17,7 @@ use turnstile_journal::payload::{
     SystemMessage, ToolExecutionComplete, UserMessage,
 };
 use turnstile_journal::reader::{ReadMode, check_line};
-use turnstile_journal::{Event, JournalReader, ReadError, Record};
+use turnstile_journal::{Event, JournalReader, LiveMark, ReadError, Record};
 
 use crate::audit::fields::{Fields, Kind, Store};
 use crate::audit::json;
@@ -67,10 +67,11 @@ impl Folder {
     }
 
     /// Applies an event as the loop emits it: a persisted type counts as the next journal line
-    /// (its size is that of its serialized line); an ephemeral one only updates live figures
-    /// such as usage.
+    /// (its size is that of its serialized line); an ephemeral one (by its type, or marked
+    /// `"ephemeral":true` as the runtime marks its internal `model.*` events) only updates live
+    /// figures such as usage.
     pub fn apply(&mut self, event: &Event) {
-        if event.is_ephemeral() {
+        if event.is_ephemeral() || event.live_mark != LiveMark::Absent {
             let line = self.state.event_count;
             self.step(event, line);
         } else {

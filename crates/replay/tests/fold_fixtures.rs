@@ -142,3 +142,55 @@ fn fold_and_audit_agree() {
         assert_eq!(report.open_work, (&state.open_work).into());
     }
 }
+
+/// The loop feeds a folder its live stream, ephemeral events included: the journal figures
+/// (events, bytes, last id) are those of the disk, and live-only usage is added.
+#[test]
+fn live_stream_folds_like_the_journal_plus_usage() {
+    let live_path = fixture_path("c1-new-session").with_file_name("c1-new-session.live.jsonl");
+    let live = events(&std::fs::read(live_path).expect("live fixture"));
+    let usage_events = live
+        .iter()
+        .filter(|e| e.event_type.as_str() == "assistant.usage")
+        .count() as u64;
+    assert!(usage_events > 0);
+    let mut from_live = fold(&live);
+    // The client disconnected before `session.shutdown`, the journal's last line.
+    let on_disk = events(&fixture_bytes("c1-new-session"));
+    assert_eq!(on_disk.last().map(|e| e.event_type.as_str()), Some("session.shutdown"));
+    let disk = fold(&on_disk[..on_disk.len() - 1]);
+    assert_eq!(from_live.usage.calls, usage_events);
+    assert!(from_live.usage.tokens.input > 0);
+    assert_eq!(from_live.event_count, disk.event_count);
+    assert_eq!(from_live.last_event_id, disk.last_event_id);
+    from_live.usage.calls = 0;
+    from_live.usage.tokens = Default::default();
+    // The runtime drops a `detailedContent` equal to `content` when it persists a result, so
+    // its live lines can be longer than its disk lines (turnstile persists what it sends).
+    assert!(from_live.byte_size >= disk.byte_size);
+    from_live.byte_size = disk.byte_size;
+    assert_eq!(from_live, disk);
+}
+
+/// A compaction replaces the history before it by its summary, so a long session's state
+/// stays about as large as the model's context.
+#[test]
+fn compaction_keeps_the_conversation_short() {
+    let config = turnstile_replay::synth::SynthConfig {
+        target_bytes: 4 << 20,
+        compaction_every: Some(5),
+        ..Default::default()
+    };
+    let (bytes, truth) = turnstile_replay::synth::session_bytes(&config);
+    let state = fold(events(&bytes));
+    assert_eq!(state.compactions, truth.compactions);
+    assert!(truth.compactions > 3);
+    assert!(matches!(state.conversation[0], Message::System { .. }));
+    assert!(matches!(state.conversation[1], Message::Summary { .. }));
+    assert!(
+        state.conversation.len() < 200,
+        "{} messages",
+        state.conversation.len()
+    );
+    assert_eq!(state.counts.turns, truth.turns);
+}

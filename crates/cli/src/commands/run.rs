@@ -146,6 +146,8 @@ fn parts(opts: &LoopArgs, cwd: &Path) -> Result<SessionParts> {
         provider,
         tools: Arc::new(ToolRegistry::builtin(true)),
         hooks: Some(Arc::new(hooks) as Arc<dyn HookRunner>),
+        external_tools: None,
+        permission_asker: None,
     })
 }
 
@@ -191,8 +193,8 @@ pub fn run(args: &RunArgs, state_dir: Option<&Path>) -> Result<ExitCode> {
     let parts = parts(&args.opts, &cwd)?;
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
     runtime.block_on(async {
-        let session = SessionHandle::create(&root, id, parts)?;
-        drive(&session, Some(prompt), &args.opts).await
+        let (session, events) = SessionHandle::create_subscribed(&root, id, parts)?;
+        drive(&session, events, Some(prompt), &args.opts).await
     })
 }
 
@@ -220,7 +222,7 @@ pub fn resume(args: &ResumeArgs, state_dir: Option<&Path>) -> Result<ExitCode> {
     let parts = parts(&args.opts, &cwd)?;
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
     runtime.block_on(async {
-        let (session, report) = SessionHandle::resume(&root, id, parts)
+        let (session, report, events) = SessionHandle::resume_subscribed(&root, id, parts)
             .with_context(|| format!("cannot resume session {id}"))?;
         if !args.opts.json {
             eprintln!(
@@ -241,17 +243,17 @@ pub fn resume(args: &ResumeArgs, state_dir: Option<&Path>) -> Result<ExitCode> {
                 }
             );
         }
-        drive(&session, prompt, &args.opts).await
+        drive(&session, events, prompt, &args.opts).await
     })
 }
 
 /// Sends the prompt (if any), prints events as they come, handles Ctrl-C, shuts down.
 async fn drive(
     session: &SessionHandle,
+    mut events: tokio::sync::mpsc::UnboundedReceiver<Arc<Event>>,
     prompt: Option<String>,
     opts: &LoopArgs,
 ) -> Result<ExitCode> {
-    let mut events = session.subscribe();
     let printer = {
         let json = opts.json;
         tokio::spawn(async move {

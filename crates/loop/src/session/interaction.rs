@@ -10,10 +10,10 @@ use tokio_util::sync::CancellationToken;
 use turnstile_journal::Uuid;
 use turnstile_journal::payload::{
     Abort, AssistantMessage, AssistantMessageDelta, AssistantTurnEnd, AssistantTurnRetry,
-    AssistantTurnStart, AssistantUsage, HookEnd, HookError, HookStart, PermissionCompleted,
-    PermissionRequested, SessionError, SessionIdle, SessionTaskComplete, SystemMessage, ToolError,
-    ToolExecutionComplete, ToolExecutionPartialResult, ToolExecutionStart, ToolRequest, ToolResult,
-    UserMessage,
+    AssistantTurnStart, AssistantUsage, ExternalToolCompleted, ExternalToolRequested, HookEnd,
+    HookError, HookStart, PermissionCompleted, PermissionRequested, SessionError, SessionIdle,
+    SessionTaskComplete, SystemMessage, ToolError, ToolExecutionComplete,
+    ToolExecutionPartialResult, ToolExecutionStart, ToolRequest, ToolResult, UserMessage,
 };
 use turnstile_replay::resume_plan::{INTERRUPTED_CODE, INTERRUPTED_MESSAGE};
 
@@ -23,9 +23,10 @@ use super::{
     Command, LoopError, Outcome, SendOptions, SessionParts, Shared, lock, shutdown_payload,
 };
 use crate::autopilot::{AgentMode, NUDGE};
+use crate::client::ExternalToolCall;
 use crate::model::{ChatRequest, ModelError, ModelEvent, ModelResponse, ToolCall, ToolSchema};
 use crate::permissions::Decision;
-use crate::tools::{ToolContext, ToolFailure, ToolOutput};
+use crate::tools::{PermissionAsk, ToolContext, ToolFailure, ToolOutput};
 
 /// Text the model sees when the policy denies a call and nobody can be asked (runtime wording).
 const DENIED_NO_RULE: &str = "Permission denied and could not request permission from user";
@@ -374,11 +375,8 @@ impl Actor {
 
     fn request(&self, mode: AgentMode) -> ChatRequest {
         let tools = self
-            .parts
-            .tools
-            .specs()
+            .tool_specs(mode)
             .into_iter()
-            .filter(|t| mode == AgentMode::Autopilot || t.name != "task_complete")
             .map(|t| ToolSchema {
                 name: t.name,
                 description: t.description,
@@ -391,6 +389,35 @@ impl Actor {
             tools,
             stream: self.parts.config.streaming,
         }
+    }
+
+    /// The tools offered to the model: built-ins (task_complete only in autopilot), with a
+    /// client's tools added or replacing built-ins of the same name.
+    fn tool_specs(&self, mode: AgentMode) -> Vec<crate::tools::ToolSpec> {
+        let external = self
+            .parts
+            .external_tools
+            .as_ref()
+            .map(|x| x.specs())
+            .unwrap_or_default();
+        let mut specs: Vec<_> = self
+            .parts
+            .tools
+            .specs()
+            .into_iter()
+            .filter(|t| mode == AgentMode::Autopilot || t.name != "task_complete")
+            .filter(|t| !external.iter().any(|x| x.name == t.name))
+            .collect();
+        specs.extend(external);
+        specs
+    }
+
+    /// Whether a client implements the tool `name`.
+    fn is_external(&self, name: &str) -> bool {
+        self.parts
+            .external_tools
+            .as_ref()
+            .is_some_and(|x| x.specs().iter().any(|s| s.name == name))
     }
 
     /// The one LLM call of a turn, forwarding deltas and retries as ephemeral events.
@@ -475,8 +502,23 @@ impl Actor {
             ..Default::default()
         })?;
         let tools = Arc::clone(&self.parts.tools);
-        let Some(tool) = tools.get(&call.name) else {
-            let message = tools.unknown_tool_message(&call.name);
+        let external = self.is_external(&call.name);
+        let builtin = if external {
+            None
+        } else {
+            tools.get(&call.name)
+        };
+        if !external && builtin.is_none() {
+            let names: Vec<String> = self
+                .tool_specs(msg.mode)
+                .into_iter()
+                .map(|t| t.name)
+                .collect();
+            let message = format!(
+                "Tool '{}' does not exist. Available tools that can be called are {}.",
+                call.name,
+                names.join(", ")
+            );
             self.complete_tool(
                 call,
                 turn_id,
@@ -485,7 +527,7 @@ impl Actor {
                 model,
             )?;
             return Ok(false);
-        };
+        }
         if !args.is_object() {
             let failure = ToolFailure::invalid(format!(
                 "the arguments of {} must be a JSON object, got: {}",
@@ -495,14 +537,16 @@ impl Actor {
             return Ok(false);
         }
         let mut hook_allowed = false;
-        if let Some(out) = self
-            .hook("preToolUse", json!({"toolName": call.name, "toolArgs": args.to_string(), "cwd": self.parts.config.cwd}), Some(&call.id))
-            .await?
-        {
+        let hook_input = json!({"toolName": call.name, "toolArgs": args.to_string(), "cwd": self.parts.config.cwd});
+        if let Some(out) = self.hook("preToolUse", hook_input, Some(&call.id)).await? {
             match out.get("permissionDecision").and_then(Value::as_str) {
                 Some("deny") => {
-                    let reason = out.get("permissionDecisionReason").and_then(Value::as_str).unwrap_or("No reason provided");
-                    let failure = ToolFailure::new(format!("Denied by preToolUse hook: {reason}"), "denied");
+                    let reason = out
+                        .get("permissionDecisionReason")
+                        .and_then(Value::as_str)
+                        .unwrap_or("No reason provided");
+                    let failure =
+                        ToolFailure::new(format!("Denied by preToolUse hook: {reason}"), "denied");
                     self.complete_tool(call, turn_id, msg, Err(failure), model)?;
                     return Ok(false);
                 }
@@ -513,6 +557,9 @@ impl Actor {
                 args = modified.clone();
             }
         }
+        let Some(tool) = builtin else {
+            return self.external_tool(call, turn_id, msg, model, args).await;
+        };
         let mut ctx = self.tool_context(msg.cancel);
         match tool.permission(&args, &ctx) {
             Err(failure) => {
@@ -520,45 +567,12 @@ impl Actor {
                 return Ok(false);
             }
             Ok(Some(ask)) if !hook_allowed => {
-                let decision = self
-                    .parts
-                    .config
-                    .permissions
-                    .decide(&call.name, &ask, false);
-                let request_id = Uuid::new_v4().to_string();
-                let mut request = ask.request.clone();
-                if let Some(obj) = request.as_object_mut() {
-                    obj.insert("toolCallId".into(), Value::String(call.id.clone()));
-                }
-                self.emitter.emit(&PermissionRequested {
-                    request_id: request_id.clone(),
-                    permission_request: request,
-                    agent_mode: Some(msg.mode.as_str().into()),
-                    ..Default::default()
-                })?;
-                let (result, denial) = match decision {
-                    Decision::Approved => (json!({"kind": "approved"}), None),
-                    Decision::DeniedByRules(rules) => (
-                        json!({"kind": "denied-by-rules", "rules": rules}),
-                        Some(format!("Permission denied by rule: {}", rules.join(", "))),
-                    ),
-                    Decision::NoApprovalRule | Decision::Ask => (
-                        json!({"kind": "denied-no-approval-rule-and-could-not-request-from-user"}),
-                        Some(DENIED_NO_RULE.to_owned()),
-                    ),
-                };
-                self.emitter.emit(&PermissionCompleted {
-                    request_id,
-                    tool_call_id: Some(call.id.clone()),
-                    result,
-                    decision_source: Some("host_policy".into()),
-                })?;
-                if let Some(message) = denial {
+                if let Some(denial) = self.permit(call, &ask, msg).await? {
                     self.complete_tool(
                         call,
                         turn_id,
                         msg,
-                        Err(ToolFailure::new(message, "denied")),
+                        Err(ToolFailure::new(denial, "denied")),
                         model,
                     )?;
                     return Ok(false);
@@ -610,6 +624,131 @@ impl Actor {
             })?;
             msg.task_completed = true;
         }
+        Ok(aborted)
+    }
+
+    /// Records `permission.requested`, decides (policy, else the client), records
+    /// `permission.completed`; returns the text the model sees when the call is denied.
+    async fn permit(
+        &mut self,
+        call: &ToolCall,
+        ask: &PermissionAsk,
+        msg: &Message<'_>,
+    ) -> Result<Option<String>, LoopError> {
+        let asker = self.parts.permission_asker.clone();
+        let decision = self
+            .parts
+            .config
+            .permissions
+            .decide(&call.name, ask, asker.is_some());
+        let request_id = Uuid::new_v4().to_string();
+        let mut request = ask.request.clone();
+        if let Some(obj) = request.as_object_mut() {
+            obj.insert("toolCallId".into(), Value::String(call.id.clone()));
+        }
+        self.emitter.emit(&PermissionRequested {
+            request_id: request_id.clone(),
+            permission_request: request.clone(),
+            agent_mode: Some(msg.mode.as_str().into()),
+            ..Default::default()
+        })?;
+        let mut source = "host_policy";
+        let (result, denial) = match (decision, asker) {
+            (Decision::Approved, _) => (json!({"kind": "approved"}), None),
+            (Decision::DeniedByRules(rules), _) => {
+                let denial = format!("Permission denied by rule: {}", rules.join(", "));
+                (
+                    json!({"kind": "denied-by-rules", "rules": rules}),
+                    Some(denial),
+                )
+            }
+            (Decision::Ask, Some(asker)) => {
+                source = "human_response";
+                let answer = tokio::select! {
+                    r = asker.ask(request_id.clone(), request) => r,
+                    _ = msg.cancel.cancelled() => Err("the message was aborted".to_owned()),
+                };
+                match answer {
+                    Ok(result)
+                        if result["kind"]
+                            .as_str()
+                            .is_some_and(|k| k.starts_with("approved")) =>
+                    {
+                        (result, None)
+                    }
+                    Ok(result) => {
+                        let feedback = result["feedback"]
+                            .as_str()
+                            .map(|f| format!(": {f}"))
+                            .unwrap_or_default();
+                        (
+                            result,
+                            Some(format!("Permission denied by the user{feedback}")),
+                        )
+                    }
+                    Err(reason) => (
+                        json!({"kind": "cancelled", "reason": reason}),
+                        Some(DENIED_NO_RULE.to_owned()),
+                    ),
+                }
+            }
+            (Decision::NoApprovalRule | Decision::Ask, _) => (
+                json!({"kind": "denied-no-approval-rule-and-could-not-request-from-user"}),
+                Some(DENIED_NO_RULE.to_owned()),
+            ),
+        };
+        self.emitter.emit(&PermissionCompleted {
+            request_id,
+            tool_call_id: Some(call.id.clone()),
+            result,
+            decision_source: Some(source.into()),
+        })?;
+        Ok(denial)
+    }
+
+    /// Runs a client-implemented tool: recorded as `external_tool.requested`, answered by the
+    /// client, closed by `external_tool.completed` (ephemeral) and `tool.execution_complete`.
+    async fn external_tool(
+        &mut self,
+        call: &ToolCall,
+        turn_id: &str,
+        msg: &mut Message<'_>,
+        model: &str,
+        args: Value,
+    ) -> Result<bool, LoopError> {
+        let Some(handler) = self.parts.external_tools.clone() else {
+            return Err(LoopError::Closed(self.id));
+        };
+        let request = ExternalToolCall {
+            request_id: Uuid::new_v4().to_string(),
+            session_id: self.id.to_string(),
+            tool_call_id: call.id.clone(),
+            tool_name: call.name.clone(),
+            arguments: args.clone(),
+        };
+        self.emitter.emit(&ExternalToolRequested {
+            request_id: request.request_id.clone(),
+            session_id: request.session_id.clone(),
+            tool_call_id: call.id.clone(),
+            tool_name: call.name.clone(),
+            arguments: Some(args),
+            working_directory: Some(self.parts.config.cwd.display().to_string()),
+            ..Default::default()
+        })?;
+        let request_id = request.request_id.clone();
+        let answer = tokio::select! {
+            r = handler.call(request) => Some(r),
+            _ = msg.cancel.cancelled() => None,
+        };
+        let (result, aborted) = match answer {
+            Some(result) => (result, false),
+            None => {
+                self.abort_event()?;
+                (Err(interrupted()), true)
+            }
+        };
+        self.emitter.emit(&ExternalToolCompleted { request_id })?;
+        self.complete_tool(call, turn_id, msg, result, model)?;
         Ok(aborted)
     }
 

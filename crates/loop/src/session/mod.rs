@@ -23,6 +23,7 @@ use turnstile_replay::{SessionState, resume_plan};
 pub use history::{chat_messages, default_system_prompt};
 
 use crate::autopilot::{AgentMode, DEFAULT_MAX_CONTINUES};
+use crate::client::{ExternalTools, PermissionAsker};
 use crate::hooks::HookRunner;
 use crate::model::ModelProvider;
 use crate::permissions::PermissionPolicy;
@@ -163,6 +164,10 @@ pub struct SessionParts {
     pub tools: Arc<ToolRegistry>,
     /// Hooks (command hooks, an SDK client's, or none).
     pub hooks: Option<Arc<dyn HookRunner>>,
+    /// Tools an SDK client implements.
+    pub external_tools: Option<Arc<dyn ExternalTools>>,
+    /// A client that decides permissions the policy leaves open.
+    pub permission_asker: Option<Arc<dyn PermissionAsker>>,
 }
 
 impl SessionHandle {
@@ -172,13 +177,31 @@ impl SessionHandle {
         id: Option<Uuid>,
         parts: SessionParts,
     ) -> Result<Self, LoopError> {
+        Self::create_inner(root, id, parts, Arc::default())
+    }
+
+    /// Like [`Self::create`], with a subscription that starts before `session.start`.
+    pub fn create_subscribed(
+        root: &StateRoot,
+        id: Option<Uuid>,
+        parts: SessionParts,
+    ) -> Result<(Self, mpsc::UnboundedReceiver<Arc<Event>>), LoopError> {
+        let (subscribers, rx) = subscribed();
+        Ok((Self::create_inner(root, id, parts, subscribers)?, rx))
+    }
+
+    fn create_inner(
+        root: &StateRoot,
+        id: Option<Uuid>,
+        parts: SessionParts,
+        subscribers: Subscribers,
+    ) -> Result<Self, LoopError> {
         let id = id.unwrap_or_else(Uuid::new_v4);
         let options = WriterOptions {
             durability: parts.config.durability,
             ..Default::default()
         };
         let (writer, _) = JournalWriter::create(root, id, options)?;
-        let subscribers: Subscribers = Arc::default();
         let mut emitter = Emitter::new(writer, SessionState::default(), Arc::clone(&subscribers));
         emitter.emit(&SessionStart {
             session_id: id.to_string(),
@@ -202,6 +225,26 @@ impl SessionHandle {
         root: &StateRoot,
         id: Uuid,
         parts: SessionParts,
+    ) -> Result<(Self, ResumeReport), LoopError> {
+        Self::resume_inner(root, id, parts, Arc::default())
+    }
+
+    /// Like [`Self::resume`], with a subscription that starts before the resume plan's events.
+    pub fn resume_subscribed(
+        root: &StateRoot,
+        id: Uuid,
+        parts: SessionParts,
+    ) -> Result<(Self, ResumeReport, mpsc::UnboundedReceiver<Arc<Event>>), LoopError> {
+        let (subscribers, rx) = subscribed();
+        let (handle, report) = Self::resume_inner(root, id, parts, subscribers)?;
+        Ok((handle, report, rx))
+    }
+
+    fn resume_inner(
+        root: &StateRoot,
+        id: Uuid,
+        parts: SessionParts,
+        subscribers: Subscribers,
     ) -> Result<(Self, ResumeReport), LoopError> {
         let paths = root.session(id);
         if !paths.events.is_file() {
@@ -227,7 +270,6 @@ impl SessionHandle {
             used_checkpoint: load.used_checkpoint,
             torn_tail_cut: recovery.torn_tail.is_some(),
         };
-        let subscribers: Subscribers = Arc::default();
         let mut emitter = Emitter::new(writer, state, Arc::clone(&subscribers));
         for event in plan.events {
             emitter.emit_event(event)?;
@@ -329,6 +371,11 @@ impl SessionHandle {
             Err(_) => Err(LoopError::Closed(self.id)),
         }
     }
+}
+
+fn subscribed() -> (Subscribers, mpsc::UnboundedReceiver<Arc<Event>>) {
+    let (tx, rx) = mpsc::unbounded_channel();
+    (Arc::new(Mutex::new(vec![tx])), rx)
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {

@@ -384,31 +384,34 @@ mod x86 {
     const ESCAPE_HI: [u8; 16] = [0, 0, 1, 0, 0, 2, 4, 8, 0, 0, 0, 0, 0, 0, 0, 0];
     const ESCAPE_LO: [u8; 16] = [0, 0, 13, 0, 8, 8, 4, 0, 0, 0, 0, 0, 2, 0, 4, 1];
 
-    /// Masks of one 32-byte half: (quote, backslash, control, valid escape letter, `u`).
+    /// Quote, backslash and control-byte masks of one 32-byte half.
     #[inline(always)]
-    unsafe fn half_masks(v: __m256i) -> (u64, u64, u64, u64, u64) {
+    unsafe fn half_masks(v: __m256i) -> (u64, u64, u64) {
         // SAFETY: callers are compiled with AVX2 (see `Avx2::skip_string`).
         unsafe {
             let quote = _mm256_cmpeq_epi8(v, _mm256_set1_epi8(b'"' as i8));
             let backslash = _mm256_cmpeq_epi8(v, _mm256_set1_epi8(b'\\' as i8));
             // v <= 0x1F unsigned  <=>  min(v, 0x1F) == v
             let control = _mm256_cmpeq_epi8(_mm256_min_epu8(v, _mm256_set1_epi8(0x1F)), v);
+            let m = |x: __m256i| u64::from(_mm256_movemask_epi8(x) as u32);
+            (m(quote), m(backslash), m(control))
+        }
+    }
+
+    /// Valid-escape-letter and `u` masks of one 32-byte half (only for blocks with escapes).
+    #[inline(always)]
+    unsafe fn escape_masks(v: __m256i) -> (u64, u64) {
+        // SAFETY: callers are compiled with AVX2 (see `Avx2::skip_string`).
+        unsafe {
             let hi_table = _mm256_broadcastsi128_si256(_mm_loadu_si128(ESCAPE_HI.as_ptr().cast()));
             let lo_table = _mm256_broadcastsi128_si256(_mm_loadu_si128(ESCAPE_LO.as_ptr().cast()));
             let nibble = _mm256_set1_epi8(0x0F);
-            let hi =
-                _mm256_shuffle_epi8(hi_table, _mm256_and_si256(_mm256_srli_epi16(v, 4), nibble));
+            let hi = _mm256_shuffle_epi8(hi_table, _mm256_and_si256(_mm256_srli_epi16(v, 4), nibble));
             let lo = _mm256_shuffle_epi8(lo_table, _mm256_and_si256(v, nibble));
             let invalid = _mm256_cmpeq_epi8(_mm256_and_si256(hi, lo), _mm256_setzero_si256());
             let u = _mm256_cmpeq_epi8(v, _mm256_set1_epi8(b'u' as i8));
             let m = |x: __m256i| u64::from(_mm256_movemask_epi8(x) as u32);
-            (
-                m(quote),
-                m(backslash),
-                m(control),
-                !m(invalid) & 0xFFFF_FFFF,
-                m(u),
-            )
+            (!m(invalid) & 0xFFFF_FFFF, m(u))
         }
     }
 
@@ -470,37 +473,39 @@ mod x86 {
                     return None;
                 };
                 // SAFETY: only reached from `scan_object_avx2`, compiled with AVX2 and called
-                // after the CPU check; both loads read inside the 64-byte `block`.
-                let (q, bs, ctl, valid, u) = unsafe {
-                    let lo = half_masks(_mm256_loadu_si256(block.as_ptr().cast()));
-                    let hi = half_masks(_mm256_loadu_si256(block.as_ptr().add(32).cast()));
-                    (
-                        lo.0 | hi.0 << 32,
-                        lo.1 | hi.1 << 32,
-                        lo.2 | hi.2 << 32,
-                        lo.3 | hi.3 << 32,
-                        lo.4 | hi.4 << 32,
-                    )
+                // after the CPU check; the loads read inside the 64-byte `block`.
+                let (lo, hi) = unsafe {
+                    (_mm256_loadu_si256(block.as_ptr().cast()), _mm256_loadu_si256(block.as_ptr().add(32).cast()))
+                };
+                let (q, bs, ctl) = unsafe {
+                    let (l, h) = (half_masks(lo), half_masks(hi));
+                    (l.0 | h.0 << 32, l.1 | h.1 << 32, l.2 | h.2 << 32)
                 };
                 let escaped = escaped_chars(bs, &mut next_is_escaped);
                 let ends = q & !escaped;
                 // Bits strictly before the closing quote (all 64 when it is not in this block).
-                let inside = if ends == 0 {
-                    u64::MAX
-                } else {
-                    (ends & ends.wrapping_neg()) - 1
-                };
-                if ctl & inside != 0 || escaped & inside & !valid != 0 {
+                let inside = if ends == 0 { u64::MAX } else { (ends & ends.wrapping_neg()) - 1 };
+                if ctl & inside != 0 {
                     return None;
                 }
-                let mut unicode = escaped & inside & u;
-                while unicode != 0 {
-                    let p = i + unicode.trailing_zeros() as usize;
-                    let hex = b.get(p + 1..p + 5)?;
-                    if !hex.iter().all(u8::is_ascii_hexdigit) {
+                if escaped & inside != 0 {
+                    // SAFETY: as above.
+                    let (valid, u) = unsafe {
+                        let (l, h) = (escape_masks(lo), escape_masks(hi));
+                        (l.0 | h.0 << 32, l.1 | h.1 << 32)
+                    };
+                    if escaped & inside & !valid != 0 {
                         return None;
                     }
-                    unicode &= unicode - 1;
+                    let mut unicode = escaped & inside & u;
+                    while unicode != 0 {
+                        let p = i + unicode.trailing_zeros() as usize;
+                        let hex = b.get(p + 1..p + 5)?;
+                        if !hex.iter().all(u8::is_ascii_hexdigit) {
+                            return None;
+                        }
+                        unicode &= unicode - 1;
+                    }
                 }
                 if ends != 0 {
                     return Some(i + ends.trailing_zeros() as usize + 1);

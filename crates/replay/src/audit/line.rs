@@ -402,7 +402,12 @@ mod tests {
         (fast, describe(&slow, &store))
     }
 
-    fn sample_lines() -> Vec<Vec<u8>> {
+    fn sample_lines() -> &'static [Vec<u8>] {
+        static LINES: std::sync::OnceLock<Vec<Vec<u8>>> = std::sync::OnceLock::new();
+        LINES.get_or_init(sample_lines_uncached)
+    }
+
+    fn sample_lines_uncached() -> Vec<Vec<u8>> {
         let config = SynthConfig {
             target_bytes: 96 * 1024,
             max_output_bytes: 2048,
@@ -432,7 +437,7 @@ mod tests {
     #[test]
     fn fast_path_agrees_with_the_reader_on_real_lines() {
         for line in sample_lines() {
-            let (fast, slow) = both_paths(&line);
+            let (fast, slow) = both_paths(line);
             assert_eq!(fast, slow, "{}", String::from_utf8_lossy(&line));
             assert_ne!(fast, "bad");
         }

@@ -1,0 +1,161 @@
+//! Loop benchmarks against a scripted server that answers instantly on 127.0.0.1:
+//! - engine time per turn, excluding the model call (in-process sessions);
+//! - process start to `session.idle` for a 3-turn session with two tool calls
+//!   (`loop_bench --binary target/release/turnstile`).
+//! Each figure is a median over runs.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use tokio::sync::mpsc::UnboundedSender;
+use tokio_util::sync::CancellationToken;
+use turnstile_journal::{Durability, StateRoot};
+use turnstile_loop::model::{
+    BoxFuture, ChatRequest, ModelError, ModelEvent, ModelProvider, ModelResponse, OpenAiConfig,
+    OpenAiProvider,
+};
+use turnstile_loop::permissions::PermissionPolicy;
+use turnstile_loop::tools::ToolRegistry;
+use turnstile_loop::{SendOptions, SessionConfig, SessionHandle, SessionParts};
+use turnstile_scripted_model::{Script, ScriptedResponse, ScriptedServer};
+
+const RUNS: usize = 30;
+
+/// Wraps a provider and adds up the time spent inside model calls.
+struct Timed {
+    inner: OpenAiProvider,
+    nanos: Arc<AtomicU64>,
+}
+
+impl ModelProvider for Timed {
+    fn name(&self) -> &str {
+        "timed"
+    }
+    fn complete<'a>(
+        &'a self,
+        request: &'a ChatRequest,
+        events: UnboundedSender<ModelEvent>,
+        cancel: CancellationToken,
+    ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
+        Box::pin(async move {
+            let start = Instant::now();
+            let r = self.inner.complete(request, events, cancel).await;
+            self.nanos
+                .fetch_add(start.elapsed().as_nanos() as u64, Ordering::Relaxed);
+            r
+        })
+    }
+}
+
+fn script() -> Script {
+    Script::new()
+        .respond(ScriptedResponse::tool_call(
+            "glob",
+            json!({"pattern": "*.txt"}),
+        ))
+        .respond(ScriptedResponse::tool_call(
+            "view",
+            json!({"path": "alpha.txt"}),
+        ))
+        .text("There is one file, alpha.txt.")
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    v[v.len() / 2]
+}
+
+#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+async fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let binary = args
+        .iter()
+        .position(|a| a == "--binary")
+        .and_then(|i| args.get(i + 1))
+        .cloned();
+    let work = tempfile::tempdir().expect("tmp");
+    std::fs::write(work.path().join("alpha.txt"), "alpha\n").expect("write");
+    let state = tempfile::tempdir().expect("tmp");
+    let root = StateRoot::new(state.path());
+
+    for durability in [Durability::Off, Durability::Turn] {
+        let mut per_turn = Vec::new();
+        for _ in 0..RUNS {
+            let server = ScriptedServer::start(script()).await.expect("server");
+            let nanos = Arc::new(AtomicU64::new(0));
+            let provider = Timed {
+                inner: OpenAiProvider::new(OpenAiConfig::new(server.url(), "bench"))
+                    .expect("provider"),
+                nanos: Arc::clone(&nanos),
+            };
+            let mut config = SessionConfig::new(work.path(), "bench");
+            config.durability = durability;
+            config.permissions = PermissionPolicy::from_flags(true, &[], &[]).expect("policy");
+            let parts = SessionParts {
+                config,
+                provider: Arc::new(provider),
+                tools: Arc::new(ToolRegistry::builtin(false)),
+                hooks: None,
+                external_tools: None,
+                permission_asker: None,
+            };
+            let session = SessionHandle::create(&root, None, parts).expect("create");
+            let start = Instant::now();
+            session
+                .send_and_wait("bench", SendOptions::default())
+                .await
+                .expect("send");
+            let total = start.elapsed();
+            session.shutdown().await.expect("shutdown");
+            let model = Duration::from_nanos(nanos.load(Ordering::Relaxed));
+            per_turn.push((total - model).as_secs_f64() * 1000.0 / 3.0);
+        }
+        println!(
+            "{{\"bench\":\"engine_ms_per_turn\",\"durability\":\"{durability:?}\",\"runs\":{RUNS},\"median_ms\":{:.3},\"min_ms\":{:.3}}}",
+            median(per_turn.clone()),
+            per_turn.iter().cloned().fold(f64::MAX, f64::min)
+        );
+    }
+
+    if let Some(binary) = binary {
+        let mut start_to_idle = Vec::new();
+        for _ in 0..RUNS {
+            let server = ScriptedServer::start(script()).await.expect("server");
+            let start = Instant::now();
+            let mut child = tokio::process::Command::new(&binary)
+                .arg("--state-dir")
+                .arg(state.path())
+                .args([
+                    "run",
+                    "--json",
+                    "--allow-all-tools",
+                    "--model",
+                    "bench",
+                    "--base-url",
+                ])
+                .arg(server.url())
+                .arg("--cwd")
+                .arg(work.path())
+                .arg("bench")
+                .stdout(std::process::Stdio::piped())
+                .spawn()
+                .expect("spawn turnstile");
+            let stdout = child.stdout.take().expect("stdout");
+            use tokio::io::AsyncBufReadExt;
+            let mut lines = tokio::io::BufReader::new(stdout).lines();
+            while let Ok(Some(line)) = lines.next_line().await {
+                if line.starts_with("{\"type\":\"session.idle\"") {
+                    start_to_idle.push(start.elapsed().as_secs_f64() * 1000.0);
+                }
+            }
+            child.wait().await.expect("wait");
+        }
+        println!(
+            "{{\"bench\":\"process_start_to_idle_ms\",\"runs\":{},\"median_ms\":{:.1}}}",
+            start_to_idle.len(),
+            median(start_to_idle)
+        );
+    }
+}

@@ -1,0 +1,39 @@
+//! What an SDK client can take over from the engine: tools it implements itself, permission
+//! decisions, hooks ([`crate::hooks::HookRunner`]). The server crate implements these traits
+//! over JSON-RPC; the loop records every request and answer in the journal.
+
+use serde_json::Value;
+
+use crate::tools::{BoxFuture, ToolFailure, ToolOutput, ToolSpec};
+
+/// One call of a client-defined tool, as recorded in `external_tool.requested`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExternalToolCall {
+    /// Id the client answers with.
+    pub request_id: String,
+    /// The session.
+    pub session_id: String,
+    /// The model's tool call id.
+    pub tool_call_id: String,
+    /// The tool's name.
+    pub tool_name: String,
+    /// The arguments.
+    pub arguments: Value,
+}
+
+/// Tools implemented by the client.
+pub trait ExternalTools: Send + Sync {
+    /// The tools, offered to the model next to the built-in ones (a client tool with a
+    /// built-in's name replaces it).
+    fn specs(&self) -> Vec<ToolSpec>;
+    /// Runs one call: resolves when the client answers. Dropped when the message is aborted.
+    fn call(&self, call: ExternalToolCall) -> BoxFuture<'static, Result<ToolOutput, ToolFailure>>;
+}
+
+/// A client that decides permissions.
+pub trait PermissionAsker: Send + Sync {
+    /// Asks about the request just recorded as `permission.requested`; resolves to the schema's
+    /// `PermissionResult` object (`{"kind":"approved"}`, `{"kind":"denied-interactively-by-user"}`, ...).
+    /// `Err` means nobody could answer (the client went away).
+    fn ask(&self, request_id: String, request: Value) -> BoxFuture<'static, Result<Value, String>>;
+}
