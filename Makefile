@@ -2,7 +2,7 @@
 CARGO ?= cargo
 BIN := target/release/turnstile
 
-.PHONY: demo test build release lint bench bench-journal bench-audit crash-soak conformance fuzz-smoke clean-bench
+.PHONY: demo test build release lint bench bench-journal bench-audit bench-loop crash-soak clean-bench
 
 ## demo: build, then show what turnstile does with a recorded session (offline, under a minute).
 demo: release
@@ -24,7 +24,7 @@ lint:
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
 
 ## bench: journal append/read throughput and audit speed, side by side with wc/grep/jq.
-bench: bench-journal bench-audit
+bench: bench-journal bench-audit bench-loop
 
 bench-journal: release
 	$(CARGO) build --release -p turnstile-journal --example journal_bench
@@ -32,6 +32,10 @@ bench-journal: release
 
 bench-audit: release
 	bash scripts/bench-audit.sh
+
+bench-loop: release
+	$(CARGO) build --release -p turnstile-loop --example loop_bench
+	target/release/examples/loop_bench --binary $(BIN)
 
 ## crash-soak: the SIGKILL crash test for many more rounds than `make test` runs.
 crash-soak:

@@ -157,7 +157,10 @@ fn live_stream_folds_like_the_journal_plus_usage() {
     let mut from_live = fold(&live);
     // The client disconnected before `session.shutdown`, the journal's last line.
     let on_disk = events(&fixture_bytes("c1-new-session"));
-    assert_eq!(on_disk.last().map(|e| e.event_type.as_str()), Some("session.shutdown"));
+    assert_eq!(
+        on_disk.last().map(|e| e.event_type.as_str()),
+        Some("session.shutdown")
+    );
     let disk = fold(&on_disk[..on_disk.len() - 1]);
     assert_eq!(from_live.usage.calls, usage_events);
     assert!(from_live.usage.tokens.input > 0);

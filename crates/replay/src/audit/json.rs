@@ -406,7 +406,8 @@ mod x86 {
             let hi_table = _mm256_broadcastsi128_si256(_mm_loadu_si128(ESCAPE_HI.as_ptr().cast()));
             let lo_table = _mm256_broadcastsi128_si256(_mm_loadu_si128(ESCAPE_LO.as_ptr().cast()));
             let nibble = _mm256_set1_epi8(0x0F);
-            let hi = _mm256_shuffle_epi8(hi_table, _mm256_and_si256(_mm256_srli_epi16(v, 4), nibble));
+            let hi =
+                _mm256_shuffle_epi8(hi_table, _mm256_and_si256(_mm256_srli_epi16(v, 4), nibble));
             let lo = _mm256_shuffle_epi8(lo_table, _mm256_and_si256(v, nibble));
             let invalid = _mm256_cmpeq_epi8(_mm256_and_si256(hi, lo), _mm256_setzero_si256());
             let u = _mm256_cmpeq_epi8(v, _mm256_set1_epi8(b'u' as i8));
@@ -475,7 +476,10 @@ mod x86 {
                 // SAFETY: only reached from `scan_object_avx2`, compiled with AVX2 and called
                 // after the CPU check; the loads read inside the 64-byte `block`.
                 let (lo, hi) = unsafe {
-                    (_mm256_loadu_si256(block.as_ptr().cast()), _mm256_loadu_si256(block.as_ptr().add(32).cast()))
+                    (
+                        _mm256_loadu_si256(block.as_ptr().cast()),
+                        _mm256_loadu_si256(block.as_ptr().add(32).cast()),
+                    )
                 };
                 let (q, bs, ctl) = unsafe {
                     let (l, h) = (half_masks(lo), half_masks(hi));
@@ -484,7 +488,11 @@ mod x86 {
                 let escaped = escaped_chars(bs, &mut next_is_escaped);
                 let ends = q & !escaped;
                 // Bits strictly before the closing quote (all 64 when it is not in this block).
-                let inside = if ends == 0 { u64::MAX } else { (ends & ends.wrapping_neg()) - 1 };
+                let inside = if ends == 0 {
+                    u64::MAX
+                } else {
+                    (ends & ends.wrapping_neg()) - 1
+                };
                 if ctl & inside != 0 {
                     return None;
                 }

@@ -110,22 +110,32 @@ fn fingerprint(name: &[u8]) -> u64 {
 
 impl Scratch {
     /// Type, ephemeral flag and kind of a type name.
-    fn classify(&mut self, name: &str, store: &mut Store) -> (TypeRef, bool, Kind) {
-        let bytes = name.as_bytes();
-        let fp = fingerprint(bytes);
+    fn classify(&mut self, name: &[u8], store: &mut Store) -> Option<(TypeRef, bool, Kind)> {
+        let fp = fingerprint(name);
         if let Some((_, _, i, ephemeral, kind)) =
-            self.types.iter().find(|t| t.0 == fp && *t.1 == *bytes)
+            self.types.iter().find(|t| t.0 == fp && *t.1 == *name)
         {
-            return (TypeRef::Known(*i), *ephemeral, *kind);
+            // Only plain schema names enter the cache, so a hit needs no further check.
+            return Some((TypeRef::Known(*i), *ephemeral, *kind));
         }
+        // A name the fast path can take as is: plain ASCII, no character JSON would escape.
+        if name.is_empty()
+            || !name
+                .iter()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'.' | b'_' | b'-'))
+        {
+            return None;
+        }
+        let name = std::str::from_utf8(name).ok()?;
         let kind = Kind::of(name);
         let (type_ref, ephemeral) = type_ref(name, store);
         if let TypeRef::Known(i) = type_ref
             && self.types.len() < 64
         {
-            self.types.push((fp, bytes.into(), i, ephemeral, kind));
+            self.types
+                .push((fp, name.as_bytes().into(), i, ephemeral, kind));
         }
-        (type_ref, ephemeral, kind)
+        Some((type_ref, ephemeral, kind))
     }
 }
 
@@ -166,22 +176,13 @@ pub(crate) fn head_type(line: &[u8]) -> Option<&[u8]> {
 
 fn fast(line: &[u8], utf8_valid: bool, store: &mut Store, scratch: &mut Scratch) -> Option<Facts> {
     let name = head_type(line)?;
-    if name.is_empty()
-        || !name
-            .iter()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'.' | b'_' | b'-'))
-    {
-        return None;
-    }
     let data_start = HEAD.len() + name.len() + 1 + DATA_KEY.len();
     if line.get(HEAD.len() + name.len() + 1..data_start)? != DATA_KEY {
         return None;
     }
     let (tail_start, id, parent) = tail(line)?;
     let data = line.get(data_start..tail_start)?;
-    // The name is ASCII (checked above).
-    let name = std::str::from_utf8(name).ok()?;
-    let (type_ref, ephemeral_type, kind) = scratch.classify(name, store);
+    let (type_ref, ephemeral_type, kind) = scratch.classify(name, store)?;
     let mut fields = Fields::default();
     let Scratch { stack, inner, .. } = scratch;
     let ok = if kind.reads_fields() {
@@ -275,16 +276,16 @@ pub(crate) fn tail_id(line: &[u8]) -> Option<u128> {
     tail(line).map(|(_, id, _)| id)
 }
 
-/// Eight ASCII hex digits (in text order) to their value; `None` if any is not a hex digit.
+/// Eight ASCII hex digits (in text order, big-endian in `x`) to their value; `None` if any
+/// is not a hex digit.
 ///
 /// SWAR: every byte is checked to be in `0-9`, `A-F` or `a-f` with per-byte additions that
 /// set the high bit exactly when a bound is passed (all bytes are first checked to be ASCII, so
 /// no addition carries into the next byte), then the nibbles are packed pairwise.
 #[inline(always)]
-fn hex8(b: &[u8; 8]) -> Option<u32> {
+fn hex8(x: u64) -> Option<u64> {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGH: u64 = ONES * 0x80;
-    let x = u64::from_be_bytes(*b);
     if x & HIGH != 0 {
         return None;
     }
@@ -298,8 +299,7 @@ fn hex8(b: &[u8; 8]) -> Option<u32> {
     let v = (x & (ONES * 0x0F)) + ((x >> 6) & ONES) * 9;
     let v = (v | (v >> 4)) & 0x00FF_00FF_00FF_00FF;
     let v = (v | (v >> 8)) & 0x0000_FFFF_0000_FFFF;
-    let v = (v | (v >> 16)) & 0x0000_0000_FFFF_FFFF;
-    u32::try_from(v).ok()
+    Some((v | (v >> 16)) & 0x0000_0000_FFFF_FFFF)
 }
 
 /// Parses the hyphenated form `8-4-4-4-12` (any hex case), as `Uuid::parse_str` accepts it.
@@ -308,18 +308,25 @@ pub(crate) fn parse_uuid(b: &[u8]) -> Option<u128> {
     if b[8] != b'-' || b[13] != b'-' || b[18] != b'-' || b[23] != b'-' {
         return None;
     }
-    let mut digits = [0u8; 32];
-    digits[0..8].copy_from_slice(&b[0..8]);
-    digits[8..12].copy_from_slice(&b[9..13]);
-    digits[12..16].copy_from_slice(&b[14..18]);
-    digits[16..20].copy_from_slice(&b[19..23]);
-    digits[20..32].copy_from_slice(&b[24..36]);
-    let mut value: u128 = 0;
-    for group in digits.chunks_exact(8) {
-        let group: &[u8; 8] = group.try_into().ok()?;
-        value = (value << 32) | u128::from(hex8(group)?);
-    }
-    Some(value)
+    let be64 = |at: usize| {
+        u64::from_be_bytes([
+            b[at],
+            b[at + 1],
+            b[at + 2],
+            b[at + 3],
+            b[at + 4],
+            b[at + 5],
+            b[at + 6],
+            b[at + 7],
+        ])
+    };
+    let be32 = |at: usize| u64::from(u32::from_be_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]]));
+    // The 32 digits as four groups of eight: 0-7, 9-12 + 14-17, 19-22 + 24-27, 28-35.
+    let g1 = hex8(be64(0))?;
+    let g2 = hex8((be32(9) << 32) | be32(14))?;
+    let g3 = hex8((be32(19) << 32) | be32(24))?;
+    let g4 = hex8(be64(28))?;
+    Some((u128::from(g1) << 96) | (u128::from(g2) << 64) | (u128::from(g3) << 32) | u128::from(g4))
 }
 
 fn slow(line: &[u8], store: &mut Store, scratch: &mut Scratch) -> Outcome {
