@@ -63,6 +63,12 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Count LLM calls, tool calls and errors exactly, and check the journal's invariants.
+    #[command(after_help = EXIT_CODES)]
+    Audit(commands::audit::AuditArgs),
+    /// Write (or --verify) the checkpoint that makes loading a large session fast.
+    #[command(after_help = EXIT_CODES)]
+    Checkpoint(commands::checkpoint::CheckpointArgs),
     /// Run a prompt through the agent loop in a new session.
     #[command(after_help = RUN_EXIT_CODES)]
     Run(commands::run::RunArgs),
@@ -92,6 +98,8 @@ fn main() -> ExitCode {
             types,
         } => commands::events::run(target, *json, types, state_dir),
         Command::Fsck { target, json } => commands::fsck::run(target, *json, state_dir),
+        Command::Audit(args) => commands::audit::run(args, state_dir),
+        Command::Checkpoint(args) => commands::checkpoint::run(args, state_dir),
         Command::Run(args) => commands::run::run(args, state_dir),
         Command::Resume(args) => commands::run::resume(args, state_dir),
         Command::Repair { target, salvage } => commands::repair::run(target, *salvage, state_dir),

@@ -2,6 +2,7 @@
 //! - engine time per turn, excluding the model call (in-process sessions);
 //! - process start to `session.idle` for a 3-turn session with two tool calls
 //!   (`loop_bench --binary target/release/turnstile`).
+//!
 //! Each figure is a median over runs.
 
 use std::sync::Arc;

@@ -14,6 +14,8 @@
 //! - [`checkpoint`]: the sidecar that makes loading cost the journal's tail, not its size.
 //! - [`synth`]: realistic, adversarial synthetic journals for tests and benchmarks.
 
+#![warn(missing_docs)]
+
 pub mod audit;
 pub mod checkpoint;
 mod conversation;

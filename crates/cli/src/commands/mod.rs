@@ -1,5 +1,7 @@
 //! One file per subcommand.
 
+pub mod audit;
+pub mod checkpoint;
 pub mod events;
 pub mod fsck;
 pub mod repair;

@@ -1,35 +1,79 @@
-//! A provider that answers from a recorded journal, one `assistant.message` per call.
+//! A provider that answers from a recorded journal, one recorded LLM call per call.
 
+use std::borrow::Cow;
 use std::path::Path;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
 
+use serde_json::Value;
 use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
-use turnstile_journal::payload::{AssistantMessage, AssistantTurnStart, SessionStart};
+use turnstile_journal::payload::{
+    AssistantMessage, AssistantTurnStart, SessionError, SessionStart,
+};
 use turnstile_journal::{Event, JournalReader, ReadMode};
 
 use super::{
-    BoxFuture, ChatRequest, ModelError, ModelEvent, ModelProvider, ModelResponse, ToolCall,
+    BoxFuture, ChatMessage, ChatRequest, ModelError, ModelEvent, ModelProvider, ModelResponse,
+    ToolCall,
 };
 
 /// Model name used when the recording names none.
 const UNKNOWN_MODEL: &str = "replay";
 
-/// A [`ModelProvider`] that answers each call, in order, with the next recorded answer.
+/// A [`ModelProvider`] that answers each call, in order, the way the recorded call was answered.
 ///
-/// An answer is one `assistant.message` of the main agent (the pieces of a message the
-/// runtime split into chunks — same `apiCallId`, or `chunkIndex` > 0 — are joined back);
-/// sub-agent messages are skipped. Tool calls keep their recorded ids, with the arguments as
-/// JSON text. `assistant.usage` is never on disk, so answers carry no usage. When the
-/// request asks for streaming, the text and each tool call are also sent as one delta each.
+/// A recorded call is a top-level `assistant.turn_start` and what came of it:
+/// - an answer: one `assistant.message` of the main agent (the pieces of a message the runtime
+///   split into chunks — same `apiCallId`, or `chunkIndex` > 0 — are joined back; sub-agent
+///   messages are skipped). Tool calls keep their recorded ids, with the arguments as JSON text.
+///   `assistant.usage` is never on disk, so answers carry no usage. When the request asks for
+///   streaming, the text and each tool call are also sent as one delta each;
+/// - a failure: no answer, then a `session.error`: the call fails with the recorded
+///   `errorType`, `statusCode` and `message`;
+/// - no outcome: no answer, then an `abort`, a `session.resume` (the process died) or the end
+///   of the journal: the call waits until it is cancelled.
+///
+/// A provider whose first request already holds assistant messages (a resumed conversation,
+/// e.g. `turnstile resume --provider replay`) starts at the recorded call made at the same point
+/// of the conversation: the one with as many user and assistant messages before it.
+///
+/// Recordings hold absolute paths of the directory they ran in; [`Self::with_path_map`] makes
+/// tool-call arguments point into the directory the replay runs in instead.
 #[derive(Debug)]
 pub struct ReplayProvider {
     answers: Vec<ModelResponse>,
-    next: AtomicUsize,
+    calls: Vec<RecordedCall>,
+    cursor: Mutex<Cursor>,
+    path_map: Option<(String, String)>,
+}
+
+/// One recorded LLM call.
+#[derive(Debug, Clone)]
+struct RecordedCall {
+    reply: Reply,
+    /// Main-agent user messages before the call (autopilot nudges included).
+    users_before: usize,
+    /// Answers before the call.
+    answers_before: usize,
+}
+
+#[derive(Debug, Clone)]
+enum Reply {
+    /// Index into `answers`.
+    Answer(usize),
+    Fail(ModelError),
+    /// Never answered: wait for cancellation.
+    Pending,
+}
+
+#[derive(Debug, Default)]
+struct Cursor {
+    next: usize,
+    started: bool,
 }
 
 impl ReplayProvider {
-    /// Reads the recorded answers of a journal (`events.jsonl`).
+    /// Reads the recorded calls of a journal (`events.jsonl`).
     pub fn from_journal(path: impl AsRef<Path>) -> Result<Self, ModelError> {
         let path = path.as_ref();
         let reader = JournalReader::open(path, ReadMode::Lenient).map_err(fixture_error)?;
@@ -43,13 +87,18 @@ impl ReplayProvider {
         })
     }
 
-    /// Takes the recorded answers from events (in journal order).
+    /// Takes the recorded calls from events (in journal order).
     pub fn from_events(events: Vec<Event>) -> Result<Self, ModelError> {
         let mut answers: Vec<ModelResponse> = Vec::new();
+        let mut calls: Vec<RecordedCall> = Vec::new();
         let mut model = UNKNOWN_MODEL.to_string();
         // Whether the last answer may still get more chunks of the same message.
         let mut open_chunks = false;
+        // A top-level turn whose call has no outcome yet: (users, answers) before it.
+        let mut open_call: Option<(usize, usize)> = None;
+        let mut users = 0usize;
         for event in &events {
+            let top_level = event.agent_id.is_none();
             match event.event_type.as_str() {
                 "session.start" => {
                     let start: SessionStart = event.payload().map_err(fixture_error)?;
@@ -63,10 +112,14 @@ impl ReplayProvider {
                         model = m;
                     }
                     open_chunks = false;
+                    if top_level {
+                        // A turn that ended without answer, error or abort made no usable call.
+                        open_call = Some((users, answers.len()));
+                    }
                 }
                 "assistant.message" => {
                     let message: AssistantMessage = event.payload().map_err(fixture_error)?;
-                    if event.agent_id.is_some() || message.parent_tool_call_id.is_some() {
+                    if !top_level || message.parent_tool_call_id.is_some() {
                         continue;
                     }
                     let answer = answer_of(message.clone(), &model);
@@ -81,14 +134,56 @@ impl ReplayProvider {
                             last.content.push_str(&answer.content);
                             last.tool_calls.extend(answer.tool_calls);
                         }
-                        _ => answers.push(answer),
+                        _ => {
+                            let (users_before, answers_before) =
+                                open_call.take().unwrap_or((users, answers.len()));
+                            calls.push(RecordedCall {
+                                reply: Reply::Answer(answers.len()),
+                                users_before,
+                                answers_before,
+                            });
+                            answers.push(answer);
+                        }
                     }
                     open_chunks = true;
                 }
-                // A new prompt (or anything the user did) starts a new call for sure.
-                "user.message" | "session.resume" | "abort" => open_chunks = false,
+                "session.error" if top_level => {
+                    if let Some((users_before, answers_before)) = open_call.take() {
+                        let error: SessionError = event.payload().map_err(fixture_error)?;
+                        let mut failure = ModelError::new(error.error_type, error.message);
+                        failure.status_code = error.status_code;
+                        calls.push(RecordedCall {
+                            reply: Reply::Fail(failure),
+                            users_before,
+                            answers_before,
+                        });
+                    }
+                }
+                "abort" | "session.resume" => {
+                    open_chunks = false;
+                    if let Some((users_before, answers_before)) = open_call.take() {
+                        calls.push(RecordedCall {
+                            reply: Reply::Pending,
+                            users_before,
+                            answers_before,
+                        });
+                    }
+                }
+                // A new prompt starts a new call for sure.
+                "user.message" if top_level => {
+                    open_chunks = false;
+                    open_call = None;
+                    users += 1;
+                }
                 _ => {}
             }
+        }
+        if let Some((users_before, answers_before)) = open_call {
+            calls.push(RecordedCall {
+                reply: Reply::Pending,
+                users_before,
+                answers_before,
+            });
         }
         // A joined message is a tool-call answer when any of its chunks called tools.
         for answer in &mut answers {
@@ -96,8 +191,48 @@ impl ReplayProvider {
         }
         Ok(ReplayProvider {
             answers,
-            next: AtomicUsize::new(0),
+            calls,
+            cursor: Mutex::new(Cursor::default()),
+            path_map: None,
         })
+    }
+
+    /// Rewrites `recorded_dir` to `replay_dir` in every string of the tool-call arguments it
+    /// answers with (see [`Self::rewrite_paths`]), so calls recorded in one working directory
+    /// run in another.
+    pub fn with_path_map(
+        mut self,
+        recorded_dir: impl Into<String>,
+        replay_dir: impl Into<String>,
+    ) -> Self {
+        let (from, to) = (recorded_dir.into(), replay_dir.into());
+        self.path_map = (!from.is_empty() && from != to).then_some((from, to));
+        self
+    }
+
+    /// Replaces the directory path `from` by `to` in every string inside `value` (object keys
+    /// excepted): wherever `from` occurs and is not followed by a letter, digit, `_` or `-`
+    /// (so `/work/p` maps `/work/p/a.txt` and `/work/p` but not `/work/project`). This is the
+    /// substitution [`Self::with_path_map`] applies, and what a comparison undoes.
+    pub fn rewrite_paths(value: &mut Value, from: &str, to: &str) {
+        match value {
+            Value::String(s) => {
+                if let Cow::Owned(mapped) = rewrite_path_text(s, from, to) {
+                    *s = mapped;
+                }
+            }
+            Value::Array(items) => {
+                for item in items {
+                    Self::rewrite_paths(item, from, to);
+                }
+            }
+            Value::Object(map) => {
+                for item in map.values_mut() {
+                    Self::rewrite_paths(item, from, to);
+                }
+            }
+            _ => {}
+        }
     }
 
     /// Every recorded answer, in order.
@@ -105,12 +240,93 @@ impl ReplayProvider {
         &self.answers
     }
 
-    /// How many answers have not been given yet.
+    /// How many recorded calls have not been made yet.
     pub fn remaining(&self) -> usize {
-        self.answers
-            .len()
-            .saturating_sub(self.next.load(Ordering::SeqCst))
+        self.calls.len().saturating_sub(lock(&self.cursor).next)
     }
+
+    /// The recorded call for this request: the next one, except that the first request of a
+    /// resumed conversation starts at the matching point of the recording.
+    fn take_call(&self, request: &ChatRequest) -> Result<RecordedCall, ModelError> {
+        let mut cursor = lock(&self.cursor);
+        if !cursor.started {
+            cursor.started = true;
+            let answers_before = count(request, |m| matches!(m, ChatMessage::Assistant { .. }));
+            if answers_before > 0 {
+                let users_before = count(request, |m| matches!(m, ChatMessage::User { .. }));
+                cursor.next = self
+                    .calls
+                    .iter()
+                    .position(|c| {
+                        c.users_before == users_before && c.answers_before == answers_before
+                    })
+                    .ok_or_else(|| {
+                        ModelError::new(
+                            "fixture",
+                            format!(
+                                "the conversation so far ({users_before} user and \
+                                 {answers_before} assistant messages) is not a point of the \
+                                 recording, so no recorded answer follows it"
+                            ),
+                        )
+                    })?;
+            }
+        }
+        let Some(call) = self.calls.get(cursor.next) else {
+            return Err(ModelError::new(
+                "fixture",
+                format!(
+                    "the recording has no more assistant messages ({} were recorded)",
+                    self.answers.len()
+                ),
+            ));
+        };
+        cursor.next += 1;
+        Ok(call.clone())
+    }
+
+    fn mapped(&self, mut answer: ModelResponse) -> ModelResponse {
+        if let Some((from, to)) = &self.path_map {
+            for call in &mut answer.tool_calls {
+                let mut args = call.arguments_value();
+                Self::rewrite_paths(&mut args, from, to);
+                call.arguments = match args {
+                    Value::String(raw) => raw,
+                    other => other.to_string(),
+                };
+            }
+        }
+        answer
+    }
+}
+
+fn count(request: &ChatRequest, what: impl Fn(&ChatMessage) -> bool) -> usize {
+    request.messages.iter().filter(|m| what(m)).count()
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// `text` with `from` replaced by `to` where `from` ends at a path boundary.
+fn rewrite_path_text<'a>(text: &'a str, from: &str, to: &str) -> Cow<'a, str> {
+    if from.is_empty() || !text.contains(from) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find(from) {
+        let after = &rest[at + from.len()..];
+        let boundary = after
+            .chars()
+            .next()
+            .is_none_or(|c| !(c.is_alphanumeric() || c == '_' || c == '-'));
+        out.push_str(&rest[..at]);
+        out.push_str(if boundary { to } else { from });
+        rest = after;
+    }
+    out.push_str(rest);
+    Cow::Owned(out)
 }
 
 fn finish_reason(tool_calls: &[ToolCall]) -> &'static str {
@@ -167,15 +383,13 @@ impl ModelProvider for ReplayProvider {
             if cancel.is_cancelled() {
                 return Err(ModelError::cancelled());
             }
-            let index = self.next.fetch_add(1, Ordering::SeqCst);
-            let Some(answer) = self.answers.get(index) else {
-                return Err(ModelError::new(
-                    "fixture",
-                    format!(
-                        "the recording has no more assistant messages ({} were recorded)",
-                        self.answers.len()
-                    ),
-                ));
+            let answer = match self.take_call(request)?.reply {
+                Reply::Answer(index) => self.mapped(self.answers[index].clone()),
+                Reply::Fail(error) => return Err(error),
+                Reply::Pending => {
+                    cancel.cancelled().await;
+                    return Err(ModelError::cancelled());
+                }
             };
             if request.stream {
                 if !answer.content.is_empty() {
@@ -189,7 +403,188 @@ impl ModelProvider for ReplayProvider {
                     });
                 }
             }
-            Ok(answer.clone())
+            Ok(answer)
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use turnstile_journal::payload::{Abort, AssistantTurnEnd, UserMessage};
+
+    fn turn(id: &str) -> Event {
+        Event::new(
+            &AssistantTurnStart {
+                turn_id: id.into(),
+                ..Default::default()
+            },
+            None,
+        )
+    }
+
+    fn user(text: &str) -> Event {
+        Event::new(
+            &UserMessage {
+                content: text.into(),
+                ..Default::default()
+            },
+            None,
+        )
+    }
+
+    fn answer(text: &str) -> Event {
+        Event::new(
+            &AssistantMessage {
+                message_id: text.into(),
+                content: text.into(),
+                ..Default::default()
+            },
+            None,
+        )
+    }
+
+    fn request(history: Vec<ChatMessage>) -> ChatRequest {
+        ChatRequest {
+            messages: history,
+            ..Default::default()
+        }
+    }
+
+    fn said(text: &str) -> ChatMessage {
+        ChatMessage::User {
+            content: text.into(),
+        }
+    }
+
+    fn answered(text: &str) -> ChatMessage {
+        ChatMessage::Assistant {
+            content: Some(text.into()),
+            tool_calls: vec![],
+        }
+    }
+
+    async fn ask(
+        provider: &ReplayProvider,
+        request: &ChatRequest,
+    ) -> Result<ModelResponse, ModelError> {
+        let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
+        provider
+            .complete(request, tx, CancellationToken::new())
+            .await
+    }
+
+    #[tokio::test]
+    async fn recorded_failures_fail_again_and_resumed_conversations_align() {
+        let error = Event::new(
+            &SessionError {
+                error_type: "http".into(),
+                message: "context too long".into(),
+                status_code: Some(400),
+                ..Default::default()
+            },
+            None,
+        );
+        let end = Event::new(
+            &AssistantTurnEnd {
+                turn_id: "0".into(),
+                ..Default::default()
+            },
+            None,
+        );
+        let provider = ReplayProvider::from_events(vec![
+            user("one"),
+            turn("0"),
+            answer("first"),
+            user("two"),
+            turn("0"),
+            end,
+            error,
+            user("three"),
+            turn("0"),
+            answer("second"),
+        ])
+        .unwrap();
+        assert_eq!(provider.remaining(), 3);
+        let fresh = request(vec![said("one")]);
+        assert_eq!(ask(&provider, &fresh).await.unwrap().content, "first");
+        let failed = ask(&provider, &fresh).await.unwrap_err();
+        assert_eq!(
+            (failed.error_type.as_str(), failed.status_code),
+            ("http", Some(400))
+        );
+        assert_eq!(failed.message, "context too long");
+
+        // A new provider asked to continue after "three" starts at the matching call.
+        let resumed = ReplayProvider::from_events(vec![
+            user("one"),
+            turn("0"),
+            answer("first"),
+            user("two"),
+            turn("0"),
+            Event::new(
+                &Abort {
+                    reason: "user_initiated".into(),
+                },
+                None,
+            ),
+            user("three"),
+            turn("0"),
+            answer("second"),
+        ])
+        .unwrap();
+        let history = request(vec![
+            said("one"),
+            answered("first"),
+            said("two"),
+            said("three"),
+        ]);
+        assert_eq!(ask(&resumed, &history).await.unwrap().content, "second");
+        assert_eq!(resumed.remaining(), 0);
+
+        let elsewhere =
+            ReplayProvider::from_events(vec![user("one"), turn("0"), answer("a")]).unwrap();
+        let lost = request(vec![said("x"), answered("y"), said("z"), said("w")]);
+        let e = ask(&elsewhere, &lost).await.unwrap_err();
+        assert!(e.message.contains("not a point of the recording"), "{e}");
+    }
+
+    #[tokio::test]
+    async fn an_unanswered_call_waits_for_cancellation() {
+        let provider = ReplayProvider::from_events(vec![user("go"), turn("0")]).unwrap();
+        let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
+        let cancel = CancellationToken::new();
+        let req = request(vec![said("go")]);
+        let call = provider.complete(&req, tx, cancel.clone());
+        cancel.cancel();
+        assert_eq!(call.await.unwrap_err().error_type, "cancelled");
+    }
+
+    #[tokio::test]
+    async fn path_map_rewrites_tool_arguments_at_path_boundaries() {
+        let message = Event::new(
+            &AssistantMessage {
+                message_id: "m".into(),
+                tool_requests: Some(vec![turnstile_journal::payload::ToolRequest {
+                    tool_call_id: "c".into(),
+                    name: "view".into(),
+                    arguments: Some(
+                        json!({"path": "/rec/p/a.txt", "other": ["/rec/project", "/rec/p"]}),
+                    ),
+                    ..Default::default()
+                }]),
+                ..Default::default()
+            },
+            None,
+        );
+        let provider = ReplayProvider::from_events(vec![user("go"), turn("0"), message])
+            .unwrap()
+            .with_path_map("/rec/p", "/tmp/w");
+        let answer = ask(&provider, &request(vec![said("go")])).await.unwrap();
+        assert_eq!(
+            answer.tool_calls[0].arguments_value(),
+            json!({"path": "/tmp/w/a.txt", "other": ["/rec/project", "/tmp/w"]})
+        );
     }
 }

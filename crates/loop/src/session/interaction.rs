@@ -242,7 +242,10 @@ impl Actor {
         self.emitter.boundary().await?;
         self.emitter.emit(&SessionIdle {
             aborted: aborted.then_some(true),
-            mode: Some(mode.as_str().into()),
+            // `mode: "autopilot"` on an idle marks a continuation boundary (the agent keeps
+            // working); the SDK clients' sendAndWait ignores such idles. This idle ends the
+            // message, so an autopilot run reports no mode here.
+            mode: (mode != AgentMode::Autopilot).then(|| mode.as_str().into()),
         })?;
         let size = self.emitter.writer().byte_len();
         if size - self.checkpoint_at >= CHECKPOINT_EVERY_BYTES {

@@ -445,7 +445,7 @@ mod tests {
     fn fast_path_agrees_with_the_reader_on_real_lines() {
         for line in sample_lines() {
             let (fast, slow) = both_paths(line);
-            assert_eq!(fast, slow, "{}", String::from_utf8_lossy(&line));
+            assert_eq!(fast, slow, "{}", String::from_utf8_lossy(line));
             assert_ne!(fast, "bad");
         }
     }

@@ -1,0 +1,84 @@
+//! What the server is started with: where sessions live, the default model, the permission
+//! policy for clients that do not decide permissions themselves, and transport limits.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use turnstile_journal::{Durability, StateRoot};
+use turnstile_loop::autopilot::DEFAULT_MAX_CONTINUES;
+use turnstile_loop::permissions::PermissionPolicy;
+
+use crate::framing::DEFAULT_MAX_FRAME_BYTES;
+
+/// The model used when a client names none and brings no provider.
+#[derive(Clone, PartialEq, Eq)]
+pub struct DefaultModel {
+    /// Model name sent to the server.
+    pub model: String,
+    /// Base URL of an OpenAI-compatible server (`…/v1`).
+    pub base_url: String,
+    /// Its key.
+    pub api_key: Option<String>,
+}
+
+impl std::fmt::Debug for DefaultModel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Never print the key.
+        f.debug_struct("DefaultModel")
+            .field("model", &self.model)
+            .field("base_url", &self.base_url)
+            .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
+            .finish()
+    }
+}
+
+/// Server settings.
+#[derive(Debug, Clone)]
+pub struct ServerConfig {
+    /// Where sessions live (`$COPILOT_HOME/session-state` for the SDK clients).
+    pub state_root: StateRoot,
+    /// The model of sessions created without `provider`.
+    pub default_model: DefaultModel,
+    /// Permission policy for clients that do not handle permission requests.
+    pub permissions: PermissionPolicy,
+    /// When journals are fsynced.
+    pub durability: Durability,
+    /// Let file tools reach outside a session's working directory.
+    pub allow_outside_cwd: bool,
+    /// Nudges before an autopilot send gives up.
+    pub max_autopilot_continues: u32,
+    /// Close sessions idle for this long (`--session-idle-timeout`); `None` keeps them open.
+    pub session_idle_timeout: Option<Duration>,
+    /// Largest frame body accepted.
+    pub max_frame_bytes: usize,
+    /// Token a TCP client must present in `connect` (`COPILOT_CONNECTION_TOKEN`).
+    pub connection_token: Option<String>,
+    /// A GitHub token handed over through `--auth-token-env` (reported by `auth.getStatus`).
+    pub auth_token: Option<String>,
+    /// Working directory of sessions that name none.
+    pub default_cwd: PathBuf,
+}
+
+impl ServerConfig {
+    /// Defaults around a state root: model `gpt-4.1` at `http://127.0.0.1:8000/v1`, nothing
+    /// allowed without asking, turn durability, the process's working directory.
+    pub fn new(state_root: StateRoot) -> Self {
+        ServerConfig {
+            state_root,
+            default_model: DefaultModel {
+                model: "gpt-4.1".into(),
+                base_url: "http://127.0.0.1:8000/v1".into(),
+                api_key: None,
+            },
+            permissions: PermissionPolicy::default(),
+            durability: Durability::Turn,
+            allow_outside_cwd: false,
+            max_autopilot_continues: DEFAULT_MAX_CONTINUES,
+            session_idle_timeout: None,
+            max_frame_bytes: DEFAULT_MAX_FRAME_BYTES,
+            connection_token: None,
+            auth_token: None,
+            default_cwd: std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
+        }
+    }
+}

@@ -1,0 +1,184 @@
+//! The server: its settings, the sessions open in it (each owned by one connection), the
+//! connected clients (for `session.lifecycle` broadcasts), and orderly shutdown.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+use turnstile_journal::Uuid;
+
+use crate::config::ServerConfig;
+use crate::connection::Peer;
+use crate::sessions::OpenSession;
+
+/// A JSON-RPC server for the Copilot SDK clients; cheap to clone.
+#[derive(Clone)]
+pub struct Server {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    config: ServerConfig,
+    sessions: Mutex<HashMap<Uuid, Arc<OpenSession>>>,
+    peers: Mutex<HashMap<u64, Arc<Peer>>>,
+    /// Sessions the server closed on its own (idle timeout), so a late call can say why.
+    closed_by_server: Mutex<HashMap<Uuid, String>>,
+    next_connection: AtomicU64,
+    shutdown: CancellationToken,
+}
+
+/// Who holds a session in this server.
+pub(crate) enum Holder {
+    /// Nobody: it may be opened.
+    Free,
+    /// The asking connection.
+    This(Arc<OpenSession>),
+    /// Another connection.
+    Other,
+}
+
+impl Server {
+    /// A server with these settings; serve it with [`crate::transport`].
+    pub fn new(config: ServerConfig) -> Self {
+        let server = Server {
+            inner: Arc::new(Inner {
+                config,
+                sessions: Mutex::default(),
+                peers: Mutex::default(),
+                closed_by_server: Mutex::default(),
+                next_connection: AtomicU64::new(1),
+                shutdown: CancellationToken::new(),
+            }),
+        };
+        if let Some(timeout) = server.inner.config.session_idle_timeout {
+            tokio::spawn(reap_idle(Arc::downgrade(&server.inner), timeout));
+        }
+        server
+    }
+
+    /// The settings.
+    pub fn config(&self) -> &ServerConfig {
+        &self.inner.config
+    }
+
+    /// Cancelled when the server shuts down (`runtime.shutdown` or [`Server::shutdown`]).
+    pub fn shutdown_token(&self) -> CancellationToken {
+        self.inner.shutdown.clone()
+    }
+
+    /// Stops serving: connections end, every open session is aborted if busy and closed
+    /// (journal durable, `session.shutdown` recorded, lock released).
+    pub async fn shutdown(&self) {
+        self.inner.shutdown.cancel();
+        let sessions: Vec<_> = lock(&self.inner.sessions).drain().map(|(_, s)| s).collect();
+        for session in sessions {
+            session.close("server shutdown").await;
+        }
+    }
+
+    /// How many sessions are open (for tests and logs).
+    pub fn open_sessions(&self) -> usize {
+        lock(&self.inner.sessions).len()
+    }
+
+    pub(crate) fn next_connection_id(&self) -> u64 {
+        self.inner.next_connection.fetch_add(1, Ordering::Relaxed)
+    }
+
+    pub(crate) fn add_peer(&self, peer: Arc<Peer>) {
+        lock(&self.inner.peers).insert(peer.id(), peer);
+    }
+
+    /// Closes what a connection left open and forgets it.
+    pub(crate) async fn connection_closed(&self, peer: &Peer) {
+        lock(&self.inner.peers).remove(&peer.id());
+        let owned: Vec<_> = {
+            let mut sessions = lock(&self.inner.sessions);
+            let ids: Vec<Uuid> = sessions
+                .iter()
+                .filter(|(_, s)| s.owner() == peer.id())
+                .map(|(id, _)| *id)
+                .collect();
+            ids.iter().filter_map(|id| sessions.remove(id)).collect()
+        };
+        for session in owned {
+            session.close("the client disconnected").await;
+        }
+    }
+
+    /// Who holds `id` from the point of view of connection `peer`.
+    pub(crate) fn holder(&self, id: Uuid, peer: u64) -> Holder {
+        match lock(&self.inner.sessions).get(&id) {
+            None => Holder::Free,
+            Some(s) if s.owner() == peer => Holder::This(Arc::clone(s)),
+            Some(_) => Holder::Other,
+        }
+    }
+
+    /// Registers a freshly opened session; false (and nothing registered) when another one
+    /// with this id got in first.
+    pub(crate) fn insert_session(&self, session: Arc<OpenSession>) -> bool {
+        let mut sessions = lock(&self.inner.sessions);
+        if sessions.contains_key(&session.id()) {
+            return false;
+        }
+        lock(&self.inner.closed_by_server).remove(&session.id());
+        sessions.insert(session.id(), session);
+        true
+    }
+
+    /// Why the server closed `id` on its own, if it did.
+    pub(crate) fn closed_reason(&self, id: Uuid) -> Option<String> {
+        lock(&self.inner.closed_by_server).get(&id).cloned()
+    }
+
+    /// Removes a session from the open set (the caller closes it).
+    pub(crate) fn take_session(&self, id: Uuid) -> Option<Arc<OpenSession>> {
+        lock(&self.inner.sessions).remove(&id)
+    }
+
+    /// Sends a `session.lifecycle` notification to every connected client.
+    pub(crate) fn broadcast_lifecycle(&self, params: &Value) {
+        let peers: Vec<_> = lock(&self.inner.peers).values().cloned().collect();
+        for peer in peers {
+            peer.notify("session.lifecycle", params);
+        }
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Closes sessions that stayed idle longer than `timeout` (`--session-idle-timeout`). A closed
+/// session is durable on disk; its client gets a clear error and can resume it.
+async fn reap_idle(inner: std::sync::Weak<Inner>, timeout: Duration) {
+    let tick = (timeout / 4).clamp(Duration::from_millis(250), Duration::from_secs(30));
+    loop {
+        tokio::time::sleep(tick).await;
+        let Some(inner) = inner.upgrade() else { return };
+        if inner.shutdown.is_cancelled() {
+            return;
+        }
+        let expired: Vec<_> = {
+            let mut sessions = lock(&inner.sessions);
+            let ids: Vec<Uuid> = sessions
+                .iter()
+                .filter(|(_, s)| s.idle_for() >= Some(timeout))
+                .map(|(id, _)| *id)
+                .collect();
+            ids.iter().filter_map(|id| sessions.remove(id)).collect()
+        };
+        for session in expired {
+            lock(&inner.closed_by_server).insert(
+                session.id(),
+                format!("it was idle for more than {}s (--session-idle-timeout)", timeout.as_secs()),
+            );
+            tracing::info!(session = %session.id(), "closing a session idle for {}s", timeout.as_secs());
+            session.close("idle timeout").await;
+        }
+    }
+}
