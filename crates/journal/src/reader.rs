@@ -92,6 +92,7 @@ pub fn check_line(bytes: &[u8], mode: ReadMode) -> Result<Event, String> {
                 event.event_type
             ));
         }
+        crate::payload::typed(&event).map_err(|e| e.to_string())?;
     }
     Ok(event)
 }
@@ -265,6 +266,15 @@ mod tests {
             err.contains("mem.jsonl:2") && err.contains("unknown event type"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn strict_checks_typed_payloads() {
+        let bad = r#"{"type":"assistant.turn_end","data":{"turnId":7},"id":"4786b3be-b429-4ca6-a44b-d9323b7490b8","timestamp":"2026-11-29T14:34:34.757Z","parentId":null}"#;
+        let text = format!("{bad}\n");
+        assert!(read(&text, ReadMode::Lenient)[0].is_ok());
+        let err = read(&text, ReadMode::Strict)[0].as_ref().unwrap_err().to_string();
+        assert!(err.contains("assistant.turn_end"), "{err}");
     }
 
     #[test]

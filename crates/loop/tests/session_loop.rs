@@ -664,3 +664,18 @@ async fn a_hanging_server_hits_the_stall_timeout() {
     session.shutdown().await.unwrap();
     fx.audit_clean(session.id());
 }
+
+#[tokio::test]
+async fn malformed_sse_is_a_session_error() {
+    let fx = fixture(Script::new().respond(ScriptedResponse::text("garbled").malformed())).await;
+    let session = SessionHandle::create(&fx.root, None, fx.parts(|_| {})).unwrap();
+    let mut rx = session.subscribe();
+    let outcome = session.send_and_wait("hello", SendOptions::default()).await.unwrap();
+    assert!(matches!(outcome, Outcome::Failed { .. }), "{outcome:?}");
+    let live = drain(&mut rx).await;
+    let t = types(&live);
+    assert_eq!(t.last(), Some(&"session.idle"));
+    assert!(t.contains(&"session.error"));
+    session.shutdown().await.unwrap();
+    fx.audit_clean(session.id());
+}
