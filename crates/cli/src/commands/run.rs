@@ -95,19 +95,34 @@ pub struct RunArgs {
     pub opts: LoopArgs,
 }
 
-/// `turnstile resume` arguments.
+/// `turnstile resume` arguments: `SESSION [PROMPT]`, or `--last [PROMPT]`.
 #[derive(Debug, Clone, Args)]
 pub struct ResumeArgs {
-    /// The session (id, unique id prefix or session directory); omit with --last.
-    #[arg(required_unless_present = "last")]
-    pub session: Option<String>,
-    /// Another prompt [default: read from stdin when it is not a terminal; else only close open work].
-    pub prompt: Option<String>,
+    /// The session (id, unique id prefix or session directory) then, optionally, another
+    /// prompt; with --last only the prompt. Without a prompt, stdin is read when it is not a
+    /// terminal; otherwise resume only closes what a crash left open.
+    #[arg(value_name = "SESSION | PROMPT", num_args = 0..=2, required_unless_present = "last")]
+    pub args: Vec<String>,
     /// Resume the most recently updated session.
-    #[arg(long, conflicts_with = "session")]
+    #[arg(long)]
     pub last: bool,
     #[command(flatten)]
     pub opts: LoopArgs,
+}
+
+impl ResumeArgs {
+    /// The session target and the prompt, as given.
+    fn split(&self) -> Result<(Option<&str>, Option<&str>)> {
+        let args: Vec<&str> = self.args.iter().map(String::as_str).collect();
+        Ok(match (self.last, args.as_slice()) {
+            (true, []) => (None, None),
+            (true, [prompt]) => (None, Some(prompt)),
+            (true, _) => bail!("with --last, give at most a prompt (the session is the newest one)"),
+            (false, [session]) => (Some(session), None),
+            (false, [session, prompt]) => (Some(session), Some(prompt)),
+            (false, _) => bail!("give the session to resume (or --last)"),
+        })
+    }
 }
 
 fn parts(opts: &LoopArgs, cwd: &Path) -> Result<SessionParts> {
@@ -201,20 +216,19 @@ pub fn run(args: &RunArgs, state_dir: Option<&Path>) -> Result<ExitCode> {
 /// Runs `turnstile resume`.
 pub fn resume(args: &ResumeArgs, state_dir: Option<&Path>) -> Result<ExitCode> {
     let root = StateRoot::resolve(state_dir)?;
-    let id = if args.last {
-        let newest = SessionSummary::list(&root)?.into_iter().next();
-        newest
-            .and_then(|s| s.id)
-            .with_context(|| format!("no sessions in {}", root.dir().display()))?
-    } else {
-        let target = args.session.as_deref().unwrap_or_default();
-        let paths = crate::target::resolve(target, state_dir)?;
-        paths
-            .id
-            .with_context(|| format!("{target} is not a session of the state directory"))?
+    let (target, prompt) = args.split()?;
+    let id = match target {
+        None => {
+            let newest = SessionSummary::list(&root)?.into_iter().next();
+            newest.and_then(|s| s.id).with_context(|| format!("no sessions in {}", root.dir().display()))?
+        }
+        Some(target) => {
+            let paths = crate::target::resolve(target, state_dir)?;
+            paths.id.with_context(|| format!("{target} is not a session of the state directory"))?
+        }
     };
-    let prompt = match &args.prompt {
-        Some(p) => Some(p.clone()),
+    let prompt = match prompt {
+        Some(p) => Some(p.to_owned()),
         None if !std::io::stdin().is_terminal() => Some(read_stdin_prompt()?),
         None => None,
     };
