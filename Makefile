@@ -2,11 +2,17 @@
 CARGO ?= cargo
 BIN := target/release/turnstile
 
-.PHONY: demo test build release lint bench bench-journal bench-audit bench-loop crash-soak clean-bench
+.PHONY: demo test build release lint bench bench-journal bench-audit bench-loop crash-soak fuzz clean-bench
 
-## demo: build, then show what turnstile does with a recorded session (offline, under a minute).
+## demo: build, then replay a recorded session with real tools, audit it, resume it, check it
+## (offline, no model server, under a minute after the build).
 demo: release
 	bash scripts/demo.sh
+
+## fixtures: record the turnstile fixtures in fixtures/ again against the scripted model server.
+.PHONY: fixtures
+fixtures:
+	bash scripts/record-fixtures.sh
 
 ## test: every unit, integration and property test, plus the short smoke runs.
 test:
@@ -41,5 +47,17 @@ bench-loop: release
 crash-soak:
 	TURNSTILE_SIGKILL_ROUNDS=500 $(CARGO) test --release -p turnstile-journal --test sigkill -- --nocapture
 
+## fuzz: many more random inputs through the journal's and the audit's parsers than `make test` runs.
+fuzz:
+	PROPTEST_CASES=20000 $(CARGO) test --release -p turnstile-journal --test fuzz_inputs
+	PROPTEST_CASES=2000 $(CARGO) test --release -p turnstile-replay --test audit
+
 clean-bench:
 	rm -rf target/bench
+
+## conformance: the official Copilot SDK clients (npm @github/copilot-sdk, PyPI github-copilot-sdk)
+## drive the turnstile binary against the scripted model; installs them into target/conformance
+## on first use (offline afterwards). Not part of `make test`.
+.PHONY: conformance
+conformance:
+	CARGO="$(CARGO)" bash conformance/run.sh

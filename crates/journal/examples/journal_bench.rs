@@ -29,7 +29,9 @@ fn main() {
     };
     match args.first().map(String::as_str) {
         Some("append") => append(
-            get("--mode", "turn").parse().expect("--mode event|turn|off"),
+            get("--mode", "turn")
+                .parse()
+                .expect("--mode event|turn|off"),
             get("--producers", "1").parse().expect("--producers N"),
             get("--events", "2000").parse().expect("--events N"),
             PathBuf::from(get("--dir", "target/bench/append")),
@@ -61,7 +63,10 @@ fn event(parent: Option<Uuid>, n: u64) -> Event {
 fn append(mode: Durability, producers: u64, events: u64, dir: PathBuf) {
     std::fs::create_dir_all(&dir).expect("bench dir");
     let root = StateRoot::new(&dir);
-    let opts = WriterOptions { durability: mode, ..Default::default() };
+    let opts = WriterOptions {
+        durability: mode,
+        ..Default::default()
+    };
     let (writer, _) = JournalWriter::create(&root, Uuid::new_v4(), opts).expect("create");
     let writer = Arc::new(writer);
     // The parent chain needs a total order, so "read last id + append" is serialised; in
@@ -120,7 +125,8 @@ fn generate(size_mb: u64, out: PathBuf) {
         std::fs::create_dir_all(dir).expect("dir");
     }
     let target = size_mb << 20;
-    let mut file = std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(&out).expect("create"));
+    let mut file =
+        std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(&out).expect("create"));
     let (mut bytes, mut n, mut parent) = (0u64, 0u64, None);
     let mut line = Vec::new();
     while bytes < target {
@@ -134,7 +140,10 @@ fn generate(size_mb: u64, out: PathBuf) {
         n += 1;
     }
     file.flush().expect("flush");
-    println!("{{\"path\":\"{}\",\"events\":{n},\"bytes\":{bytes}}}", out.display());
+    println!(
+        "{{\"path\":\"{}\",\"events\":{n},\"bytes\":{bytes}}}",
+        out.display()
+    );
 }
 
 fn read(path: PathBuf) {

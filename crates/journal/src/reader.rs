@@ -273,7 +273,10 @@ mod tests {
         let bad = r#"{"type":"assistant.turn_end","data":{"turnId":7},"id":"4786b3be-b429-4ca6-a44b-d9323b7490b8","timestamp":"2026-11-29T14:34:34.757Z","parentId":null}"#;
         let text = format!("{bad}\n");
         assert!(read(&text, ReadMode::Lenient)[0].is_ok());
-        let err = read(&text, ReadMode::Strict)[0].as_ref().unwrap_err().to_string();
+        let err = read(&text, ReadMode::Strict)[0]
+            .as_ref()
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("assistant.turn_end"), "{err}");
     }
 

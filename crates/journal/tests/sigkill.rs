@@ -55,7 +55,10 @@ fn acknowledged_events_survive_sigkill() {
     let mut acked: Vec<Uuid> = Vec::new();
     let mut seed = 0x2545_f491_4f6c_dd1du64;
     // `make crash-soak` raises the count; `make test` runs a short smoke.
-    let rounds: u64 = std::env::var("TURNSTILE_SIGKILL_ROUNDS").ok().and_then(|v| v.parse().ok()).unwrap_or(ROUNDS_DEFAULT);
+    let rounds: u64 = std::env::var("TURNSTILE_SIGKILL_ROUNDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(ROUNDS_DEFAULT);
     for round in 0..rounds {
         let mut child = Command::new(&exe)
             .args([

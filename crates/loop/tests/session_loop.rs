@@ -670,12 +670,107 @@ async fn malformed_sse_is_a_session_error() {
     let fx = fixture(Script::new().respond(ScriptedResponse::text("garbled").malformed())).await;
     let session = SessionHandle::create(&fx.root, None, fx.parts(|_| {})).unwrap();
     let mut rx = session.subscribe();
-    let outcome = session.send_and_wait("hello", SendOptions::default()).await.unwrap();
+    let outcome = session
+        .send_and_wait("hello", SendOptions::default())
+        .await
+        .unwrap();
     assert!(matches!(outcome, Outcome::Failed { .. }), "{outcome:?}");
     let live = drain(&mut rx).await;
     let t = types(&live);
     assert_eq!(t.last(), Some(&"session.idle"));
     assert!(t.contains(&"session.error"));
+    session.shutdown().await.unwrap();
+    fx.audit_clean(session.id());
+}
+
+/// A client that implements one tool and rejects every permission request.
+struct FakeClient;
+
+impl turnstile_loop::client::ExternalTools for FakeClient {
+    fn specs(&self) -> Vec<turnstile_loop::tools::ToolSpec> {
+        vec![turnstile_loop::tools::ToolSpec {
+            name: "lookup_weather".into(),
+            description: "Weather for a city".into(),
+            parameters: json!({"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}),
+        }]
+    }
+    fn call(
+        &self,
+        call: turnstile_loop::client::ExternalToolCall,
+    ) -> turnstile_loop::tools::BoxFuture<
+        'static,
+        Result<turnstile_loop::tools::ToolOutput, turnstile_loop::tools::ToolFailure>,
+    > {
+        Box::pin(async move {
+            Ok(turnstile_loop::tools::ToolOutput::text(format!(
+                "sunny in {}",
+                call.arguments["city"].as_str().unwrap_or("?")
+            )))
+        })
+    }
+}
+
+impl turnstile_loop::client::PermissionAsker for FakeClient {
+    fn ask(
+        &self,
+        _request_id: String,
+        request: Value,
+    ) -> turnstile_loop::tools::BoxFuture<'static, Result<Value, String>> {
+        Box::pin(async move {
+            assert_eq!(request["kind"], "shell");
+            Ok(json!({"kind": "denied-interactively-by-user", "feedback": "not today"}))
+        })
+    }
+}
+
+#[tokio::test]
+async fn client_tools_and_client_permission_decisions() {
+    let script = Script::new()
+        .tool_call("lookup_weather", json!({"city": "Oslo"}))
+        .tool_call(
+            "bash",
+            json!({"command": "touch made.txt", "description": "touch"}),
+        )
+        .text("done");
+    let fx = fixture(script).await;
+    let mut parts = fx.parts(|c| c.permissions = PermissionPolicy::default());
+    let client = Arc::new(FakeClient);
+    parts.external_tools = Some(client.clone());
+    parts.permission_asker = Some(client);
+    let session = SessionHandle::create(&fx.root, None, parts).unwrap();
+    let mut rx = session.subscribe();
+    session
+        .send_and_wait("weather, then touch", SendOptions::default())
+        .await
+        .unwrap();
+    let live = drain(&mut rx).await;
+    let t = types(&live);
+    assert!(
+        t.contains(&"external_tool.requested") && t.contains(&"external_tool.completed"),
+        "{t:?}"
+    );
+    let offered = fx.server.requests()[0]["tools"].to_string();
+    assert!(offered.contains("lookup_weather"));
+    assert!(
+        fx.server.requests()[1]
+            .to_string()
+            .contains("sunny in Oslo")
+    );
+    assert!(
+        fx.server.requests()[2]
+            .to_string()
+            .contains("Permission denied by the user: not today")
+    );
+    assert!(!fx.work.path().join("made.txt").exists());
+    let completed = live
+        .iter()
+        .find(|e| e.event_type.as_str() == "permission.completed")
+        .unwrap();
+    assert_eq!(
+        data(completed)["result"]["kind"],
+        "denied-interactively-by-user"
+    );
+    assert_eq!(data(completed)["decisionSource"], "human_response");
     session.shutdown().await.unwrap();
     fx.audit_clean(session.id());
 }
