@@ -1,6 +1,9 @@
 //! `turnstile`: inspect, check, repair and audit Copilot-format session journals.
 
 mod commands;
+// The SDK server command lives beside the others but is wired from here.
+#[path = "commands/serve.rs"]
+mod serve;
 mod target;
 
 use std::path::PathBuf;
@@ -29,8 +32,11 @@ struct Cli {
     #[arg(long, global = true, value_name = "DIR")]
     state_dir: Option<PathBuf>,
 
+    #[command(flatten)]
+    server: serve::ServeArgs,
+
     #[command(subcommand)]
-    command: Command,
+    command: Option<Command>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -75,6 +81,9 @@ enum Command {
     /// Continue a session: close what a crash left open, then run another prompt.
     #[command(after_help = RUN_EXIT_CODES)]
     Resume(commands::run::ResumeArgs),
+    /// Re-run a recorded journal with its recorded answers and the real tools; --check compares.
+    #[command(after_help = commands::replay::EXIT_CODES)]
+    Replay(commands::replay::ReplayArgs),
     /// Cut a torn tail to a side file; with --salvage also move bad lines aside.
     #[command(after_help = EXIT_CODES)]
     Repair {
@@ -84,13 +93,25 @@ enum Command {
         #[arg(long)]
         salvage: bool,
     },
+    /// Serve the Copilot SDK protocol (JSON-RPC) on --stdio or TCP, as `turnstile --headless` does.
+    Serve(serve::ServeArgs),
+    /// No subcommand: `turnstile --headless ...`.
+    #[command(skip)]
+    Headless,
 }
 
 fn main() -> ExitCode {
-    tracing_subscriber_init();
     let cli = Cli::parse();
+    let command = cli.command.as_ref().unwrap_or(&Command::Headless);
+    tracing_subscriber_init(match command {
+        Command::Serve(args) => serve::log_filter(args),
+        Command::Headless => serve::log_filter(&cli.server),
+        _ => "warn",
+    });
     let state_dir = cli.state_dir.as_deref();
-    let result = match &cli.command {
+    let result = match command {
+        Command::Headless => serve::run_headless(&cli.server, state_dir),
+        Command::Serve(args) => serve::run(args, state_dir),
         Command::Sessions { json } => commands::sessions::run(*json, state_dir),
         Command::Events {
             target,
@@ -103,6 +124,7 @@ fn main() -> ExitCode {
         Command::Run(args) => commands::run::run(args, state_dir),
         Command::Resume(args) => commands::run::resume(args, state_dir),
         Command::Repair { target, salvage } => commands::repair::run(target, *salvage, state_dir),
+        Command::Replay(args) => commands::replay::run(args, state_dir),
     };
     match result {
         Ok(code) => code,
@@ -113,10 +135,11 @@ fn main() -> ExitCode {
     }
 }
 
-/// Logs go to stderr only, filtered by `TURNSTILE_LOG` (default: warnings).
-fn tracing_subscriber_init() {
+/// Logs go to stderr only, filtered by `TURNSTILE_LOG` (default: `default`, warnings unless
+/// the SDK server's --log-level says otherwise).
+fn tracing_subscriber_init(default: &str) {
     let filter = tracing_subscriber::EnvFilter::try_from_env("TURNSTILE_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)

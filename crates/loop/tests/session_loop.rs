@@ -219,8 +219,7 @@ async fn non_streaming_answers() {
 async fn autopilot_nudges_until_task_complete() {
     let script = Script::new()
         .text("I looked around.")
-        .tool_call("task_complete", json!({"summary": "Looked around."}))
-        .text("Done.");
+        .tool_call("task_complete", json!({"summary": "Looked around."}));
     let fx = fixture(script).await;
     let session =
         SessionHandle::create(&fx.root, None, fx.parts(|c| c.mode = AgentMode::Autopilot)).unwrap();
@@ -249,7 +248,15 @@ async fn autopilot_nudges_until_task_complete() {
             .starts_with("You have not yet marked the task as complete")
     );
     assert!(types(&live).contains(&"session.task_complete"));
-    assert_eq!(data(live.last().unwrap())["mode"], "autopilot");
+    // The idle that ends an autopilot run carries no `mode: "autopilot"`: SDK clients read that
+    // as a continuation boundary and would keep waiting.
+    assert_eq!(live.last().unwrap().event_type.as_str(), "session.idle");
+    assert_ne!(data(live.last().unwrap())["mode"], "autopilot");
+    assert_eq!(
+        fx.server.requests().len(),
+        2,
+        "no LLM call after task_complete"
+    );
     // task_complete was offered to the model.
     let tools: Vec<String> = fx.server.requests()[0]["tools"]
         .as_array()

@@ -36,6 +36,10 @@ pub struct OpenTurn {
     pub tool_requests: u32,
     /// The turn recorded `session.task_complete`: the loop stops after it.
     pub task_completed: bool,
+    /// An `abort` or `session.error` came while the turn was open: the loop stops after it,
+    /// even though the turn's closing events (interrupted results, turn end) follow.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub stopped: bool,
 }
 
 /// A tool call requested by the model or started by the engine, without a result yet.
@@ -227,6 +231,7 @@ impl OpenWork {
             model: model.map(str::to_owned),
             tool_requests: 0,
             task_completed: false,
+            stopped: false,
         };
         let replaced = match self
             .turns
@@ -447,10 +452,14 @@ impl OpenWork {
         }
     }
 
-    /// `session.error` or `abort`: the main loop stops.
+    /// `session.error` or `abort`: the main loop stops (also when the open turn's closing
+    /// events come after it, as turnstile writes them).
     pub fn loop_stopped(&mut self, agent: Option<&str>) {
         if agent.is_none() {
             self.interaction_active = false;
+        }
+        if let Some(turn) = self.turn_of_mut(agent) {
+            turn.stopped = true;
         }
     }
 
@@ -466,7 +475,8 @@ impl OpenWork {
         let turn = self.turns.remove(i);
         if agent.is_none() {
             // The loop goes on only when the model called tools and did not finish the task.
-            self.interaction_active = turn.tool_requests > 0 && !turn.task_completed;
+            self.interaction_active =
+                turn.tool_requests > 0 && !turn.task_completed && !turn.stopped;
         }
         if turn.turn_id != turn_id {
             return TurnEnd::Mismatch { open: turn };

@@ -77,6 +77,11 @@ impl Peer {
         self.closed.is_cancelled()
     }
 
+    /// Resolves once the client can no longer answer (or be answered).
+    pub(crate) async fn closed(&self) {
+        self.closed.cancelled().await;
+    }
+
     /// Whether the client passed `connect` (or needs not).
     pub(crate) fn is_authorized(&self) -> bool {
         self.authorized.load(Ordering::Acquire)
@@ -118,7 +123,9 @@ impl Peer {
             Some(tx) => {
                 let _ = tx.send(outcome);
             }
-            None => tracing::warn!(connection = self.id, %id, "response to no pending request; ignored"),
+            None => {
+                tracing::warn!(connection = self.id, %id, "response to no pending request; ignored")
+            }
         }
     }
 
@@ -167,7 +174,12 @@ where
             }
             Ok(Some(Frame::Body(body))) => incoming(&server, &peer, &body, &mut handlers),
             Ok(Some(Frame::Oversized { declared, limit })) => {
-                tracing::warn!(connection = peer.id(), declared, limit, "oversized frame refused");
+                tracing::warn!(
+                    connection = peer.id(),
+                    declared,
+                    limit,
+                    "oversized frame refused"
+                );
                 peer.send(rpc::error_response(
                     &Value::Null,
                     &RpcError::invalid_request(format!(
@@ -177,14 +189,14 @@ where
             }
             Ok(Some(Frame::BadHeader(reason))) => {
                 tracing::warn!(connection = peer.id(), %reason, "bad frame header");
-                peer.send(rpc::error_response(
-                    &Value::Null,
-                    &RpcError::parse(reason),
-                ));
+                peer.send(rpc::error_response(&Value::Null, &RpcError::parse(reason)));
             }
             Err(e @ (FrameError::Truncated { .. } | FrameError::TruncatedHeader)) => {
                 tracing::warn!(connection = peer.id(), error = %e, "client stream ended mid-frame");
-                peer.send(rpc::error_response(&Value::Null, &RpcError::parse(e.to_string())));
+                peer.send(rpc::error_response(
+                    &Value::Null,
+                    &RpcError::parse(e.to_string()),
+                ));
                 break;
             }
             Err(FrameError::Io(e)) => {

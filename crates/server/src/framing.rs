@@ -297,7 +297,11 @@ mod tests {
 
     #[tokio::test]
     async fn bad_headers_are_reported() {
-        let got = frames(b"Content-Length: lots\r\n\r\nContent-Length: 2\r\n\r\n{}", 100).await;
+        let got = frames(
+            b"Content-Length: lots\r\n\r\nContent-Length: 2\r\n\r\n{}",
+            100,
+        )
+        .await;
         assert!(matches!(&got[0], Ok(Some(Frame::BadHeader(r))) if r.contains("lots")));
         assert_eq!(got[1], body("{}"));
     }

@@ -1,5 +1,34 @@
-//! JSON-RPC 2.0 server speaking the Copilot SDK protocol v3.
+//! JSON-RPC 2.0 server speaking the Copilot SDK protocol v3, so that the official SDK clients
+//! (`@github/copilot-sdk`, `github-copilot-sdk`) drive turnstile unmodified.
 //!
-//! Not built yet: this crate only fixes its place in the graph
-//! (journal <- replay <- loop <- server <- cli).
-pub use turnstile_loop as agent_loop;
+//! The clients spawn the runtime (`turnstile --headless --stdio`, or `--port N` for TCP) and
+//! talk JSON-RPC with LSP `Content-Length` framing ([`framing`]). A connection
+//! ([`transport`]) hands each request to its method (`dispatch`, `methods`); sessions are the
+//! loop's [`turnstile_loop::SessionHandle`]s, owned by the connection that opened them, with
+//! every event forwarded as a `session.event` notification in order. What a client takes over
+//! (its tools, permission decisions, hooks) goes through `client_bridge`.
+//!
+//! When a client goes away mid-turn its sessions are aborted and closed: tool calls it never
+//! answered are recorded as interrupted, the journal is made durable, `session.shutdown` is
+//! recorded and the lock released, so another process can resume the session.
+//!
+//! The supported methods, and what is not supported, are listed in `docs/protocol.md`.
+
+mod client_bridge;
+mod config;
+mod connection;
+mod dispatch;
+mod error;
+pub mod framing;
+mod methods;
+mod provider;
+pub mod rpc;
+mod server;
+mod sessions;
+pub mod transport;
+
+pub use config::{DefaultModel, ServerConfig};
+pub use error::ServerError;
+pub use methods::{PROTOCOL_VERSION, VERSION};
+pub use server::Server;
+pub use transport::{TcpServer, serve_io, serve_stdio};

@@ -32,8 +32,8 @@ pub struct RpcError {
     pub code: i64,
     /// What went wrong, for a human.
     pub message: String,
-    /// Extra structured detail.
-    pub data: Option<Value>,
+    /// Extra structured detail (boxed: errors travel in `Result`s and should stay small).
+    pub data: Option<Box<Value>>,
 }
 
 impl RpcError {
@@ -80,7 +80,7 @@ impl RpcError {
         obj.insert("code".into(), json!(self.code));
         obj.insert("message".into(), json!(self.message));
         if let Some(data) = &self.data {
-            obj.insert("data".into(), data.clone());
+            obj.insert("data".into(), (**data).clone());
         }
         Value::Object(obj)
     }
@@ -92,7 +92,7 @@ impl RpcError {
                 .as_str()
                 .unwrap_or("error without a message")
                 .to_owned(),
-            data: value.get("data").cloned(),
+            data: value.get("data").cloned().map(Box::new),
         }
     }
 }
@@ -277,12 +277,23 @@ mod tests {
         let r = parse_incoming(br#"{"jsonrpc":"2.0","id":1,"method":"ping","params":{}}"#);
         assert!(matches!(r, Ok(Incoming::Request { ref method, .. }) if method == "ping"));
         let n = parse_incoming(br#"{"jsonrpc":"2.0","method":"x"}"#);
-        assert!(matches!(n, Ok(Incoming::Notification { params: Value::Null, .. })));
+        assert!(matches!(
+            n,
+            Ok(Incoming::Notification {
+                params: Value::Null,
+                ..
+            })
+        ));
         let ok = parse_incoming(br#"{"jsonrpc":"2.0","id":"a","result":null}"#);
-        assert!(matches!(ok, Ok(Incoming::Response { outcome: Ok(Value::Null), .. })));
-        let err = parse_incoming(
-            br#"{"jsonrpc":"2.0","id":3,"error":{"code":-32000,"message":"no"}}"#,
-        );
+        assert!(matches!(
+            ok,
+            Ok(Incoming::Response {
+                outcome: Ok(Value::Null),
+                ..
+            })
+        ));
+        let err =
+            parse_incoming(br#"{"jsonrpc":"2.0","id":3,"error":{"code":-32000,"message":"no"}}"#);
         assert!(
             matches!(err, Ok(Incoming::Response { outcome: Err(ref e), .. }) if e.code == -32000 && e.message == "no")
         );

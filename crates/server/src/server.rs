@@ -28,9 +28,13 @@ struct Inner {
     closed_by_server: Mutex<HashMap<Uuid, String>>,
     next_connection: AtomicU64,
     shutdown: CancellationToken,
+    /// Held while sessions are being closed by a shutdown, so a second caller returns only
+    /// once they are all closed.
+    closing: tokio::sync::Mutex<()>,
 }
 
-/// Who holds a session in this server.
+/// Who holds a session in this server (a session being closed counts as free once closed:
+/// [`Server::holder`] waits for that).
 pub(crate) enum Holder {
     /// Nobody: it may be opened.
     Free,
@@ -51,6 +55,7 @@ impl Server {
                 closed_by_server: Mutex::default(),
                 next_connection: AtomicU64::new(1),
                 shutdown: CancellationToken::new(),
+                closing: tokio::sync::Mutex::new(()),
             }),
         };
         if let Some(timeout) = server.inner.config.session_idle_timeout {
@@ -73,13 +78,31 @@ impl Server {
     /// (journal durable, `session.shutdown` recorded, lock released).
     pub async fn shutdown(&self) {
         self.inner.shutdown.cancel();
-        let sessions: Vec<_> = lock(&self.inner.sessions).drain().map(|(_, s)| s).collect();
+        let _closing = self.inner.closing.lock().await;
+        let sessions: Vec<_> = lock(&self.inner.sessions).values().cloned().collect();
         for session in sessions {
-            session.close("server shutdown").await;
+            self.close_session(&session, "server shutdown").await;
         }
     }
 
-    /// How many sessions are open (for tests and logs).
+    /// Closes an open session (see [`OpenSession::close`]) and then forgets it; concurrent
+    /// callers all return once it is closed.
+    pub(crate) async fn close_session(&self, session: &Arc<OpenSession>, why: &str) {
+        session.close(why).await;
+        {
+            let mut sessions = lock(&self.inner.sessions);
+            if sessions
+                .get(&session.id())
+                .is_some_and(|s| Arc::ptr_eq(s, session))
+            {
+                sessions.remove(&session.id());
+            }
+        }
+        // Only now may a waiter reopen it: it is out of the map and its lock is released.
+        session.mark_closed();
+    }
+
+    /// How many sessions are open or still closing (for tests and logs).
     pub fn open_sessions(&self) -> usize {
         lock(&self.inner.sessions).len()
     }
@@ -95,27 +118,34 @@ impl Server {
     /// Closes what a connection left open and forgets it.
     pub(crate) async fn connection_closed(&self, peer: &Peer) {
         lock(&self.inner.peers).remove(&peer.id());
-        let owned: Vec<_> = {
-            let mut sessions = lock(&self.inner.sessions);
-            let ids: Vec<Uuid> = sessions
-                .iter()
-                .filter(|(_, s)| s.owner() == peer.id())
-                .map(|(id, _)| *id)
-                .collect();
-            ids.iter().filter_map(|id| sessions.remove(id)).collect()
-        };
+        let owned: Vec<_> = lock(&self.inner.sessions)
+            .values()
+            .filter(|s| s.owner() == peer.id())
+            .cloned()
+            .collect();
         for session in owned {
-            session.close("the client disconnected").await;
+            self.close_session(&session, "the client disconnected")
+                .await;
         }
     }
 
-    /// Who holds `id` from the point of view of connection `peer`.
-    pub(crate) fn holder(&self, id: Uuid, peer: u64) -> Holder {
-        match lock(&self.inner.sessions).get(&id) {
-            None => Holder::Free,
-            Some(s) if s.owner() == peer => Holder::This(Arc::clone(s)),
-            Some(_) => Holder::Other,
+    /// Who holds `id` from the point of view of connection `peer`; a session being closed is
+    /// waited for (its journal lock is released when this returns `Free`).
+    pub(crate) async fn holder(&self, id: Uuid, peer: u64) -> Holder {
+        loop {
+            let session = lock(&self.inner.sessions).get(&id).cloned();
+            match session {
+                None => return Holder::Free,
+                Some(s) if s.is_closing() => s.wait_closed().await,
+                Some(s) if s.owner() == peer => return Holder::This(s),
+                Some(_) => return Holder::Other,
+            }
         }
+    }
+
+    /// The session `id` if open (closing or not), without waiting.
+    pub(crate) fn session(&self, id: Uuid) -> Option<Arc<OpenSession>> {
+        lock(&self.inner.sessions).get(&id).cloned()
     }
 
     /// Registers a freshly opened session; false (and nothing registered) when another one
@@ -133,11 +163,6 @@ impl Server {
     /// Why the server closed `id` on its own, if it did.
     pub(crate) fn closed_reason(&self, id: Uuid) -> Option<String> {
         lock(&self.inner.closed_by_server).get(&id).cloned()
-    }
-
-    /// Removes a session from the open set (the caller closes it).
-    pub(crate) fn take_session(&self, id: Uuid) -> Option<Arc<OpenSession>> {
-        lock(&self.inner.sessions).remove(&id)
     }
 
     /// Sends a `session.lifecycle` notification to every connected client.
@@ -163,22 +188,22 @@ async fn reap_idle(inner: std::sync::Weak<Inner>, timeout: Duration) {
         if inner.shutdown.is_cancelled() {
             return;
         }
-        let expired: Vec<_> = {
-            let mut sessions = lock(&inner.sessions);
-            let ids: Vec<Uuid> = sessions
-                .iter()
-                .filter(|(_, s)| s.idle_for() >= Some(timeout))
-                .map(|(id, _)| *id)
-                .collect();
-            ids.iter().filter_map(|id| sessions.remove(id)).collect()
-        };
+        let expired: Vec<_> = lock(&inner.sessions)
+            .values()
+            .filter(|s| !s.is_closing() && s.idle_for() >= Some(timeout))
+            .cloned()
+            .collect();
+        let server = Server { inner };
         for session in expired {
-            lock(&inner.closed_by_server).insert(
+            lock(&server.inner.closed_by_server).insert(
                 session.id(),
-                format!("it was idle for more than {}s (--session-idle-timeout)", timeout.as_secs()),
+                format!(
+                    "it was idle for more than {}s (--session-idle-timeout)",
+                    timeout.as_secs()
+                ),
             );
             tracing::info!(session = %session.id(), "closing a session idle for {}s", timeout.as_secs());
-            session.close("idle timeout").await;
+            server.close_session(&session, "idle timeout").await;
         }
     }
 }

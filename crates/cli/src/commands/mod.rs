@@ -5,5 +5,6 @@ pub mod checkpoint;
 pub mod events;
 pub mod fsck;
 pub mod repair;
+pub mod replay;
 pub mod run;
 pub mod sessions;

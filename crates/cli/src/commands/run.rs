@@ -117,7 +117,9 @@ impl ResumeArgs {
         Ok(match (self.last, args.as_slice()) {
             (true, []) => (None, None),
             (true, [prompt]) => (None, Some(prompt)),
-            (true, _) => bail!("with --last, give at most a prompt (the session is the newest one)"),
+            (true, _) => {
+                bail!("with --last, give at most a prompt (the session is the newest one)")
+            }
             (false, [session]) => (Some(session), None),
             (false, [session, prompt]) => (Some(session), Some(prompt)),
             (false, _) => bail!("give the session to resume (or --last)"),
@@ -220,11 +222,15 @@ pub fn resume(args: &ResumeArgs, state_dir: Option<&Path>) -> Result<ExitCode> {
     let id = match target {
         None => {
             let newest = SessionSummary::list(&root)?.into_iter().next();
-            newest.and_then(|s| s.id).with_context(|| format!("no sessions in {}", root.dir().display()))?
+            newest
+                .and_then(|s| s.id)
+                .with_context(|| format!("no sessions in {}", root.dir().display()))?
         }
         Some(target) => {
             let paths = crate::target::resolve(target, state_dir)?;
-            paths.id.with_context(|| format!("{target} is not a session of the state directory"))?
+            paths
+                .id
+                .with_context(|| format!("{target} is not a session of the state directory"))?
         }
     };
     let prompt = match prompt {

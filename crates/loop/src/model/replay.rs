@@ -96,6 +96,9 @@ impl ReplayProvider {
         let mut open_chunks = false;
         // A top-level turn whose call has no outcome yet: (users, answers) before it.
         let mut open_call: Option<(usize, usize)> = None;
+        // That turn has ended (a turn that ended with no outcome made no usable call, unless
+        // an error or an abort follows).
+        let mut open_call_ended = false;
         let mut users = 0usize;
         for event in &events {
             let top_level = event.agent_id.is_none();
@@ -113,10 +116,11 @@ impl ReplayProvider {
                     }
                     open_chunks = false;
                     if top_level {
-                        // A turn that ended without answer, error or abort made no usable call.
                         open_call = Some((users, answers.len()));
+                        open_call_ended = false;
                     }
                 }
+                "assistant.turn_end" if top_level => open_call_ended = true,
                 "assistant.message" => {
                     let message: AssistantMessage = event.payload().map_err(fixture_error)?;
                     if !top_level || message.parent_tool_call_id.is_some() {
@@ -161,7 +165,12 @@ impl ReplayProvider {
                 }
                 "abort" | "session.resume" => {
                     open_chunks = false;
-                    if let Some((users_before, answers_before)) = open_call.take() {
+                    // An abort cancels the call; a process that died mid-call left its turn
+                    // open (a resume plan closes it after `session.resume`).
+                    let interrupted = event.event_type.as_str() == "abort" || !open_call_ended;
+                    if let Some((users_before, answers_before)) =
+                        open_call.take().filter(|_| interrupted)
+                    {
                         calls.push(RecordedCall {
                             reply: Reply::Pending,
                             users_before,
@@ -178,7 +187,7 @@ impl ReplayProvider {
                 _ => {}
             }
         }
-        if let Some((users_before, answers_before)) = open_call {
+        if let Some((users_before, answers_before)) = open_call.filter(|_| !open_call_ended) {
             calls.push(RecordedCall {
                 reply: Reply::Pending,
                 users_before,
@@ -548,6 +557,23 @@ mod tests {
         let lost = request(vec![said("x"), answered("y"), said("z"), said("w")]);
         let e = ask(&elsewhere, &lost).await.unwrap_err();
         assert!(e.message.contains("not a point of the recording"), "{e}");
+    }
+
+    #[tokio::test]
+    async fn a_turn_that_ended_without_outcome_is_no_call() {
+        let end = Event::new(
+            &AssistantTurnEnd {
+                turn_id: "0".into(),
+                ..Default::default()
+            },
+            None,
+        );
+        let provider =
+            ReplayProvider::from_events(vec![user("go"), turn("0"), end, turn("1"), answer("a")])
+                .unwrap();
+        assert_eq!(provider.remaining(), 1);
+        let req = request(vec![said("go")]);
+        assert_eq!(ask(&provider, &req).await.unwrap().content, "a");
     }
 
     #[tokio::test]

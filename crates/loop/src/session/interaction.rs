@@ -179,11 +179,12 @@ impl Actor {
         let mut turn = 0u64;
         loop {
             match self.turn(turn, &mut msg).await? {
-                TurnEnd::Tools => {
+                // After `task_complete` the loop ends, as the runtime's does: no further call.
+                TurnEnd::Tools if !msg.task_completed => {
                     turn += 1;
                     continue;
                 }
-                TurnEnd::Answered => {}
+                TurnEnd::Tools | TurnEnd::Answered => {}
                 TurnEnd::Aborted => return self.idle(mode, true).await.map(|_| Outcome::Aborted),
                 TurnEnd::Failed(e) => {
                     self.emitter.emit(&SessionError {

@@ -1,0 +1,218 @@
+//! `turnstile --headless [--stdio | --port N]` and `turnstile serve`: the runtime the Copilot
+//! SDK clients spawn. JSON-RPC 2.0 with `Content-Length` framing on stdin/stdout (`--stdio`)
+//! or on TCP 127.0.0.1 (`--port N`, 0 or absent picks a free port; `listening on port N` is
+//! printed on stdout). Logs go to stderr only: on stdio, stdout is the protocol.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+use clap::Args;
+use turnstile_journal::{Durability, StateRoot};
+use turnstile_loop::model::OpenAiConfig;
+use turnstile_loop::permissions::PermissionPolicy;
+use turnstile_server::framing::DEFAULT_MAX_FRAME_BYTES;
+use turnstile_server::{DefaultModel, Server, ServerConfig, TcpServer, serve_stdio};
+
+/// Exit code after a second Ctrl-C or SIGTERM (128 + SIGINT).
+const EXIT_INTERRUPTED: i32 = 130;
+
+/// Flags of the SDK server; the SDK clients pass `--headless --no-auto-update --stdio
+/// [--log-level L] [--auth-token-env VAR] [--no-auto-login] [--session-idle-timeout S]`.
+#[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Copilot SDK server (turnstile --headless, turnstile serve)")]
+pub struct ServeArgs {
+    /// Run as the Copilot SDK runtime (JSON-RPC server); what the SDK clients pass.
+    #[arg(long)]
+    pub headless: bool,
+    /// Serve one client on stdin/stdout.
+    #[arg(long, conflicts_with = "port")]
+    pub stdio: bool,
+    /// Serve TCP on 127.0.0.1:N and print `listening on port N` (0 picks a free port; the default without --stdio).
+    #[arg(long, value_name = "N")]
+    pub port: Option<u16>,
+    /// Log level on stderr: none, error, warning, info, debug, all (TURNSTILE_LOG overrides).
+    #[arg(long, value_name = "LEVEL")]
+    pub log_level: Option<String>,
+    /// Environment variable holding a GitHub token (reported by auth.getStatus; turnstile never logs in to GitHub).
+    #[arg(long, value_name = "VAR")]
+    pub auth_token_env: Option<String>,
+    /// Close sessions idle for this many seconds (0 keeps them open); their journals stay resumable.
+    #[arg(long, value_name = "SECONDS")]
+    pub session_idle_timeout: Option<u64>,
+    /// Accepted for the SDK clients: turnstile never updates itself.
+    #[arg(long)]
+    pub no_auto_update: bool,
+    /// Accepted for the SDK clients: turnstile never logs in.
+    #[arg(long)]
+    pub no_auto_login: bool,
+    /// Accepted for the SDK clients; remote sessions are not supported (a warning is logged).
+    #[arg(long)]
+    pub remote: bool,
+    /// Accepted for the SDK clients and ignored.
+    #[arg(long, value_name = "ID", hide = true)]
+    pub cli_login_sync_integration_id: Option<String>,
+    /// Model of sessions created without a provider.
+    #[arg(
+        long = "default-model",
+        env = "TURNSTILE_MODEL",
+        default_value = "gpt-4.1",
+        value_name = "MODEL"
+    )]
+    pub model: String,
+    /// Base URL (…/v1) of the OpenAI-compatible server of sessions created without a provider; the key comes from TURNSTILE_API_KEY or OPENAI_API_KEY.
+    #[arg(
+        long = "default-base-url",
+        env = "TURNSTILE_BASE_URL",
+        default_value = "http://127.0.0.1:8000/v1",
+        value_name = "URL"
+    )]
+    pub base_url: String,
+    /// Allow every tool call of clients that do not decide permissions themselves.
+    #[arg(long)]
+    pub allow_all_tools: bool,
+    /// Allow calls matching PATTERN (shell, shell(git), write(src/**), a tool name) for such clients.
+    #[arg(long, value_name = "PATTERN")]
+    pub allow_tool: Vec<String>,
+    /// Deny calls matching PATTERN (deny wins, also over a client's approval).
+    #[arg(long, value_name = "PATTERN")]
+    pub deny_tool: Vec<String>,
+    /// Let file tools reach outside a session's working directory.
+    #[arg(long)]
+    pub allow_outside_cwd: bool,
+    /// When journals are fsynced: event, turn or off.
+    #[arg(long, default_value = "turn", value_parser = parse_durability, value_name = "WHEN")]
+    pub durability: Durability,
+    /// Nudges before an autopilot send gives up.
+    #[arg(long, default_value_t = turnstile_loop::autopilot::DEFAULT_MAX_CONTINUES, value_name = "N")]
+    pub max_autopilot_continues: u32,
+    /// Largest JSON-RPC frame accepted, in bytes; bigger frames are refused and skipped.
+    #[arg(long, default_value_t = DEFAULT_MAX_FRAME_BYTES, value_name = "BYTES")]
+    pub max_frame_bytes: usize,
+}
+
+fn parse_durability(s: &str) -> Result<Durability, String> {
+    s.parse()
+}
+
+/// The tracing filter for `--log-level` (the SDKs' names), `warn` when absent or unknown.
+pub fn log_filter(args: &ServeArgs) -> &'static str {
+    match args
+        .log_level
+        .as_deref()
+        .map(str::to_ascii_lowercase)
+        .as_deref()
+    {
+        Some("none" | "off") => "off",
+        Some("error") => "error",
+        Some("info") => "info",
+        Some("debug") => "debug",
+        Some("all" | "trace") => "trace",
+        _ => "warn",
+    }
+}
+
+/// `turnstile` without a subcommand: serves when `--headless` is given.
+pub fn run_headless(args: &ServeArgs, state_dir: Option<&Path>) -> Result<ExitCode> {
+    if !args.headless {
+        bail!(
+            "no command given: see `turnstile --help` (the Copilot SDK runtime is `turnstile --headless --stdio` or `turnstile --headless --port N`)"
+        );
+    }
+    run(args, state_dir)
+}
+
+/// `turnstile serve`.
+pub fn run(args: &ServeArgs, state_dir: Option<&Path>) -> Result<ExitCode> {
+    let config = server_config(args, state_dir)?;
+    let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
+    let result = runtime.block_on(serve(args, config));
+    // The stdin reader may sit in a blocking read that nothing will end: do not wait for it.
+    runtime.shutdown_background();
+    result
+}
+
+fn server_config(args: &ServeArgs, state_dir: Option<&Path>) -> Result<ServerConfig> {
+    if args.remote {
+        eprintln!("warning: --remote is not supported by turnstile; serving local sessions only");
+    }
+    let root = StateRoot::resolve(state_dir)?;
+    let mut config = ServerConfig::new(root);
+    config.default_model = DefaultModel {
+        model: args.model.clone(),
+        base_url: args.base_url.clone(),
+        api_key: OpenAiConfig::api_key_from_env(),
+    };
+    config.permissions =
+        PermissionPolicy::from_flags(args.allow_all_tools, &args.allow_tool, &args.deny_tool)?;
+    config.durability = args.durability;
+    config.allow_outside_cwd = args.allow_outside_cwd;
+    config.max_autopilot_continues = args.max_autopilot_continues;
+    config.session_idle_timeout = args
+        .session_idle_timeout
+        .filter(|s| *s > 0)
+        .map(Duration::from_secs);
+    config.max_frame_bytes = args.max_frame_bytes;
+    config.connection_token = std::env::var("COPILOT_CONNECTION_TOKEN")
+        .ok()
+        .filter(|t| !t.is_empty());
+    if let Some(var) = &args.auth_token_env {
+        config.auth_token = std::env::var(var).ok().filter(|t| !t.is_empty());
+        if config.auth_token.is_none() {
+            eprintln!("warning: --auth-token-env {var}: the variable is not set");
+        }
+    }
+    Ok(config)
+}
+
+async fn serve(args: &ServeArgs, config: ServerConfig) -> Result<ExitCode> {
+    let server = Server::new(config);
+    let signals = tokio::spawn(stop_on_signals(server.clone()));
+    let result = if args.stdio {
+        serve_stdio(&server).await;
+        Ok(ExitCode::SUCCESS)
+    } else {
+        let tcp = TcpServer::bind(server.clone(), args.port.unwrap_or(0)).await?;
+        let port = tcp.local_addr().port();
+        // The SDK clients wait for exactly this line on stdout.
+        let mut out = std::io::stdout().lock();
+        writeln!(out, "listening on port {port}")
+            .and_then(|_| out.flush())
+            .context("cannot write to stdout")?;
+        drop(out);
+        tcp.run().await?;
+        Ok(ExitCode::SUCCESS)
+    };
+    signals.abort();
+    result
+}
+
+/// SIGINT/SIGTERM: close every session cleanly and stop; a second one exits at once.
+async fn stop_on_signals(server: Server) {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut term = signal(SignalKind::terminate()).ok();
+    next_signal(&mut term).await;
+    // A client that stops the runtime sends `runtime.shutdown` and then a SIGTERM: no news.
+    if !server.shutdown_token().is_cancelled() {
+        eprintln!("stopping: closing sessions (signal again to exit at once)");
+        server.shutdown_token().cancel();
+    }
+    next_signal(&mut term).await;
+    std::process::exit(EXIT_INTERRUPTED);
+}
+
+async fn next_signal(term: &mut Option<tokio::signal::unix::Signal>) {
+    match term {
+        Some(term) => {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = term.recv() => {}
+            }
+        }
+        None => {
+            let _ = tokio::signal::ctrl_c().await;
+        }
+    }
+}

@@ -1,0 +1,594 @@
+//! Opening and closing sessions: `session.create`, `session.resume`, `session.detach`
+//! (alias `session.disconnect`, `session.destroy`), `session.delete`, and the listings
+//! `session.list`, `session.getLastId`, `session.getMetadata`.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+use turnstile_journal::layout::LayoutError;
+use turnstile_journal::writer_lock::WriterLock;
+use turnstile_journal::{
+    JournalReader, LockError, ReadMode, SessionSummary, Timestamp, Uuid, WriteError,
+};
+use turnstile_loop::hooks::{CommandHooks, HookRunner};
+use turnstile_loop::session::LoopError;
+use turnstile_loop::tools::{ToolRegistry, ToolSpec};
+use turnstile_loop::{AgentMode, SessionConfig, SessionHandle, SessionParts, session};
+
+use super::{open_session, session_id};
+use crate::client_bridge::{ClientBridge, ClientCapabilities};
+use crate::dispatch::Ctx;
+use crate::provider::{self, ProviderParams};
+use crate::rpc::{RpcError, codes};
+use crate::server::Holder;
+use crate::sessions::{OpenSession, SessionInfo, lifecycle_params, summarize};
+
+/// A tool the client implements (`tools[]` of create/resume).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct ToolParams {
+    name: String,
+    description: Option<String>,
+    parameters: Option<Value>,
+    overrides_built_in_tool: Option<bool>,
+}
+
+/// `systemMessage` of create/resume.
+#[derive(Debug, Clone, Deserialize)]
+pub(crate) struct SystemMessageParams {
+    /// "append" (default), "replace" or "customize".
+    mode: Option<String>,
+    content: Option<String>,
+}
+
+/// The params `session.create` and `session.resume` share (the SDKs send many more; the
+/// ones this engine has no use for are ignored, see docs/protocol.md).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct OpenParams {
+    session_id: Option<String>,
+    model: Option<String>,
+    provider: Option<ProviderParams>,
+    working_directory: Option<String>,
+    tools: Option<Vec<ToolParams>>,
+    system_message: Option<SystemMessageParams>,
+    streaming: Option<bool>,
+    request_permission: Option<bool>,
+    hooks: Option<bool>,
+    enable_file_hooks: Option<bool>,
+    available_tools: Option<Vec<String>>,
+    excluded_tools: Option<Vec<String>>,
+}
+
+/// `session.create`.
+pub(crate) async fn create(ctx: &Ctx<'_>, params: OpenParams) -> Result<Value, RpcError> {
+    let id = match params.session_id.as_deref() {
+        Some(text) => session_id(text)?,
+        None => Uuid::new_v4(),
+    };
+    if !matches!(ctx.server.holder(id, ctx.peer.id()).await, Holder::Free) {
+        return Err(RpcError::new(
+            codes::SESSION_IN_USE,
+            format!("session {id} already exists and is open"),
+        ));
+    }
+    let (parts, bridge, info) = build(ctx, id, &params)?;
+    let root = ctx.server.config().state_root.clone();
+    let (handle, events) =
+        SessionHandle::create_subscribed(&root, Some(id), parts).map_err(|e| loop_error(id, e))?;
+    let session = register(ctx, handle, events, bridge, info).await?;
+    ctx.server
+        .broadcast_lifecycle(&lifecycle_params("session.created", id, &session.info()));
+    Ok(opened(id))
+}
+
+/// `session.resume`: takes the journal's lock, closes what a crash or a disconnect left open
+/// (interrupted tool calls, an open turn) and continues with the client's new settings.
+pub(crate) async fn resume(ctx: &Ctx<'_>, params: OpenParams) -> Result<Value, RpcError> {
+    let Some(text) = params.session_id.as_deref() else {
+        return Err(RpcError::invalid_params(
+            "invalid params: missing field `sessionId`",
+        ));
+    };
+    let id = session_id(text)?;
+    match ctx.server.holder(id, ctx.peer.id()).await {
+        Holder::Free => {}
+        Holder::Other => {
+            return Err(RpcError::new(
+                codes::SESSION_IN_USE,
+                format!("session {id} is open by another client of this server"),
+            ));
+        }
+        Holder::This(open) => {
+            // Resuming what this client has open: reopen it with the new settings, unless it
+            // is busy (its message would be cut short).
+            if open.handle().is_busy() {
+                return Err(RpcError::new(
+                    codes::SESSION_IN_USE,
+                    format!(
+                        "session {id} is running a message; wait for session.idle or abort it before resuming"
+                    ),
+                ));
+            }
+            ctx.server
+                .close_session(&open, "reopened by session.resume")
+                .await;
+        }
+    }
+    let root = ctx.server.config().state_root.clone();
+    if !root.session(id).events.is_file() {
+        return Err(RpcError::new(
+            codes::SESSION_NOT_FOUND,
+            format!("no session {id} in {}", root.dir().display()),
+        ));
+    }
+    let (parts, bridge, mut info) = build(ctx, id, &params)?;
+    let (handle, report, events) =
+        SessionHandle::resume_subscribed(&root, id, parts).map_err(|e| loop_error(id, e))?;
+    if report.was_active {
+        tracing::info!(
+            session = %id,
+            interrupted = report.closed_tool_calls.len(),
+            "resumed a session that ended mid-work"
+        );
+    }
+    if let Ok(summary) = SessionSummary::read(&root.session(id)) {
+        info.start_time = summary.created.unwrap_or(info.start_time);
+        info.summary = summary.first_prompt.as_deref().map(summarize);
+    }
+    register(ctx, handle, events, bridge, info).await?;
+    Ok(opened(id))
+}
+
+fn opened(id: Uuid) -> Value {
+    json!({"sessionId": id.to_string(), "capabilities": {}})
+}
+
+/// Starts forwarding and registers the session, unless the client is already gone.
+async fn register(
+    ctx: &Ctx<'_>,
+    handle: SessionHandle,
+    events: tokio::sync::mpsc::UnboundedReceiver<Arc<turnstile_journal::Event>>,
+    bridge: Arc<ClientBridge>,
+    info: SessionInfo,
+) -> Result<Arc<OpenSession>, RpcError> {
+    let id = handle.id();
+    let session = OpenSession::start(
+        ctx.server,
+        Arc::clone(ctx.peer),
+        handle,
+        events,
+        bridge,
+        info,
+    );
+    if !ctx.server.insert_session(Arc::clone(&session)) {
+        session.close("opened twice").await;
+        session.mark_closed();
+        return Err(RpcError::new(
+            codes::SESSION_IN_USE,
+            format!("session {id} was opened by another request at the same time"),
+        ));
+    }
+    if ctx.peer.is_closed() {
+        // The client left while we were opening: nobody owns it.
+        ctx.server
+            .close_session(&session, "the client disconnected")
+            .await;
+        return Err(RpcError::new(
+            codes::SESSION_FAILED,
+            "the client disconnected",
+        ));
+    }
+    Ok(session)
+}
+
+/// Builds the loop's parts, the bridge and the tracked info from the params.
+fn build(
+    ctx: &Ctx<'_>,
+    id: Uuid,
+    params: &OpenParams,
+) -> Result<(SessionParts, Arc<ClientBridge>, SessionInfo), RpcError> {
+    let config = ctx.server.config();
+    let cwd = working_dir(&config.default_cwd, params.working_directory.as_deref())?;
+    let chosen = provider::choose(
+        &config.default_model,
+        params.model.as_deref(),
+        params.provider.as_ref(),
+    )?;
+    let registry = builtin_tools(
+        params.available_tools.as_deref(),
+        params.excluded_tools.as_deref(),
+    );
+    let client_tools = client_tools(&registry, params.tools.as_deref().unwrap_or_default())?;
+    let capabilities = ClientCapabilities {
+        tools: client_tools,
+        permissions: params.request_permission.unwrap_or(false),
+        hooks: params.hooks.unwrap_or(false),
+    };
+    let bridge = Arc::new(ClientBridge::new(
+        id.to_string(),
+        Arc::clone(ctx.peer),
+        capabilities.clone(),
+    ));
+    let mut session_config = SessionConfig::new(&cwd, chosen.model.clone());
+    session_config.durability = config.durability;
+    session_config.max_autopilot_continues = config.max_autopilot_continues;
+    session_config.permissions = config.permissions.clone();
+    session_config.allow_outside_cwd = config.allow_outside_cwd;
+    // The SDKs stream deltas only when asked to.
+    session_config.streaming = params.streaming.unwrap_or(false);
+    session_config.system_prompt = system_prompt(params.system_message.as_ref())?;
+    let hooks: Option<Arc<dyn HookRunner>> = if capabilities.hooks {
+        Some(Arc::clone(&bridge) as Arc<dyn HookRunner>)
+    } else if params.enable_file_hooks == Some(true) {
+        let hooks = CommandHooks::load(&cwd)
+            .map_err(|e| RpcError::invalid_params(format!("cannot load the hook files: {e}")))?;
+        Some(Arc::new(hooks) as Arc<dyn HookRunner>)
+    } else {
+        None
+    };
+    let parts = SessionParts {
+        config: session_config,
+        provider: chosen.provider,
+        tools: Arc::new(registry),
+        hooks,
+        external_tools: (!capabilities.tools.is_empty())
+            .then(|| Arc::clone(&bridge) as Arc<dyn turnstile_loop::client::ExternalTools>),
+        permission_asker: capabilities
+            .permissions
+            .then(|| Arc::clone(&bridge) as Arc<dyn turnstile_loop::client::PermissionAsker>),
+    };
+    let now = Timestamp::now().to_text();
+    let info = SessionInfo {
+        mode: AgentMode::Interactive,
+        model: chosen.model,
+        start_time: now.clone(),
+        modified_time: now,
+        summary: None,
+    };
+    Ok((parts, bridge, info))
+}
+
+fn working_dir(default: &Path, asked: Option<&str>) -> Result<PathBuf, RpcError> {
+    let dir = match asked {
+        Some(d) if !d.is_empty() => default.join(d),
+        _ => default.to_path_buf(),
+    };
+    let dir = dir.canonicalize().map_err(|e| {
+        RpcError::invalid_params(format!(
+            "workingDirectory {} cannot be used: {e}",
+            dir.display()
+        ))
+    })?;
+    if !dir.is_dir() {
+        return Err(RpcError::invalid_params(format!(
+            "workingDirectory {} is not a directory",
+            dir.display()
+        )));
+    }
+    Ok(dir)
+}
+
+/// Whether a tool filter entry names the built-in `name` (`bash`, `builtin:bash`, `builtin:*`).
+fn names_builtin(entry: &str, name: &str) -> bool {
+    entry == name || entry == "builtin:*" || entry.strip_prefix("builtin:") == Some(name)
+}
+
+/// The built-in tools after `availableTools`/`excludedTools` (exclusion wins).
+fn builtin_tools(available: Option<&[String]>, excluded: Option<&[String]>) -> ToolRegistry {
+    let mut registry = ToolRegistry::builtin(true);
+    let names: Vec<String> = registry.names().into_iter().map(str::to_owned).collect();
+    for name in names {
+        let kept = available.is_none_or(|list| list.iter().any(|e| names_builtin(e, &name)));
+        let dropped = excluded.is_some_and(|list| list.iter().any(|e| names_builtin(e, &name)));
+        if !kept || dropped {
+            registry.unregister(&name);
+        }
+    }
+    registry
+}
+
+/// Validates the client's tools.
+fn client_tools(registry: &ToolRegistry, tools: &[ToolParams]) -> Result<Vec<ToolSpec>, RpcError> {
+    let mut specs: Vec<ToolSpec> = Vec::new();
+    for (i, tool) in tools.iter().enumerate() {
+        let name = &tool.name;
+        if name.is_empty()
+            || name.len() > 64
+            || !name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        {
+            return Err(RpcError::invalid_params(format!(
+                "tools[{i}].name {name:?} must be 1 to 64 characters of [a-zA-Z0-9_-]"
+            )));
+        }
+        if specs.iter().any(|s| &s.name == name) {
+            return Err(RpcError::invalid_params(format!(
+                "tools[{i}]: tool {name:?} is declared twice"
+            )));
+        }
+        if registry.get(name).is_some() && tool.overrides_built_in_tool != Some(true) {
+            return Err(RpcError::invalid_params(format!(
+                "tools[{i}]: {name:?} is the name of a built-in tool; set overridesBuiltInTool to replace it"
+            )));
+        }
+        let parameters = match &tool.parameters {
+            None | Some(Value::Null) => json!({"type": "object", "properties": {}}),
+            Some(p @ Value::Object(_)) => p.clone(),
+            Some(_) => {
+                return Err(RpcError::invalid_params(format!(
+                    "tools[{i}].parameters must be a JSON Schema object"
+                )));
+            }
+        };
+        specs.push(ToolSpec {
+            name: name.clone(),
+            description: tool.description.clone().unwrap_or_default(),
+            parameters,
+        });
+    }
+    Ok(specs)
+}
+
+fn system_prompt(message: Option<&SystemMessageParams>) -> Result<Option<String>, RpcError> {
+    let Some(message) = message else {
+        return Ok(None);
+    };
+    let content = message.content.as_deref().unwrap_or("").trim();
+    match message.mode.as_deref() {
+        Some("replace") => Ok(Some(content.to_owned())),
+        None | Some("append") | Some("customize") => Ok((!content.is_empty())
+            .then(|| format!("{}\n\n{content}", session::default_system_prompt()))),
+        Some(other) => Err(RpcError::invalid_params(format!(
+            "systemMessage.mode {other:?} is not one of append, replace, customize"
+        ))),
+    }
+}
+
+/// Maps a loop error at open time to a JSON-RPC error.
+fn loop_error(id: Uuid, e: LoopError) -> RpcError {
+    let code = match &e {
+        LoopError::Layout(LayoutError::NotFound { .. })
+        | LoopError::Journal(WriteError::Layout(LayoutError::NotFound { .. })) => {
+            codes::SESSION_NOT_FOUND
+        }
+        LoopError::Layout(LayoutError::AlreadyExists { .. })
+        | LoopError::Journal(WriteError::Layout(LayoutError::AlreadyExists { .. }))
+        | LoopError::Journal(WriteError::Locked(_)) => codes::SESSION_IN_USE,
+        _ => codes::SESSION_FAILED,
+    };
+    RpcError::new(code, format!("session {id}: {e}"))
+}
+
+/// `sessionId` alone.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct SessionIdParams {
+    session_id: String,
+}
+
+impl SessionIdParams {
+    /// The session id as sent.
+    pub(crate) fn id(&self) -> &str {
+        &self.session_id
+    }
+}
+
+/// `session.detach`: closes the session in this server (a running message is aborted); the
+/// journal stays and the session can be resumed.
+pub(crate) async fn detach(ctx: &Ctx<'_>, params: SessionIdParams) -> Result<Value, RpcError> {
+    let session = open_session(ctx, &params.session_id)?;
+    ctx.server
+        .close_session(&session, "detached by the client")
+        .await;
+    Ok(json!({"success": true}))
+}
+
+/// `session.delete`: removes a session from disk (closing it first when this client has it
+/// open). Refused while another client or process holds it.
+pub(crate) async fn delete(ctx: &Ctx<'_>, params: SessionIdParams) -> Result<Value, RpcError> {
+    let id = session_id(&params.session_id)?;
+    match ctx.server.holder(id, ctx.peer.id()).await {
+        Holder::Other => {
+            return Ok(failure(format!(
+                "session {id} is open by another client of this server"
+            )));
+        }
+        Holder::This(session) => ctx.server.close_session(&session, "deleted").await,
+        Holder::Free => {}
+    }
+    let paths = ctx.server.config().state_root.session(id);
+    if !paths.dir.is_dir() {
+        return Ok(failure(format!(
+            "no session {id} in {}",
+            ctx.server.config().state_root.dir().display()
+        )));
+    }
+    // Hold the writer lock while deleting: a process writing the journal keeps it.
+    let lock = match WriterLock::acquire(&paths.lock) {
+        Ok(lock) => lock,
+        Err(e @ LockError::Held { .. }) => return Ok(failure(e.to_string())),
+        Err(e) => return Ok(failure(format!("cannot lock session {id}: {e}"))),
+    };
+    let removed = std::fs::remove_dir_all(&paths.dir);
+    drop(lock);
+    if let Err(e) = removed {
+        return Ok(failure(format!(
+            "cannot delete {}: {e}",
+            paths.dir.display()
+        )));
+    }
+    ctx.server
+        .broadcast_lifecycle(&json!({"type": "session.deleted", "sessionId": id.to_string()}));
+    Ok(json!({"success": true}))
+}
+
+fn failure(error: String) -> Value {
+    json!({"success": false, "error": error})
+}
+
+/// `session.list` params.
+#[derive(Debug, Default, Deserialize)]
+pub(crate) struct ListParams {
+    filter: Option<ListFilter>,
+}
+
+/// `filter` of `session.list` (the schema's `SessionListFilter`).
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct ListFilter {
+    cwd: Option<String>,
+    git_root: Option<String>,
+    repository: Option<String>,
+    branch: Option<String>,
+}
+
+/// `session.list`: every session on disk, most recently modified first.
+pub(crate) fn list(ctx: &Ctx<'_>, params: ListParams) -> Result<Value, RpcError> {
+    let filter = params.filter.unwrap_or_default();
+    let sessions: Vec<Value> = summaries(ctx)?
+        .iter()
+        .filter(|s| filter.cwd.is_none() || s.cwd == filter.cwd)
+        // turnstile records no git context: a filter on it matches nothing.
+        .filter(|_| {
+            filter.git_root.is_none() && filter.repository.is_none() && filter.branch.is_none()
+        })
+        .filter_map(metadata_value)
+        .collect();
+    Ok(json!({"sessions": sessions}))
+}
+
+/// `session.getLastId`: the most recently modified session.
+pub(crate) fn last_id(ctx: &Ctx<'_>) -> Result<Value, RpcError> {
+    let newest = summaries(ctx)?.into_iter().find_map(|s| s.id);
+    Ok(match newest {
+        Some(id) => json!({"sessionId": id.to_string()}),
+        None => json!({}),
+    })
+}
+
+/// `session.getMetadata`.
+pub(crate) fn metadata(ctx: &Ctx<'_>, params: SessionIdParams) -> Result<Value, RpcError> {
+    let id = session_id(&params.session_id)?;
+    let paths = ctx.server.config().state_root.session(id);
+    if !paths.events.is_file() {
+        return Ok(json!({}));
+    }
+    let summary = SessionSummary::read(&paths)
+        .map_err(|e| RpcError::new(codes::SESSION_FAILED, e.to_string()))?;
+    Ok(match metadata_value(&summary) {
+        Some(session) => json!({"session": session}),
+        None => json!({}),
+    })
+}
+
+/// Summaries of every readable session, newest first (an unreadable one is skipped, logged).
+fn summaries(ctx: &Ctx<'_>) -> Result<Vec<SessionSummary>, RpcError> {
+    let root = &ctx.server.config().state_root;
+    if !root.dir().exists() {
+        return Ok(Vec::new());
+    }
+    let ids = root
+        .session_ids()
+        .map_err(|e| RpcError::new(codes::SESSION_FAILED, e.to_string()))?;
+    let mut all: Vec<SessionSummary> = ids
+        .into_iter()
+        .filter_map(|id| match SessionSummary::read(&root.session(id)) {
+            Ok(s) => Some(s),
+            Err(e) => {
+                tracing::warn!(session = %id, error = %e, "session skipped in the listing");
+                None
+            }
+        })
+        .filter(|s| s.events > 0)
+        .collect();
+    all.sort_by(|a, b| b.updated.cmp(&a.updated));
+    Ok(all)
+}
+
+/// A summary as the schema's `LocalSessionMetadataValue`.
+fn metadata_value(s: &SessionSummary) -> Option<Value> {
+    let id = s.id?;
+    let start = s.created.clone().unwrap_or_default();
+    let mut value = json!({
+        "sessionId": id.to_string(),
+        "startTime": start,
+        "modifiedTime": s.updated.clone().unwrap_or(start),
+        "isRemote": false,
+    });
+    if let Some(prompt) = &s.first_prompt {
+        value["summary"] = json!(summarize(prompt));
+    }
+    if let Some(cwd) = &s.cwd {
+        value["context"] = json!({"cwd": cwd});
+    }
+    Some(value)
+}
+
+/// Reads the persisted events of a session (a torn last line, being written right now, is
+/// left out).
+pub(crate) fn persisted_events(path: &Path) -> Result<Vec<Value>, RpcError> {
+    let reader = JournalReader::open(path, ReadMode::Lenient)
+        .map_err(|e| RpcError::new(codes::SESSION_FAILED, e.to_string()))?;
+    let mut events = Vec::new();
+    for record in reader {
+        match record {
+            Ok(record) => events.push(record.event.to_live_value()),
+            Err(turnstile_journal::ReadError::TornTail { .. }) => break,
+            Err(e) => return Err(RpcError::new(codes::SESSION_FAILED, e.to_string())),
+        }
+    }
+    Ok(events)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tool_filters() {
+        let all = builtin_tools(None, None);
+        assert!(all.get("bash").is_some());
+        let only = builtin_tools(Some(&["builtin:view".into(), "grep".into()]), None);
+        assert_eq!(only.names(), vec!["view", "grep"]);
+        let without = builtin_tools(None, Some(&["builtin:bash".into()]));
+        assert!(without.get("bash").is_none() && without.get("view").is_some());
+        let none = builtin_tools(None, Some(&["builtin:*".into()]));
+        assert!(none.is_empty());
+    }
+
+    #[test]
+    fn client_tools_are_checked() {
+        let registry = builtin_tools(None, None);
+        let tool = |name: &str, over: Option<bool>| ToolParams {
+            name: name.into(),
+            description: None,
+            parameters: None,
+            overrides_built_in_tool: over,
+        };
+        assert!(client_tools(&registry, &[tool("weather", None)]).is_ok());
+        assert!(client_tools(&registry, &[tool("bash", None)]).is_err());
+        assert!(client_tools(&registry, &[tool("bash", Some(true))]).is_ok());
+        assert!(client_tools(&registry, &[tool("a b", None)]).is_err());
+        assert!(client_tools(&registry, &[tool("x", None), tool("x", None)]).is_err());
+    }
+
+    #[test]
+    fn system_prompts() {
+        let msg = |mode: Option<&str>, content: &str| SystemMessageParams {
+            mode: mode.map(str::to_owned),
+            content: Some(content.into()),
+        };
+        assert_eq!(system_prompt(None).unwrap(), None);
+        assert_eq!(
+            system_prompt(Some(&msg(Some("replace"), "only this"))).unwrap(),
+            Some("only this".into())
+        );
+        let appended = system_prompt(Some(&msg(None, "extra"))).unwrap().unwrap();
+        assert!(appended.ends_with("\n\nextra") && appended.len() > 10);
+        assert!(system_prompt(Some(&msg(Some("weird"), "x"))).is_err());
+    }
+}

@@ -1,0 +1,245 @@
+//! Answers to requests a session is waiting on: `session.tools.handlePendingToolCall` and
+//! `session.permissions.handlePendingPermissionRequest`.
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+use turnstile_loop::tools::{ToolFailure, ToolOutput};
+
+use super::open_session;
+use crate::client_bridge::{Delivery, ToolAnswer, UnknownRequest};
+use crate::dispatch::Ctx;
+use crate::rpc::{RpcError, kind_of};
+
+/// `session.tools.handlePendingToolCall` params.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct ToolCallParams {
+    session_id: String,
+    request_id: String,
+    /// A string, or the schema's `ExternalToolTextResultForLlm` object.
+    result: Option<Value>,
+    error: Option<String>,
+}
+
+/// Delivers the client's result of a tool call.
+pub(crate) fn tool_call(ctx: &Ctx<'_>, params: ToolCallParams) -> Result<Value, RpcError> {
+    let session = open_session(ctx, &params.session_id)?;
+    let answer = tool_answer(params.result, params.error)?;
+    let delivery = session
+        .bridge()
+        .answer_tool(&params.request_id, answer)
+        .map_err(unknown)?;
+    Ok(json!({"success": delivery == Delivery::Taken}))
+}
+
+/// Turns `result`/`error` into the loop's tool outcome.
+fn tool_answer(result: Option<Value>, error: Option<String>) -> Result<ToolAnswer, RpcError> {
+    if let Some(message) = error {
+        return Ok(Err(ToolFailure::new(message, "failure")));
+    }
+    let result = match result {
+        None | Some(Value::Null) => {
+            return Err(RpcError::invalid_params(
+                "invalid params: one of `result` or `error` is required",
+            ));
+        }
+        Some(result) => result,
+    };
+    let object = match result {
+        Value::String(text) => return Ok(Ok(ToolOutput::text(text))),
+        Value::Object(object) => object,
+        other => {
+            return Err(RpcError::invalid_params(format!(
+                "invalid params: result: expected a string or an object with textResultForLlm, got {}",
+                kind_of(&other)
+            )));
+        }
+    };
+    let Some(text) = object.get("textResultForLlm").and_then(Value::as_str) else {
+        return Err(RpcError::invalid_params(
+            "invalid params: result.textResultForLlm: missing or not a string",
+        ));
+    };
+    let result_type = object
+        .get("resultType")
+        .and_then(Value::as_str)
+        .unwrap_or("success");
+    if result_type == "success" {
+        let mut output = ToolOutput::text(text);
+        output.detailed_content = object
+            .get("sessionLog")
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        return Ok(Ok(output));
+    }
+    // failure, rejected, denied, timeout: the model reads the error (or the text).
+    let message = object
+        .get("error")
+        .and_then(Value::as_str)
+        .filter(|e| !e.is_empty())
+        .unwrap_or(text);
+    Ok(Err(ToolFailure::new(message, result_type)))
+}
+
+/// `session.permissions.handlePendingPermissionRequest` params.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct PermissionParams {
+    session_id: String,
+    request_id: String,
+    result: Value,
+}
+
+/// Delivers the client's decision on a permission request.
+pub(crate) fn permission(ctx: &Ctx<'_>, params: PermissionParams) -> Result<Value, RpcError> {
+    let session = open_session(ctx, &params.session_id)?;
+    let result = permission_result(&params.result)?;
+    let delivery = session
+        .bridge()
+        .answer_permission(&params.request_id, result)
+        .map_err(unknown)?;
+    Ok(json!({"success": delivery == Delivery::Taken}))
+}
+
+/// Maps the client's `PermissionDecision` to the `PermissionResult` recorded in
+/// `permission.completed` (the loop approves exactly the `approved*` kinds).
+fn permission_result(decision: &Value) -> Result<Value, RpcError> {
+    let kind = decision
+        .get("kind")
+        .and_then(Value::as_str)
+        .ok_or_else(|| {
+            RpcError::invalid_params("invalid params: result.kind: missing or not a string")
+        })?;
+    let approval = decision
+        .get("approval")
+        .filter(|a| is_session_approval(a))
+        .cloned();
+    let string = |key: &str| decision.get(key).and_then(Value::as_str).map(str::to_owned);
+    Ok(match kind {
+        "approve-once" | "approve-permanently" | "approved" => json!({"kind": "approved"}),
+        "approve-for-session" | "approved-for-session" => match approval {
+            Some(approval) => json!({"kind": "approved-for-session", "approval": approval}),
+            None => json!({"kind": "approved"}),
+        },
+        "approve-for-location" | "approved-for-location" => match (approval, string("locationKey"))
+        {
+            (Some(approval), Some(key)) => {
+                json!({"kind": "approved-for-location", "approval": approval, "locationKey": key})
+            }
+            _ => json!({"kind": "approved"}),
+        },
+        "reject" | "denied-interactively-by-user" => match string("feedback") {
+            Some(feedback) => json!({"kind": "denied-interactively-by-user", "feedback": feedback}),
+            None => json!({"kind": "denied-interactively-by-user"}),
+        },
+        "user-not-available" | "denied-no-approval-rule-and-could-not-request-from-user" => {
+            json!({"kind": "denied-no-approval-rule-and-could-not-request-from-user"})
+        }
+        "cancelled" => match string("reason") {
+            Some(reason) => json!({"kind": "cancelled", "reason": reason}),
+            None => json!({"kind": "cancelled"}),
+        },
+        "denied-by-rules" => {
+            let rules = decision.get("rules").filter(|r| r.is_array()).cloned();
+            json!({"kind": "denied-by-rules", "rules": rules.unwrap_or_else(|| json!([]))})
+        }
+        "denied-by-content-exclusion-policy" => json!({
+            "kind": kind,
+            "path": string("path").unwrap_or_default(),
+            "message": string("message").unwrap_or_default(),
+        }),
+        "denied-by-permission-request-hook" => match string("message") {
+            Some(message) => json!({"kind": kind, "message": message}),
+            None => json!({"kind": kind}),
+        },
+        other => {
+            return Err(RpcError::invalid_params(format!(
+                "invalid params: result.kind {other:?} is not a permission decision (approve-once, approve-for-session, approve-for-location, approve-permanently, reject, user-not-available, ...)"
+            )));
+        }
+    })
+}
+
+/// Whether `approval` has the schema's `UserToolSessionApproval` shape (a known kind).
+fn is_session_approval(approval: &Value) -> bool {
+    matches!(
+        approval.get("kind").and_then(Value::as_str),
+        Some(
+            "commands"
+                | "read"
+                | "write"
+                | "mcp"
+                | "memory"
+                | "custom-tool"
+                | "extension-management"
+                | "factory"
+                | "extension-permission-access"
+                | "extension-env-access"
+        )
+    )
+}
+
+fn unknown(e: UnknownRequest) -> RpcError {
+    RpcError::invalid_params(format!(
+        "{e} (answer only requests announced by session.event)"
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tool_results() {
+        assert_eq!(
+            tool_answer(Some(json!("hi")), None).unwrap(),
+            Ok(ToolOutput::text("hi"))
+        );
+        assert_eq!(
+            tool_answer(
+                Some(json!({"textResultForLlm": "t", "resultType": "success"})),
+                None
+            )
+            .unwrap(),
+            Ok(ToolOutput::text("t"))
+        );
+        let failed = tool_answer(
+            Some(json!({"textResultForLlm": "t", "resultType": "failure", "error": "bad"})),
+            None,
+        )
+        .unwrap()
+        .unwrap_err();
+        assert_eq!(
+            (failed.message.as_str(), failed.code.as_deref()),
+            ("bad", Some("failure"))
+        );
+        let err = tool_answer(None, Some("boom".into())).unwrap().unwrap_err();
+        assert_eq!(err.message, "boom");
+        assert!(tool_answer(None, None).is_err());
+        assert!(tool_answer(Some(json!(5)), None).is_err());
+        assert!(tool_answer(Some(json!({"resultType": "success"})), None).is_err());
+    }
+
+    #[test]
+    fn permission_decisions_map_to_results() {
+        let map = |v: Value| permission_result(&v).unwrap();
+        assert_eq!(
+            map(json!({"kind": "approve-once"})),
+            json!({"kind": "approved"})
+        );
+        assert_eq!(
+            map(json!({"kind": "approve-for-session", "approval": {"kind": "write"}})),
+            json!({"kind": "approved-for-session", "approval": {"kind": "write"}})
+        );
+        assert_eq!(
+            map(json!({"kind": "reject", "feedback": "no"})),
+            json!({"kind": "denied-interactively-by-user", "feedback": "no"})
+        );
+        assert_eq!(
+            map(json!({"kind": "user-not-available"})),
+            json!({"kind": "denied-no-approval-rule-and-could-not-request-from-user"})
+        );
+        assert!(permission_result(&json!({"kind": "maybe"})).is_err());
+        assert!(permission_result(&json!({})).is_err());
+    }
+}

@@ -1,0 +1,108 @@
+//! Methods about the server itself: handshake, liveness, status, auth, models, shutdown.
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+use turnstile_journal::Timestamp;
+
+use super::{PROTOCOL_VERSION, VERSION};
+use crate::dispatch::Ctx;
+use crate::rpc::{RpcError, codes};
+
+/// `connect` params (the schema's `ConnectRequest`).
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct ConnectParams {
+    token: Option<String>,
+}
+
+/// `connect`: checks the connection token (TCP with `COPILOT_CONNECTION_TOKEN`) and reports
+/// the protocol version.
+pub(crate) fn connect(ctx: &Ctx<'_>, params: ConnectParams) -> Result<Value, RpcError> {
+    if !ctx.peer.is_authorized() {
+        let expected = ctx.server.config().connection_token.as_deref();
+        if expected.is_some() && params.token.as_deref() != expected {
+            return Err(RpcError::new(
+                codes::UNAUTHORIZED,
+                "connection token missing or wrong (the server was started with COPILOT_CONNECTION_TOKEN)",
+            ));
+        }
+        ctx.peer.authorize();
+    }
+    Ok(json!({
+        "ok": true,
+        "protocolVersion": PROTOCOL_VERSION,
+        "version": VERSION,
+    }))
+}
+
+/// `ping` params.
+#[derive(Debug, Default, Deserialize)]
+pub(crate) struct PingParams {
+    message: Option<String>,
+}
+
+/// `ping`: echoes the message.
+pub(crate) fn ping(params: PingParams) -> Result<Value, RpcError> {
+    let message = match params.message {
+        Some(m) => format!("pong: {m}"),
+        None => "pong".to_owned(),
+    };
+    Ok(json!({
+        "message": message,
+        "timestamp": Timestamp::now().to_text(),
+        "protocolVersion": PROTOCOL_VERSION,
+    }))
+}
+
+/// `status.get`.
+pub(crate) fn status() -> Value {
+    json!({"version": VERSION, "protocolVersion": PROTOCOL_VERSION})
+}
+
+/// `auth.getStatus`: turnstile does not log in to GitHub; it reports the token handed over
+/// with `--auth-token-env`, else whether the default model has a key.
+pub(crate) fn auth_status(ctx: &Ctx<'_>) -> Value {
+    let config = ctx.server.config();
+    if config.auth_token.is_some() {
+        json!({
+            "isAuthenticated": true,
+            "authType": "token",
+            "statusMessage": "a token was provided with --auth-token-env; turnstile does not use GitHub authentication, models are reached through their providers",
+        })
+    } else if config.default_model.api_key.is_some() {
+        json!({
+            "isAuthenticated": true,
+            "authType": "api-key",
+            "statusMessage": "the default model provider has an API key",
+        })
+    } else {
+        json!({
+            "isAuthenticated": false,
+            "statusMessage": "turnstile does not log in to GitHub; pass a provider (baseUrl, apiKey) in session.create or configure the server's default model",
+        })
+    }
+}
+
+/// `models.list`: the server's default model (sessions may bring their own provider).
+pub(crate) fn models(ctx: &Ctx<'_>) -> Value {
+    let model = &ctx.server.config().default_model.model;
+    json!({
+        "models": [{
+            "id": model,
+            "name": model,
+            "capabilities": {
+                "supports": {"vision": false, "reasoningEffort": false},
+                "limits": {"max_context_window_tokens": 0},
+            },
+        }]
+    })
+}
+
+/// `runtime.shutdown`: answers, then closes every session and stops serving.
+pub(crate) fn shutdown(ctx: &Ctx<'_>) -> Value {
+    let server = ctx.server.clone();
+    // The answer is queued before the connection's teardown flushes its writer: the
+    // connection waits for this handler before it finishes.
+    tokio::spawn(async move { server.shutdown().await });
+    Value::Null
+}

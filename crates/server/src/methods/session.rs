@@ -1,0 +1,171 @@
+//! Working with an open session: `session.send`, `session.abort`, `session.getMessages`,
+//! `session.mode.get`/`session.mode.set`, `session.model.getCurrent`.
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+use turnstile_loop::{AgentMode, SendOptions};
+
+use super::lifecycle::{SessionIdParams, persisted_events};
+use super::{open_session, session_id};
+use crate::dispatch::Ctx;
+use crate::rpc::{RpcError, codes};
+
+/// `session.send` params (the schema's; the ones not listed are accepted and ignored).
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct SendParams {
+    session_id: String,
+    prompt: String,
+    attachments: Option<Vec<Value>>,
+    /// "enqueue" or "immediate"; both queue behind a running message here.
+    mode: Option<String>,
+    agent_mode: Option<String>,
+}
+
+/// `session.send`: queues the prompt and answers with its `messageId` at once; the events
+/// follow as `session.event` notifications.
+pub(crate) fn send(ctx: &Ctx<'_>, params: SendParams) -> Result<Value, RpcError> {
+    let (_, message_id) = queue(ctx, params)?;
+    Ok(json!({"messageId": message_id}))
+}
+
+/// `session.sendAndWait` (the Python client's): queues the prompt and answers once the message
+/// completed, after its `session.idle` was sent: `{completionEventId, response, aborted}`
+/// (`response` is the last `assistant.message`). A failed model call is an error whose data
+/// carries the `completionEventId`.
+pub(crate) async fn send_and_wait(ctx: &Ctx<'_>, params: SendParams) -> Result<Value, RpcError> {
+    let (session, message_id) = queue(ctx, params)?;
+    let completion = session.completion(&message_id);
+    let done = tokio::select! {
+        done = completion => done.map_err(|_| RpcError::new(
+            codes::SESSION_FAILED,
+            format!("session {} was closed before message {message_id} completed", session.id()),
+        ))?,
+        // Never keep a gone client's handler waiting: the connection waits for its handlers.
+        _ = ctx.peer.closed() => return Err(RpcError::new(codes::SESSION_FAILED, "the client disconnected")),
+    };
+    if let Some(message) = done.error {
+        let mut error = RpcError::new(codes::SESSION_FAILED, message);
+        error.data = Some(Box::new(json!({"completionEventId": done.idle_id})));
+        return Err(error);
+    }
+    Ok(json!({
+        "completionEventId": done.idle_id,
+        "response": done.response,
+        "aborted": done.aborted,
+    }))
+}
+
+/// Validates and queues a send; returns the session and the `messageId`.
+fn queue(
+    ctx: &Ctx<'_>,
+    params: SendParams,
+) -> Result<(std::sync::Arc<crate::sessions::OpenSession>, String), RpcError> {
+    let session = open_session(ctx, &params.session_id)?;
+    if let Some(mode) = params.mode.as_deref()
+        && !matches!(mode, "enqueue" | "immediate")
+    {
+        return Err(RpcError::invalid_params(format!(
+            "mode {mode:?} is not one of enqueue, immediate"
+        )));
+    }
+    let mode = match params.agent_mode.as_deref() {
+        None => session.info().mode,
+        Some(name) => parse_mode(name, "agentMode")?,
+    };
+    if params.attachments.as_ref().is_some_and(|a| !a.is_empty()) {
+        tracing::warn!(session = %session.id(), "attachments are not supported; sent without them");
+    }
+    let (message_id, _done) = session
+        .handle()
+        .send(params.prompt, SendOptions { mode: Some(mode) })
+        .map_err(|e| RpcError::new(codes::SESSION_FAILED, e.to_string()))?;
+    Ok((session, message_id))
+}
+
+fn parse_mode(name: &str, field: &str) -> Result<AgentMode, RpcError> {
+    AgentMode::parse(name).ok_or_else(|| {
+        RpcError::invalid_params(format!(
+            "{field} {name:?} is not supported (supported: interactive, autopilot)"
+        ))
+    })
+}
+
+/// `session.abort` params.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct AbortParams {
+    session_id: String,
+    /// The schema's `AbortReason`; the journal records `user_initiated` either way.
+    #[allow(dead_code)]
+    reason: Option<String>,
+}
+
+/// `session.abort`: cancels the running message (`abort`, interrupted tools, then
+/// `session.idle {aborted: true}`).
+pub(crate) fn abort(ctx: &Ctx<'_>, params: AbortParams) -> Result<Value, RpcError> {
+    let session = open_session(ctx, &params.session_id)?;
+    if !session.handle().is_busy() {
+        return Ok(json!({"success": false, "error": "the session is idle: nothing to abort"}));
+    }
+    session.handle().abort();
+    session.bridge().interrupt_hooks();
+    Ok(json!({"success": true}))
+}
+
+/// `session.getMessages`: the session's persisted events, in journal order. Works for any
+/// session on disk, open or not.
+pub(crate) fn messages(ctx: &Ctx<'_>, params: SessionIdParams) -> Result<Value, RpcError> {
+    let id = session_id(params.id())?;
+    let paths = ctx.server.config().state_root.session(id);
+    if !paths.events.is_file() {
+        return Err(RpcError::new(
+            codes::SESSION_NOT_FOUND,
+            format!(
+                "no session {id} in {}",
+                ctx.server.config().state_root.dir().display()
+            ),
+        ));
+    }
+    Ok(json!({"events": persisted_events(&paths.events)?}))
+}
+
+/// `session.mode.get`.
+pub(crate) fn mode_get(ctx: &Ctx<'_>, params: SessionIdParams) -> Result<Value, RpcError> {
+    let session = open_session(ctx, params.id())?;
+    Ok(json!(session.info().mode.as_str()))
+}
+
+/// `session.mode.set` params.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct ModeSetParams {
+    session_id: String,
+    mode: String,
+    expected_mode: Option<String>,
+}
+
+/// `session.mode.set`: the mode of the following sends that name none.
+pub(crate) fn mode_set(ctx: &Ctx<'_>, params: ModeSetParams) -> Result<Value, RpcError> {
+    let session = open_session(ctx, &params.session_id)?;
+    let mode = parse_mode(&params.mode, "mode")?;
+    let current = session.info().mode;
+    if let Some(expected) = params.expected_mode.as_deref()
+        && expected != current.as_str()
+    {
+        return Ok(json!({
+            "status": "conflict",
+            "modelChanged": false,
+            "modeApplied": false,
+            "message": format!("the mode is {}, not {expected}", current.as_str()),
+        }));
+    }
+    session.set_mode(mode);
+    Ok(json!({"status": "applied", "modelChanged": false, "modeApplied": true}))
+}
+
+/// `session.model.getCurrent`.
+pub(crate) fn model_current(ctx: &Ctx<'_>, params: SessionIdParams) -> Result<Value, RpcError> {
+    let session = open_session(ctx, params.id())?;
+    Ok(json!({"modelId": session.info().model}))
+}

@@ -1,0 +1,361 @@
+//! A session open in the server: the loop's handle, the connection that owns it, its bridge to
+//! that client, and the forwarder that turns every event into a `session.event` notification.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use tokio::sync::{mpsc, oneshot};
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+use turnstile_journal::{Event, Uuid};
+use turnstile_loop::{AgentMode, SessionHandle};
+
+use crate::client_bridge::ClientBridge;
+use crate::connection::Peer;
+use crate::server::Server;
+
+/// What the server tracks about an open session besides the loop's handle.
+#[derive(Debug, Clone)]
+pub(crate) struct SessionInfo {
+    /// Mode of sends that name none (`session.mode.set`).
+    pub mode: AgentMode,
+    /// The model.
+    pub model: String,
+    /// `startTime` of the session.
+    pub start_time: String,
+    /// Timestamp of the latest event.
+    pub modified_time: String,
+    /// The first prompt, for listings.
+    pub summary: Option<String>,
+}
+
+/// How one message ended, for `session.sendAndWait`.
+#[derive(Debug, Clone)]
+pub(crate) struct Completion {
+    /// Id of the `session.idle` that ended it.
+    pub idle_id: String,
+    /// It was aborted.
+    pub aborted: bool,
+    /// Its last top-level `assistant.message`, as sent to the client.
+    pub response: Option<Value>,
+    /// The `session.error` message, when the model call failed.
+    pub error: Option<String>,
+}
+
+/// Messages being run and recently completed, as seen by the forwarder.
+#[derive(Default)]
+struct Completions {
+    /// `messageId` of the message running now, with what it produced so far.
+    current: Option<(String, Option<Value>, Option<String>)>,
+    /// Recently completed messages nobody waited for yet (bounded).
+    done: VecDeque<(String, Completion)>,
+    /// Callers waiting for a message to complete.
+    waiters: HashMap<String, oneshot::Sender<Completion>>,
+}
+
+/// Completed messages kept for a waiter that registers after the message ended.
+const KEPT_COMPLETIONS: usize = 32;
+
+/// An open session.
+pub(crate) struct OpenSession {
+    id: Uuid,
+    owner: u64,
+    handle: SessionHandle,
+    bridge: Arc<ClientBridge>,
+    info: Mutex<SessionInfo>,
+    last_activity: Mutex<Instant>,
+    forwarder: Mutex<Option<JoinHandle<()>>>,
+    closing: AtomicBool,
+    closed: CancellationToken,
+    completions: Mutex<Completions>,
+}
+
+impl OpenSession {
+    /// Wraps a started session and starts forwarding its events (`events` must be the
+    /// subscription taken when the session was created or resumed, so nothing is missed).
+    pub(crate) fn start(
+        server: &Server,
+        peer: Arc<Peer>,
+        handle: SessionHandle,
+        events: mpsc::UnboundedReceiver<Arc<Event>>,
+        bridge: Arc<ClientBridge>,
+        info: SessionInfo,
+    ) -> Arc<Self> {
+        let session = Arc::new(OpenSession {
+            id: handle.id(),
+            owner: peer.id(),
+            handle,
+            bridge,
+            info: Mutex::new(info),
+            last_activity: Mutex::new(Instant::now()),
+            forwarder: Mutex::new(None),
+            closing: AtomicBool::new(false),
+            closed: CancellationToken::new(),
+            completions: Mutex::default(),
+        });
+        let forwarder = Forwarder::new(server, &session, peer);
+        // What opening already emitted (`session.start`, or `session.resume` and what it
+        // closed) is queued now, so the client sees it before the answer to create/resume.
+        let mut events = events;
+        while let Ok(event) = events.try_recv() {
+            forwarder.deliver(&event);
+        }
+        let task = tokio::spawn(forwarder.run(events));
+        *lock(&session.forwarder) = Some(task);
+        session
+    }
+
+    /// The session id.
+    pub(crate) fn id(&self) -> Uuid {
+        self.id
+    }
+
+    /// The connection that opened it.
+    pub(crate) fn owner(&self) -> u64 {
+        self.owner
+    }
+
+    /// The loop's handle.
+    pub(crate) fn handle(&self) -> &SessionHandle {
+        &self.handle
+    }
+
+    /// The bridge to the owning client.
+    pub(crate) fn bridge(&self) -> &ClientBridge {
+        &self.bridge
+    }
+
+    /// A copy of the tracked info.
+    pub(crate) fn info(&self) -> SessionInfo {
+        lock(&self.info).clone()
+    }
+
+    /// Changes the default mode of sends.
+    pub(crate) fn set_mode(&self, mode: AgentMode) {
+        lock(&self.info).mode = mode;
+    }
+
+    /// Notes activity (a call about the session, or one of its events).
+    pub(crate) fn touch(&self) {
+        *lock(&self.last_activity) = Instant::now();
+    }
+
+    /// How long the session has been idle; `None` while it runs a message.
+    pub(crate) fn idle_for(&self) -> Option<Duration> {
+        if self.handle.is_busy() {
+            return None;
+        }
+        Some(lock(&self.last_activity).elapsed())
+    }
+
+    /// Resolves when the message `message_id` has completed (its `session.idle` was sent to
+    /// the client); fails when the session closes first.
+    pub(crate) fn completion(&self, message_id: &str) -> oneshot::Receiver<Completion> {
+        let (tx, rx) = oneshot::channel();
+        let mut completions = lock(&self.completions);
+        match completions.done.iter().position(|(id, _)| id == message_id) {
+            Some(i) => {
+                if let Some((_, done)) = completions.done.remove(i) {
+                    let _ = tx.send(done);
+                }
+            }
+            None => {
+                completions.waiters.insert(message_id.to_owned(), tx);
+            }
+        }
+        rx
+    }
+
+    /// Tracks which message runs and how it ends, from its events.
+    fn track(&self, kind: &str, event: &Event) {
+        if !matches!(
+            kind,
+            "user.message" | "assistant.message" | "session.error" | "session.idle"
+        ) || event.agent_id.is_some()
+        {
+            return;
+        }
+        let data: Value = serde_json::from_str(event.data.get()).unwrap_or_default();
+        let mut completions = lock(&self.completions);
+        match kind {
+            "user.message" if data["isAutopilotContinuation"] != true => {
+                if let Some(id) = data["messageId"].as_str() {
+                    completions.current = Some((id.to_owned(), None, None));
+                }
+            }
+            "assistant.message" => {
+                if let Some((_, response, _)) = completions.current.as_mut() {
+                    *response = Some(event.to_live_value());
+                }
+            }
+            "session.error" => {
+                if let Some((_, _, error)) = completions.current.as_mut() {
+                    *error = Some(
+                        data["message"]
+                            .as_str()
+                            .unwrap_or("the model call failed")
+                            .to_owned(),
+                    );
+                }
+            }
+            "session.idle" => {
+                if let Some((id, response, error)) = completions.current.take() {
+                    let done = Completion {
+                        idle_id: event.id.to_string(),
+                        aborted: data["aborted"] == true,
+                        response,
+                        error,
+                    };
+                    match completions.waiters.remove(&id) {
+                        Some(waiter) => {
+                            let _ = waiter.send(done);
+                        }
+                        None => {
+                            if completions.done.len() == KEPT_COMPLETIONS {
+                                completions.done.pop_front();
+                            }
+                            completions.done.push_back((id, done));
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// True once closing has begun.
+    pub(crate) fn is_closing(&self) -> bool {
+        self.closing.load(Ordering::Acquire)
+    }
+
+    /// Waits until [`Self::mark_closed`].
+    pub(crate) async fn wait_closed(&self) {
+        self.closed.cancelled().await;
+    }
+
+    /// Announces that the session is closed and forgotten (see `Server::close_session`).
+    pub(crate) fn mark_closed(&self) {
+        self.closed.cancel();
+    }
+
+    /// Closes the session: aborts a running message (its open tool calls are recorded as
+    /// interrupted), records `session.shutdown`, makes the journal durable, releases the lock,
+    /// and waits until every event was handed to the client's queue. A second caller waits
+    /// for the first.
+    pub(crate) async fn close(&self, why: &str) {
+        if self.closing.swap(true, Ordering::AcqRel) {
+            self.wait_closed().await;
+            return;
+        }
+        if self.handle.is_busy() {
+            tracing::info!(session = %self.id, why, "aborting the running message");
+        }
+        // A message queued behind the running one is aborted by the forwarder when it starts.
+        self.handle.abort();
+        self.bridge.interrupt_hooks();
+        if let Err(e) = self.handle.shutdown().await {
+            tracing::warn!(session = %self.id, error = %e, "the session did not close cleanly");
+        }
+        let task = lock(&self.forwarder).take();
+        if let Some(task) = task {
+            let _ = task.await;
+        }
+        self.bridge.close();
+        // Whoever still waits for a message of this session learns that it is gone.
+        lock(&self.completions).waiters.clear();
+        tracing::info!(session = %self.id, why, "session closed");
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Sends every event of the session to its client, in order, as `session.event`; registers
+/// pending requests with the bridge before the client can see them; keeps the listing info
+/// current and announces `session.updated` when the session goes idle.
+struct Forwarder {
+    server: Server,
+    session: std::sync::Weak<OpenSession>,
+    peer: Arc<Peer>,
+    bridge: Arc<ClientBridge>,
+    id: Uuid,
+    prefix: String,
+}
+
+impl Forwarder {
+    fn new(server: &Server, session: &Arc<OpenSession>, peer: Arc<Peer>) -> Self {
+        let id = session.id;
+        Forwarder {
+            server: server.clone(),
+            session: Arc::downgrade(session),
+            peer,
+            bridge: Arc::clone(&session.bridge),
+            id,
+            prefix: format!(
+                "{{\"jsonrpc\":\"2.0\",\"method\":\"session.event\",\"params\":{{\"sessionId\":\"{id}\",\"event\":"
+            ),
+        }
+    }
+
+    async fn run(self, mut events: mpsc::UnboundedReceiver<Arc<Event>>) {
+        while let Some(event) = events.recv().await {
+            self.deliver(&event);
+        }
+    }
+
+    fn deliver(&self, event: &Event) {
+        self.bridge.observe(event);
+        let mut body = Vec::with_capacity(self.prefix.len() + event.data.get().len() + 200);
+        body.extend_from_slice(self.prefix.as_bytes());
+        event.write_live(&mut body);
+        body.extend_from_slice(b"}}");
+        self.peer.send(body);
+        let Some(session) = self.session.upgrade() else {
+            return;
+        };
+        session.touch();
+        let kind = event.event_type.as_str();
+        session.track(kind, event);
+        if kind == "user.message" && session.is_closing() {
+            session.handle.abort();
+        }
+        let lifecycle = {
+            let mut info = lock(&session.info);
+            info.modified_time = event.timestamp.to_text();
+            if kind == "user.message" && info.summary.is_none() {
+                let data: Value = serde_json::from_str(event.data.get()).unwrap_or_default();
+                info.summary = data["content"].as_str().map(summarize);
+            }
+            (kind == "session.idle").then(|| lifecycle_params("session.updated", self.id, &info))
+        };
+        if let Some(params) = lifecycle {
+            self.server.broadcast_lifecycle(&params);
+        }
+    }
+}
+
+/// `session.lifecycle` params with metadata.
+pub(crate) fn lifecycle_params(kind: &str, id: Uuid, info: &SessionInfo) -> Value {
+    let mut metadata = json!({
+        "startTime": info.start_time,
+        "modifiedTime": info.modified_time,
+    });
+    if let Some(summary) = &info.summary {
+        metadata["summary"] = json!(summary);
+    }
+    json!({"type": kind, "sessionId": id.to_string(), "metadata": metadata})
+}
+
+/// A listing summary: the first line of the first prompt, at most 80 characters.
+pub(crate) fn summarize(prompt: &str) -> String {
+    let line = prompt.lines().next().unwrap_or("").trim();
+    if line.chars().count() > 80 {
+        format!("{}…", line.chars().take(79).collect::<String>())
+    } else {
+        line.to_owned()
+    }
+}

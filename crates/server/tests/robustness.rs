@@ -1,0 +1,405 @@
+//! What a broken or hostile client gets: a clear JSON-RPC error for every bad frame or call,
+//! and a server that keeps serving (the same connection where the stream allows it, other
+//! connections always). Everything goes over a real TCP socket.
+
+mod common;
+
+use common::{Client, TestServer, create_params, is_idle, no_answers};
+use serde_json::{Value, json};
+use turnstile_scripted_model::{Script, ScriptedServer};
+use turnstile_server::rpc::codes;
+
+const PING: &[u8] =
+    br#"{"jsonrpc":"2.0","id":99,"method":"ping","params":{"message":"still there"}}"#;
+
+async fn assert_alive(client: &mut Client) {
+    let result = client.ok("ping", json!({"message": "alive?"})).await;
+    assert_eq!(result["message"], "pong: alive?");
+    assert_eq!(result["protocolVersion"], 3);
+}
+
+fn code(error: &Value) -> i64 {
+    error["code"].as_i64().expect("error code")
+}
+
+#[tokio::test]
+async fn a_frame_with_a_short_content_length_gets_a_parse_error_and_the_connection_goes_on() {
+    let t = TestServer::start(|_| {}).await;
+    let mut client = Client::connect(t.addr).await;
+    // Declares 10 bytes of a longer body: the 10 bytes are not JSON, the rest is skipped.
+    let body = br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+    let mut raw = b"Content-Length: 10\r\n\r\n".to_vec();
+    raw.extend_from_slice(body);
+    client.send_raw(&raw).await;
+    let error = client.next().await.unwrap();
+    assert_eq!(error["id"], Value::Null);
+    assert_eq!(code(&error["error"]), codes::PARSE_ERROR);
+    assert!(
+        error["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("invalid JSON")
+    );
+    client.send_body(PING).await;
+    let pong = client.next().await.unwrap();
+    assert_eq!(pong["id"], 99, "{pong}");
+    assert_eq!(pong["result"]["message"], "pong: still there");
+    t.stop().await;
+}
+
+#[tokio::test]
+async fn a_header_without_content_length_is_refused() {
+    let t = TestServer::start(|_| {}).await;
+    let mut client = Client::connect(t.addr).await;
+    client
+        .send_raw(b"Content-Length: lots\r\n\r\nContent-Type: x\r\nContent-Length: abc\r\n\r\n")
+        .await;
+    let error = client.next().await.unwrap();
+    assert_eq!(code(&error["error"]), codes::PARSE_ERROR);
+    assert!(
+        error["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("Content-Length")
+    );
+    let second = client.next().await.unwrap();
+    assert_eq!(code(&second["error"]), codes::PARSE_ERROR);
+    assert_alive(&mut client).await;
+    t.stop().await;
+}
+
+#[tokio::test]
+async fn a_truncated_frame_is_reported_and_the_server_keeps_serving() {
+    let t = TestServer::start(|_| {}).await;
+    let mut client = Client::connect(t.addr).await;
+    client
+        .send_raw(b"Content-Length: 100\r\n\r\n{\"jsonrpc\":\"2.0\",")
+        .await;
+    client.close_write().await;
+    let error = client.next().await.unwrap();
+    assert_eq!(code(&error["error"]), codes::PARSE_ERROR);
+    let message = error["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("truncated") && message.contains("100"),
+        "{message}"
+    );
+    assert_eq!(
+        client.next().await,
+        None,
+        "the connection ends after a truncated frame"
+    );
+    let mut other = Client::connect(t.addr).await;
+    assert_alive(&mut other).await;
+    t.stop().await;
+}
+
+#[tokio::test]
+async fn invalid_json_a_batch_and_non_requests_get_errors() {
+    let t = TestServer::start(|_| {}).await;
+    let mut client = Client::connect(t.addr).await;
+
+    client
+        .send_body(b"{\"jsonrpc\": \"2.0\", \"id\": 1, \"method\": ")
+        .await;
+    let error = client.next().await.unwrap();
+    assert_eq!(code(&error["error"]), codes::PARSE_ERROR);
+
+    client
+        .send_body(br#"[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":2,"method":"ping"}]"#)
+        .await;
+    let error = client.next().await.unwrap();
+    assert_eq!(code(&error["error"]), codes::INVALID_REQUEST);
+    assert!(
+        error["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("batch")
+    );
+
+    client.send_body(br#"{"id":3,"method":"ping"}"#).await;
+    let error = client.next().await.unwrap();
+    assert_eq!(
+        (error["id"].clone(), code(&error["error"])),
+        (json!(3), codes::INVALID_REQUEST)
+    );
+
+    client.send_body(br#""just a string""#).await;
+    let error = client.next().await.unwrap();
+    assert_eq!(code(&error["error"]), codes::INVALID_REQUEST);
+
+    // A notification of an unknown method gets no answer at all (JSON-RPC 2.0).
+    client
+        .send_body(br#"{"jsonrpc":"2.0","method":"no.such.thing"}"#)
+        .await;
+    assert_alive(&mut client).await;
+    t.stop().await;
+}
+
+#[tokio::test]
+async fn an_oversized_frame_is_refused_with_the_limit_and_skipped() {
+    let t = TestServer::start(|c| c.max_frame_bytes = 1024).await;
+    let mut client = Client::connect(t.addr).await;
+    let big = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"ping","params":{{"message":"{}"}}}}"#,
+        "x".repeat(4096)
+    );
+    client.send_body(big.as_bytes()).await;
+    let error = client.next().await.unwrap();
+    assert_eq!(code(&error["error"]), codes::INVALID_REQUEST);
+    let message = error["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("1024") && message.contains(&big.len().to_string()),
+        "{message}"
+    );
+    assert_alive(&mut client).await;
+    t.stop().await;
+}
+
+#[tokio::test]
+async fn unknown_methods_and_wrong_params_get_clear_errors() {
+    let t = TestServer::start(|_| {}).await;
+    let mut client = Client::connect(t.addr).await;
+
+    let error = client.err("session.teleport", json!({})).await;
+    assert_eq!(code(&error), codes::METHOD_NOT_FOUND);
+    assert!(
+        error["message"]
+            .as_str()
+            .unwrap()
+            .contains("session.teleport")
+    );
+
+    let error = client.err("ping", json!({"message": 42})).await;
+    assert_eq!(code(&error), codes::INVALID_PARAMS);
+    assert!(
+        error["message"].as_str().unwrap().contains("message"),
+        "{error}"
+    );
+
+    let error = client
+        .err(
+            "session.send",
+            json!({"sessionId": "8b5f1d9e-4a44-4f53-9a3e-6f0f0c7d7a11", "prompt": ["not", "text"]}),
+        )
+        .await;
+    assert_eq!(code(&error), codes::INVALID_PARAMS);
+    let message = error["message"].as_str().unwrap();
+    assert!(
+        message.contains("prompt") && message.contains("sequence"),
+        "{message}"
+    );
+
+    let error = client.err("session.send", json!({"prompt": "hi"})).await;
+    assert_eq!(code(&error), codes::INVALID_PARAMS);
+    assert!(error["message"].as_str().unwrap().contains("sessionId"));
+
+    let error = client
+        .err(
+            "session.send",
+            json!({"sessionId": "../../etc", "prompt": "hi"}),
+        )
+        .await;
+    assert_eq!(code(&error), codes::INVALID_PARAMS);
+
+    let response = client.call("session.list", json!([1, 2])).await;
+    assert_eq!(code(&response["error"]), codes::INVALID_PARAMS);
+
+    let error = client
+        .err(
+            "session.create",
+            json!({"provider": {"type": "anthropic", "baseUrl": "http://127.0.0.1:9"}}),
+        )
+        .await;
+    assert_eq!(code(&error), codes::INVALID_PARAMS);
+    assert!(error["message"].as_str().unwrap().contains("anthropic"));
+
+    assert_alive(&mut client).await;
+    t.stop().await;
+}
+
+#[tokio::test]
+async fn a_send_to_an_unknown_session_is_an_error() {
+    let t = TestServer::start(|_| {}).await;
+    let mut client = Client::connect(t.addr).await;
+    let id = "0d3c1a52-9d2e-4c47-8d0f-3b1c6c2b9e10";
+    let error = client
+        .err("session.send", json!({"sessionId": id, "prompt": "hi"}))
+        .await;
+    assert_eq!(code(&error), codes::SESSION_NOT_FOUND);
+    assert!(error["message"].as_str().unwrap().contains(id));
+    let error = client
+        .err(
+            "session.tools.handlePendingToolCall",
+            json!({"sessionId": id, "requestId": "r", "result": "x"}),
+        )
+        .await;
+    assert_eq!(code(&error), codes::SESSION_NOT_FOUND);
+    let error = client.err("session.resume", json!({"sessionId": id})).await;
+    assert_eq!(code(&error), codes::SESSION_NOT_FOUND);
+    assert_alive(&mut client).await;
+    t.stop().await;
+}
+
+#[tokio::test]
+async fn two_clients_resuming_one_session_the_second_is_refused() {
+    let model = ScriptedServer::start(Script::new().text("hello"))
+        .await
+        .unwrap();
+    let t = TestServer::start(|_| {}).await;
+    let mut first = Client::connect(t.addr).await;
+    let created = first
+        .ok("session.create", create_params(&model.url(), json!({})))
+        .await;
+    let id = created["sessionId"].as_str().unwrap().to_owned();
+    first
+        .ok("session.send", json!({"sessionId": id, "prompt": "hi"}))
+        .await;
+    first.events_until(no_answers, is_idle).await;
+    first.ok("session.detach", json!({"sessionId": id})).await;
+
+    let mut a = Client::connect(t.addr).await;
+    let mut b = Client::connect(t.addr).await;
+    a.ok(
+        "session.resume",
+        create_params(&model.url(), json!({"sessionId": id})),
+    )
+    .await;
+    let error = b
+        .err(
+            "session.resume",
+            create_params(&model.url(), json!({"sessionId": id})),
+        )
+        .await;
+    assert_eq!(code(&error), codes::SESSION_IN_USE);
+    assert!(
+        error["message"]
+            .as_str()
+            .unwrap()
+            .contains("another client"),
+        "{error}"
+    );
+    // The one that lost cannot drive it either; the winner still can.
+    let error = b
+        .err("session.send", json!({"sessionId": id, "prompt": "mine?"}))
+        .await;
+    assert_eq!(code(&error), codes::SESSION_IN_USE);
+    assert_eq!(
+        a.ok("session.mode.get", json!({"sessionId": id})).await,
+        "interactive"
+    );
+    assert_alive(&mut b).await;
+    t.stop().await;
+}
+
+#[tokio::test]
+async fn a_session_held_by_another_process_names_the_holder() {
+    let model = ScriptedServer::start(Script::new()).await.unwrap();
+    let t = TestServer::start(|_| {}).await;
+    let mut client = Client::connect(t.addr).await;
+    let created = client
+        .ok("session.create", create_params(&model.url(), json!({})))
+        .await;
+    let id = created["sessionId"].as_str().unwrap().to_owned();
+    client.ok("session.detach", json!({"sessionId": id})).await;
+    // Another server over the same state root stands in for another process (the lock is
+    // per open file, so it conflicts within one process too).
+    let root = t.dir.path().join("state");
+    let mut config = turnstile_server::ServerConfig::new(turnstile_journal::StateRoot::new(root));
+    config.default_cwd = t.work();
+    let second = turnstile_server::Server::new(config);
+    let tcp = turnstile_server::TcpServer::bind(second.clone(), 0)
+        .await
+        .unwrap();
+    let addr = tcp.local_addr();
+    let task = tokio::spawn(tcp.run());
+    let mut holder = Client::connect(addr).await;
+    holder
+        .ok(
+            "session.resume",
+            create_params(&model.url(), json!({"sessionId": id})),
+        )
+        .await;
+    let error = client
+        .err(
+            "session.resume",
+            create_params(&model.url(), json!({"sessionId": id})),
+        )
+        .await;
+    assert_eq!(code(&error), codes::SESSION_IN_USE);
+    let message = error["message"].as_str().unwrap();
+    assert!(
+        message.contains("in use by another writer") && message.contains("pid"),
+        "{message}"
+    );
+    second.shutdown().await;
+    let _ = task.await;
+    t.stop().await;
+}
+
+#[tokio::test]
+async fn a_connection_token_is_required_over_tcp_when_configured() {
+    let t = TestServer::start(|c| c.connection_token = Some("s3cret".into())).await;
+    let mut client = Client::connect(t.addr).await;
+    let error = client.err("ping", json!({})).await;
+    assert_eq!(code(&error), codes::UNAUTHORIZED);
+    let error = client.err("connect", json!({"token": "wrong"})).await;
+    assert_eq!(code(&error), codes::UNAUTHORIZED);
+    let ok = client.ok("connect", json!({"token": "s3cret"})).await;
+    assert_eq!(
+        (ok["ok"].clone(), ok["protocolVersion"].clone()),
+        (json!(true), json!(3))
+    );
+    assert_alive(&mut client).await;
+    t.stop().await;
+}
+
+#[tokio::test]
+async fn stdio_style_serving_ends_with_the_stream_and_closes_sessions() {
+    let model = ScriptedServer::start(Script::new()).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = turnstile_server::ServerConfig::new(turnstile_journal::StateRoot::new(
+        dir.path().join("s"),
+    ));
+    config.default_cwd = dir.path().to_path_buf();
+    let server = turnstile_server::Server::new(config);
+    let (client_end, server_end) = tokio::io::duplex(1 << 16);
+    let (server_read, server_write) = tokio::io::split(server_end);
+    let serving = {
+        let server = server.clone();
+        tokio::spawn(
+            async move { turnstile_server::serve_io(&server, server_read, server_write).await },
+        )
+    };
+    let (client_read, mut client_write) = tokio::io::split(client_end);
+    let mut reader = turnstile_server::framing::FrameReader::new(
+        tokio::io::BufReader::new(client_read),
+        1 << 20,
+    );
+    let create = json!({"jsonrpc":"2.0","id":1,"method":"session.create","params": create_params(&model.url(), json!({}))});
+    turnstile_server::framing::write_frame(&mut client_write, create.to_string().as_bytes())
+        .await
+        .unwrap();
+    let id = loop {
+        let frame = tokio::time::timeout(common::GUARD, reader.next_frame())
+            .await
+            .unwrap();
+        let Ok(Some(turnstile_server::framing::Frame::Body(body))) = frame else {
+            panic!("{frame:?}")
+        };
+        let msg: Value = serde_json::from_slice(&body).unwrap();
+        if msg["id"] == 1 {
+            break msg["result"]["sessionId"].as_str().unwrap().to_owned();
+        }
+    };
+    assert_eq!(server.open_sessions(), 1);
+    drop(client_write);
+    drop(reader);
+    tokio::time::timeout(common::GUARD, serving)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(server.open_sessions(), 0);
+    let journal = dir.path().join("s").join(&id).join("events.jsonl");
+    let lines = common::journal_lines(&journal);
+    assert_eq!(lines.last().unwrap()["type"], "session.shutdown");
+}

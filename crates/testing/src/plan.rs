@@ -1,0 +1,268 @@
+//! What to do to re-run a recording: the prompts to send, in which mode, where the recording was
+//! aborted, where its process stopped (cleanly or not) and was resumed, and the settings the
+//! journal reveals (model, system prompt, autopilot cap, deny rules, working directory).
+
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+
+use turnstile_loop::AgentMode;
+use turnstile_loop::autopilot::DEFAULT_MAX_CONTINUES;
+
+use crate::error::FixtureError;
+use crate::journal::JournalLine;
+use crate::manifest::Profile;
+
+/// "Once the replay has written the `occurrence`-th event of type `event_type`".
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Trigger {
+    /// The event type.
+    pub event_type: String,
+    /// 1-based count of events of that type in the whole session.
+    pub occurrence: usize,
+}
+
+/// One prompt to send.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlannedSend {
+    /// The prompt (`content` of the recorded `user.message`).
+    pub prompt: String,
+    /// Interactive or autopilot.
+    pub mode: AgentMode,
+    /// Abort the message at this point (the recording has an `abort` there).
+    pub abort: Option<Trigger>,
+    /// Line of the recorded `user.message`.
+    pub line: u64,
+}
+
+/// How a process of the recording ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SegmentEnd {
+    /// `session.shutdown`: the session is shut down cleanly.
+    Shutdown,
+    /// The journal stops there (the process died, or the journal was copied while open): the
+    /// replay stops the session's process at that point, without a shutdown.
+    Cut(Trigger),
+}
+
+/// The events one process of the recording wrote: from `session.start` or `session.resume` to
+/// `session.shutdown` or the point where it died.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Segment {
+    /// The segment resumes the session (it begins with `session.resume`).
+    pub resume: bool,
+    /// The prompts sent in this process, in order.
+    pub sends: Vec<PlannedSend>,
+    /// How the process ended.
+    pub end: SegmentEnd,
+}
+
+/// Everything a replay needs from the recording.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Plan {
+    /// The processes, in order.
+    pub segments: Vec<Segment>,
+    /// `selectedModel` of `session.start` (else the first turn's model, else `replay`).
+    pub model: String,
+    /// The first recorded `system.message` content.
+    pub system_prompt: Option<String>,
+    /// Autopilot nudges allowed per message.
+    pub max_autopilot_continues: u32,
+    /// Rules named by the recording's `denied-by-rules` permission results.
+    pub denied_rules: Vec<String>,
+    /// `context.cwd` of `session.start` (else of the first `session.resume`).
+    pub recorded_cwd: Option<String>,
+    /// `producer` of `session.start`.
+    pub producer: Option<String>,
+}
+
+impl Plan {
+    /// Every prompt, in order.
+    pub fn prompts(&self) -> impl Iterator<Item = &PlannedSend> {
+        self.segments.iter().flat_map(|s| s.sends.iter())
+    }
+}
+
+/// Event types the behaviour profile compares; a trigger in a behaviour-compared replay names
+/// one of them, since other events (permission asks, mode changes) differ between engines.
+pub const BEHAVIOUR_TYPES: [&str; 10] = [
+    "user.message",
+    "assistant.turn_start",
+    "assistant.message",
+    "tool.execution_start",
+    "tool.execution_complete",
+    "assistant.turn_end",
+    "session.task_complete",
+    "session.error",
+    "abort",
+    "session.resume",
+];
+
+/// Works out the plan of the recording `lines` (read from `path`).
+pub fn plan(lines: &[JournalLine], profile: Profile, path: &Path) -> Result<Plan, FixtureError> {
+    let unreplayable = |reason: String| FixtureError::Unreplayable {
+        path: path.to_path_buf(),
+        reason,
+    };
+    let continued: HashSet<String> = lines
+        .iter()
+        .filter(|l| l.is_top_level() && l.event_type() == "user.message")
+        .map(|l| l.data())
+        .filter(|d| d["isAutopilotContinuation"] == true)
+        .filter_map(|d| d["interactionId"].as_str().map(str::to_owned))
+        .collect();
+
+    let mut plan = Plan {
+        segments: Vec::new(),
+        model: String::new(),
+        system_prompt: None,
+        max_autopilot_continues: DEFAULT_MAX_CONTINUES,
+        denied_rules: Vec::new(),
+        recorded_cwd: None,
+        producer: None,
+    };
+    let mut segment = Segment {
+        resume: false,
+        sends: Vec::new(),
+        end: SegmentEnd::Shutdown,
+    };
+    let mut counts: HashMap<&str, usize> = HashMap::new();
+    // The last event a trigger may name, so far.
+    let mut last_trigger: Option<Trigger> = None;
+    let mut shut_down_at: Option<u64> = None;
+    let mut session_mode = AgentMode::Interactive;
+    let mut nudges = 0u32;
+    let mut most_nudges = 0u32;
+    let mut capped_at: Option<u32> = None;
+
+    for line in lines {
+        let kind = line.event_type();
+        let data = line.data();
+        let top = line.is_top_level();
+        if let Some(at) = shut_down_at
+            && kind != "session.resume"
+        {
+            return Err(unreplayable(format!(
+                "line {}: {kind} after the session.shutdown of line {at}, with no session.resume between",
+                line.number
+            )));
+        }
+        match kind {
+            "session.start" => {
+                plan.model = data["selectedModel"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned();
+                plan.recorded_cwd = data["context"]["cwd"].as_str().map(str::to_owned);
+                plan.producer = data["producer"].as_str().map(str::to_owned);
+            }
+            "session.resume" => {
+                let end = match shut_down_at.take() {
+                    Some(_) => SegmentEnd::Shutdown,
+                    None => SegmentEnd::Cut(last_trigger.clone().ok_or_else(|| {
+                        unreplayable(format!(
+                            "line {}: the journal begins with session.resume",
+                            line.number
+                        ))
+                    })?),
+                };
+                segment.end = end;
+                plan.segments.push(std::mem::replace(
+                    &mut segment,
+                    Segment {
+                        resume: true,
+                        sends: Vec::new(),
+                        end: SegmentEnd::Shutdown,
+                    },
+                ));
+                if plan.recorded_cwd.is_none() {
+                    plan.recorded_cwd = data["context"]["cwd"].as_str().map(str::to_owned);
+                }
+            }
+            "session.shutdown" => shut_down_at = Some(line.number),
+            "session.mode_changed" => {
+                session_mode = data["newMode"]
+                    .as_str()
+                    .and_then(AgentMode::parse)
+                    .unwrap_or(session_mode);
+            }
+            "system.message" if top && plan.system_prompt.is_none() => {
+                plan.system_prompt = data["content"].as_str().map(str::to_owned);
+            }
+            "assistant.turn_start" if plan.model.is_empty() => {
+                plan.model = data["model"].as_str().unwrap_or_default().to_owned();
+            }
+            "user.message" if top => {
+                if data["isAutopilotContinuation"] == true {
+                    nudges += 1;
+                    most_nudges = most_nudges.max(nudges);
+                } else {
+                    nudges = 0;
+                    let autopilot = data["agentMode"] == "autopilot"
+                        || session_mode == AgentMode::Autopilot
+                        || data["interactionId"]
+                            .as_str()
+                            .is_some_and(|id| continued.contains(id));
+                    segment.sends.push(PlannedSend {
+                        prompt: data["content"].as_str().unwrap_or_default().to_owned(),
+                        mode: if autopilot {
+                            AgentMode::Autopilot
+                        } else {
+                            AgentMode::Interactive
+                        },
+                        abort: None,
+                        line: line.number,
+                    });
+                }
+            }
+            "abort" if top => {
+                let trigger = last_trigger.clone();
+                let send = segment.sends.last_mut().ok_or_else(|| {
+                    unreplayable(format!(
+                        "line {}: an abort with no prompt before it in the same process",
+                        line.number
+                    ))
+                })?;
+                send.abort = trigger;
+            }
+            "session.warning" if data["warningType"] == "autopilot" => {
+                capped_at = Some(capped_at.map_or(nudges, |c| c.min(nudges)));
+            }
+            "permission.completed" if data["result"]["kind"] == "denied-by-rules" => {
+                for rule in data["result"]["rules"].as_array().into_iter().flatten() {
+                    if let Some(rule) = rule.as_str()
+                        && !plan.denied_rules.iter().any(|r| r == rule)
+                    {
+                        plan.denied_rules.push(rule.to_owned());
+                    }
+                }
+            }
+            _ => {}
+        }
+        let count = counts.entry(kind).or_default();
+        *count += 1;
+        if profile == Profile::Strict || BEHAVIOUR_TYPES.contains(&kind) {
+            last_trigger = Some(Trigger {
+                event_type: kind.to_owned(),
+                occurrence: *count,
+            });
+        }
+    }
+    segment.end = match shut_down_at {
+        Some(_) => SegmentEnd::Shutdown,
+        None => SegmentEnd::Cut(last_trigger.unwrap_or(Trigger {
+            event_type: "session.start".into(),
+            occurrence: 1,
+        })),
+    };
+    plan.segments.push(segment);
+    if plan.model.is_empty() {
+        plan.model = "replay".into();
+    }
+    plan.max_autopilot_continues = capped_at.unwrap_or(DEFAULT_MAX_CONTINUES.max(most_nudges));
+    if plan.prompts().next().is_none() {
+        return Err(unreplayable(
+            "the recording has no user prompt to send".into(),
+        ));
+    }
+    Ok(plan)
+}

@@ -1,0 +1,447 @@
+//! Running a fixture again: the recorded prompts through the real agent loop, the recorded
+//! answers from the replay provider, the real tools in a working directory.
+//!
+//! Each process of the recording (see [`crate::plan`]) runs on its own tokio runtime on a
+//! thread of its own. A process that the recording shows dying mid-work is stopped at the same
+//! point by dropping its runtime: the session's task goes away without `session.shutdown`,
+//! exactly as after a `kill -9`, and the next process resumes the session from its journal.
+//! An abort is requested at the point the recording shows it. The journal is written with
+//! durability `off`: what is written does not depend on it, and fsyncs would only slow tests.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use tempfile::TempDir;
+use tokio::sync::mpsc::UnboundedReceiver;
+use turnstile_journal::{Durability, Event, StateRoot, Uuid};
+use turnstile_loop::hooks::{CommandHooks, HookRunner};
+use turnstile_loop::model::{ModelProvider, ReplayProvider};
+use turnstile_loop::permissions::PermissionPolicy;
+use turnstile_loop::tools::ToolRegistry;
+use turnstile_loop::{Outcome, SendOptions, SessionConfig, SessionHandle, SessionParts};
+
+use crate::check::{CheckReport, check_run, missing_tools};
+use crate::error::FixtureError;
+use crate::fixture::Fixture;
+use crate::plan::{PlannedSend, Segment, SegmentEnd, Trigger};
+
+/// Called with every event of the replayed session as it happens (ephemeral ones too).
+pub type Observer<'a> = Box<dyn FnMut(&Event) + Send + 'a>;
+
+/// A replay of a fixture, configured with the builder methods, then run or checked.
+pub struct Replay<'a> {
+    fixture: &'a Fixture,
+    state_dir: Option<PathBuf>,
+    session_id: Option<Uuid>,
+    tools: Option<Arc<ToolRegistry>>,
+    prompts: Option<usize>,
+    observer: Option<Observer<'a>>,
+}
+
+/// A finished replay: where its journal is and how each prompt ended.
+#[derive(Debug)]
+pub struct ReplayRun {
+    /// The replayed session's id.
+    pub session_id: Uuid,
+    /// Its journal.
+    pub journal: PathBuf,
+    /// The directory the tools worked in.
+    pub workdir: PathBuf,
+    /// How each prompt that ran to the end ended, in order (a prompt whose process the
+    /// recording shows dying has none).
+    pub outcomes: Vec<Outcome>,
+    /// How many prompts were sent.
+    pub prompts_sent: usize,
+    _state: Option<TempDir>,
+    _workdir: Option<TempDir>,
+}
+
+impl ReplayRun {
+    /// Keeps the temporary state directory (if the replay used one) after the run is dropped,
+    /// so the journal can be inspected; returns the journal's path.
+    pub fn keep(&mut self) -> &Path {
+        if let Some(state) = self._state.take() {
+            let _ = state.keep();
+        }
+        &self.journal
+    }
+}
+
+impl<'a> Replay<'a> {
+    pub(crate) fn new(fixture: &'a Fixture) -> Self {
+        Replay {
+            fixture,
+            state_dir: None,
+            session_id: None,
+            tools: None,
+            prompts: None,
+            observer: None,
+        }
+    }
+
+    /// Writes the replayed session under this state directory [default: a temporary one,
+    /// removed with the [`ReplayRun`]].
+    pub fn state_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.state_dir = Some(dir.into());
+        self
+    }
+
+    /// Gives the replayed session this id [default: a fresh one].
+    pub fn session_id(mut self, id: Uuid) -> Self {
+        self.session_id = Some(id);
+        self
+    }
+
+    /// Offers these tools [default: the built-ins, as `turnstile run` offers them].
+    pub fn tools(mut self, tools: ToolRegistry) -> Self {
+        self.tools = Some(Arc::new(tools));
+        self
+    }
+
+    /// Sends only the first `n` prompts, then shuts the session down.
+    pub fn prompts(mut self, n: usize) -> Self {
+        self.prompts = Some(n);
+        self
+    }
+
+    /// Calls `observer` with every event of the replayed session as it happens.
+    pub fn observe(mut self, observer: impl FnMut(&Event) + Send + 'a) -> Self {
+        self.observer = Some(Box::new(observer));
+        self
+    }
+
+    /// Runs in a temporary copy of the fixture's working-dir contents.
+    pub fn run(self) -> Result<ReplayRun, FixtureError> {
+        let dir = temp_workdir(self.fixture)?;
+        let mut run = self.run_in(dir.path())?;
+        run._workdir = Some(dir);
+        Ok(run)
+    }
+
+    /// Runs with the tools working in `workdir`, as it is.
+    pub fn run_in(mut self, workdir: &Path) -> Result<ReplayRun, FixtureError> {
+        let workdir = workdir.canonicalize().map_err(FixtureError::io(workdir))?;
+        let (state, root) = match &self.state_dir {
+            Some(dir) => (None, StateRoot::new(dir)),
+            None => {
+                let tmp = tempfile::Builder::new()
+                    .prefix("turnstile-replay-state.")
+                    .tempdir()
+                    .map_err(FixtureError::io(std::env::temp_dir()))?;
+                let root = StateRoot::new(tmp.path().join("session-state"));
+                (Some(tmp), root)
+            }
+        };
+        let id = self.session_id.unwrap_or_else(Uuid::new_v4);
+        let tools = self
+            .tools
+            .clone()
+            .unwrap_or_else(|| Arc::new(ToolRegistry::builtin(true)));
+        let mut observer = self.observer.take();
+        let fixture = self.fixture;
+        let prompts = self.prompts;
+        let (outcomes, sent) = std::thread::scope(|scope| {
+            scope
+                .spawn(|| {
+                    Driver::new(fixture, &workdir, &root, id, tools, prompts)?
+                        .run(observer.as_mut())
+                })
+                .join()
+                .unwrap_or_else(|_| {
+                    Err(FixtureError::Session(
+                        "the replay thread panicked".to_owned(),
+                    ))
+                })
+        })?;
+        Ok(ReplayRun {
+            session_id: id,
+            journal: root.session(id).events,
+            workdir,
+            outcomes,
+            prompts_sent: sent,
+            _state: state,
+            _workdir: None,
+        })
+    }
+
+    /// Replays in a temporary copy of the fixture's working-dir contents and compares.
+    pub fn check(self) -> Result<CheckReport, FixtureError> {
+        let dir = temp_workdir(self.fixture)?;
+        self.check_in(dir.path())
+    }
+
+    /// Replays with the tools working in `workdir` and compares the new journal with the
+    /// recording. A recording that calls a tool these tools lack is reported without running.
+    pub fn check_in(self, workdir: &Path) -> Result<CheckReport, FixtureError> {
+        let fixture = self.fixture;
+        let tools = self
+            .tools
+            .clone()
+            .unwrap_or_else(|| Arc::new(ToolRegistry::builtin(true)));
+        let missing = missing_tools(fixture, &tools);
+        if !missing.is_empty() {
+            return Ok(CheckReport::not_run(fixture, missing));
+        }
+        let run = self.tools_arc(tools).run_in(workdir)?;
+        check_run(fixture, &run)
+    }
+
+    fn tools_arc(mut self, tools: Arc<ToolRegistry>) -> Self {
+        self.tools = Some(tools);
+        self
+    }
+}
+
+fn temp_workdir(fixture: &Fixture) -> Result<TempDir, FixtureError> {
+    let dir = tempfile::Builder::new()
+        .prefix("turnstile-replay-work.")
+        .tempdir()
+        .map_err(FixtureError::io(std::env::temp_dir()))?;
+    fixture.prepare_workdir(dir.path())?;
+    Ok(dir)
+}
+
+/// Runs the plan's processes one after another.
+struct Driver<'f> {
+    fixture: &'f Fixture,
+    workdir: PathBuf,
+    root: StateRoot,
+    id: Uuid,
+    tools: Arc<ToolRegistry>,
+    provider: Arc<dyn ModelProvider>,
+    hooks: Arc<dyn HookRunner>,
+    policy: PermissionPolicy,
+    /// Prompts left to send (`None`: all).
+    budget: Option<usize>,
+    /// Persisted events of the replayed session by type.
+    counts: HashMap<String, usize>,
+    outcomes: Vec<Outcome>,
+    sent: usize,
+}
+
+/// How a process of the replay ended.
+enum Ended {
+    /// Shut down, or cut where the recording was: go on with the next process.
+    Continue,
+    /// The prompt budget is spent: stop here.
+    Stop,
+}
+
+impl<'f> Driver<'f> {
+    fn new(
+        fixture: &'f Fixture,
+        workdir: &Path,
+        root: &StateRoot,
+        id: Uuid,
+        tools: Arc<ToolRegistry>,
+        prompts: Option<usize>,
+    ) -> Result<Self, FixtureError> {
+        let plan = fixture.plan();
+        let events: Vec<Event> = fixture.lines().iter().map(|l| l.event.clone()).collect();
+        let mut provider =
+            ReplayProvider::from_events(events).map_err(|e| FixtureError::Unreplayable {
+                path: fixture.journal_path().to_path_buf(),
+                reason: e.message,
+            })?;
+        if let Some(recorded) = &plan.recorded_cwd {
+            provider = provider.with_path_map(recorded.as_str(), workdir.display().to_string());
+        }
+        let manifest = fixture.manifest();
+        let allow_all = manifest
+            .allow_all_tools
+            .unwrap_or(manifest.allow_tool.is_empty());
+        let deny = manifest
+            .deny_tool
+            .clone()
+            .unwrap_or_else(|| plan.denied_rules.clone());
+        let policy = PermissionPolicy::from_flags(allow_all, &manifest.allow_tool, &deny)
+            .map_err(|e| FixtureError::Setup(format!("{}: {e}", fixture.name())))?;
+        let hooks = CommandHooks::load(workdir).map_err(|e| FixtureError::Setup(e.to_string()))?;
+        Ok(Driver {
+            fixture,
+            workdir: workdir.to_path_buf(),
+            root: root.clone(),
+            id,
+            tools,
+            provider: Arc::new(provider),
+            hooks: Arc::new(hooks),
+            policy,
+            budget: prompts,
+            counts: HashMap::new(),
+            outcomes: Vec::new(),
+            sent: 0,
+        })
+    }
+
+    fn parts(&self) -> SessionParts {
+        let plan = self.fixture.plan();
+        let manifest = self.fixture.manifest();
+        let mut config = SessionConfig::new(&self.workdir, plan.model.clone());
+        config.durability = Durability::Off;
+        config.max_autopilot_continues = plan.max_autopilot_continues;
+        config.permissions = self.policy.clone();
+        config.allow_outside_cwd = manifest.allow_outside_cwd;
+        config.streaming = true;
+        config.system_prompt = plan.system_prompt.clone();
+        SessionParts {
+            config,
+            provider: Arc::clone(&self.provider),
+            tools: Arc::clone(&self.tools),
+            hooks: Some(Arc::clone(&self.hooks)),
+            external_tools: None,
+            permission_asker: None,
+        }
+    }
+
+    fn run(
+        mut self,
+        mut observer: Option<&mut Observer<'_>>,
+    ) -> Result<(Vec<Outcome>, usize), FixtureError> {
+        let segments = self.fixture.plan().segments.clone();
+        for segment in &segments {
+            let runtime = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .enable_all()
+                .build()
+                .map_err(|e| FixtureError::Session(format!("cannot start a runtime: {e}")))?;
+            let (ended, session) = runtime.block_on(self.segment(segment, &mut observer))?;
+            // A process cut short dies here, with whatever it was doing. Its handle goes after
+            // the runtime: an idle session whose handle is dropped would shut down cleanly.
+            drop(runtime);
+            drop(session);
+            if let Ended::Stop = ended {
+                break;
+            }
+        }
+        Ok((self.outcomes, self.sent))
+    }
+
+    async fn segment(
+        &mut self,
+        segment: &Segment,
+        observer: &mut Option<&mut Observer<'_>>,
+    ) -> Result<(Ended, Option<SessionHandle>), FixtureError> {
+        let session_error =
+            |e: turnstile_loop::session::LoopError| FixtureError::Session(e.to_string());
+        let (handle, mut events) = if segment.resume {
+            let (handle, _, events) =
+                SessionHandle::resume_subscribed(&self.root, self.id, self.parts())
+                    .map_err(session_error)?;
+            (handle, events)
+        } else {
+            SessionHandle::create_subscribed(&self.root, Some(self.id), self.parts())
+                .map_err(session_error)?
+        };
+        let cut = match &segment.end {
+            SegmentEnd::Cut(trigger) => Some(trigger),
+            SegmentEnd::Shutdown => None,
+        };
+        let mut out_of_budget = false;
+        for send in &segment.sends {
+            if self.budget == Some(0) {
+                out_of_budget = true;
+                break;
+            }
+            self.sent += 1;
+            self.budget = self.budget.map(|b| b - 1);
+            if self.send(&handle, send, &mut events, cut, observer).await? {
+                let ended = if self.budget == Some(0) {
+                    Ended::Stop
+                } else {
+                    Ended::Continue
+                };
+                return Ok((ended, Some(handle)));
+            }
+        }
+        if self.budget == Some(0) {
+            out_of_budget = true;
+        }
+        if cut.is_some() && !out_of_budget {
+            // The recorded process died after its last prompt (or the journal was copied
+            // while the session was open): no shutdown.
+            while let Ok(event) = events.try_recv() {
+                self.seen(&event, observer);
+            }
+            return Ok((Ended::Continue, Some(handle)));
+        }
+        handle.shutdown().await.map_err(session_error)?;
+        while let Some(event) = events.recv().await {
+            self.seen(&event, observer);
+        }
+        let ended = if out_of_budget {
+            Ended::Stop
+        } else {
+            Ended::Continue
+        };
+        Ok((ended, None))
+    }
+
+    /// Sends one prompt and follows its events until it is idle; returns true when the
+    /// recording's process died during it (the caller then drops the session).
+    async fn send(
+        &mut self,
+        handle: &SessionHandle,
+        send: &PlannedSend,
+        events: &mut UnboundedReceiver<Arc<Event>>,
+        cut: Option<&Trigger>,
+        observer: &mut Option<&mut Observer<'_>>,
+    ) -> Result<bool, FixtureError> {
+        let options = SendOptions {
+            mode: Some(send.mode),
+        };
+        let (_, done) = handle
+            .send(send.prompt.clone(), options)
+            .map_err(|e| FixtureError::Session(e.to_string()))?;
+        tokio::pin!(done);
+        let mut aborted = false;
+        loop {
+            tokio::select! {
+                biased;
+                event = events.recv() => {
+                    let Some(event) = event else { break };
+                    self.seen(&event, observer);
+                    if !aborted && send.abort.as_ref().is_some_and(|t| self.reached(t)) {
+                        handle.abort();
+                        aborted = true;
+                    }
+                    if cut.is_some_and(|t| self.reached(t)) {
+                        return Ok(true);
+                    }
+                }
+                outcome = &mut done => {
+                    let outcome = outcome.map_err(|_| {
+                        FixtureError::Session("the session stopped during a prompt".to_owned())
+                    })?;
+                    self.outcomes.push(outcome);
+                    break;
+                }
+            }
+        }
+        while let Ok(event) = events.try_recv() {
+            self.seen(&event, observer);
+            if cut.is_some_and(|t| self.reached(t)) {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
+    fn seen(&mut self, event: &Event, observer: &mut Option<&mut Observer<'_>>) {
+        if !event.is_ephemeral() {
+            *self
+                .counts
+                .entry(event.event_type.as_str().to_owned())
+                .or_default() += 1;
+        }
+        if let Some(observe) = observer.as_mut() {
+            observe(event);
+        }
+    }
+
+    fn reached(&self, trigger: &Trigger) -> bool {
+        self.counts
+            .get(&trigger.event_type)
+            .is_some_and(|n| *n >= trigger.occurrence)
+    }
+}
