@@ -1,14 +1,15 @@
 // A client that vanishes mid tool call: `node crash_child.mjs HOME PROJECT MODEL_URL`.
 // Creates a session with a client tool that never answers, sends, and once the call is
 // requested cuts the runtime's stdin as a crashing client process would (without stop() or
-// disconnect()). Waits for the runtime to exit and prints {"id", "runtimeExit"}.
+// disconnect()). Waits for the runtime to exit and prints {"id", "runtimeExit", "events"}.
 
 import { newClient, nextEvent, sdk, sessionOptions, withGuard } from "./harness.mjs";
 
 const [home, project, url] = process.argv.slice(2);
 const client = newClient({ home, project });
+const events = [];
 const session = await client.createSession({
-  ...sessionOptions(url, [], { onPermissionRequest: sdk.approveAll }),
+  ...sessionOptions(url, events, { onPermissionRequest: sdk.approveAll }),
   tools: [{ name: "wait_forever", description: "never answers", handler: () => new Promise(() => {}) }],
 });
 const requested = nextEvent(session, (e) => e.type === "external_tool.requested", "external_tool.requested");
@@ -19,5 +20,5 @@ const runtime = client["cliProcess"];
 const exited = new Promise((resolve) => runtime.once("exit", (code, signal) => resolve(code ?? signal)));
 runtime.stdin.destroy();
 const code = await withGuard(exited, "the runtime did not exit after its client vanished");
-console.log(JSON.stringify({ id: session.sessionId, runtimeExit: code }));
+console.log(JSON.stringify({ id: session.sessionId, runtimeExit: code, events }));
 process.exit(0);

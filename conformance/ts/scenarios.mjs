@@ -251,10 +251,12 @@ const scenarios = {
     return withModelAndClient("listing", "listing.json", async ({ home, model, client }) => {
       const lifecycle = [];
       client.onLifecycle((e) => lifecycle.push(e));
-      const a = await client.createSession(sessionOptions(model.url, [], { onPermissionRequest: approveAll }));
+      const events = [];
+      const a = await client.createSession(sessionOptions(model.url, events, { onPermissionRequest: approveAll }));
       await a.sendAndWait("first session prompt", 60_000);
-      const b = await client.createSession(sessionOptions(model.url, [], { onPermissionRequest: approveAll }));
+      const b = await client.createSession(sessionOptions(model.url, events, { onPermissionRequest: approveAll }));
       await b.sendAndWait("second session prompt", 60_000);
+      events.forEach((e, i) => checkSchema(e, `live event ${i}`));
       const listed = await client.listSessions();
       checkEqual(listed.map((s) => s.sessionId), [b.sessionId, a.sessionId], "listSessions, newest first");
       checkEqual(listed[0].summary, "second session prompt", "summary");
@@ -314,7 +316,8 @@ const scenarios = {
         sessionOptions(model.url, events, { onPermissionRequest: approveAll }),
       );
       const answer = await session.sendAndWait({ prompt: "Write summary.txt", agentMode: "autopilot" }, 60_000);
-      checkEqual(answer?.data?.content, "Finished: summary.txt written.", "final answer");
+      // The run ends with the turn that called task_complete.
+      checkEqual(answer?.data?.toolRequests?.map((t) => t.name), ["task_complete"], "last assistant message");
       check(existsSync(join(project, "summary.txt")), "the work was done");
       checkIdleLast(events);
       check(
@@ -416,6 +419,7 @@ const scenarios = {
       }
       lines = journal(dirs.home, crashed.id);
       lines.forEach((l, i) => checkSchema(l, `journal line ${i + 1}`));
+      [...crashed.events, ...events, ...after].forEach((e, i) => checkSchema(e, `live event ${i}`));
       return "client crash and runtime kill, both resumed";
     } finally {
       model.stop();

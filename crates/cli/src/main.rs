@@ -1,9 +1,6 @@
 //! `turnstile`: inspect, check, repair and audit Copilot-format session journals.
 
 mod commands;
-// The SDK server command lives beside the others but is wired from here.
-#[path = "commands/serve.rs"]
-mod serve;
 mod target;
 
 use std::path::PathBuf;
@@ -33,7 +30,7 @@ struct Cli {
     state_dir: Option<PathBuf>,
 
     #[command(flatten)]
-    server: serve::ServeArgs,
+    server: commands::serve::ServeArgs,
 
     #[command(subcommand)]
     command: Option<Command>,
@@ -94,7 +91,7 @@ enum Command {
         salvage: bool,
     },
     /// Serve the Copilot SDK protocol (JSON-RPC) on --stdio or TCP, as `turnstile --headless` does.
-    Serve(serve::ServeArgs),
+    Serve(commands::serve::ServeArgs),
     /// No subcommand: `turnstile --headless ...`.
     #[command(skip)]
     Headless,
@@ -104,14 +101,14 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let command = cli.command.as_ref().unwrap_or(&Command::Headless);
     tracing_subscriber_init(match command {
-        Command::Serve(args) => serve::log_filter(args),
-        Command::Headless => serve::log_filter(&cli.server),
+        Command::Serve(args) => commands::serve::log_filter(args),
+        Command::Headless => commands::serve::log_filter(&cli.server),
         _ => "warn",
     });
     let state_dir = cli.state_dir.as_deref();
     let result = match command {
-        Command::Headless => serve::run_headless(&cli.server, state_dir),
-        Command::Serve(args) => serve::run(args, state_dir),
+        Command::Headless => commands::serve::run_headless(&cli.server, state_dir),
+        Command::Serve(args) => commands::serve::run(args, state_dir),
         Command::Sessions { json } => commands::sessions::run(*json, state_dir),
         Command::Events {
             target,

@@ -489,8 +489,7 @@ async fn an_autopilot_send_nudges_until_task_complete_and_ends_with_a_final_idle
     let model = ScriptedServer::start(
         Script::new()
             .text("I will plan first.")
-            .tool_call("task_complete", json!({"summary": "all done"}))
-            .text("Finished."),
+            .tool_call("task_complete", json!({"summary": "all done"})),
     )
     .await
     .unwrap();

@@ -7,4 +7,5 @@ pub mod fsck;
 pub mod repair;
 pub mod replay;
 pub mod run;
+pub mod serve;
 pub mod sessions;
