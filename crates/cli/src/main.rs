@@ -1,6 +1,7 @@
 //! `turnstile`: inspect, check, repair and audit Copilot-format session journals.
 
 mod commands;
+mod live_view;
 mod target;
 
 use std::path::PathBuf;

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 use clap::Args;
-use turnstile_journal::{Event, parse_session_id};
+use turnstile_journal::parse_session_id;
 use turnstile_loop::tools::ToolRegistry;
 use turnstile_testing::{CheckReport, Fixture, ReplayRun, check_run};
 
@@ -74,7 +74,8 @@ pub fn run(args: &ReplayArgs, state_dir: Option<&Path>) -> Result<ExitCode> {
         replay = replay.prompts(n);
     }
     if !quiet {
-        let mut printer = Printer::new(args.json, !args.check, fixture.prompts().len());
+        let mut printer =
+            crate::live_view::LiveView::for_replay(args.json, !args.check, fixture.prompts().len());
         replay = replay.observe(move |event| printer.print(event));
     }
     let run = match &args.cwd {
@@ -181,109 +182,4 @@ fn print_report(report: &CheckReport, json: bool) -> Result<()> {
 
 fn plural(n: usize) -> &'static str {
     if n == 1 { "" } else { "s" }
-}
-
-/// Human (or JSON line) rendering of the replayed session's live events.
-struct Printer {
-    json: bool,
-    /// Stream the answers to stdout (not with --check: stdout is the report's).
-    answers: bool,
-    prompts: usize,
-    prompt: usize,
-    mid_text: bool,
-}
-
-impl Printer {
-    fn new(json: bool, answers: bool, prompts: usize) -> Self {
-        Printer {
-            json,
-            answers,
-            prompts,
-            prompt: 0,
-            mid_text: false,
-        }
-    }
-
-    fn print(&mut self, event: &Event) {
-        if self.json {
-            let mut line = Vec::new();
-            event.write_live(&mut line);
-            line.push(b'\n');
-            let mut out = std::io::stdout().lock();
-            let _ = out.write_all(&line).and_then(|_| out.flush());
-            return;
-        }
-        let data: serde_json::Value = serde_json::from_str(event.data.get()).unwrap_or_default();
-        let text = |v: &serde_json::Value| v.as_str().unwrap_or("").to_owned();
-        match event.event_type.as_str() {
-            "user.message" if data["isAutopilotContinuation"] == true => {
-                eprintln!("  (autopilot: the loop nudges the model to finish)")
-            }
-            "user.message" => {
-                self.prompt += 1;
-                eprintln!(
-                    "\n› prompt {}/{}: {}",
-                    self.prompt,
-                    self.prompts,
-                    text(&data["content"])
-                );
-            }
-            "session.resume" => eprintln!("\n(the recording's next process: the session resumes)"),
-            "assistant.message_delta" if self.answers => {
-                let mut out = std::io::stdout().lock();
-                let _ = out
-                    .write_all(text(&data["deltaContent"]).as_bytes())
-                    .and_then(|_| out.flush());
-                self.mid_text = true;
-            }
-            "assistant.message" => {
-                if self.mid_text {
-                    println!();
-                }
-                self.mid_text = false;
-            }
-            "tool.execution_start" => {
-                eprintln!(
-                    "  → {} {}",
-                    text(&data["toolName"]),
-                    compact(&data["arguments"])
-                )
-            }
-            "tool.execution_complete" if data["success"] == true => {
-                eprintln!("  ✓ {}", first_line(&text(&data["result"]["content"])))
-            }
-            "tool.execution_complete" => {
-                eprintln!("  ✗ {}", first_line(&text(&data["error"]["message"])))
-            }
-            "permission.completed" if data["result"]["kind"] != "approved" => {
-                eprintln!("  permission: {}", text(&data["result"]["kind"]))
-            }
-            "hook.end" if !data["output"].is_null() => {
-                eprintln!(
-                    "  hook {}: {}",
-                    text(&data["hookType"]),
-                    compact(&data["output"])
-                )
-            }
-            "session.task_complete" => eprintln!("  task complete: {}", text(&data["summary"])),
-            "session.error" => eprintln!("  error: {}", text(&data["message"])),
-            "abort" => eprintln!("  aborted (as in the recording)"),
-            _ => {}
-        }
-    }
-}
-
-fn compact(v: &serde_json::Value) -> String {
-    let s = v.to_string();
-    if s.chars().count() > 100 {
-        format!("{}…", s.chars().take(99).collect::<String>())
-    } else {
-        s
-    }
-}
-
-fn first_line(s: &str) -> String {
-    let line = s.lines().next().unwrap_or("");
-    let more = s.lines().count() > 1;
-    format!("{line}{}", if more { " …" } else { "" })
 }

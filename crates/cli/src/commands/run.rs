@@ -1,6 +1,6 @@
 //! `turnstile run` and `turnstile resume`: drive a session through the agent loop.
 
-use std::io::{IsTerminal, Read, Write};
+use std::io::{IsTerminal, Read};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -277,7 +277,7 @@ async fn drive(
     let printer = {
         let json = opts.json;
         tokio::spawn(async move {
-            let mut printer = Printer::new(json);
+            let mut printer = crate::live_view::LiveView::new(json);
             while let Some(event) = events.recv().await {
                 printer.print(&event);
             }
@@ -333,96 +333,4 @@ async fn drive(
             ExitCode::from(1)
         }
     })
-}
-
-/// Human or JSON rendering of the live event stream.
-struct Printer {
-    json: bool,
-    line: Vec<u8>,
-    mid_text: bool,
-}
-
-impl Printer {
-    fn new(json: bool) -> Self {
-        Printer {
-            json,
-            line: Vec::new(),
-            mid_text: false,
-        }
-    }
-
-    fn print(&mut self, event: &Event) {
-        if self.json {
-            self.line.clear();
-            event.write_live(&mut self.line);
-            self.line.push(b'\n');
-            let mut out = std::io::stdout().lock();
-            let _ = out.write_all(&self.line).and_then(|_| out.flush());
-            return;
-        }
-        let data: serde_json::Value = serde_json::from_str(event.data.get()).unwrap_or_default();
-        let text = |v: &serde_json::Value| v.as_str().unwrap_or("").to_owned();
-        match event.event_type.as_str() {
-            "assistant.message_delta" => {
-                let mut out = std::io::stdout().lock();
-                let _ = out
-                    .write_all(text(&data["deltaContent"]).as_bytes())
-                    .and_then(|_| out.flush());
-                self.mid_text = true;
-            }
-            "assistant.message" => {
-                let content = text(&data["content"]);
-                if !self.mid_text && !content.is_empty() {
-                    print!("{content}");
-                }
-                if self.mid_text || !content.is_empty() {
-                    println!();
-                }
-                self.mid_text = false;
-            }
-            "tool.execution_start" => {
-                eprintln!(
-                    "  → {} {}",
-                    text(&data["toolName"]),
-                    compact(&data["arguments"])
-                );
-            }
-            "tool.execution_complete" => {
-                if data["success"].as_bool() == Some(true) {
-                    eprintln!("  ✓ {}", first_line(&text(&data["result"]["content"])));
-                } else {
-                    eprintln!("  ✗ {}", first_line(&text(&data["error"]["message"])));
-                }
-            }
-            "permission.completed" if data["result"]["kind"] != "approved" => {
-                eprintln!("  permission: {}", text(&data["result"]["kind"]));
-            }
-            "assistant.turn_retry" => {
-                eprintln!("  retrying the model call: {}", text(&data["reason"]))
-            }
-            "user.message" if data["isAutopilotContinuation"] == true => {
-                eprintln!("  (autopilot: nudging the model to finish)")
-            }
-            "session.task_complete" => eprintln!("  task complete: {}", text(&data["summary"])),
-            "session.error" => eprintln!("  error: {}", text(&data["message"])),
-            "session.warning" => eprintln!("  warning: {}", text(&data["message"])),
-            "abort" => eprintln!("  aborted"),
-            _ => {}
-        }
-    }
-}
-
-fn compact(v: &serde_json::Value) -> String {
-    let s = v.to_string();
-    if s.chars().count() > 100 {
-        format!("{}…", s.chars().take(99).collect::<String>())
-    } else {
-        s
-    }
-}
-
-fn first_line(s: &str) -> String {
-    let line = s.lines().next().unwrap_or("");
-    let more = s.lines().count() > 1;
-    format!("{line}{}", if more { " …" } else { "" })
 }

@@ -1,0 +1,153 @@
+//! The human (or `--json`) rendering of a session's live events, shared by `run`, `resume` and
+//! `replay`: the answer streams to stdout, tool calls and notes go to stderr.
+
+use std::io::Write;
+
+use serde_json::Value;
+use turnstile_journal::Event;
+
+/// Renders live events as they arrive.
+pub struct LiveView {
+    json: bool,
+    /// Stream answers to stdout (off when stdout carries something else, e.g. a report).
+    answers: bool,
+    /// Number the prompts (`› prompt i/n`) and note resumes, for replays.
+    prompts: Option<usize>,
+    prompt: usize,
+    mid_text: bool,
+    line: Vec<u8>,
+}
+
+impl LiveView {
+    /// The view of `run`/`resume`: answers on stdout, or every event as a JSON line.
+    pub fn new(json: bool) -> Self {
+        LiveView {
+            json,
+            answers: true,
+            prompts: None,
+            prompt: 0,
+            mid_text: false,
+            line: Vec::new(),
+        }
+    }
+
+    /// The view of a replay of `prompts` recorded prompts.
+    pub fn for_replay(json: bool, answers: bool, prompts: usize) -> Self {
+        LiveView {
+            answers,
+            prompts: Some(prompts),
+            ..Self::new(json)
+        }
+    }
+
+    /// Renders one event.
+    pub fn print(&mut self, event: &Event) {
+        if self.json {
+            self.line.clear();
+            event.write_live(&mut self.line);
+            self.line.push(b'\n');
+            let mut out = std::io::stdout().lock();
+            let _ = out.write_all(&self.line).and_then(|_| out.flush());
+            return;
+        }
+        let data: Value = serde_json::from_str(event.data.get()).unwrap_or_default();
+        let text = |v: &Value| v.as_str().unwrap_or("").to_owned();
+        match event.event_type.as_str() {
+            "user.message" if data["isAutopilotContinuation"] == true => {
+                eprintln!("  (autopilot: nudging the model to finish)")
+            }
+            "user.message" => {
+                if let Some(total) = self.prompts {
+                    self.prompt += 1;
+                    eprintln!(
+                        "\n› prompt {}/{total}: {}",
+                        self.prompt,
+                        text(&data["content"])
+                    );
+                }
+            }
+            "session.resume" if self.prompts.is_some() => {
+                eprintln!("\n(the recording's next process: the session resumes)")
+            }
+            "assistant.message_delta" if self.answers => {
+                let mut out = std::io::stdout().lock();
+                let _ = out
+                    .write_all(text(&data["deltaContent"]).as_bytes())
+                    .and_then(|_| out.flush());
+                self.mid_text = true;
+            }
+            "assistant.message" => {
+                let content = text(&data["content"]);
+                let whole = self.answers && !self.mid_text && !content.is_empty();
+                if whole {
+                    print!("{content}");
+                }
+                if self.mid_text || whole {
+                    println!();
+                }
+                self.mid_text = false;
+            }
+            "tool.execution_start" => eprintln!(
+                "  → {} {}",
+                text(&data["toolName"]),
+                compact(&data["arguments"])
+            ),
+            "tool.execution_complete" if data["success"] == true => {
+                eprintln!("  ✓ {}", first_line(&text(&data["result"]["content"])))
+            }
+            "tool.execution_complete" => {
+                eprintln!("  ✗ {}", first_line(&text(&data["error"]["message"])))
+            }
+            "permission.completed" if data["result"]["kind"] != "approved" => {
+                eprintln!("  permission: {}", text(&data["result"]["kind"]))
+            }
+            "hook.end" if !data["output"].is_null() => {
+                eprintln!(
+                    "  hook {}: {}",
+                    text(&data["hookType"]),
+                    compact(&data["output"])
+                )
+            }
+            "assistant.turn_retry" => {
+                eprintln!("  retrying the model call: {}", text(&data["reason"]))
+            }
+            "session.task_complete" => eprintln!("  task complete: {}", text(&data["summary"])),
+            "session.error" => eprintln!("  error: {}", text(&data["message"])),
+            "session.warning" => eprintln!("  warning: {}", text(&data["message"])),
+            "abort" => eprintln!("  aborted"),
+            _ => {}
+        }
+    }
+}
+
+/// A JSON value on one line, cut at 100 characters.
+fn compact(v: &Value) -> String {
+    let s = v.to_string();
+    if s.chars().count() > 100 {
+        format!("{}…", s.chars().take(99).collect::<String>())
+    } else {
+        s
+    }
+}
+
+/// The first line of a text, with `…` when there is more.
+fn first_line(s: &str) -> String {
+    let mut lines = s.lines();
+    let line = lines.next().unwrap_or("");
+    format!("{line}{}", if lines.next().is_some() { " …" } else { "" })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shortening() {
+        assert_eq!(first_line("a\nb"), "a …");
+        assert_eq!(first_line("a"), "a");
+        assert_eq!(
+            compact(&Value::String("x".repeat(200))).chars().count(),
+            100
+        );
+    }
+}
