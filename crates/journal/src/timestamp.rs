@@ -59,6 +59,12 @@ impl Timestamp {
         Ok(ts)
     }
 
+    /// Whether `text` is a timestamp in the canonical spelling (`YYYY-MM-DDTHH:MM:SS.mmmZ`, a
+    /// real date and time): what fast scanners may accept without the general parser.
+    pub fn is_canonical(text: &[u8]) -> bool {
+        parse_canonical(text).is_some()
+    }
+
     /// Writes the canonical (or original) text into `out`.
     pub fn write_to(&self, out: &mut Vec<u8>) {
         match &self.original {

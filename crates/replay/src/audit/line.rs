@@ -231,44 +231,10 @@ fn tail(line: &[u8]) -> Option<(usize, u128, Option<u128>)> {
         return None;
     }
     let id = parse_uuid(&t[7..43])?;
-    if !canonical_timestamp(&t[58..82]) {
+    if !turnstile_journal::Timestamp::is_canonical(&t[58..82]) {
         return None;
     }
     Some((tail_start, id, parent))
-}
-
-/// `YYYY-MM-DDTHH:MM:SS.mmmZ` with a real date and time: exactly what the journal's canonical
-/// timestamp parser accepts (anything else goes to the slow path and the general parser).
-fn canonical_timestamp(b: &[u8]) -> bool {
-    let d = |i: usize| b[i].wrapping_sub(b'0');
-    if b.len() != 24
-        || b[4] != b'-'
-        || b[7] != b'-'
-        || b[10] != b'T'
-        || b[13] != b':'
-        || b[16] != b':'
-        || b[19] != b'.'
-        || b[23] != b'Z'
-    {
-        return false;
-    }
-    for i in [0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18, 20, 21, 22] {
-        if d(i) > 9 {
-            return false;
-        }
-    }
-    let num2 = |i: usize| u32::from(d(i)) * 10 + u32::from(d(i + 1));
-    let year = num2(0) * 100 + num2(2);
-    let (month, day) = (num2(5), num2(8));
-    let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
-    let days = match month {
-        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
-        4 | 6 | 9 | 11 => 30,
-        2 if leap => 29,
-        2 => 28,
-        _ => return false,
-    };
-    (1..=days).contains(&day) && num2(11) < 24 && num2(14) < 60 && num2(17) < 60
 }
 
 /// The `id` of a line in the standard layout, read from its fixed tail alone.
