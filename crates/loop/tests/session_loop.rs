@@ -571,8 +571,21 @@ async fn resume_continues_with_the_whole_history_and_refuses_a_second_writer() {
     );
     session.shutdown().await.unwrap();
 
+    // A crash while appending after the checkpoint (written at shutdown): a torn last line.
+    let events = fx.root.session(id).events;
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&events)
+        .unwrap();
+    std::io::Write::write_all(&mut f, br#"{"type":"user.message","data":{"cont"#).unwrap();
+    drop(f);
     let (resumed, report) = SessionHandle::resume(&fx.root, id, fx.parts(|_| {})).unwrap();
     assert!(!report.was_active);
+    assert!(report.used_checkpoint, "the shutdown checkpoint is used");
+    assert!(
+        report.torn_tail_cut,
+        "the writer scanned the tail after the trusted prefix"
+    );
     resumed
         .send_and_wait("second", SendOptions::default())
         .await

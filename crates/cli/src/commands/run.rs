@@ -235,7 +235,8 @@ pub fn resume(args: &ResumeArgs, state_dir: Option<&Path>) -> Result<ExitCode> {
     };
     let prompt = match prompt {
         Some(p) => Some(p.to_owned()),
-        None if !std::io::stdin().is_terminal() => Some(read_stdin_prompt()?),
+        // Piped stdin holds the prompt; empty stdin (`< /dev/null`) means none, like a terminal.
+        None if !std::io::stdin().is_terminal() => read_stdin_prompt().ok(),
         None => None,
     };
     let cwd = working_dir(&args.opts)?;

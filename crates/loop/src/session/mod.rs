@@ -16,7 +16,7 @@ use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 use turnstile_journal::payload::{SessionShutdown, SessionStart, WorkingDirectoryContext};
 use turnstile_journal::{
-    Durability, Event, JournalWriter, StateRoot, Timestamp, Uuid, WriterOptions,
+    Durability, Event, JournalWriter, StateRoot, Timestamp, TrustedPrefix, Uuid, WriterOptions,
 };
 use turnstile_replay::{SessionState, resume_plan};
 
@@ -254,9 +254,19 @@ impl SessionHandle {
             }
             .into());
         }
+        // A checkpoint that passes its guard vouches for the journal's prefix, so opening scans
+        // only the tail: resume costs the tail, not the session's size. (Should the journal be
+        // replaced meanwhile, the fold below notices and refolds everything.)
+        let trusted_prefix = turnstile_replay::Checkpoint::trusted(&paths.dir)
+            .ok()
+            .map(|cp| TrustedPrefix {
+                len: cp.offset,
+                lines: cp.event_count,
+                last_id: cp.last_line_id,
+            });
         let options = WriterOptions {
             durability: parts.config.durability,
-            ..Default::default()
+            trusted_prefix,
         };
         // Lock first: the state must be folded from the journal this writer will append to.
         let (writer, recovery) = JournalWriter::open(&paths, options)?;
