@@ -79,7 +79,13 @@ impl Actor {
         mut rx: mpsc::UnboundedReceiver<Command>,
         shared: Arc<Shared>,
     ) {
-        self.hook_notify("sessionStart", json!({"source": "new"}))
+        // A resumed session starts with its `session.resume` already appended.
+        let source = if self.emitter.state().counts.resumes > 0 {
+            "resume"
+        } else {
+            "new"
+        };
+        self.hook_notify("sessionStart", json!({"source": source}))
             .await;
         let mut shutdown_reply = None;
         while let Some(cmd) = rx.recv().await {
