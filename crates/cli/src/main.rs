@@ -2,6 +2,7 @@
 
 mod commands;
 mod live_view;
+mod session_flags;
 mod target;
 
 use std::path::PathBuf;

@@ -7,12 +7,11 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
-use turnstile_journal::{Durability, Event, SessionSummary, StateRoot};
+use turnstile_journal::{Event, SessionSummary, StateRoot};
 use turnstile_loop::hooks::{CommandHooks, HookRunner};
 use turnstile_loop::model::ModelProvider;
 use turnstile_loop::model::ReplayProvider;
 use turnstile_loop::model::{OpenAiConfig, OpenAiProvider};
-use turnstile_loop::permissions::PermissionPolicy;
 use turnstile_loop::tools::ToolRegistry;
 use turnstile_loop::{AgentMode, Outcome, SendOptions, SessionConfig, SessionHandle, SessionParts};
 
@@ -53,34 +52,14 @@ pub struct LoopArgs {
     /// Nudge the model until it calls task_complete.
     #[arg(long)]
     pub autopilot: bool,
-    /// Nudges before autopilot gives up.
-    #[arg(long, default_value_t = turnstile_loop::autopilot::DEFAULT_MAX_CONTINUES)]
-    pub max_autopilot_continues: u32,
-    /// Allow every tool call without asking.
-    #[arg(long)]
-    pub allow_all_tools: bool,
-    /// Allow calls matching PATTERN: shell, shell(git), shell(git:*), write, write(GLOB), a tool name.
-    #[arg(long, value_name = "PATTERN")]
-    pub allow_tool: Vec<String>,
-    /// Deny calls matching PATTERN (deny wins over allow).
-    #[arg(long, value_name = "PATTERN")]
-    pub deny_tool: Vec<String>,
-    /// Let file tools reach outside the working directory.
-    #[arg(long)]
-    pub allow_outside_cwd: bool,
-    /// When the journal is fsynced: event, turn or off.
-    #[arg(long, default_value = "turn", value_parser = parse_durability)]
-    pub durability: Durability,
+    #[command(flatten)]
+    pub session: crate::session_flags::SessionFlags,
     /// Ask for a complete answer instead of a stream.
     #[arg(long)]
     pub no_stream: bool,
     /// Print every event (ephemeral ones too) as a JSON line on stdout.
     #[arg(long)]
     pub json: bool,
-}
-
-fn parse_durability(s: &str) -> Result<Durability, String> {
-    s.parse()
 }
 
 /// `turnstile run` arguments.
@@ -146,16 +125,15 @@ fn parts(opts: &LoopArgs, cwd: &Path) -> Result<SessionParts> {
         }
     };
     let mut config = SessionConfig::new(cwd, opts.model.clone());
-    config.durability = opts.durability;
+    config.durability = opts.session.durability;
     config.mode = if opts.autopilot {
         AgentMode::Autopilot
     } else {
         AgentMode::Interactive
     };
-    config.max_autopilot_continues = opts.max_autopilot_continues;
-    config.permissions =
-        PermissionPolicy::from_flags(opts.allow_all_tools, &opts.allow_tool, &opts.deny_tool)?;
-    config.allow_outside_cwd = opts.allow_outside_cwd;
+    config.max_autopilot_continues = opts.session.max_autopilot_continues;
+    config.permissions = opts.session.policy()?;
+    config.allow_outside_cwd = opts.session.allow_outside_cwd;
     config.streaming = !opts.no_stream;
     let hooks = CommandHooks::load(cwd)?;
     Ok(SessionParts {

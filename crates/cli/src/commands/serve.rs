@@ -10,9 +10,8 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
-use turnstile_journal::{Durability, StateRoot};
+use turnstile_journal::StateRoot;
 use turnstile_loop::model::OpenAiConfig;
-use turnstile_loop::permissions::PermissionPolicy;
 use turnstile_server::framing::DEFAULT_MAX_FRAME_BYTES;
 use turnstile_server::{DefaultModel, Server, ServerConfig, TcpServer, serve_stdio};
 
@@ -70,31 +69,11 @@ pub struct ServeArgs {
         value_name = "URL"
     )]
     pub base_url: String,
-    /// Allow every tool call of clients that do not decide permissions themselves.
-    #[arg(long)]
-    pub allow_all_tools: bool,
-    /// Allow calls matching PATTERN (shell, shell(git), write(src/**), a tool name) for such clients.
-    #[arg(long, value_name = "PATTERN")]
-    pub allow_tool: Vec<String>,
-    /// Deny calls matching PATTERN (deny wins, also over a client's approval).
-    #[arg(long, value_name = "PATTERN")]
-    pub deny_tool: Vec<String>,
-    /// Let file tools reach outside a session's working directory.
-    #[arg(long)]
-    pub allow_outside_cwd: bool,
-    /// When journals are fsynced: event, turn or off.
-    #[arg(long, default_value = "turn", value_parser = parse_durability, value_name = "WHEN")]
-    pub durability: Durability,
-    /// Nudges before an autopilot send gives up.
-    #[arg(long, default_value_t = turnstile_loop::autopilot::DEFAULT_MAX_CONTINUES, value_name = "N")]
-    pub max_autopilot_continues: u32,
+    #[command(flatten)]
+    pub session: crate::session_flags::SessionFlags,
     /// Largest JSON-RPC frame accepted, in bytes; bigger frames are refused and skipped.
     #[arg(long, default_value_t = DEFAULT_MAX_FRAME_BYTES, value_name = "BYTES")]
     pub max_frame_bytes: usize,
-}
-
-fn parse_durability(s: &str) -> Result<Durability, String> {
-    s.parse()
 }
 
 /// The tracing filter for `--log-level` (the SDKs' names), `warn` when absent or unknown.
@@ -145,11 +124,10 @@ fn server_config(args: &ServeArgs, state_dir: Option<&Path>) -> Result<ServerCon
         base_url: args.base_url.clone(),
         api_key: OpenAiConfig::api_key_from_env(),
     };
-    config.permissions =
-        PermissionPolicy::from_flags(args.allow_all_tools, &args.allow_tool, &args.deny_tool)?;
-    config.durability = args.durability;
-    config.allow_outside_cwd = args.allow_outside_cwd;
-    config.max_autopilot_continues = args.max_autopilot_continues;
+    config.permissions = args.session.policy()?;
+    config.durability = args.session.durability;
+    config.allow_outside_cwd = args.session.allow_outside_cwd;
+    config.max_autopilot_continues = args.session.max_autopilot_continues;
     config.session_idle_timeout = args
         .session_idle_timeout
         .filter(|s| *s > 0)

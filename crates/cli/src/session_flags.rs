@@ -1,0 +1,36 @@
+//! The session settings `run`, `resume` and the SDK server share: permissions, file
+//! confinement, durability and the autopilot cap.
+
+use clap::Args;
+use turnstile_journal::Durability;
+use turnstile_loop::permissions::{PatternError, PermissionPolicy};
+
+/// Flags that shape every session a command runs.
+#[derive(Debug, Clone, Args)]
+pub struct SessionFlags {
+    /// Allow every tool call without asking.
+    #[arg(long)]
+    pub allow_all_tools: bool,
+    /// Allow calls matching PATTERN: shell, shell(git), shell(git:*), write, write(GLOB), a tool name.
+    #[arg(long, value_name = "PATTERN")]
+    pub allow_tool: Vec<String>,
+    /// Deny calls matching PATTERN (deny wins over allow, also over a client's approval).
+    #[arg(long, value_name = "PATTERN")]
+    pub deny_tool: Vec<String>,
+    /// Let file tools reach outside the working directory.
+    #[arg(long)]
+    pub allow_outside_cwd: bool,
+    /// When the journal is fsynced: event, turn or off.
+    #[arg(long, default_value = "turn", value_name = "WHEN")]
+    pub durability: Durability,
+    /// Nudges before autopilot gives up.
+    #[arg(long, default_value_t = turnstile_loop::autopilot::DEFAULT_MAX_CONTINUES, value_name = "N")]
+    pub max_autopilot_continues: u32,
+}
+
+impl SessionFlags {
+    /// The permission policy of the allow/deny flags.
+    pub fn policy(&self) -> Result<PermissionPolicy, PatternError> {
+        PermissionPolicy::from_flags(self.allow_all_tools, &self.allow_tool, &self.deny_tool)
+    }
+}
