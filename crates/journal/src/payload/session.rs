@@ -169,6 +169,24 @@ pub struct SessionIdle {
 }
 payload!(SessionIdle, "session.idle");
 
+/// `session.warning`: something the user should know that did not stop the session (the
+/// engine records one when autopilot gives up).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionWarning {
+    /// Category, e.g. `autopilot`.
+    pub warning_type: String,
+    /// What happened, for people.
+    pub message: String,
+    /// A link with more to read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// What the user can do about it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remediation: Option<Value>,
+}
+payload!(SessionWarning, "session.warning");
+
 /// `session.task_complete`: the agent called `task_complete`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

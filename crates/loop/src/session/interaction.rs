@@ -12,7 +12,7 @@ use turnstile_journal::payload::{
     Abort, AssistantMessage, AssistantMessageDelta, AssistantTurnEnd, AssistantTurnRetry,
     AssistantTurnStart, AssistantUsage, ExternalToolCompleted, ExternalToolRequested, HookEnd,
     HookError, HookStart, PermissionCompleted, PermissionRequested, SessionError, SessionIdle,
-    SessionTaskComplete, SystemMessage, ToolError, ToolExecutionComplete,
+    SessionTaskComplete, SessionWarning, SystemMessage, ToolError, ToolExecutionComplete,
     ToolExecutionPartialResult, ToolExecutionStart, ToolRequest, ToolResult, UserMessage,
 };
 use turnstile_replay::resume_plan::{INTERRUPTED_CODE, INTERRUPTED_MESSAGE};
@@ -216,14 +216,13 @@ impl Actor {
                 break;
             }
             if continues >= self.parts.config.max_autopilot_continues {
-                self.emitter.emit_event(turnstile_journal::Event::with_raw_data(
-                    turnstile_journal::EventType::new("session.warning"),
-                    raw(&json!({
-                        "warningType": "autopilot",
-                        "message": format!("autopilot stopped after {continues} continuations without task_complete"),
-                    })),
-                    self.emitter.writer().last_id(),
-                ))?;
+                self.emitter.emit(&SessionWarning {
+                    warning_type: "autopilot".into(),
+                    message: format!(
+                        "autopilot stopped after {continues} continuations without task_complete"
+                    ),
+                    ..Default::default()
+                })?;
                 break;
             }
             continues += 1;
@@ -869,11 +868,4 @@ impl Actor {
 
 fn interrupted() -> ToolFailure {
     ToolFailure::new(INTERRUPTED_MESSAGE, INTERRUPTED_CODE)
-}
-
-fn raw(value: &Value) -> Box<serde_json::value::RawValue> {
-    serde_json::value::RawValue::from_string(value.to_string()).unwrap_or_else(|_| {
-        // A Value always serializes to valid JSON.
-        serde_json::value::RawValue::from_string("{}".into()).unwrap_or_default()
-    })
 }
