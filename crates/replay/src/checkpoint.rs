@@ -99,10 +99,20 @@ impl SessionState {
     /// Loads the session in `session_dir`: from its checkpoint plus the journal's tail when the
     /// checkpoint is valid, else by folding the whole journal.
     pub fn load(session_dir: &Path) -> Result<(SessionState, LoadReport), ReplayError> {
+        let trusted = Checkpoint::trusted(session_dir);
+        Self::load_with(session_dir, trusted)
+    }
+
+    /// Like [`Self::load`], with the checkpoint already read by [`Checkpoint::trusted`] (so a
+    /// caller that looked at it first does not parse it twice). Its guard is checked again:
+    /// the journal may have changed since.
+    pub fn load_with(
+        session_dir: &Path,
+        checkpoint: Result<Checkpoint, String>,
+    ) -> Result<(SessionState, LoadReport), ReplayError> {
         let events = session_dir.join(EVENTS_FILE);
-        let checkpoint = session_dir.join(CHECKPOINT_FILE);
         let (mut folder, mut crc, start_line, start, fallback_reason) =
-            match trusted_checkpoint(&events, &checkpoint) {
+            match checkpoint.and_then(|cp| check_guard(&events, &cp).map(|()| cp)) {
                 Ok(cp) => (
                     Folder::from_state(cp.state),
                     cp.prefix_crc32c,

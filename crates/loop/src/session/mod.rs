@@ -257,20 +257,19 @@ impl SessionHandle {
         // A checkpoint that passes its guard vouches for the journal's prefix, so opening scans
         // only the tail: resume costs the tail, not the session's size. (Should the journal be
         // replaced meanwhile, the fold below notices and refolds everything.)
-        let trusted_prefix = turnstile_replay::Checkpoint::trusted(&paths.dir)
-            .ok()
-            .map(|cp| TrustedPrefix {
-                len: cp.offset,
-                lines: cp.event_count,
-                last_id: cp.last_line_id,
-            });
+        let checkpoint = turnstile_replay::Checkpoint::trusted(&paths.dir);
+        let trusted_prefix = checkpoint.as_ref().ok().map(|cp| TrustedPrefix {
+            len: cp.offset,
+            lines: cp.event_count,
+            last_id: cp.last_line_id,
+        });
         let options = WriterOptions {
             durability: parts.config.durability,
             trusted_prefix,
         };
         // Lock first: the state must be folded from the journal this writer will append to.
         let (writer, recovery) = JournalWriter::open(&paths, options)?;
-        let (state, load) = SessionState::load(&paths.dir)?;
+        let (state, load) = SessionState::load_with(&paths.dir, checkpoint)?;
         let plan = resume_plan(&state, Timestamp::now());
         let report = ResumeReport {
             events_before: state.event_count,
