@@ -10,8 +10,9 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 use turnstile_journal::Uuid;
 
+use crate::broadcast::Broadcaster;
 use crate::config::ServerConfig;
-use crate::connection::Peer;
+use crate::peer::Peer;
 use crate::sessions::OpenSession;
 
 /// A JSON-RPC server for the Copilot SDK clients; cheap to clone.
@@ -23,7 +24,7 @@ pub struct Server {
 struct Inner {
     config: ServerConfig,
     sessions: Mutex<HashMap<Uuid, Arc<OpenSession>>>,
-    peers: Mutex<HashMap<u64, Arc<Peer>>>,
+    broadcaster: Broadcaster,
     /// Sessions the server closed on its own (idle timeout), so a late call can say why.
     closed_by_server: Mutex<HashMap<Uuid, String>>,
     next_connection: AtomicU64,
@@ -51,7 +52,7 @@ impl Server {
             inner: Arc::new(Inner {
                 config,
                 sessions: Mutex::default(),
-                peers: Mutex::default(),
+                broadcaster: Broadcaster::default(),
                 closed_by_server: Mutex::default(),
                 next_connection: AtomicU64::new(1),
                 shutdown: CancellationToken::new(),
@@ -112,12 +113,12 @@ impl Server {
     }
 
     pub(crate) fn add_peer(&self, peer: Arc<Peer>) {
-        lock(&self.inner.peers).insert(peer.id(), peer);
+        self.inner.broadcaster.add(peer);
     }
 
     /// Closes what a connection left open and forgets it.
     pub(crate) async fn connection_closed(&self, peer: &Peer) {
-        lock(&self.inner.peers).remove(&peer.id());
+        self.inner.broadcaster.remove(peer.id());
         let owned: Vec<_> = lock(&self.inner.sessions)
             .values()
             .filter(|s| s.owner() == peer.id())
@@ -167,10 +168,12 @@ impl Server {
 
     /// Sends a `session.lifecycle` notification to every connected client.
     pub(crate) fn broadcast_lifecycle(&self, params: &Value) {
-        let peers: Vec<_> = lock(&self.inner.peers).values().cloned().collect();
-        for peer in peers {
-            peer.notify("session.lifecycle", params);
-        }
+        self.inner.broadcaster.lifecycle(params);
+    }
+
+    /// The handle that reaches every connected client.
+    pub(crate) fn broadcaster(&self) -> &Broadcaster {
+        &self.inner.broadcaster
     }
 }
 

@@ -13,9 +13,9 @@ use tokio_util::sync::CancellationToken;
 use turnstile_journal::{Event, Uuid};
 use turnstile_loop::{AgentMode, SessionHandle};
 
+use crate::broadcast::Broadcaster;
 use crate::client_bridge::ClientBridge;
-use crate::connection::Peer;
-use crate::server::Server;
+use crate::peer::Peer;
 
 /// What the server tracks about an open session besides the loop's handle.
 #[derive(Debug, Clone)]
@@ -77,7 +77,7 @@ impl OpenSession {
     /// Wraps a started session and starts forwarding its events (`events` must be the
     /// subscription taken when the session was created or resumed, so nothing is missed).
     pub(crate) fn start(
-        server: &Server,
+        broadcaster: &Broadcaster,
         peer: Arc<Peer>,
         handle: SessionHandle,
         events: mpsc::UnboundedReceiver<Arc<Event>>,
@@ -96,7 +96,7 @@ impl OpenSession {
             closed: CancellationToken::new(),
             completions: Mutex::default(),
         });
-        let forwarder = Forwarder::new(server, &session, peer);
+        let forwarder = Forwarder::new(broadcaster, &session, peer);
         // What opening already emitted (`session.start`, or `session.resume` and what it
         // closed) is queued now, so the client sees it before the answer to create/resume.
         let mut events = events;
@@ -278,7 +278,7 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 /// pending requests with the bridge before the client can see them; keeps the listing info
 /// current and announces `session.updated` when the session goes idle.
 struct Forwarder {
-    server: Server,
+    broadcaster: Broadcaster,
     session: std::sync::Weak<OpenSession>,
     peer: Arc<Peer>,
     bridge: Arc<ClientBridge>,
@@ -287,10 +287,10 @@ struct Forwarder {
 }
 
 impl Forwarder {
-    fn new(server: &Server, session: &Arc<OpenSession>, peer: Arc<Peer>) -> Self {
+    fn new(broadcaster: &Broadcaster, session: &Arc<OpenSession>, peer: Arc<Peer>) -> Self {
         let id = session.id;
         Forwarder {
-            server: server.clone(),
+            broadcaster: broadcaster.clone(),
             session: Arc::downgrade(session),
             peer,
             bridge: Arc::clone(&session.bridge),
@@ -333,7 +333,7 @@ impl Forwarder {
             (kind == "session.idle").then(|| lifecycle_params("session.updated", self.id, &info))
         };
         if let Some(params) = lifecycle {
-            self.server.broadcast_lifecycle(&params);
+            self.broadcaster.lifecycle(&params);
         }
     }
 }

@@ -17,9 +17,9 @@ use turnstile_loop::session::LoopError;
 use turnstile_loop::tools::{ToolRegistry, ToolSpec};
 use turnstile_loop::{AgentMode, SessionConfig, SessionHandle, SessionParts, session};
 
+use super::Ctx;
 use super::{open_session, session_id};
 use crate::client_bridge::{ClientBridge, ClientCapabilities};
-use crate::dispatch::Ctx;
 use crate::provider::{self, ProviderParams};
 use crate::rpc::{RpcError, codes};
 use crate::server::Holder;
@@ -156,7 +156,7 @@ async fn register(
 ) -> Result<Arc<OpenSession>, RpcError> {
     let id = handle.id();
     let session = OpenSession::start(
-        ctx.server,
+        ctx.server.broadcaster(),
         Arc::clone(ctx.peer),
         handle,
         events,

@@ -10,9 +10,18 @@ use std::sync::Arc;
 
 use turnstile_journal::Uuid;
 
-use crate::dispatch::Ctx;
+use crate::peer::Peer;
 use crate::rpc::{RpcError, codes};
+use crate::server::Server;
 use crate::sessions::OpenSession;
+
+/// What a method handler works with.
+pub(crate) struct Ctx<'a> {
+    /// The server.
+    pub server: &'a Server,
+    /// The calling connection.
+    pub peer: &'a Arc<Peer>,
+}
 
 /// The SDK protocol version this server speaks.
 pub const PROTOCOL_VERSION: u32 = 3;
