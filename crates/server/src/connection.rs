@@ -10,7 +10,6 @@
 
 use std::sync::Arc;
 
-use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncWrite, BufReader};
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
@@ -64,7 +63,7 @@ where
                     "oversized frame refused"
                 );
                 peer.send(rpc::error_response(
-                    &Value::Null,
+                    &rpc::RequestId::null(),
                     &RpcError::invalid_request(format!(
                         "frame of {declared} bytes exceeds the limit of {limit} bytes; it was skipped"
                     )),
@@ -72,12 +71,15 @@ where
             }
             Ok(Some(Frame::BadHeader(reason))) => {
                 tracing::warn!(connection = peer.id(), %reason, "bad frame header");
-                peer.send(rpc::error_response(&Value::Null, &RpcError::parse(reason)));
+                peer.send(rpc::error_response(
+                    &rpc::RequestId::null(),
+                    &RpcError::parse(reason),
+                ));
             }
             Err(e @ (FrameError::Truncated { .. } | FrameError::TruncatedHeader)) => {
                 tracing::warn!(connection = peer.id(), error = %e, "client stream ended mid-frame");
                 peer.send(rpc::error_response(
-                    &Value::Null,
+                    &rpc::RequestId::null(),
                     &RpcError::parse(e.to_string()),
                 ));
                 break;

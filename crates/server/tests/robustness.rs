@@ -69,6 +69,58 @@ async fn a_header_without_content_length_is_refused() {
 }
 
 #[tokio::test]
+async fn a_header_block_with_no_content_length_at_all_gets_a_parse_error() {
+    let t = TestServer::start(|_| {}).await;
+    let mut client = Client::connect(t.addr).await;
+    let body = br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+    let mut frame = b"Content-Type: application/vscode-jsonrpc; charset=utf-8\r\n\r\n".to_vec();
+    frame.extend_from_slice(body);
+    client.send_raw(&frame).await;
+    let error = client.next().await.unwrap();
+    assert_eq!(code(&error["error"]), codes::PARSE_ERROR, "{error}");
+    assert_eq!(error["id"], Value::Null);
+    assert!(
+        error["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("no Content-Length"),
+        "{error}"
+    );
+    assert_alive(&mut client).await;
+    t.stop().await;
+}
+
+#[tokio::test]
+async fn request_ids_come_back_exactly_as_sent() {
+    let t = TestServer::start(|_| {}).await;
+    let mut client = Client::connect(t.addr).await;
+    for id in [
+        "123456789012345678901234567890",
+        "18446744073709551616",
+        "-7",
+        "1.0e3",
+        r#""a\u00e9""#,
+    ] {
+        let body = format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping","params":{{}}}}"#);
+        client.send_body(body.as_bytes()).await;
+        let answer = String::from_utf8(client.next_raw().await.unwrap()).unwrap();
+        assert!(
+            answer.starts_with(&format!(r#"{{"jsonrpc":"2.0","id":{id},"result":"#)),
+            "{answer}"
+        );
+        // An error answer keeps the id too.
+        let body = format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"no.such.method"}}"#);
+        client.send_body(body.as_bytes()).await;
+        let answer = String::from_utf8(client.next_raw().await.unwrap()).unwrap();
+        assert!(
+            answer.starts_with(&format!(r#"{{"jsonrpc":"2.0","id":{id},"error":"#)),
+            "{answer}"
+        );
+    }
+    t.stop().await;
+}
+
+#[tokio::test]
 async fn a_truncated_frame_is_reported_and_the_server_keeps_serving() {
     let t = TestServer::start(|_| {}).await;
     let mut client = Client::connect(t.addr).await;

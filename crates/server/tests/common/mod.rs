@@ -122,6 +122,18 @@ impl Client {
         self.read().await
     }
 
+    /// The next frame body from the server, unparsed.
+    pub async fn next_raw(&mut self) -> Option<Vec<u8>> {
+        let frame = tokio::time::timeout(GUARD, self.reader.next_frame())
+            .await
+            .expect("the server did not answer in time");
+        match frame {
+            Ok(Some(Frame::Body(body))) => Some(body),
+            Ok(None) => None,
+            other => panic!("unexpected frame from the server: {other:?}"),
+        }
+    }
+
     async fn read(&mut self) -> Option<Value> {
         let frame = tokio::time::timeout(GUARD, self.reader.next_frame())
             .await
