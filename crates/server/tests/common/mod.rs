@@ -257,6 +257,17 @@ pub fn create_params(url: &str, extra: Value) -> Value {
     params
 }
 
+/// Waits until `check` holds (polling; the guard fails the test).
+pub async fn eventually(mut check: impl FnMut() -> bool) {
+    tokio::time::timeout(GUARD, async {
+        while !check() {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await
+    .expect("the condition never came true");
+}
+
 /// The event types of a list of events.
 pub fn types(events: &[Value]) -> Vec<String> {
     events
