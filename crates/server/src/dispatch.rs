@@ -34,7 +34,7 @@ pub(crate) async fn call(
 
         "session.create" => lifecycle::create(&ctx, parse(params)?).await,
         "session.resume" => lifecycle::resume(&ctx, parse(params)?).await,
-        "session.detach" | "session.disconnect" | "session.destroy" => {
+        "session.detach" | "session.destroy" => {
             lifecycle::detach(&ctx, parse(params)?).await
         }
         "session.delete" => lifecycle::delete(&ctx, parse(params)?).await,

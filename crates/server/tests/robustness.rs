@@ -396,6 +396,32 @@ async fn a_session_open_in_two_clients_sends_its_events_to_both_and_closes_with_
 }
 
 #[tokio::test]
+async fn deleting_a_session_open_in_another_client_closes_it_there_first() {
+    let model = ScriptedServer::start(Script::new()).await.unwrap();
+    let t = TestServer::start(|_| {}).await;
+    let mut a = Client::connect(t.addr).await;
+    let mut b = Client::connect(t.addr).await;
+    let created = a
+        .ok("session.create", create_params(&model.url(), json!({})))
+        .await;
+    let id = created["sessionId"].as_str().unwrap().to_owned();
+    let deleted = b.ok("session.delete", json!({"sessionId": id})).await;
+    assert_eq!(deleted, json!({"success": true}));
+    assert!(!t.journal(&id).exists());
+    assert_eq!(t.server.open_sessions(), 0);
+    // The client that had it open saw it end.
+    let seen = a
+        .events_until(no_answers, |e| e["type"] == "session.shutdown")
+        .await;
+    assert_eq!(types(&seen).last().map(String::as_str), Some("session.shutdown"));
+    let error = a
+        .err("session.send", json!({"sessionId": id, "prompt": "x"}))
+        .await;
+    assert_eq!(code(&error), codes::SESSION_NOT_FOUND);
+    t.stop().await;
+}
+
+#[tokio::test]
 async fn resume_and_metadata_of_ids_that_are_not_uuids_answer_not_found() {
     let t = TestServer::start(|_| {}).await;
     let mut client = Client::connect(t.addr).await;

@@ -1,5 +1,5 @@
 //! Opening and closing sessions: `session.create`, `session.resume`, `session.detach`
-//! (alias `session.disconnect`, `session.destroy`), `session.delete`, and the listings
+//! (alias `session.destroy`), `session.delete`, and the listings
 //! `session.list`, `session.getLastId`, `session.getMetadata`.
 
 use std::path::{Path, PathBuf};
@@ -401,7 +401,7 @@ impl SessionIdParams {
     }
 }
 
-/// `session.detach` (`disconnect`, `destroy`): this connection no longer has the session
+/// `session.detach` (`destroy`): this connection no longer has the session
 /// open; once no connection has it, it is closed (a running message is aborted). The journal
 /// stays and the session can be resumed.
 pub(crate) async fn detach(ctx: &Ctx<'_>, params: SessionIdParams) -> Result<Value, RpcError> {
@@ -414,16 +414,13 @@ pub(crate) async fn detach(ctx: &Ctx<'_>, params: SessionIdParams) -> Result<Val
     Ok(json!({"success": true}))
 }
 
-/// `session.delete`: removes a session from disk (closing it first when only this client has
-/// it open). Refused while another client or process holds it.
+/// `session.delete`: removes a session from disk. A session open in this server is closed
+/// first, for every connection that has it open (as the Copilot CLI does); one held by
+/// another process is refused with the holder named.
 pub(crate) async fn delete(ctx: &Ctx<'_>, params: SessionIdParams) -> Result<Value, RpcError> {
     let id = session_id(&params.session_id)?;
     if let Some(open) = ctx.server.open_or_wait(id).await {
-        if open.clients().iter().any(|p| p.id() != ctx.peer.id()) {
-            return Ok(failure(format!(
-                "session {id} is open in another client of this server"
-            )));
-        }
+        ctx.server.remember_closed(id, "it was deleted");
         ctx.server.close_session(&open, "deleted").await;
     }
     let paths = ctx.server.config().state_root.session(id);
