@@ -10,6 +10,13 @@ use turnstile_loop::permissions::PermissionPolicy;
 
 use crate::framing::DEFAULT_MAX_FRAME_BYTES;
 
+/// Default budget of frame bytes being received by all connections together (256 MiB: four
+/// frames of the largest size).
+pub const DEFAULT_INFLIGHT_FRAME_BYTES: usize = 256 << 20;
+
+/// Default wait of a large frame for room in the budget.
+pub const DEFAULT_FRAME_BUDGET_WAIT: Duration = Duration::from_secs(30);
+
 /// The model used when a client names none and brings no provider.
 #[derive(Clone, PartialEq, Eq)]
 pub struct DefaultModel {
@@ -51,6 +58,11 @@ pub struct ServerConfig {
     pub session_idle_timeout: Option<Duration>,
     /// Largest frame body accepted.
     pub max_frame_bytes: usize,
+    /// Bytes of frame bodies all connections together may be receiving at once (raised to
+    /// `max_frame_bytes` when smaller, so any accepted frame can fit).
+    pub inflight_frame_bytes: usize,
+    /// How long a large frame waits for room in that budget before it is refused.
+    pub frame_budget_wait: Duration,
     /// Token a TCP client must present in `connect` (`COPILOT_CONNECTION_TOKEN`).
     pub connection_token: Option<String>,
     /// A GitHub token handed over through `--auth-token-env` (reported by `auth.getStatus`).
@@ -76,6 +88,8 @@ impl ServerConfig {
             max_autopilot_continues: DEFAULT_MAX_CONTINUES,
             session_idle_timeout: None,
             max_frame_bytes: DEFAULT_MAX_FRAME_BYTES,
+            inflight_frame_bytes: DEFAULT_INFLIGHT_FRAME_BYTES,
+            frame_budget_wait: DEFAULT_FRAME_BUDGET_WAIT,
             connection_token: None,
             auth_token: None,
             default_cwd: std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),

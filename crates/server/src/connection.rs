@@ -18,7 +18,7 @@ use tokio_util::sync::CancellationToken;
 use crate::dispatch;
 use crate::framing::{Frame, FrameError, FrameReader, write_frame};
 use crate::peer::Peer;
-use crate::rpc::{self, Incoming, RpcError};
+use crate::rpc::{self, Incoming, RpcError, codes};
 use crate::server::Server;
 
 /// Serves one client until its stream ends, the server shuts down or writing fails.
@@ -40,7 +40,8 @@ where
     server.add_peer(Arc::clone(&peer));
     tracing::info!(connection = peer.id(), "client connected");
 
-    let mut frames = FrameReader::new(BufReader::new(input), server.config().max_frame_bytes);
+    let mut frames = FrameReader::new(BufReader::new(input), server.config().max_frame_bytes)
+        .with_budget(server.frame_budget().clone());
     let mut handlers = JoinSet::new();
     let shutdown = server.shutdown_token();
     loop {
@@ -67,6 +68,23 @@ where
                     &RpcError::invalid_request(format!(
                         "frame of {declared} bytes exceeds the limit of {limit} bytes; it was skipped"
                     )),
+                ));
+            }
+            Ok(Some(Frame::Busy { declared, budget })) => {
+                tracing::warn!(
+                    connection = peer.id(),
+                    declared,
+                    budget,
+                    "no room for a frame in the server's budget; refused"
+                );
+                peer.send(rpc::error_response(
+                    &rpc::RequestId::null(),
+                    &RpcError::new(
+                        codes::SERVER_BUSY,
+                        format!(
+                            "frame of {declared} bytes refused: the server's budget of {budget} bytes for frames being received is in use by other clients; it was skipped, send it again later"
+                        ),
+                    ),
                 ));
             }
             Ok(Some(Frame::BadHeader(reason))) => {

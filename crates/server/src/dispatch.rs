@@ -34,9 +34,7 @@ pub(crate) async fn call(
 
         "session.create" => lifecycle::create(&ctx, parse(params)?).await,
         "session.resume" => lifecycle::resume(&ctx, parse(params)?).await,
-        "session.detach" | "session.destroy" => {
-            lifecycle::detach(&ctx, parse(params)?).await
-        }
+        "session.detach" | "session.destroy" => lifecycle::detach(&ctx, parse(params)?).await,
         "session.delete" => lifecycle::delete(&ctx, parse(params)?).await,
         "session.list" => lifecycle::list(&ctx, parse(params)?),
         "session.getLastId" => lifecycle::last_id(&ctx),

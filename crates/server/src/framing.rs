@@ -6,8 +6,11 @@
 //! `Content-Length:` so one bad frame costs one error, not the connection.
 
 use std::io;
+use std::sync::Arc;
+use std::time::Duration;
 
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 /// Largest body accepted by default (64 MiB): far above any SDK message, small enough that a
 /// hostile length cannot exhaust memory.
@@ -33,6 +36,14 @@ pub enum Frame {
         /// The limit.
         limit: usize,
     },
+    /// A body the server-wide budget had no room for within its wait; its bytes were read
+    /// and discarded.
+    Busy {
+        /// The declared length.
+        declared: usize,
+        /// The server-wide budget of bytes in frames being received.
+        budget: usize,
+    },
     /// A header that cannot be used (no or bad `Content-Length`, too many lines); the reader has
     /// moved past it.
     BadHeader(String),
@@ -57,12 +68,67 @@ pub enum FrameError {
     Io(#[from] io::Error),
 }
 
+/// Bodies up to this size skip the budget: control messages (`ping`, `session.abort`) never
+/// wait behind large frames, and what they hold is bounded by the number of connections.
+pub const BUDGET_FREE_BODY: usize = 64 * 1024;
+
+/// Granularity of the budget's accounting.
+const BUDGET_UNIT: usize = 1024;
+
+/// A budget of body bytes being received, shared by every connection of a server: a large body
+/// is read only once the budget has room for it, so many clients each half-way through a big
+/// frame cannot hold more than the budget between them. A reader waiting for room does not
+/// read its socket, so its client is held back by TCP itself.
+#[derive(Clone, Debug)]
+pub struct FrameBudget {
+    permits: Arc<Semaphore>,
+    bytes: usize,
+    wait: Duration,
+}
+
+impl FrameBudget {
+    /// A budget of `bytes`; a body waits at most `wait` for room before it is refused.
+    pub fn new(bytes: usize, wait: Duration) -> Self {
+        let units = bytes.div_ceil(BUDGET_UNIT).min(Semaphore::MAX_PERMITS);
+        FrameBudget {
+            permits: Arc::new(Semaphore::new(units)),
+            bytes,
+            wait,
+        }
+    }
+
+    /// The budget in bytes.
+    pub fn bytes(&self) -> usize {
+        self.bytes
+    }
+
+    /// Bytes of the budget not in use now.
+    pub fn available(&self) -> usize {
+        self.permits.available_permits() * BUDGET_UNIT
+    }
+
+    /// Room for a body of `len` bytes, waiting up to the budget's wait; `None` when there was
+    /// none in time (or `len` exceeds the whole budget).
+    async fn reserve(&self, len: usize) -> Option<OwnedSemaphorePermit> {
+        let units = u32::try_from(len.div_ceil(BUDGET_UNIT)).ok()?;
+        if units as usize > self.bytes.div_ceil(BUDGET_UNIT) {
+            return None;
+        }
+        let acquire = Arc::clone(&self.permits).acquire_many_owned(units);
+        tokio::time::timeout(self.wait, acquire).await.ok()?.ok()
+    }
+}
+
 /// Reads frames from a buffered byte stream.
 pub struct FrameReader<R> {
     input: R,
     max_body: usize,
     /// Bytes of garbage skipped since the last good frame (reported once, then reset).
     skipped: usize,
+    budget: Option<FrameBudget>,
+    /// Room held for the last body returned: released when the next frame is asked for,
+    /// by when the caller is done with that body.
+    held: Option<OwnedSemaphorePermit>,
 }
 
 impl<R: AsyncBufRead + Unpin> FrameReader<R> {
@@ -72,11 +138,20 @@ impl<R: AsyncBufRead + Unpin> FrameReader<R> {
             input,
             max_body,
             skipped: 0,
+            budget: None,
+            held: None,
         }
+    }
+
+    /// Makes bodies above [`BUDGET_FREE_BODY`] bytes wait for room in `budget`.
+    pub fn with_budget(mut self, budget: FrameBudget) -> Self {
+        self.budget = Some(budget);
+        self
     }
 
     /// The next frame; `Ok(None)` when the stream ends cleanly between frames.
     pub async fn next_frame(&mut self) -> Result<Option<Frame>, FrameError> {
+        self.held = None;
         let mut length: Option<Result<usize, String>> = None;
         let mut lines = 0usize;
         let mut in_header = false;
@@ -147,21 +222,23 @@ impl<R: AsyncBufRead + Unpin> FrameReader<R> {
             }
         };
         if declared > self.max_body {
-            let got = tokio::io::copy(
-                &mut (&mut self.input).take(declared as u64),
-                &mut tokio::io::sink(),
-            )
-            .await? as usize;
-            if got < declared {
-                return Err(FrameError::Truncated {
-                    expected: declared,
-                    got,
-                });
-            }
+            self.discard(declared).await?;
             return Ok(Some(Frame::Oversized {
                 declared,
                 limit: self.max_body,
             }));
+        }
+        if declared > BUDGET_FREE_BODY
+            && let Some(budget) = &self.budget
+        {
+            match budget.reserve(declared).await {
+                Some(permit) => self.held = Some(permit),
+                None => {
+                    let budget = budget.bytes();
+                    self.discard(declared).await?;
+                    return Ok(Some(Frame::Busy { declared, budget }));
+                }
+            }
         }
         let mut body = Vec::with_capacity(declared);
         let got = (&mut self.input)
@@ -175,6 +252,22 @@ impl<R: AsyncBufRead + Unpin> FrameReader<R> {
             });
         }
         Ok(Some(Frame::Body(body)))
+    }
+
+    /// Reads and drops a body of `declared` bytes without buffering it.
+    async fn discard(&mut self, declared: usize) -> Result<(), FrameError> {
+        let got = tokio::io::copy(
+            &mut (&mut self.input).take(declared as u64),
+            &mut tokio::io::sink(),
+        )
+        .await? as usize;
+        if got < declared {
+            return Err(FrameError::Truncated {
+                expected: declared,
+                got,
+            });
+        }
+        Ok(())
     }
 
     /// One line up to and including `\n` (or the rest of the stream), at most
@@ -361,6 +454,78 @@ mod tests {
         input.extend_from_slice(b"Content-Length: 2\r\n\r\n{}");
         let got = frames(&input, 100).await;
         assert_eq!(got[0], body("{}"));
+    }
+
+    #[tokio::test]
+    async fn large_bodies_wait_for_the_budget_and_small_ones_do_not() {
+        let budget = FrameBudget::new(200 * 1024, Duration::from_secs(60));
+        let big = |n: usize| {
+            let mut frame = format!("Content-Length: {n}\r\n\r\n").into_bytes();
+            frame.resize(frame.len() + n, b' ');
+            frame
+        };
+        // The first reader holds 150 KiB of the 200 KiB while its body is in use.
+        let first_input = big(150 * 1024);
+        let mut first = FrameReader::new(&first_input[..], 1 << 20).with_budget(budget.clone());
+        assert!(matches!(first.next_frame().await, Ok(Some(Frame::Body(_)))));
+        assert!(budget.available() <= 50 * 1024);
+        // A small body passes anyway.
+        let small_input = big(1000);
+        let mut small = FrameReader::new(&small_input[..], 1 << 20).with_budget(budget.clone());
+        assert!(matches!(small.next_frame().await, Ok(Some(Frame::Body(_)))));
+        // A second large one waits until the first reader moves on.
+        let second_input = big(100 * 1024);
+        let mut second = FrameReader::new(&second_input[..], 1 << 20).with_budget(budget.clone());
+        let waiting = second.next_frame();
+        tokio::pin!(waiting);
+        assert!(futures_poll_pending(&mut waiting).await);
+        assert_eq!(first.next_frame().await.unwrap(), None);
+        assert!(matches!(waiting.await, Ok(Some(Frame::Body(_)))));
+    }
+
+    #[tokio::test]
+    async fn a_body_that_finds_no_room_in_time_is_refused_and_skipped() {
+        let budget = FrameBudget::new(100 * 1024, Duration::from_millis(1));
+        let _holder = budget.reserve(100 * 1024).await.unwrap();
+        let mut input = format!("Content-Length: {}\r\n\r\n", 80 * 1024).into_bytes();
+        input.resize(input.len() + 80 * 1024, b' ');
+        input.extend_from_slice(b"Content-Length: 2\r\n\r\n{}");
+        let got = frames_with(&input, budget.clone()).await;
+        assert_eq!(
+            got[0],
+            Ok(Some(Frame::Busy {
+                declared: 80 * 1024,
+                budget: 100 * 1024
+            }))
+        );
+        assert_eq!(got[1], body("{}"));
+        // More than the whole budget can never fit: refused at once.
+        let whole = FrameBudget::new(100 * 1024, Duration::from_secs(3600));
+        let mut input = format!("Content-Length: {}\r\n\r\n", 200 * 1024).into_bytes();
+        input.resize(input.len() + 200 * 1024, b' ');
+        let got = frames_with(&input, whole).await;
+        assert!(matches!(got[0], Ok(Some(Frame::Busy { .. }))));
+    }
+
+    async fn frames_with(input: &[u8], budget: FrameBudget) -> Vec<Result<Option<Frame>, String>> {
+        let mut reader = FrameReader::new(input, 1 << 20).with_budget(budget);
+        let mut out = Vec::new();
+        loop {
+            let next = reader.next_frame().await.map_err(|e| e.to_string());
+            let stop = !matches!(next, Ok(Some(_)));
+            out.push(next);
+            if stop {
+                return out;
+            }
+        }
+    }
+
+    /// Polls a future once; true when it is still pending.
+    async fn futures_poll_pending<F: std::future::Future + Unpin>(f: &mut F) -> bool {
+        std::future::poll_fn(|cx| {
+            std::task::Poll::Ready(std::pin::Pin::new(&mut *f).poll(cx).is_pending())
+        })
+        .await
     }
 
     #[tokio::test]

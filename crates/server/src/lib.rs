@@ -29,7 +29,9 @@ mod server;
 mod sessions;
 pub mod transport;
 
-pub use config::{DefaultModel, ServerConfig};
+pub use config::{
+    DEFAULT_FRAME_BUDGET_WAIT, DEFAULT_INFLIGHT_FRAME_BYTES, DefaultModel, ServerConfig,
+};
 pub use error::ServerError;
 pub use methods::{PROTOCOL_VERSION, VERSION};
 pub use server::Server;

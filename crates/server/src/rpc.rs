@@ -24,6 +24,8 @@ pub mod codes {
     pub const UNAUTHORIZED: i64 = -32003;
     /// The session's journal or task failed.
     pub const SESSION_FAILED: i64 = -32004;
+    /// The server had no room for a large frame in time (`--max-inflight-frame-bytes`).
+    pub const SERVER_BUSY: i64 = -32005;
 }
 
 /// A JSON-RPC error object.

@@ -12,6 +12,7 @@ use turnstile_journal::Uuid;
 
 use crate::broadcast::Broadcaster;
 use crate::config::ServerConfig;
+use crate::framing::FrameBudget;
 use crate::peer::Peer;
 use crate::sessions::OpenSession;
 
@@ -25,6 +26,7 @@ struct Inner {
     config: ServerConfig,
     sessions: Mutex<HashMap<Uuid, Arc<OpenSession>>>,
     broadcaster: Broadcaster,
+    frame_budget: FrameBudget,
     /// Sessions the server closed on its own (idle timeout), so a late call can say why.
     closed_by_server: Mutex<HashMap<Uuid, String>>,
     next_connection: AtomicU64,
@@ -37,11 +39,16 @@ struct Inner {
 impl Server {
     /// A server with these settings; serve it with [`crate::transport`].
     pub fn new(config: ServerConfig) -> Self {
+        let frame_budget = FrameBudget::new(
+            config.inflight_frame_bytes.max(config.max_frame_bytes),
+            config.frame_budget_wait,
+        );
         let server = Server {
             inner: Arc::new(Inner {
                 config,
                 sessions: Mutex::default(),
                 broadcaster: Broadcaster::default(),
+                frame_budget,
                 closed_by_server: Mutex::default(),
                 next_connection: AtomicU64::new(1),
                 shutdown: CancellationToken::new(),
@@ -169,6 +176,16 @@ impl Server {
     /// Sends a `session.lifecycle` notification to every connected client.
     pub(crate) fn broadcast_lifecycle(&self, params: &Value) {
         self.inner.broadcaster.lifecycle(params);
+    }
+
+    /// Bytes of the frame budget not in use now (for tests and logs).
+    pub fn frame_budget_available(&self) -> usize {
+        self.inner.frame_budget.available()
+    }
+
+    /// The budget of frame bytes being received, shared by every connection.
+    pub(crate) fn frame_budget(&self) -> &FrameBudget {
+        &self.inner.frame_budget
     }
 
     /// The handle that reaches every connected client.

@@ -121,6 +121,41 @@ async fn request_ids_come_back_exactly_as_sent() {
 }
 
 #[tokio::test]
+async fn a_large_frame_with_no_room_in_the_budget_is_refused_and_the_client_goes_on() {
+    let t = TestServer::start(|c| {
+        c.max_frame_bytes = 200 * 1024;
+        c.inflight_frame_bytes = 200 * 1024;
+        c.frame_budget_wait = std::time::Duration::from_millis(50);
+    })
+    .await;
+    // One client holds most of the budget, half-way through its frame.
+    let mut holder = Client::connect(t.addr).await;
+    let mut partial = format!("Content-Length: {}\r\n\r\n", 150 * 1024).into_bytes();
+    partial.resize(partial.len() + 100 * 1024, b' ');
+    holder.send_raw(&partial).await;
+    // Another one's large frame finds no room: refused with the reason, skipped.
+    let mut other = Client::connect(t.addr).await;
+    let mut frame = format!("Content-Length: {}\r\n\r\n", 120 * 1024).into_bytes();
+    frame.resize(frame.len() + 120 * 1024, b' ');
+    // Once the holder's frame is being read, the budget is in use.
+    let server = t.server.clone();
+    common::eventually(|| server.frame_budget_available() < 120 * 1024).await;
+    other.send_raw(&frame).await;
+    let error = other.next().await.unwrap();
+    assert_eq!(code(&error["error"]), codes::SERVER_BUSY, "{error}");
+    assert!(
+        error["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("budget"),
+        "{error}"
+    );
+    assert_alive(&mut other).await;
+    drop(holder);
+    t.stop().await;
+}
+
+#[tokio::test]
 async fn a_truncated_frame_is_reported_and_the_server_keeps_serving() {
     let t = TestServer::start(|_| {}).await;
     let mut client = Client::connect(t.addr).await;
@@ -413,7 +448,10 @@ async fn deleting_a_session_open_in_another_client_closes_it_there_first() {
     let seen = a
         .events_until(no_answers, |e| e["type"] == "session.shutdown")
         .await;
-    assert_eq!(types(&seen).last().map(String::as_str), Some("session.shutdown"));
+    assert_eq!(
+        types(&seen).last().map(String::as_str),
+        Some("session.shutdown")
+    );
     let error = a
         .err("session.send", json!({"sessionId": id, "prompt": "x"}))
         .await;
