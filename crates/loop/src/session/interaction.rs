@@ -24,7 +24,9 @@ use super::{
 };
 use crate::autopilot::{AgentMode, NUDGE};
 use crate::client::ExternalToolCall;
-use crate::model::{ChatRequest, ModelError, ModelEvent, ModelResponse, ToolCall, ToolSchema};
+use crate::model::{
+    ChatRequest, ModelError, ModelErrorKind, ModelEvent, ModelResponse, ToolCall, ToolSchema,
+};
 use crate::permissions::Decision;
 use crate::tools::{PermissionAsk, ToolContext, ToolFailure, ToolOutput};
 
@@ -194,19 +196,19 @@ impl Actor {
                 TurnEnd::Aborted => return self.idle(mode, true).await.map(|_| Outcome::Aborted),
                 TurnEnd::Failed(e) => {
                     self.emitter.emit(&SessionError {
-                        error_type: e.error_type.clone(),
+                        error_type: e.error_type().to_string(),
                         message: e.message.clone(),
                         status_code: e.status_code,
                         ..Default::default()
                     })?;
                     self.hook_notify(
                         "errorOccurred",
-                        json!({"error": {"name": e.error_type, "message": e.message}}),
+                        json!({"error": {"name": e.error_type(), "message": e.message}}),
                     )
                     .await;
                     self.idle(mode, false).await?;
                     return Ok(Outcome::Failed {
-                        error_type: e.error_type,
+                        error_type: e.error_type().to_string(),
                         status_code: e.status_code,
                         message: e.message,
                     });
@@ -284,7 +286,7 @@ impl Actor {
             .await?
         {
             Ok(r) => r,
-            Err(e) if msg.cancel.is_cancelled() || e.error_type == "cancelled" => {
+            Err(e) if msg.cancel.is_cancelled() || e.kind == ModelErrorKind::Cancelled => {
                 self.abort_event()?;
                 self.end_turn(&turn_id).await?;
                 return Ok(TurnEnd::Aborted);

@@ -11,7 +11,8 @@ use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
 use super::{
-    BoxFuture, ChatRequest, ModelError, ModelEvent, ModelProvider, ModelResponse, ToolCall,
+    BoxFuture, ChatRequest, ModelError, ModelErrorKind, ModelEvent, ModelProvider, ModelResponse,
+    ToolCall,
 };
 
 mod config;
@@ -52,7 +53,7 @@ impl OpenAiProvider {
         }
         let client = builder.build().map_err(|e| {
             ModelError::new(
-                "config",
+                ModelErrorKind::Config,
                 format!("cannot build the HTTP client: {}", chain(&e)),
             )
         })?;
@@ -136,7 +137,7 @@ impl OpenAiProvider {
         let body = self.read_body(response).await?;
         let completion: Completion = serde_json::from_slice(&body).map_err(|e| {
             ModelError::new(
-                "malformed_response",
+                ModelErrorKind::MalformedResponse,
                 format!(
                     "the response is not a JSON object ({e}): {}",
                     quote(&String::from_utf8_lossy(&body))
@@ -144,14 +145,14 @@ impl OpenAiProvider {
             )
         })?;
         if let Some(message) = error_message(completion.error.as_ref()) {
-            return Err(ModelError::new("http", message));
+            return Err(ModelError::new(ModelErrorKind::Http, message));
         }
         let choice = completion
             .choices
             .and_then(|c| c.into_iter().next())
             .ok_or_else(|| {
                 ModelError::new(
-                    "malformed_response",
+                    ModelErrorKind::MalformedResponse,
                     format!(
                         "the response has no choices: {}",
                         quote(&String::from_utf8_lossy(&body))

@@ -5,7 +5,7 @@ use std::time::Instant;
 use tokio::sync::mpsc::UnboundedSender;
 
 use super::super::sse::SseParser;
-use super::super::{ModelError, ModelEvent, ModelResponse, ToolCall};
+use super::super::{ModelError, ModelErrorKind, ModelEvent, ModelResponse, ToolCall};
 use super::wire::{AnswerToolCall, Chunk, WireUsage, error_message};
 use super::{OpenAiProvider, quote};
 
@@ -21,7 +21,7 @@ impl OpenAiProvider {
     ) -> Result<ModelResponse, ModelError> {
         let mut parser = SseParser::default();
         let mut state = StreamState::default();
-        let bad_sse = |msg: String| ModelError::new("malformed_response", msg);
+        let bad_sse = |msg: String| ModelError::new(ModelErrorKind::MalformedResponse, msg);
         while let Some(bytes) = self.next_chunk(&mut response).await? {
             for data in parser.push(&bytes).map_err(bad_sse)? {
                 state.event(&data, events)?;
@@ -37,7 +37,7 @@ impl OpenAiProvider {
             Ok(state.finish(model, started))
         } else {
             Err(ModelError::new(
-                "stream",
+                ModelErrorKind::Stream,
                 "the stream ended before the answer was complete (no finish_reason, no [DONE])",
             ))
         }
@@ -89,7 +89,7 @@ impl StreamState {
                 Ok(())
             }
             Err(e) => Err(ModelError::new(
-                "malformed_response",
+                ModelErrorKind::MalformedResponse,
                 format!(
                     "the stream sent a chunk that is not a JSON object ({e}): {}",
                     quote(data)
@@ -104,7 +104,7 @@ impl StreamState {
         events: &UnboundedSender<ModelEvent>,
     ) -> Result<(), ModelError> {
         if let Some(message) = error_message(chunk.error.as_ref()) {
-            return Err(ModelError::new("stream", message));
+            return Err(ModelError::new(ModelErrorKind::Stream, message));
         }
         if self.api_call_id.is_none() {
             self.api_call_id = chunk.id.filter(|s| !s.is_empty());

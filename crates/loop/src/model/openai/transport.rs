@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderMap};
 
-use super::super::ModelError;
+use super::super::{ModelError, ModelErrorKind};
 use super::wire::ErrorBody;
 use super::{OpenAiProvider, quote};
 
@@ -38,7 +38,7 @@ impl OpenAiProvider {
         let limit = self.config.timeouts.request;
         match tokio::time::timeout(limit, builder.send()).await {
             Err(_) => Err(ModelError {
-                error_type: "timeout".into(),
+                kind: ModelErrorKind::Timeout,
                 status_code: None,
                 message: format!(
                     "no response from {} within {} ms",
@@ -48,12 +48,11 @@ impl OpenAiProvider {
                 retryable: true,
             }),
             Ok(Err(e)) => Err(ModelError {
-                error_type: if e.is_timeout() {
-                    "timeout"
+                kind: if e.is_timeout() {
+                    ModelErrorKind::Timeout
                 } else {
-                    "connection"
-                }
-                .into(),
+                    ModelErrorKind::Connection
+                },
                 status_code: None,
                 message: format!("cannot reach {}: {}", self.endpoint, chain(&e)),
                 retryable: true,
@@ -89,7 +88,7 @@ impl OpenAiProvider {
         let retryable = matches!(code, 408 | 409 | 429) || status.is_server_error();
         (
             ModelError {
-                error_type: "http".into(),
+                kind: ModelErrorKind::Http,
                 status_code: Some(code),
                 message,
                 retryable,
@@ -111,7 +110,7 @@ impl OpenAiProvider {
                     body.extend_from_slice(&bytes);
                     if body.len() > MAX_BODY {
                         return Err(ModelError::new(
-                            "malformed_response",
+                            ModelErrorKind::MalformedResponse,
                             format!("the response body is larger than {MAX_BODY} bytes"),
                         ));
                     }
@@ -128,14 +127,14 @@ impl OpenAiProvider {
         let limit = self.config.timeouts.stall;
         match tokio::time::timeout(limit, response.chunk()).await {
             Err(_) => Err(ModelError::new(
-                "timeout",
+                ModelErrorKind::Timeout,
                 format!(
                     "the response stalled: nothing arrived for {} ms",
                     limit.as_millis()
                 ),
             )),
             Ok(Err(e)) => Err(ModelError::new(
-                "stream",
+                ModelErrorKind::Stream,
                 format!("the connection broke during the response: {}", chain(&e)),
             )),
             Ok(Ok(chunk)) => Ok(chunk.map(|b| b.to_vec())),
