@@ -75,19 +75,19 @@ impl Actor {
                 TurnEnd::Aborted => return self.idle(mode, true).await.map(|_| Outcome::Aborted),
                 TurnEnd::Failed(e) => {
                     self.emitter.emit(&SessionError {
-                        error_type: e.error_type.clone(),
+                        error_type: e.error_type().to_string(),
                         message: e.message.clone(),
                         status_code: e.status_code,
                         ..Default::default()
                     })?;
                     self.hook_notify(
                         "errorOccurred",
-                        json!({"error": {"name": e.error_type, "message": e.message}}),
+                        json!({"error": {"name": e.error_type(), "message": e.message}}),
                     )
                     .await;
                     self.idle(mode, false).await?;
                     return Ok(Outcome::Failed {
-                        error_type: e.error_type,
+                        error_type: e.error_type().to_string(),
                         status_code: e.status_code,
                         message: e.message,
                     });

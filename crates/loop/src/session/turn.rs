@@ -18,7 +18,9 @@ use super::history::chat_messages;
 use super::message::Message;
 use super::tool_call::interrupted;
 use crate::autopilot::AgentMode;
-use crate::model::{ChatRequest, ModelError, ModelEvent, ModelResponse, ToolSchema};
+use crate::model::{
+    ChatRequest, ModelError, ModelErrorKind, ModelEvent, ModelResponse, ToolSchema,
+};
 
 /// How a turn ended.
 pub(super) enum TurnEnd {
@@ -55,7 +57,7 @@ impl Actor {
             .await?
         {
             Ok(r) => r,
-            Err(e) if msg.cancel.is_cancelled() || e.error_type == "cancelled" => {
+            Err(e) if msg.cancel.is_cancelled() || e.kind == ModelErrorKind::Cancelled => {
                 self.abort_event()?;
                 self.end_turn(&turn_id).await?;
                 return Ok(TurnEnd::Aborted);
