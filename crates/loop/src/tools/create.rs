@@ -85,6 +85,7 @@ impl Tool for CreateTool {
             }),
             intention,
             subject: file_name,
+            shell: None,
         }))
     }
 
