@@ -257,7 +257,7 @@ impl PermissionPolicy {
         }
         let base_moves = moves_directory(analysis);
         for target in &analysis.writes {
-            let known = target.is_static() && !(base_moves && !target.value.starts_with('/'));
+            let known = target.is_static() && (!base_moves || target.value.starts_with('/'));
             let ok = known
                 && self.allow.iter().any(|p| {
                     p.covers("", Family::Write)

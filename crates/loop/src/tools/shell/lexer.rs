@@ -245,9 +245,7 @@ impl Lexer<'_> {
                 } else {
                     name_open = false;
                     if name_chars > 0 && w.value.len() == name_chars {
-                        if c == '=' {
-                            w.assign = Some(name_chars);
-                        } else if c == '+' && next == Some('=') {
+                        if c == '=' || (c == '+' && next == Some('=')) {
                             w.assign = Some(name_chars);
                         } else if c == '[' {
                             // `a[i]=v`: the subscript is arithmetic, evaluated at run time.

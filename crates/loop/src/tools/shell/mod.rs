@@ -137,7 +137,7 @@ impl ShellAnalysis {
             }
             if let Some(cmd) = self.commands.get(first_command) {
                 let start = simple.words.first().map_or(0, |w| w.start);
-                let end = simple.words.last().map_or(start, |w| w.end);
+                let end = simple.end.max(start);
                 let text = text.get(start..end).unwrap_or(&cmd.program).trim_end();
                 let args: Vec<&str> = cmd.args.iter().map(|a| a.value.as_str()).collect();
                 let read_only = !writes_here && readonly::is_read_only(&cmd.name, &args);

@@ -11,6 +11,8 @@ pub(crate) struct Simple {
     pub words: Vec<Word>,
     /// (operator, target) for every redirection, in order.
     pub redirects: Vec<(String, Option<Word>)>,
+    /// Byte offset just past its last word or redirection target.
+    pub end: usize,
 }
 
 /// Words that open or close compound commands when they come first.
@@ -57,6 +59,7 @@ pub(crate) fn simple_commands(toks: &[Tok], unresolved: &mut Vec<String>) -> Vec
                 let target = match toks.get(i + 1) {
                     Some(Tok::Word(w)) => {
                         i += 1;
+                        cur.end = cur.end.max(w.end);
                         Some(w.clone())
                     }
                     _ => None,
@@ -109,6 +112,7 @@ pub(crate) fn simple_commands(toks: &[Tok], unresolved: &mut Vec<String>) -> Vec
                     at_start = false;
                     continue;
                 }
+                cur.end = cur.end.max(w.end);
                 cur.words.push(w.clone());
                 at_start = false;
             }
