@@ -211,10 +211,7 @@ impl PermissionPolicy {
                     p.covers(tool, family)
                         && match &p.arg {
                             None => true,
-                            // `view` reads the path itself, `grep`/`glob` what is under it.
-                            Some(PatternArg::Path(g)) if tool == "view" => {
-                                paths.iter().any(|path| g.matches(path, cwd))
-                            }
+                            // A directory's listing or search reaches what is under it.
                             Some(PatternArg::Path(g)) => {
                                 paths.iter().any(|path| g.may_match_under(path, cwd))
                             }

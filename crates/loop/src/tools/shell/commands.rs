@@ -117,6 +117,12 @@ impl Analysis {
             self.note(why);
             return;
         }
+        if matches!(name.as_str(), "test" | "[")
+            && args.iter().any(|a| matches!(a.value.as_str(), "-v" | "-R"))
+        {
+            // `test -v 'a[$(cmd)]'` evaluates the subscript.
+            self.note("a variable test with a subscript");
+        }
         if NAMING_BUILTINS.contains(&name.as_str()) {
             self.naming_builtin(&name, args);
         }

@@ -234,6 +234,7 @@ impl Lexer<'_> {
         let mut name_open = true;
         let mut brace_open = false;
         let mut brace_list = false;
+        let mut bracket_open = false;
         while self.i < self.chars.len() {
             let c = self.chars[self.i].1;
             let next = self.peek(1);
@@ -332,7 +333,18 @@ impl Lexer<'_> {
                 }
                 '$' => self.dollar(&mut w),
                 '`' => self.backtick(&mut w),
-                '*' | '?' | '[' => {
+                '*' | '?' => {
+                    w.glob = true;
+                    w.value.push(c);
+                    self.i += 1;
+                }
+                // `[` is a pattern only with a closing `]` (`[` alone is the test command).
+                '[' => {
+                    bracket_open = true;
+                    w.value.push(c);
+                    self.i += 1;
+                }
+                ']' if bracket_open => {
                     w.glob = true;
                     w.value.push(c);
                     self.i += 1;
