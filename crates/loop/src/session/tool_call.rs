@@ -20,7 +20,7 @@ use super::actor::Actor;
 use super::message::Message;
 use crate::client::ExternalToolCall;
 use crate::model::ToolCall;
-use crate::permissions::Decision;
+use crate::permissions::{Decision, PermissionPolicy, Unasked};
 use crate::tools::{PermissionAsk, ToolContext, ToolFailure, ToolOutput};
 
 /// Text the model sees when the policy denies a call and nobody can be asked (runtime wording).
@@ -108,11 +108,46 @@ impl Actor {
             }
         }
         let Some(tool) = builtin else {
+            let denied = self.parts.config.permissions.denied_unasked(
+                &call.name,
+                Unasked::Client,
+                &self.parts.config.cwd,
+            );
+            if !denied.is_empty() {
+                let failure = ToolFailure::new(denied_by_rules(&denied), "denied");
+                self.complete_tool(call, turn_id, msg, Err(failure), model)?;
+                return Ok(false);
+            }
             return self.external_tool(call, turn_id, msg, model, args).await;
         };
         let mut ctx = self.tool_context(msg.cancel);
-        match tool.permission(&args, &ctx) {
+        let permission = tool.permission(&args, &ctx);
+        let denied = match &permission {
+            Ok(ask) => denied_without_asking(
+                &self.parts.config.permissions,
+                &call.name,
+                ask.as_ref(),
+                &args,
+                &self.parts.config.cwd,
+            ),
+            Err(_) => Vec::new(),
+        };
+        match permission {
             Err(failure) => {
+                self.complete_tool(call, turn_id, msg, Err(failure), model)?;
+                return Ok(false);
+            }
+            // A hook's `allow` skips asking, never the deny rules.
+            Ok(ask) if !denied.is_empty() => {
+                if let Some(ask) = ask.filter(|_| !hook_allowed) {
+                    // Recorded as a request denied by rules, as the policy would.
+                    if let Some(denial) = self.permit(call, &ask, msg).await? {
+                        let failure = ToolFailure::new(denial, "denied");
+                        self.complete_tool(call, turn_id, msg, Err(failure), model)?;
+                        return Ok(false);
+                    }
+                }
+                let failure = ToolFailure::new(denied_by_rules(&denied), "denied");
                 self.complete_tool(call, turn_id, msg, Err(failure), model)?;
                 return Ok(false);
             }
@@ -186,11 +221,12 @@ impl Actor {
         msg: &Message<'_>,
     ) -> Result<Option<String>, LoopError> {
         let asker = self.parts.permission_asker.clone();
-        let decision = self
-            .parts
-            .config
-            .permissions
-            .decide(&call.name, ask, asker.is_some());
+        let decision = self.parts.config.permissions.decide(
+            &call.name,
+            ask,
+            &self.parts.config.cwd,
+            asker.is_some(),
+        );
         let request_id = Uuid::new_v4().to_string();
         let mut request = ask.request.clone();
         if let Some(obj) = request.as_object_mut() {
@@ -206,7 +242,7 @@ impl Actor {
         let (result, denial) = match (decision, asker) {
             (Decision::Approved, _) => (json!({"kind": "approved"}), None),
             (Decision::DeniedByRules(rules), _) => {
-                let denial = format!("Permission denied by rule: {}", rules.join(", "));
+                let denial = denied_by_rules(&rules);
                 (
                     json!({"kind": "denied-by-rules", "rules": rules}),
                     Some(denial),
@@ -242,9 +278,9 @@ impl Actor {
                     ),
                 }
             }
-            (Decision::NoApprovalRule | Decision::Ask, _) => (
+            (decision @ (Decision::NoApprovalRule { .. } | Decision::Ask), _) => (
                 json!({"kind": "denied-no-approval-rule-and-could-not-request-from-user"}),
-                Some(DENIED_NO_RULE.to_owned()),
+                Some(format!("{DENIED_NO_RULE}{}", decision.hint())),
             ),
         };
         self.emitter.emit(&PermissionCompleted {
@@ -341,6 +377,37 @@ impl Actor {
             ..Default::default()
         })?;
         Ok(())
+    }
+}
+
+/// The text the model sees when deny rules refuse a call.
+fn denied_by_rules(rules: &[String]) -> String {
+    format!("Permission denied by rule: {}", rules.join(", "))
+}
+
+/// The deny rules refusing a call before anyone is asked: the policy's on the permission
+/// request, or, for a call that asks none (reads), on the tool and the paths it reads.
+fn denied_without_asking(
+    policy: &PermissionPolicy,
+    tool: &str,
+    ask: Option<&PermissionAsk>,
+    args: &Value,
+    cwd: &std::path::Path,
+) -> Vec<String> {
+    match ask {
+        Some(ask) => policy.denied_by(tool, ask, cwd),
+        None => {
+            let paths: Vec<std::path::PathBuf> = match args.get("path") {
+                Some(Value::String(p)) => vec![p.into()],
+                Some(Value::Array(list)) => list
+                    .iter()
+                    .filter_map(Value::as_str)
+                    .map(Into::into)
+                    .collect(),
+                _ => Vec::new(),
+            };
+            policy.denied_unasked(tool, Unasked::Builtin(&paths), cwd)
+        }
     }
 }
 

@@ -83,6 +83,7 @@ impl BlockingTool for CreateTool {
             }),
             intention,
             subject: file_name,
+            shell: None,
         }))
     }
 

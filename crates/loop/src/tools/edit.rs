@@ -119,6 +119,7 @@ fn write_request(path: &Path, old: &str, new: &str) -> PermissionAsk {
         }),
         intention,
         subject: file_name,
+        shell: None,
     }
 }
 

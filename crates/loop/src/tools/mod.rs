@@ -21,7 +21,7 @@ pub mod glob;
 pub mod grep;
 pub mod paths;
 mod registry;
-mod shell_parse;
+pub mod shell;
 pub mod task_complete;
 pub mod view;
 
@@ -45,6 +45,8 @@ pub struct PermissionAsk {
     pub intention: String,
     /// What `--allow-tool` style patterns match against: the shell command or the path.
     pub subject: String,
+    /// For a shell command, what it runs and writes: the policy matches its rules on this.
+    pub shell: Option<std::sync::Arc<shell::ShellAnalysis>>,
 }
 
 /// The permission families the policy distinguishes.
