@@ -21,7 +21,7 @@ use turnstile_loop::client::{ExternalToolCall, ExternalTools, PermissionAsker};
 use turnstile_loop::hooks::{HOOK_TYPES, HookRunner};
 use turnstile_loop::tools::{BoxFuture, INTERRUPTED_MESSAGE, ToolFailure, ToolOutput, ToolSpec};
 
-use crate::connection::Peer;
+use crate::peer::Peer;
 
 /// A client's answer to one tool call.
 pub(crate) type ToolAnswer = Result<ToolOutput, ToolFailure>;

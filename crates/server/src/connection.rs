@@ -8,136 +8,18 @@
 //! sessions this client opened are aborted and closed (journal durable, lock released), and
 //! the writer flushes what is queued.
 
-use std::collections::HashMap;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncWrite, BufReader};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
 use crate::dispatch;
 use crate::framing::{Frame, FrameError, FrameReader, write_frame};
+use crate::peer::Peer;
 use crate::rpc::{self, Incoming, RpcError};
 use crate::server::Server;
-
-/// Why a call to the client did not produce a result.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub(crate) enum CallError {
-    /// The connection is gone (or going): nobody will answer.
-    #[error("the SDK client disconnected")]
-    Closed,
-    /// The client answered with an error.
-    #[error("the SDK client answered with an error: {0}")]
-    Rpc(RpcError),
-}
-
-/// The sending half of a connection, shared by its handlers and its sessions.
-pub(crate) struct Peer {
-    id: u64,
-    out: mpsc::UnboundedSender<Vec<u8>>,
-    pending: std::sync::Mutex<HashMap<u64, oneshot::Sender<Result<Value, RpcError>>>>,
-    next_request: AtomicU64,
-    /// Cancelled when the read side is over: calls to the client can no longer be answered.
-    closed: CancellationToken,
-    authorized: AtomicBool,
-}
-
-impl Peer {
-    fn new(id: u64, out: mpsc::UnboundedSender<Vec<u8>>, authorized: bool) -> Self {
-        Peer {
-            id,
-            out,
-            pending: Default::default(),
-            next_request: AtomicU64::new(1),
-            closed: CancellationToken::new(),
-            authorized: AtomicBool::new(authorized),
-        }
-    }
-
-    /// The connection's id (unique in this server).
-    pub(crate) fn id(&self) -> u64 {
-        self.id
-    }
-
-    /// Queues a frame body; false when the writer is gone.
-    pub(crate) fn send(&self, body: Vec<u8>) -> bool {
-        self.out.send(body).is_ok()
-    }
-
-    /// Sends a notification.
-    pub(crate) fn notify(&self, method: &str, params: &Value) {
-        self.send(rpc::notification(method, params));
-    }
-
-    /// True once the client can no longer answer.
-    pub(crate) fn is_closed(&self) -> bool {
-        self.closed.is_cancelled()
-    }
-
-    /// Resolves once the client can no longer answer (or be answered).
-    pub(crate) async fn closed(&self) {
-        self.closed.cancelled().await;
-    }
-
-    /// Whether the client passed `connect` (or needs not).
-    pub(crate) fn is_authorized(&self) -> bool {
-        self.authorized.load(Ordering::Acquire)
-    }
-
-    /// Records a successful `connect`.
-    pub(crate) fn authorize(&self) {
-        self.authorized.store(true, Ordering::Release);
-    }
-
-    /// Calls a method on the client and waits for its answer (or for the connection to end).
-    pub(crate) async fn call(&self, method: &str, params: Value) -> Result<Value, CallError> {
-        if self.is_closed() {
-            return Err(CallError::Closed);
-        }
-        let id = self.next_request.fetch_add(1, Ordering::Relaxed);
-        let (tx, rx) = oneshot::channel();
-        lock(&self.pending).insert(id, tx);
-        if !self.send(rpc::request(id, method, &params)) {
-            lock(&self.pending).remove(&id);
-            return Err(CallError::Closed);
-        }
-        tokio::select! {
-            answer = rx => match answer {
-                Ok(Ok(value)) => Ok(value),
-                Ok(Err(e)) => Err(CallError::Rpc(e)),
-                Err(_) => Err(CallError::Closed),
-            },
-            _ = self.closed.cancelled() => {
-                lock(&self.pending).remove(&id);
-                Err(CallError::Closed)
-            }
-        }
-    }
-
-    fn answer(&self, id: &Value, outcome: Result<Value, RpcError>) {
-        let waiter = id.as_u64().and_then(|id| lock(&self.pending).remove(&id));
-        match waiter {
-            Some(tx) => {
-                let _ = tx.send(outcome);
-            }
-            None => {
-                tracing::warn!(connection = self.id, %id, "response to no pending request; ignored")
-            }
-        }
-    }
-
-    fn close(&self) {
-        self.closed.cancel();
-        lock(&self.pending).clear();
-    }
-}
-
-fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
-}
 
 /// Serves one client until its stream ends, the server shuts down or writing fails.
 pub(crate) async fn serve<R, W>(server: Server, input: R, output: W, needs_token: bool)
@@ -164,7 +46,7 @@ where
     loop {
         let frame = tokio::select! {
             _ = shutdown.cancelled() => break,
-            _ = peer.closed.cancelled() => break,
+            _ = peer.closed() => break,
             frame = frames.next_frame() => frame,
         };
         match frame {
@@ -181,7 +63,7 @@ where
                     "oversized frame refused"
                 );
                 peer.send(rpc::error_response(
-                    &Value::Null,
+                    &rpc::RequestId::null(),
                     &RpcError::invalid_request(format!(
                         "frame of {declared} bytes exceeds the limit of {limit} bytes; it was skipped"
                     )),
@@ -189,12 +71,15 @@ where
             }
             Ok(Some(Frame::BadHeader(reason))) => {
                 tracing::warn!(connection = peer.id(), %reason, "bad frame header");
-                peer.send(rpc::error_response(&Value::Null, &RpcError::parse(reason)));
+                peer.send(rpc::error_response(
+                    &rpc::RequestId::null(),
+                    &RpcError::parse(reason),
+                ));
             }
             Err(e @ (FrameError::Truncated { .. } | FrameError::TruncatedHeader)) => {
                 tracing::warn!(connection = peer.id(), error = %e, "client stream ended mid-frame");
                 peer.send(rpc::error_response(
-                    &Value::Null,
+                    &rpc::RequestId::null(),
                     &RpcError::parse(e.to_string()),
                 ));
                 break;

@@ -5,18 +5,10 @@ use std::sync::Arc;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use crate::connection::Peer;
-use crate::methods::{lifecycle, pending, server as server_methods, session};
+use crate::methods::{Ctx, lifecycle, pending, server as server_methods, session};
+use crate::peer::Peer;
 use crate::rpc::{RpcError, codes, kind_of};
 use crate::server::Server;
-
-/// What a method handler works with.
-pub(crate) struct Ctx<'a> {
-    /// The server.
-    pub server: &'a Server,
-    /// The calling connection.
-    pub peer: &'a Arc<Peer>,
-}
 
 /// Handles one request.
 pub(crate) async fn call(
@@ -42,7 +34,7 @@ pub(crate) async fn call(
 
         "session.create" => lifecycle::create(&ctx, parse(params)?).await,
         "session.resume" => lifecycle::resume(&ctx, parse(params)?).await,
-        "session.detach" | "session.disconnect" | "session.destroy" => {
+        "session.detach" | "session.destroy" => {
             lifecycle::detach(&ctx, parse(params)?).await
         }
         "session.delete" => lifecycle::delete(&ctx, parse(params)?).await,

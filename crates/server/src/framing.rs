@@ -101,6 +101,13 @@ impl<R: AsyncBufRead + Unpin> FrameReader<R> {
                         length = Some(parse_length(&line[at + CONTENT_LENGTH.len()..]));
                         lines = 1;
                     }
+                    None if looks_like_header(line) => {
+                        // A header block that forgot its length: refused once it ends, so
+                        // the client hears about it instead of waiting for an answer.
+                        self.report_skipped();
+                        in_header = true;
+                        lines = 1;
+                    }
                     None => {
                         if !line.is_empty() {
                             self.skipped += line.len();
@@ -228,6 +235,18 @@ fn trim_eol(line: &[u8]) -> &[u8] {
     line.strip_suffix(b"\r").unwrap_or(line)
 }
 
+/// Whether `line` has the shape of a header field (`Name: value`, the name a token): the
+/// start of a header block, as opposed to stray bytes between frames.
+fn looks_like_header(line: &[u8]) -> bool {
+    let Some(colon) = line.iter().position(|&b| b == b':') else {
+        return false;
+    };
+    colon > 0
+        && line[..colon]
+            .iter()
+            .all(|&b| b.is_ascii_alphanumeric() || b == b'-')
+}
+
 /// Position of a case-insensitive `Content-Length:` in `line`.
 fn find_content_length(line: &[u8]) -> Option<usize> {
     line.windows(CONTENT_LENGTH.len())
@@ -304,6 +323,23 @@ mod tests {
         .await;
         assert!(matches!(&got[0], Ok(Some(Frame::BadHeader(r))) if r.contains("lots")));
         assert_eq!(got[1], body("{}"));
+    }
+
+    #[tokio::test]
+    async fn a_header_block_without_a_length_is_reported() {
+        let got = frames(
+            b"Content-Type: application/json\r\n\r\n{}\r\nContent-Length: 2\r\n\r\n{}",
+            100,
+        )
+        .await;
+        assert!(
+            matches!(&got[0], Ok(Some(Frame::BadHeader(r))) if r.contains("no Content-Length")),
+            "{got:?}"
+        );
+        assert_eq!(got[1], body("{}"));
+        // Stray text between frames is still skipped silently.
+        let got = frames(b"hello there\r\nContent-Length: 2\r\n\r\n{}", 100).await;
+        assert_eq!(got[0], body("{}"));
     }
 
     #[tokio::test]

@@ -14,6 +14,7 @@
 //!
 //! The supported methods, and what is not supported, are listed in `docs/protocol.md`.
 
+mod broadcast;
 mod client_bridge;
 mod config;
 mod connection;
@@ -21,6 +22,7 @@ mod dispatch;
 mod error;
 pub mod framing;
 mod methods;
+mod peer;
 mod provider;
 pub mod rpc;
 mod server;

@@ -1,5 +1,7 @@
 //! JSON-RPC 2.0 messages: parsing what a peer sends, building what we send, and the errors.
 
+use serde::Deserialize;
+use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
 /// Error codes: the JSON-RPC 2.0 ones and this server's application codes (-32000..-32099).
@@ -97,13 +99,49 @@ impl RpcError {
     }
 }
 
+/// A request id exactly as the peer wrote it (a number or a string), echoed back byte for
+/// byte: an integer beyond 64 bits must not come back as a float.
+#[derive(Debug, Clone)]
+pub struct RequestId(Box<RawValue>);
+
+impl RequestId {
+    /// `null`, for errors about a message whose id could not be read.
+    pub fn null() -> Self {
+        // "null" is valid JSON: this cannot fail.
+        RequestId(RawValue::from_string("null".into()).unwrap_or_else(|_| unreachable!()))
+    }
+
+    /// The id's JSON text.
+    pub fn as_json(&self) -> &str {
+        self.0.get()
+    }
+
+    /// The id as a JSON value (a number too large for 64 bits becomes a float here).
+    pub fn to_value(&self) -> Value {
+        serde_json::from_str(self.0.get()).unwrap_or(Value::Null)
+    }
+
+    fn is_number_or_string(&self) -> bool {
+        matches!(
+            self.0.get().as_bytes().first(),
+            Some(b'"' | b'-' | b'0'..=b'9')
+        )
+    }
+}
+
+impl PartialEq for RequestId {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.get() == other.0.get()
+    }
+}
+
 /// A message received from the peer.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Incoming {
     /// A call that wants a response.
     Request {
-        /// The id to answer with (number or string).
-        id: Value,
+        /// The id to answer with, as sent.
+        id: RequestId,
         /// The method.
         method: String,
         /// The params (`null` when absent).
@@ -126,69 +164,69 @@ pub enum Incoming {
 }
 
 /// A body that is not a usable message: the error to send back, with the request id when it
-/// could be read (`null` otherwise), and whether to send anything at all (never for a broken
-/// response, which has nobody to answer).
+/// could be read (`null` otherwise).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Rejected {
     /// The id to answer with.
-    pub id: Value,
+    pub id: RequestId,
     /// The error.
     pub error: RpcError,
 }
 
+/// The envelope of a message, read in one pass: the id stays raw text, the rest is parsed.
+/// Absent and `null` members are told apart where JSON-RPC cares (`result: null` is a result).
+#[derive(Deserialize)]
+struct Envelope {
+    jsonrpc: Option<Value>,
+    #[serde(default, deserialize_with = "present")]
+    id: Option<Box<RawValue>>,
+    method: Option<Value>,
+    params: Option<Value>,
+    #[serde(default, deserialize_with = "present")]
+    result: Option<Box<RawValue>>,
+    error: Option<Value>,
+}
+
+/// `Some` for any member that is present, `null` included.
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Box<RawValue>>, D::Error> {
+    Box::<RawValue>::deserialize(d).map(Some)
+}
+
 /// Parses one frame body.
 pub fn parse_incoming(body: &[u8]) -> Result<Incoming, Rejected> {
-    let value: Value = serde_json::from_slice(body).map_err(|e| Rejected {
-        id: Value::Null,
-        error: RpcError::parse(format!("invalid JSON: {e}")),
-    })?;
-    let reject = |id: Value, message: String| Rejected {
+    let envelope: Envelope = match serde_json::from_slice(body) {
+        Ok(envelope) => envelope,
+        Err(e) => return Err(not_an_envelope(body, e)),
+    };
+    let reject = |id: RequestId, message: String| Rejected {
         id,
         error: RpcError::invalid_request(message),
     };
-    let obj = match value {
-        Value::Object(obj) => obj,
-        Value::Array(items) => {
-            return Err(reject(
-                Value::Null,
-                format!(
-                    "batch requests are not supported (got a batch of {}); send one JSON-RPC message per frame",
-                    items.len()
-                ),
-            ));
-        }
-        other => {
-            return Err(reject(
-                Value::Null,
-                format!(
-                    "a JSON-RPC message must be an object, got {}",
-                    kind_of(&other)
-                ),
-            ));
-        }
-    };
-    let id = obj.get("id").cloned();
+    let id = envelope.id.map(RequestId);
     let id_for_errors = match &id {
-        Some(v @ (Value::Number(_) | Value::String(_))) => v.clone(),
-        _ => Value::Null,
+        Some(id) if id.is_number_or_string() => id.clone(),
+        _ => RequestId::null(),
     };
-    if obj.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+    if envelope.jsonrpc.as_ref().and_then(Value::as_str) != Some("2.0") {
         return Err(reject(
             id_for_errors,
             "missing or wrong \"jsonrpc\": expected \"2.0\"".into(),
         ));
     }
     if let Some(id) = &id
-        && !matches!(id, Value::Number(_) | Value::String(_))
+        && !id.is_number_or_string()
     {
         return Err(reject(
-            Value::Null,
-            format!("\"id\" must be a number or a string, got {}", kind_of(id)),
+            RequestId::null(),
+            format!(
+                "\"id\" must be a number or a string, got {}",
+                kind_of(&id.to_value())
+            ),
         ));
     }
-    match obj.get("method") {
+    match envelope.method {
         Some(Value::String(method)) => {
-            let params = obj.get("params").cloned().unwrap_or(Value::Null);
+            let params = envelope.params.unwrap_or(Value::Null);
             if !matches!(params, Value::Object(_) | Value::Array(_) | Value::Null) {
                 return Err(Rejected {
                     id: id_for_errors,
@@ -199,29 +237,22 @@ pub fn parse_incoming(body: &[u8]) -> Result<Incoming, Rejected> {
                 });
             }
             Ok(match id {
-                Some(id) => Incoming::Request {
-                    id,
-                    method: method.clone(),
-                    params,
-                },
-                None => Incoming::Notification {
-                    method: method.clone(),
-                    params,
-                },
+                Some(id) => Incoming::Request { id, method, params },
+                None => Incoming::Notification { method, params },
             })
         }
         Some(other) => Err(reject(
             id_for_errors,
-            format!("\"method\" must be a string, got {}", kind_of(other)),
+            format!("\"method\" must be a string, got {}", kind_of(&other)),
         )),
-        None => match (id, obj.get("result"), obj.get("error")) {
+        None => match (id, envelope.result, envelope.error) {
             (Some(id), Some(result), None) => Ok(Incoming::Response {
-                id,
-                outcome: Ok(result.clone()),
+                id: id.to_value(),
+                outcome: Ok(serde_json::from_str(result.get()).unwrap_or(Value::Null)),
             }),
             (Some(id), None, Some(error)) if error.is_object() => Ok(Incoming::Response {
-                id,
-                outcome: Err(RpcError::from_value(error)),
+                id: id.to_value(),
+                outcome: Err(RpcError::from_value(&error)),
             }),
             _ => Err(reject(
                 id_for_errors,
@@ -231,14 +262,60 @@ pub fn parse_incoming(body: &[u8]) -> Result<Incoming, Rejected> {
     }
 }
 
+/// Why a body is not a message envelope: not JSON at all (`-32700`), or JSON that is not an
+/// object (`-32600`).
+fn not_an_envelope(body: &[u8], e: serde_json::Error) -> Rejected {
+    let invalid = |message: String| Rejected {
+        id: RequestId::null(),
+        error: RpcError::invalid_request(message),
+    };
+    match serde_json::from_slice::<serde::de::IgnoredAny>(body) {
+        Err(_) => Rejected {
+            id: RequestId::null(),
+            error: RpcError::parse(format!("invalid JSON: {e}")),
+        },
+        Ok(_) => match body.iter().find(|b| !b.is_ascii_whitespace()) {
+            Some(b'[') => invalid(format!(
+                "batch requests are not supported (got a batch of {}); send one JSON-RPC message per frame",
+                serde_json::from_slice::<Vec<serde::de::IgnoredAny>>(body).map_or(0, |v| v.len())
+            )),
+            Some(b'{') => invalid(format!("not a JSON-RPC message: {e}")),
+            _ => invalid(format!(
+                "a JSON-RPC message must be an object, got {}",
+                serde_json::from_slice::<Value>(body).map_or("a value", |v| kind_of(&v))
+            )),
+        },
+    }
+}
+
 /// Serializes a success response.
-pub fn response(id: &Value, result: &Value) -> Vec<u8> {
-    to_bytes(&json!({"jsonrpc": "2.0", "id": id, "result": result}))
+pub fn response(id: &RequestId, result: &Value) -> Vec<u8> {
+    let mut out = envelope_head(id);
+    out.extend_from_slice(b",\"result\":");
+    write_value(&mut out, result);
+    out.push(b'}');
+    out
 }
 
 /// Serializes an error response.
-pub fn error_response(id: &Value, error: &RpcError) -> Vec<u8> {
-    to_bytes(&json!({"jsonrpc": "2.0", "id": id, "error": error.to_value()}))
+pub fn error_response(id: &RequestId, error: &RpcError) -> Vec<u8> {
+    let mut out = envelope_head(id);
+    out.extend_from_slice(b",\"error\":");
+    write_value(&mut out, &error.to_value());
+    out.push(b'}');
+    out
+}
+
+fn envelope_head(id: &RequestId) -> Vec<u8> {
+    let mut out = Vec::with_capacity(64);
+    out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
+    out.extend_from_slice(id.as_json().as_bytes());
+    out
+}
+
+fn write_value(out: &mut Vec<u8>, value: &Value) {
+    // Serializing a Value into memory cannot fail (string keys only).
+    let _ = serde_json::to_writer(out, value);
 }
 
 /// Serializes a notification.
@@ -322,6 +399,43 @@ mod tests {
             codes::INVALID_REQUEST
         );
         let rejected = parse_incoming(br#"{"id":7,"method":"ping"}"#).unwrap_err();
-        assert_eq!(rejected.id, json!(7));
+        assert_eq!(rejected.id.as_json(), "7");
+        assert_eq!(code(b"7"), codes::INVALID_REQUEST);
+        assert_eq!(
+            code(br#"{"jsonrpc":"2.0","id":{},"method":"ping"}"#),
+            codes::INVALID_REQUEST
+        );
+    }
+
+    #[test]
+    fn ids_are_echoed_exactly() {
+        for id in [
+            "123456789012345678901234567890",
+            "-1.50",
+            "\"a\\u0041\"",
+            "18446744073709551616",
+        ] {
+            let body = format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping"}}"#);
+            let Ok(Incoming::Request { id: got, .. }) = parse_incoming(body.as_bytes()) else {
+                panic!("{body} is a request");
+            };
+            assert_eq!(got.as_json(), id);
+            let answer = String::from_utf8(response(&got, &json!({"ok": true}))).unwrap();
+            assert_eq!(
+                answer,
+                format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{"ok":true}}}}"#)
+            );
+            let error = String::from_utf8(error_response(&got, &RpcError::internal("x"))).unwrap();
+            assert!(error.starts_with(&format!(r#"{{"jsonrpc":"2.0","id":{id},"error":"#)));
+        }
+        // A result of null is a result.
+        let ok = parse_incoming(br#"{"jsonrpc":"2.0","id":5,"result":null}"#);
+        assert!(matches!(
+            ok,
+            Ok(Incoming::Response {
+                outcome: Ok(Value::Null),
+                ..
+            })
+        ));
     }
 }

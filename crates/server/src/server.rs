@@ -10,8 +10,9 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 use turnstile_journal::Uuid;
 
+use crate::broadcast::Broadcaster;
 use crate::config::ServerConfig;
-use crate::connection::Peer;
+use crate::peer::Peer;
 use crate::sessions::OpenSession;
 
 /// A JSON-RPC server for the Copilot SDK clients; cheap to clone.
@@ -23,7 +24,7 @@ pub struct Server {
 struct Inner {
     config: ServerConfig,
     sessions: Mutex<HashMap<Uuid, Arc<OpenSession>>>,
-    peers: Mutex<HashMap<u64, Arc<Peer>>>,
+    broadcaster: Broadcaster,
     /// Sessions the server closed on its own (idle timeout), so a late call can say why.
     closed_by_server: Mutex<HashMap<Uuid, String>>,
     next_connection: AtomicU64,
@@ -33,17 +34,6 @@ struct Inner {
     closing: tokio::sync::Mutex<()>,
 }
 
-/// Who holds a session in this server (a session being closed counts as free once closed:
-/// [`Server::holder`] waits for that).
-pub(crate) enum Holder {
-    /// Nobody: it may be opened.
-    Free,
-    /// The asking connection.
-    This(Arc<OpenSession>),
-    /// Another connection.
-    Other,
-}
-
 impl Server {
     /// A server with these settings; serve it with [`crate::transport`].
     pub fn new(config: ServerConfig) -> Self {
@@ -51,7 +41,7 @@ impl Server {
             inner: Arc::new(Inner {
                 config,
                 sessions: Mutex::default(),
-                peers: Mutex::default(),
+                broadcaster: Broadcaster::default(),
                 closed_by_server: Mutex::default(),
                 next_connection: AtomicU64::new(1),
                 shutdown: CancellationToken::new(),
@@ -112,35 +102,46 @@ impl Server {
     }
 
     pub(crate) fn add_peer(&self, peer: Arc<Peer>) {
-        lock(&self.inner.peers).insert(peer.id(), peer);
+        self.inner.broadcaster.add(peer);
     }
 
-    /// Closes what a connection left open and forgets it.
+    /// Forgets a connection; the sessions it was the last to have open are closed.
     pub(crate) async fn connection_closed(&self, peer: &Peer) {
-        lock(&self.inner.peers).remove(&peer.id());
-        let owned: Vec<_> = lock(&self.inner.sessions)
+        self.inner.broadcaster.remove(peer.id());
+        let open_in: Vec<_> = lock(&self.inner.sessions)
             .values()
-            .filter(|s| s.owner() == peer.id())
+            .filter(|s| s.is_open_in(peer.id()))
             .cloned()
             .collect();
-        for session in owned {
-            self.close_session(&session, "the client disconnected")
-                .await;
+        for session in open_in {
+            if session.detach(peer.id()) == 0 {
+                self.remember_closed(session.id(), "its last client disconnected");
+                self.close_session(&session, "the client disconnected")
+                    .await;
+            }
         }
     }
 
-    /// Who holds `id` from the point of view of connection `peer`; a session being closed is
-    /// waited for (its journal lock is released when this returns `Free`).
-    pub(crate) async fn holder(&self, id: Uuid, peer: u64) -> Holder {
+    /// The open session `id`, if any; a session being closed is waited for (its journal lock
+    /// is released when this returns `None`).
+    pub(crate) async fn open_or_wait(&self, id: Uuid) -> Option<Arc<OpenSession>> {
         loop {
             let session = lock(&self.inner.sessions).get(&id).cloned();
             match session {
-                None => return Holder::Free,
                 Some(s) if s.is_closing() => s.wait_closed().await,
-                Some(s) if s.owner() == peer => return Holder::This(s),
-                Some(_) => return Holder::Other,
+                other => return other,
             }
         }
+    }
+
+    /// Notes why the server closed `id` on its own, for late calls about it.
+    pub(crate) fn remember_closed(&self, id: Uuid, why: &str) {
+        let mut closed = lock(&self.inner.closed_by_server);
+        // Bounded: only the reason of recent closes is worth keeping.
+        if closed.len() >= KEPT_CLOSE_REASONS {
+            closed.clear();
+        }
+        closed.insert(id, why.to_owned());
     }
 
     /// The session `id` if open (closing or not), without waiting.
@@ -167,12 +168,17 @@ impl Server {
 
     /// Sends a `session.lifecycle` notification to every connected client.
     pub(crate) fn broadcast_lifecycle(&self, params: &Value) {
-        let peers: Vec<_> = lock(&self.inner.peers).values().cloned().collect();
-        for peer in peers {
-            peer.notify("session.lifecycle", params);
-        }
+        self.inner.broadcaster.lifecycle(params);
+    }
+
+    /// The handle that reaches every connected client.
+    pub(crate) fn broadcaster(&self) -> &Broadcaster {
+        &self.inner.broadcaster
     }
 }
+
+/// Close reasons kept for late calls.
+const KEPT_CLOSE_REASONS: usize = 4096;
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -195,9 +201,9 @@ async fn reap_idle(inner: std::sync::Weak<Inner>, timeout: Duration) {
             .collect();
         let server = Server { inner };
         for session in expired {
-            lock(&server.inner.closed_by_server).insert(
+            server.remember_closed(
                 session.id(),
-                format!(
+                &format!(
                     "it was idle for more than {}s (--session-idle-timeout)",
                     timeout.as_secs()
                 ),

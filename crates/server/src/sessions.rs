@@ -1,5 +1,6 @@
-//! A session open in the server: the loop's handle, the connection that owns it, its bridge to
-//! that client, and the forwarder that turns every event into a `session.event` notification.
+//! A session open in the server: the loop's handle, the connections it is open in (every one
+//! gets its events; it closes when the last one leaves), the bridge to the client that opened
+//! it, and the forwarder that turns every event into `session.event` notifications.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -13,9 +14,9 @@ use tokio_util::sync::CancellationToken;
 use turnstile_journal::{Event, Uuid};
 use turnstile_loop::{AgentMode, SessionHandle};
 
+use crate::broadcast::Broadcaster;
 use crate::client_bridge::ClientBridge;
-use crate::connection::Peer;
-use crate::server::Server;
+use crate::peer::Peer;
 
 /// What the server tracks about an open session besides the loop's handle.
 #[derive(Debug, Clone)]
@@ -62,7 +63,7 @@ const KEPT_COMPLETIONS: usize = 32;
 /// An open session.
 pub(crate) struct OpenSession {
     id: Uuid,
-    owner: u64,
+    clients: Clients,
     handle: SessionHandle,
     bridge: Arc<ClientBridge>,
     info: Mutex<SessionInfo>,
@@ -77,8 +78,8 @@ impl OpenSession {
     /// Wraps a started session and starts forwarding its events (`events` must be the
     /// subscription taken when the session was created or resumed, so nothing is missed).
     pub(crate) fn start(
-        server: &Server,
-        peer: Arc<Peer>,
+        broadcaster: &Broadcaster,
+        clients: Vec<Arc<Peer>>,
         handle: SessionHandle,
         events: mpsc::UnboundedReceiver<Arc<Event>>,
         bridge: Arc<ClientBridge>,
@@ -86,7 +87,7 @@ impl OpenSession {
     ) -> Arc<Self> {
         let session = Arc::new(OpenSession {
             id: handle.id(),
-            owner: peer.id(),
+            clients: Clients::new(clients),
             handle,
             bridge,
             info: Mutex::new(info),
@@ -96,7 +97,7 @@ impl OpenSession {
             closed: CancellationToken::new(),
             completions: Mutex::default(),
         });
-        let forwarder = Forwarder::new(server, &session, peer);
+        let forwarder = Forwarder::new(broadcaster, &session);
         // What opening already emitted (`session.start`, or `session.resume` and what it
         // closed) is queued now, so the client sees it before the answer to create/resume.
         let mut events = events;
@@ -113,9 +114,25 @@ impl OpenSession {
         self.id
     }
 
-    /// The connection that opened it.
-    pub(crate) fn owner(&self) -> u64 {
-        self.owner
+    /// Whether connection `peer` has it open.
+    pub(crate) fn is_open_in(&self, peer: u64) -> bool {
+        self.clients.contains(peer)
+    }
+
+    /// Opens it in one more connection too (a second `session.resume`); its events go there
+    /// from now on.
+    pub(crate) fn attach(&self, peer: Arc<Peer>) {
+        self.clients.add(peer);
+    }
+
+    /// Forgets connection `peer`; returns how many connections still have it open.
+    pub(crate) fn detach(&self, peer: u64) -> usize {
+        self.clients.remove(peer)
+    }
+
+    /// The connections it is open in.
+    pub(crate) fn clients(&self) -> Vec<Arc<Peer>> {
+        self.clients.all()
     }
 
     /// The loop's handle.
@@ -278,21 +295,21 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 /// pending requests with the bridge before the client can see them; keeps the listing info
 /// current and announces `session.updated` when the session goes idle.
 struct Forwarder {
-    server: Server,
+    broadcaster: Broadcaster,
     session: std::sync::Weak<OpenSession>,
-    peer: Arc<Peer>,
+    clients: Clients,
     bridge: Arc<ClientBridge>,
     id: Uuid,
     prefix: String,
 }
 
 impl Forwarder {
-    fn new(server: &Server, session: &Arc<OpenSession>, peer: Arc<Peer>) -> Self {
+    fn new(broadcaster: &Broadcaster, session: &Arc<OpenSession>) -> Self {
         let id = session.id;
         Forwarder {
-            server: server.clone(),
+            broadcaster: broadcaster.clone(),
             session: Arc::downgrade(session),
-            peer,
+            clients: session.clients.clone(),
             bridge: Arc::clone(&session.bridge),
             id,
             prefix: format!(
@@ -313,7 +330,7 @@ impl Forwarder {
         body.extend_from_slice(self.prefix.as_bytes());
         event.write_live(&mut body);
         body.extend_from_slice(b"}}");
-        self.peer.send(body);
+        self.clients.send(body);
         let Some(session) = self.session.upgrade() else {
             return;
         };
@@ -333,7 +350,49 @@ impl Forwarder {
             (kind == "session.idle").then(|| lifecycle_params("session.updated", self.id, &info))
         };
         if let Some(params) = lifecycle {
-            self.server.broadcast_lifecycle(&params);
+            self.broadcaster.lifecycle(&params);
+        }
+    }
+}
+
+/// The connections a session is open in, shared by the session and its forwarder.
+#[derive(Clone)]
+struct Clients(Arc<Mutex<Vec<Arc<Peer>>>>);
+
+impl Clients {
+    fn new(peers: Vec<Arc<Peer>>) -> Self {
+        Clients(Arc::new(Mutex::new(peers)))
+    }
+
+    fn contains(&self, peer: u64) -> bool {
+        lock(&self.0).iter().any(|p| p.id() == peer)
+    }
+
+    fn add(&self, peer: Arc<Peer>) {
+        let mut peers = lock(&self.0);
+        if !peers.iter().any(|p| p.id() == peer.id()) {
+            peers.push(peer);
+        }
+    }
+
+    fn remove(&self, peer: u64) -> usize {
+        let mut peers = lock(&self.0);
+        peers.retain(|p| p.id() != peer);
+        peers.len()
+    }
+
+    fn all(&self) -> Vec<Arc<Peer>> {
+        lock(&self.0).clone()
+    }
+
+    /// Queues one frame body on every connection (the last one gets the original).
+    fn send(&self, body: Vec<u8>) {
+        let peers = self.all();
+        if let Some((last, rest)) = peers.split_last() {
+            for peer in rest {
+                peer.send(body.clone());
+            }
+            last.send(body);
         }
     }
 }

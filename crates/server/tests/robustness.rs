@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{Client, TestServer, create_params, is_idle, no_answers};
+use common::{Client, TestServer, create_params, is_idle, no_answers, types};
 use serde_json::{Value, json};
 use turnstile_scripted_model::{Script, ScriptedServer};
 use turnstile_server::rpc::codes;
@@ -65,6 +65,58 @@ async fn a_header_without_content_length_is_refused() {
     let second = client.next().await.unwrap();
     assert_eq!(code(&second["error"]), codes::PARSE_ERROR);
     assert_alive(&mut client).await;
+    t.stop().await;
+}
+
+#[tokio::test]
+async fn a_header_block_with_no_content_length_at_all_gets_a_parse_error() {
+    let t = TestServer::start(|_| {}).await;
+    let mut client = Client::connect(t.addr).await;
+    let body = br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+    let mut frame = b"Content-Type: application/vscode-jsonrpc; charset=utf-8\r\n\r\n".to_vec();
+    frame.extend_from_slice(body);
+    client.send_raw(&frame).await;
+    let error = client.next().await.unwrap();
+    assert_eq!(code(&error["error"]), codes::PARSE_ERROR, "{error}");
+    assert_eq!(error["id"], Value::Null);
+    assert!(
+        error["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("no Content-Length"),
+        "{error}"
+    );
+    assert_alive(&mut client).await;
+    t.stop().await;
+}
+
+#[tokio::test]
+async fn request_ids_come_back_exactly_as_sent() {
+    let t = TestServer::start(|_| {}).await;
+    let mut client = Client::connect(t.addr).await;
+    for id in [
+        "123456789012345678901234567890",
+        "18446744073709551616",
+        "-7",
+        "1.0e3",
+        r#""a\u00e9""#,
+    ] {
+        let body = format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping","params":{{}}}}"#);
+        client.send_body(body.as_bytes()).await;
+        let answer = String::from_utf8(client.next_raw().await.unwrap()).unwrap();
+        assert!(
+            answer.starts_with(&format!(r#"{{"jsonrpc":"2.0","id":{id},"result":"#)),
+            "{answer}"
+        );
+        // An error answer keeps the id too.
+        let body = format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"no.such.method"}}"#);
+        client.send_body(body.as_bytes()).await;
+        let answer = String::from_utf8(client.next_raw().await.unwrap()).unwrap();
+        assert!(
+            answer.starts_with(&format!(r#"{{"jsonrpc":"2.0","id":{id},"error":"#)),
+            "{answer}"
+        );
+    }
     t.stop().await;
 }
 
@@ -199,7 +251,14 @@ async fn unknown_methods_and_wrong_params_get_clear_errors() {
             json!({"sessionId": "../../etc", "prompt": "hi"}),
         )
         .await;
-    assert_eq!(code(&error), codes::INVALID_PARAMS);
+    assert_eq!(code(&error), codes::SESSION_NOT_FOUND);
+    assert!(
+        error["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("Session not found for sessionId: ../../etc."),
+        "{error}"
+    );
 
     let response = client.call("session.list", json!([1, 2])).await;
     assert_eq!(code(&response["error"]), codes::INVALID_PARAMS);
@@ -240,9 +299,18 @@ async fn a_send_to_an_unknown_session_is_an_error() {
     t.stop().await;
 }
 
+/// The `user.message` contents among `events`.
+fn prompts(events: &[Value]) -> Vec<String> {
+    events
+        .iter()
+        .filter(|e| e["type"] == "user.message")
+        .map(|e| e["data"]["content"].as_str().unwrap_or_default().to_owned())
+        .collect()
+}
+
 #[tokio::test]
-async fn two_clients_resuming_one_session_the_second_is_refused() {
-    let model = ScriptedServer::start(Script::new().text("hello"))
+async fn a_session_open_in_two_clients_sends_its_events_to_both_and_closes_with_the_last() {
+    let model = ScriptedServer::start(Script::new().text("one").text("two").text("three"))
         .await
         .unwrap();
     let t = TestServer::start(|_| {}).await;
@@ -256,38 +324,137 @@ async fn two_clients_resuming_one_session_the_second_is_refused() {
         .await;
     first.events_until(no_answers, is_idle).await;
     first.ok("session.detach", json!({"sessionId": id})).await;
+    assert_eq!(t.server.open_sessions(), 0);
 
     let mut a = Client::connect(t.addr).await;
     let mut b = Client::connect(t.addr).await;
-    a.ok(
-        "session.resume",
-        create_params(&model.url(), json!({"sessionId": id})),
+    let resume = create_params(&model.url(), json!({"sessionId": id}));
+    a.ok("session.resume", resume.clone()).await;
+    b.ok("session.resume", resume).await;
+    assert_eq!(t.server.open_sessions(), 1);
+
+    // Either can send; both see every event of the message.
+    b.ok("session.send", json!({"sessionId": id, "prompt": "from b"}))
+        .await;
+    let seen_by_b = b.events_until(no_answers, is_idle).await;
+    let seen_by_a = a.events_until(no_answers, is_idle).await;
+    assert_eq!(prompts(&seen_by_b), ["from b"]);
+    assert_eq!(prompts(&seen_by_a), ["from b"]);
+    assert_eq!(
+        types(&seen_by_a).last().map(String::as_str),
+        Some("session.idle")
+    );
+
+    // A connection that never opened it may act on it too, as with the Copilot CLI.
+    let mut c = Client::connect(t.addr).await;
+    assert_eq!(
+        c.ok("session.mode.get", json!({"sessionId": id})).await,
+        "interactive"
+    );
+
+    // The first to leave does not close it for the other.
+    drop(a);
+    b.ok(
+        "session.send",
+        json!({"sessionId": id, "prompt": "after a left"}),
     )
     .await;
-    let error = b
-        .err(
-            "session.resume",
-            create_params(&model.url(), json!({"sessionId": id})),
-        )
+    let seen_by_b = b.events_until(no_answers, is_idle).await;
+    assert_eq!(prompts(&seen_by_b), ["after a left"]);
+    assert_eq!(t.server.open_sessions(), 1);
+
+    // The last one leaving closes it; a late call hears the runtime's words and why.
+    drop(b);
+    let server = t.server.clone();
+    common::eventually(|| server.open_sessions() == 0).await;
+    let error = c
+        .err("session.send", json!({"sessionId": id, "prompt": "late"}))
         .await;
-    assert_eq!(code(&error), codes::SESSION_IN_USE);
+    assert_eq!(code(&error), codes::SESSION_NOT_FOUND);
+    let message = error["message"].as_str().unwrap();
+    assert!(
+        message.starts_with(&format!("Session not found for sessionId: {id}."))
+            && message.contains("disconnected"),
+        "{message}"
+    );
+    // One writer throughout: one session.start, and every resume closed what came before.
+    let lines = common::journal_lines(&t.journal(&id));
+    assert_eq!(
+        lines
+            .iter()
+            .filter(|l| l["type"] == "session.start")
+            .count(),
+        1
+    );
+    assert_eq!(lines.last().unwrap()["type"], "session.shutdown");
+    assert_eq!(
+        prompts(&lines),
+        ["hi", "from b", "after a left"],
+        "every prompt recorded once, in order"
+    );
+    t.stop().await;
+}
+
+#[tokio::test]
+async fn deleting_a_session_open_in_another_client_closes_it_there_first() {
+    let model = ScriptedServer::start(Script::new()).await.unwrap();
+    let t = TestServer::start(|_| {}).await;
+    let mut a = Client::connect(t.addr).await;
+    let mut b = Client::connect(t.addr).await;
+    let created = a
+        .ok("session.create", create_params(&model.url(), json!({})))
+        .await;
+    let id = created["sessionId"].as_str().unwrap().to_owned();
+    let deleted = b.ok("session.delete", json!({"sessionId": id})).await;
+    assert_eq!(deleted, json!({"success": true}));
+    assert!(!t.journal(&id).exists());
+    assert_eq!(t.server.open_sessions(), 0);
+    // The client that had it open saw it end.
+    let seen = a
+        .events_until(no_answers, |e| e["type"] == "session.shutdown")
+        .await;
+    assert_eq!(types(&seen).last().map(String::as_str), Some("session.shutdown"));
+    let error = a
+        .err("session.send", json!({"sessionId": id, "prompt": "x"}))
+        .await;
+    assert_eq!(code(&error), codes::SESSION_NOT_FOUND);
+    t.stop().await;
+}
+
+#[tokio::test]
+async fn resume_and_metadata_of_ids_that_are_not_uuids_answer_not_found() {
+    let t = TestServer::start(|_| {}).await;
+    let mut client = Client::connect(t.addr).await;
+    for bad in ["../../etc", "..", "/tmp", "a/b", ""] {
+        let meta = client
+            .ok("session.getMetadata", json!({"sessionId": bad}))
+            .await;
+        assert_eq!(meta, json!({}), "{bad:?}");
+        let error = client
+            .err("session.resume", json!({"sessionId": bad}))
+            .await;
+        assert_eq!(code(&error), codes::SESSION_NOT_FOUND, "{bad:?}");
+        assert!(
+            error["message"]
+                .as_str()
+                .unwrap()
+                .starts_with(&format!("Session not found: {bad}.")),
+            "{error}"
+        );
+    }
+    let unknown = "0d3c1a52-9d2e-4c47-8d0f-3b1c6c2b9e10";
+    let error = client
+        .err("session.resume", json!({"sessionId": unknown}))
+        .await;
     assert!(
         error["message"]
             .as_str()
             .unwrap()
-            .contains("another client"),
+            .starts_with(&format!("Session not found: {unknown}.")),
         "{error}"
     );
-    // The one that lost cannot drive it either; the winner still can.
-    let error = b
-        .err("session.send", json!({"sessionId": id, "prompt": "mine?"}))
-        .await;
-    assert_eq!(code(&error), codes::SESSION_IN_USE);
-    assert_eq!(
-        a.ok("session.mode.get", json!({"sessionId": id})).await,
-        "interactive"
-    );
-    assert_alive(&mut b).await;
+    // Nothing was created on the way.
+    assert!(!t.dir.path().join("state").exists() || t.root().session_ids().unwrap().is_empty());
     t.stop().await;
 }
 

@@ -1,5 +1,5 @@
 //! Opening and closing sessions: `session.create`, `session.resume`, `session.detach`
-//! (alias `session.disconnect`, `session.destroy`), `session.delete`, and the listings
+//! (alias `session.destroy`), `session.delete`, and the listings
 //! `session.list`, `session.getLastId`, `session.getMetadata`.
 
 use std::path::{Path, PathBuf};
@@ -17,12 +17,11 @@ use turnstile_loop::session::LoopError;
 use turnstile_loop::tools::{ToolRegistry, ToolSpec};
 use turnstile_loop::{AgentMode, SessionConfig, SessionHandle, SessionParts, session};
 
+use super::Ctx;
 use super::{open_session, session_id};
 use crate::client_bridge::{ClientBridge, ClientCapabilities};
-use crate::dispatch::Ctx;
 use crate::provider::{self, ProviderParams};
 use crate::rpc::{RpcError, codes};
-use crate::server::Holder;
 use crate::sessions::{OpenSession, SessionInfo, lifecycle_params, summarize};
 
 /// A tool the client implements (`tools[]` of create/resume).
@@ -68,7 +67,7 @@ pub(crate) async fn create(ctx: &Ctx<'_>, params: OpenParams) -> Result<Value, R
         Some(text) => session_id(text)?,
         None => Uuid::new_v4(),
     };
-    if !matches!(ctx.server.holder(id, ctx.peer.id()).await, Holder::Free) {
+    if ctx.server.open_or_wait(id).await.is_some() {
         return Err(RpcError::new(
             codes::SESSION_IN_USE,
             format!("session {id} already exists and is open"),
@@ -78,7 +77,15 @@ pub(crate) async fn create(ctx: &Ctx<'_>, params: OpenParams) -> Result<Value, R
     let root = ctx.server.config().state_root.clone();
     let (handle, events) =
         SessionHandle::create_subscribed(&root, Some(id), parts).map_err(|e| loop_error(id, e))?;
-    let session = register(ctx, handle, events, bridge, info).await?;
+    let session = register(
+        ctx,
+        vec![Arc::clone(ctx.peer)],
+        handle,
+        events,
+        bridge,
+        info,
+    )
+    .await?;
     ctx.server
         .broadcast_lifecycle(&lifecycle_params("session.created", id, &session.info()));
     Ok(opened(id))
@@ -86,42 +93,48 @@ pub(crate) async fn create(ctx: &Ctx<'_>, params: OpenParams) -> Result<Value, R
 
 /// `session.resume`: takes the journal's lock, closes what a crash or a disconnect left open
 /// (interrupted tool calls, an open turn) and continues with the client's new settings.
+///
+/// A session already open in this server is opened in this connection too, as in the Copilot
+/// CLI: every connection that has it open gets its events. When it is idle it is reopened
+/// with the new client's settings (tools, hooks, provider), the other connections staying on
+/// it; when it is running a message the connection joins it as it is.
 pub(crate) async fn resume(ctx: &Ctx<'_>, params: OpenParams) -> Result<Value, RpcError> {
     let Some(text) = params.session_id.as_deref() else {
         return Err(RpcError::invalid_params(
             "invalid params: missing field `sessionId`",
         ));
     };
-    let id = session_id(text)?;
-    match ctx.server.holder(id, ctx.peer.id()).await {
-        Holder::Free => {}
-        Holder::Other => {
-            return Err(RpcError::new(
-                codes::SESSION_IN_USE,
-                format!("session {id} is open by another client of this server"),
-            ));
-        }
-        Holder::This(open) => {
-            // Resuming what this client has open: reopen it with the new settings, unless it
-            // is busy (its message would be cut short).
-            if open.handle().is_busy() {
-                return Err(RpcError::new(
-                    codes::SESSION_IN_USE,
-                    format!(
-                        "session {id} is running a message; wait for session.idle or abort it before resuming"
-                    ),
-                ));
-            }
-            ctx.server
-                .close_session(&open, "reopened by session.resume")
-                .await;
-        }
-    }
     let root = ctx.server.config().state_root.clone();
+    // Ids are checked before any path is built from them.
+    let Ok(id) = turnstile_journal::parse_session_id(text) else {
+        return Err(RpcError::new(
+            codes::SESSION_NOT_FOUND,
+            format!("Session not found: {text}. Session ids are UUIDs."),
+        ));
+    };
+    let mut clients = vec![Arc::clone(ctx.peer)];
+    if let Some(open) = ctx.server.open_or_wait(id).await {
+        if open.handle().is_busy() {
+            tracing::info!(session = %id, "joined a session running a message; its settings stay");
+            open.attach(Arc::clone(ctx.peer));
+            return Ok(opened(id));
+        }
+        clients.extend(
+            open.clients()
+                .into_iter()
+                .filter(|p| p.id() != ctx.peer.id()),
+        );
+        ctx.server
+            .close_session(&open, "reopened by session.resume")
+            .await;
+    }
     if !root.session(id).events.is_file() {
         return Err(RpcError::new(
             codes::SESSION_NOT_FOUND,
-            format!("no session {id} in {}", root.dir().display()),
+            format!(
+                "Session not found: {id}. There is no such session in {}.",
+                root.dir().display()
+            ),
         ));
     }
     let (parts, bridge, mut info) = build(ctx, id, &params)?;
@@ -138,7 +151,7 @@ pub(crate) async fn resume(ctx: &Ctx<'_>, params: OpenParams) -> Result<Value, R
         info.start_time = summary.created.unwrap_or(info.start_time);
         info.summary = summary.first_prompt.as_deref().map(summarize);
     }
-    register(ctx, handle, events, bridge, info).await?;
+    register(ctx, clients, handle, events, bridge, info).await?;
     Ok(opened(id))
 }
 
@@ -146,9 +159,11 @@ fn opened(id: Uuid) -> Value {
     json!({"sessionId": id.to_string(), "capabilities": {}})
 }
 
-/// Starts forwarding and registers the session, unless the client is already gone.
+/// Starts forwarding to `clients` and registers the session; a caller that left meanwhile is
+/// dropped from it (and the session closed when nobody else has it open).
 async fn register(
     ctx: &Ctx<'_>,
+    clients: Vec<Arc<crate::peer::Peer>>,
     handle: SessionHandle,
     events: tokio::sync::mpsc::UnboundedReceiver<Arc<turnstile_journal::Event>>,
     bridge: Arc<ClientBridge>,
@@ -156,8 +171,8 @@ async fn register(
 ) -> Result<Arc<OpenSession>, RpcError> {
     let id = handle.id();
     let session = OpenSession::start(
-        ctx.server,
-        Arc::clone(ctx.peer),
+        ctx.server.broadcaster(),
+        clients,
         handle,
         events,
         bridge,
@@ -171,11 +186,20 @@ async fn register(
             format!("session {id} was opened by another request at the same time"),
         ));
     }
-    if ctx.peer.is_closed() {
-        // The client left while we were opening: nobody owns it.
+    // A connection that left while we were opening is gone from the server already.
+    for peer in session.clients() {
+        if peer.is_closed() {
+            session.detach(peer.id());
+        }
+    }
+    if session.clients().is_empty() {
+        ctx.server
+            .remember_closed(id, "its last client disconnected");
         ctx.server
             .close_session(&session, "the client disconnected")
             .await;
+    }
+    if ctx.peer.is_closed() {
         return Err(RpcError::new(
             codes::SESSION_FAILED,
             "the client disconnected",
@@ -380,28 +404,27 @@ impl SessionIdParams {
     }
 }
 
-/// `session.detach`: closes the session in this server (a running message is aborted); the
-/// journal stays and the session can be resumed.
+/// `session.detach` (`destroy`): this connection no longer has the session
+/// open; once no connection has it, it is closed (a running message is aborted). The journal
+/// stays and the session can be resumed.
 pub(crate) async fn detach(ctx: &Ctx<'_>, params: SessionIdParams) -> Result<Value, RpcError> {
     let session = open_session(ctx, &params.session_id)?;
-    ctx.server
-        .close_session(&session, "detached by the client")
-        .await;
+    if session.is_open_in(ctx.peer.id()) && session.detach(ctx.peer.id()) == 0 {
+        ctx.server
+            .close_session(&session, "detached by the client")
+            .await;
+    }
     Ok(json!({"success": true}))
 }
 
-/// `session.delete`: removes a session from disk (closing it first when this client has it
-/// open). Refused while another client or process holds it.
+/// `session.delete`: removes a session from disk. A session open in this server is closed
+/// first, for every connection that has it open (as the Copilot CLI does); one held by
+/// another process is refused with the holder named.
 pub(crate) async fn delete(ctx: &Ctx<'_>, params: SessionIdParams) -> Result<Value, RpcError> {
     let id = session_id(&params.session_id)?;
-    match ctx.server.holder(id, ctx.peer.id()).await {
-        Holder::Other => {
-            return Ok(failure(format!(
-                "session {id} is open by another client of this server"
-            )));
-        }
-        Holder::This(session) => ctx.server.close_session(&session, "deleted").await,
-        Holder::Free => {}
+    if let Some(open) = ctx.server.open_or_wait(id).await {
+        ctx.server.remember_closed(id, "it was deleted");
+        ctx.server.close_session(&open, "deleted").await;
     }
     let paths = ctx.server.config().state_root.session(id);
     if !paths.dir.is_dir() {
@@ -475,7 +498,10 @@ pub(crate) fn last_id(ctx: &Ctx<'_>) -> Result<Value, RpcError> {
 
 /// `session.getMetadata`.
 pub(crate) fn metadata(ctx: &Ctx<'_>, params: SessionIdParams) -> Result<Value, RpcError> {
-    let id = session_id(&params.session_id)?;
+    // Not a UUID: no such session, and no path is ever built from it.
+    let Ok(id) = turnstile_journal::parse_session_id(&params.session_id) else {
+        return Ok(json!({}));
+    };
     let paths = ctx.server.config().state_root.session(id);
     if !paths.events.is_file() {
         return Ok(json!({}));

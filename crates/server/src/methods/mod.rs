@@ -10,9 +10,18 @@ use std::sync::Arc;
 
 use turnstile_journal::Uuid;
 
-use crate::dispatch::Ctx;
+use crate::peer::Peer;
 use crate::rpc::{RpcError, codes};
+use crate::server::Server;
 use crate::sessions::OpenSession;
+
+/// What a method handler works with.
+pub(crate) struct Ctx<'a> {
+    /// The server.
+    pub server: &'a Server,
+    /// The calling connection.
+    pub peer: &'a Arc<Peer>,
+}
 
 /// The SDK protocol version this server speaks.
 pub const PROTOCOL_VERSION: u32 = 3;
@@ -26,37 +35,42 @@ pub(crate) fn session_id(text: &str) -> Result<Uuid, RpcError> {
         .map_err(|_| RpcError::invalid_params(format!("sessionId {text:?} is not a UUID")))
 }
 
-/// The session `id` as opened by the calling connection, or the error saying why not.
+/// The open session `id`, for a call about it from any connection of this server (as in the
+/// Copilot CLI, a connection need not have opened a session to act on it), or the runtime's
+/// "Session not found for sessionId: <id>" with what this server knows about why.
 pub(crate) fn open_session(ctx: &Ctx<'_>, id: &str) -> Result<Arc<OpenSession>, RpcError> {
-    let uuid = session_id(id)?;
-    match ctx.server.session(uuid) {
-        Some(session) if session.is_closing() => Err(RpcError::new(
+    let not_found = |detail: String| {
+        RpcError::new(
             codes::SESSION_NOT_FOUND,
-            format!("session {id} is being closed; resume it with session.resume"),
+            format!("Session not found for sessionId: {id}. {detail}"),
+        )
+    };
+    let Ok(uuid) = turnstile_journal::parse_session_id(id) else {
+        return Err(not_found("Session ids are UUIDs.".into()));
+    };
+    match ctx.server.session(uuid) {
+        Some(session) if session.is_closing() => Err(not_found(
+            "It is being closed; resume it with session.resume.".into(),
         )),
-        Some(session) if session.owner() == ctx.peer.id() => {
+        Some(session) => {
             session.touch();
             Ok(session)
         }
-        Some(_) => Err(RpcError::new(
-            codes::SESSION_IN_USE,
-            format!("session {id} is open by another client of this server"),
-        )),
         None => {
             let root = &ctx.server.config().state_root;
-            let message = if root.session(uuid).events.is_file() {
+            let detail = if root.session(uuid).events.is_file() {
                 match ctx.server.closed_reason(uuid) {
-                    Some(why) => format!(
-                        "session {id} was closed because {why}; resume it with session.resume"
-                    ),
-                    None => format!(
-                        "session {id} is not open on this connection; resume it with session.resume first"
-                    ),
+                    Some(why) => {
+                        format!("It was closed because {why}; resume it with session.resume.")
+                    }
+                    None => {
+                        "It is not open in this server; resume it with session.resume first.".into()
+                    }
                 }
             } else {
-                format!("no session {id} in {}", root.dir().display())
+                format!("There is no such session in {}.", root.dir().display())
             };
-            Err(RpcError::new(codes::SESSION_NOT_FOUND, message))
+            Err(not_found(detail))
         }
     }
 }

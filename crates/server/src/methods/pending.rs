@@ -5,9 +5,9 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use turnstile_loop::tools::{ToolFailure, ToolOutput};
 
+use super::Ctx;
 use super::open_session;
 use crate::client_bridge::{Delivery, ToolAnswer, UnknownRequest};
-use crate::dispatch::Ctx;
 use crate::rpc::{RpcError, kind_of};
 
 /// `session.tools.handlePendingToolCall` params.

@@ -4,8 +4,8 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use turnstile_journal::Timestamp;
 
+use super::Ctx;
 use super::{PROTOCOL_VERSION, VERSION};
-use crate::dispatch::Ctx;
 use crate::rpc::{RpcError, codes};
 
 /// `connect` params (the schema's `ConnectRequest`).

@@ -5,9 +5,9 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use turnstile_loop::{AgentMode, SendOptions};
 
+use super::Ctx;
 use super::lifecycle::{SessionIdParams, persisted_events};
 use super::{open_session, session_id};
-use crate::dispatch::Ctx;
 use crate::rpc::{RpcError, codes};
 
 /// `session.send` params (the schema's; the ones not listed are accepted and ignored).

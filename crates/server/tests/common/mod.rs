@@ -122,6 +122,18 @@ impl Client {
         self.read().await
     }
 
+    /// The next frame body from the server, unparsed.
+    pub async fn next_raw(&mut self) -> Option<Vec<u8>> {
+        let frame = tokio::time::timeout(GUARD, self.reader.next_frame())
+            .await
+            .expect("the server did not answer in time");
+        match frame {
+            Ok(Some(Frame::Body(body))) => Some(body),
+            Ok(None) => None,
+            other => panic!("unexpected frame from the server: {other:?}"),
+        }
+    }
+
     async fn read(&mut self) -> Option<Value> {
         let frame = tokio::time::timeout(GUARD, self.reader.next_frame())
             .await
@@ -243,6 +255,17 @@ pub fn create_params(url: &str, extra: Value) -> Value {
         }
     }
     params
+}
+
+/// Waits until `check` holds (polling; the guard fails the test).
+pub async fn eventually(mut check: impl FnMut() -> bool) {
+    tokio::time::timeout(GUARD, async {
+        while !check() {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await
+    .expect("the condition never came true");
 }
 
 /// The event types of a list of events.
