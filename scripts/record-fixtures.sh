@@ -182,7 +182,7 @@ record_permission_denied() {
 record_hook_rewrite() {
   say "hook-rewrite: a preToolUse hook points view at secrets.example.env instead of secrets.env"
   server_start
-  ts run "Show me the API settings in secrets.env." --session-id "$ID" --allow-all-tools
+  ts run "Show me the API settings in secrets.env." --session-id "$ID" --allow-all-tools --trust-hooks
   server_stop
 }
 

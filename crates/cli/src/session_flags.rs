@@ -3,6 +3,7 @@
 
 use clap::Args;
 use turnstile_journal::Durability;
+use turnstile_loop::hooks::HookTrust;
 use turnstile_loop::permissions::{PatternError, PermissionPolicy};
 
 /// Flags that shape every session a command runs.
@@ -11,12 +12,16 @@ pub struct SessionFlags {
     /// Allow every tool call without asking.
     #[arg(long)]
     pub allow_all_tools: bool,
-    /// Allow calls matching PATTERN: shell, shell(git), shell(git:*), write, write(GLOB), a tool name.
+    /// Allow calls matching PATTERN: shell, shell(git), shell(git push:*), write, write(GLOB), read, read(GLOB), custom-tool(NAME), a built-in tool name.
     #[arg(long, value_name = "PATTERN")]
     pub allow_tool: Vec<String>,
     /// Deny calls matching PATTERN (deny wins over allow, also over a client's approval).
     #[arg(long, value_name = "PATTERN")]
     pub deny_tool: Vec<String>,
+    /// Run the hook files of `.github/hooks` in the working directory even if the folder is
+    /// not in `trustedFolders` of `$COPILOT_HOME/config.json`.
+    #[arg(long)]
+    pub trust_hooks: bool,
     /// Let file tools reach outside the working directory.
     #[arg(long)]
     pub allow_outside_cwd: bool,
@@ -32,5 +37,10 @@ impl SessionFlags {
     /// The permission policy of the allow/deny flags.
     pub fn policy(&self) -> Result<PermissionPolicy, PatternError> {
         PermissionPolicy::from_flags(self.allow_all_tools, &self.allow_tool, &self.deny_tool)
+    }
+
+    /// Whose hook files may run: `--trust-hooks` and the config file's trusted folders.
+    pub fn hook_trust(&self) -> HookTrust {
+        HookTrust::from_env(self.trust_hooks)
     }
 }

@@ -10,7 +10,7 @@ use turnstile_journal::payload::*;
 use turnstile_journal::{Event, EventError, EventType};
 
 /// The event types that must have a payload struct.
-const TYPED: [&str; 26] = [
+const TYPED: [&str; 34] = [
     "session.start",
     "session.resume",
     "session.error",
@@ -37,6 +37,14 @@ const TYPED: [&str; 26] = [
     "external_tool.completed",
     "hook.start",
     "hook.end",
+    "session.usage_info",
+    "session.title_changed",
+    "session.tools_updated",
+    "pending_messages.modified",
+    "model.call_start",
+    "assistant.idle",
+    "session.model_change",
+    "session.binary_asset",
 ];
 
 fn fixtures() -> PathBuf {
@@ -248,7 +256,7 @@ fn constructed() -> Vec<TypedEvent> {
         .into(),
         AssistantTurnEnd {
             turn_id: "0".into(),
-            model: None,
+            ..Default::default()
         }
         .into(),
         AssistantTurnRetry {
@@ -335,6 +343,39 @@ fn constructed() -> Vec<TypedEvent> {
                 ..Default::default()
             }),
             parent_tool_call_id: None,
+        }
+        .into(),
+        SessionUsageInfo {
+            token_limit: 128_000,
+            current_tokens: 900,
+            messages_length: 2,
+            ..Default::default()
+        }
+        .into(),
+        SessionTitleChanged { title: "t".into() }.into(),
+        SessionToolsUpdated { model: "m".into() }.into(),
+        PendingMessagesModified {}.into(),
+        ModelCallStart {
+            turn_id: "0".into(),
+            ..Default::default()
+        }
+        .into(),
+        AssistantIdle {
+            aborted: Some(true),
+        }
+        .into(),
+        SessionModelChange {
+            new_model: "m2".into(),
+            ..Default::default()
+        }
+        .into(),
+        SessionBinaryAsset {
+            asset_id: "sha256:00".into(),
+            asset_type: "resource".into(),
+            mime_type: "text/plain".into(),
+            byte_length: 0,
+            data: String::new(),
+            ..Default::default()
         }
         .into(),
     ]
@@ -463,10 +504,13 @@ fn wrong_data_is_a_payload_error_and_unknown_types_are_other() {
     let ev = event_of("tool.execution_complete", &json!({"toolCallId": "c"}));
     assert!(ev.typed().is_err(), "missing required `success` must fail");
 
-    let ev = event_of("session.title_changed", &json!({"title": "x"}));
+    let ev = event_of(
+        "session.mode_changed",
+        &json!({"previousMode": "interactive", "newMode": "plan"}),
+    );
     assert_eq!(
         ev.typed().unwrap(),
-        TypedEvent::Other(EventType::new("session.title_changed"))
+        TypedEvent::Other(EventType::new("session.mode_changed"))
     );
     assert!(TypedEvent::Other(EventType::new("x")).to_data().is_none());
 }

@@ -373,6 +373,38 @@ fn realistic_events() -> Vec<Event> {
             ..Default::default()
         }
         .into(),
+        SessionUsageInfo {
+            token_limit: 128_000,
+            current_tokens: 10_194,
+            messages_length: 2,
+            system_tokens: Some(4952),
+            conversation_tokens: Some(60),
+            tool_definitions_tokens: Some(5182),
+            is_initial: Some(true),
+        }
+        .into(),
+        SessionTitleChanged { title: "Fix the failing test".into() }.into(),
+        SessionToolsUpdated { model: "gpt-4.1".into() }.into(),
+        PendingMessagesModified {}.into(),
+        ModelCallStart { turn_id: "0".into(), model: Some("gpt-4.1".into()), ..Default::default() }.into(),
+        AssistantIdle { aborted: None }.into(),
+        SessionModelChange {
+            context_tier: Some(None),
+            new_model: "gpt-5".into(),
+            previous_model: Some("gpt-4.1".into()),
+            reasoning_effort: Some(Some("high".into())),
+            ..Default::default()
+        }
+        .into(),
+        SessionBinaryAsset {
+            asset_id: "sha256:00023965829ad187893d5eb1aedff72a9e9e179f2a867e15f90c19b32064eb5a".into(),
+            asset_type: "image".into(),
+            mime_type: "image/png".into(),
+            byte_length: 67,
+            data: "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGNgAAACAAAB4iG8MwAAAABJRU5ErkJggg==".into(),
+            ..Default::default()
+        }
+        .into(),
     ];
 
     let mut parent: Option<Uuid> = None;
@@ -392,7 +424,7 @@ fn a_realistic_event_of_each_typed_payload_conforms() {
     let covered: BTreeSet<&str> = events.iter().map(|e| e.event_type.as_str()).collect();
     let expected: BTreeSet<&str> = TypedEvent::TYPES.iter().copied().collect();
     assert_eq!(covered, expected, "one realistic event per typed payload");
-    assert_eq!(expected.len(), 26);
+    assert_eq!(expected.len(), 34);
 
     for event in &events {
         let line = line_of(event);

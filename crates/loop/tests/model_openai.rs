@@ -9,8 +9,8 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use turnstile_loop::model::{
-    ChatMessage, ChatRequest, ModelError, ModelEvent, ModelProvider, ModelResponse, OpenAiConfig,
-    OpenAiProvider, RetryPolicy, Timeouts, ToolCall, ToolSchema,
+    ChatMessage, ChatRequest, ModelError, ModelErrorKind, ModelEvent, ModelProvider, ModelResponse,
+    OpenAiConfig, OpenAiProvider, RetryPolicy, Timeouts, ToolCall, ToolSchema,
 };
 use turnstile_scripted_model::{Script, ScriptedResponse, ScriptedServer};
 
@@ -300,7 +300,7 @@ async fn a_400_is_an_error_with_the_server_message_and_is_not_retried() {
     assert_eq!(
         error,
         ModelError {
-            error_type: "http".into(),
+            kind: ModelErrorKind::Http,
             status_code: Some(400),
             message: "Invalid schema for function 'glob'".into(),
             retryable: false,
@@ -324,7 +324,7 @@ async fn retries_are_bounded() {
     .unwrap();
     let (result, events) = run(&provider(&server), &request(false)).await;
     let error = result.unwrap_err();
-    assert_eq!(error.error_type, "http");
+    assert_eq!(error.error_type(), "http");
     assert_eq!(error.status_code, Some(503));
     assert_eq!(error.message, "still down");
     assert!(error.retryable);
@@ -344,7 +344,7 @@ async fn malformed_sse_is_an_error() {
     .unwrap();
     let (result, _) = run(&provider(&server), &request(true)).await;
     let error = result.unwrap_err();
-    assert_eq!(error.error_type, "malformed_response", "{error}");
+    assert_eq!(error.error_type(), "malformed_response", "{error}");
     assert!(error.message.contains("not JSON"), "{error}");
     assert!(!error.retryable);
     assert_eq!(server.requests().len(), 1);
@@ -358,7 +358,7 @@ async fn a_malformed_whole_body_is_an_error() {
             .unwrap();
     let (result, _) = run(&provider(&server), &request(false)).await;
     let error = result.unwrap_err();
-    assert_eq!(error.error_type, "malformed_response", "{error}");
+    assert_eq!(error.error_type(), "malformed_response", "{error}");
     assert_eq!(server.requests().len(), 1);
 }
 
@@ -390,7 +390,7 @@ async fn a_connection_dropped_mid_stream_is_an_error_and_never_resent() {
     .unwrap();
     let (result, events) = run(&provider(&server), &request(true)).await;
     let error = result.unwrap_err();
-    assert_eq!(error.error_type, "stream", "{error}");
+    assert_eq!(error.error_type(), "stream", "{error}");
     assert!(!error.retryable);
     assert_eq!(
         text_deltas(&events),
@@ -419,7 +419,7 @@ async fn a_stream_that_stalls_hits_the_stall_timeout() {
     let provider = OpenAiProvider::new(config).unwrap();
     let (result, events) = run(&provider, &request(true)).await;
     let error = result.unwrap_err();
-    assert_eq!(error.error_type, "timeout", "{error}");
+    assert_eq!(error.error_type(), "timeout", "{error}");
     assert!(error.message.contains("stalled"), "{error}");
     assert!(!error.retryable);
     assert_eq!(text_deltas(&events), vec!["a"]);
@@ -454,7 +454,7 @@ async fn a_server_that_never_answers_hits_the_request_timeout_and_is_retried() {
     config.retry.max_retries = 0;
     let (result, _) = run(&OpenAiProvider::new(config).unwrap(), &request(false)).await;
     let error = result.unwrap_err();
-    assert_eq!(error.error_type, "timeout", "{error}");
+    assert_eq!(error.error_type(), "timeout", "{error}");
     assert!(error.retryable);
 }
 
@@ -471,7 +471,7 @@ async fn a_refused_connection_is_retried_then_reported() {
     let provider = OpenAiProvider::new(config).unwrap();
     let (result, events) = run(&provider, &request(true)).await;
     let error = result.unwrap_err();
-    assert_eq!(error.error_type, "connection", "{error}");
+    assert_eq!(error.error_type(), "connection", "{error}");
     assert_eq!(error.status_code, None);
     assert_eq!(retries(&events).len(), 2);
 }
@@ -521,7 +521,7 @@ async fn cancelling_before_the_call_sends_nothing() {
     let cancel = CancellationToken::new();
     cancel.cancel();
     let result = provider.complete(&request(true), tx, cancel).await;
-    assert_eq!(result.unwrap_err().error_type, "cancelled");
+    assert_eq!(result.unwrap_err().error_type(), "cancelled");
     assert!(server.requests().is_empty());
 }
 

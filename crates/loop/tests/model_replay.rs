@@ -8,8 +8,8 @@ use tokio_util::sync::CancellationToken;
 use turnstile_journal::Event;
 use turnstile_journal::payload::{AssistantMessage, AssistantTurnStart, ToolRequest};
 use turnstile_loop::model::{
-    ChatMessage, ChatRequest, ModelError, ModelEvent, ModelProvider, ModelResponse, ReplayProvider,
-    ToolCall,
+    ChatMessage, ChatRequest, ModelError, ModelErrorKind, ModelEvent, ModelProvider, ModelResponse,
+    ReplayProvider, ToolCall,
 };
 
 fn fixture(name: &str) -> PathBuf {
@@ -95,7 +95,7 @@ async fn replays_the_c1_recording_then_runs_out() {
     assert_eq!(
         fourth.unwrap_err(),
         ModelError {
-            error_type: "fixture".into(),
+            kind: ModelErrorKind::Fixture,
             status_code: None,
             message: "the recording has no more assistant messages (3 were recorded)".into(),
             retryable: false,
@@ -181,7 +181,7 @@ async fn from_events_uses_the_turn_model_and_joins_chunks() {
 #[test]
 fn a_missing_recording_is_a_fixture_error() {
     let error = ReplayProvider::from_journal(fixture("no-such.events.jsonl")).unwrap_err();
-    assert_eq!(error.error_type, "fixture");
+    assert_eq!(error.error_type(), "fixture");
     assert!(error.message.contains("no-such.events.jsonl"), "{error}");
 }
 

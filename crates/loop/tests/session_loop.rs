@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use turnstile_journal::{Event, JournalReader, ReadMode, StateRoot, Uuid};
-use turnstile_loop::hooks::{CommandHooks, HookRunner};
+use turnstile_loop::hooks::{CommandHooks, HookRunner, HookTrust};
 use turnstile_loop::model::{OpenAiConfig, OpenAiProvider};
 use turnstile_loop::permissions::PermissionPolicy;
 use turnstile_loop::tools::ToolRegistry;
@@ -47,7 +47,7 @@ impl Fixture {
         let mut config = SessionConfig::new(self.work.path(), "test-model");
         config.permissions = PermissionPolicy::from_flags(true, &[], &[]).unwrap();
         configure(&mut config);
-        let hooks = CommandHooks::load(self.work.path()).unwrap();
+        let (hooks, _) = CommandHooks::load(self.work.path(), &HookTrust::everything()).unwrap();
         SessionParts {
             config,
             provider: Arc::new(OpenAiProvider::new(oc).unwrap()),

@@ -13,7 +13,10 @@ use std::io::BufWriter;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use turnstile_replay::synth::{SynthConfig, write_session};
+#[path = "../tests/common/synth.rs"]
+mod synth;
+
+use synth::{SynthConfig, write_session};
 
 fn main() -> ExitCode {
     match run() {

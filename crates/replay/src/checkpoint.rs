@@ -28,6 +28,7 @@ use turnstile_journal::layout::{EVENTS_FILE, sync_dir};
 use turnstile_journal::reader::{ReadMode, check_line};
 
 use crate::audit::line::tail_id;
+use crate::checkpoint_rejection::CheckpointRejection;
 use crate::error::ReplayError;
 use crate::fold::{Folder, fold_tail};
 use crate::state::SessionState;
@@ -71,8 +72,11 @@ pub struct Checkpoint {
 pub struct LoadReport {
     /// The checkpoint was valid and only the tail was folded.
     pub used_checkpoint: bool,
-    /// Why the checkpoint was not used (`None` when it was).
+    /// Why the checkpoint was not used (`None` when it was), for people.
     pub fallback_reason: Option<String>,
+    /// The same, as a value to match on.
+    #[serde(skip)]
+    pub fallback: Option<CheckpointRejection>,
     /// Bytes taken from the checkpoint.
     pub checkpoint_offset: u64,
     /// Bytes folded from the journal.
@@ -87,7 +91,7 @@ impl Checkpoint {
     /// The session's checkpoint if it passes the fast guard (version, file identity, length,
     /// line boundary, tail CRC, last id), else why not. A journal writer may then skip
     /// checking the prefix it covers.
-    pub fn trusted(session_dir: &Path) -> Result<Checkpoint, String> {
+    pub fn trusted(session_dir: &Path) -> Result<Checkpoint, CheckpointRejection> {
         trusted_checkpoint(
             &session_dir.join(EVENTS_FILE),
             &session_dir.join(CHECKPOINT_FILE),
@@ -108,10 +112,10 @@ impl SessionState {
     /// the journal may have changed since.
     pub fn load_with(
         session_dir: &Path,
-        checkpoint: Result<Checkpoint, String>,
+        checkpoint: Result<Checkpoint, CheckpointRejection>,
     ) -> Result<(SessionState, LoadReport), ReplayError> {
         let events = session_dir.join(EVENTS_FILE);
-        let (mut folder, mut crc, start_line, start, fallback_reason) =
+        let (mut folder, mut crc, start_line, start, fallback) =
             match checkpoint.and_then(|cp| check_guard(&events, &cp).map(|()| cp)) {
                 Ok(cp) => (
                     Folder::from_state(cp.state),
@@ -134,8 +138,9 @@ impl SessionState {
         )?;
         let state = folder.into_state();
         let report = LoadReport {
-            used_checkpoint: fallback_reason.is_none(),
-            fallback_reason,
+            used_checkpoint: fallback.is_none(),
+            fallback_reason: fallback.as_ref().map(ToString::to_string),
+            fallback,
             checkpoint_offset: start,
             tail_bytes: state.byte_size - start,
             torn_tail_at,
@@ -170,9 +175,9 @@ pub fn write_checkpoint(session_dir: &Path) -> Result<CheckpointInfo, ReplayErro
     let guard_start = offset.saturating_sub(GUARD_BYTES);
     let guard = read_range(&file, guard_start, offset).map_err(|e| ReplayError::io(&events, e))?;
     let last_line_id =
-        last_line_id(&file, offset, &guard).map_err(|message| ReplayError::CheckpointWrite {
+        last_line_id(&file, offset, &guard).map_err(|why| ReplayError::CheckpointWrite {
             path: session_dir.join(CHECKPOINT_FILE),
-            message,
+            message: why.to_string(),
         })?;
     let checkpoint = Checkpoint {
         version: CHECKPOINT_VERSION,
@@ -229,11 +234,11 @@ pub fn verify_checkpoint(session_dir: &Path) -> Result<VerifyReport, ReplayError
                 guard_ok: false,
                 prefix_crc_ok: false,
                 state_ok: false,
-                problem: Some(problem),
+                problem: Some(problem.to_string()),
             });
         }
     };
-    let guard = check_guard(&events, &cp).err();
+    let guard = check_guard(&events, &cp).err().map(|why| why.to_string());
     let file = File::open(&events).map_err(|e| ReplayError::io(&events, e))?;
     let size = file
         .metadata()
@@ -282,11 +287,11 @@ pub fn verify_checkpoint(session_dir: &Path) -> Result<VerifyReport, ReplayError
     })
 }
 
-fn read_checkpoint(path: &Path) -> Result<Checkpoint, String> {
+fn read_checkpoint(path: &Path) -> Result<Checkpoint, CheckpointRejection> {
     let bytes = match fs::read(path) {
         Ok(bytes) => bytes,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Err("no checkpoint".to_owned()),
-        Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Err(CheckpointRejection::Missing),
+        Err(e) => return Err(unreadable(path, &e)),
     };
     // Read the version first, so a future format is reported as such rather than as garbage.
     #[derive(Deserialize)]
@@ -295,65 +300,62 @@ fn read_checkpoint(path: &Path) -> Result<Checkpoint, String> {
     }
     match serde_json::from_slice::<Version>(&bytes) {
         Ok(v) if v.version != CHECKPOINT_VERSION => {
-            return Err(format!(
-                "checkpoint format version {} (this build reads {CHECKPOINT_VERSION})",
-                v.version
-            ));
+            return Err(CheckpointRejection::OtherVersion { found: v.version });
         }
         Ok(_) => {}
-        Err(e) => return Err(format!("checkpoint is not valid: {e}")),
+        Err(e) => return Err(CheckpointRejection::Invalid(e.to_string())),
     }
-    serde_json::from_slice(&bytes).map_err(|e| format!("checkpoint is not valid: {e}"))
+    serde_json::from_slice(&bytes).map_err(|e| CheckpointRejection::Invalid(e.to_string()))
+}
+
+fn unreadable(path: &Path, e: &io::Error) -> CheckpointRejection {
+    CheckpointRejection::Unreadable {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    }
 }
 
 /// The checkpoint, if `load` may trust it; else why not.
-fn trusted_checkpoint(events: &Path, path: &Path) -> Result<Checkpoint, String> {
+fn trusted_checkpoint(events: &Path, path: &Path) -> Result<Checkpoint, CheckpointRejection> {
     let cp = read_checkpoint(path)?;
     check_guard(events, &cp)?;
     Ok(cp)
 }
 
 /// The fast checks (no full read).
-fn check_guard(events: &Path, cp: &Checkpoint) -> Result<(), String> {
+fn check_guard(events: &Path, cp: &Checkpoint) -> Result<(), CheckpointRejection> {
     if cp.state.byte_size != cp.offset || cp.state.event_count != cp.event_count {
-        return Err("checkpoint is inconsistent (its state does not cover its offset)".to_owned());
+        return Err(CheckpointRejection::Inconsistent(
+            "its state does not cover its offset",
+        ));
     }
-    let file = File::open(events).map_err(|e| format!("cannot open {}: {e}", events.display()))?;
-    let meta = file
-        .metadata()
-        .map_err(|e| format!("cannot stat {}: {e}", events.display()))?;
+    let file = File::open(events).map_err(|e| unreadable(events, &e))?;
+    let meta = file.metadata().map_err(|e| unreadable(events, &e))?;
     if meta.dev() != cp.device || meta.ino() != cp.inode {
-        return Err(
-            "the journal was replaced since the checkpoint was written (another file)".to_owned(),
-        );
+        return Err(CheckpointRejection::Replaced);
     }
     if meta.len() < cp.offset {
-        return Err(format!(
-            "the journal ({} bytes) is shorter than the checkpoint's offset ({}): it was truncated",
-            meta.len(),
-            cp.offset
-        ));
+        return Err(CheckpointRejection::Truncated {
+            size: meta.len(),
+            offset: cp.offset,
+        });
     }
     if cp.guard_start != cp.offset.saturating_sub(GUARD_BYTES) {
-        return Err("checkpoint is inconsistent (guard range)".to_owned());
+        return Err(CheckpointRejection::Inconsistent("guard range"));
     }
-    let guard = read_range(&file, cp.guard_start, cp.offset)
-        .map_err(|e| format!("cannot read {}: {e}", events.display()))?;
+    let guard = read_range(&file, cp.guard_start, cp.offset).map_err(|e| unreadable(events, &e))?;
     if cp.offset > 0 && guard.last() != Some(&b'\n') {
-        return Err(format!(
-            "the checkpoint's offset {} is not at the end of a line",
-            cp.offset
-        ));
+        return Err(CheckpointRejection::NotAtLineEnd { offset: cp.offset });
     }
     if crc32c::crc32c(&guard) != cp.guard_crc32c {
-        return Err("the journal's bytes before the checkpoint's offset changed".to_owned());
+        return Err(CheckpointRejection::GuardChanged);
     }
-    let last = last_line_id(&file, cp.offset, &guard)?;
+    let last = last_line_id(&file, cp.offset, &guard).map_err(|why| match why {
+        LastLine::Io(e) => unreadable(events, &e),
+        LastLine::NotAnEvent(message) => CheckpointRejection::LastLineNotAnEvent(message),
+    })?;
     if last != cp.last_line_id {
-        return Err(
-            "the line before the checkpoint's offset is not the event the checkpoint recorded"
-                .to_owned(),
-        );
+        return Err(CheckpointRejection::LastIdChanged);
     }
     Ok(())
 }
@@ -365,8 +367,17 @@ fn read_range(file: &File, from: u64, to: u64) -> io::Result<Vec<u8>> {
     Ok(buf)
 }
 
+/// Why the id of the line before an offset is unknown.
+#[derive(Debug, thiserror::Error)]
+enum LastLine {
+    #[error(transparent)]
+    Io(#[from] io::Error),
+    #[error("the line before the checkpoint's offset is not an event: {0}")]
+    NotAnEvent(String),
+}
+
 /// Id of the line ending at `offset`, given `tail` = the bytes just before `offset`.
-fn last_line_id(file: &File, offset: u64, tail: &[u8]) -> Result<Option<Uuid>, String> {
+fn last_line_id(file: &File, offset: u64, tail: &[u8]) -> Result<Option<Uuid>, LastLine> {
     let Some(body) = tail.strip_suffix(b"\n") else {
         return Ok(None);
     };
@@ -382,7 +393,7 @@ fn last_line_id(file: &File, offset: u64, tail: &[u8]) -> Result<Option<Uuid>, S
             let mut from = end - body.len() as u64;
             loop {
                 let step = from.min(GUARD_BYTES);
-                let chunk = read_range(file, from - step, from).map_err(|e| e.to_string())?;
+                let chunk = read_range(file, from - step, from)?;
                 if let Some(i) = memchr::memrchr(b'\n', &chunk) {
                     from = from - step + i as u64 + 1;
                     break;
@@ -392,12 +403,12 @@ fn last_line_id(file: &File, offset: u64, tail: &[u8]) -> Result<Option<Uuid>, S
                     break;
                 }
             }
-            read_range(file, from, end).map_err(|e| e.to_string())?
+            read_range(file, from, end)?
         }
     };
     check_line(&line, ReadMode::Lenient)
         .map(|event| Some(event.id))
-        .map_err(|e| format!("the line before the checkpoint's offset is not an event: {e}"))
+        .map_err(LastLine::NotAnEvent)
 }
 
 fn write_atomically(dir: &Path, path: &Path, checkpoint: &Checkpoint) -> Result<(), ReplayError> {

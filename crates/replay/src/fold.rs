@@ -7,7 +7,6 @@
 
 use std::borrow::Borrow;
 use std::fs::File;
-use std::io::{BufReader, Seek, SeekFrom};
 use std::path::Path;
 
 use serde::Deserialize;
@@ -16,11 +15,11 @@ use turnstile_journal::payload::{
     AssistantMessage, AssistantUsage, Payload, SessionError, SessionResume, SessionStart,
     SystemMessage, ToolExecutionComplete, UserMessage,
 };
-use turnstile_journal::reader::{ReadMode, check_line};
-use turnstile_journal::{Event, JournalReader, LiveMark, ReadError, Record};
+use turnstile_journal::{Event, LiveMark, Record, Uuid};
 
 use crate::audit::fields::{Fields, Kind, Store};
 use crate::audit::json;
+use crate::audit::line::{Scratch, standard_envelope};
 use crate::conversation::{ConversationExt, Message, ToolCallRequest};
 use crate::error::ReplayError;
 use crate::open_work::OpenToolCall;
@@ -37,9 +36,31 @@ use crate::tracking::{Step, track};
 pub struct Folder {
     state: SessionState,
     store: Store,
-    stack: Vec<u8>,
-    inner: Vec<u8>,
+    scratch: Scratch,
     line: Vec<u8>,
+}
+
+/// The parts of an event the fold reads, borrowed from an [`Event`] or straight from a line.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct EventRef<'a> {
+    event_type: &'a str,
+    data: &'a str,
+    agent_id: Option<&'a str>,
+    id: Uuid,
+    /// The schema says the type is never written to disk.
+    ephemeral_type: bool,
+}
+
+impl<'a> From<&'a Event> for EventRef<'a> {
+    fn from(event: &'a Event) -> Self {
+        EventRef {
+            event_type: event.event_type.as_str(),
+            data: event.data.get(),
+            agent_id: event.agent_id.as_deref(),
+            id: event.id,
+            ephemeral_type: event.is_ephemeral(),
+        }
+    }
 }
 
 impl Folder {
@@ -73,7 +94,9 @@ impl Folder {
     pub fn apply(&mut self, event: &Event) {
         if event.is_ephemeral() || event.live_mark != LiveMark::Absent {
             let line = self.state.event_count;
-            self.step(event, line);
+            let event = EventRef::from(event);
+            let fields = self.read_fields(event);
+            self.step(event, line, &fields);
         } else {
             self.line.clear();
             event.write_persisted(&mut self.line);
@@ -89,17 +112,79 @@ impl Folder {
 
     /// Applies an event that is the next line of the journal, `line_len` bytes with its `\n`.
     pub fn apply_persisted(&mut self, event: &Event, line_len: u64) {
+        let event = EventRef::from(event);
+        let fields = self.read_fields(event);
+        self.persisted(event, &fields, line_len);
+    }
+
+    /// Applies the next journal line (without its `\n`) when it is in the standard layout with
+    /// valid `data` (checked here, in the same pass that reads the fields); false, with nothing
+    /// applied, for any other line (the caller parses it in full).
+    pub(crate) fn apply_standard_line(&mut self, body: &[u8], line_len: u64) -> bool {
+        let Some((name, data, id, _parent)) = standard_envelope(body) else {
+            return false;
+        };
+        self.store.clear();
+        let Some((_, ephemeral_type, kind)) = self.scratch.classify(name, &mut self.store) else {
+            return false;
+        };
+        let mut fields = Fields::default();
+        let Scratch { stack, inner, .. } = &mut self.scratch;
+        let store = &mut self.store;
+        let ok = if kind.reads_fields() {
+            json::scan_object(data, stack, &mut |k, v| {
+                fields.set_raw(kind, k, v, store, inner)
+            })
+        } else {
+            json::scan_object(data, stack, &mut |_, _| {})
+        };
+        if !ok {
+            return false;
+        }
+        // Type names on this path are plain ASCII; `data` must be UTF-8 to be JSON at all.
+        let (Ok(event_type), Ok(data)) =
+            (std::str::from_utf8(name), simdutf8::basic::from_utf8(data))
+        else {
+            return false;
+        };
+        let event = EventRef {
+            event_type,
+            data,
+            agent_id: None,
+            id: Uuid::from_u128(id),
+            ephemeral_type,
+        };
+        self.persisted(event, &fields, line_len);
+        true
+    }
+
+    fn persisted(&mut self, event: EventRef<'_>, fields: &Fields, line_len: u64) {
         let line = self.state.event_count + 1;
-        self.step(event, line);
+        self.step(event, line, fields);
         self.state.event_count += 1;
         self.state.byte_size += line_len;
         // An ephemeral event on disk is an error the audit reports; the chain skips it.
-        if !event.is_ephemeral() {
+        if !event.ephemeral_type {
             self.state.last_event_id = Some(event.id);
         }
     }
 
-    fn warn(&mut self, line: u64, event: &Event, reason: impl std::fmt::Display) {
+    /// The lenient fields of an event's `data`, into `self.store`.
+    fn read_fields(&mut self, event: EventRef<'_>) -> Fields {
+        let kind = Kind::of(event.event_type);
+        self.store.clear();
+        let mut fields = Fields::default();
+        if kind.reads_fields() {
+            let Scratch { stack, inner, .. } = &mut self.scratch;
+            let store = &mut self.store;
+            json::scan_object(event.data.as_bytes(), stack, &mut |k, v| {
+                fields.set_raw(kind, k, v, store, inner)
+            });
+        }
+        fields
+    }
+
+    fn warn(&mut self, line: u64, event: EventRef<'_>, reason: impl std::fmt::Display) {
         self.state.malformed_events += 1;
         if self.state.recent_warnings.len() >= KEPT_RECENT {
             self.state.recent_warnings.remove(0);
@@ -109,8 +194,27 @@ impl Folder {
             .push(format!("line {line}: {}: {reason}", event.event_type));
     }
 
-    fn payload<P: Payload>(&mut self, line: u64, event: &Event) -> Option<P> {
-        match event.payload::<P>() {
+    fn payload<P: Payload>(&mut self, line: u64, event: EventRef<'_>) -> Option<P> {
+        // Only called for events of type `P::TYPE`; the wording is `Event::payload`'s.
+        match serde_json::from_str::<P>(event.data) {
+            Ok(p) => Some(p),
+            Err(e) => {
+                let reason = format!(
+                    "`data` of {} does not match the schema: {e}",
+                    event.event_type
+                );
+                self.warn(line, event, reason);
+                None
+            }
+        }
+    }
+
+    fn lenient<P: for<'de> Deserialize<'de>>(
+        &mut self,
+        line: u64,
+        event: EventRef<'_>,
+    ) -> Option<P> {
+        match serde_json::from_str::<P>(event.data) {
             Ok(p) => Some(p),
             Err(e) => {
                 self.warn(line, event, e);
@@ -119,35 +223,18 @@ impl Folder {
         }
     }
 
-    fn lenient<P: for<'de> Deserialize<'de>>(&mut self, line: u64, event: &Event) -> Option<P> {
-        match serde_json::from_str::<P>(event.data.get()) {
-            Ok(p) => Some(p),
-            Err(e) => {
-                self.warn(line, event, e);
-                None
-            }
-        }
-    }
-
-    fn step(&mut self, event: &Event, line: u64) {
-        let name = event.event_type.as_str();
+    /// Applies one event whose lenient `fields` are in `self.store`.
+    fn step(&mut self, event: EventRef<'_>, line: u64, fields: &Fields) {
+        let name = event.event_type;
         let kind = Kind::of(name);
-        let agent = event.agent_id.as_deref();
-        self.store.clear();
-        let mut fields = Fields::default();
-        if kind.reads_fields() {
-            let (store, inner) = (&mut self.store, &mut self.inner);
-            json::scan_object(event.data.get().as_bytes(), &mut self.stack, &mut |k, v| {
-                fields.set_raw(kind, k, v, store, inner)
-            });
-        }
+        let agent = event.agent_id;
         let step = track(
             &mut self.state.open_work,
             &mut self.state.counts,
             kind,
             agent,
             line,
-            &fields,
+            fields,
             &self.store,
         );
         let main = agent.is_none();
@@ -236,7 +323,7 @@ impl Folder {
             }
             "tool.execution_complete" => {
                 if let Step::ToolCompleted(call) = &step {
-                    self.tool_result(line, event, call.as_ref(), &fields);
+                    self.tool_result(line, event, call.as_ref(), fields);
                 }
             }
             "session.error" => {
@@ -298,14 +385,14 @@ impl Folder {
     fn tool_result(
         &mut self,
         line: u64,
-        event: &Event,
+        event: EventRef<'_>,
         call: Option<&OpenToolCall>,
         fields: &Fields,
     ) {
         let Some(id) = self.store.opt(fields.tool_call_id).map(str::to_owned) else {
             return;
         };
-        let agent = call.map_or(event.agent_id.as_deref(), |c| c.agent_id.as_deref());
+        let agent = call.map_or(event.agent_id, |c| c.agent_id.as_deref());
         if agent.is_some() {
             return;
         }
@@ -421,43 +508,4 @@ pub fn fold_file(path: &Path) -> Result<FoldedJournal, ReplayError> {
     })
 }
 
-/// Folds the lines of `file` from byte `offset` (line number `line` before it) up to byte
-/// `end` into `folder`, extending `crc` (CRC32C) over every complete line; returns the offset
-/// of a torn tail.
-pub(crate) fn fold_tail(
-    path: &Path,
-    mut file: File,
-    folder: &mut Folder,
-    line: u64,
-    offset: u64,
-    end: u64,
-    mut crc: Option<&mut u32>,
-) -> Result<Option<u64>, ReplayError> {
-    file.seek(SeekFrom::Start(offset))
-        .map_err(|e| ReplayError::io(path, e))?;
-    let mut reader = JournalReader::new(
-        path,
-        BufReader::with_capacity(1 << 16, file),
-        ReadMode::Lenient,
-    )
-    .starting_at(line, offset);
-    while reader.offset() < end {
-        let Some(raw) = reader.next_raw() else { break };
-        let (line, offset, bytes) = raw?;
-        let Some(body) = bytes.strip_suffix(b"\n") else {
-            return Ok(Some(offset));
-        };
-        let event = check_line(body, ReadMode::Lenient).map_err(|message| ReadError::BadLine {
-            path: path.to_path_buf(),
-            line,
-            offset,
-            message,
-        })?;
-        if let Some(crc) = crc.as_deref_mut() {
-            *crc = crc32c::crc32c_append(*crc, bytes);
-        }
-        let len = bytes.len() as u64;
-        folder.apply_persisted(&event, len);
-    }
-    Ok(None)
-}
+pub(crate) use crate::fold_read::fold_tail;

@@ -12,20 +12,25 @@
 //! - [`audit`]: exact counts and invariant checks over a journal, streaming with bounded memory
 //!   on every core; faster than `grep -c` and never fooled by quoted JSON.
 //! - [`checkpoint`]: the sidecar that makes loading cost the journal's tail, not its size.
-//! - [`synth`]: realistic, adversarial synthetic journals for tests and benchmarks.
 
 #![warn(missing_docs)]
 
 pub mod audit;
 pub mod checkpoint;
+mod checkpoint_rejection;
 mod conversation;
 mod error;
 pub mod fold;
+mod fold_read;
 pub mod open_work;
 pub mod resume_plan;
 pub mod state;
-pub mod synth;
 pub mod tracking;
+
+/// The generator of synthetic journals the tests share (it lives in the test tree).
+#[cfg(test)]
+#[path = "../tests/common/synth.rs"]
+pub(crate) mod synth;
 
 pub use audit::{
     AuditReport, ScanOptions, Violation, ViolationKind, audit_bytes, audit_file, audit_file_with,
@@ -35,6 +40,7 @@ pub use checkpoint::{
     CHECKPOINT_FILE, Checkpoint, CheckpointInfo, LoadReport, VerifyReport, verify_checkpoint,
     write_checkpoint,
 };
+pub use checkpoint_rejection::CheckpointRejection;
 pub use conversation::{Message, ToolCallRequest};
 pub use error::ReplayError;
 pub use fold::{FoldedJournal, Folder, fold, fold_file};

@@ -6,12 +6,12 @@ mod common;
 use std::io::Write;
 use std::path::Path;
 
+use common::synth::{QUOTED_TURN_START, SynthConfig, session_bytes};
 use common::{FIXTURES, fixture_bytes, lines};
 use proptest::prelude::*;
 use turnstile_replay::audit::{
     AuditReport, ScanOptions, ViolationKind, audit_bytes, audit_file_with, count_type_with,
 };
-use turnstile_replay::synth::{QUOTED_TURN_START, SynthConfig, session_bytes};
 
 fn write_temp(bytes: &[u8]) -> tempfile::NamedTempFile {
     let mut file = tempfile::NamedTempFile::new().expect("temp file");
@@ -35,6 +35,7 @@ fn options(threads: usize, chunk: u64, max_line: usize) -> ScanOptions {
         threads,
         chunk_bytes: chunk,
         max_line_in_memory: max_line,
+        ..ScanOptions::default()
     }
 }
 
@@ -322,6 +323,103 @@ fn invariant_violations_name_their_lines() {
     assert_eq!(report.lines, 23);
 }
 
+/// Journal lines in the runtime's layout from `(type, data)` pairs, chained by `parentId`.
+fn chained(events: &[(&str, &str)]) -> String {
+    let mut out = String::new();
+    let mut parent: Option<String> = None;
+    for (i, (ty, data)) in events.iter().enumerate() {
+        let id = format!("00000000-0000-4000-8000-{:012x}", i + 1);
+        let parent_json = parent
+            .as_ref()
+            .map_or("null".to_owned(), |p| format!("{p:?}"));
+        out.push_str(&format!(
+            r#"{{"type":"{ty}","data":{data},"id":"{id}","timestamp":"2026-11-29T14:34:34.843Z","parentId":{parent_json}}}"#
+        ));
+        out.push('\n');
+        parent = Some(id);
+    }
+    out
+}
+
+const C1: &str = r#"{"toolCallId":"c1","toolName":"bash"}"#;
+const C1_DONE: &str = r#"{"toolCallId":"c1","success":true}"#;
+const C2: &str = r#"{"toolCallId":"c2","toolName":"view"}"#;
+const C2_DONE: &str = r#"{"toolCallId":"c2","success":true}"#;
+
+#[test]
+fn duplicate_tool_call_ids_in_one_turn_are_reported_with_their_lines() {
+    let requests = r#"{"messageId":"m","content":"","toolRequests":[{"toolCallId":"c1","name":"bash","arguments":{}},{"toolCallId":"c2","name":"view","arguments":{}},{"toolCallId":"c1","name":"bash","arguments":{}}]}"#;
+    let text = chained(&[
+        ("user.message", r#"{"content":"go","interactionId":"i"}"#),
+        (
+            "assistant.turn_start",
+            r#"{"turnId":"0","interactionId":"i"}"#,
+        ),
+        ("assistant.message", requests),
+        ("tool.execution_start", C1),
+        ("tool.execution_complete", C1_DONE),
+        ("tool.execution_start", C2),
+        ("tool.execution_complete", C2_DONE),
+        ("tool.execution_start", C1),
+        ("tool.execution_complete", C1_DONE),
+        ("assistant.turn_end", r#"{"turnId":"0"}"#),
+    ]);
+    let report = reference(text.as_bytes());
+    assert_eq!(
+        kinds(&report),
+        [
+            (3, ViolationKind::DuplicateToolCallId),
+            (8, ViolationKind::DuplicateToolCallId)
+        ],
+        "{:#?}",
+        report.violations
+    );
+    assert!(report.violations[0].message.contains("\"c1\""));
+    assert!(report.violations[0].message.contains("line 3"));
+    assert!(report.violations[1].message.contains("line 3"));
+    let file = write_temp(text.as_bytes());
+    let mut streamed = audit_path(file.path(), &options(2, 64, 8 << 20));
+    streamed.bytes = report.bytes;
+    assert_eq!(streamed, report, "the same on every path and split");
+}
+
+#[test]
+fn a_tool_call_id_started_again_in_its_turn_is_a_duplicate_but_not_in_the_next_turn() {
+    let text = chained(&[
+        ("user.message", r#"{"content":"go","interactionId":"i"}"#),
+        (
+            "assistant.turn_start",
+            r#"{"turnId":"0","interactionId":"i"}"#,
+        ),
+        ("tool.execution_start", C1),
+        ("tool.execution_complete", C1_DONE),
+        ("tool.execution_start", C2),
+        ("tool.execution_complete", C2_DONE),
+        ("tool.execution_start", C1),
+        ("tool.execution_complete", C1_DONE),
+        ("assistant.turn_end", r#"{"turnId":"0"}"#),
+        (
+            "assistant.turn_start",
+            r#"{"turnId":"1","interactionId":"i"}"#,
+        ),
+        ("tool.execution_start", C1),
+        ("tool.execution_complete", C1_DONE),
+        ("assistant.turn_end", r#"{"turnId":"1"}"#),
+    ]);
+    let report = reference(text.as_bytes());
+    assert_eq!(
+        kinds(&report),
+        [(7, ViolationKind::DuplicateToolCallId)],
+        "{:#?}",
+        report.violations
+    );
+    assert!(report.violations[0].message.contains("line 3"));
+    assert_eq!(
+        report.violations_by_kind[&ViolationKind::DuplicateToolCallId],
+        1
+    );
+}
+
 #[test]
 fn stored_violations_are_capped_and_counted() {
     let mut text = String::new();
@@ -388,11 +486,12 @@ proptest! {
         chunk in prop_oneof![1u64..64, 64u64..4096, 4096u64..200_000],
         threads in 1usize..5,
         max_line in prop_oneof![Just(8usize << 20), 256usize..8192],
+        piece in prop_oneof![Just(8192usize), 1usize..16],
     ) {
         let bytes = damaged_journal(seed, &damage, torn);
         let file = write_temp(&bytes);
         let expected = reference(&bytes);
-        let opts = options(threads, chunk, max_line);
+        let opts = ScanOptions { lines_per_piece: piece, ..options(threads, chunk, max_line) };
         let mut got = audit_path(file.path(), &opts);
         if max_line < 8 << 20 {
             // Streamed lines get serde's messages from another reader; compare kinds and lines.

@@ -9,11 +9,12 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
 use common::lines;
+use common::synth::{SynthConfig, session_bytes};
 use proptest::prelude::*;
 use turnstile_replay::checkpoint::GUARD_BYTES;
-use turnstile_replay::synth::{SynthConfig, session_bytes};
 use turnstile_replay::{
-    CHECKPOINT_FILE, SessionState, fold_file, verify_checkpoint, write_checkpoint,
+    CHECKPOINT_FILE, Checkpoint, CheckpointRejection, SessionState, fold_file, verify_checkpoint,
+    write_checkpoint,
 };
 
 const EVENTS: &str = "events.jsonl";
@@ -94,19 +95,33 @@ fn written_atomically_and_private() {
     assert!(verify_checkpoint(dir.path()).unwrap().is_ok());
 }
 
-fn expect_fallback(dir: &Path, reason: &str) {
-    let (state, report) = load(dir);
-    assert!(!report.used_checkpoint);
-    let why = report.fallback_reason.unwrap_or_default();
-    assert!(why.contains(reason), "expected {reason:?}, got {why:?}");
-    assert_eq!(state, full_fold(dir));
+/// Loading falls back to a full fold for the reason `$why` (a [`CheckpointRejection`] pattern),
+/// says so for people too, and still gives the full fold's state.
+macro_rules! expect_fallback {
+    ($dir:expr, $why:pat) => {{
+        let dir: &Path = $dir;
+        let (state, report) = load(dir);
+        assert!(!report.used_checkpoint);
+        assert!(
+            matches!(report.fallback, Some($why)),
+            "expected {}, got {:?}",
+            stringify!($why),
+            report.fallback
+        );
+        assert_eq!(
+            report.fallback_reason,
+            report.fallback.as_ref().map(ToString::to_string)
+        );
+        assert!(matches!(Checkpoint::trusted(dir), Err($why)));
+        assert_eq!(state, full_fold(dir));
+    }};
 }
 
 #[test]
 fn missing_checkpoint_is_a_full_fold() {
     let dir = tempfile::tempdir().unwrap();
     append(dir.path(), &journal(2, 32));
-    expect_fallback(dir.path(), "no checkpoint");
+    expect_fallback!(dir.path(), CheckpointRejection::Missing);
 }
 
 #[test]
@@ -117,7 +132,7 @@ fn corrupted_checkpoint_falls_back() {
     let mut text = fs::read(&path).unwrap();
     text.truncate(text.len() / 2);
     fs::write(&path, text).unwrap();
-    expect_fallback(dir.path(), "not valid");
+    expect_fallback!(dir.path(), CheckpointRejection::Invalid(_));
 }
 
 #[test]
@@ -129,7 +144,7 @@ fn other_version_falls_back() {
         .unwrap()
         .replacen("\"version\":1", "\"version\":99", 1);
     fs::write(&path, text).unwrap();
-    expect_fallback(dir.path(), "version 99");
+    expect_fallback!(dir.path(), CheckpointRejection::OtherVersion { found: 99 });
 }
 
 #[test]
@@ -140,7 +155,7 @@ fn replaced_journal_falls_back() {
     let other = dir.path().join("other.jsonl");
     fs::write(&other, journal(6, 80)).unwrap();
     fs::rename(&other, dir.path().join(EVENTS)).unwrap();
-    expect_fallback(dir.path(), "replaced");
+    expect_fallback!(dir.path(), CheckpointRejection::Replaced);
 }
 
 #[test]
@@ -154,7 +169,7 @@ fn truncated_journal_falls_back() {
     let ls = lines(&bytes);
     let keep = bytes.len() - ls.last().unwrap().len() - 1;
     file.set_len(keep as u64).unwrap();
-    expect_fallback(dir.path(), "shorter");
+    expect_fallback!(dir.path(), CheckpointRejection::Truncated { .. });
 }
 
 #[test]
@@ -168,7 +183,7 @@ fn rewritten_tail_of_the_prefix_falls_back() {
     content[at] = if content[at] == b'0' { b'1' } else { b'0' };
     let file = OpenOptions::new().write(true).open(&path).unwrap();
     std::os::unix::fs::FileExt::write_all_at(&file, &content, 0).unwrap();
-    expect_fallback(dir.path(), "changed");
+    expect_fallback!(dir.path(), CheckpointRejection::GuardChanged);
 }
 
 #[test]
@@ -182,7 +197,7 @@ fn offset_inside_a_line_falls_back() {
     cp["state"]["byteSize"] = offset.into();
     cp["guardStart"] = offset.saturating_sub(GUARD_BYTES).into();
     fs::write(&path, serde_json::to_vec(&cp).unwrap()).unwrap();
-    expect_fallback(dir.path(), "not at the end of a line");
+    expect_fallback!(dir.path(), CheckpointRejection::NotAtLineEnd { .. });
 }
 
 /// A change deep in the prefix, outside the guarded 64 KiB, is what only `verify` sees.

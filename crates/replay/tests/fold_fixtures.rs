@@ -179,12 +179,12 @@ fn live_stream_folds_like_the_journal_plus_usage() {
 /// stays about as large as the model's context.
 #[test]
 fn compaction_keeps_the_conversation_short() {
-    let config = turnstile_replay::synth::SynthConfig {
+    let config = common::synth::SynthConfig {
         target_bytes: 4 << 20,
         compaction_every: Some(5),
         ..Default::default()
     };
-    let (bytes, truth) = turnstile_replay::synth::session_bytes(&config);
+    let (bytes, truth) = common::synth::session_bytes(&config);
     let state = fold(events(&bytes));
     assert_eq!(state.compactions, truth.compactions);
     assert!(truth.compactions > 3);

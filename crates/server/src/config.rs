@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use turnstile_journal::{Durability, StateRoot};
 use turnstile_loop::autopilot::DEFAULT_MAX_CONTINUES;
+use turnstile_loop::hooks::HookTrust;
 use turnstile_loop::permissions::PermissionPolicy;
 
 use crate::framing::DEFAULT_MAX_FRAME_BYTES;
@@ -52,6 +53,8 @@ pub struct ServerConfig {
     pub durability: Durability,
     /// Let file tools reach outside a session's working directory.
     pub allow_outside_cwd: bool,
+    /// Whose hook files sessions asking for `enableFileHooks` may run.
+    pub hook_trust: HookTrust,
     /// Nudges before an autopilot send gives up.
     pub max_autopilot_continues: u32,
     /// Close sessions idle for this long (`--session-idle-timeout`); `None` keeps them open.
@@ -85,6 +88,7 @@ impl ServerConfig {
             permissions: PermissionPolicy::default(),
             durability: Durability::Turn,
             allow_outside_cwd: false,
+            hook_trust: HookTrust::default(),
             max_autopilot_continues: DEFAULT_MAX_CONTINUES,
             session_idle_timeout: None,
             max_frame_bytes: DEFAULT_MAX_FRAME_BYTES,

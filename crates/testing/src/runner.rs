@@ -15,7 +15,7 @@ use std::sync::Arc;
 use tempfile::TempDir;
 use tokio::sync::mpsc::UnboundedReceiver;
 use turnstile_journal::{Durability, Event, StateRoot, Uuid};
-use turnstile_loop::hooks::{CommandHooks, HookRunner};
+use turnstile_loop::hooks::{CommandHooks, HookRunner, HookTrust};
 use turnstile_loop::model::{ModelProvider, ReplayProvider};
 use turnstile_loop::permissions::PermissionPolicy;
 use turnstile_loop::tools::ToolRegistry;
@@ -257,7 +257,9 @@ impl<'f> Driver<'f> {
             .unwrap_or_else(|| plan.denied_rules.clone());
         let policy = PermissionPolicy::from_flags(allow_all, &manifest.allow_tool, &deny)
             .map_err(|e| FixtureError::Setup(format!("{}: {e}", fixture.name())))?;
-        let hooks = CommandHooks::load(workdir).map_err(|e| FixtureError::Setup(e.to_string()))?;
+        // A fixture's hooks are part of the recording the test runs: trusted by its author.
+        let (hooks, _) = CommandHooks::load(workdir, &HookTrust::everything())
+            .map_err(|e| FixtureError::Setup(e.to_string()))?;
         Ok(Driver {
             fixture,
             workdir: workdir.to_path_buf(),

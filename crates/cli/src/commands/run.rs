@@ -135,7 +135,10 @@ fn parts(opts: &LoopArgs, cwd: &Path) -> Result<SessionParts> {
     config.permissions = opts.session.policy()?;
     config.allow_outside_cwd = opts.session.allow_outside_cwd;
     config.streaming = !opts.no_stream;
-    let hooks = CommandHooks::load(cwd)?;
+    let (hooks, warnings) = CommandHooks::load(cwd, &opts.session.hook_trust())?;
+    for warning in warnings {
+        eprintln!("warning: {warning}");
+    }
     Ok(SessionParts {
         config,
         provider,

@@ -127,6 +127,7 @@ fn server_config(args: &ServeArgs, state_dir: Option<&Path>) -> Result<ServerCon
     config.permissions = args.session.policy()?;
     config.durability = args.session.durability;
     config.allow_outside_cwd = args.session.allow_outside_cwd;
+    config.hook_trust = args.session.hook_trust();
     config.max_autopilot_continues = args.session.max_autopilot_continues;
     config.session_idle_timeout = args
         .session_idle_timeout

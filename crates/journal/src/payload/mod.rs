@@ -20,8 +20,11 @@ use crate::event_type::EventType;
 
 mod abort;
 mod assistant;
+mod binary_asset;
 mod external_tool;
 mod hook;
+mod live;
+mod model_change;
 mod permission;
 mod session;
 mod system;
@@ -31,8 +34,11 @@ mod user;
 
 pub use abort::*;
 pub use assistant::*;
+pub use binary_asset::*;
 pub use external_tool::*;
 pub use hook::*;
+pub use live::*;
+pub use model_change::*;
 pub use permission::*;
 pub use session::*;
 pub use system::*;

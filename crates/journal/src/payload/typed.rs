@@ -96,6 +96,14 @@ typed_events!(
     ExternalToolCompleted,
     HookStart,
     HookEnd,
+    SessionUsageInfo,
+    SessionTitleChanged,
+    SessionToolsUpdated,
+    PendingMessagesModified,
+    ModelCallStart,
+    AssistantIdle,
+    SessionModelChange,
+    SessionBinaryAsset,
 );
 
 impl TypedEvent {

@@ -153,12 +153,79 @@ pub struct Usage {
     pub duration_ms: u64,
 }
 
+/// What kind of failure a [`ModelError`] is; [`ModelErrorKind::as_str`] is its spelling in
+/// `session.error` (`errorType`) and in journals.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum ModelErrorKind {
+    /// The server answered with an error status (or an error object in place of an answer).
+    Http,
+    /// The server could not be reached.
+    Connection,
+    /// No answer within the request timeout, or the answer stalled.
+    Timeout,
+    /// The answer broke off (cut connection, error in the stream, no end).
+    Stream,
+    /// The answer is not what the protocol says (not JSON, no choices, bad SSE).
+    MalformedResponse,
+    /// The answer went past a configured size limit (line, answer or body).
+    TooLarge,
+    /// A replay fixture does not hold the answer.
+    Fixture,
+    /// The caller cancelled the call.
+    Cancelled,
+    /// The provider is misconfigured (bad URL, a key command that failed, ...).
+    Config,
+    /// Any other spelling, as recorded in a journal (kept verbatim for replay).
+    Other(String),
+}
+
+impl ModelErrorKind {
+    /// The wire and journal spelling: `http`, `connection`, `timeout`, `stream`,
+    /// `malformed_response`, `response_too_large`, `fixture`, `cancelled`, `config`, or the
+    /// recorded text of [`ModelErrorKind::Other`].
+    pub fn as_str(&self) -> &str {
+        match self {
+            ModelErrorKind::Http => "http",
+            ModelErrorKind::Connection => "connection",
+            ModelErrorKind::Timeout => "timeout",
+            ModelErrorKind::Stream => "stream",
+            ModelErrorKind::MalformedResponse => "malformed_response",
+            ModelErrorKind::TooLarge => "response_too_large",
+            ModelErrorKind::Fixture => "fixture",
+            ModelErrorKind::Cancelled => "cancelled",
+            ModelErrorKind::Config => "config",
+            ModelErrorKind::Other(s) => s,
+        }
+    }
+
+    /// The kind of a spelling (the inverse of [`ModelErrorKind::as_str`]).
+    pub fn from_wire(text: &str) -> Self {
+        match text {
+            "http" => ModelErrorKind::Http,
+            "connection" => ModelErrorKind::Connection,
+            "timeout" => ModelErrorKind::Timeout,
+            "stream" => ModelErrorKind::Stream,
+            "malformed_response" => ModelErrorKind::MalformedResponse,
+            "response_too_large" => ModelErrorKind::TooLarge,
+            "fixture" => ModelErrorKind::Fixture,
+            "cancelled" => ModelErrorKind::Cancelled,
+            "config" => ModelErrorKind::Config,
+            other => ModelErrorKind::Other(other.to_string()),
+        }
+    }
+}
+
+impl fmt::Display for ModelErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// A failed model call (for `session.error`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ModelError {
-    /// What kind of failure: `http`, `connection`, `timeout`, `stream`, `malformed_response`,
-    /// `fixture`, `cancelled`, `config`.
-    pub error_type: String,
+    /// What kind of failure.
+    pub kind: ModelErrorKind,
     /// HTTP status, when the server answered with one.
     pub status_code: Option<u16>,
     /// The server's own message when it sent one, else a description.
@@ -168,10 +235,10 @@ pub struct ModelError {
 }
 
 impl ModelError {
-    /// An error of this type with this message, no status, not retryable.
-    pub fn new(error_type: impl Into<String>, message: impl Into<String>) -> Self {
+    /// An error of this kind with this message, no status, not retryable.
+    pub fn new(kind: ModelErrorKind, message: impl Into<String>) -> Self {
         ModelError {
-            error_type: error_type.into(),
+            kind,
             status_code: None,
             message: message.into(),
             retryable: false,
@@ -180,19 +247,20 @@ impl ModelError {
 
     /// The call was cancelled by the caller.
     pub fn cancelled() -> Self {
-        Self::new("cancelled", "the model call was cancelled")
+        Self::new(ModelErrorKind::Cancelled, "the model call was cancelled")
+    }
+
+    /// The `errorType` of `session.error`: the kind's spelling.
+    pub fn error_type(&self) -> &str {
+        self.kind.as_str()
     }
 }
 
 impl fmt::Display for ModelError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.status_code {
-            Some(code) => write!(
-                f,
-                "{} error (HTTP {code}): {}",
-                self.error_type, self.message
-            ),
-            None => write!(f, "{} error: {}", self.error_type, self.message),
+            Some(code) => write!(f, "{} error (HTTP {code}): {}", self.kind, self.message),
+            None => write!(f, "{} error: {}", self.kind, self.message),
         }
     }
 }
@@ -212,4 +280,32 @@ pub trait ModelProvider: Send + Sync {
         events: tokio::sync::mpsc::UnboundedSender<ModelEvent>,
         cancel: tokio_util::sync::CancellationToken,
     ) -> BoxFuture<'a, Result<ModelResponse, ModelError>>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn error_kinds_keep_their_spelling() {
+        for kind in [
+            ModelErrorKind::Http,
+            ModelErrorKind::Connection,
+            ModelErrorKind::Timeout,
+            ModelErrorKind::Stream,
+            ModelErrorKind::MalformedResponse,
+            ModelErrorKind::TooLarge,
+            ModelErrorKind::Fixture,
+            ModelErrorKind::Cancelled,
+            ModelErrorKind::Config,
+            ModelErrorKind::Other("rate_limit".into()),
+        ] {
+            assert_eq!(ModelErrorKind::from_wire(kind.as_str()), kind);
+        }
+        assert_eq!(ModelError::cancelled().error_type(), "cancelled");
+        assert_eq!(
+            ModelError::new(ModelErrorKind::Other("quota".into()), "x").to_string(),
+            "quota error: x"
+        );
+    }
 }

@@ -13,8 +13,8 @@ use turnstile_journal::payload::{
 use turnstile_journal::{Event, JournalReader, ReadMode};
 
 use super::{
-    BoxFuture, ChatMessage, ChatRequest, ModelError, ModelEvent, ModelProvider, ModelResponse,
-    ToolCall,
+    BoxFuture, ChatMessage, ChatRequest, ModelError, ModelErrorKind, ModelEvent, ModelProvider,
+    ModelResponse, ToolCall,
 };
 
 /// Model name used when the recording names none.
@@ -154,7 +154,10 @@ impl ReplayProvider {
                 "session.error" if top_level => {
                     if let Some((users_before, answers_before)) = open_call.take() {
                         let error: SessionError = event.payload().map_err(fixture_error)?;
-                        let mut failure = ModelError::new(error.error_type, error.message);
+                        let mut failure = ModelError::new(
+                            ModelErrorKind::from_wire(&error.error_type),
+                            error.message,
+                        );
                         failure.status_code = error.status_code;
                         calls.push(RecordedCall {
                             reply: Reply::Fail(failure),
@@ -271,7 +274,7 @@ impl ReplayProvider {
                     })
                     .ok_or_else(|| {
                         ModelError::new(
-                            "fixture",
+                            ModelErrorKind::Fixture,
                             format!(
                                 "the conversation so far ({users_before} user and \
                                  {answers_before} assistant messages) is not a point of the \
@@ -283,7 +286,7 @@ impl ReplayProvider {
         }
         let Some(call) = self.calls.get(cursor.next) else {
             return Err(ModelError::new(
-                "fixture",
+                ModelErrorKind::Fixture,
                 format!(
                     "the recording has no more assistant messages ({} were recorded)",
                     self.answers.len()
@@ -374,7 +377,10 @@ fn answer_of(message: AssistantMessage, model: &str) -> ModelResponse {
 }
 
 fn fixture_error(error: impl std::fmt::Display) -> ModelError {
-    ModelError::new("fixture", format!("cannot read the recording: {error}"))
+    ModelError::new(
+        ModelErrorKind::Fixture,
+        format!("cannot read the recording: {error}"),
+    )
 }
 
 impl ModelProvider for ReplayProvider {
@@ -520,7 +526,7 @@ mod tests {
         assert_eq!(ask(&provider, &fresh).await.unwrap().content, "first");
         let failed = ask(&provider, &fresh).await.unwrap_err();
         assert_eq!(
-            (failed.error_type.as_str(), failed.status_code),
+            (failed.error_type(), failed.status_code),
             ("http", Some(400))
         );
         assert_eq!(failed.message, "context too long");
@@ -584,7 +590,7 @@ mod tests {
         let req = request(vec![said("go")]);
         let call = provider.complete(&req, tx, cancel.clone());
         cancel.cancel();
-        assert_eq!(call.await.unwrap_err().error_type, "cancelled");
+        assert_eq!(call.await.unwrap_err().kind, ModelErrorKind::Cancelled);
     }
 
     #[tokio::test]

@@ -25,7 +25,7 @@ use serde_json::{Value, json};
 use tokio::io::AsyncReadExt;
 
 use super::args;
-use super::shell_parse::{self, ShellAnalysis};
+use super::shell::{self, ShellAnalysis};
 use super::{
     BoxFuture, PermissionAsk, PermissionKind, Tool, ToolContext, ToolFailure, ToolOutput, ToolSpec,
 };
@@ -137,12 +137,14 @@ impl Tool for BashTool {
     ) -> Result<Option<PermissionAsk>, ToolFailure> {
         let a = parse(args)?;
         let intention = a.description.clone().unwrap_or_else(|| a.command.clone());
-        let request = shell_request(&a.command, &intention, &shell_parse::analyze(&a.command));
+        let analysis = shell::analyze(&a.command);
+        let request = shell_request(&a.command, &intention, &analysis);
         Ok(Some(PermissionAsk {
             kind: PermissionKind::Shell,
             request,
             intention,
             subject: a.command,
+            shell: Some(std::sync::Arc::new(analysis)),
         }))
     }
 
@@ -192,9 +194,9 @@ fn shell_request(command: &str, intention: &str, analysis: &ShellAnalysis) -> Va
             .iter()
             .map(|s| json!({"identifier": s.identifier, "fullCommandText": s.text}))
             .collect::<Vec<_>>(),
-        "possiblePaths": analysis.redirect_paths,
+        "possiblePaths": analysis.redirect_paths(),
         "possibleUrls": analysis.urls.iter().map(|u| json!({"url": u})).collect::<Vec<_>>(),
-        "hasWriteFileRedirection": analysis.write_redirection,
+        "hasWriteFileRedirection": analysis.write_redirection(),
         // Approving "this command for the session" needs something to name it by.
         "canOfferSessionApproval": !commands.is_empty(),
     })

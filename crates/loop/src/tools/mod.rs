@@ -21,7 +21,7 @@ pub mod glob;
 pub mod grep;
 pub mod paths;
 mod registry;
-mod shell_parse;
+pub mod shell;
 pub mod task_complete;
 pub mod view;
 
@@ -45,6 +45,8 @@ pub struct PermissionAsk {
     pub intention: String,
     /// What `--allow-tool` style patterns match against: the shell command or the path.
     pub subject: String,
+    /// For a shell command, what it runs and writes: the policy matches its rules on this.
+    pub shell: Option<std::sync::Arc<shell::ShellAnalysis>>,
 }
 
 /// The permission families the policy distinguishes.
@@ -239,5 +241,69 @@ pub trait Tool: Send + Sync {
     /// A short human title for the call, e.g. "*.txt" or the path (the runtime's intentionSummary).
     fn intention_summary(&self, _args: &Value, _ctx: &ToolContext) -> Option<String> {
         None
+    }
+}
+
+/// A tool whose call is one piece of synchronous work on checked arguments (the file tools):
+/// it states how arguments are checked, what permission a checked call needs and the work;
+/// the [`Tool`] impl every `BlockingTool` gets checks once for `permission` and again in
+/// `run` (which may be called alone), and runs the work off the async workers.
+pub trait BlockingTool: Send + Sync + 'static {
+    /// The name the model calls the tool by.
+    const NAME: &'static str;
+    /// The checked arguments of one call.
+    type Args: Send + 'static;
+
+    /// The description and parameter schema offered to the model.
+    fn offer(&self) -> ToolSpec;
+
+    /// Checks the arguments; Err is a tool failure the model sees.
+    fn check(args: &Value, ctx: &ToolContext) -> Result<Self::Args, ToolFailure>;
+
+    /// The permission a checked call needs (none by default: reads).
+    fn needs(_args: &Self::Args) -> Result<Option<PermissionAsk>, ToolFailure> {
+        Ok(None)
+    }
+
+    /// Does the work (on a blocking thread).
+    fn work(args: Self::Args, ctx: &ToolContext) -> Result<ToolOutput, ToolFailure>;
+
+    /// The runtime's intentionSummary of a call, if it has one.
+    fn summary(_args: &Value, _ctx: &ToolContext) -> Option<String> {
+        None
+    }
+}
+
+impl<T: BlockingTool> Tool for T {
+    fn name(&self) -> &str {
+        T::NAME
+    }
+
+    fn spec(&self) -> ToolSpec {
+        self.offer()
+    }
+
+    fn permission(
+        &self,
+        args: &Value,
+        ctx: &ToolContext,
+    ) -> Result<Option<PermissionAsk>, ToolFailure> {
+        T::needs(&T::check(args, ctx)?)
+    }
+
+    fn run<'a>(
+        &'a self,
+        args: Value,
+        ctx: &'a ToolContext,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolFailure>> {
+        Box::pin(async move {
+            let checked = T::check(&args, ctx)?;
+            let ctx = ctx.clone();
+            blocking(move || T::work(checked, &ctx)).await
+        })
+    }
+
+    fn intention_summary(&self, args: &Value, ctx: &ToolContext) -> Option<String> {
+        T::summary(args, ctx)
     }
 }

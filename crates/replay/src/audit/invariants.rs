@@ -4,7 +4,7 @@
 //! ids of the current interaction (a bitset for numeric ids plus a capped set) and the distinct
 //! type and tool names (capped), never anything per event.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use turnstile_journal::Uuid;
 
@@ -18,6 +18,8 @@ use crate::tracking::{Counters, Step, track};
 const MAX_NAMES: usize = 4096;
 /// Non-numeric turn ids remembered per interaction for the duplicate check.
 const MAX_TURN_IDS: usize = 65_536;
+/// Tool call ids remembered per open turn for the duplicate check.
+const MAX_TURN_CALL_IDS: usize = 65_536;
 /// Name of the bucket for names beyond [`MAX_NAMES`].
 const OTHER: &str = "(other)";
 
@@ -57,6 +59,13 @@ impl TurnIds {
     }
 }
 
+/// Tool call ids used by one agent's open turn, with the line that first used each.
+#[derive(Debug, Default)]
+struct TurnCalls {
+    agent: Option<String>,
+    ids: HashMap<String, u64>,
+}
+
 /// Checks invariants line by line.
 #[derive(Debug, Default)]
 pub(crate) struct Auditor {
@@ -67,6 +76,8 @@ pub(crate) struct Auditor {
     counts: Counters,
     /// Turn ids of the current interaction, per agent (almost always just the main agent).
     turn_ids: Vec<(Option<String>, TurnIds)>,
+    /// Tool call ids of each agent's open turn (emptied when the turn starts or ends).
+    turn_calls: Vec<TurnCalls>,
     /// Id of the last persisted event; `None` before the first.
     last_id: Option<u128>,
     last_line: u64,
@@ -105,6 +116,90 @@ impl Auditor {
             }
         };
         &mut self.turn_ids[i].1
+    }
+
+    /// Records that the open turn of `agent` uses tool call `id` at `line`; the line of the
+    /// earlier use when the id was already used in that turn.
+    fn use_call_id(&mut self, agent: Option<&str>, id: &str, line: u64) -> Option<u64> {
+        let calls = match self
+            .turn_calls
+            .iter()
+            .position(|c| c.agent.as_deref() == agent)
+        {
+            Some(i) => &mut self.turn_calls[i],
+            None => {
+                self.turn_calls.push(TurnCalls {
+                    agent: agent.map(str::to_owned),
+                    ids: HashMap::new(),
+                });
+                self.turn_calls.last_mut()?
+            }
+        };
+        if let Some(&first) = calls.ids.get(id) {
+            return Some(first);
+        }
+        if calls.ids.len() < MAX_TURN_CALL_IDS {
+            calls.ids.insert(id.to_owned(), line);
+        }
+        None
+    }
+
+    /// Forgets the tool call ids of `agent`'s turn (a turn starts or ends).
+    fn reset_call_ids(&mut self, agent: Option<&str>) {
+        if let Some(calls) = self
+            .turn_calls
+            .iter_mut()
+            .find(|c| c.agent.as_deref() == agent)
+        {
+            calls.ids.clear();
+            calls.ids.shrink_to(64);
+        }
+    }
+
+    /// Duplicate tool call ids within one turn: twice in the model's requests, or a call
+    /// started again after it finished.
+    fn check_call_ids(&mut self, line: u64, f: &Facts, store: &Store) {
+        let agent = store.opt(f.agent);
+        if self.open.turn_of(agent).is_none() {
+            return;
+        }
+        let d = &f.fields;
+        match f.kind {
+            Kind::AssistantMessage => {
+                for (id, _) in d.requests(store) {
+                    let Some(id) = store.opt(*id) else { continue };
+                    if let Some(first) = self.use_call_id(agent, id, line) {
+                        self.violation(
+                            line,
+                            ViolationKind::DuplicateToolCallId,
+                            format!(
+                                "tool call id {id:?} was already used in this turn (line {first})"
+                            ),
+                        );
+                    }
+                }
+            }
+            Kind::ToolStart => {
+                let Some(id) = store.opt(d.tool_call_id) else {
+                    return;
+                };
+                // Starting a requested (open) call is its normal course; starting a finished
+                // one again reuses its id.
+                if self.open.tool_calls.contains_key(id) {
+                    return;
+                }
+                if let Some(first) = self.use_call_id(agent, id, line) {
+                    self.violation(
+                        line,
+                        ViolationKind::DuplicateToolCallId,
+                        format!(
+                            "tool.execution_start reuses tool call id {id:?}, already used in this turn (line {first})"
+                        ),
+                    );
+                }
+            }
+            _ => {}
+        }
     }
 
     fn violation(&mut self, line: u64, kind: ViolationKind, message: String) {
@@ -220,6 +315,11 @@ impl Auditor {
     fn apply(&mut self, line: u64, f: &Facts, store: &Store) {
         let agent = store.opt(f.agent);
         let d = &f.fields;
+        self.check_call_ids(line, f, store);
+        match f.kind {
+            Kind::TurnStart | Kind::TurnEnd => self.reset_call_ids(agent),
+            _ => {}
+        }
         match f.kind {
             Kind::TurnStart => {
                 let turn_id = store.opt(d.turn_id).unwrap_or("");

@@ -89,9 +89,9 @@ pub(crate) fn type_name(t: TypeRef, store: &Store) -> &str {
 /// Scratch space reused across lines.
 #[derive(Debug, Default)]
 pub(crate) struct Scratch {
-    stack: Vec<u8>,
+    pub(crate) stack: Vec<u8>,
     /// For values nested in `data` (tool requests), parsed while `stack` is in use.
-    inner: Vec<u8>,
+    pub(crate) inner: Vec<u8>,
     /// Recently seen schema types with a fingerprint: a journal uses a dozen or two, so a short
     /// scan comparing one integer each beats a binary search over all 149 names.
     types: Vec<CachedType>,
@@ -110,7 +110,11 @@ fn fingerprint(name: &[u8]) -> u64 {
 
 impl Scratch {
     /// Type, ephemeral flag and kind of a type name.
-    fn classify(&mut self, name: &[u8], store: &mut Store) -> Option<(TypeRef, bool, Kind)> {
+    pub(crate) fn classify(
+        &mut self,
+        name: &[u8],
+        store: &mut Store,
+    ) -> Option<(TypeRef, bool, Kind)> {
         let fp = fingerprint(name);
         if let Some((_, _, i, ephemeral, kind)) =
             self.types.iter().find(|t| t.0 == fp && *t.1 == *name)
@@ -174,7 +178,12 @@ pub(crate) fn head_type(line: &[u8]) -> Option<&[u8]> {
     (rest[end] == b'"').then_some(&rest[..end])
 }
 
-fn fast(line: &[u8], utf8_valid: bool, store: &mut Store, scratch: &mut Scratch) -> Option<Facts> {
+/// A line's envelope in the standard layout: type name, `data` bytes, id, parent id.
+pub(crate) type Envelope<'a> = (&'a [u8], &'a [u8], u128, Option<u128>);
+
+/// The envelope of a line in the standard layout (its `data` not yet checked); `None` for any
+/// other layout.
+pub(crate) fn standard_envelope(line: &[u8]) -> Option<Envelope<'_>> {
     let name = head_type(line)?;
     let data_start = HEAD.len() + name.len() + 1 + DATA_KEY.len();
     if line.get(HEAD.len() + name.len() + 1..data_start)? != DATA_KEY {
@@ -182,6 +191,11 @@ fn fast(line: &[u8], utf8_valid: bool, store: &mut Store, scratch: &mut Scratch)
     }
     let (tail_start, id, parent) = tail(line)?;
     let data = line.get(data_start..tail_start)?;
+    Some((name, data, id, parent))
+}
+
+fn fast(line: &[u8], utf8_valid: bool, store: &mut Store, scratch: &mut Scratch) -> Option<Facts> {
+    let (name, data, id, parent) = standard_envelope(line)?;
     let (type_ref, ephemeral_type, kind) = scratch.classify(name, store)?;
     let mut fields = Fields::default();
     let Scratch { stack, inner, .. } = scratch;

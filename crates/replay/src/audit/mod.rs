@@ -49,10 +49,11 @@ pub fn audit_file_with(
 ) -> Result<AuditReport, ReplayError> {
     let source = Source::open(path, options)?;
     let mut auditor = Auditor::new(path.display().to_string(), source.size);
+    let piece = options.lines_per_piece.max(1);
     scan::run(
         &source,
         options,
-        AuditSink::default,
+        || AuditSink::new(piece),
         |sink: &mut AuditSink, done| {
             for line in &sink.lines {
                 auditor.line(line, &sink.store);
@@ -87,12 +88,24 @@ pub fn audit_bytes(name: &str, bytes: &[u8]) -> AuditReport {
     auditor.finish()
 }
 
-/// Collects the outcomes of one chunk's lines.
-#[derive(Default)]
+/// Collects the outcomes of one chunk's lines (at most `piece` at once, see
+/// [`ScanOptions::lines_per_piece`]).
 struct AuditSink {
     lines: Vec<Outcome>,
     store: Store,
     scratch: Scratch,
+    piece: usize,
+}
+
+impl AuditSink {
+    fn new(piece: usize) -> Self {
+        AuditSink {
+            lines: Vec::new(),
+            store: Store::default(),
+            scratch: Scratch::default(),
+            piece,
+        }
+    }
 }
 
 impl LineSink for AuditSink {
@@ -119,5 +132,9 @@ impl LineSink for AuditSink {
     fn reset(&mut self) {
         self.lines.clear();
         self.store.clear();
+    }
+
+    fn is_full(&self) -> bool {
+        self.lines.len() >= self.piece
     }
 }

@@ -82,6 +82,9 @@ pub enum ViolationKind {
     ToolPairing,
     /// An event of an ephemeral type (or marked `"ephemeral":true`) is on disk.
     EphemeralOnDisk,
+    /// A tool call id is used twice within one turn (twice in the model's requests, or a
+    /// finished call started again).
+    DuplicateToolCallId,
 }
 
 impl ViolationKind {
@@ -95,6 +98,7 @@ impl ViolationKind {
             ViolationKind::DuplicateTurnId => "duplicate-turn-id",
             ViolationKind::ToolPairing => "tool-pairing",
             ViolationKind::EphemeralOnDisk => "ephemeral-on-disk",
+            ViolationKind::DuplicateToolCallId => "duplicate-tool-call-id",
         }
     }
 }
@@ -394,6 +398,7 @@ mod tests {
             ViolationKind::BadLine,
             ViolationKind::DuplicateTurnId,
             ViolationKind::EphemeralOnDisk,
+            ViolationKind::DuplicateToolCallId,
         ] {
             assert_eq!(serde_json::to_value(kind).unwrap(), kind.as_str());
         }

@@ -26,6 +26,9 @@ pub struct ScanOptions {
     pub chunk_bytes: u64,
     /// Longest line held in memory; longer lines are parsed as a stream from the file.
     pub max_line_in_memory: usize,
+    /// Most lines a worker hands over at once; a chunk of more (tiny or blank lines) goes in
+    /// pieces, so memory does not depend on how lines are spread over the file.
+    pub lines_per_piece: usize,
 }
 
 impl Default for ScanOptions {
@@ -34,6 +37,7 @@ impl Default for ScanOptions {
             threads: 0,
             chunk_bytes: 1 << 20,
             max_line_in_memory: 8 << 20,
+            lines_per_piece: 8192,
         }
     }
 }
@@ -111,6 +115,12 @@ pub(crate) trait LineSink {
     fn giant(&mut self, source: &Source, offset: u64) -> io::Result<()>;
     /// Empties the sink for another chunk, keeping its allocations.
     fn reset(&mut self);
+    /// The sink holds as much as it should: hand it over before the chunk's next line, so a
+    /// chunk of millions of tiny lines costs bounded memory. Never true for sinks that keep
+    /// nothing per line.
+    fn is_full(&self) -> bool {
+        false
+    }
 }
 
 /// Reads `[from, to)` of the file into `buf[at..]`; returns the new filled length. The buffer
@@ -124,12 +134,15 @@ fn read_into(file: &File, from: u64, to: u64, buf: &mut Vec<u8>, at: usize) -> i
     Ok(at + len)
 }
 
-/// Feeds the lines that start in chunk `k` to `sink`; `buf` is reused between chunks.
-pub(crate) fn visit_chunk(
+/// Feeds the lines that start in chunk `k` to `sink`; `buf` is reused between chunks. When the
+/// sink is full, `flush(sink, offset)` hands its lines so far over (everything before
+/// `offset`) and leaves it empty; it returns false when nobody takes them any more.
+pub(crate) fn visit_chunk<S: LineSink>(
     source: &Source,
     k: u64,
     buf: &mut Vec<u8>,
-    sink: &mut impl LineSink,
+    sink: &mut S,
+    flush: &mut impl FnMut(&mut S, u64) -> bool,
 ) -> io::Result<()> {
     let lo = k * source.chunk;
     if lo >= source.size {
@@ -152,6 +165,9 @@ pub(crate) fn visit_chunk(
     let chunk_utf8 = utf8::is_valid(&buf[pos..filled]);
     while from + (pos as u64) < hi {
         let offset = from + pos as u64;
+        if sink.is_full() && !flush(sink, offset) {
+            return Ok(());
+        }
         if let Some(rel) = memchr::memchr(b'\n', &buf[pos..filled]) {
             sink.line(offset, &buf[pos..pos + rel], true, chunk_utf8);
             pos += rel + 1;
@@ -213,7 +229,12 @@ where
         let mut sink = make_sink();
         for k in 0..chunks {
             sink.reset();
-            visit_chunk(source, k, &mut buf, &mut sink).map_err(io_error)?;
+            let mut flush = |sink: &mut S, offset: u64| {
+                consume(sink, offset);
+                sink.reset();
+                true
+            };
+            visit_chunk(source, k, &mut buf, &mut sink, &mut flush).map_err(io_error)?;
             consume(&mut sink, done(k));
         }
         return Ok(());
@@ -223,7 +244,8 @@ where
         let mut returns = Vec::with_capacity(workers);
         let mut handles = Vec::with_capacity(workers);
         for w in 0..workers {
-            let (tx, rx) = mpsc::sync_channel::<io::Result<S>>(1);
+            // A chunk arrives as one or more pieces, the last marked `true`.
+            let (tx, rx) = mpsc::sync_channel::<io::Result<(S, bool)>>(1);
             let (back_tx, back_rx) = mpsc::channel::<S>();
             receivers.push(rx);
             returns.push(back_tx);
@@ -231,10 +253,19 @@ where
             handles.push(scope.spawn(move || {
                 let mut buf = Vec::new();
                 let mut k = w as u64;
-                while k < chunks {
+                let fresh = || {
                     let mut sink = back_rx.try_recv().unwrap_or_else(|_| make_sink());
                     sink.reset();
-                    let result = visit_chunk(source, k, &mut buf, &mut sink).map(|()| sink);
+                    sink
+                };
+                while k < chunks {
+                    let mut sink = fresh();
+                    let mut flush = |sink: &mut S, _offset: u64| {
+                        let full = std::mem::replace(sink, fresh());
+                        tx.send(Ok((full, false))).is_ok()
+                    };
+                    let result = visit_chunk(source, k, &mut buf, &mut sink, &mut flush)
+                        .map(|()| (sink, true));
                     let failed = result.is_err();
                     // A closed channel means the consumer stopped: nothing more to do.
                     if tx.send(result).is_err() || failed {
@@ -245,13 +276,17 @@ where
             }));
         }
         let mut outcome = Ok(());
-        for k in 0..chunks {
+        let mut k = 0;
+        while k < chunks {
             let w = usize::try_from(k % workers as u64).unwrap_or(0);
             match receivers[w].recv() {
-                Ok(Ok(mut sink)) => {
+                Ok(Ok((mut sink, last))) => {
                     consume(&mut sink, done(k));
                     // The worker may have finished already; then the sink is simply dropped.
                     let _ = returns[w].send(sink);
+                    if last {
+                        k += 1;
+                    }
                 }
                 Ok(Err(e)) => {
                     outcome = Err(io_error(e));

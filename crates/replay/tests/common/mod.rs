@@ -1,6 +1,8 @@
 //! Helpers shared by the integration tests.
 #![allow(dead_code)]
 
+pub mod synth;
+
 use std::path::PathBuf;
 
 use turnstile_journal::Event;

@@ -247,8 +247,11 @@ fn build(
     let hooks: Option<Arc<dyn HookRunner>> = if capabilities.hooks {
         Some(Arc::clone(&bridge) as Arc<dyn HookRunner>)
     } else if params.enable_file_hooks == Some(true) {
-        let hooks = CommandHooks::load(&cwd)
+        let (hooks, warnings) = CommandHooks::load(&cwd, &config.hook_trust)
             .map_err(|e| RpcError::invalid_params(format!("cannot load the hook files: {e}")))?;
+        for warning in warnings {
+            tracing::warn!(%warning, "hook files not loaded");
+        }
         Some(Arc::new(hooks) as Arc<dyn HookRunner>)
     } else {
         None

@@ -5,6 +5,10 @@
 //! of an `assistant.turn_start`, tool outputs holding whole journal lines, tool arguments with a
 //! `"type":"assistant.turn_start"` key, long outputs and non-ASCII text. It is deterministic for
 //! a given [`SynthConfig`], and it returns the true counts so tests can check exactness.
+//!
+//! It lives with the tests, not in the library: the unit tests (`lib.rs`), the integration
+//! tests (`tests/common`) and the benchmark examples include this one file.
+#![allow(dead_code)]
 
 use std::io::{self, Write};
 

@@ -12,6 +12,14 @@
 //!
 //! A hook that fails (non-zero exit, bad JSON, timeout) is reported as an error in its
 //! `hook.end` and otherwise ignored: it never crashes the session.
+//!
+//! Hook files load only from a trusted working directory ([`HookTrust`]). Their content is
+//! kept from the session's start; a hook whose file changed since (or disappeared) does not
+//! run, and its `hook.end` error says why, until a new session starts in a trusted folder.
+
+mod trust;
+
+pub use trust::HookTrust;
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -49,8 +57,16 @@ pub trait HookRunner: Send + Sync {
 #[derive(Debug, Clone, Default)]
 pub struct CommandHooks {
     cwd: PathBuf,
-    hooks: Vec<(String, CommandHook)>,
+    /// (hook type, hook, index into `files`).
+    hooks: Vec<(String, CommandHook, usize)>,
+    /// Every hook file loaded, with its content at the session's start.
+    files: Vec<(PathBuf, Vec<u8>)>,
 }
+
+/// Largest hook file read.
+const MAX_HOOK_FILE_BYTES: u64 = 1 << 20;
+/// Most hook files read from one folder.
+const MAX_HOOK_FILES: usize = 256;
 
 /// One command hook.
 #[derive(Debug, Clone, Deserialize)]
@@ -86,10 +102,15 @@ pub struct HookFileError {
 const DEFAULT_TIMEOUT_SECS: u64 = 30;
 
 impl CommandHooks {
-    /// Loads every `*.json` in `<cwd>/.github/hooks`, in name order. No folder means no hooks.
-    pub fn load(cwd: &Path) -> Result<Self, HookFileError> {
+    /// Loads every `*.json` in `<cwd>/.github/hooks`, in name order, when `trust` trusts
+    /// `cwd`; else loads none. No folder means no hooks. Returns the hooks and warnings for
+    /// the user (hooks that were not loaded, and why).
+    pub fn load(cwd: &Path, trust: &HookTrust) -> Result<(Self, Vec<String>), HookFileError> {
         let dir = cwd.join(".github").join("hooks");
-        let mut hooks = Vec::new();
+        let mut loaded = CommandHooks {
+            cwd: cwd.to_path_buf(),
+            ..Default::default()
+        };
         let mut files: Vec<PathBuf> = match std::fs::read_dir(&dir) {
             Ok(entries) => entries
                 .filter_map(Result::ok)
@@ -98,21 +119,35 @@ impl CommandHooks {
                 .collect(),
             Err(_) => Vec::new(),
         };
+        if files.is_empty() {
+            return Ok((loaded, Vec::new()));
+        }
+        if !trust.is_trusted(cwd) {
+            return Ok((loaded, vec![trust.untrusted_warning(&dir, cwd)]));
+        }
+        if files.len() > MAX_HOOK_FILES {
+            return Err(HookFileError {
+                path: dir,
+                reason: format!("more than {MAX_HOOK_FILES} hook files"),
+            });
+        }
         files.sort();
         for path in files {
             let err = |reason: String| HookFileError {
                 path: path.clone(),
                 reason,
             };
-            let text = std::fs::read_to_string(&path).map_err(|e| err(e.to_string()))?;
+            let bytes = read_bounded(&path).map_err(err)?;
+            let text = std::str::from_utf8(&bytes).map_err(|e| err(format!("not UTF-8: {e}")))?;
             let file: HookFile =
-                serde_json::from_str(&text).map_err(|e| err(format!("not a hook file: {e}")))?;
+                serde_json::from_str(text).map_err(|e| err(format!("not a hook file: {e}")))?;
             if file.version != 1 {
                 return Err(err(format!(
                     "unsupported version {} (expected 1)",
                     file.version
                 )));
             }
+            let index = loaded.files.len();
             for (hook_type, list) in file.hooks {
                 if !HOOK_TYPES.contains(&hook_type.as_str()) {
                     tracing::warn!(file = %path.display(), %hook_type, "hook type not supported; ignored");
@@ -125,14 +160,26 @@ impl CommandHooks {
                             hook.kind
                         )));
                     }
-                    hooks.push((hook_type.clone(), hook));
+                    loaded.hooks.push((hook_type.clone(), hook, index));
                 }
             }
+            loaded.files.push((path, bytes));
         }
-        Ok(CommandHooks {
-            cwd: cwd.to_path_buf(),
-            hooks,
-        })
+        Ok((loaded, Vec::new()))
+    }
+
+    /// Fails when the hook file at `index` is no longer what the session started with.
+    fn check_unchanged(&self, index: usize) -> Result<(), String> {
+        let Some((path, original)) = self.files.get(index) else {
+            return Err("hook file unknown".into());
+        };
+        match read_bounded(path) {
+            Ok(now) if now == *original => Ok(()),
+            Ok(_) | Err(_) => Err(format!(
+                "hook file {} changed since the session started; its hooks do not run until a new session starts in a trusted folder",
+                path.display()
+            )),
+        }
     }
 
     async fn run_one(&self, hook: &CommandHook, input: &Value) -> Result<Option<Value>, String> {
@@ -198,7 +245,7 @@ impl CommandHooks {
 
 impl HookRunner for CommandHooks {
     fn handles(&self, hook_type: &str) -> bool {
-        self.hooks.iter().any(|(t, _)| t == hook_type)
+        self.hooks.iter().any(|(t, _, _)| t == hook_type)
     }
 
     fn invoke<'a>(
@@ -208,7 +255,8 @@ impl HookRunner for CommandHooks {
     ) -> BoxFuture<'a, Result<Option<Value>, String>> {
         Box::pin(async move {
             let mut last = None;
-            for (_, hook) in self.hooks.iter().filter(|(t, _)| t == hook_type) {
+            for (_, hook, file) in self.hooks.iter().filter(|(t, _, _)| t == hook_type) {
+                self.check_unchanged(*file)?;
                 if let Some(out) = self.run_one(hook, &input).await? {
                     last = Some(out);
                 }
@@ -216,6 +264,20 @@ impl HookRunner for CommandHooks {
             Ok(last)
         })
     }
+}
+
+/// Reads a file of at most [`MAX_HOOK_FILE_BYTES`].
+fn read_bounded(path: &Path) -> Result<Vec<u8>, String> {
+    use std::io::Read;
+    let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
+    let mut bytes = Vec::new();
+    file.take(MAX_HOOK_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| e.to_string())?;
+    if bytes.len() as u64 > MAX_HOOK_FILE_BYTES {
+        return Err(format!("larger than {MAX_HOOK_FILE_BYTES} bytes"));
+    }
+    Ok(bytes)
 }
 
 #[cfg(test)]
@@ -226,7 +288,8 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(tmp.path().join(".github/hooks")).unwrap();
         std::fs::write(tmp.path().join(".github/hooks/h.json"), json).unwrap();
-        let hooks = CommandHooks::load(tmp.path()).unwrap();
+        let (hooks, warnings) = CommandHooks::load(tmp.path(), &HookTrust::everything()).unwrap();
+        assert!(warnings.is_empty());
         (tmp, hooks)
     }
 
@@ -273,13 +336,71 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(tmp.path().join(".github/hooks")).unwrap();
         std::fs::write(tmp.path().join(".github/hooks/bad.json"), "{").unwrap();
-        let e = CommandHooks::load(tmp.path()).unwrap_err().to_string();
+        let trust = HookTrust::everything();
+        let e = CommandHooks::load(tmp.path(), &trust)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("bad.json"), "{e}");
+        let (none, _) = CommandHooks::load(&tmp.path().join("nowhere"), &trust).unwrap();
+        assert!(none.hooks.is_empty());
+    }
+
+    const ALLOW_ALL: &str = r#"{"version":1,"hooks":{"preToolUse":[{"type":"command","bash":"echo '{\"permissionDecision\":\"allow\"}'"}]}}"#;
+
+    #[test]
+    fn untrusted_folders_load_nothing_and_say_how_to_trust() {
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(tmp.path().join(".github/hooks")).unwrap();
+        std::fs::write(tmp.path().join(".github/hooks/x.json"), ALLOW_ALL).unwrap();
+        let config = tmp.path().join("config.json");
+        let trust = HookTrust::from_config_file(&config, false);
+        let (hooks, warnings) = CommandHooks::load(tmp.path(), &trust).unwrap();
+        assert!(!hooks.handles("preToolUse"));
+        assert_eq!(warnings.len(), 1);
+        let w = &warnings[0];
+        assert!(w.contains(&tmp.path().display().to_string()), "{w}");
         assert!(
-            CommandHooks::load(&tmp.path().join("nowhere"))
-                .unwrap()
-                .hooks
-                .is_empty()
+            w.contains("trustedFolders") && w.contains("--trust-hooks"),
+            "{w}"
+        );
+        // Even an unreadable hook file is not read in an untrusted folder.
+        std::fs::write(tmp.path().join(".github/hooks/bad.json"), "{").unwrap();
+        assert!(CommandHooks::load(tmp.path(), &trust).is_ok());
+        std::fs::write(
+            &config,
+            serde_json::json!({"trustedFolders": [tmp.path()]}).to_string(),
+        )
+        .unwrap();
+        std::fs::remove_file(tmp.path().join(".github/hooks/bad.json")).unwrap();
+        let trust = HookTrust::from_config_file(&config, false);
+        let (hooks, warnings) = CommandHooks::load(tmp.path(), &trust).unwrap();
+        assert!(hooks.handles("preToolUse") && warnings.is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_hook_file_changed_during_the_session_does_not_run() {
+        let (tmp, hooks) = hooks_with(ALLOW_ALL);
+        let out = hooks.invoke("preToolUse", serde_json::json!({})).await;
+        assert_eq!(out.unwrap().unwrap()["permissionDecision"], "allow");
+        std::fs::write(
+            tmp.path().join(".github/hooks/h.json"),
+            ALLOW_ALL.replace("allow", "allow "),
+        )
+        .unwrap();
+        let e = hooks
+            .invoke("preToolUse", serde_json::json!({}))
+            .await
+            .unwrap_err();
+        assert!(
+            e.contains("h.json") && e.contains("changed since the session started"),
+            "{e}"
+        );
+        std::fs::remove_file(tmp.path().join(".github/hooks/h.json")).unwrap();
+        assert!(
+            hooks
+                .invoke("preToolUse", serde_json::json!({}))
+                .await
+                .is_err()
         );
     }
 }

@@ -1,0 +1,83 @@
+//! Ephemeral notices the clients expect around a message: context usage, title, tool set,
+//! send queue, model dispatch and the agent loop going idle.
+
+use serde::{Deserialize, Serialize};
+
+use super::payload;
+
+/// `session.usage_info` (ephemeral): how full the context window is before a model call.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionUsageInfo {
+    /// The model's context window, in tokens.
+    pub token_limit: u64,
+    /// Tokens of the request: system + conversation + tool definitions.
+    pub current_tokens: u64,
+    /// Messages of the request (system, user, assistant and tool messages).
+    pub messages_length: u64,
+    /// Tokens of the system message(s).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub system_tokens: Option<u64>,
+    /// Tokens of the other messages.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conversation_tokens: Option<u64>,
+    /// Tokens of the tool definitions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_definitions_tokens: Option<u64>,
+    /// True on the first of these events of the session.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub is_initial: Option<bool>,
+}
+payload!(SessionUsageInfo, "session.usage_info");
+
+/// `session.title_changed` (ephemeral): the session's display title.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionTitleChanged {
+    /// The new title.
+    pub title: String,
+}
+payload!(SessionTitleChanged, "session.title_changed");
+
+/// `session.tools_updated` (ephemeral): the tools offered to a model were resolved again.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionToolsUpdated {
+    /// The model the tools apply to.
+    pub model: String,
+}
+payload!(SessionToolsUpdated, "session.tools_updated");
+
+/// `pending_messages.modified` (ephemeral, empty): the queue of messages waiting to run changed.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PendingMessagesModified {}
+payload!(PendingMessagesModified, "pending_messages.modified");
+
+/// `model.call_start` (ephemeral): a model request is being sent for a turn.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ModelCallStart {
+    /// The turn that makes the call.
+    pub turn_id: String,
+    /// The model called.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// Previous response id sent with the request (internal).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub previous_response_id: Option<String>,
+    /// Experimental attribution of the call (kept as sent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fusion: Option<serde_json::Value>,
+}
+payload!(ModelCallStart, "model.call_start");
+
+/// `assistant.idle` (ephemeral): the agent loop stopped (before `session.idle`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AssistantIdle {
+    /// True when the loop was aborted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub aborted: Option<bool>,
+}
+payload!(AssistantIdle, "assistant.idle");

@@ -1,0 +1,154 @@
+//! How to reach an OpenAI-compatible server: URL, key, model, timeouts and retries.
+
+use std::collections::hash_map::RandomState;
+use std::hash::{BuildHasher, Hasher};
+use std::time::Duration;
+
+/// How long to wait for a server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Timeouts {
+    /// From sending the request to the response head (connecting included).
+    pub request: Duration,
+    /// Longest silence between two pieces of a response body.
+    pub stall: Duration,
+}
+
+impl Default for Timeouts {
+    fn default() -> Self {
+        Timeouts {
+            request: Duration::from_secs(120),
+            stall: Duration::from_secs(60),
+        }
+    }
+}
+
+/// When and how often a call is sent again after a failure before any output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RetryPolicy {
+    /// Retries after the first attempt (0 disables retrying).
+    pub max_retries: u32,
+    /// Delay before the first retry; doubled for each further one, with jitter.
+    pub base_delay: Duration,
+    /// Longest computed delay.
+    pub max_delay: Duration,
+    /// Longest delay taken from a server's `Retry-After` (longer ones are cut to this).
+    pub max_retry_after: Duration,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        RetryPolicy {
+            max_retries: 3,
+            base_delay: Duration::from_millis(500),
+            max_delay: Duration::from_secs(8),
+            max_retry_after: Duration::from_secs(30),
+        }
+    }
+}
+
+impl RetryPolicy {
+    /// The delay before retry number `attempt` (1-based), honouring a server's `Retry-After`.
+    pub(super) fn delay(&self, attempt: u32, retry_after: Option<Duration>) -> Duration {
+        if let Some(after) = retry_after {
+            return after.min(self.max_retry_after);
+        }
+        let factor = 2u32.saturating_pow(attempt.saturating_sub(1));
+        let full = self.base_delay.saturating_mul(factor).min(self.max_delay);
+        // Jitter: somewhere between half and all of the computed delay.
+        let half = full / 2;
+        half + half.mul_f64(random_unit())
+    }
+}
+
+/// A number in `[0, 1)` from the std hasher's random keys (no extra dependency).
+fn random_unit() -> f64 {
+    let mut hasher = RandomState::new().build_hasher();
+    hasher.write_u64(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or(0),
+    );
+    (hasher.finish() >> 11) as f64 / (1u64 << 53) as f64
+}
+
+/// Where and how to reach an OpenAI-compatible server.
+#[derive(Clone, PartialEq, Eq)]
+pub struct OpenAiConfig {
+    /// Base URL, e.g. `https://api.openai.com/v1` or `http://127.0.0.1:8000/v1`;
+    /// `/chat/completions` is appended.
+    pub base_url: String,
+    /// Bearer token; none for local servers.
+    pub api_key: Option<String>,
+    /// Model used when a request names none.
+    pub model: String,
+    /// Request and stall timeouts.
+    pub timeouts: Timeouts,
+    /// Retries before any output.
+    pub retry: RetryPolicy,
+}
+
+impl std::fmt::Debug for OpenAiConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Never print the key.
+        f.debug_struct("OpenAiConfig")
+            .field("base_url", &self.base_url)
+            .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
+            .field("model", &self.model)
+            .field("timeouts", &self.timeouts)
+            .field("retry", &self.retry)
+            .finish()
+    }
+}
+
+impl OpenAiConfig {
+    /// A configuration with no key and the default timeouts and retries.
+    pub fn new(base_url: impl Into<String>, model: impl Into<String>) -> Self {
+        OpenAiConfig {
+            base_url: base_url.into(),
+            api_key: None,
+            model: model.into(),
+            timeouts: Timeouts::default(),
+            retry: RetryPolicy::default(),
+        }
+    }
+
+    /// The key from `TURNSTILE_API_KEY`, else `OPENAI_API_KEY` (empty values count as unset).
+    pub fn api_key_from_env() -> Option<String> {
+        ["TURNSTILE_API_KEY", "OPENAI_API_KEY"]
+            .iter()
+            .filter_map(|name| std::env::var(name).ok())
+            .find(|v| !v.trim().is_empty())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retry_delays_grow_with_jitter_and_honour_retry_after() {
+        let policy = RetryPolicy {
+            max_retries: 3,
+            base_delay: Duration::from_millis(100),
+            max_delay: Duration::from_millis(300),
+            max_retry_after: Duration::from_millis(1000),
+        };
+        for _ in 0..50 {
+            let d1 = policy.delay(1, None);
+            assert!(d1 >= Duration::from_millis(50) && d1 <= Duration::from_millis(100));
+            let d2 = policy.delay(2, None);
+            assert!(d2 >= Duration::from_millis(100) && d2 <= Duration::from_millis(200));
+            let d5 = policy.delay(5, None);
+            assert!(d5 >= Duration::from_millis(150) && d5 <= Duration::from_millis(300));
+        }
+        assert_eq!(
+            policy.delay(1, Some(Duration::from_secs(2))),
+            Duration::from_millis(1000)
+        );
+        assert_eq!(
+            policy.delay(1, Some(Duration::from_millis(20))),
+            Duration::from_millis(20)
+        );
+    }
+}

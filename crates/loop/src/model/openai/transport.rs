@@ -1,0 +1,225 @@
+//! HTTP: sending a request within the request timeout, reading bodies within the stall
+//! timeout, and turning HTTP failures into [`ModelError`]s.
+
+use std::time::Duration;
+
+use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderMap};
+
+use super::super::{ModelError, ModelErrorKind};
+use super::wire::ErrorBody;
+use super::{OpenAiProvider, quote};
+
+/// Largest error or non-streamed body read from a server.
+const MAX_BODY: usize = 64 * 1024 * 1024;
+
+impl OpenAiProvider {
+    /// Sends the request and waits for the response head.
+    pub(super) async fn send(
+        &self,
+        body: &[u8],
+        stream: bool,
+    ) -> Result<reqwest::Response, ModelError> {
+        let mut builder = self
+            .client
+            .post(&self.endpoint)
+            .header(CONTENT_TYPE, "application/json")
+            .header(
+                ACCEPT,
+                if stream {
+                    "text/event-stream"
+                } else {
+                    "application/json"
+                },
+            )
+            .body(body.to_vec());
+        if let Some(key) = &self.config.api_key {
+            builder = builder.header(AUTHORIZATION, format!("Bearer {key}"));
+        }
+        let limit = self.config.timeouts.request;
+        match tokio::time::timeout(limit, builder.send()).await {
+            Err(_) => Err(ModelError {
+                kind: ModelErrorKind::Timeout,
+                status_code: None,
+                message: format!(
+                    "no response from {} within {} ms",
+                    self.endpoint,
+                    limit.as_millis()
+                ),
+                retryable: true,
+            }),
+            Ok(Err(e)) => Err(ModelError {
+                kind: if e.is_timeout() {
+                    ModelErrorKind::Timeout
+                } else {
+                    ModelErrorKind::Connection
+                },
+                status_code: None,
+                message: format!("cannot reach {}: {}", self.endpoint, chain(&e)),
+                retryable: true,
+            }),
+            Ok(Ok(response)) => Ok(response),
+        }
+    }
+
+    /// The error of a non-2xx answer, and the server's `Retry-After` when it sent one.
+    pub(super) async fn http_error(
+        &self,
+        response: reqwest::Response,
+    ) -> (ModelError, Option<Duration>) {
+        let status = response.status();
+        let retry_after = retry_after(response.headers());
+        let body = self.read_body(response).await.unwrap_or_default();
+        let message = ErrorBody::message_of(&body).unwrap_or_else(|| {
+            let text = String::from_utf8_lossy(&body);
+            let text = text.trim();
+            if text.is_empty() {
+                format!(
+                    "HTTP {} {}",
+                    status.as_u16(),
+                    status.canonical_reason().unwrap_or("")
+                )
+                .trim_end()
+                .to_string()
+            } else {
+                quote(text)
+            }
+        });
+        let code = status.as_u16();
+        let retryable = matches!(code, 408 | 409 | 429) || status.is_server_error();
+        (
+            ModelError {
+                kind: ModelErrorKind::Http,
+                status_code: Some(code),
+                message,
+                retryable,
+            },
+            retry_after,
+        )
+    }
+
+    /// Reads a whole body, each piece within the stall timeout.
+    pub(super) async fn read_body(
+        &self,
+        mut response: reqwest::Response,
+    ) -> Result<Vec<u8>, ModelError> {
+        let mut body = Vec::new();
+        loop {
+            match self.next_chunk(&mut response).await? {
+                None => return Ok(body),
+                Some(bytes) => {
+                    body.extend_from_slice(&bytes);
+                    if body.len() > MAX_BODY {
+                        return Err(ModelError::new(
+                            ModelErrorKind::MalformedResponse,
+                            format!("the response body is larger than {MAX_BODY} bytes"),
+                        ));
+                    }
+                }
+            }
+        }
+    }
+
+    /// The next piece of a body; a stall or a cut connection is an error (never retried).
+    pub(super) async fn next_chunk(
+        &self,
+        response: &mut reqwest::Response,
+    ) -> Result<Option<Vec<u8>>, ModelError> {
+        let limit = self.config.timeouts.stall;
+        match tokio::time::timeout(limit, response.chunk()).await {
+            Err(_) => Err(ModelError::new(
+                ModelErrorKind::Timeout,
+                format!(
+                    "the response stalled: nothing arrived for {} ms",
+                    limit.as_millis()
+                ),
+            )),
+            Ok(Err(e)) => Err(ModelError::new(
+                ModelErrorKind::Stream,
+                format!("the connection broke during the response: {}", chain(&e)),
+            )),
+            Ok(Ok(chunk)) => Ok(chunk.map(|b| b.to_vec())),
+        }
+    }
+}
+
+/// `Retry-After` (seconds) or `retry-after-ms`; HTTP dates are not honoured.
+fn retry_after(headers: &HeaderMap) -> Option<Duration> {
+    let get = |name: &str| {
+        headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::trim)
+    };
+    if let Some(ms) = get("retry-after-ms").and_then(|v| v.parse::<f64>().ok())
+        && ms.is_finite()
+        && ms >= 0.0
+    {
+        return Some(Duration::from_secs_f64(ms / 1000.0));
+    }
+    let secs = get("retry-after")?.parse::<f64>().ok()?;
+    (secs.is_finite() && secs >= 0.0).then(|| Duration::from_secs_f64(secs.min(86_400.0)))
+}
+
+/// An error and its sources, joined with `: ` (reqwest's own message is terse).
+pub(super) fn chain(error: &dyn std::error::Error) -> String {
+    let mut out = error.to_string();
+    let mut source = error.source();
+    while let Some(e) = source {
+        let s = e.to_string();
+        if !out.contains(&s) {
+            out.push_str(": ");
+            out.push_str(&s);
+        }
+        source = e.source();
+    }
+    out
+}
+
+/// Whether the URL's host is a loopback address (no proxy may get in between).
+pub(super) fn is_loopback(url: &str) -> bool {
+    let rest = url
+        .strip_prefix("http://")
+        .or_else(|| url.strip_prefix("https://"))
+        .unwrap_or(url);
+    let host = rest.split('/').next().unwrap_or_default();
+    let host = host.rsplit_once('@').map_or(host, |(_, h)| h);
+    let host = if let Some(inner) = host.strip_prefix('[') {
+        inner.split(']').next().unwrap_or_default()
+    } else {
+        host.split(':').next().unwrap_or_default()
+    };
+    host.eq_ignore_ascii_case("localhost")
+        || host
+            .parse::<std::net::IpAddr>()
+            .map(|ip| ip.is_loopback())
+            .unwrap_or(false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retry_after_headers() {
+        let mut h = HeaderMap::new();
+        assert_eq!(retry_after(&h), None);
+        h.insert("retry-after", "2".parse().unwrap());
+        assert_eq!(retry_after(&h), Some(Duration::from_secs(2)));
+        h.insert("retry-after-ms", "150".parse().unwrap());
+        assert_eq!(retry_after(&h), Some(Duration::from_millis(150)));
+        let mut h = HeaderMap::new();
+        h.insert(
+            "retry-after",
+            "Wed, 21 Oct 2015 07:28:00 GMT".parse().unwrap(),
+        );
+        assert_eq!(retry_after(&h), None);
+    }
+
+    #[test]
+    fn loopback_hosts() {
+        assert!(is_loopback("http://127.0.0.1:8080/v1/chat/completions"));
+        assert!(is_loopback("http://localhost/v1"));
+        assert!(is_loopback("http://[::1]:9/v1"));
+        assert!(!is_loopback("https://api.openai.com/v1"));
+    }
+}

@@ -1,0 +1,439 @@
+//! The Chat Completions wire format as serde types: the request body, the whole response and
+//! the stream chunk.
+//!
+//! Servers differ in the details, so the response types are lenient: a field of an unexpected
+//! type reads as absent (as if the server had not sent it) rather than failing the answer.
+
+use serde::de::{DeserializeOwned, Deserializer};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::super::{ChatMessage, ChatRequest, ToolSchema, Usage};
+
+/// The body of `POST /chat/completions`.
+#[derive(Debug, Serialize)]
+pub(crate) struct RequestBody<'a> {
+    pub model: &'a str,
+    pub messages: Vec<RequestMessage<'a>>,
+    /// Left out when empty: some servers reject an empty list.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tools: Vec<RequestTool<'a>>,
+    pub stream: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stream_options: Option<StreamOptions>,
+}
+
+impl<'a> RequestBody<'a> {
+    /// The body of `request` sent to `model`.
+    pub(crate) fn new(request: &'a ChatRequest, model: &'a str) -> Self {
+        RequestBody {
+            model,
+            messages: request.messages.iter().map(RequestMessage::from).collect(),
+            tools: request.tools.iter().map(RequestTool::from).collect(),
+            stream: request.stream,
+            stream_options: request.stream.then_some(StreamOptions {
+                include_usage: true,
+            }),
+        }
+    }
+}
+
+/// `stream_options`: ask for the `usage` chunk at the end of a stream.
+#[derive(Debug, Serialize)]
+pub(crate) struct StreamOptions {
+    pub include_usage: bool,
+}
+
+/// One message of the conversation, tagged by `role`.
+#[derive(Debug, Serialize)]
+#[serde(tag = "role", rename_all = "lowercase")]
+pub(crate) enum RequestMessage<'a> {
+    System {
+        content: &'a str,
+    },
+    User {
+        content: &'a str,
+    },
+    Assistant {
+        /// `null` only next to tool calls (servers reject a null content alone).
+        content: Option<&'a str>,
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        tool_calls: Vec<RequestToolCall<'a>>,
+    },
+    Tool {
+        tool_call_id: &'a str,
+        content: &'a str,
+    },
+}
+
+impl<'a> From<&'a ChatMessage> for RequestMessage<'a> {
+    fn from(message: &'a ChatMessage) -> Self {
+        match message {
+            ChatMessage::System { content } => RequestMessage::System { content },
+            ChatMessage::User { content } => RequestMessage::User { content },
+            ChatMessage::Assistant {
+                content,
+                tool_calls,
+            } => RequestMessage::Assistant {
+                content: match content {
+                    Some(c) => Some(c),
+                    None if !tool_calls.is_empty() => None,
+                    None => Some(""),
+                },
+                tool_calls: tool_calls
+                    .iter()
+                    .map(|c| RequestToolCall {
+                        id: &c.id,
+                        kind: "function",
+                        function: RequestFunctionCall {
+                            name: &c.name,
+                            // Servers reject empty arguments; an empty call means no arguments.
+                            arguments: if c.arguments.trim().is_empty() {
+                                "{}"
+                            } else {
+                                &c.arguments
+                            },
+                        },
+                    })
+                    .collect(),
+            },
+            ChatMessage::Tool {
+                tool_call_id,
+                content,
+            } => RequestMessage::Tool {
+                tool_call_id,
+                content,
+            },
+        }
+    }
+}
+
+/// A tool call of an earlier assistant message.
+#[derive(Debug, Serialize)]
+pub(crate) struct RequestToolCall<'a> {
+    pub id: &'a str,
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    pub function: RequestFunctionCall<'a>,
+}
+
+/// The function of an earlier tool call.
+#[derive(Debug, Serialize)]
+pub(crate) struct RequestFunctionCall<'a> {
+    pub name: &'a str,
+    pub arguments: &'a str,
+}
+
+/// A tool on offer.
+#[derive(Debug, Serialize)]
+pub(crate) struct RequestTool<'a> {
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    pub function: RequestFunction<'a>,
+}
+
+/// The function of a tool on offer.
+#[derive(Debug, Serialize)]
+pub(crate) struct RequestFunction<'a> {
+    pub name: &'a str,
+    pub description: &'a str,
+    pub parameters: &'a Value,
+}
+
+impl<'a> From<&'a ToolSchema> for RequestTool<'a> {
+    fn from(tool: &'a ToolSchema) -> Self {
+        RequestTool {
+            kind: "function",
+            function: RequestFunction {
+                name: &tool.name,
+                description: &tool.description,
+                parameters: &tool.parameters,
+            },
+        }
+    }
+}
+
+/// Reads a field leniently: a value of another type counts as absent.
+fn lenient<'de, D, T>(deserializer: D) -> Result<Option<T>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: DeserializeOwned,
+{
+    let value = Value::deserialize(deserializer)?;
+    Ok(serde_json::from_value(value).ok())
+}
+
+/// A whole (non-streamed) `chat.completion`, or an error object in its place.
+#[derive(Debug, Default, Deserialize)]
+pub(crate) struct Completion {
+    #[serde(default, deserialize_with = "lenient")]
+    pub id: Option<String>,
+    #[serde(default, deserialize_with = "lenient")]
+    pub model: Option<String>,
+    #[serde(default, deserialize_with = "lenient")]
+    pub choices: Option<Vec<Choice>>,
+    #[serde(default, deserialize_with = "lenient")]
+    pub usage: Option<WireUsage>,
+    #[serde(default)]
+    pub error: Option<Value>,
+}
+
+/// One `chat.completion.chunk` of a stream, or an error object in its place.
+#[derive(Debug, Default, Deserialize)]
+pub(crate) struct Chunk {
+    #[serde(default, deserialize_with = "lenient")]
+    pub id: Option<String>,
+    #[serde(default, deserialize_with = "lenient")]
+    pub model: Option<String>,
+    #[serde(default, deserialize_with = "lenient")]
+    pub choices: Option<Vec<Choice>>,
+    #[serde(default, deserialize_with = "lenient")]
+    pub usage: Option<WireUsage>,
+    #[serde(default)]
+    pub error: Option<Value>,
+}
+
+/// One choice: `message` in a whole response, `delta` in a chunk.
+#[derive(Debug, Default, Deserialize)]
+pub(crate) struct Choice {
+    #[serde(default, deserialize_with = "lenient")]
+    pub index: Option<u64>,
+    #[serde(default, deserialize_with = "lenient")]
+    pub message: Option<AnswerMessage>,
+    #[serde(default, deserialize_with = "lenient")]
+    pub delta: Option<AnswerMessage>,
+    #[serde(default, deserialize_with = "lenient")]
+    pub finish_reason: Option<String>,
+}
+
+/// The assistant's message (or a piece of it).
+#[derive(Debug, Default, Deserialize)]
+pub(crate) struct AnswerMessage {
+    #[serde(default, deserialize_with = "lenient")]
+    pub content: Option<Content>,
+    #[serde(default, deserialize_with = "lenient")]
+    pub tool_calls: Option<Vec<AnswerToolCall>>,
+}
+
+/// Message text: a string, or content parts whose `text`s are joined.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub(crate) enum Content {
+    Text(String),
+    Parts(Vec<ContentPart>),
+}
+
+impl Content {
+    /// The text.
+    pub(crate) fn text(self) -> String {
+        match self {
+            Content::Text(s) => s,
+            Content::Parts(parts) => parts.into_iter().filter_map(|p| p.text).collect(),
+        }
+    }
+}
+
+/// One content part; only text parts carry text.
+#[derive(Debug, Deserialize)]
+pub(crate) struct ContentPart {
+    #[serde(default, deserialize_with = "lenient")]
+    pub text: Option<String>,
+}
+
+/// A tool call (or a piece of one in a stream).
+#[derive(Debug, Default, Deserialize)]
+pub(crate) struct AnswerToolCall {
+    #[serde(default, deserialize_with = "lenient")]
+    pub index: Option<u64>,
+    #[serde(default, deserialize_with = "lenient")]
+    pub id: Option<String>,
+    #[serde(default, deserialize_with = "lenient")]
+    pub function: Option<AnswerFunction>,
+}
+
+/// The function of a tool call.
+#[derive(Debug, Default, Deserialize)]
+pub(crate) struct AnswerFunction {
+    #[serde(default, deserialize_with = "lenient")]
+    pub name: Option<String>,
+    /// A string of JSON text normally; some servers send an object in one piece.
+    #[serde(default)]
+    pub arguments: Option<Value>,
+}
+
+impl AnswerFunction {
+    /// The arguments as raw text (an object is turned into its JSON text).
+    pub(crate) fn arguments_text(&self) -> String {
+        match &self.arguments {
+            Some(Value::String(s)) => s.clone(),
+            Some(Value::Null) | None => String::new(),
+            Some(other) => other.to_string(),
+        }
+    }
+}
+
+/// `usage` in OpenAI field names, Anthropic-style names understood too.
+#[derive(Debug, Default, Clone, Deserialize)]
+pub(crate) struct WireUsage {
+    #[serde(default, deserialize_with = "lenient")]
+    pub prompt_tokens: Option<u64>,
+    #[serde(default, deserialize_with = "lenient")]
+    pub input_tokens: Option<u64>,
+    #[serde(default, deserialize_with = "lenient")]
+    pub completion_tokens: Option<u64>,
+    #[serde(default, deserialize_with = "lenient")]
+    pub output_tokens: Option<u64>,
+    #[serde(default, deserialize_with = "lenient")]
+    pub prompt_tokens_details: Option<PromptDetails>,
+    #[serde(default, deserialize_with = "lenient")]
+    pub completion_tokens_details: Option<CompletionDetails>,
+    #[serde(default, deserialize_with = "lenient")]
+    pub cache_read_input_tokens: Option<u64>,
+    #[serde(default, deserialize_with = "lenient")]
+    pub cache_creation_input_tokens: Option<u64>,
+}
+
+/// `usage.prompt_tokens_details`.
+#[derive(Debug, Default, Clone, Deserialize)]
+pub(crate) struct PromptDetails {
+    #[serde(default, deserialize_with = "lenient")]
+    pub cached_tokens: Option<u64>,
+    #[serde(default, deserialize_with = "lenient")]
+    pub cache_write_tokens: Option<u64>,
+    #[serde(default, deserialize_with = "lenient")]
+    pub cache_creation_tokens: Option<u64>,
+}
+
+/// `usage.completion_tokens_details`.
+#[derive(Debug, Default, Clone, Deserialize)]
+pub(crate) struct CompletionDetails {
+    #[serde(default, deserialize_with = "lenient")]
+    pub reasoning_tokens: Option<u64>,
+}
+
+impl WireUsage {
+    /// The engine's usage, with the call's duration.
+    pub(crate) fn to_usage(&self, duration_ms: u64) -> Usage {
+        let prompt = self.prompt_tokens_details.as_ref();
+        Usage {
+            input_tokens: self.prompt_tokens.or(self.input_tokens).unwrap_or(0),
+            output_tokens: self.completion_tokens.or(self.output_tokens).unwrap_or(0),
+            cache_read_tokens: prompt
+                .and_then(|p| p.cached_tokens)
+                .or(self.cache_read_input_tokens)
+                .unwrap_or(0),
+            cache_write_tokens: prompt
+                .and_then(|p| p.cache_write_tokens.or(p.cache_creation_tokens))
+                .or(self.cache_creation_input_tokens)
+                .unwrap_or(0),
+            reasoning_tokens: self
+                .completion_tokens_details
+                .as_ref()
+                .and_then(|d| d.reasoning_tokens)
+                .unwrap_or(0),
+            duration_ms,
+        }
+    }
+}
+
+/// An error body's message: `error.message`, or `error` as a string; `None` when `error` is
+/// absent or null.
+pub(crate) fn error_message(error: Option<&Value>) -> Option<String> {
+    match error? {
+        Value::Null => None,
+        Value::String(s) => Some(s.clone()),
+        Value::Object(o) => Some(
+            o.get("message")
+                .and_then(Value::as_str)
+                .map(str::to_string)
+                .unwrap_or_else(|| super::quote(&Value::Object(o.clone()).to_string())),
+        ),
+        other => Some(super::quote(&other.to_string())),
+    }
+}
+
+/// The body of an HTTP error answer.
+#[derive(Debug, Default, Deserialize)]
+pub(crate) struct ErrorBody {
+    #[serde(default)]
+    pub error: Option<Value>,
+    #[serde(default, deserialize_with = "lenient")]
+    pub message: Option<String>,
+    #[serde(default, deserialize_with = "lenient")]
+    pub detail: Option<String>,
+}
+
+impl ErrorBody {
+    /// The server's message in an error body, if the body is JSON that has one.
+    pub(crate) fn message_of(body: &[u8]) -> Option<String> {
+        let parsed: ErrorBody = serde_json::from_slice(body).ok()?;
+        error_message(parsed.error.as_ref())
+            .or(parsed.message)
+            .or(parsed.detail)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn usage_fields() {
+        let u: WireUsage =
+            serde_json::from_value(json!({"prompt_tokens": 10, "completion_tokens": 5,
+                    "prompt_tokens_details": {"cached_tokens": 3},
+                    "completion_tokens_details": {"reasoning_tokens": 2}}))
+            .unwrap();
+        assert_eq!(
+            u.to_usage(7),
+            Usage {
+                input_tokens: 10,
+                output_tokens: 5,
+                cache_read_tokens: 3,
+                cache_write_tokens: 0,
+                reasoning_tokens: 2,
+                duration_ms: 7
+            }
+        );
+        let anthropic: WireUsage = serde_json::from_value(
+            json!({"input_tokens": 4, "output_tokens": 1, "cache_read_input_tokens": 2, "cache_creation_input_tokens": 6}),
+        )
+        .unwrap();
+        let u = anthropic.to_usage(0);
+        assert_eq!(
+            (u.input_tokens, u.cache_read_tokens, u.cache_write_tokens),
+            (4, 2, 6)
+        );
+    }
+
+    #[test]
+    fn fields_of_the_wrong_type_read_as_absent() {
+        let c: Chunk = serde_json::from_value(json!({
+            "id": 5, "model": null, "usage": "x",
+            "choices": [{"index": "zero", "delta": {"content": [{"type": "text", "text": "a"}, {"type": "image"}], "tool_calls": [{"function": {"arguments": {"k": 1}}}]}}],
+        }))
+        .unwrap();
+        assert!(c.id.is_none() && c.model.is_none() && c.usage.is_none());
+        let choice = c.choices.unwrap().pop().unwrap();
+        assert!(choice.index.is_none());
+        let delta = choice.delta.unwrap();
+        assert_eq!(delta.content.unwrap().text(), "a");
+        let call = delta.tool_calls.unwrap().pop().unwrap();
+        assert_eq!(call.function.unwrap().arguments_text(), r#"{"k":1}"#);
+    }
+
+    #[test]
+    fn error_messages() {
+        assert_eq!(
+            ErrorBody::message_of(br#"{"error":{"message":"bad model"}}"#).as_deref(),
+            Some("bad model")
+        );
+        assert_eq!(
+            ErrorBody::message_of(br#"{"detail":"nope"}"#).as_deref(),
+            Some("nope")
+        );
+        assert_eq!(ErrorBody::message_of(b"not json"), None);
+        assert_eq!(error_message(Some(&Value::Null)), None);
+    }
+}

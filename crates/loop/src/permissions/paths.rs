@@ -1,0 +1,117 @@
+//! Path rules: globs relative to the session's working directory (or absolute), where `*`
+//! and `?` stay within one path component and `**` crosses them.
+
+use std::path::{Component, Path, PathBuf};
+
+use globset::{GlobBuilder, GlobMatcher};
+
+/// A compiled `write(GLOB)` / `read(GLOB)` argument.
+#[derive(Debug, Clone)]
+pub(crate) struct PathGlob {
+    text: String,
+    absolute: bool,
+    matcher: GlobMatcher,
+}
+
+impl PathGlob {
+    /// Compiles `text`; a leading `./` is dropped.
+    pub(crate) fn new(text: &str) -> Result<Self, String> {
+        let text = text.strip_prefix("./").unwrap_or(text);
+        let matcher = GlobBuilder::new(text)
+            .literal_separator(true)
+            .backslash_escape(true)
+            .build()
+            .map_err(|e| e.kind().to_string())?
+            .compile_matcher();
+        Ok(PathGlob {
+            text: text.to_owned(),
+            absolute: text.starts_with('/'),
+            matcher,
+        })
+    }
+
+    /// Whether the file at `path` (absolute, or relative to `cwd`) matches.
+    pub(crate) fn matches(&self, path: &Path, cwd: &Path) -> bool {
+        let full = normalize(&cwd.join(path));
+        if self.absolute {
+            return self.matcher.is_match(&full);
+        }
+        match full.strip_prefix(normalize(cwd)) {
+            Ok(rel) => self.matcher.is_match(rel),
+            // A relative pattern names files under the working directory only.
+            Err(_) => false,
+        }
+    }
+
+    /// Whether a search of the directory `dir` could reach a file this glob matches.
+    pub(crate) fn may_match_under(&self, dir: &Path, cwd: &Path) -> bool {
+        if self.matches(dir, cwd) {
+            return true;
+        }
+        let dir = normalize(&cwd.join(dir));
+        let literal: PathBuf = Path::new(&self.text)
+            .components()
+            .take_while(|c| {
+                !c.as_os_str()
+                    .to_string_lossy()
+                    .contains(['*', '?', '[', '{', '\\'])
+            })
+            .collect();
+        let literal = if self.absolute {
+            normalize(&literal)
+        } else {
+            normalize(&normalize(cwd).join(literal))
+        };
+        literal.starts_with(&dir) || dir.starts_with(&literal)
+    }
+}
+
+/// `path` with `.` and `..` resolved without touching the file system (symlinks are the
+/// file tools' business: see `tools::paths`).
+pub(crate) fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// `path` relative to `cwd` when it is inside, else absolute (for suggestions).
+pub(crate) fn display_relative(path: &Path, cwd: &Path) -> String {
+    let full = normalize(&cwd.join(path));
+    match full.strip_prefix(normalize(cwd)) {
+        Ok(rel) => rel.display().to_string(),
+        Err(_) => full.display().to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn relative_globs_do_not_cross_slashes() {
+        let cwd = Path::new("/w");
+        let g = PathGlob::new("*.txt").unwrap();
+        assert!(g.matches(Path::new("/w/a.txt"), cwd));
+        assert!(!g.matches(Path::new("/w/src/x.txt"), cwd));
+        let g = PathGlob::new("src/**").unwrap();
+        assert!(g.matches(Path::new("/w/src/a/b.rs"), cwd));
+        assert!(g.matches(Path::new("src/a.rs"), cwd));
+        assert!(g.matches(Path::new("/w/x/../src/a.rs"), cwd));
+        assert!(!g.matches(Path::new("/other/src/a.rs"), cwd));
+        let g = PathGlob::new("/etc/**").unwrap();
+        assert!(g.matches(Path::new("/etc/passwd"), cwd));
+        assert!(g.matches(Path::new("../etc/passwd"), cwd));
+        let g = PathGlob::new("secret/**").unwrap();
+        assert!(g.may_match_under(Path::new("."), cwd));
+        assert!(g.may_match_under(Path::new("secret/a"), cwd));
+        assert!(!g.may_match_under(Path::new("src"), cwd));
+    }
+}

@@ -1,0 +1,225 @@
+//! The policy's rules on real permission requests of the built-in tools.
+
+use std::path::Path;
+
+use serde_json::json;
+
+use super::*;
+use crate::tools::{Tool, ToolContext, bash::BashTool};
+
+const CWD: &str = "/work/repo";
+
+fn shell(cmd: &str) -> PermissionAsk {
+    BashTool
+        .permission(
+            &json!({"command": cmd, "description": "d"}),
+            &ToolContext::new(CWD),
+        )
+        .unwrap()
+        .unwrap()
+}
+
+fn write(path: &str) -> PermissionAsk {
+    PermissionAsk {
+        kind: PermissionKind::Write,
+        request: json!({"kind":"write","fileName":path}),
+        intention: String::new(),
+        subject: path.to_owned(),
+        shell: None,
+    }
+}
+
+fn policy(allow_all: bool, allow: &[&str], deny: &[&str]) -> PermissionPolicy {
+    let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+    PermissionPolicy::from_flags(allow_all, &s(allow), &s(deny)).unwrap()
+}
+
+fn decide(p: &PermissionPolicy, tool: &str, ask: &PermissionAsk) -> Decision {
+    p.decide(tool, ask, Path::new(CWD), false)
+}
+
+fn approved(p: &PermissionPolicy, cmd: &str) -> bool {
+    decide(p, "bash", &shell(cmd)) == Decision::Approved
+}
+
+#[test]
+fn programs_prefixes_and_globs() {
+    let p = policy(false, &["shell(git)"], &[]);
+    assert!(approved(&p, "git status"));
+    assert!(!approved(&p, "rm -rf x"));
+    assert_eq!(
+        p.decide("bash", &shell("rm -rf x"), Path::new(CWD), true),
+        Decision::Ask
+    );
+    let p = policy(false, &["shell(git push:*)"], &[]);
+    assert!(approved(&p, "git push origin main"));
+    assert!(!approved(&p, "git pull"));
+    let p = policy(false, &["write(src/**)"], &[]);
+    assert_eq!(
+        decide(&p, "edit", &write("/work/repo/src/a/b.rs")),
+        Decision::Approved
+    );
+    assert!(matches!(
+        decide(&p, "edit", &write("/work/repo/Cargo.toml")),
+        Decision::NoApprovalRule { .. }
+    ));
+    let p = policy(false, &["edit"], &[]);
+    assert_eq!(
+        decide(&p, "edit", &write("/work/repo/x")),
+        Decision::Approved
+    );
+    assert!(matches!(
+        decide(&p, "create", &write("/work/repo/x")),
+        Decision::NoApprovalRule { .. }
+    ));
+}
+
+#[test]
+fn deny_wins_and_every_command_of_a_line_must_be_allowed() {
+    let p = policy(true, &[], &["shell(rm)"]);
+    assert_eq!(
+        decide(&p, "bash", &shell("ls && rm -rf /")),
+        Decision::DeniedByRules(vec!["shell(rm)".into()])
+    );
+    let p = policy(false, &["shell(ls)"], &[]);
+    assert!(!approved(&p, "ls && rm x"));
+    let p = policy(false, &["shell"], &["write"]);
+    assert!(approved(&p, "ls"));
+    assert!(matches!(
+        decide(&p, "create", &write("/work/repo/a")),
+        Decision::DeniedByRules(_)
+    ));
+    assert!(matches!(
+        decide(&p, "bash", &shell("echo > a")),
+        Decision::DeniedByRules(_)
+    ));
+}
+
+#[test]
+fn deny_rules_see_through_everything_listed() {
+    let p = policy(true, &[], &["shell(touch)"]);
+    for cmd in [
+        "X=1 touch f",
+        "\\touch f",
+        "/usr/bin/touch f",
+        "env touch f",
+        "command touch f",
+        "exec touch f",
+        "bash -c 'touch f'",
+        "$'\\x74ouch' f",
+    ] {
+        assert!(
+            matches!(decide(&p, "bash", &shell(cmd)), Decision::DeniedByRules(_)),
+            "{cmd}"
+        );
+    }
+    let p = policy(true, &[], &["shell(git push:*)"]);
+    assert!(!approved(&p, "true && git push"));
+    assert!(!approved(&p, "git -C . push"));
+    assert!(approved(&p, "git log --grep push"));
+}
+
+#[test]
+fn paths_are_relative_to_the_working_directory() {
+    let p = policy(true, &[], &["write(src/**)"]);
+    assert!(matches!(
+        decide(&p, "create", &write("/work/repo/src/a.rs")),
+        Decision::DeniedByRules(_)
+    ));
+    assert!(matches!(
+        decide(&p, "bash", &shell("echo x > src/a.rs")),
+        Decision::DeniedByRules(_)
+    ));
+    assert!(approved(&p, "echo x > docs/a.md"));
+    let p = policy(true, &[], &["write(*.txt)"]);
+    assert_eq!(
+        decide(&p, "create", &write("/work/repo/src/x.txt")),
+        Decision::Approved
+    );
+    assert!(matches!(
+        decide(&p, "create", &write("/work/repo/x.txt")),
+        Decision::DeniedByRules(_)
+    ));
+}
+
+#[test]
+fn read_tools_and_client_tools_can_be_denied() {
+    let cwd = Path::new(CWD);
+    let file = [std::path::PathBuf::from("secret/key")];
+    for deny in ["view", "read", "read(secret/**)", "view(secret/*)"] {
+        let p = policy(true, &[], &[deny]);
+        assert_eq!(
+            p.denied_unasked("view", Unasked::Builtin(&file), cwd),
+            vec![deny],
+            "{deny}"
+        );
+    }
+    let p = policy(true, &[], &["read(secret/**)"]);
+    assert!(
+        !p.denied_unasked("grep", Unasked::Builtin(&[]), cwd)
+            .is_empty()
+    );
+    assert!(
+        p.denied_unasked("grep", Unasked::Builtin(&["src".into()]), cwd)
+            .is_empty()
+    );
+    assert!(
+        p.denied_unasked("task_complete", Unasked::Builtin(&[]), cwd)
+            .is_empty()
+    );
+    let p = policy(true, &[], &["custom-tool(deploy)"]);
+    assert!(!p.denied_unasked("deploy", Unasked::Client, cwd).is_empty());
+    assert!(p.denied_unasked("other", Unasked::Client, cwd).is_empty());
+}
+
+#[test]
+fn denials_say_which_pattern_allows() {
+    let p = policy(false, &["shell(git)"], &[]);
+    let d = decide(&p, "bash", &shell("git add . && touch f > out.txt"));
+    assert_eq!(
+        d.hint(),
+        " (allow with --allow-tool 'shell(touch)' --allow-tool 'write(out.txt)')"
+    );
+    let d = decide(&p, "bash", &shell("git $(touch f)"));
+    assert!(d.hint().contains("command substitution"), "{}", d.hint());
+}
+
+#[test]
+fn bad_and_unknown_patterns_are_clear() {
+    for bad in [
+        "",
+        "shell(",
+        "shell()",
+        "sh ell",
+        "write([)",
+        "viwe",
+        "url(x)",
+        "task_complete(x)",
+    ] {
+        let err = ToolPattern::parse(bad).unwrap_err().to_string();
+        assert!(
+            err.contains("invalid tool pattern") && err.contains("valid tools: bash"),
+            "{bad}: {err}"
+        );
+    }
+    for good in [
+        "view",
+        "read",
+        "grep(src/**)",
+        "custom-tool(deploy)",
+        "bash(git:*)",
+        "write(/tmp/**)",
+    ] {
+        ToolPattern::parse(good).unwrap();
+    }
+}
+
+#[test]
+fn builtin_names_are_the_registry_names() {
+    let registry = crate::tools::ToolRegistry::builtin(true);
+    let mut names = registry.names();
+    names.sort();
+    let mut ours = BUILTIN_TOOLS.to_vec();
+    ours.sort();
+    assert_eq!(names, ours);
+}
