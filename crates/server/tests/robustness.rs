@@ -468,6 +468,15 @@ async fn resume_and_metadata_of_ids_that_are_not_uuids_answer_not_found() {
             .ok("session.getMetadata", json!({"sessionId": bad}))
             .await;
         assert_eq!(meta, json!({}), "{bad:?}");
+        let deleted = client.ok("session.delete", json!({"sessionId": bad})).await;
+        assert_eq!(deleted["success"], false);
+        assert!(
+            deleted["error"]
+                .as_str()
+                .unwrap()
+                .starts_with(&format!("Error: Session file not found for {bad} ")),
+            "{deleted}"
+        );
         let error = client
             .err("session.resume", json!({"sessionId": bad}))
             .await;

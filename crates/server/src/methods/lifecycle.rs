@@ -421,17 +421,23 @@ pub(crate) async fn detach(ctx: &Ctx<'_>, params: SessionIdParams) -> Result<Val
 /// first, for every connection that has it open (as the Copilot CLI does); one held by
 /// another process is refused with the holder named.
 pub(crate) async fn delete(ctx: &Ctx<'_>, params: SessionIdParams) -> Result<Value, RpcError> {
-    let id = session_id(&params.session_id)?;
+    // The runtime's answer for an unknown session; a non-UUID is one, and builds no path.
+    let not_found = |text: &str| {
+        failure(format!(
+            "Error: Session file not found for {text} (no such session in {})",
+            ctx.server.config().state_root.dir().display()
+        ))
+    };
+    let Ok(id) = turnstile_journal::parse_session_id(&params.session_id) else {
+        return Ok(not_found(&params.session_id));
+    };
     if let Some(open) = ctx.server.open_or_wait(id).await {
         ctx.server.remember_closed(id, "it was deleted");
         ctx.server.close_session(&open, "deleted").await;
     }
     let paths = ctx.server.config().state_root.session(id);
     if !paths.dir.is_dir() {
-        return Ok(failure(format!(
-            "no session {id} in {}",
-            ctx.server.config().state_root.dir().display()
-        )));
+        return Ok(not_found(&id.to_string()));
     }
     // Hold the writer lock while deleting: a process writing the journal keeps it.
     let lock = match WriterLock::acquire(&paths.lock) {
