@@ -102,11 +102,22 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let command = cli.command.as_ref().unwrap_or(&Command::Headless);
-    tracing_subscriber_init(match command {
-        Command::Serve(args) => commands::serve::log_filter(args),
-        Command::Headless => commands::serve::log_filter(&cli.server),
-        _ => "warn",
-    });
+    let server_args = match command {
+        Command::Serve(args) => Some(args),
+        Command::Headless => Some(&cli.server),
+        _ => None,
+    };
+    let log_file = match server_args.map(commands::serve::log_file).transpose() {
+        Ok(file) => file.flatten(),
+        Err(e) => {
+            eprintln!("error: {}", error_chain(&e));
+            return ExitCode::from(2);
+        }
+    };
+    tracing_subscriber_init(
+        server_args.map_or("warn", commands::serve::log_filter),
+        log_file,
+    );
     let state_dir = cli.state_dir.as_deref();
     let result = match command {
         Command::Headless => commands::serve::run_headless(&cli.server, state_dir),
@@ -134,15 +145,20 @@ fn main() -> ExitCode {
     }
 }
 
-/// Logs go to stderr only, filtered by `TURNSTILE_LOG` (default: `default`, warnings unless
-/// the SDK server's --log-level says otherwise).
-fn tracing_subscriber_init(default: &str) {
+/// Logs go to stderr (or the SDK server's `--log-dir` file; never stdout, which is the
+/// protocol on `--stdio`), filtered by `TURNSTILE_LOG` (default: `default`, warnings unless the
+/// SDK server's --log-level says otherwise).
+fn tracing_subscriber_init(default: &str, file: Option<std::fs::File>) {
     let filter = tracing_subscriber::EnvFilter::try_from_env("TURNSTILE_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
-    tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .init();
+    let builder = tracing_subscriber::fmt().with_env_filter(filter);
+    match file {
+        Some(file) => builder
+            .with_ansi(false)
+            .with_writer(std::sync::Mutex::new(file))
+            .init(),
+        None => builder.with_writer(std::io::stderr).init(),
+    }
 }
 
 /// The error and its causes on one line, skipping causes the message already quotes.

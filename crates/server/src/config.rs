@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use turnstile_journal::{Durability, StateRoot};
+use turnstile_loop::AgentMode;
 use turnstile_loop::autopilot::DEFAULT_MAX_CONTINUES;
 use turnstile_loop::hooks::HookTrust;
 use turnstile_loop::permissions::PermissionPolicy;
@@ -72,6 +73,17 @@ pub struct ServerConfig {
     pub auth_token: Option<String>,
     /// Working directory of sessions that name none.
     pub default_cwd: PathBuf,
+    /// Agent mode of sends that name none, until `session.mode.set` (`--mode`).
+    pub default_mode: AgentMode,
+    /// Reasoning effort of sessions that name none (`--effort`).
+    pub default_reasoning_effort: Option<String>,
+    /// Built-in tools every session is limited to (`--available-tools`); a session's own
+    /// `availableTools` narrows it further.
+    pub available_tools: Option<Vec<String>>,
+    /// Built-in tools no session gets (`--excluded-tools`), besides a session's own.
+    pub excluded_tools: Vec<String>,
+    /// Directories named with `--add-dir`, listed by `session.permissions.paths.list`.
+    pub additional_dirs: Vec<PathBuf>,
 }
 
 impl ServerConfig {
@@ -97,6 +109,11 @@ impl ServerConfig {
             connection_token: None,
             auth_token: None,
             default_cwd: std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
+            default_mode: AgentMode::Interactive,
+            default_reasoning_effort: None,
+            available_tools: None,
+            excluded_tools: Vec::new(),
+            additional_dirs: Vec::new(),
         }
     }
 }

@@ -4,22 +4,28 @@
 //! printed on stdout). Logs go to stderr only: on stdio, stdout is the protocol.
 
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use turnstile_journal::StateRoot;
+use turnstile_loop::AgentMode;
 use turnstile_loop::model::OpenAiConfig;
+use turnstile_loop::permissions::PermissionPolicy;
 use turnstile_server::framing::DEFAULT_MAX_FRAME_BYTES;
-use turnstile_server::{DefaultModel, Server, ServerConfig, TcpServer, serve_stdio};
+use turnstile_server::{
+    DEFAULT_INFLIGHT_FRAME_BYTES, DefaultModel, Server, ServerConfig, TcpServer, serve_stdio,
+};
 
 /// Exit code after a second Ctrl-C or SIGTERM (128 + SIGINT).
 const EXIT_INTERRUPTED: i32 = 130;
 
 /// Flags of the SDK server; the SDK clients pass `--headless --no-auto-update --stdio
-/// [--log-level L] [--auth-token-env VAR] [--no-auto-login] [--session-idle-timeout S]`.
+/// [--log-level L] [--auth-token-env VAR] [--no-auto-login] [--session-idle-timeout S]
+/// [--remote]`, and whatever their user adds (`cliArgs`): the Copilot CLI's own flags, which
+/// are accepted here with their meaning.
 #[derive(Debug, Clone, Args)]
 #[command(next_help_heading = "Copilot SDK server (turnstile --headless, turnstile serve)")]
 pub struct ServeArgs {
@@ -53,9 +59,44 @@ pub struct ServeArgs {
     /// Accepted for the SDK clients and ignored.
     #[arg(long, value_name = "ID", hide = true)]
     pub cli_login_sync_integration_id: Option<String>,
-    /// Model of sessions created without a provider.
+    /// Allow everything: every tool without asking and any path (the Copilot CLI's --allow-all-tools --allow-all-paths --allow-all-urls).
+    #[arg(long, visible_alias = "allow-all")]
+    pub yolo: bool,
+    /// Let file tools reach any path (the Copilot CLI's spelling of --allow-outside-cwd).
+    #[arg(long)]
+    pub allow_all_paths: bool,
+    /// Accepted for the Copilot CLI's users: turnstile has no tool that fetches URLs, so there is nothing to allow.
+    #[arg(long)]
+    pub allow_all_urls: bool,
+    /// Accepted: the server prints no color.
+    #[arg(long)]
+    pub no_color: bool,
+    /// Write the logs to a file in DIR (process-<ms>-<pid>.log, as the Copilot CLI names them) instead of stderr.
+    #[arg(long, value_name = "DIR")]
+    pub log_dir: Option<PathBuf>,
+    /// The Copilot home, as COPILOT_HOME (deprecated in the Copilot CLI): sessions live in DIR/session-state (--state-dir wins).
+    #[arg(long, value_name = "DIR")]
+    pub config_dir: Option<PathBuf>,
+    /// Reasoning effort of sessions that name none.
+    #[arg(long, visible_alias = "reasoning-effort", value_name = "LEVEL",
+          value_parser = ["none", "minimal", "low", "medium", "high", "xhigh", "max"])]
+    pub effort: Option<String>,
+    /// Agent mode of sessions' sends that name none: interactive or autopilot (plan mode is not supported).
+    #[arg(long, value_name = "MODE", value_parser = ["interactive", "plan", "autopilot"])]
+    pub mode: Option<String>,
+    /// A directory to list as allowed for file access (repeatable); turnstile's file tools reach only the working directory, or every path with --allow-all-paths.
+    #[arg(long, value_name = "DIR")]
+    pub add_dir: Vec<PathBuf>,
+    /// Only these built-in tools, in every session (comma-separated or repeated).
+    #[arg(long, value_name = "TOOLS", num_args = 0.., value_delimiter = ',')]
+    pub available_tools: Option<Vec<String>>,
+    /// These built-in tools in no session (comma-separated or repeated).
+    #[arg(long, value_name = "TOOLS", num_args = 0.., value_delimiter = ',')]
+    pub excluded_tools: Vec<String>,
+    /// Model of sessions created without a provider (the Copilot CLI's --model).
     #[arg(
         long = "default-model",
+        visible_alias = "model",
         env = "TURNSTILE_MODEL",
         default_value = "gpt-4.1",
         value_name = "MODEL"
@@ -74,6 +115,29 @@ pub struct ServeArgs {
     /// Largest JSON-RPC frame accepted, in bytes; bigger frames are refused and skipped.
     #[arg(long, default_value_t = DEFAULT_MAX_FRAME_BYTES, value_name = "BYTES")]
     pub max_frame_bytes: usize,
+    /// Bytes of frames all clients together may be sending at once; a large frame waits for room, then is refused.
+    #[arg(long, default_value_t = DEFAULT_INFLIGHT_FRAME_BYTES, value_name = "BYTES")]
+    pub max_inflight_frame_bytes: usize,
+}
+
+/// The log file `--log-dir` asks for (created with its directory), named as the Copilot CLI
+/// names its own.
+pub fn log_file(args: &ServeArgs) -> Result<Option<std::fs::File>> {
+    let Some(dir) = &args.log_dir else {
+        return Ok(None);
+    };
+    std::fs::create_dir_all(dir)
+        .with_context(|| format!("--log-dir {}: cannot create the directory", dir.display()))?;
+    let millis = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis());
+    let path = dir.join(format!("process-{millis}-{}.log", std::process::id()));
+    let file = std::fs::OpenOptions::new()
+        .create_new(true)
+        .append(true)
+        .open(&path)
+        .with_context(|| format!("--log-dir: cannot create {}", path.display()))?;
+    Ok(Some(file))
 }
 
 /// The tracing filter for `--log-level` (the SDKs' names), `warn` when absent or unknown.
@@ -117,16 +181,45 @@ fn server_config(args: &ServeArgs, state_dir: Option<&Path>) -> Result<ServerCon
     if args.remote {
         eprintln!("warning: --remote is not supported by turnstile; serving local sessions only");
     }
-    let root = StateRoot::resolve(state_dir)?;
+    // --state-dir names the sessions' directory itself; --config-dir the home above it.
+    let from_config_dir = args.config_dir.as_ref().map(|d| d.join("session-state"));
+    if args.config_dir.is_some() {
+        eprintln!(
+            "warning: --config-dir is deprecated in the Copilot CLI; COPILOT_HOME does the same"
+        );
+    }
+    let root = StateRoot::resolve(state_dir.or(from_config_dir.as_deref()))?;
     let mut config = ServerConfig::new(root);
     config.default_model = DefaultModel {
         model: args.model.clone(),
         base_url: args.base_url.clone(),
         api_key: OpenAiConfig::api_key_from_env(),
     };
-    config.permissions = args.session.policy()?;
+    config.permissions = if args.yolo {
+        PermissionPolicy::from_flags(true, &args.session.allow_tool, &args.session.deny_tool)?
+    } else {
+        args.session.policy()?
+    };
     config.durability = args.session.durability;
-    config.allow_outside_cwd = args.session.allow_outside_cwd;
+    config.allow_outside_cwd = args.session.allow_outside_cwd || args.allow_all_paths || args.yolo;
+    config.default_mode = match args.mode.as_deref() {
+        None => AgentMode::Interactive,
+        Some("plan") => bail!(
+            "--mode plan: plan mode is not supported by turnstile; use interactive or autopilot"
+        ),
+        Some(name) => AgentMode::parse(name)
+            .with_context(|| format!("--mode {name}: expected interactive or autopilot"))?,
+    };
+    config.default_reasoning_effort = args.effort.clone();
+    config.available_tools = args.available_tools.clone();
+    config.excluded_tools = args.excluded_tools.clone();
+    for dir in &args.add_dir {
+        if !dir.is_dir() {
+            bail!("--add-dir {}: not a directory", dir.display());
+        }
+    }
+    config.additional_dirs = args.add_dir.clone();
+    config.inflight_frame_bytes = args.max_inflight_frame_bytes;
     config.hook_trust = args.session.hook_trust();
     config.max_autopilot_continues = args.session.max_autopilot_continues;
     config.session_idle_timeout = args

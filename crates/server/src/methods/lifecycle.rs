@@ -15,7 +15,7 @@ use turnstile_journal::{
 use turnstile_loop::hooks::{CommandHooks, HookRunner};
 use turnstile_loop::session::LoopError;
 use turnstile_loop::tools::{ToolRegistry, ToolSpec};
-use turnstile_loop::{AgentMode, SessionConfig, SessionHandle, SessionParts, session};
+use turnstile_loop::{SessionConfig, SessionHandle, SessionParts, session};
 
 use super::Ctx;
 use super::{open_session, session_id};
@@ -221,10 +221,21 @@ fn build(
         params.model.as_deref(),
         params.provider.as_ref(),
     )?;
-    let registry = builtin_tools(
+    let mut registry = builtin_tools(
         params.available_tools.as_deref(),
         params.excluded_tools.as_deref(),
     );
+    // The server's own filters (`--available-tools`, `--excluded-tools`) apply on top.
+    let server_filtered = builtin_tools(
+        config.available_tools.as_deref(),
+        Some(&config.excluded_tools),
+    );
+    let names: Vec<String> = registry.names().into_iter().map(str::to_owned).collect();
+    for name in names {
+        if server_filtered.get(&name).is_none() {
+            registry.unregister(&name);
+        }
+    }
     let client_tools = client_tools(&registry, params.tools.as_deref().unwrap_or_default())?;
     let capabilities = ClientCapabilities {
         tools: client_tools,
@@ -269,7 +280,7 @@ fn build(
     };
     let now = Timestamp::now().to_text();
     let info = SessionInfo {
-        mode: AgentMode::Interactive,
+        mode: config.default_mode,
         model: chosen.model,
         start_time: now.clone(),
         modified_time: now,
