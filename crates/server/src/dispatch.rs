@@ -5,7 +5,7 @@ use std::sync::Arc;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use crate::methods::{Ctx, lifecycle, pending, server as server_methods, session};
+use crate::methods::{Ctx, event_log, lifecycle, pending, server as server_methods, session};
 use crate::peer::Peer;
 use crate::rpc::{RpcError, codes, kind_of};
 use crate::server::Server;
@@ -47,6 +47,11 @@ pub(crate) async fn call(
         "session.mode.get" => session::mode_get(&ctx, parse(params)?),
         "session.mode.set" => session::mode_set(&ctx, parse(params)?),
         "session.model.getCurrent" => session::model_current(&ctx, parse(params)?),
+
+        "session.eventLog.read" => event_log::read(&ctx, parse(params)?).await,
+        "session.eventLog.tail" => event_log::tail(&ctx, parse(params)?),
+        "session.eventLog.registerInterest" => event_log::register_interest(&ctx, parse(params)?),
+        "session.eventLog.releaseInterest" => event_log::release_interest(&ctx, parse(params)?),
 
         "session.tools.handlePendingToolCall" => pending::tool_call(&ctx, parse(params)?),
         "session.permissions.handlePendingPermissionRequest" => {

@@ -72,7 +72,16 @@ pub(crate) struct OpenSession {
     closing: AtomicBool,
     closed: CancellationToken,
     completions: Mutex<Completions>,
+    /// Counts the events forwarded, so a long-polling `session.eventLog.read` wakes up.
+    appended: tokio::sync::watch::Sender<u64>,
+    /// `session.eventLog.registerInterest` registrations: handle -> event type.
+    interests: Mutex<HashMap<String, String>>,
+    next_interest: std::sync::atomic::AtomicU64,
 }
+
+/// Interest registrations kept per session at most (a client that never releases cannot
+/// grow the server without bound).
+const MAX_INTERESTS: usize = 1024;
 
 impl OpenSession {
     /// Wraps a started session and starts forwarding its events (`events` must be the
@@ -96,6 +105,9 @@ impl OpenSession {
             closing: AtomicBool::new(false),
             closed: CancellationToken::new(),
             completions: Mutex::default(),
+            appended: tokio::sync::watch::Sender::new(0),
+            interests: Mutex::default(),
+            next_interest: std::sync::atomic::AtomicU64::new(1),
         });
         let forwarder = Forwarder::new(broadcaster, &session);
         // What opening already emitted (`session.start`, or `session.resume` and what it
@@ -143,6 +155,35 @@ impl OpenSession {
     /// The bridge to the owning client.
     pub(crate) fn bridge(&self) -> &ClientBridge {
         &self.bridge
+    }
+
+    /// Changes whenever an event of the session was forwarded.
+    pub(crate) fn appended(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.appended.subscribe()
+    }
+
+    /// Registers interest in an event type; returns a fresh handle.
+    pub(crate) fn register_interest(&self, event_type: &str) -> String {
+        let n = self.next_interest.fetch_add(1, Ordering::Relaxed);
+        let handle = format!("interest-{n}");
+        let mut interests = lock(&self.interests);
+        if interests.len() >= MAX_INTERESTS {
+            // The oldest registration goes (handles are numbered in order).
+            if let Some(oldest) = interests
+                .keys()
+                .min_by_key(|h| h[9..].parse::<u64>().unwrap_or(0))
+                .cloned()
+            {
+                interests.remove(&oldest);
+            }
+        }
+        interests.insert(handle.clone(), event_type.to_owned());
+        handle
+    }
+
+    /// Releases a registration; unknown handles are fine.
+    pub(crate) fn release_interest(&self, handle: &str) {
+        lock(&self.interests).remove(handle);
     }
 
     /// A copy of the tracked info.
@@ -335,6 +376,7 @@ impl Forwarder {
             return;
         };
         session.touch();
+        session.appended.send_modify(|n| *n += 1);
         let kind = event.event_type.as_str();
         session.track(kind, event);
         if kind == "user.message" && session.is_closing() {

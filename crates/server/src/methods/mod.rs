@@ -1,6 +1,7 @@
 //! The methods, one file per group: the server itself, opening and closing sessions, working
 //! with an open session, and answers to pending requests.
 
+pub(crate) mod event_log;
 pub(crate) mod lifecycle;
 pub(crate) mod pending;
 pub(crate) mod server;
