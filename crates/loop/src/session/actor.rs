@@ -5,7 +5,6 @@ use std::sync::Arc;
 
 use serde_json::json;
 use tokio::sync::mpsc;
-use tokio_util::sync::CancellationToken;
 use turnstile_journal::Uuid;
 use turnstile_journal::payload::SessionIdle;
 
@@ -57,10 +56,16 @@ impl Actor {
                     prompt,
                     options,
                     message_id,
+                    cancel,
                     done,
                 } => {
-                    let cancel = CancellationToken::new();
-                    *lock(&shared.running) = Some(cancel.clone());
+                    {
+                        // Moved from queued to running under the running lock, so an abort
+                        // sees the message in one place or the other.
+                        let mut running = lock(&shared.running);
+                        lock(&shared.queued).retain(|(id, _)| *id != message_id);
+                        *running = Some(cancel.clone());
+                    }
                     let outcome = match self.message(prompt, options, message_id, &cancel).await {
                         Ok(outcome) => outcome,
                         Err(e) => {
@@ -89,10 +94,10 @@ impl Actor {
         }
     }
 
-    async fn shutdown(mut self) -> Result<(), LoopError> {
+    async fn shutdown(self) -> Result<(), LoopError> {
         self.hook_notify("sessionEnd", json!({"reason": "complete"}))
             .await;
-        let payload = shutdown_payload(self.emitter.state(), &self.parts.config.model);
+        let payload = shutdown_payload(&self.emitter.state(), &self.parts.config.model);
         self.emitter.emit(&payload)?;
         self.emitter.boundary().await?;
         let dir = self.emitter.writer().paths().dir.clone();

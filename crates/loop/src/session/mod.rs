@@ -3,7 +3,8 @@
 //!
 //! Sends made while a message is running are queued and run in order (the SDK clients send
 //! and then wait; queueing keeps a second send from failing). `abort` cancels the running
-//! message only.
+//! message and every message queued behind it: a queued message that was aborted is recorded
+//! as its `user.message` with no turn (no LLM call is recorded that was never made).
 
 mod actor;
 mod emitter;
@@ -121,6 +122,8 @@ enum Command {
         prompt: String,
         options: SendOptions,
         message_id: String,
+        /// Cancelled by `abort`, whether the message is running or still queued.
+        cancel: CancellationToken,
         done: oneshot::Sender<Outcome>,
     },
     Shutdown {
@@ -131,6 +134,8 @@ enum Command {
 struct Shared {
     subscribers: Subscribers,
     running: Mutex<Option<CancellationToken>>,
+    /// Tokens of the messages sent and not yet started, by message id.
+    queued: Mutex<Vec<(String, CancellationToken)>>,
 }
 
 /// A handle to a running session; cheap to clone.
@@ -206,7 +211,7 @@ impl SessionHandle {
             ..Default::default()
         };
         let (writer, _) = JournalWriter::create(root, id, options)?;
-        let mut emitter = Emitter::new(writer, SessionState::default(), Arc::clone(&subscribers));
+        let emitter = Emitter::new(writer, SessionState::default(), Arc::clone(&subscribers));
         emitter.emit(&SessionStart {
             session_id: id.to_string(),
             version: 1,
@@ -283,7 +288,7 @@ impl SessionHandle {
             used_checkpoint: load.used_checkpoint,
             torn_tail_cut: recovery.torn_tail.is_some(),
         };
-        let mut emitter = Emitter::new(writer, state, Arc::clone(&subscribers));
+        let emitter = Emitter::new(writer, state, Arc::clone(&subscribers));
         for event in plan.events {
             emitter.emit_event(event)?;
         }
@@ -309,6 +314,7 @@ impl SessionHandle {
         let shared = Arc::new(Shared {
             subscribers,
             running: Mutex::new(None),
+            queued: Mutex::new(Vec::new()),
         });
         let actor = actor::Actor::new(id, emitter, parts, needs_system);
         tokio::spawn(actor.run(rx, Arc::clone(&shared)));
@@ -335,14 +341,20 @@ impl SessionHandle {
     ) -> Result<(String, oneshot::Receiver<Outcome>), LoopError> {
         let message_id = Uuid::new_v4().to_string();
         let (done, rx) = oneshot::channel();
-        self.tx
-            .send(Command::Send {
-                prompt: prompt.into(),
-                options,
-                message_id: message_id.clone(),
-                done,
-            })
-            .map_err(|_| LoopError::Closed(self.id))?;
+        let cancel = CancellationToken::new();
+        // Queued before the command is sent, so an abort from here on reaches it.
+        lock(&self.shared.queued).push((message_id.clone(), cancel.clone()));
+        let sent = self.tx.send(Command::Send {
+            prompt: prompt.into(),
+            options,
+            message_id: message_id.clone(),
+            cancel,
+            done,
+        });
+        if sent.is_err() {
+            lock(&self.shared.queued).retain(|(id, _)| *id != message_id);
+            return Err(LoopError::Closed(self.id));
+        }
         Ok((message_id, rx))
     }
 
@@ -356,8 +368,11 @@ impl SessionHandle {
         done.await.map_err(|_| LoopError::Closed(self.id))
     }
 
-    /// Aborts the running message, if any.
+    /// Aborts the running message, if any, and every message queued behind it.
     pub fn abort(&self) {
+        for (_, token) in lock(&self.shared.queued).iter() {
+            token.cancel();
+        }
         if let Some(token) = lock(&self.shared.running).as_ref() {
             token.cancel();
         }

@@ -127,6 +127,7 @@ impl Tool for BashTool {
                 },
                 "required": ["command", "description"]
             }),
+            ..ToolSpec::default()
         }
     }
 

@@ -139,6 +139,7 @@ impl BlockingTool for EditTool {
                 },
                 "required": ["path"]
             }),
+            ..ToolSpec::default()
         }
     }
 

@@ -73,7 +73,7 @@ impl PermissionKind {
 }
 
 /// What the model is told about a tool (one entry of the OpenAI `tools` array).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ToolSpec {
     /// The tool name the model calls.
     pub name: String,
@@ -81,6 +81,9 @@ pub struct ToolSpec {
     pub description: String,
     /// JSON Schema of the arguments object.
     pub parameters: Value,
+    /// A client tool declared with `skipPermission: true` runs without a `custom-tool`
+    /// permission request (built-in tools ignore it: their request follows what they do).
+    pub skip_permission: bool,
 }
 
 impl ToolSpec {
