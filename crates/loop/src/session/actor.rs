@@ -11,6 +11,7 @@ use turnstile_journal::payload::SessionIdle;
 use super::emitter::Emitter;
 use super::{Command, LoopError, Outcome, SessionParts, Shared, lock, shutdown_payload};
 use crate::autopilot::AgentMode;
+use crate::tools::processes::ProcessTable;
 
 /// Bytes of growth after which going idle refreshes the checkpoint.
 const CHECKPOINT_EVERY_BYTES: u64 = 1 << 20;
@@ -21,17 +22,21 @@ pub(super) struct Actor {
     pub(super) emitter: Emitter,
     pub(super) parts: SessionParts,
     pub(super) needs_system: bool,
+    /// The process groups of running tool commands (`<session>/processes.json`).
+    pub(super) processes: Arc<ProcessTable>,
     checkpoint_at: u64,
 }
 
 impl Actor {
     pub(super) fn new(id: Uuid, emitter: Emitter, parts: SessionParts, needs_system: bool) -> Self {
         let checkpoint_at = emitter.state().byte_size;
+        let processes = Arc::new(ProcessTable::new(&emitter.writer().paths().dir));
         Actor {
             id,
             emitter,
             parts,
             needs_system,
+            processes,
             checkpoint_at,
         }
     }

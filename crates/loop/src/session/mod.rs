@@ -19,7 +19,9 @@ use std::sync::{Arc, Mutex};
 
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
-use turnstile_journal::payload::{SessionShutdown, SessionStart, WorkingDirectoryContext};
+use turnstile_journal::payload::{
+    SessionShutdown, SessionStart, SessionWarning, WorkingDirectoryContext,
+};
 use turnstile_journal::{
     Durability, Event, JournalWriter, StateRoot, Timestamp, TrustedPrefix, Uuid, WriterOptions,
 };
@@ -33,6 +35,7 @@ use crate::hooks::HookRunner;
 use crate::model::ModelProvider;
 use crate::permissions::PermissionPolicy;
 use crate::tools::ToolRegistry;
+use crate::tools::processes::{self, StoppedGroup};
 use emitter::{Emitter, Subscribers};
 
 /// Everything a session needs besides its model and tools.
@@ -161,6 +164,8 @@ pub struct ResumeReport {
     pub used_checkpoint: bool,
     /// A torn tail was cut on open.
     pub torn_tail_cut: bool,
+    /// Tool process groups the previous engine left running, killed by this resume.
+    pub stopped_process_groups: Vec<StoppedGroup>,
 }
 
 /// The parts a session is built from.
@@ -287,11 +292,17 @@ impl SessionHandle {
             closed_turns: plan.closed_turns.clone(),
             used_checkpoint: load.used_checkpoint,
             torn_tail_cut: recovery.torn_tail.is_some(),
+            stopped_process_groups: Vec::new(),
         };
         let emitter = Emitter::new(writer, state, Arc::clone(&subscribers));
         for event in plan.events {
             emitter.emit_event(event)?;
         }
+        let stopped_process_groups = stop_left_processes(&emitter, &paths.dir)?;
+        let report = ResumeReport {
+            stopped_process_groups,
+            ..report
+        };
         let system_written = emitter
             .state()
             .conversation
@@ -399,6 +410,39 @@ impl SessionHandle {
             Err(_) => Err(LoopError::Closed(self.id)),
         }
     }
+}
+
+/// Kills the tool process groups a dead engine left running (recorded in
+/// `<session>/processes.json`) and records each in a `session.warning`. A list that cannot be
+/// read is reported the same way and left in place.
+fn stop_left_processes(
+    emitter: &Emitter,
+    dir: &std::path::Path,
+) -> Result<Vec<StoppedGroup>, LoopError> {
+    let stopped = match processes::stop_leftovers(dir) {
+        Ok(stopped) => stopped,
+        Err(e) => {
+            emitter.emit(&SessionWarning {
+                warning_type: "processes".into(),
+                message: format!(
+                    "could not check for tool processes left running by the previous engine: {e}"
+                ),
+                ..Default::default()
+            })?;
+            return Ok(Vec::new());
+        }
+    };
+    for group in &stopped {
+        emitter.emit(&SessionWarning {
+            warning_type: "processes".into(),
+            message: format!(
+                "stopped {} process(es) of tool call {} (process group {}) that the previous engine left running",
+                group.processes, group.record.tool_call_id, group.record.pgid
+            ),
+            ..Default::default()
+        })?;
+    }
+    Ok(stopped)
 }
 
 fn subscribed() -> (Subscribers, mpsc::UnboundedReceiver<Arc<Event>>) {

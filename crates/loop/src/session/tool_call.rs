@@ -82,6 +82,7 @@ impl Actor {
         let mut ctx = ToolContext::new(self.parts.config.cwd.clone());
         ctx.allow_outside_cwd = self.parts.config.allow_outside_cwd;
         ctx.cancel = cancel.child_token();
+        ctx.processes = Some(std::sync::Arc::clone(&self.processes));
         ctx
     }
 
@@ -190,6 +191,7 @@ impl Actor {
             }
         }
         let mut ctx = self.tool_context(msg.cancel);
+        ctx.tool_call_id = Some(call.id.clone());
         let ask = match (&external, builtin) {
             (Some(spec), _) => (!spec.skip_permission).then(|| custom_tool_ask(spec, &args)),
             (None, Some(tool)) => match tool.permission(&args, &ctx) {

@@ -20,6 +20,7 @@ pub mod edit;
 pub mod glob;
 pub mod grep;
 pub mod paths;
+pub mod processes;
 mod registry;
 mod shell_parse;
 pub mod task_complete;
@@ -113,6 +114,11 @@ pub struct ToolContext {
     /// Streamed output chunks; the loop turns them into ephemeral
     /// `tool.execution_partial_result` events.
     pub partial: Option<tokio::sync::mpsc::UnboundedSender<String>>,
+    /// Where a tool that starts processes records their group before they run, so a resume
+    /// after a crash can stop them (`None`: nothing is recorded).
+    pub processes: Option<std::sync::Arc<processes::ProcessTable>>,
+    /// The model's id of the call being run.
+    pub tool_call_id: Option<String>,
 }
 
 impl ToolContext {
@@ -124,6 +130,8 @@ impl ToolContext {
             allow_outside_cwd: false,
             cancel: CancellationToken::new(),
             partial: None,
+            processes: None,
+            tool_call_id: None,
         }
     }
 }
