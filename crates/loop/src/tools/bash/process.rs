@@ -18,7 +18,7 @@ use std::time::Duration;
 use tokio::io::AsyncWriteExt;
 
 use crate::tools::ToolFailure;
-use crate::tools::processes::{GroupRecord, ProcessTable, proc_stat};
+use crate::tools::processes::{GroupRecord, ProcessTable, boot_id, proc_stat};
 
 /// How long to wait for a killed shell to be reaped before leaving it to tokio.
 const REAP_TIMEOUT: Duration = Duration::from_secs(5);
@@ -154,6 +154,7 @@ pub(super) async fn start(
             pgid,
             start_time,
             tool_call_id,
+            boot_id: boot_id(),
         };
         let writer = Arc::clone(&table);
         // fsync: off the async workers.
