@@ -13,7 +13,7 @@ mod openai;
 mod replay;
 mod sse;
 
-pub use openai::{OpenAiConfig, OpenAiProvider, RetryPolicy, Timeouts};
+pub use openai::{OpenAiConfig, OpenAiProvider, ResponseLimits, RetryPolicy, Timeouts};
 pub use replay::ReplayProvider;
 
 /// A boxed, sendable future (the trait stays object-safe).

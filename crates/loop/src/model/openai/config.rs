@@ -60,6 +60,38 @@ impl RetryPolicy {
     }
 }
 
+/// How much of a server's answer is read before the call fails with
+/// [`ModelErrorKind::TooLarge`](crate::model::ModelErrorKind::TooLarge): memory stays bounded
+/// whatever the server sends, and no journal line gets larger than `max_answer_bytes`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ResponseLimits {
+    /// Longest SSE line (and joined `data` of one event) of a streamed answer.
+    pub max_line_bytes: usize,
+    /// Largest answer: its text plus every tool call's arguments, streamed or not.
+    pub max_answer_bytes: usize,
+    /// Largest non-streamed response body (JSON included).
+    pub max_body_bytes: usize,
+}
+
+impl ResponseLimits {
+    /// Default longest SSE line: 16 MiB.
+    pub const DEFAULT_LINE_BYTES: usize = 16 * 1024 * 1024;
+    /// Default largest answer: 32 MiB.
+    pub const DEFAULT_ANSWER_BYTES: usize = 32 * 1024 * 1024;
+    /// Default largest non-streamed body: 64 MiB.
+    pub const DEFAULT_BODY_BYTES: usize = 64 * 1024 * 1024;
+}
+
+impl Default for ResponseLimits {
+    fn default() -> Self {
+        ResponseLimits {
+            max_line_bytes: Self::DEFAULT_LINE_BYTES,
+            max_answer_bytes: Self::DEFAULT_ANSWER_BYTES,
+            max_body_bytes: Self::DEFAULT_BODY_BYTES,
+        }
+    }
+}
+
 /// A number in `[0, 1)` from the std hasher's random keys (no extra dependency).
 fn random_unit() -> f64 {
     let mut hasher = RandomState::new().build_hasher();
@@ -86,6 +118,8 @@ pub struct OpenAiConfig {
     pub timeouts: Timeouts,
     /// Retries before any output.
     pub retry: RetryPolicy,
+    /// How much of an answer is read at most.
+    pub limits: ResponseLimits,
 }
 
 impl std::fmt::Debug for OpenAiConfig {
@@ -97,6 +131,7 @@ impl std::fmt::Debug for OpenAiConfig {
             .field("model", &self.model)
             .field("timeouts", &self.timeouts)
             .field("retry", &self.retry)
+            .field("limits", &self.limits)
             .finish()
     }
 }
@@ -110,6 +145,7 @@ impl OpenAiConfig {
             model: model.into(),
             timeouts: Timeouts::default(),
             retry: RetryPolicy::default(),
+            limits: ResponseLimits::default(),
         }
     }
 

@@ -15,13 +15,15 @@ use super::{
     ToolCall,
 };
 
+mod choices;
 mod config;
 mod stream;
 mod transport;
 mod wire;
 
-pub use config::{OpenAiConfig, RetryPolicy, Timeouts};
-use transport::{chain, is_loopback};
+use choices::{ChoiceAnswer, fallback_id};
+pub use config::{OpenAiConfig, ResponseLimits, RetryPolicy, Timeouts};
+use transport::{BodyError, chain, is_loopback};
 use wire::{Completion, RequestBody, error_message};
 
 /// Longest server text quoted in an error message when it sent no `error.message`.
@@ -134,7 +136,17 @@ impl OpenAiProvider {
         model: String,
         started: Instant,
     ) -> Result<ModelResponse, ModelError> {
-        let body = self.read_body(response).await?;
+        let limit = self.config.limits.max_body_bytes;
+        let body = self.read_body(response, limit).await.map_err(|e| match e {
+            BodyError::TooLarge => ModelError::new(
+                ModelErrorKind::TooLarge,
+                format!(
+                    "the model's response body is larger than the limit of {limit} bytes \
+                     (max_body_bytes); the call was stopped there"
+                ),
+            ),
+            BodyError::Model(e) => e,
+        })?;
         let completion: Completion = serde_json::from_slice(&body).map_err(|e| {
             ModelError::new(
                 ModelErrorKind::MalformedResponse,
@@ -147,9 +159,9 @@ impl OpenAiProvider {
         if let Some(message) = error_message(completion.error.as_ref()) {
             return Err(ModelError::new(ModelErrorKind::Http, message));
         }
-        let choice = completion
+        let choices = completion
             .choices
-            .and_then(|c| c.into_iter().next())
+            .filter(|c| !c.is_empty())
             .ok_or_else(|| {
                 ModelError::new(
                     ModelErrorKind::MalformedResponse,
@@ -159,25 +171,40 @@ impl OpenAiProvider {
                     ),
                 )
             })?;
-        let message = choice.message.unwrap_or_default();
-        let content = message.content.map(|c| c.text()).unwrap_or_default();
-        let tool_calls = message
-            .tool_calls
-            .unwrap_or_default()
+        let choices = choices
             .into_iter()
             .enumerate()
-            .map(|(i, call)| {
-                let function = call.function.unwrap_or_default();
-                ToolCall {
-                    id: call
-                        .id
-                        .filter(|s| !s.is_empty())
-                        .unwrap_or_else(|| format!("call_{i}")),
-                    name: function.name.clone().unwrap_or_default(),
-                    arguments: function.arguments_text(),
+            .map(|(position, choice)| {
+                let index = choice.index.unwrap_or(position as u64);
+                let message = choice.message.unwrap_or_default();
+                let tool_calls = message
+                    .tool_calls
+                    .unwrap_or_default()
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, call)| {
+                        let function = call.function.unwrap_or_default();
+                        ToolCall {
+                            id: call
+                                .id
+                                .filter(|s| !s.is_empty())
+                                .unwrap_or_else(|| fallback_id(index, i as u64)),
+                            name: function.name.clone().unwrap_or_default(),
+                            arguments: function.arguments_text(),
+                        }
+                    })
+                    .collect();
+                ChoiceAnswer {
+                    index,
+                    content: message.content.map(|c| c.text()).unwrap_or_default(),
+                    tool_calls,
+                    finish_reason: choice.finish_reason,
                 }
             })
             .collect();
+        let (content, tool_calls, finish_reason) = choices::merge(choices);
+        let size = content.len() + tool_calls.iter().map(|c| c.arguments.len()).sum::<usize>();
+        check_answer_size(size, self.config.limits.max_answer_bytes)?;
         let duration_ms = started.elapsed().as_millis() as u64;
         Ok(ModelResponse {
             content,
@@ -185,7 +212,7 @@ impl OpenAiProvider {
             usage: completion.usage.map(|u| u.to_usage(duration_ms)),
             api_call_id: completion.id.filter(|s| !s.is_empty()),
             model: completion.model.filter(|s| !s.is_empty()).unwrap_or(model),
-            finish_reason: choice.finish_reason,
+            finish_reason,
         })
     }
 }
@@ -209,6 +236,20 @@ impl ModelProvider for OpenAiProvider {
             }
         })
     }
+}
+
+/// Fails when an answer of `size` bytes (text and tool arguments) is past `limit`.
+fn check_answer_size(size: usize, limit: usize) -> Result<(), ModelError> {
+    if size > limit {
+        return Err(ModelError::new(
+            ModelErrorKind::TooLarge,
+            format!(
+                "the model's answer (text and tool call arguments) is larger than the limit of \
+                 {limit} bytes (max_answer_bytes); the call was stopped there"
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// At most [`MAX_QUOTE`] characters of server text.

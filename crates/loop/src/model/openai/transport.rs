@@ -9,8 +9,16 @@ use super::super::{ModelError, ModelErrorKind};
 use super::wire::ErrorBody;
 use super::{OpenAiProvider, quote};
 
-/// Largest error or non-streamed body read from a server.
-const MAX_BODY: usize = 64 * 1024 * 1024;
+/// Most of an error body read for its message (the rest is not needed to say what failed).
+const MAX_ERROR_BODY: usize = 1024 * 1024;
+
+/// Why a body could not be read whole.
+pub(super) enum BodyError {
+    /// It is larger than the limit.
+    TooLarge,
+    /// The transfer failed.
+    Model(ModelError),
+}
 
 impl OpenAiProvider {
     /// Sends the request and waits for the response head.
@@ -68,7 +76,10 @@ impl OpenAiProvider {
     ) -> (ModelError, Option<Duration>) {
         let status = response.status();
         let retry_after = retry_after(response.headers());
-        let body = self.read_body(response).await.unwrap_or_default();
+        let body = self
+            .read_body(response, MAX_ERROR_BODY)
+            .await
+            .unwrap_or_default();
         let message = ErrorBody::message_of(&body).unwrap_or_else(|| {
             let text = String::from_utf8_lossy(&body);
             let text = text.trim();
@@ -97,23 +108,26 @@ impl OpenAiProvider {
         )
     }
 
-    /// Reads a whole body, each piece within the stall timeout.
+    /// Reads a whole body of at most `limit` bytes, each piece within the stall timeout;
+    /// stops reading as soon as the limit is passed.
     pub(super) async fn read_body(
         &self,
         mut response: reqwest::Response,
-    ) -> Result<Vec<u8>, ModelError> {
+        limit: usize,
+    ) -> Result<Vec<u8>, BodyError> {
+        if response.content_length().is_some_and(|n| n > limit as u64) {
+            return Err(BodyError::TooLarge);
+        }
         let mut body = Vec::new();
         loop {
-            match self.next_chunk(&mut response).await? {
-                None => return Ok(body),
-                Some(bytes) => {
-                    body.extend_from_slice(&bytes);
-                    if body.len() > MAX_BODY {
-                        return Err(ModelError::new(
-                            ModelErrorKind::MalformedResponse,
-                            format!("the response body is larger than {MAX_BODY} bytes"),
-                        ));
+            match self.next_chunk(&mut response).await {
+                Err(e) => return Err(BodyError::Model(e)),
+                Ok(None) => return Ok(body),
+                Ok(Some(bytes)) => {
+                    if body.len() + bytes.len() > limit {
+                        return Err(BodyError::TooLarge);
                     }
+                    body.extend_from_slice(&bytes);
                 }
             }
         }
