@@ -399,6 +399,7 @@ impl Actor {
             messages: chat_messages(&self.emitter.state().conversation),
             tools,
             stream: self.parts.config.streaming,
+            ..Default::default()
         }
     }
 

@@ -15,14 +15,19 @@ use super::{
     ToolCall,
 };
 
+mod auth;
 mod choices;
 mod config;
+mod models;
 mod stream;
 mod transport;
 mod wire;
 
 use choices::{ChoiceAnswer, fallback_id};
-pub use config::{OpenAiConfig, ResponseLimits, RetryPolicy, Timeouts};
+pub use config::{ApiFlavor, KeyCommand, OpenAiConfig, ResponseLimits, RetryPolicy, Timeouts};
+pub use models::{
+    ModelCapabilities, ModelInfo, ModelLimits, ModelPolicy, ModelSupports, list_models,
+};
 use transport::{BodyError, chain, is_loopback};
 use wire::{Completion, RequestBody, error_message};
 
@@ -40,12 +45,7 @@ pub struct OpenAiProvider {
 impl OpenAiProvider {
     /// A provider for this configuration; fails only when the HTTP client cannot be built.
     pub fn new(config: OpenAiConfig) -> Result<Self, ModelError> {
-        let base = config.base_url.trim_end_matches('/');
-        let endpoint = if base.ends_with("/chat/completions") {
-            base.to_string()
-        } else {
-            format!("{base}/chat/completions")
-        };
+        let endpoint = chat_url(&config, &config.model);
         let mut builder = reqwest::Client::builder()
             .connect_timeout(config.timeouts.request)
             .user_agent(concat!("turnstile/", env!("CARGO_PKG_VERSION")));
@@ -71,15 +71,24 @@ impl OpenAiProvider {
         &self.config
     }
 
-    /// The URL requests are POSTed to.
+    /// The URL requests for the configured model are POSTed to.
     pub fn endpoint(&self) -> &str {
         &self.endpoint
     }
 
     /// The JSON body of a request, in the OpenAI shape.
     pub fn request_body(&self, request: &ChatRequest) -> Value {
-        serde_json::to_value(RequestBody::new(request, self.model_of(request)))
-            .expect("a request body serializes")
+        serde_json::to_value(self.body(request)).expect("a request body serializes")
+    }
+
+    fn body<'a>(&'a self, request: &'a ChatRequest) -> RequestBody<'a> {
+        let mut body = RequestBody::new(request, self.model_of(request));
+        // The Copilot CLI sends the effort to the Copilot endpoint only (never to a BYOK
+        // provider, where a model that does not reason would refuse the field).
+        if self.config.flavor == ApiFlavor::Copilot {
+            body.reasoning_effort = request.reasoning_effort.as_deref();
+        }
+        body
     }
 
     fn model_of<'a>(&'a self, request: &'a ChatRequest) -> &'a str {
@@ -96,13 +105,15 @@ impl OpenAiProvider {
         request: &ChatRequest,
         events: &UnboundedSender<ModelEvent>,
     ) -> Result<ModelResponse, ModelError> {
-        let body = serde_json::to_vec(&RequestBody::new(request, self.model_of(request)))
-            .expect("a request body serializes");
+        let body = serde_json::to_vec(&self.body(request)).expect("a request body serializes");
         let model = self.model_of(request).to_string();
+        let url = chat_url(&self.config, &model);
+        // Once per call (a key command runs once, retries reuse its key).
+        let headers = self.headers(request.stream, &request.headers).await?;
         let mut attempt = 0u32;
         loop {
             let started = Instant::now();
-            let (error, retry_after) = match self.send(&body, request.stream).await {
+            let (error, retry_after) = match self.send(&url, &headers, &body).await {
                 Ok(response) if response.status().is_success() => {
                     // Committed: from here on nothing is ever sent again.
                     return if request.stream {
@@ -238,6 +249,44 @@ impl ModelProvider for OpenAiProvider {
     }
 }
 
+/// The chat URL of a model: see [`ApiFlavor`].
+fn chat_url(config: &OpenAiConfig, model: &str) -> String {
+    let base = config.base_url.trim_end_matches('/');
+    match &config.flavor {
+        ApiFlavor::OpenAi | ApiFlavor::Copilot => {
+            if base.ends_with("/chat/completions") {
+                base.to_string()
+            } else {
+                format!("{base}/chat/completions")
+            }
+        }
+        ApiFlavor::Azure { api_version } => {
+            let base = base.strip_suffix("/openai").unwrap_or(base);
+            match api_version {
+                Some(version) => format!(
+                    "{base}/openai/deployments/{}/chat/completions?api-version={}",
+                    encode(model),
+                    encode(version)
+                ),
+                None => format!("{base}/openai/v1/chat/completions"),
+            }
+        }
+    }
+}
+
+/// Percent-encodes what cannot stand in a URL path segment or query value.
+fn encode(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for b in text.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
 /// Fails when an answer of `size` bytes (text and tool arguments) is past `limit`.
 fn check_answer_size(size: usize, limit: usize) -> Result<(), ModelError> {
     if size > limit {
@@ -263,6 +312,41 @@ fn quote(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn chat_urls_of_each_flavor() {
+        let mut config = OpenAiConfig::new("http://127.0.0.1:9/v1/", "m");
+        assert_eq!(
+            chat_url(&config, "m"),
+            "http://127.0.0.1:9/v1/chat/completions"
+        );
+        config.base_url = "http://127.0.0.1:9/x/chat/completions".into();
+        assert_eq!(
+            chat_url(&config, "m"),
+            "http://127.0.0.1:9/x/chat/completions"
+        );
+        config.flavor = ApiFlavor::Copilot;
+        config.base_url = "http://127.0.0.1:9".into();
+        assert_eq!(
+            chat_url(&config, "m"),
+            "http://127.0.0.1:9/chat/completions"
+        );
+        config.flavor = ApiFlavor::Azure {
+            api_version: Some("2024-10-21".into()),
+        };
+        for base in ["http://127.0.0.1:9", "http://127.0.0.1:9/openai/"] {
+            config.base_url = base.into();
+            assert_eq!(
+                chat_url(&config, "gpt 4/x"),
+                "http://127.0.0.1:9/openai/deployments/gpt%204%2Fx/chat/completions?api-version=2024-10-21"
+            );
+        }
+        config.flavor = ApiFlavor::Azure { api_version: None };
+        assert_eq!(
+            chat_url(&config, "m"),
+            "http://127.0.0.1:9/openai/v1/chat/completions"
+        );
+    }
 
     #[test]
     fn debug_output_hides_the_key() {
