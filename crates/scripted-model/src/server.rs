@@ -202,8 +202,7 @@ async fn serve(mut stream: TcpStream, shared: &Shared) {
         });
     }
     // Azure OpenAI's deployment URLs are Chat Completions too.
-    let azure = request.path.starts_with("/openai/")
-        && request.path.ends_with("/chat/completions");
+    let azure = request.path.starts_with("/openai/") && request.path.ends_with("/chat/completions");
     let chat = azure
         || matches!(
             request.path.as_str(),
