@@ -49,6 +49,7 @@ fn request(stream: bool) -> ChatRequest {
         ],
         tools: vec![],
         stream,
+        ..Default::default()
     }
 }
 
@@ -576,6 +577,7 @@ async fn the_request_body_has_the_openai_shape() {
             parameters: json!({"type": "object", "properties": {"pattern": {"type": "string"}}, "required": ["pattern"]}),
         }],
         stream: true,
+        ..Default::default()
     };
     let (result, _) = run(&provider(&server), &request).await;
     let response = result.unwrap();

@@ -26,6 +26,7 @@ fn request(stream: bool) -> ChatRequest {
         }],
         tools: vec![],
         stream,
+        ..Default::default()
     }
 }
 

@@ -111,6 +111,7 @@ fn parts(opts: &LoopArgs, cwd: &Path) -> Result<SessionParts> {
         ProviderKind::Openai => {
             let mut config = OpenAiConfig::new(opts.base_url.clone(), opts.model.clone());
             config.api_key = OpenAiConfig::api_key_from_env();
+            config.limits = opts.session.model_limits();
             Arc::new(OpenAiProvider::new(config).map_err(|e| anyhow::anyhow!("{e}"))?)
         }
         ProviderKind::Replay => {

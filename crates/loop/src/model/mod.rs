@@ -13,7 +13,10 @@ mod openai;
 mod replay;
 mod sse;
 
-pub use openai::{OpenAiConfig, OpenAiProvider, RetryPolicy, Timeouts};
+pub use openai::{
+    ApiFlavor, KeyCommand, ModelCapabilities, ModelInfo, ModelLimits, ModelPolicy, ModelSupports,
+    OpenAiConfig, OpenAiProvider, ResponseLimits, RetryPolicy, Timeouts, list_models,
+};
 pub use replay::ReplayProvider;
 
 /// A boxed, sendable future (the trait stays object-safe).
@@ -30,6 +33,12 @@ pub struct ChatRequest {
     pub tools: Vec<ToolSchema>,
     /// Ask for a streamed answer (deltas arrive as [`ModelEvent`]s).
     pub stream: bool,
+    /// Reasoning effort (`low`, `medium`, `high`, ...; the session's `reasoningEffort`), sent
+    /// as `reasoning_effort` to the Copilot endpoint (the Copilot CLI sends it to no other).
+    pub reasoning_effort: Option<String>,
+    /// Extra HTTP headers of this call (`session.send`'s `requestHeaders`); they override
+    /// the provider's headers of the same name.
+    pub headers: Vec<(String, String)>,
 }
 
 /// A tool as offered to the model.

@@ -183,6 +183,7 @@ impl Actor {
             messages: results_in_request_order(chat_messages(&self.emitter.state().conversation)),
             tools,
             stream: self.parts.config.streaming,
+            ..Default::default()
         }
     }
 

@@ -21,6 +21,9 @@ pub(crate) struct RequestBody<'a> {
     pub stream: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stream_options: Option<StreamOptions>,
+    /// Top-level, as the Copilot CLI sends it to the Copilot endpoint.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reasoning_effort: Option<&'a str>,
 }
 
 impl<'a> RequestBody<'a> {
@@ -34,6 +37,7 @@ impl<'a> RequestBody<'a> {
             stream_options: request.stream.then_some(StreamOptions {
                 include_usage: true,
             }),
+            reasoning_effort: None,
         }
     }
 }
