@@ -11,8 +11,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::sse::SseParser;
 use super::{
-    BoxFuture, ChatMessage, ChatRequest, ModelError, ModelEvent, ModelProvider, ModelResponse,
-    ToolCall, Usage,
+    BoxFuture, ChatMessage, ChatRequest, ContentPart, ModelError, ModelEvent, ModelProvider,
+    ModelResponse, ToolCall, Usage,
 };
 
 /// Largest error or non-streamed body read from a server.
@@ -670,7 +670,20 @@ impl StreamState {
 fn message_json(message: &ChatMessage) -> Value {
     match message {
         ChatMessage::System { content } => json!({"role": "system", "content": content}),
-        ChatMessage::User { content } => json!({"role": "user", "content": content}),
+        ChatMessage::User { content, parts } if parts.is_empty() => {
+            json!({"role": "user", "content": content})
+        }
+        // With attachments the text goes first, then each part, as the Copilot CLI sends them.
+        ChatMessage::User { content, parts } => {
+            let mut items = vec![json!({"type": "text", "text": content})];
+            items.extend(parts.iter().map(|p| match p {
+                ContentPart::Text(text) => json!({"type": "text", "text": text}),
+                ContentPart::ImageUrl(url) => {
+                    json!({"type": "image_url", "image_url": {"url": url}})
+                }
+            }));
+            json!({"role": "user", "content": items})
+        }
         ChatMessage::Assistant {
             content,
             tool_calls,
