@@ -13,8 +13,8 @@ use std::path::Path;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 use turnstile_journal::payload::{
-    AssistantMessage, AssistantUsage, Payload, SessionError, SessionResume, SessionStart,
-    SystemMessage, ToolExecutionComplete, UserMessage,
+    AssistantMessage, AssistantUsage, Payload, SessionBinaryAsset, SessionError, SessionResume,
+    SessionStart, SystemMessage, ToolExecutionComplete, UserMessage,
 };
 use turnstile_journal::reader::{ReadMode, check_line};
 use turnstile_journal::{Event, JournalReader, LiveMark, ReadError, Record};
@@ -24,6 +24,7 @@ use crate::audit::json;
 use crate::conversation::{ConversationExt, Message, ToolCallRequest};
 use crate::error::ReplayError;
 use crate::open_work::OpenToolCall;
+use crate::state::BinaryAsset;
 use crate::state::{
     KEPT_RECENT, ModelUsage, ResumeInfo, SessionErrorInfo, SessionState, TokenCounts,
 };
@@ -192,6 +193,17 @@ impl Folder {
                     self.state.session.model = Some(model);
                 }
             }
+            "session.binary_asset" => {
+                if let Some(p) = self.payload::<SessionBinaryAsset>(line, event) {
+                    self.state.assets.insert(
+                        p.asset_id,
+                        BinaryAsset {
+                            mime_type: p.mime_type,
+                            data: p.data,
+                        },
+                    );
+                }
+            }
             "system.message" if main => {
                 if let Some(p) = self.payload::<SystemMessage>(line, event) {
                     if p.role == "system" {
@@ -211,6 +223,7 @@ impl Folder {
                         content: p.transformed_content.unwrap_or(p.content),
                         autopilot_continuation: p.is_autopilot_continuation == Some(true),
                         message_id: p.message_id,
+                        attachments: p.attachments.unwrap_or_default(),
                     });
                 }
             }

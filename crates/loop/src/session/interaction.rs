@@ -394,7 +394,11 @@ impl Actor {
             .collect();
         ChatRequest {
             model: self.parts.config.model.clone(),
-            messages: chat_messages(&self.emitter.state().conversation),
+            messages: chat_messages(
+                &self.emitter.state().conversation,
+                &self.emitter.state().assets,
+            ),
+            reasoning_effort: None,
             tools,
             stream: self.parts.config.streaming,
         }
