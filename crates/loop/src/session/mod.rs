@@ -5,9 +5,13 @@
 //! and then wait; queueing keeps a second send from failing). `abort` cancels the running
 //! message only.
 
+mod actor;
 mod emitter;
 mod history;
-mod interaction;
+mod hooks_glue;
+mod message;
+mod tool_call;
+mod turn;
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -306,7 +310,7 @@ impl SessionHandle {
             subscribers,
             running: Mutex::new(None),
         });
-        let actor = interaction::Actor::new(id, emitter, parts, needs_system);
+        let actor = actor::Actor::new(id, emitter, parts, needs_system);
         tokio::spawn(actor.run(rx, Arc::clone(&shared)));
         SessionHandle { id, tx, shared }
     }

@@ -1,0 +1,129 @@
+//! The actor task of a session: takes commands in order, runs each message to idle, and
+//! closes the journal on shutdown.
+
+use std::sync::Arc;
+
+use serde_json::json;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+use turnstile_journal::Uuid;
+use turnstile_journal::payload::SessionIdle;
+
+use super::emitter::Emitter;
+use super::{Command, LoopError, Outcome, SessionParts, Shared, lock, shutdown_payload};
+use crate::autopilot::AgentMode;
+
+/// Bytes of growth after which going idle refreshes the checkpoint.
+const CHECKPOINT_EVERY_BYTES: u64 = 1 << 20;
+
+/// The task that owns a session's journal writer and folded state.
+pub(super) struct Actor {
+    pub(super) id: Uuid,
+    pub(super) emitter: Emitter,
+    pub(super) parts: SessionParts,
+    pub(super) needs_system: bool,
+    checkpoint_at: u64,
+}
+
+impl Actor {
+    pub(super) fn new(id: Uuid, emitter: Emitter, parts: SessionParts, needs_system: bool) -> Self {
+        let checkpoint_at = emitter.state().byte_size;
+        Actor {
+            id,
+            emitter,
+            parts,
+            needs_system,
+            checkpoint_at,
+        }
+    }
+
+    pub(super) async fn run(
+        mut self,
+        mut rx: mpsc::UnboundedReceiver<Command>,
+        shared: Arc<Shared>,
+    ) {
+        // A resumed session starts with its `session.resume` already appended.
+        let source = if self.emitter.state().counts.resumes > 0 {
+            "resume"
+        } else {
+            "new"
+        };
+        self.hook_notify("sessionStart", json!({"source": source}))
+            .await;
+        let mut shutdown_reply = None;
+        while let Some(cmd) = rx.recv().await {
+            match cmd {
+                Command::Send {
+                    prompt,
+                    options,
+                    message_id,
+                    done,
+                } => {
+                    let cancel = CancellationToken::new();
+                    *lock(&shared.running) = Some(cancel.clone());
+                    let outcome = match self.message(prompt, options, message_id, &cancel).await {
+                        Ok(outcome) => outcome,
+                        Err(e) => {
+                            tracing::error!(session = %self.id, error = %e, "journal failure; the session stops");
+                            *lock(&shared.running) = None;
+                            let _ = done.send(Outcome::Failed {
+                                error_type: "journal".into(),
+                                status_code: None,
+                                message: e.to_string(),
+                            });
+                            return;
+                        }
+                    };
+                    *lock(&shared.running) = None;
+                    let _ = done.send(outcome);
+                }
+                Command::Shutdown { done } => {
+                    shutdown_reply = Some(done);
+                    break;
+                }
+            }
+        }
+        let result = self.shutdown().await.map_err(|e| e.to_string());
+        if let Some(done) = shutdown_reply {
+            let _ = done.send(result);
+        }
+    }
+
+    async fn shutdown(mut self) -> Result<(), LoopError> {
+        self.hook_notify("sessionEnd", json!({"reason": "complete"}))
+            .await;
+        let payload = shutdown_payload(self.emitter.state(), &self.parts.config.model);
+        self.emitter.emit(&payload)?;
+        self.emitter.boundary().await?;
+        let dir = self.emitter.writer().paths().dir.clone();
+        self.emitter.into_writer().close()?;
+        // The checkpoint is an optimisation: failing to write it loses nothing.
+        if let Err(e) = turnstile_replay::write_checkpoint(&dir) {
+            tracing::warn!(session = %self.id, error = %e, "could not write the checkpoint");
+        }
+        Ok(())
+    }
+
+    /// Durability, then `session.idle` (always last, ephemeral), then maybe a checkpoint.
+    pub(super) async fn idle(&mut self, mode: AgentMode, aborted: bool) -> Result<(), LoopError> {
+        self.emitter.boundary().await?;
+        self.emitter.emit(&SessionIdle {
+            aborted: aborted.then_some(true),
+            // `mode: "autopilot"` on an idle marks a continuation boundary (the agent keeps
+            // working); the SDK clients' sendAndWait ignores such idles. This idle ends the
+            // message, so an autopilot run reports no mode here.
+            mode: (mode != AgentMode::Autopilot).then(|| mode.as_str().into()),
+        })?;
+        let size = self.emitter.writer().byte_len();
+        if size - self.checkpoint_at >= CHECKPOINT_EVERY_BYTES {
+            // Runs after idle is announced: never on the path a client waits for.
+            match turnstile_replay::write_checkpoint(&self.emitter.writer().paths().dir) {
+                Ok(info) => self.checkpoint_at = info.offset,
+                Err(e) => {
+                    tracing::warn!(session = %self.id, error = %e, "could not write the checkpoint")
+                }
+            }
+        }
+        Ok(())
+    }
+}

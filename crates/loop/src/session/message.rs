@@ -1,0 +1,126 @@
+//! The agent loop of one message: `user.message`, turns until the model answers, autopilot
+//! nudges, and the idle that ends it.
+
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+use turnstile_journal::Uuid;
+use turnstile_journal::payload::{SessionError, SessionWarning, SystemMessage, UserMessage};
+
+use super::actor::Actor;
+use super::history::default_system_prompt;
+use super::turn::TurnEnd;
+use super::{LoopError, Outcome, SendOptions};
+use crate::autopilot::{AgentMode, NUDGE};
+
+/// Per-message facts the turns need.
+pub(super) struct Message<'a> {
+    pub(super) interaction_id: String,
+    pub(super) message_id: String,
+    pub(super) mode: AgentMode,
+    pub(super) cancel: &'a CancellationToken,
+    pub(super) task_completed: bool,
+}
+
+impl Actor {
+    /// Runs one message to idle.
+    pub(super) async fn message(
+        &mut self,
+        prompt: String,
+        options: SendOptions,
+        message_id: String,
+        cancel: &CancellationToken,
+    ) -> Result<Outcome, LoopError> {
+        let mode = options.mode.unwrap_or(self.parts.config.mode);
+        let mut msg = Message {
+            interaction_id: Uuid::new_v4().to_string(),
+            message_id,
+            mode,
+            cancel,
+            task_completed: false,
+        };
+        let transformed = self.prompt_hook(&prompt).await?;
+        self.emitter.emit(&UserMessage {
+            content: prompt,
+            transformed_content: Some(transformed),
+            message_id: Some(msg.message_id.clone()),
+            agent_mode: (mode == AgentMode::Autopilot).then(|| mode.as_str().to_owned()),
+            interaction_id: Some(msg.interaction_id.clone()),
+            ..Default::default()
+        })?;
+        if self.needs_system {
+            let content = self
+                .parts
+                .config
+                .system_prompt
+                .clone()
+                .unwrap_or_else(default_system_prompt);
+            self.emitter.emit(&SystemMessage {
+                role: "system".into(),
+                content,
+                interaction_id: Some(msg.interaction_id.clone()),
+                ..Default::default()
+            })?;
+            self.needs_system = false;
+        }
+        let mut continues = 0u32;
+        let mut turn = 0u64;
+        loop {
+            match self.turn(turn, &mut msg).await? {
+                // After `task_complete` the loop ends, as the runtime's does: no further call.
+                TurnEnd::Tools if !msg.task_completed => {
+                    turn += 1;
+                    continue;
+                }
+                TurnEnd::Tools | TurnEnd::Answered => {}
+                TurnEnd::Aborted => return self.idle(mode, true).await.map(|_| Outcome::Aborted),
+                TurnEnd::Failed(e) => {
+                    self.emitter.emit(&SessionError {
+                        error_type: e.error_type.clone(),
+                        message: e.message.clone(),
+                        status_code: e.status_code,
+                        ..Default::default()
+                    })?;
+                    self.hook_notify(
+                        "errorOccurred",
+                        json!({"error": {"name": e.error_type, "message": e.message}}),
+                    )
+                    .await;
+                    self.idle(mode, false).await?;
+                    return Ok(Outcome::Failed {
+                        error_type: e.error_type,
+                        status_code: e.status_code,
+                        message: e.message,
+                    });
+                }
+            }
+            if mode != AgentMode::Autopilot || msg.task_completed {
+                break;
+            }
+            if continues >= self.parts.config.max_autopilot_continues {
+                self.emitter.emit(&SessionWarning {
+                    warning_type: "autopilot".into(),
+                    message: format!(
+                        "autopilot stopped after {continues} continuations without task_complete"
+                    ),
+                    ..Default::default()
+                })?;
+                break;
+            }
+            continues += 1;
+            // The runtime restarts turn ids after a nudge within the same interaction.
+            turn = 0;
+            self.emitter.emit(&UserMessage {
+                content: String::new(),
+                transformed_content: Some(NUDGE.to_owned()),
+                source: Some("system".into()),
+                message_id: Some(Uuid::new_v4().to_string()),
+                agent_mode: Some(AgentMode::Autopilot.as_str().into()),
+                is_autopilot_continuation: Some(true),
+                interaction_id: Some(msg.interaction_id.clone()),
+                ..Default::default()
+            })?;
+        }
+        self.idle(mode, false).await?;
+        Ok(Outcome::Idle)
+    }
+}
