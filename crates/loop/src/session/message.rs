@@ -30,6 +30,13 @@ impl Actor {
         message_id: String,
         cancel: &CancellationToken,
     ) -> Result<Outcome, LoopError> {
+        if cancel.is_cancelled() {
+            // Aborted while queued: it never ran, so it leaves no event. Not even an idle: the
+            // client already had the idle of the abort, and a second one could end the wait of
+            // a message it sends next.
+            tracing::info!(session = %self.id, message_id, "a queued message was aborted before it started");
+            return Ok(Outcome::Aborted);
+        }
         let mode = options.mode.unwrap_or(self.parts.config.mode);
         let mut msg = Message {
             interaction_id: Uuid::new_v4().to_string(),
@@ -72,6 +79,7 @@ impl Actor {
                     continue;
                 }
                 TurnEnd::Tools | TurnEnd::Answered => {}
+                TurnEnd::Rejected => break,
                 TurnEnd::Aborted => return self.idle(mode, true).await.map(|_| Outcome::Aborted),
                 TurnEnd::Failed(e) => {
                     self.emitter.emit(&SessionError {

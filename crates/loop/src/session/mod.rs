@@ -3,7 +3,8 @@
 //!
 //! Sends made while a message is running are queued and run in order (the SDK clients send
 //! and then wait; queueing keeps a second send from failing). `abort` cancels the running
-//! message only.
+//! message and every message queued behind it: a queued message that was aborted is recorded
+//! as its `user.message` with no turn (no LLM call is recorded that was never made).
 
 mod actor;
 mod emitter;
@@ -18,7 +19,9 @@ use std::sync::{Arc, Mutex};
 
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
-use turnstile_journal::payload::{SessionShutdown, SessionStart, WorkingDirectoryContext};
+use turnstile_journal::payload::{
+    SessionShutdown, SessionStart, SessionWarning, WorkingDirectoryContext,
+};
 use turnstile_journal::{
     Durability, Event, JournalWriter, StateRoot, Timestamp, TrustedPrefix, Uuid, WriterOptions,
 };
@@ -32,6 +35,7 @@ use crate::hooks::HookRunner;
 use crate::model::ModelProvider;
 use crate::permissions::PermissionPolicy;
 use crate::tools::ToolRegistry;
+use crate::tools::processes::{self, StoppedGroup};
 use emitter::{Emitter, Subscribers};
 
 /// Everything a session needs besides its model and tools.
@@ -121,6 +125,8 @@ enum Command {
         prompt: String,
         options: SendOptions,
         message_id: String,
+        /// Cancelled by `abort`, whether the message is running or still queued.
+        cancel: CancellationToken,
         done: oneshot::Sender<Outcome>,
     },
     Shutdown {
@@ -131,6 +137,8 @@ enum Command {
 struct Shared {
     subscribers: Subscribers,
     running: Mutex<Option<CancellationToken>>,
+    /// Tokens of the messages sent and not yet started, by message id.
+    queued: Mutex<Vec<(String, CancellationToken)>>,
 }
 
 /// A handle to a running session; cheap to clone.
@@ -156,6 +164,8 @@ pub struct ResumeReport {
     pub used_checkpoint: bool,
     /// A torn tail was cut on open.
     pub torn_tail_cut: bool,
+    /// Tool process groups the previous engine left running, killed by this resume.
+    pub stopped_process_groups: Vec<StoppedGroup>,
 }
 
 /// The parts a session is built from.
@@ -206,7 +216,7 @@ impl SessionHandle {
             ..Default::default()
         };
         let (writer, _) = JournalWriter::create(root, id, options)?;
-        let mut emitter = Emitter::new(writer, SessionState::default(), Arc::clone(&subscribers));
+        let emitter = Emitter::new(writer, SessionState::default(), Arc::clone(&subscribers));
         emitter.emit(&SessionStart {
             session_id: id.to_string(),
             version: 1,
@@ -282,11 +292,17 @@ impl SessionHandle {
             closed_turns: plan.closed_turns.clone(),
             used_checkpoint: load.used_checkpoint,
             torn_tail_cut: recovery.torn_tail.is_some(),
+            stopped_process_groups: Vec::new(),
         };
-        let mut emitter = Emitter::new(writer, state, Arc::clone(&subscribers));
+        let emitter = Emitter::new(writer, state, Arc::clone(&subscribers));
         for event in plan.events {
             emitter.emit_event(event)?;
         }
+        let stopped_process_groups = stop_left_processes(&emitter, &paths.dir)?;
+        let report = ResumeReport {
+            stopped_process_groups,
+            ..report
+        };
         let system_written = emitter
             .state()
             .conversation
@@ -309,6 +325,7 @@ impl SessionHandle {
         let shared = Arc::new(Shared {
             subscribers,
             running: Mutex::new(None),
+            queued: Mutex::new(Vec::new()),
         });
         let actor = actor::Actor::new(id, emitter, parts, needs_system);
         tokio::spawn(actor.run(rx, Arc::clone(&shared)));
@@ -335,14 +352,20 @@ impl SessionHandle {
     ) -> Result<(String, oneshot::Receiver<Outcome>), LoopError> {
         let message_id = Uuid::new_v4().to_string();
         let (done, rx) = oneshot::channel();
-        self.tx
-            .send(Command::Send {
-                prompt: prompt.into(),
-                options,
-                message_id: message_id.clone(),
-                done,
-            })
-            .map_err(|_| LoopError::Closed(self.id))?;
+        let cancel = CancellationToken::new();
+        // Queued before the command is sent, so an abort from here on reaches it.
+        lock(&self.shared.queued).push((message_id.clone(), cancel.clone()));
+        let sent = self.tx.send(Command::Send {
+            prompt: prompt.into(),
+            options,
+            message_id: message_id.clone(),
+            cancel,
+            done,
+        });
+        if sent.is_err() {
+            lock(&self.shared.queued).retain(|(id, _)| *id != message_id);
+            return Err(LoopError::Closed(self.id));
+        }
         Ok((message_id, rx))
     }
 
@@ -356,8 +379,11 @@ impl SessionHandle {
         done.await.map_err(|_| LoopError::Closed(self.id))
     }
 
-    /// Aborts the running message, if any.
+    /// Aborts the running message, if any, and every message queued behind it.
     pub fn abort(&self) {
+        for (_, token) in lock(&self.shared.queued).iter() {
+            token.cancel();
+        }
         if let Some(token) = lock(&self.shared.running).as_ref() {
             token.cancel();
         }
@@ -384,6 +410,39 @@ impl SessionHandle {
             Err(_) => Err(LoopError::Closed(self.id)),
         }
     }
+}
+
+/// Kills the tool process groups a dead engine left running (recorded in
+/// `<session>/processes.json`) and records each in a `session.warning`. A list that cannot be
+/// read is reported the same way and left in place.
+fn stop_left_processes(
+    emitter: &Emitter,
+    dir: &std::path::Path,
+) -> Result<Vec<StoppedGroup>, LoopError> {
+    let stopped = match processes::stop_leftovers(dir) {
+        Ok(stopped) => stopped,
+        Err(e) => {
+            emitter.emit(&SessionWarning {
+                warning_type: "processes".into(),
+                message: format!(
+                    "could not check for tool processes left running by the previous engine: {e}"
+                ),
+                ..Default::default()
+            })?;
+            return Ok(Vec::new());
+        }
+    };
+    for group in &stopped {
+        emitter.emit(&SessionWarning {
+            warning_type: "processes".into(),
+            message: format!(
+                "stopped {} process(es) of tool call {} (process group {}) that the previous engine left running",
+                group.processes, group.record.tool_call_id, group.record.pgid
+            ),
+            ..Default::default()
+        })?;
+    }
+    Ok(stopped)
 }
 
 fn subscribed() -> (Subscribers, mpsc::UnboundedReceiver<Arc<Event>>) {

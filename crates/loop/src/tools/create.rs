@@ -10,8 +10,8 @@ use serde_json::{Value, json};
 
 use super::view::summary_path;
 use super::{
-    BoxFuture, PermissionAsk, PermissionKind, Tool, ToolContext, ToolFailure, ToolOutput, ToolSpec,
-    args, blocking, diff, io_failure, paths,
+    BlockingTool, PermissionAsk, PermissionKind, ToolContext, ToolFailure, ToolOutput, ToolSpec,
+    args, diff, io_failure, paths,
 };
 
 /// The `create` tool.
@@ -19,7 +19,7 @@ use super::{
 pub struct CreateTool;
 
 /// The checked arguments of one call.
-struct CreateArgs {
+pub struct CreateArgs {
     path: PathBuf,
     file_text: String,
 }
@@ -44,12 +44,11 @@ fn refuse_existing(path: &std::path::Path) -> Result<(), ToolFailure> {
     Ok(())
 }
 
-impl Tool for CreateTool {
-    fn name(&self) -> &str {
-        "create"
-    }
+impl BlockingTool for CreateTool {
+    const NAME: &'static str = "create";
+    type Args = CreateArgs;
 
-    fn spec(&self) -> ToolSpec {
+    fn offer(&self) -> ToolSpec {
         ToolSpec {
             name: "create".to_owned(),
             description: "Creates a new file with the given text, making missing parent directories. Fails if the path already exists (use edit to change a file).".to_owned(),
@@ -61,15 +60,15 @@ impl Tool for CreateTool {
                 },
                 "required": ["path", "file_text"]
             }),
+            ..ToolSpec::default()
         }
     }
 
-    fn permission(
-        &self,
-        args: &Value,
-        ctx: &ToolContext,
-    ) -> Result<Option<PermissionAsk>, ToolFailure> {
-        let a = parse(args, ctx)?;
+    fn check(args: &Value, ctx: &ToolContext) -> Result<CreateArgs, ToolFailure> {
+        parse(args, ctx)
+    }
+
+    fn needs(a: &CreateArgs) -> Result<Option<PermissionAsk>, ToolFailure> {
         refuse_existing(&a.path)?;
         let file_name = a.path.display().to_string();
         let intention = format!("Create file: {file_name}");
@@ -88,18 +87,11 @@ impl Tool for CreateTool {
         }))
     }
 
-    fn run<'a>(
-        &'a self,
-        args: Value,
-        ctx: &'a ToolContext,
-    ) -> BoxFuture<'a, Result<ToolOutput, ToolFailure>> {
-        Box::pin(async move {
-            let a = parse(&args, ctx)?;
-            blocking(move || create(&a)).await
-        })
+    fn work(a: CreateArgs, _ctx: &ToolContext) -> Result<ToolOutput, ToolFailure> {
+        create(&a)
     }
 
-    fn intention_summary(&self, args: &Value, ctx: &ToolContext) -> Option<String> {
+    fn summary(args: &Value, ctx: &ToolContext) -> Option<String> {
         summary_path(args, ctx)
     }
 }
@@ -137,6 +129,7 @@ fn create(a: &CreateArgs) -> Result<ToolOutput, ToolFailure> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tools::Tool;
 
     #[tokio::test]
     async fn creates_with_parents() {

@@ -11,8 +11,8 @@ use serde_json::{Value, json};
 
 use super::view::summary_path;
 use super::{
-    BoxFuture, PermissionAsk, PermissionKind, Tool, ToolContext, ToolFailure, ToolOutput, ToolSpec,
-    args, blocking, diff, io_failure, paths,
+    BlockingTool, PermissionAsk, PermissionKind, ToolContext, ToolFailure, ToolOutput, ToolSpec,
+    args, diff, io_failure, paths,
 };
 
 /// The `edit` tool.
@@ -20,7 +20,7 @@ use super::{
 pub struct EditTool;
 
 /// The checked arguments of one call.
-struct EditArgs {
+pub struct EditArgs {
     path: PathBuf,
     old_str: String,
     new_str: String,
@@ -122,12 +122,11 @@ fn write_request(path: &Path, old: &str, new: &str) -> PermissionAsk {
     }
 }
 
-impl Tool for EditTool {
-    fn name(&self) -> &str {
-        "edit"
-    }
+impl BlockingTool for EditTool {
+    const NAME: &'static str = "edit";
+    type Args = EditArgs;
 
-    fn spec(&self) -> ToolSpec {
+    fn offer(&self) -> ToolSpec {
         ToolSpec {
             name: "edit".to_owned(),
             description: "Edits a file by replacing exactly one occurrence of old_str with new_str. old_str must match the file exactly (whitespace included) and only once; include surrounding lines to make it unique. Omit new_str to delete old_str.".to_owned(),
@@ -140,32 +139,25 @@ impl Tool for EditTool {
                 },
                 "required": ["path"]
             }),
+            ..ToolSpec::default()
         }
     }
 
-    fn permission(
-        &self,
-        args: &Value,
-        ctx: &ToolContext,
-    ) -> Result<Option<PermissionAsk>, ToolFailure> {
-        let a = parse(args, ctx)?;
+    fn check(args: &Value, ctx: &ToolContext) -> Result<EditArgs, ToolFailure> {
+        parse(args, ctx)
+    }
+
+    fn needs(a: &EditArgs) -> Result<Option<PermissionAsk>, ToolFailure> {
         // Checking the match now means nobody is asked to approve an edit that cannot apply.
-        let (old, new) = plan(&a)?;
+        let (old, new) = plan(a)?;
         Ok(Some(write_request(&a.path, &old, &new)))
     }
 
-    fn run<'a>(
-        &'a self,
-        args: Value,
-        ctx: &'a ToolContext,
-    ) -> BoxFuture<'a, Result<ToolOutput, ToolFailure>> {
-        Box::pin(async move {
-            let a = parse(&args, ctx)?;
-            blocking(move || edit(&a)).await
-        })
+    fn work(a: EditArgs, _ctx: &ToolContext) -> Result<ToolOutput, ToolFailure> {
+        edit(&a)
     }
 
-    fn intention_summary(&self, args: &Value, ctx: &ToolContext) -> Option<String> {
+    fn summary(args: &Value, ctx: &ToolContext) -> Option<String> {
         summary_path(args, ctx)
     }
 }
@@ -184,6 +176,7 @@ fn edit(a: &EditArgs) -> Result<ToolOutput, ToolFailure> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tools::Tool;
 
     fn setup(content: &str) -> (tempfile::TempDir, ToolContext) {
         let dir = tempfile::tempdir().unwrap();

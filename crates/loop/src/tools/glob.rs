@@ -18,10 +18,7 @@ use ignore::types::Types;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use super::{
-    BoxFuture, PermissionAsk, Tool, ToolContext, ToolFailure, ToolOutput, ToolSpec, args, blocking,
-    not_found, paths,
-};
+use super::{BlockingTool, ToolContext, ToolFailure, ToolOutput, ToolSpec, args, not_found, paths};
 
 /// The `glob` tool.
 #[derive(Debug, Clone, Copy, Default)]
@@ -136,7 +133,7 @@ pub(crate) fn search_roots(args: &Value, ctx: &ToolContext) -> Result<Vec<PathBu
 }
 
 /// The checked arguments of one call.
-struct GlobArgs {
+pub struct GlobArgs {
     roots: Vec<PathBuf>,
     filter: GlobFilter,
 }
@@ -180,12 +177,11 @@ fn split_literal_prefix(pattern: &str) -> (String, String) {
     )
 }
 
-impl Tool for GlobTool {
-    fn name(&self) -> &str {
-        "glob"
-    }
+impl BlockingTool for GlobTool {
+    const NAME: &'static str = "glob";
+    type Args = GlobArgs;
 
-    fn spec(&self) -> ToolSpec {
+    fn offer(&self) -> ToolSpec {
         ToolSpec {
             name: "glob".to_owned(),
             description: "Finds files by glob pattern, skipping hidden and git-ignored files. `*.rs` matches file names at any depth; a pattern with `/` (e.g. `src/**/*.ts`) matches paths relative to the searched directory. Prints matching files relative to the working directory, one per line.".to_owned(),
@@ -197,36 +193,20 @@ impl Tool for GlobTool {
                 },
                 "required": ["pattern"]
             }),
+            ..ToolSpec::default()
         }
     }
 
-    fn permission(
-        &self,
-        args: &Value,
-        ctx: &ToolContext,
-    ) -> Result<Option<PermissionAsk>, ToolFailure> {
-        parse(args, ctx)?;
-        Ok(None)
+    fn check(args: &Value, ctx: &ToolContext) -> Result<GlobArgs, ToolFailure> {
+        parse(args, ctx)
     }
 
-    fn run<'a>(
-        &'a self,
-        args: Value,
-        ctx: &'a ToolContext,
-    ) -> BoxFuture<'a, Result<ToolOutput, ToolFailure>> {
-        Box::pin(async move {
-            let a = parse(&args, ctx)?;
-            let cwd = paths::working_dir(ctx);
-            let cancel = ctx.cancel.clone();
-            blocking(move || {
-                let files = walk_files(&a.roots, None, Some(&a.filter), &cancel)?;
-                Ok(ToolOutput::text(render(&files, &cwd)))
-            })
-            .await
-        })
+    fn work(a: GlobArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolFailure> {
+        let files = walk_files(&a.roots, None, Some(&a.filter), &ctx.cancel)?;
+        Ok(ToolOutput::text(render(&files, &paths::working_dir(ctx))))
     }
 
-    fn intention_summary(&self, args: &Value, _ctx: &ToolContext) -> Option<String> {
+    fn summary(args: &Value, _ctx: &ToolContext) -> Option<String> {
         args::optional_str(args, "pattern")
             .ok()
             .flatten()
@@ -257,6 +237,7 @@ fn render(files: &[PathBuf], cwd: &Path) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tools::Tool;
     use std::fs;
 
     fn tree() -> (tempfile::TempDir, ToolContext) {

@@ -23,9 +23,7 @@ use ignore::types::{Types, TypesBuilder};
 use serde_json::{Value, json};
 
 use super::glob::{GlobFilter, search_roots, walk_files};
-use super::{
-    BoxFuture, PermissionAsk, Tool, ToolContext, ToolFailure, ToolOutput, ToolSpec, args, blocking,
-};
+use super::{BlockingTool, ToolContext, ToolFailure, ToolOutput, ToolSpec, args};
 
 /// The `grep` tool.
 #[derive(Debug, Clone, Copy, Default)]
@@ -47,7 +45,7 @@ enum Mode {
 }
 
 /// The checked arguments of one call.
-struct GrepArgs {
+pub struct GrepArgs {
     matcher: RegexMatcher,
     roots: Vec<PathBuf>,
     mode: Mode,
@@ -125,12 +123,11 @@ fn parse(args: &Value, ctx: &ToolContext) -> Result<GrepArgs, ToolFailure> {
     })
 }
 
-impl Tool for GrepTool {
-    fn name(&self) -> &str {
-        "grep"
-    }
+impl BlockingTool for GrepTool {
+    const NAME: &'static str = "grep";
+    type Args = GrepArgs;
 
-    fn spec(&self) -> ToolSpec {
+    fn offer(&self) -> ToolSpec {
         ToolSpec {
             name: "grep".to_owned(),
             description: "Searches file contents with a regular expression (ripgrep syntax), skipping hidden, git-ignored and binary files. output_mode files_with_matches (default) lists matching files; content shows matching lines (`PATH:LINE:text` with -n); count shows matches per file.".to_owned(),
@@ -152,45 +149,31 @@ impl Tool for GrepTool {
                 },
                 "required": ["pattern"]
             }),
+            ..ToolSpec::default()
         }
     }
 
-    fn permission(
-        &self,
-        args: &Value,
-        ctx: &ToolContext,
-    ) -> Result<Option<PermissionAsk>, ToolFailure> {
-        parse(args, ctx)?;
-        Ok(None)
+    fn check(args: &Value, ctx: &ToolContext) -> Result<GrepArgs, ToolFailure> {
+        parse(args, ctx)
     }
 
-    fn run<'a>(
-        &'a self,
-        args: Value,
-        ctx: &'a ToolContext,
-    ) -> BoxFuture<'a, Result<ToolOutput, ToolFailure>> {
-        Box::pin(async move {
-            let a = parse(&args, ctx)?;
-            let cancel = ctx.cancel.clone();
-            blocking(move || {
-                let files = walk_files(&a.roots, a.types.clone(), a.filter.as_ref(), &cancel)?;
-                let mut out = Output::new(a.head_limit);
-                for file in &files {
-                    if cancel.is_cancelled() {
-                        return Err(ToolFailure::cancelled());
-                    }
-                    if out.full() {
-                        break;
-                    }
-                    search_file(&a, file, &mut out);
-                }
-                Ok(ToolOutput::text(out.render()))
-            })
-            .await
-        })
+    fn work(a: GrepArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolFailure> {
+        let cancel = &ctx.cancel;
+        let files = walk_files(&a.roots, a.types.clone(), a.filter.as_ref(), cancel)?;
+        let mut out = Output::new(a.head_limit);
+        for file in &files {
+            if cancel.is_cancelled() {
+                return Err(ToolFailure::cancelled());
+            }
+            if out.full() {
+                break;
+            }
+            search_file(&a, file, &mut out);
+        }
+        Ok(ToolOutput::text(out.render()))
     }
 
-    fn intention_summary(&self, args: &Value, _ctx: &ToolContext) -> Option<String> {
+    fn summary(args: &Value, _ctx: &ToolContext) -> Option<String> {
         args::optional_str(args, "pattern")
             .ok()
             .flatten()
@@ -364,6 +347,7 @@ impl Output {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tools::Tool;
     use std::fs;
 
     fn tree() -> (tempfile::TempDir, ToolContext, String) {

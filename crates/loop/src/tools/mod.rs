@@ -20,6 +20,7 @@ pub mod edit;
 pub mod glob;
 pub mod grep;
 pub mod paths;
+pub mod processes;
 mod registry;
 mod shell_parse;
 pub mod task_complete;
@@ -73,7 +74,7 @@ impl PermissionKind {
 }
 
 /// What the model is told about a tool (one entry of the OpenAI `tools` array).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ToolSpec {
     /// The tool name the model calls.
     pub name: String,
@@ -81,6 +82,9 @@ pub struct ToolSpec {
     pub description: String,
     /// JSON Schema of the arguments object.
     pub parameters: Value,
+    /// A client tool declared with `skipPermission: true` runs without a `custom-tool`
+    /// permission request (built-in tools ignore it: their request follows what they do).
+    pub skip_permission: bool,
 }
 
 impl ToolSpec {
@@ -110,6 +114,11 @@ pub struct ToolContext {
     /// Streamed output chunks; the loop turns them into ephemeral
     /// `tool.execution_partial_result` events.
     pub partial: Option<tokio::sync::mpsc::UnboundedSender<String>>,
+    /// Where a tool that starts processes records their group before they run, so a resume
+    /// after a crash can stop them (`None`: nothing is recorded).
+    pub processes: Option<std::sync::Arc<processes::ProcessTable>>,
+    /// The model's id of the call being run.
+    pub tool_call_id: Option<String>,
 }
 
 impl ToolContext {
@@ -121,6 +130,8 @@ impl ToolContext {
             allow_outside_cwd: false,
             cancel: CancellationToken::new(),
             partial: None,
+            processes: None,
+            tool_call_id: None,
         }
     }
 }
@@ -239,5 +250,69 @@ pub trait Tool: Send + Sync {
     /// A short human title for the call, e.g. "*.txt" or the path (the runtime's intentionSummary).
     fn intention_summary(&self, _args: &Value, _ctx: &ToolContext) -> Option<String> {
         None
+    }
+}
+
+/// A tool whose call is one piece of synchronous work on checked arguments (the file tools):
+/// it states how arguments are checked, what permission a checked call needs and the work;
+/// the [`Tool`] impl every `BlockingTool` gets checks once for `permission` and again in
+/// `run` (which may be called alone), and runs the work off the async workers.
+pub trait BlockingTool: Send + Sync + 'static {
+    /// The name the model calls the tool by.
+    const NAME: &'static str;
+    /// The checked arguments of one call.
+    type Args: Send + 'static;
+
+    /// The description and parameter schema offered to the model.
+    fn offer(&self) -> ToolSpec;
+
+    /// Checks the arguments; Err is a tool failure the model sees.
+    fn check(args: &Value, ctx: &ToolContext) -> Result<Self::Args, ToolFailure>;
+
+    /// The permission a checked call needs (none by default: reads).
+    fn needs(_args: &Self::Args) -> Result<Option<PermissionAsk>, ToolFailure> {
+        Ok(None)
+    }
+
+    /// Does the work (on a blocking thread).
+    fn work(args: Self::Args, ctx: &ToolContext) -> Result<ToolOutput, ToolFailure>;
+
+    /// The runtime's intentionSummary of a call, if it has one.
+    fn summary(_args: &Value, _ctx: &ToolContext) -> Option<String> {
+        None
+    }
+}
+
+impl<T: BlockingTool> Tool for T {
+    fn name(&self) -> &str {
+        T::NAME
+    }
+
+    fn spec(&self) -> ToolSpec {
+        self.offer()
+    }
+
+    fn permission(
+        &self,
+        args: &Value,
+        ctx: &ToolContext,
+    ) -> Result<Option<PermissionAsk>, ToolFailure> {
+        T::needs(&T::check(args, ctx)?)
+    }
+
+    fn run<'a>(
+        &'a self,
+        args: Value,
+        ctx: &'a ToolContext,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolFailure>> {
+        Box::pin(async move {
+            let checked = T::check(&args, ctx)?;
+            let ctx = ctx.clone();
+            blocking(move || T::work(checked, &ctx)).await
+        })
+    }
+
+    fn intention_summary(&self, args: &Value, ctx: &ToolContext) -> Option<String> {
+        T::summary(args, ctx)
     }
 }

@@ -4,7 +4,7 @@
 
 use serde_json::{Value, json};
 
-use super::{BoxFuture, PermissionAsk, Tool, ToolContext, ToolFailure, ToolOutput, ToolSpec, args};
+use super::{BlockingTool, ToolContext, ToolFailure, ToolOutput, ToolSpec, args};
 
 /// The `task_complete` tool (offered in autopilot mode only).
 #[derive(Debug, Clone, Copy, Default)]
@@ -24,12 +24,11 @@ pub fn summary(args: &Value) -> Result<String, ToolFailure> {
     Ok(summary.to_owned())
 }
 
-impl Tool for TaskCompleteTool {
-    fn name(&self) -> &str {
-        TASK_COMPLETE
-    }
+impl BlockingTool for TaskCompleteTool {
+    const NAME: &'static str = TASK_COMPLETE;
+    type Args = String;
 
-    fn spec(&self) -> ToolSpec {
+    fn offer(&self) -> ToolSpec {
         ToolSpec {
             name: TASK_COMPLETE.to_owned(),
             description: "Marks the task as complete. Call it once the task is fully done (not while still planning), with a short summary of what was done.".to_owned(),
@@ -40,30 +39,19 @@ impl Tool for TaskCompleteTool {
                 },
                 "required": ["summary"]
             }),
+            ..ToolSpec::default()
         }
     }
 
-    fn permission(
-        &self,
-        args: &Value,
-        _ctx: &ToolContext,
-    ) -> Result<Option<PermissionAsk>, ToolFailure> {
-        summary(args)?;
-        Ok(None)
+    fn check(args: &Value, _ctx: &ToolContext) -> Result<String, ToolFailure> {
+        summary(args)
     }
 
-    fn run<'a>(
-        &'a self,
-        args: Value,
-        _ctx: &'a ToolContext,
-    ) -> BoxFuture<'a, Result<ToolOutput, ToolFailure>> {
-        Box::pin(async move {
-            let summary = summary(&args)?;
-            Ok(ToolOutput {
-                // The runtime's detailed text, as recorded in a2-autopilot.
-                detailed_content: Some(format!("✓ Task completed: {summary}")),
-                content: summary,
-            })
+    fn work(summary: String, _ctx: &ToolContext) -> Result<ToolOutput, ToolFailure> {
+        Ok(ToolOutput {
+            // The runtime's detailed text, as recorded in a2-autopilot.
+            detailed_content: Some(format!("✓ Task completed: {summary}")),
+            content: summary,
         })
     }
 }
@@ -71,6 +59,7 @@ impl Tool for TaskCompleteTool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tools::Tool;
 
     #[tokio::test]
     async fn returns_the_summary() {

@@ -17,8 +17,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 
 use super::{
-    BoxFuture, PermissionAsk, Tool, ToolContext, ToolFailure, ToolOutput, ToolSpec, args, blocking,
-    io_failure, paths,
+    BlockingTool, ToolContext, ToolFailure, ToolOutput, ToolSpec, args, io_failure, paths,
 };
 
 /// The `view` tool.
@@ -33,7 +32,7 @@ pub const MAX_DIR_ENTRIES: usize = 1000;
 const BINARY_SNIFF_BYTES: usize = 8 * 1024;
 
 /// The checked arguments of one call.
-struct ViewArgs {
+pub struct ViewArgs {
     path: PathBuf,
     /// 1-based first line and inclusive last line (`None` = to the end).
     range: Option<(usize, Option<usize>)>,
@@ -84,12 +83,11 @@ fn parse_range(value: &Value) -> Result<(usize, Option<usize>), ToolFailure> {
     Ok((start, end))
 }
 
-impl Tool for ViewTool {
-    fn name(&self) -> &str {
-        "view"
-    }
+impl BlockingTool for ViewTool {
+    const NAME: &'static str = "view";
+    type Args = ViewArgs;
 
-    fn spec(&self) -> ToolSpec {
+    fn offer(&self) -> ToolSpec {
         ToolSpec {
             name: "view".to_owned(),
             description: "Shows a file's lines numbered as `N. text`, or lists a directory two levels deep (directories end with `/`). Use view_range to see part of a long file; files over 256 KiB need view_range or forceReadLargeFiles.".to_owned(),
@@ -108,30 +106,19 @@ impl Tool for ViewTool {
                 },
                 "required": ["path"]
             }),
+            ..ToolSpec::default()
         }
     }
 
-    fn permission(
-        &self,
-        args: &Value,
-        ctx: &ToolContext,
-    ) -> Result<Option<PermissionAsk>, ToolFailure> {
-        parse(args, ctx)?;
-        Ok(None)
+    fn check(args: &Value, ctx: &ToolContext) -> Result<ViewArgs, ToolFailure> {
+        parse(args, ctx)
     }
 
-    fn run<'a>(
-        &'a self,
-        args: Value,
-        ctx: &'a ToolContext,
-    ) -> BoxFuture<'a, Result<ToolOutput, ToolFailure>> {
-        Box::pin(async move {
-            let a = parse(&args, ctx)?;
-            blocking(move || view(&a)).await.map(ToolOutput::text)
-        })
+    fn work(a: ViewArgs, _ctx: &ToolContext) -> Result<ToolOutput, ToolFailure> {
+        view(&a).map(ToolOutput::text)
     }
 
-    fn intention_summary(&self, args: &Value, ctx: &ToolContext) -> Option<String> {
+    fn summary(args: &Value, ctx: &ToolContext) -> Option<String> {
         summary_path(args, ctx)
     }
 }
@@ -260,6 +247,7 @@ fn read_entries(dir: &Path) -> std::io::Result<Vec<(std::ffi::OsString, bool, bo
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tools::Tool;
 
     fn setup() -> (tempfile::TempDir, ToolContext) {
         let dir = tempfile::tempdir().unwrap();

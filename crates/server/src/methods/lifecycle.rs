@@ -328,6 +328,7 @@ fn client_tools(registry: &ToolRegistry, tools: &[ToolParams]) -> Result<Vec<Too
             name: name.clone(),
             description: tool.description.clone().unwrap_or_default(),
             parameters,
+            ..ToolSpec::default()
         });
     }
     Ok(specs)
