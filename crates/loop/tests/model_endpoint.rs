@@ -19,9 +19,7 @@ const GUARD: Duration = Duration::from_secs(30);
 
 fn request() -> ChatRequest {
     ChatRequest {
-        messages: vec![ChatMessage::User {
-            content: "hi".into(),
-        }],
+        messages: vec![ChatMessage::user("hi")],
         stream: true,
         reasoning_effort: Some("high".into()),
         headers: vec![

@@ -17,9 +17,7 @@ const GUARD: Duration = Duration::from_secs(60);
 
 fn request(stream: bool) -> ChatRequest {
     ChatRequest {
-        messages: vec![ChatMessage::User {
-            content: "go".into(),
-        }],
+        messages: vec![ChatMessage::user("go")],
         stream,
         ..Default::default()
     }

@@ -43,9 +43,7 @@ fn request(stream: bool) -> ChatRequest {
             ChatMessage::System {
                 content: "You are a test.".into(),
             },
-            ChatMessage::User {
-                content: "How many text files are there?".into(),
-            },
+            ChatMessage::user("How many text files are there?"),
         ],
         tools: vec![],
         stream,
@@ -537,9 +535,7 @@ async fn the_request_body_has_the_openai_shape() {
             ChatMessage::System {
                 content: "system prompt".into(),
             },
-            ChatMessage::User {
-                content: "list the text files".into(),
-            },
+            ChatMessage::user("list the text files"),
             ChatMessage::Assistant {
                 content: None,
                 tool_calls: vec![
@@ -567,9 +563,7 @@ async fn the_request_body_has_the_openai_shape() {
                 content: Some("There are 2.".into()),
                 tool_calls: vec![],
             },
-            ChatMessage::User {
-                content: "thanks".into(),
-            },
+            ChatMessage::user("thanks"),
         ],
         tools: vec![ToolSchema {
             name: "glob".into(),

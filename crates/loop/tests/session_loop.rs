@@ -55,6 +55,7 @@ impl Fixture {
             hooks: Some(Arc::new(hooks) as Arc<dyn HookRunner>),
             external_tools: None,
             permission_asker: None,
+            section_transformer: None,
         }
     }
 
@@ -138,6 +139,8 @@ async fn multi_turn_with_several_tools_per_turn() {
             .collect::<Vec<_>>(),
         [
             "assistant.turn_start",
+            "session.usage_info",
+            "model.call_start",
             "assistant.message",
             // Every start first (request order), as the runtime records them; then the calls
             // run together.

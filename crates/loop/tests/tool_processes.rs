@@ -34,6 +34,7 @@ fn parts(url: &str, work: &Path) -> SessionParts {
         hooks: None,
         external_tools: None,
         permission_asker: None,
+        section_transformer: None,
     }
 }
 

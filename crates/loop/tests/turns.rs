@@ -51,6 +51,7 @@ impl Fixture {
             hooks: None,
             external_tools: None,
             permission_asker: None,
+            section_transformer: None,
         }
     }
 

@@ -147,6 +147,7 @@ fn parts(opts: &LoopArgs, cwd: &Path) -> Result<SessionParts> {
         hooks: Some(Arc::new(hooks) as Arc<dyn HookRunner>),
         external_tools: None,
         permission_asker: None,
+        section_transformer: None,
     })
 }
 

@@ -64,6 +64,9 @@ pub enum ChatMessage {
     User {
         /// The message text.
         content: String,
+        /// Parts after the text (attached images, text blobs); empty for plain text, which
+        /// goes over the wire as a string, else as an array of parts with the text first.
+        parts: Vec<ContentPart>,
     },
     /// An earlier answer of the model.
     Assistant {
@@ -79,6 +82,25 @@ pub enum ChatMessage {
         /// The tool's output as text.
         content: String,
     },
+}
+
+impl ChatMessage {
+    /// A plain-text user message.
+    pub fn user(content: impl Into<String>) -> Self {
+        ChatMessage::User {
+            content: content.into(),
+            parts: Vec::new(),
+        }
+    }
+}
+
+/// One content part of a user message after its text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ContentPart {
+    /// More text (an attachment's label or its contents).
+    Text(String),
+    /// An image, as a `data:` URL (OpenAI's `image_url` part).
+    ImageUrl(String),
 }
 
 /// One tool call made by the model.

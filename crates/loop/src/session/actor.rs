@@ -6,7 +6,7 @@ use std::sync::Arc;
 use serde_json::json;
 use tokio::sync::mpsc;
 use turnstile_journal::Uuid;
-use turnstile_journal::payload::SessionIdle;
+use turnstile_journal::payload::{AssistantIdle, PendingMessagesModified, SessionIdle};
 
 use super::emitter::Emitter;
 use super::{Command, LoopError, Outcome, SessionParts, Shared, lock, shutdown_payload};
@@ -62,6 +62,7 @@ impl Actor {
                     options,
                     message_id,
                     cancel,
+                    waited,
                     done,
                 } => {
                     {
@@ -70,6 +71,10 @@ impl Actor {
                         let mut running = lock(&shared.running);
                         lock(&shared.queued).retain(|(id, _)| *id != message_id);
                         *running = Some(cancel.clone());
+                    }
+                    // A message that waited leaves the pending queue.
+                    if waited && let Err(e) = self.emitter.emit(&PendingMessagesModified {}) {
+                        tracing::warn!(session = %self.id, error = %e, "could not announce the queue");
                     }
                     let outcome = match self.message(prompt, options, message_id, &cancel).await {
                         Ok(outcome) => outcome,
@@ -86,6 +91,17 @@ impl Actor {
                     };
                     *lock(&shared.running) = None;
                     let _ = done.send(outcome);
+                }
+                Command::SetTitle { title, done } => {
+                    let _ = done.send(self.set_title(title).map_err(|e| e.to_string()));
+                }
+                Command::SwitchModel {
+                    model,
+                    reasoning_effort,
+                    done,
+                } => {
+                    let result = self.switch_model(model, reasoning_effort);
+                    let _ = done.send(result.map_err(|e| e.to_string()));
                 }
                 Command::Shutdown { done } => {
                     shutdown_reply = Some(done);
@@ -117,6 +133,10 @@ impl Actor {
     /// Durability, then `session.idle` (always last, ephemeral), then maybe a checkpoint.
     pub(super) async fn idle(&mut self, mode: AgentMode, aborted: bool) -> Result<(), LoopError> {
         self.emitter.boundary().await?;
+        // The agent loop stopped; the session-level idle follows (the Copilot CLI's pair).
+        self.emitter.emit(&AssistantIdle {
+            aborted: aborted.then_some(true),
+        })?;
         self.emitter.emit(&SessionIdle {
             aborted: aborted.then_some(true),
             // `mode: "autopilot"` on an idle marks a continuation boundary (the agent keeps

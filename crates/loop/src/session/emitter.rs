@@ -117,3 +117,18 @@ impl Emitter {
         self.writer
     }
 }
+
+/// Sends an ephemeral notice to the live subscribers from outside the session's task (the send
+/// queue changes on the caller's side). It is chained to no event (`parentId` null): the task
+/// may be appending at the same moment, and the notice belongs to no point of the journal.
+pub(crate) fn publish_live<P: Payload>(subscribers: &Subscribers, payload: &P) {
+    let event = Arc::new(Event::new(payload, None));
+    debug_assert!(event.is_ephemeral(), "{} is persisted", P::TYPE);
+    if !event.is_ephemeral() {
+        return;
+    }
+    subscribers
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .retain(|tx| tx.send(Arc::clone(&event)).is_ok());
+}

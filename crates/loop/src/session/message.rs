@@ -4,10 +4,9 @@
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 use turnstile_journal::Uuid;
-use turnstile_journal::payload::{SessionError, SessionWarning, SystemMessage, UserMessage};
+use turnstile_journal::payload::{SessionError, SessionWarning, UserMessage};
 
 use super::actor::Actor;
-use super::history::default_system_prompt;
 use super::turn::TurnEnd;
 use super::{LoopError, Outcome, SendOptions};
 use crate::autopilot::{AgentMode, NUDGE};
@@ -46,29 +45,8 @@ impl Actor {
             task_completed: false,
         };
         let transformed = self.prompt_hook(&prompt).await?;
-        self.emitter.emit(&UserMessage {
-            content: prompt,
-            transformed_content: Some(transformed),
-            message_id: Some(msg.message_id.clone()),
-            agent_mode: (mode == AgentMode::Autopilot).then(|| mode.as_str().to_owned()),
-            interaction_id: Some(msg.interaction_id.clone()),
-            ..Default::default()
-        })?;
-        if self.needs_system {
-            let content = self
-                .parts
-                .config
-                .system_prompt
-                .clone()
-                .unwrap_or_else(default_system_prompt);
-            self.emitter.emit(&SystemMessage {
-                role: "system".into(),
-                content,
-                interaction_id: Some(msg.interaction_id.clone()),
-                ..Default::default()
-            })?;
-            self.needs_system = false;
-        }
+        self.record_user_message(prompt, transformed, &options.attachments, &msg)?;
+        self.record_system_message(&msg).await?;
         let mut continues = 0u32;
         let mut turn = 0u64;
         loop {

@@ -11,6 +11,7 @@ mod emitter;
 mod history;
 mod hooks_glue;
 mod message;
+mod prompting;
 mod tool_call;
 mod turn;
 
@@ -20,7 +21,7 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 use turnstile_journal::payload::{
-    SessionShutdown, SessionStart, SessionWarning, WorkingDirectoryContext,
+    PendingMessagesModified, SessionShutdown, SessionStart, SessionWarning, WorkingDirectoryContext,
 };
 use turnstile_journal::{
     Durability, Event, JournalWriter, StateRoot, Timestamp, TrustedPrefix, Uuid, WriterOptions,
@@ -34,6 +35,7 @@ use crate::client::{ExternalTools, PermissionAsker};
 use crate::hooks::HookRunner;
 use crate::model::ModelProvider;
 use crate::permissions::PermissionPolicy;
+use crate::prompt::{Attachment, SectionTransformer, SystemMessageConfig};
 use crate::tools::ToolRegistry;
 use crate::tools::processes::{self, StoppedGroup};
 use emitter::{Emitter, Subscribers};
@@ -57,8 +59,18 @@ pub struct SessionConfig {
     pub allow_outside_cwd: bool,
     /// Ask the provider for a streamed answer.
     pub streaming: bool,
-    /// The system prompt; `None` uses [`default_system_prompt`].
+    /// An exact system prompt (a replayed recording's); when set, `system_message` is unused.
     pub system_prompt: Option<String>,
+    /// How the system prompt is built from the engine's sections (SDK `systemMessage`).
+    pub system_message: SystemMessageConfig,
+    /// Reasoning effort asked of the model, recorded in `session.start` (SDK `reasoningEffort`).
+    pub reasoning_effort: Option<String>,
+    /// Tools never offered to the model (SDK `defaultAgent.excludedTools`); a call to one
+    /// anyway is answered as for a tool that does not exist.
+    pub excluded_tools: Vec<String>,
+    /// The model's context window in tokens; `None` looks the model up in
+    /// [`crate::prompt::tokens::token_limit`].
+    pub token_limit: Option<u64>,
 }
 
 impl SessionConfig {
@@ -74,6 +86,10 @@ impl SessionConfig {
             allow_outside_cwd: false,
             streaming: true,
             system_prompt: None,
+            system_message: SystemMessageConfig::default(),
+            reasoning_effort: None,
+            excluded_tools: Vec::new(),
+            token_limit: None,
         }
     }
 }
@@ -83,6 +99,8 @@ impl SessionConfig {
 pub struct SendOptions {
     /// Mode for this message; `None` uses the session's.
     pub mode: Option<AgentMode>,
+    /// Files, directories, selections, blobs and GitHub references attached to the message.
+    pub attachments: Vec<Attachment>,
 }
 
 /// How a message ended.
@@ -127,7 +145,18 @@ enum Command {
         message_id: String,
         /// Cancelled by `abort`, whether the message is running or still queued.
         cancel: CancellationToken,
+        /// It was sent while another message ran or waited (so it joined the pending queue).
+        waited: bool,
         done: oneshot::Sender<Outcome>,
+    },
+    SetTitle {
+        title: String,
+        done: oneshot::Sender<Result<(), String>>,
+    },
+    SwitchModel {
+        model: String,
+        reasoning_effort: Option<String>,
+        done: oneshot::Sender<Result<(), String>>,
     },
     Shutdown {
         done: oneshot::Sender<Result<(), String>>,
@@ -182,6 +211,8 @@ pub struct SessionParts {
     pub external_tools: Option<Arc<dyn ExternalTools>>,
     /// A client that decides permissions the policy leaves open.
     pub permission_asker: Option<Arc<dyn PermissionAsker>>,
+    /// A client that rewrites system prompt sections (`transform` actions).
+    pub section_transformer: Option<Arc<dyn SectionTransformer>>,
 }
 
 impl SessionHandle {
@@ -224,12 +255,15 @@ impl SessionHandle {
             copilot_version: env!("CARGO_PKG_VERSION").into(),
             start_time: Timestamp::now().to_text(),
             selected_model: Some(parts.config.model.clone()),
+            reasoning_effort: parts.config.reasoning_effort.clone(),
             context: Some(WorkingDirectoryContext {
                 cwd: parts.config.cwd.display().to_string(),
                 ..Default::default()
             }),
             ..Default::default()
         })?;
+        // The send queue starts empty, as the Copilot CLI announces right after the start.
+        emitter.emit(&PendingMessagesModified {})?;
         Ok(Self::spawn(id, emitter, subscribers, parts, true))
     }
 
@@ -353,20 +387,72 @@ impl SessionHandle {
         let message_id = Uuid::new_v4().to_string();
         let (done, rx) = oneshot::channel();
         let cancel = CancellationToken::new();
-        // Queued before the command is sent, so an abort from here on reaches it.
-        lock(&self.shared.queued).push((message_id.clone(), cancel.clone()));
+        let waited = {
+            let running = lock(&self.shared.running);
+            let mut queued = lock(&self.shared.queued);
+            let waits = running.is_some() || !queued.is_empty();
+            // Queued before the command is sent, so an abort from here on reaches it.
+            queued.push((message_id.clone(), cancel.clone()));
+            waits
+        };
         let sent = self.tx.send(Command::Send {
             prompt: prompt.into(),
             options,
             message_id: message_id.clone(),
             cancel,
+            waited,
             done,
         });
         if sent.is_err() {
             lock(&self.shared.queued).retain(|(id, _)| *id != message_id);
             return Err(LoopError::Closed(self.id));
         }
+        if waited {
+            // The actor is busy with another message: the queue's watchers learn it from here.
+            emitter::publish_live(&self.shared.subscribers, &PendingMessagesModified {});
+        }
         Ok((message_id, rx))
+    }
+
+    /// Sets the session's display title (announced as `session.title_changed`), after the
+    /// messages sent before it.
+    pub async fn set_name(&self, title: impl Into<String>) -> Result<(), LoopError> {
+        let (done, rx) = oneshot::channel();
+        let title = title.into();
+        self.command(Command::SetTitle { title, done }, rx).await
+    }
+
+    /// Switches the model (and reasoning effort) of the calls that follow, recorded as
+    /// `session.model_change`; takes effect after the messages sent before it.
+    pub async fn switch_model(
+        &self,
+        model: impl Into<String>,
+        reasoning_effort: Option<String>,
+    ) -> Result<(), LoopError> {
+        let (done, rx) = oneshot::channel();
+        let model = model.into();
+        let cmd = Command::SwitchModel {
+            model,
+            reasoning_effort,
+            done,
+        };
+        self.command(cmd, rx).await
+    }
+
+    async fn command(
+        &self,
+        cmd: Command,
+        rx: oneshot::Receiver<Result<(), String>>,
+    ) -> Result<(), LoopError> {
+        self.tx.send(cmd).map_err(|_| LoopError::Closed(self.id))?;
+        match rx.await {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(message)) => Err(LoopError::Journal(turnstile_journal::WriteError::Io {
+                path: PathBuf::from(self.id.to_string()),
+                source: std::io::Error::other(message),
+            })),
+            Err(_) => Err(LoopError::Closed(self.id)),
+        }
     }
 
     /// Sends and waits until the session is idle again.

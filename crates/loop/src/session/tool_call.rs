@@ -144,9 +144,12 @@ impl Actor {
             return Ok(Finished::interrupted());
         }
         let mut args = call.arguments_value();
-        let external = self.external_spec(&call.name);
+        // An excluded tool does not exist as far as the model is concerned.
+        let excluded = self.is_excluded(&call.name);
+        let external = self.external_spec(&call.name).filter(|_| !excluded);
         let builtin = match external {
             Some(_) => None,
+            None if excluded => None,
             None => self.parts.tools.get(&call.name),
         };
         if external.is_none() && builtin.is_none() {

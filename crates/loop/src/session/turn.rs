@@ -57,6 +57,7 @@ impl Actor {
             interaction_id: Some(msg.interaction_id.clone()),
             ..Default::default()
         })?;
+        self.announce_call(&request, &turn_id, turn == 0)?;
         let assistant_message_id = Uuid::new_v4().to_string();
         let response = match self
             .call_model(&request, &turn_id, &assistant_message_id, msg.cancel)
@@ -180,7 +181,11 @@ impl Actor {
             .collect();
         ChatRequest {
             model: self.parts.config.model.clone(),
-            messages: results_in_request_order(chat_messages(&self.emitter.state().conversation)),
+            messages: {
+                let state = self.emitter.state();
+                results_in_request_order(chat_messages(&state.conversation, &state.assets))
+            },
+            reasoning_effort: self.parts.config.reasoning_effort.clone(),
             tools,
             stream: self.parts.config.streaming,
             ..Default::default()
@@ -205,7 +210,13 @@ impl Actor {
             .filter(|t| !external.iter().any(|x| x.name == t.name))
             .collect();
         specs.extend(external);
+        specs.retain(|t| !self.is_excluded(&t.name));
         specs
+    }
+
+    /// Whether the session keeps the tool `name` from the model (`excludedTools`).
+    pub(super) fn is_excluded(&self, name: &str) -> bool {
+        self.parts.config.excluded_tools.iter().any(|t| t == name)
     }
 
     /// The one LLM call of a turn, forwarding deltas and retries as ephemeral events.
@@ -372,9 +383,7 @@ mod tests {
             content: None,
             tool_calls: vec![call("a"), call("b"), call("c")],
         };
-        let user = ChatMessage::User {
-            content: "u".into(),
-        };
+        let user = ChatMessage::user("u");
         let messages = vec![
             user.clone(),
             assistant.clone(),

@@ -277,6 +277,7 @@ fn build(
         permission_asker: capabilities
             .permissions
             .then(|| Arc::clone(&bridge) as Arc<dyn turnstile_loop::client::PermissionAsker>),
+        section_transformer: None,
     };
     let now = Timestamp::now().to_text();
     let info = SessionInfo {
