@@ -1,7 +1,6 @@
 //! One-line facts about a session for listings: id, cwd, created, updated, events, size,
 //! first prompt. Cheap: counts lines with `memchr` and parses only the lines it needs.
 
-use std::fs::File;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 
@@ -40,7 +39,8 @@ impl SessionSummary {
     /// Reads the summary of one session.
     pub fn read(paths: &SessionPaths) -> Result<Self, LayoutError> {
         paths.check_events_file()?;
-        let file = File::open(&paths.events).map_err(io_err(&paths.events))?;
+        let file =
+            crate::session_dir::open_read_nofollow(&paths.events).map_err(io_err(&paths.events))?;
         let size = file.metadata().map_err(io_err(&paths.events))?.len();
         let mut summary = SessionSummary {
             id: paths.id,

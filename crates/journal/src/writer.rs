@@ -6,7 +6,7 @@
 //! writer: the kernel may have dropped the dirty pages, so retrying could claim durability for
 //! data that is gone. Reopen (which recovers the tail) instead.
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{self, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -16,9 +16,10 @@ use tokio::sync::watch;
 use uuid::Uuid;
 
 use crate::event::Event;
-use crate::layout::{LayoutError, SessionPaths, StateRoot};
+use crate::layout::{EVENTS_FILE, LayoutError, SessionPaths, StateRoot};
 use crate::repair::{RepairError, RepairOutcome, cut_tail};
 use crate::scan::{JournalScan, ScanError, Verdict};
+use crate::session_dir::{Access, SessionDir};
 use crate::writer_lock::{LockError, WriterLock};
 
 /// When appended events are fsynced.
@@ -191,22 +192,60 @@ impl JournalWriter {
         paths: &SessionPaths,
         options: WriterOptions,
     ) -> Result<(Self, Recovery), WriteError> {
-        if !paths.dir.is_dir() {
+        // Every file of the session is opened relative to the directory, never through a link.
+        let lock = WriterLock::acquire_in(SessionDir::open(&paths.dir)?)?;
+        let dir = lock.dir();
+        let name = paths
+            .events
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or(EVENTS_FILE)
+            .to_owned();
+        if paths.events.parent() != Some(paths.dir.as_path()) {
             return Err(LayoutError::WrongKind {
-                path: paths.dir.clone(),
-                what: "is not a session directory",
+                path: paths.events.clone(),
+                what: "is not inside its session directory",
             }
             .into());
         }
-        let lock = WriterLock::acquire(&paths.lock)?;
-        paths.check_events_file()?;
+        match dir.stat(&name)? {
+            None => {
+                return Err(LayoutError::Io {
+                    path: paths.events.clone(),
+                    source: io::ErrorKind::NotFound.into(),
+                }
+                .into());
+            }
+            Some(st) if rustix::fs::FileType::from_raw_mode(st.st_mode).is_symlink() => {
+                return Err(LayoutError::Link {
+                    path: paths.events.clone(),
+                    target: std::fs::read_link(&paths.events).ok(),
+                }
+                .into());
+            }
+            Some(st) if rustix::fs::FileType::from_raw_mode(st.st_mode).is_file() => {}
+            Some(_) => {
+                return Err(LayoutError::WrongKind {
+                    path: paths.events.clone(),
+                    what: "is not a regular file (expected the session's events.jsonl)",
+                }
+                .into());
+            }
+        }
+        // Refuses a symlinked or hard-linked journal before a byte is read or cut.
+        let file = dir.open_file(&name, Access::Append)?;
         let scan = scan_from(&paths.events, options.trusted_prefix)?;
         let mut recovery = Recovery::default();
         let (events, bytes, last_id) = match scan.verdict() {
             Verdict::Clean => (scan.good_lines, scan.file_len, scan.last_id),
-            Verdict::TornTail { cut_at, reason, .. } => {
-                recovery.torn_tail = Some(cut_tail(&paths.events, cut_at, &reason)?);
-                (scan.good_lines, cut_at, scan.last_id)
+            Verdict::TornTail {
+                cut_at,
+                reason,
+                kept_lines,
+                ..
+            } => {
+                recovery.torn_tail = Some(cut_tail(dir, &name, cut_at, &reason)?);
+                (kept_lines, cut_at, scan.last_id)
             }
             Verdict::Damaged { first, .. } => {
                 return Err(WriteError::Damaged {
@@ -220,13 +259,6 @@ impl JournalWriter {
         recovery.events = events;
         recovery.bytes = bytes;
         recovery.last_id = last_id;
-        let file = OpenOptions::new()
-            .append(true)
-            .open(&paths.events)
-            .map_err(|source| WriteError::Io {
-                path: paths.events.clone(),
-                source,
-            })?;
         let (durable_tx, _) = watch::channel((events, false));
         let shared = Arc::new(Shared {
             path: paths.events.clone(),
@@ -499,7 +531,7 @@ fn scan_from(path: &Path, trusted: Option<TrustedPrefix>) -> Result<JournalScan,
         path: path.to_path_buf(),
         source,
     };
-    let mut file = File::open(path).map_err(err)?;
+    let mut file = crate::session_dir::open_read_nofollow(path).map_err(err)?;
     let len = file.metadata().map_err(err)?.len();
     if prefix.len > len {
         return JournalScan::of_file(path);
