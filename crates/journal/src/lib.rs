@@ -8,6 +8,7 @@
 mod event;
 mod event_type;
 mod event_types;
+pub mod index;
 pub mod inuse;
 pub mod layout;
 pub mod payload;
