@@ -17,6 +17,8 @@ cd "$(dirname "$0")/.."
 SIZE_MB=${SIZE_MB:-400}
 BIG_MB=${BIG_MB:-1024}
 REPS=${REPS:-7}
+# Repetitions of the slower measures (fold, checkpoint).
+SLOW_REPS=${SLOW_REPS:-3}
 CALLGRIND=${CALLGRIND:-1}
 BENCH=target/bench
 JOURNAL=$BENCH/journal-${SIZE_MB}mb.jsonl
@@ -48,22 +50,38 @@ HAVE_VALGRIND=0
 # median of numbers on stdin
 median() { sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
 
-# run_timed REPS OUTFILE CMD... : median wall seconds of REPS runs (stdout of the last run kept)
+# run_timed REPS OUTFILE CMD... : median wall seconds of REPS runs (stdout of the last run
+# kept); with /usr/bin/time, also the median CPU seconds (user + system) in $CPU_S.
 run_timed() {
     local reps=$1 out=$2
     shift 2
-    local times=() t
+    local times=() cpus=() t
     for ((i = 0; i < reps; i++)); do
-        t=$({ TIMEFORMAT=%R; time "$@" >"$out" 2>/dev/null; } 2>&1) || true
+        if ((HAVE_TIME)); then
+            /usr/bin/time -f "%e %U %S" -o "$out.time" "$@" >"$out" 2>/dev/null || true
+            # The last line: a failing command gets a status line first.
+            read -r t u s < <(tail -1 "$out.time")
+            cpus+=("$(awk -v u="$u" -v s="$s" 'BEGIN { print u + s }')")
+        else
+            t=$({ TIMEFORMAT=%R; time "$@" >"$out" 2>/dev/null; } 2>&1) || true
+        fi
         times+=("$t")
     done
+    if ((HAVE_TIME)); then
+        printf '%s\n' "${cpus[@]}" | median >"$out.cpu"
+    else
+        echo - >"$out.cpu"
+    fi
     printf '%s\n' "${times[@]}" | median
 }
+# cpu_of OUTFILE : the median CPU seconds of the last run_timed into OUTFILE
+cpu_of() { cat "$1.cpu"; }
 
 # peak_kb CMD... : maximum resident set size in KB of one run
 peak_kb() {
     if ((HAVE_TIME)); then
-        /usr/bin/time -f %M "$@" 2>&1 >/dev/null | tail -1
+        # Not /dev/null: GNU grep stops at the first match when its output is /dev/null.
+        /usr/bin/time -f %M "$@" 2>&1 >"$OUT.peak" | tail -1
     else
         echo "-"
     fi
@@ -72,7 +90,7 @@ peak_kb() {
 # instructions CMD... : instructions executed (all threads), from callgrind
 instructions() {
     if ((HAVE_VALGRIND)); then
-        valgrind --tool=callgrind --callgrind-out-file=/dev/null "$@" 2>&1 >/dev/null |
+        valgrind --tool=callgrind --callgrind-out-file=/dev/null "$@" 2>&1 >"$OUT.ir" |
             sed -nE 's/.*Collected : ([0-9]+).*/\1/p' | tail -1
     else
         echo "-"
@@ -85,11 +103,11 @@ millions() { [[ $1 == - ]] && echo - || awk -v n="$1" 'BEGIN { printf "%.0f M", 
 OUT=$(mktemp)
 SPIN_PID=
 cleanup() {
-    rm -f "$OUT"
+    rm -f "$OUT" "$OUT.ir" "$OUT.time" "$OUT.cpu" "$OUT.peak"
     [[ -n $SPIN_PID ]] && kill "$SPIN_PID" 2>/dev/null || true
 }
 trap cleanup EXIT
-row() { printf '%-50s %8s %6s %9s %6s %9s %10s\n' "$@"; }
+row() { printf '%-50s %8s %6s %9s %6s %6s %9s %10s\n' "$@"; }
 
 # A warm page cache for everyone.
 cat "$JOURNAL" >/dev/null
@@ -103,22 +121,24 @@ GREP_CF=(grep -cF '"type":"assistant.turn_start"' "$JOURNAL")
 side_by_side() {
     echo
     echo "$1 -- load average $(cut -d' ' -f1-3 /proc/loadavg); $REPS runs each, median"
-    row "command" "count" "exact" "median s" "ratio" "peak KB" "instr."
-    local t_gc t_gcf t n
+    row "command" "count" "exact" "median s" "ratio" "cpu s" "peak KB" "instr."
+    local t_gc t_gcf t n c_gc c_gcf
     t_gc=$(run_timed "$REPS" "$OUT" "${GREP_C[@]}")
+    c_gc=$(cpu_of "$OUT")
     local n_gc
     n_gc=$(tr -dc 0-9 <"$OUT")
     t_gcf=$(run_timed "$REPS" "$OUT" "${GREP_CF[@]}")
+    c_gcf=$(cpu_of "$OUT")
     local n_gcf
     n_gcf=$(tr -dc 0-9 <"$OUT")
     t=$(run_timed "$REPS" "$OUT" "${AUDIT[@]}")
     n=$(grep -m1 -E '^  "turns": ' "$OUT" | tr -dc 0-9)
-    row "turnstile audit --json (every check)" "$n" "$([[ $n == "$TRUE_TURNS" ]] && echo yes || echo NO)" "$t" "$(ratio "$t" "$t_gc")" "$(peak_kb "${AUDIT[@]}")" "${AUDIT_IR:--}"
-    row "  vs grep -c assistant.turn_start" "$n_gc" "$([[ $n_gc == "$TRUE_TURNS" ]] && echo yes || echo NO)" "$t_gc" "1" "$(peak_kb "${GREP_C[@]}")" "${GREP_C_IR:--}"
+    row "turnstile audit --json (every check)" "$n" "$([[ $n == "$TRUE_TURNS" ]] && echo yes || echo NO)" "$t" "$(ratio "$t" "$t_gc")" "$(cpu_of "$OUT")" "$(peak_kb "${AUDIT[@]}")" "${AUDIT_IR:--}"
+    row "  vs grep -c assistant.turn_start" "$n_gc" "$([[ $n_gc == "$TRUE_TURNS" ]] && echo yes || echo NO)" "$t_gc" "1" "$c_gc" "$(peak_kb "${GREP_C[@]}")" "${GREP_C_IR:--}"
     t=$(run_timed "$REPS" "$OUT" "${COUNT[@]}")
     n=$(tr -dc 0-9 <"$OUT")
-    row "turnstile audit --count assistant.turn_start" "$n" "$([[ $n == "$TRUE_TURNS" ]] && echo yes || echo NO)" "$t" "$(ratio "$t" "$t_gcf")" "$(peak_kb "${COUNT[@]}")" "${COUNT_IR:--}"
-    row "  vs grep -cF '\"type\":\"assistant.turn_start\"'" "$n_gcf" "$([[ $n_gcf == "$TRUE_TURNS" ]] && echo yes || echo NO)" "$t_gcf" "1" "$(peak_kb "${GREP_CF[@]}")" "${GREP_CF_IR:--}"
+    row "turnstile audit --count assistant.turn_start" "$n" "$([[ $n == "$TRUE_TURNS" ]] && echo yes || echo NO)" "$t" "$(ratio "$t" "$t_gcf")" "$(cpu_of "$OUT")" "$(peak_kb "${COUNT[@]}")" "${COUNT_IR:--}"
+    row "  vs grep -cF '\"type\":\"assistant.turn_start\"'" "$n_gcf" "$([[ $n_gcf == "$TRUE_TURNS" ]] && echo yes || echo NO)" "$t_gcf" "1" "$c_gcf" "$(peak_kb "${GREP_CF[@]}")" "${GREP_CF_IR:--}"
 }
 
 echo
@@ -145,8 +165,8 @@ SPIN_PID=
 
 echo
 echo "full fold of $JOURNAL (SessionState: the conversation as the model sees it next):"
-t=$(run_timed "$REPS" "$OUT" "$TOOL" fold "$JOURNAL")
-echo "  median wall ${t}s, peak $(peak_kb "$TOOL" fold "$JOURNAL") KB, $(millions "$(instructions "$TOOL" fold "$JOURNAL")") instructions   $(cat "$OUT")"
+t=$(run_timed "$SLOW_REPS" "$OUT" "$TOOL" fold "$JOURNAL")
+echo "  median wall ${t}s, cpu $(cpu_of "$OUT")s, peak $(peak_kb "$TOOL" fold "$JOURNAL") KB, $(millions "$(instructions "$TOOL" fold "$JOURNAL")") instructions   $(cat "$OUT")"
 
 echo
 echo "turnstile checkpoint of a ${SIZE_MB} MB session (full fold + CRC32C + atomic write):"
@@ -154,7 +174,7 @@ CP_DIR=$CP_ROOT/$BIG_ID
 mkdir -p "$CP_DIR"
 [[ -s $CP_DIR/events.jsonl ]] || cp "$JOURNAL" "$CP_DIR/events.jsonl"
 TIMES=()
-for ((i = 0; i < REPS; i++)); do
+for ((i = 0; i < SLOW_REPS; i++)); do
     rm -f "$CP_DIR/checkpoint.json"
     TIMES+=("$({ TIMEFORMAT=%R; time "$TURNSTILE" checkpoint "$CP_DIR" >/dev/null 2>&1; } 2>&1)")
 done
@@ -170,6 +190,7 @@ if [[ ! -s $BIG/events.jsonl ]]; then
     "$GEN" --size-mb "$BIG_MB" --seed 1024 --out "$BIG/events.jsonl" >/dev/null
 fi
 TIMES=()
+CPUS=()
 for ((i = 0; i < 3; i++)); do
     # A fresh copy each time: the resume appends to the journal and rewrites its checkpoint.
     rm -rf "$BIG.run"
@@ -180,9 +201,12 @@ for ((i = 0; i < 3; i++)); do
     mkdir -p "$BIG_ROOT/run"
     rm -rf "${BIG_ROOT:?}/run/$BIG_ID"
     mv "$BIG.run" "$BIG_ROOT/run/$BIG_ID"
-    TIMES+=("$({ TIMEFORMAT=%R; time "$TURNSTILE" --state-dir "$BIG_ROOT/run" resume "$BIG_ID" </dev/null >/dev/null 2>&1; } 2>&1)")
+    TIMES+=("$(run_timed 1 "$OUT" "$TURNSTILE" --state-dir "$BIG_ROOT/run" resume "$BIG_ID" </dev/null)")
+    CPUS+=("$(cpu_of "$OUT")")
 done
-echo "  median wall of 3: $(printf '%s\n' "${TIMES[@]}" | median)s (lock, one fold, checkpoint, resume plan, shutdown)"
+echo "  median of 3: wall $(printf '%s\n' "${TIMES[@]}" | median)s, cpu $(printf '%s\n' "${CPUS[@]}" | median)s (lock, one fold, checkpoint, resume plan, shutdown)"
+run_timed 1 "$OUT" "$TOOL" fold "$BIG/events.jsonl" >/dev/null
+echo "  for comparison, one bare fold of the same journal: cpu $(cpu_of "$OUT")s"
 "$TOOL" load "$BIG_ROOT/run/$BIG_ID" 2>/dev/null | sed 's/^/  then loading it: /'
 rm -rf "${BIG_ROOT:?}/run"
 
@@ -190,8 +214,8 @@ echo
 echo "audit peak memory on files of many short lines:"
 TINY=$BENCH/tiny-5m.jsonl
 BLANK=$BENCH/blank-80m.jsonl
-[[ -s $TINY ]] || yes '{}' | head -n 5000000 >"$TINY"
-[[ -s $BLANK ]] || yes '' | head -n 80000000 >"$BLANK"
+[[ -s $TINY ]] || awk 'BEGIN { for (i = 0; i < 5000000; i++) print "{}" }' >"$TINY"
+[[ -s $BLANK ]] || awk 'BEGIN { for (i = 0; i < 80000000; i++) print "" }' >"$BLANK"
 for f in "$TINY" "$BLANK"; do
-    echo "  $(basename "$f") ($(stat -c %s "$f") bytes): audit peak $(peak_kb "$TURNSTILE" audit --json "$f") KB, --count peak $(peak_kb "$TURNSTILE" audit --count x "$f") KB"
+    echo "  $(basename "$f") ($(stat -c %s "$f") bytes): audit peak $(peak_kb "$TURNSTILE" audit --json "$f") KB, --count peak $(peak_kb "$TURNSTILE" audit --count x "$f") KB (bound: 65536 KB)"
 done
