@@ -556,6 +556,51 @@ async fn hooks_deny_rewrite_and_transform() {
     fx.audit_clean(session.id());
 }
 
+/// A copied session (new inode) has a stale checkpoint: resume folds the journal once, writes
+/// the checkpoint from that fold before opening the writer, and everything after it (the
+/// writer's scan, the load, the checkpoint at shutdown) uses it instead of reading it all again.
+#[tokio::test]
+async fn resume_of_a_copied_session_folds_it_once_and_checkpoints_that_fold() {
+    let fx = fixture(Script::new().text("first answer").text("second answer")).await;
+    let session = SessionHandle::create(&fx.root, None, fx.parts(|_| {})).unwrap();
+    session
+        .send_and_wait("first", SendOptions::default())
+        .await
+        .unwrap();
+    let id = session.id();
+    session.shutdown().await.unwrap();
+    let paths = fx.root.session(id);
+    // Copy the journal over itself: same bytes, another file.
+    let copy = paths.dir.join("events.copy");
+    std::fs::copy(&paths.events, &copy).unwrap();
+    std::fs::rename(&copy, &paths.events).unwrap();
+    assert!(matches!(
+        turnstile_replay::Checkpoint::trusted(&paths.dir),
+        Err(turnstile_replay::CheckpointRejection::Replaced)
+    ));
+    let (resumed, report) = SessionHandle::resume(&fx.root, id, fx.parts(|_| {})).unwrap();
+    assert!(
+        report.used_checkpoint,
+        "the load used the checkpoint written from the first fold"
+    );
+    let fresh = turnstile_replay::Checkpoint::trusted(&paths.dir).expect("a fresh checkpoint");
+    assert_eq!(fresh.event_count, report.events_before);
+    resumed
+        .send_and_wait("second", SendOptions::default())
+        .await
+        .unwrap();
+    resumed.shutdown().await.unwrap();
+    let (_, load) = turnstile_replay::SessionState::load(&paths.dir).unwrap();
+    assert!(load.used_checkpoint && load.tail_bytes == 0, "{load:?}");
+    assert!(
+        turnstile_replay::verify_checkpoint(&paths.dir)
+            .unwrap()
+            .is_ok()
+    );
+    let report = fx.audit_clean(id);
+    assert_eq!(report.turns, 2);
+}
+
 #[tokio::test]
 async fn resume_continues_with_the_whole_history_and_refuses_a_second_writer() {
     let fx = fixture(Script::new().text("first answer").text("second answer")).await;

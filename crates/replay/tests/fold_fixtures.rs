@@ -197,3 +197,65 @@ fn compaction_keeps_the_conversation_short() {
     );
     assert_eq!(state.counts.turns, truth.turns);
 }
+
+/// The lines of `bytes` with every `every`-th one in another key order (so it takes the full
+/// parse, not the standard-layout fast path).
+fn some_relaid_out(bytes: &[u8], every: usize) -> Vec<u8> {
+    let mut out = Vec::new();
+    for (i, line) in common::lines(bytes).into_iter().enumerate() {
+        if i % every == 0 {
+            let value: serde_json::Map<String, serde_json::Value> =
+                serde_json::from_slice(line).unwrap();
+            let reversed: serde_json::Map<String, serde_json::Value> =
+                value.into_iter().rev().collect();
+            out.extend_from_slice(&serde_json::to_vec(&reversed).unwrap());
+        } else {
+            out.extend_from_slice(line);
+        }
+        out.push(b'\n');
+    }
+    out
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(24))]
+    /// `fold_file` (standard-layout lines checked and read in one pass, others fully parsed)
+    /// gives the state of folding the journal reader's records one by one.
+    #[test]
+    fn fold_file_equals_folding_the_readers_records(
+        seed in 0u64..1000,
+        every in 1usize..12,
+        torn in proptest::prelude::any::<bool>(),
+    ) {
+        let config = common::synth::SynthConfig {
+            seed,
+            target_bytes: 64 * 1024,
+            max_output_bytes: 4096,
+            ..common::synth::SynthConfig::default()
+        };
+        let (bytes, _) = common::synth::session_bytes(&config);
+        let mut bytes = some_relaid_out(&bytes, every);
+        if torn {
+            bytes.extend_from_slice(br#"{"type":"user.message","data":{"con"#);
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("events.jsonl");
+        std::fs::write(&path, &bytes).unwrap();
+        let folded = fold_file(&path).unwrap();
+        let mut folder = Folder::new();
+        let reader = turnstile_journal::JournalReader::new(
+            &path,
+            std::io::BufReader::new(std::fs::File::open(&path).unwrap()),
+            turnstile_journal::ReadMode::Lenient,
+        );
+        for record in reader {
+            match record {
+                Ok(record) => folder.apply_record(&record),
+                Err(turnstile_journal::ReadError::TornTail { .. }) => break,
+                Err(e) => panic!("{e}"),
+            }
+        }
+        proptest::prop_assert_eq!(folded.torn_tail_at.is_some(), torn);
+        proptest::prop_assert_eq!(&folded.state, folder.state());
+    }
+}

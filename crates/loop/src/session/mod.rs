@@ -305,7 +305,17 @@ impl SessionHandle {
         // A checkpoint that passes its guard vouches for the journal's prefix, so opening scans
         // only the tail: resume costs the tail, not the session's size. (Should the journal be
         // replaced meanwhile, the fold below notices and refolds everything.)
-        let checkpoint = turnstile_replay::Checkpoint::trusted(&paths.dir);
+        let mut checkpoint = turnstile_replay::Checkpoint::trusted(&paths.dir);
+        if checkpoint.is_err() {
+            // No checkpoint, or a stale one (a copied, restored or salvaged session): fold the
+            // journal once now and write the checkpoint from that fold, so the writer's open,
+            // the load below and the checkpoint at shutdown all cost only the tail instead of
+            // each reading the whole journal again. A journal that cannot be folded (damage)
+            // is left to the writer's open, which names the damage.
+            if turnstile_replay::write_checkpoint(&paths.dir).is_ok() {
+                checkpoint = turnstile_replay::Checkpoint::trusted(&paths.dir);
+            }
+        }
         let trusted_prefix = checkpoint.as_ref().ok().map(|cp| TrustedPrefix {
             len: cp.offset,
             lines: cp.event_count,

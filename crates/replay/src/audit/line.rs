@@ -151,10 +151,24 @@ pub(crate) fn parse_line(
     store: &mut Store,
     scratch: &mut Scratch,
 ) -> Outcome {
+    if line.is_empty()
+        && let Some(message) = empty_line_message()
+    {
+        return Outcome::Bad(message.to_owned());
+    }
     match fast(line, utf8_valid, store, scratch) {
         Some(facts) => Outcome::Event(facts),
         None => slow(line, store, scratch),
     }
+}
+
+/// The journal reader's verdict on an empty line, asked once: damaged journals can hold tens of
+/// millions of blank lines (zero-length writes, blank blocks), each a bad line with this message.
+fn empty_line_message() -> Option<&'static str> {
+    static MESSAGE: OnceLock<Option<String>> = OnceLock::new();
+    MESSAGE
+        .get_or_init(|| check_line(b"", ReadMode::Lenient).err())
+        .as_deref()
 }
 
 /// Same as [`parse_line`] without the fast path (tests compare the two).
@@ -515,6 +529,20 @@ mod tests {
             parse_line(twice.as_bytes(), false, &mut store, &mut Scratch::default()),
             Outcome::Bad(_)
         ));
+    }
+
+    #[test]
+    fn an_empty_line_gets_the_readers_message() {
+        let mut store = Store::default();
+        let quick = parse_line(b"", false, &mut store, &mut Scratch::default());
+        let slow = parse_line_slow(b"", &mut store, &mut Scratch::default());
+        match (quick, slow) {
+            (Outcome::Bad(a), Outcome::Bad(b)) => {
+                assert_eq!(a, b);
+                assert!(!a.is_empty());
+            }
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]
