@@ -16,4 +16,6 @@ pub mod session;
 pub mod tools;
 
 pub use autopilot::AgentMode;
-pub use session::{Outcome, ResumeReport, SendOptions, SessionConfig, SessionHandle, SessionParts};
+pub use session::{
+    Outcome, ResumeOptions, ResumeReport, SendOptions, SessionConfig, SessionHandle, SessionParts,
+};

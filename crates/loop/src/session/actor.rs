@@ -9,6 +9,7 @@ use turnstile_journal::Uuid;
 use turnstile_journal::payload::{AssistantIdle, PendingMessagesModified, SessionIdle};
 
 use super::emitter::Emitter;
+use super::pending::PendingWork;
 use super::{Command, LoopError, Outcome, SessionParts, Shared, lock, shutdown_payload};
 use crate::autopilot::AgentMode;
 use crate::tools::processes::ProcessTable;
@@ -24,11 +25,19 @@ pub(super) struct Actor {
     pub(super) needs_system: bool,
     /// The process groups of running tool commands (`<session>/processes.json`).
     pub(super) processes: Arc<ProcessTable>,
+    /// Work a resume continues before taking any command.
+    pending: Option<PendingWork>,
     checkpoint_at: u64,
 }
 
 impl Actor {
-    pub(super) fn new(id: Uuid, emitter: Emitter, parts: SessionParts, needs_system: bool) -> Self {
+    pub(super) fn new(
+        id: Uuid,
+        emitter: Emitter,
+        parts: SessionParts,
+        needs_system: bool,
+        pending: Option<PendingWork>,
+    ) -> Self {
         let checkpoint_at = emitter.state().byte_size;
         let processes = Arc::new(ProcessTable::new(&emitter.writer().paths().dir));
         Actor {
@@ -37,6 +46,7 @@ impl Actor {
             parts,
             needs_system,
             processes,
+            pending,
             checkpoint_at,
         }
     }
@@ -54,6 +64,18 @@ impl Actor {
         };
         self.hook_notify("sessionStart", json!({"source": source}))
             .await;
+        if let Some(work) = self.pending.take() {
+            // Sends wait behind the pending work (they queue on the channel meanwhile); an
+            // abort reaches it like a running message.
+            let cancel = tokio_util::sync::CancellationToken::new();
+            *lock(&shared.running) = Some(cancel.clone());
+            let continued = self.continue_pending(work, &cancel).await;
+            *lock(&shared.running) = None;
+            if let Err(e) = continued {
+                tracing::error!(session = %self.id, error = %e, "journal failure; the session stops");
+                return;
+            }
+        }
         let mut shutdown_reply = None;
         while let Some(cmd) = rx.recv().await {
             match cmd {

@@ -47,10 +47,20 @@ impl Actor {
         let transformed = self.prompt_hook(&prompt).await?;
         self.record_user_message(prompt, transformed, &options.attachments, &msg)?;
         self.record_system_message(&msg).await?;
+        self.run_turns(&mut msg, 0).await
+    }
+
+    /// The turns of a message from `first_turn` on, autopilot nudges included, to idle.
+    pub(super) async fn run_turns(
+        &mut self,
+        msg: &mut Message<'_>,
+        first_turn: u64,
+    ) -> Result<Outcome, LoopError> {
+        let mode = msg.mode;
         let mut continues = 0u32;
-        let mut turn = 0u64;
+        let mut turn = first_turn;
         loop {
-            match self.turn(turn, &mut msg).await? {
+            match self.turn(turn, msg).await? {
                 // After `task_complete` the loop ends, as the runtime's does: no further call.
                 TurnEnd::Tools if !msg.task_completed => {
                     turn += 1;

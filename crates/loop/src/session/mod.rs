@@ -12,6 +12,7 @@ mod history;
 mod hooks_glue;
 mod message;
 mod prompting;
+mod pending;
 mod tool_call;
 mod turn;
 
@@ -136,6 +137,19 @@ pub enum LoopError {
     /// The session's task has stopped (after shutdown or a fatal journal error).
     #[error("session {0} is closed")]
     Closed(Uuid),
+    /// The journal could not be read back (for the pending work a resume continues).
+    #[error(transparent)]
+    Read(#[from] turnstile_journal::ReadError),
+}
+
+/// How a resume treats work the previous engine left in flight.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ResumeOptions {
+    /// The open turn's calls that wait on a permission answer or a client tool result stay
+    /// open: their requests are announced again (same `requestId`, same data) and the loop goes
+    /// on once they are answered (`session.resume` records `continuePendingWork: true`).
+    /// `false`: they are closed as interrupted.
+    pub continue_pending_work: bool,
 }
 
 enum Command {
@@ -193,6 +207,8 @@ pub struct ResumeReport {
     pub used_checkpoint: bool,
     /// A torn tail was cut on open.
     pub torn_tail_cut: bool,
+    /// Tool calls left open to be continued (`ResumeOptions::continue_pending_work`).
+    pub continued_tool_calls: Vec<String>,
     /// Tool process groups the previous engine left running, killed by this resume.
     pub stopped_process_groups: Vec<StoppedGroup>,
 }
@@ -264,7 +280,7 @@ impl SessionHandle {
         })?;
         // The send queue starts empty, as the Copilot CLI announces right after the start.
         emitter.emit(&PendingMessagesModified {})?;
-        Ok(Self::spawn(id, emitter, subscribers, parts, true))
+        Ok(Self::spawn(id, emitter, subscribers, parts, true, None))
     }
 
     /// Resumes an existing session: takes the writer lock (recovering a torn tail), folds the
@@ -274,7 +290,20 @@ impl SessionHandle {
         id: Uuid,
         parts: SessionParts,
     ) -> Result<(Self, ResumeReport), LoopError> {
-        Self::resume_inner(root, id, parts, Arc::default())
+        Self::resume_inner(root, id, parts, Arc::default(), ResumeOptions::default())
+    }
+
+    /// Like [`Self::resume`], with options (e.g. continuing pending work) and a subscription
+    /// that starts before the resume plan's events.
+    pub fn resume_with(
+        root: &StateRoot,
+        id: Uuid,
+        parts: SessionParts,
+        options: ResumeOptions,
+    ) -> Result<(Self, ResumeReport, mpsc::UnboundedReceiver<Arc<Event>>), LoopError> {
+        let (subscribers, rx) = subscribed();
+        let (handle, report) = Self::resume_inner(root, id, parts, subscribers, options)?;
+        Ok((handle, report, rx))
     }
 
     /// Like [`Self::resume`], with a subscription that starts before the resume plan's events.
@@ -284,7 +313,8 @@ impl SessionHandle {
         parts: SessionParts,
     ) -> Result<(Self, ResumeReport, mpsc::UnboundedReceiver<Arc<Event>>), LoopError> {
         let (subscribers, rx) = subscribed();
-        let (handle, report) = Self::resume_inner(root, id, parts, subscribers)?;
+        let (handle, report) =
+            Self::resume_inner(root, id, parts, subscribers, ResumeOptions::default())?;
         Ok((handle, report, rx))
     }
 
@@ -293,6 +323,7 @@ impl SessionHandle {
         id: Uuid,
         parts: SessionParts,
         subscribers: Subscribers,
+        resume_options: ResumeOptions,
     ) -> Result<(Self, ResumeReport), LoopError> {
         let paths = root.session(id);
         if !paths.events.is_file() {
@@ -328,7 +359,22 @@ impl SessionHandle {
         // Lock first: the state must be folded from the journal this writer will append to.
         let (writer, recovery) = JournalWriter::open(&paths, options)?;
         let (state, load) = SessionState::load_with(&paths.dir, checkpoint)?;
-        let plan = resume_plan(&state, Timestamp::now());
+        let mut plan = resume_plan(&state, Timestamp::now());
+        let pending = if resume_options.continue_pending_work {
+            pending::collect(&state, &paths.events)?
+        } else {
+            None
+        };
+        let continued_tool_calls: Vec<String> = pending
+            .iter()
+            .flat_map(|w| w.calls.iter().map(|c| c.call.id.clone()))
+            .collect();
+        if let Some(work) = &pending {
+            plan.events = pending::keep_pending_open(plan.events, work, state.last_event_id);
+            plan.closed_tool_calls
+                .retain(|c| !continued_tool_calls.contains(c));
+            plan.closed_turns.retain(|t| *t != work.turn_id);
+        }
         let report = ResumeReport {
             events_before: state.event_count,
             was_active: plan.session_was_active,
@@ -336,6 +382,7 @@ impl SessionHandle {
             closed_turns: plan.closed_turns.clone(),
             used_checkpoint: load.used_checkpoint,
             torn_tail_cut: recovery.torn_tail.is_some(),
+            continued_tool_calls,
             stopped_process_groups: Vec::new(),
         };
         let emitter = Emitter::new(writer, state, Arc::clone(&subscribers));
@@ -353,7 +400,7 @@ impl SessionHandle {
             .iter()
             .any(|m| matches!(m, turnstile_replay::Message::System { .. }));
         Ok((
-            Self::spawn(id, emitter, subscribers, parts, !system_written),
+            Self::spawn(id, emitter, subscribers, parts, !system_written, pending),
             report,
         ))
     }
@@ -364,6 +411,7 @@ impl SessionHandle {
         subscribers: Subscribers,
         parts: SessionParts,
         needs_system: bool,
+        pending: Option<pending::PendingWork>,
     ) -> Self {
         let (tx, rx) = mpsc::unbounded_channel();
         let shared = Arc::new(Shared {
@@ -371,7 +419,7 @@ impl SessionHandle {
             running: Mutex::new(None),
             queued: Mutex::new(Vec::new()),
         });
-        let actor = actor::Actor::new(id, emitter, parts, needs_system);
+        let actor = actor::Actor::new(id, emitter, parts, needs_system, pending);
         tokio::spawn(actor.run(rx, Arc::clone(&shared)));
         SessionHandle { id, tx, shared }
     }

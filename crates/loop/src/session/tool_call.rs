@@ -21,10 +21,13 @@ use turnstile_replay::resume_plan::{INTERRUPTED_CODE, INTERRUPTED_MESSAGE};
 use super::LoopError;
 use super::actor::Actor;
 use super::message::Message;
+use super::pending::{PendingCall, Waiting};
 use crate::client::{AskError, ExternalToolCall};
 use crate::model::ToolCall;
 use crate::permissions::{Decision, PermissionPolicy, Unasked};
-use crate::tools::{PermissionAsk, PermissionKind, ToolContext, ToolFailure, ToolOutput, ToolSpec};
+use crate::tools::{
+    PermissionAsk, PermissionKind, Tool, ToolContext, ToolFailure, ToolOutput, ToolSpec,
+};
 
 /// Text the model sees when the policy denies a call and nobody can be asked (runtime wording).
 const DENIED_NO_RULE: &str = "Permission denied and could not request permission from user";
@@ -111,10 +114,40 @@ impl Actor {
         };
         // One task polls them all: each call runs until it waits (a hook, a permission, the
         // tool itself), so every external_tool.requested is out before any answer is awaited.
-        let mut running: FuturesOrdered<_> =
-            calls.iter().map(|call| self.tool(call, &turn)).collect();
+        let running: FuturesOrdered<_> = calls.iter().map(|call| self.tool(call, &turn)).collect();
+        self.complete_in_order(calls.iter(), running, &turn).await
+    }
+
+    /// Continues calls a resume left open: each request is announced again (same id, same
+    /// data) and answered; then the calls go on as new ones would (`pending.rs`).
+    pub(super) async fn resume_calls(
+        &self,
+        calls: &[PendingCall],
+        turn_id: &str,
+        msg: &Message<'_>,
+        model: &str,
+    ) -> Result<ToolsEnd, LoopError> {
+        let turn = Turn {
+            turn_id,
+            msg,
+            model,
+        };
+        let running: FuturesOrdered<_> = calls.iter().map(|p| self.resume_call(p, &turn)).collect();
+        self.complete_in_order(calls.iter().map(|p| &p.call), running, &turn)
+            .await
+    }
+
+    /// Records each call's completion in request order as the calls finish.
+    async fn complete_in_order<'c, F>(
+        &self,
+        mut calls: impl Iterator<Item = &'c ToolCall>,
+        mut running: FuturesOrdered<F>,
+        turn: &Turn<'_, '_>,
+    ) -> Result<ToolsEnd, LoopError>
+    where
+        F: std::future::Future<Output = Result<Finished, LoopError>>,
+    {
         let mut end = ToolsEnd::default();
-        let mut calls = calls.iter();
         while let Some(finished) = running.next().await {
             let (Some(call), finished) = (calls.next(), finished?) else {
                 break;
@@ -123,7 +156,7 @@ impl Actor {
                 self.abort_event()?;
                 end.aborted = true;
             }
-            let one = self.complete_tool(call, &turn, finished.result)?;
+            let one = self.complete_tool(call, turn, finished.result)?;
             end.rejected |= one.rejected;
             if let Some(summary) = finished.task_summary {
                 self.emitter.emit(&SessionTaskComplete {
@@ -135,6 +168,58 @@ impl Actor {
             }
         }
         Ok(end)
+    }
+
+    /// One continued call: the recorded request again, then the rest of the call.
+    async fn resume_call(
+        &self,
+        pending: &PendingCall,
+        turn: &Turn<'_, '_>,
+    ) -> Result<Finished, LoopError> {
+        let call = &pending.call;
+        let msg = turn.msg;
+        if msg.cancel.is_cancelled() {
+            return Ok(Finished::interrupted());
+        }
+        let args = call.arguments_value();
+        match &pending.waiting {
+            Waiting::External(request) => {
+                self.emitter.emit(request)?;
+                self.await_external(call, turn, request.request_id.clone(), args)
+                    .await
+            }
+            Waiting::Permission(request) => {
+                self.emitter.emit(request)?;
+                let denial = self
+                    .answer_permission(
+                        call,
+                        request.request_id.clone(),
+                        request.permission_request.clone(),
+                        None,
+                        msg,
+                    )
+                    .await?;
+                if msg.cancel.is_cancelled() {
+                    return Ok(Finished::interrupted());
+                }
+                if let Some(denial) = denial {
+                    return Ok(Finished::of(Err(ToolFailure::new(denial, "denied"))));
+                }
+                if self.external_spec(&call.name).is_some() {
+                    return self.external_tool(call, turn, args).await;
+                }
+                let Some(tool) = self.parts.tools.get(&call.name) else {
+                    let failure = ToolFailure::new(
+                        format!("Tool '{}' does not exist.", call.name),
+                        "unknown_tool",
+                    );
+                    return Ok(Finished::of(Err(failure)));
+                };
+                let mut ctx = self.tool_context(msg.cancel);
+                ctx.tool_call_id = Some(call.id.clone());
+                self.run_builtin(call, tool, args, ctx, turn).await
+            }
+        }
     }
 
     /// Runs one tool call with hooks and permissions.
@@ -245,6 +330,19 @@ impl Actor {
         let Some(tool) = builtin else {
             return self.external_tool(call, turn, args).await;
         };
+        self.run_builtin(call, tool, args, ctx, turn).await
+    }
+
+    /// Runs a built-in tool (its partial output streamed), then the postToolUse hook.
+    async fn run_builtin(
+        &self,
+        call: &ToolCall,
+        tool: &dyn Tool,
+        args: Value,
+        mut ctx: ToolContext,
+        turn: &Turn<'_, '_>,
+    ) -> Result<Finished, LoopError> {
+        let msg = turn.msg;
         let (partial_tx, mut partial_rx) = mpsc::unbounded_channel();
         ctx.partial = Some(partial_tx);
         let mut result = {
@@ -312,6 +410,23 @@ impl Actor {
             agent_mode: Some(msg.mode.as_str().into()),
             ..Default::default()
         })?;
+        self.answer_permission(call, request_id, request, Some(decision), msg)
+            .await
+    }
+
+    /// Decides a recorded permission request (`decision` from the policy; `None`: ask the
+    /// client, as a request left pending by a previous engine was) and records
+    /// `permission.completed`; returns the text the model sees when the call is denied.
+    async fn answer_permission(
+        &self,
+        call: &ToolCall,
+        request_id: String,
+        request: Value,
+        decision: Option<Decision>,
+        msg: &Message<'_>,
+    ) -> Result<Option<String>, LoopError> {
+        let asker = self.parts.permission_asker.clone();
+        let decision = decision.unwrap_or(Decision::Ask);
         let mut source = "host_policy";
         let (result, denial) = match (decision, asker) {
             (Decision::Approved, _) => (json!({"kind": "approved"}), None),
@@ -374,26 +489,40 @@ impl Actor {
         turn: &Turn<'_, '_>,
         args: Value,
     ) -> Result<Finished, LoopError> {
+        if self.parts.external_tools.is_none() {
+            return Err(LoopError::Closed(self.id));
+        }
+        let request_id = Uuid::new_v4().to_string();
+        self.emitter.emit(&ExternalToolRequested {
+            request_id: request_id.clone(),
+            session_id: self.id.to_string(),
+            tool_call_id: call.id.clone(),
+            tool_name: call.name.clone(),
+            arguments: Some(args.clone()),
+            working_directory: Some(self.parts.config.cwd.display().to_string()),
+            ..Default::default()
+        })?;
+        self.await_external(call, turn, request_id, args).await
+    }
+
+    /// Waits for the client's answer to an announced client tool call.
+    async fn await_external(
+        &self,
+        call: &ToolCall,
+        turn: &Turn<'_, '_>,
+        request_id: String,
+        arguments: Value,
+    ) -> Result<Finished, LoopError> {
         let Some(handler) = self.parts.external_tools.clone() else {
             return Err(LoopError::Closed(self.id));
         };
         let request = ExternalToolCall {
-            request_id: Uuid::new_v4().to_string(),
+            request_id: request_id.clone(),
             session_id: self.id.to_string(),
             tool_call_id: call.id.clone(),
             tool_name: call.name.clone(),
-            arguments: args.clone(),
+            arguments,
         };
-        self.emitter.emit(&ExternalToolRequested {
-            request_id: request.request_id.clone(),
-            session_id: request.session_id.clone(),
-            tool_call_id: call.id.clone(),
-            tool_name: call.name.clone(),
-            arguments: Some(args),
-            working_directory: Some(self.parts.config.cwd.display().to_string()),
-            ..Default::default()
-        })?;
-        let request_id = request.request_id.clone();
         let answer = tokio::select! {
             r = handler.call(request) => Some(r),
             _ = turn.msg.cancel.cancelled() => None,

@@ -32,6 +32,7 @@ pub(crate) struct ToolParams {
     description: Option<String>,
     parameters: Option<Value>,
     overrides_built_in_tool: Option<bool>,
+    skip_permission: Option<bool>,
 }
 
 /// `systemMessage` of create/resume.
@@ -59,6 +60,7 @@ pub(crate) struct OpenParams {
     enable_file_hooks: Option<bool>,
     available_tools: Option<Vec<String>>,
     excluded_tools: Option<Vec<String>>,
+    continue_pending_work: Option<bool>,
 }
 
 /// `session.create`.
@@ -138,8 +140,11 @@ pub(crate) async fn resume(ctx: &Ctx<'_>, params: OpenParams) -> Result<Value, R
         ));
     }
     let (parts, bridge, mut info) = build(ctx, id, &params)?;
+    let options = turnstile_loop::ResumeOptions {
+        continue_pending_work: params.continue_pending_work == Some(true),
+    };
     let (handle, report, events) =
-        SessionHandle::resume_subscribed(&root, id, parts).map_err(|e| loop_error(id, e))?;
+        SessionHandle::resume_with(&root, id, parts, options).map_err(|e| loop_error(id, e))?;
     if report.was_active {
         tracing::info!(
             session = %id,
@@ -367,7 +372,7 @@ fn client_tools(registry: &ToolRegistry, tools: &[ToolParams]) -> Result<Vec<Too
             name: name.clone(),
             description: tool.description.clone().unwrap_or_default(),
             parameters,
-            ..ToolSpec::default()
+            skip_permission: tool.skip_permission == Some(true),
         });
     }
     Ok(specs)
@@ -616,6 +621,7 @@ mod tests {
             description: None,
             parameters: None,
             overrides_built_in_tool: over,
+            skip_permission: None,
         };
         assert!(client_tools(&registry, &[tool("weather", None)]).is_ok());
         assert!(client_tools(&registry, &[tool("bash", None)]).is_err());
