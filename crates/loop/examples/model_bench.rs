@@ -58,7 +58,7 @@ async fn one_call(
     let _ = drain.await;
     let what = match outcome {
         Ok(r) => format!("ok, {} bytes", r.content.len()),
-        Err(e) => format!("{}", e.error_type()),
+        Err(e) => e.error_type().to_string(),
     };
     (took, what)
 }
