@@ -2,7 +2,7 @@
 CARGO ?= cargo
 BIN := target/release/turnstile
 
-.PHONY: demo test build release lint bench bench-journal bench-audit bench-loop crash-soak fuzz clean-bench
+.PHONY: demo test build release lint bench bench-journal bench-audit bench-loop bench-model crash-soak fuzz clean-bench
 
 ## demo: build, then replay a recorded session with real tools, audit it, resume it, check it
 ## (offline, no model server, under a minute after the build).
@@ -31,7 +31,7 @@ lint:
 
 ## bench: journal append/read throughput; the read path (audit and --count next to grep with
 ## both cores free and one busy, fold, checkpoint, stale-checkpoint resume, audit memory).
-bench: bench-journal bench-audit bench-loop
+bench: bench-journal bench-audit bench-loop bench-model
 
 bench-journal: release
 	$(CARGO) build --release -p turnstile-journal --example journal_bench
@@ -43,6 +43,11 @@ bench-audit:
 bench-loop: release
 	$(CARGO) build --release -p turnstile-loop --example loop_bench
 	target/release/examples/loop_bench --binary $(BIN)
+
+## bench-model: huge SSE events (linear read) and endless answers (bounded memory).
+bench-model:
+	$(CARGO) build --release -p turnstile-loop --example model_bench
+	target/release/examples/model_bench
 
 ## crash-soak: the SIGKILL crash test for many more rounds than `make test` runs.
 crash-soak:
