@@ -591,11 +591,10 @@ impl Lexer<'_> {
                 '`' => self.unresolved("a command substitution in backticks"),
                 '$' if chars.get(k + 1) == Some(&'(') => {
                     if chars.get(k + 2) == Some(&'(') {
-                        let rest: String = chars[k + 3..].iter().collect();
-                        let inner = rest.split("))").next().unwrap_or("");
+                        let inner = until(&chars[k + 3..], "))");
                         if inner
-                            .chars()
-                            .any(|c| c.is_ascii_alphabetic() || c == '_' || c == '[')
+                            .iter()
+                            .any(|c| c.is_ascii_alphabetic() || *c == '_' || *c == '[')
                         {
                             self.unresolved("arithmetic on variables");
                         }
@@ -604,12 +603,11 @@ impl Lexer<'_> {
                     }
                 }
                 '$' if chars.get(k + 1) == Some(&'{') => {
-                    let rest: String = chars[k + 2..].iter().collect();
-                    let inner = rest.split('}').next().unwrap_or("");
+                    let inner: String = until(&chars[k + 2..], "}").iter().collect();
                     if inner.contains('[') {
                         self.unresolved("an array subscript in a parameter expansion");
                     }
-                    if inner.contains('@') && !matches!(inner, "@" | "#@" | "!@") {
+                    if inner.contains('@') && !matches!(inner.as_str(), "@" | "#@" | "!@") {
                         self.unresolved("a parameter transformation `${X@..}`");
                     }
                 }
@@ -723,6 +721,25 @@ impl Lexer<'_> {
                 // bash warns and runs it anyway; the body reached the end of the text.
                 tracing::debug!(%delimiter, "here-document not terminated");
             }
+        }
+    }
+}
+
+/// How far a scan looks for the end of one expansion; past it, the expansion counts as
+/// unresolved. Bounds the scan to linear time whatever the input.
+const SCAN_WINDOW: usize = 256;
+
+/// The characters of `chars` before `end`, or the whole window and a `[` when `end` is not in
+/// it (so that the caller sees something it cannot resolve).
+fn until(chars: &[char], end: &str) -> Vec<char> {
+    let end: Vec<char> = end.chars().collect();
+    let window = &chars[..chars.len().min(SCAN_WINDOW)];
+    match window.windows(end.len()).position(|w| w == end.as_slice()) {
+        Some(at) => window[..at].to_vec(),
+        None => {
+            let mut v = window.to_vec();
+            v.push('[');
+            v
         }
     }
 }
