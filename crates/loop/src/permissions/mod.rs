@@ -202,13 +202,15 @@ impl PermissionPolicy {
         self.deny
             .iter()
             .filter(|p| match call {
+                // A client tool may also take a built-in's name (it replaces the built-in).
                 Unasked::Client => {
-                    p.family == Family::Client
-                        && match &p.arg {
-                            None => true,
-                            Some(PatternArg::Name(n)) => n == tool,
-                            Some(_) => false,
-                        }
+                    (p.head == tool && p.arg.is_none())
+                        || p.family == Family::Client
+                            && match &p.arg {
+                                None => true,
+                                Some(PatternArg::Name(n)) => n == tool,
+                                Some(_) => false,
+                            }
                 }
                 Unasked::Builtin(paths) => {
                     let family = family_of(tool).unwrap_or(Family::Plain);
