@@ -18,7 +18,10 @@ use turnstile_loop::tools::bash::BashTool;
 use turnstile_loop::tools::{Tool, ToolContext};
 
 /// Programs that only record themselves.
-const PLAIN: &[&str] = &["git", "ls", "touch", "rm", "cat"];
+const PLAIN: &[&str] = &[
+    "git", "ls", "touch", "rm", "cat", "mkdir", "grep", "wc", "sleep", "printenv", "curl", "wget",
+    "make",
+];
 /// Wrappers: record themselves, then run the real program with the same arguments.
 const WRAPPERS: &[(&str, &str)] = &[
     ("env", "/usr/bin/env"),
@@ -47,7 +50,10 @@ fn stubs() -> &'static Stubs {
             std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
         };
         for name in PLAIN {
-            write(name, format!("#!/bin/bash\necho {name} >> \"$LOG\"\n"));
+            write(
+                name,
+                format!("#!/bin/bash\necho {name} \"$@\" >> \"$LOG\"\n"),
+            );
         }
         for (name, real) in WRAPPERS {
             write(
@@ -61,7 +67,7 @@ fn stubs() -> &'static Stubs {
 
 /// Every name a rule may allow.
 fn names() -> Vec<&'static str> {
-    let mut v: Vec<&str> = PLAIN.to_vec();
+    let mut v: Vec<&str> = PLAIN[..5].to_vec();
     v.extend(WRAPPERS.iter().map(|(n, _)| *n));
     v.extend(["echo", "true", "command", "exec", "eval", "source"]);
     v
@@ -143,6 +149,14 @@ impl Gen<'_> {
 
 /// Runs `line` in bash with only the stubs on PATH; returns the programs that ran.
 fn run(line: &str) -> BTreeSet<String> {
+    invocations(line)
+        .into_iter()
+        .filter_map(|w| w.into_iter().next())
+        .collect()
+}
+
+/// Runs `line` like [`run`]; returns each stub's name and arguments.
+fn invocations(line: &str) -> Vec<Vec<String>> {
     let work = tempfile::tempdir().unwrap();
     let log = work.path().join("log");
     std::fs::write(&log, "").unwrap();
@@ -162,7 +176,7 @@ fn run(line: &str) -> BTreeSet<String> {
     std::fs::read_to_string(&log)
         .unwrap()
         .lines()
-        .map(str::to_owned)
+        .map(|l| l.split_whitespace().map(str::to_owned).collect())
         .collect()
 }
 
@@ -287,4 +301,81 @@ fn the_harness_sees_programs_run() {
         .map(|s| s.to_string())
         .collect();
     assert_eq!(ran, expected);
+}
+
+/// The words of each `shell(...)` rule among `patterns`.
+fn rule_words(patterns: &[String]) -> Vec<Vec<String>> {
+    patterns
+        .iter()
+        .filter_map(|p| p.strip_prefix("shell(").or_else(|| p.strip_prefix("bash(")))
+        .map(|rest| {
+            let inner = rest.trim_end_matches(')').trim_end_matches(":*");
+            inner.split_whitespace().map(str::to_owned).collect()
+        })
+        .collect()
+}
+
+/// Whether an invocation is what `rule` names: the program, then (for a longer rule) the
+/// rule's words as its first words that are not options.
+fn invokes(invocation: &[String], rule: &[String]) -> bool {
+    let Some((program, args)) = invocation.split_first() else {
+        return false;
+    };
+    if rule.first() != Some(program) {
+        return false;
+    }
+    let words: Vec<&String> = args.iter().filter(|a| !a.starts_with('-')).collect();
+    rule[1..].iter().zip(&words).all(|(r, w)| r == *w) && words.len() >= rule.len() - 1
+}
+
+#[test]
+fn the_corpus_approvals_hold_under_real_bash() {
+    // Every shell command the corpus says is approved under narrow rules runs in real bash:
+    // under deny rules no denied program may run, under allow rules only allowed ones.
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/policy/corpus.json");
+    let corpus: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let strings = |v: &serde_json::Value| -> Vec<String> {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s.as_str().unwrap().to_owned())
+            .collect()
+    };
+    let mut checked = 0;
+    for group in corpus["groups"].as_array().unwrap() {
+        let allow_all = group["allowAll"].as_bool().unwrap();
+        let (allow, deny) = (strings(&group["allow"]), strings(&group["deny"]));
+        let (allowed, denied) = (rule_words(&allow), rule_words(&deny));
+        let narrow = if allow_all {
+            !denied.is_empty()
+        } else {
+            !allowed.is_empty()
+        };
+        // Groups about file writes are not run: their commands write where they say.
+        if group["tool"] != "bash"
+            || !narrow
+            || allow.iter().chain(&deny).any(|p| p.starts_with("write"))
+        {
+            continue;
+        }
+        let policy = PermissionPolicy::from_flags(allow_all, &allow, &deny).unwrap();
+        for case in group["cases"].as_array().unwrap() {
+            let line = case[0].as_str().unwrap();
+            if decide(&policy, line, &std::env::temp_dir()).0 != Decision::Approved {
+                continue;
+            }
+            checked += 1;
+            for call in invocations(line) {
+                if allow_all {
+                    let hit = denied.iter().find(|r| invokes(&call, r));
+                    assert!(hit.is_none(), "{line:?} ran {call:?}, denied by {hit:?}");
+                } else {
+                    let ok = allowed.iter().any(|r| invokes(&call, r));
+                    assert!(ok, "{line:?} ran {call:?}, not allowed by {allowed:?}");
+                }
+            }
+        }
+    }
+    assert!(checked >= 50, "only {checked} approved rows run");
 }
