@@ -244,7 +244,95 @@ fn check_deny(picks: &[u32], which: usize) -> Result<bool, String> {
     Ok(true)
 }
 
+/// Fragments of shell text, most of them meaningful to bash, for random soups.
+const SOUP: &[&str] = &[
+    " ",
+    "\n",
+    "\\",
+    "'",
+    "\"",
+    "$",
+    "(",
+    ")",
+    "{",
+    "}",
+    "[",
+    "]",
+    "`",
+    "<",
+    ">",
+    "|",
+    "&",
+    ";",
+    "#",
+    "*",
+    "=",
+    "!",
+    ":",
+    ",",
+    "touch f",
+    "t",
+    "ouch",
+    " f",
+    "EOF",
+    "<<EOF\n",
+    "<<'EOF'\n",
+    "\nEOF\n",
+    "X=",
+    "$X",
+    "echo ",
+    "env ",
+    "bash -c ",
+    "eval ",
+    "exec ",
+    "-",
+    "x",
+    "((",
+    "))",
+    "${",
+    "$(",
+    "<(",
+    ";;",
+    "case ",
+    " in ",
+    "esac",
+    "for ",
+    "do ",
+    "done",
+    "if ",
+    "then ",
+    "fi",
+    "\\\n",
+    "$'",
+    "\\x74",
+    "declare ",
+    "-a ",
+    "-i ",
+    "a[",
+    "0",
+    "1",
+    "%",
+    "^",
+    "~",
+    "@",
+    "?",
+];
+
 proptest! {
+    #[test]
+    fn random_text_approved_under_a_deny_rule_never_runs_it(
+        parts in proptest::collection::vec(proptest::sample::select(SOUP), 0..24),
+    ) {
+        // Not a grammar: any text at all that the policy approves must not run `touch`.
+        let line = parts.concat();
+        prop_assume!(!line.trim().is_empty());
+        let policy = PermissionPolicy::from_flags(true, &[], &["shell(touch)".into()]).unwrap();
+        let (decision, _) = decide(&policy, &line, &std::env::temp_dir());
+        if decision == Decision::Approved {
+            prop_assert!(!run(&line).contains("touch"), "{line:?} ran touch");
+        }
+    }
+
     #[test]
     fn approved_commands_run_only_allowed_programs(
         picks in proptest::collection::vec(any::<u32>(), 40),
