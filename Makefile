@@ -53,10 +53,13 @@ bench-model:
 crash-soak:
 	TURNSTILE_SIGKILL_ROUNDS=500 $(CARGO) test --release -p turnstile-journal --test sigkill -- --nocapture
 
-## fuzz: many more random inputs through the journal's and the audit's parsers than `make test` runs.
+## fuzz: many more random inputs through the journal's, the audit's and the shell analysis's parsers
+## (and the policy traced under real bash) than `make test` runs.
 fuzz:
 	PROPTEST_CASES=20000 $(CARGO) test --release -p turnstile-journal --test fuzz_inputs
 	PROPTEST_CASES=2000 $(CARGO) test --release -p turnstile-replay --test audit
+	PROPTEST_CASES=50000 $(CARGO) test --release -p turnstile-loop --test shell_fuzz
+	PROPTEST_CASES=5000 $(CARGO) test --release -p turnstile-loop --test policy_traced
 
 clean-bench:
 	rm -rf target/bench
