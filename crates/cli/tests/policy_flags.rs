@@ -35,8 +35,13 @@ fn run(script: Script, flags: &[&str]) -> (std::process::Output, Vec<Value>, tem
         .output()
         .unwrap();
     let mut events = Vec::new();
-    if let Some(dir) = std::fs::read_dir(state.path()).unwrap().next() {
-        let text = std::fs::read_to_string(dir.unwrap().path().join("events.jsonl")).unwrap();
+    // The state root holds session directories (and the session index file).
+    let session = std::fs::read_dir(state.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.is_dir());
+    if let Some(dir) = session {
+        let text = std::fs::read_to_string(dir.join("events.jsonl")).unwrap();
         events = text
             .lines()
             .map(|l| serde_json::from_str(l).unwrap())
@@ -97,9 +102,15 @@ fn a_denial_names_the_pattern_that_allows_it() {
     let (out, events, work) = run(script, &["--allow-tool", "shell(git)"]);
     assert!(out.status.success());
     assert!(!work.path().join("f").exists());
+    // The model reads the runtime's wording; the person running it is told the flag.
     assert_eq!(
         tool_errors(&events),
-        vec!["Permission denied and could not request permission from user (allow with --allow-tool 'shell(touch)')".to_owned()]
+        vec!["Permission denied and could not request permission from user".to_owned()]
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("(allow with --allow-tool 'shell(touch)')"),
+        "stderr names the pattern: {stderr}"
     );
 }
 

@@ -39,12 +39,12 @@ fn an_endless_answer_ends_the_run_at_the_limit_and_the_journal_stays_small() {
     assert!(stderr.contains("response_too_large"), "{stderr}");
     assert!(stderr.contains("max_answer_bytes"), "{stderr}");
 
+    // The state root holds session directories (and the session index file).
     let session = std::fs::read_dir(state.path())
         .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path();
+        .map(|e| e.unwrap().path())
+        .find(|p| p.is_dir())
+        .unwrap();
     let journal = std::fs::read_to_string(session.join("events.jsonl")).unwrap();
     let mut errors = Vec::new();
     for line in journal.lines() {
