@@ -31,6 +31,12 @@ pub(crate) struct SessionInfo {
     pub modified_time: String,
     /// The first prompt, for listings.
     pub summary: Option<String>,
+    /// The name given with `session.name.set`.
+    pub name: Option<String>,
+    /// The reasoning effort asked for (`reasoningEffort`, else the server's `--effort`).
+    pub reasoning_effort: Option<String>,
+    /// The working directory.
+    pub cwd: std::path::PathBuf,
 }
 
 /// How one message ended, for `session.sendAndWait`.
@@ -189,6 +195,11 @@ impl OpenSession {
     /// A copy of the tracked info.
     pub(crate) fn info(&self) -> SessionInfo {
         lock(&self.info).clone()
+    }
+
+    /// Names the session.
+    pub(crate) fn set_name(&self, name: String) {
+        lock(&self.info).name = Some(name);
     }
 
     /// Changes the default mode of sends.

@@ -617,3 +617,53 @@ async fn stdio_style_serving_ends_with_the_stream_and_closes_sessions() {
     let lines = common::journal_lines(&journal);
     assert_eq!(lines.last().unwrap()["type"], "session.shutdown");
 }
+
+#[tokio::test]
+async fn every_method_of_the_schema_answers_clearly() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../fixtures/schema/api.schema.json"
+    );
+    let schema: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    fn walk(node: &Value, out: &mut Vec<String>) {
+        if let Some(method) = node.get("rpcMethod").and_then(Value::as_str) {
+            out.push(method.to_owned());
+            return;
+        }
+        if let Value::Object(map) = node {
+            for v in map.values() {
+                walk(v, out);
+            }
+        }
+    }
+    let mut methods = Vec::new();
+    walk(&schema["server"], &mut methods);
+    walk(&schema["session"], &mut methods);
+    let t = TestServer::start(|_| {}).await;
+    let mut client = Client::connect(t.addr).await;
+    let mut unsupported = 0;
+    for method in methods.iter().filter(|m| *m != "runtime.shutdown") {
+        let answer = client
+            .call(
+                method,
+                json!({"sessionId": "0d3c1a52-9d2e-4c47-8d0f-3b1c6c2b9e10"}),
+            )
+            .await;
+        if answer["error"]["code"] == codes::METHOD_NOT_FOUND {
+            unsupported += 1;
+            let message = answer["error"]["message"].as_str().unwrap();
+            assert!(
+                message.starts_with(&format!(
+                    "Unhandled method {method}: not supported by turnstile ("
+                )),
+                "{method}: {message}"
+            );
+        }
+    }
+    assert!(
+        unsupported > 300 && unsupported < methods.len(),
+        "{unsupported}"
+    );
+    assert_alive(&mut client).await;
+    t.stop().await;
+}

@@ -59,6 +59,7 @@ pub(crate) struct OpenParams {
     enable_file_hooks: Option<bool>,
     available_tools: Option<Vec<String>>,
     excluded_tools: Option<Vec<String>>,
+    reasoning_effort: Option<String>,
 }
 
 /// `session.create`.
@@ -285,6 +286,12 @@ fn build(
         start_time: now.clone(),
         modified_time: now,
         summary: None,
+        name: None,
+        reasoning_effort: params
+            .reasoning_effort
+            .clone()
+            .or_else(|| config.default_reasoning_effort.clone()),
+        cwd: cwd.clone(),
     };
     Ok((parts, bridge, info))
 }
