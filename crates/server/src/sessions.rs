@@ -83,6 +83,8 @@ pub(crate) struct OpenSession {
     /// `session.eventLog.registerInterest` registrations: handle -> event type.
     interests: Mutex<HashMap<String, String>>,
     next_interest: std::sync::atomic::AtomicU64,
+    /// Stops the handover listener (`handover.rs`) when the session closes.
+    handover: CancellationToken,
 }
 
 /// Interest registrations kept per session at most (a client that never releases cannot
@@ -114,6 +116,7 @@ impl OpenSession {
             appended: tokio::sync::watch::Sender::new(0),
             interests: Mutex::default(),
             next_interest: std::sync::atomic::AtomicU64::new(1),
+            handover: CancellationToken::new(),
         });
         let forwarder = Forwarder::new(broadcaster, &session);
         // What opening already emitted (`session.start`, or `session.resume` and what it
@@ -161,6 +164,11 @@ impl OpenSession {
     /// The bridge to the owning client.
     pub(crate) fn bridge(&self) -> &ClientBridge {
         &self.bridge
+    }
+
+    /// Cancelled when the session closes: the handover listener stops with it.
+    pub(crate) fn handover_token(&self) -> CancellationToken {
+        self.handover.clone()
     }
 
     /// Changes whenever an event of the session was forwarded.
@@ -319,6 +327,7 @@ impl OpenSession {
             self.wait_closed().await;
             return;
         }
+        self.handover.cancel();
         if self.handle.is_busy() {
             tracing::info!(session = %self.id, why, "aborting the running message");
         }

@@ -515,24 +515,14 @@ async fn a_session_held_by_another_process_names_the_holder() {
         .await;
     let id = created["sessionId"].as_str().unwrap().to_owned();
     client.ok("session.detach", json!({"sessionId": id})).await;
-    // Another server over the same state root stands in for another process (the lock is
-    // per open file, so it conflicts within one process too).
-    let root = t.dir.path().join("state");
-    let mut config = turnstile_server::ServerConfig::new(turnstile_journal::StateRoot::new(root));
-    config.default_cwd = t.work();
-    let second = turnstile_server::Server::new(config);
-    let tcp = turnstile_server::TcpServer::bind(second.clone(), 0)
-        .await
-        .unwrap();
-    let addr = tcp.local_addr();
-    let task = tokio::spawn(tcp.run());
-    let mut holder = Client::connect(addr).await;
-    holder
-        .ok(
-            "session.resume",
-            create_params(&model.url(), json!({"sessionId": id})),
-        )
-        .await;
+    // A writer that is not a server (a `turnstile run`, say) holds it: nobody to ask for a
+    // handover (the lock is per open file, so it conflicts within one process too).
+    let lock = turnstile_journal::writer_lock::WriterLock::acquire(
+        &t.root()
+            .session(turnstile_journal::parse_session_id(&id).unwrap())
+            .lock,
+    )
+    .unwrap();
     let error = client
         .err(
             "session.resume",
@@ -545,8 +535,14 @@ async fn a_session_held_by_another_process_names_the_holder() {
         message.contains("in use by another writer") && message.contains("pid"),
         "{message}"
     );
-    second.shutdown().await;
-    let _ = task.await;
+    drop(lock);
+    // Once it is free, the resume goes through.
+    client
+        .ok(
+            "session.resume",
+            create_params(&model.url(), json!({"sessionId": id})),
+        )
+        .await;
     t.stop().await;
 }
 

@@ -20,6 +20,7 @@ use turnstile_loop::{SessionConfig, SessionHandle, SessionParts, session};
 use super::Ctx;
 use super::{open_session, session_id};
 use crate::client_bridge::{ClientBridge, ClientCapabilities};
+use crate::handover;
 use crate::provider::{self, ProviderParams};
 use crate::rpc::{RpcError, codes};
 use crate::sessions::{OpenSession, SessionInfo, lifecycle_params, summarize};
@@ -138,9 +139,36 @@ pub(crate) async fn resume(ctx: &Ctx<'_>, params: OpenParams) -> Result<Value, R
             ),
         ));
     }
-    let (parts, bridge, mut info) = build(ctx, id, &params)?;
-    let (handle, report, events) =
-        SessionHandle::resume_subscribed(&root, id, parts).map_err(|e| loop_error(id, e))?;
+    let resumed = match resume_from_disk(ctx, id, &params)? {
+        Ok(opened) => opened,
+        Err(e) if held_by_another_writer(&e) => {
+            // Another process holds it: ask it to hand the session over.
+            let wait = ctx.server.config().takeover_wait;
+            match handover::ask(&root.session(id).dir, wait).await {
+                Some(handover::Answer::Released) => {
+                    resume_from_disk(ctx, id, &params)?.map_err(|e| loop_error(id, e))?
+                }
+                Some(handover::Answer::Busy) => {
+                    let mut error = loop_error(id, e);
+                    error.message = format!(
+                        "{}; it stayed busy for {}s, so it was not handed over: try again once it is idle",
+                        error.message,
+                        wait.as_secs_f32()
+                    );
+                    return Err(error);
+                }
+                None => return Err(loop_error(id, e)),
+            }
+        }
+        Err(e) => return Err(loop_error(id, e)),
+    };
+    let Resumed {
+        handle,
+        report,
+        events,
+        bridge,
+        mut info,
+    } = resumed;
     if report.was_active {
         tracing::info!(
             session = %id,
@@ -154,6 +182,40 @@ pub(crate) async fn resume(ctx: &Ctx<'_>, params: OpenParams) -> Result<Value, R
     }
     register(ctx, clients, handle, events, bridge, info).await?;
     Ok(opened(id))
+}
+
+/// A session resumed from its journal, with what the server keeps beside it.
+struct Resumed {
+    handle: SessionHandle,
+    report: turnstile_loop::ResumeReport,
+    events: tokio::sync::mpsc::UnboundedReceiver<Arc<turnstile_journal::Event>>,
+    bridge: Arc<ClientBridge>,
+    info: SessionInfo,
+}
+
+/// Builds the parts from the params (a bad param is the outer error) and resumes the journal
+/// (the inner error is the loop's, to tell a held lock from other failures).
+fn resume_from_disk(
+    ctx: &Ctx<'_>,
+    id: Uuid,
+    params: &OpenParams,
+) -> Result<Result<Resumed, LoopError>, RpcError> {
+    let (parts, bridge, info) = build(ctx, id, params)?;
+    let root = &ctx.server.config().state_root;
+    Ok(
+        SessionHandle::resume_subscribed(root, id, parts).map(|(handle, report, events)| Resumed {
+            handle,
+            report,
+            events,
+            bridge,
+            info,
+        }),
+    )
+}
+
+/// Whether opening failed because another process holds the writer lock.
+fn held_by_another_writer(e: &LoopError) -> bool {
+    matches!(e, LoopError::Journal(WriteError::Locked(_)))
 }
 
 fn opened(id: Uuid) -> Value {
@@ -206,6 +268,12 @@ async fn register(
             "the client disconnected",
         ));
     }
+    handover::listen(
+        ctx.server.clone(),
+        Arc::downgrade(&session),
+        ctx.server.config().state_root.session(id).dir,
+        session.handover_token(),
+    );
     Ok(session)
 }
 
