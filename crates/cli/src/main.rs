@@ -46,6 +46,9 @@ enum Command {
         /// Print JSON.
         #[arg(long)]
         json: bool,
+        /// Read every journal instead of the session index (the output is the same, slower).
+        #[arg(long)]
+        no_index: bool,
     },
     /// Print a journal's events.
     #[command(after_help = EXIT_CODES)]
@@ -122,7 +125,9 @@ fn main() -> ExitCode {
     let result = match command {
         Command::Headless => commands::serve::run_headless(&cli.server, state_dir),
         Command::Serve(args) => commands::serve::run(args, state_dir),
-        Command::Sessions { json } => commands::sessions::run(*json, state_dir),
+        Command::Sessions { json, no_index } => {
+            commands::sessions::run(*json, !*no_index, state_dir)
+        }
         Command::Events {
             target,
             json,

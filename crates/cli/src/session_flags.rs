@@ -4,6 +4,7 @@
 use clap::Args;
 use turnstile_journal::Durability;
 use turnstile_loop::hooks::HookTrust;
+use turnstile_loop::model::ResponseLimits;
 use turnstile_loop::permissions::{PatternError, PermissionPolicy};
 
 /// Flags that shape every session a command runs.
@@ -31,9 +32,27 @@ pub struct SessionFlags {
     /// Nudges before autopilot gives up.
     #[arg(long, default_value_t = turnstile_loop::autopilot::DEFAULT_MAX_CONTINUES, value_name = "N")]
     pub max_autopilot_continues: u32,
+    /// Longest SSE line (one streamed event) read from the model, in bytes; past it the call fails.
+    #[arg(long, default_value_t = ResponseLimits::DEFAULT_LINE_BYTES, value_name = "BYTES")]
+    pub max_model_line_bytes: usize,
+    /// Largest model answer (text plus tool call arguments), in bytes; past it the call fails.
+    #[arg(long, default_value_t = ResponseLimits::DEFAULT_ANSWER_BYTES, value_name = "BYTES")]
+    pub max_model_answer_bytes: usize,
+    /// Largest non-streamed model response body, in bytes; past it the call fails.
+    #[arg(long, default_value_t = ResponseLimits::DEFAULT_BODY_BYTES, value_name = "BYTES")]
+    pub max_model_body_bytes: usize,
 }
 
 impl SessionFlags {
+    /// The limits on a model's answers.
+    pub fn model_limits(&self) -> ResponseLimits {
+        ResponseLimits {
+            max_line_bytes: self.max_model_line_bytes,
+            max_answer_bytes: self.max_model_answer_bytes,
+            max_body_bytes: self.max_model_body_bytes,
+        }
+    }
+
     /// The permission policy of the allow/deny flags.
     pub fn policy(&self) -> Result<PermissionPolicy, PatternError> {
         PermissionPolicy::from_flags(self.allow_all_tools, &self.allow_tool, &self.deny_tool)

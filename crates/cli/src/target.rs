@@ -9,6 +9,14 @@ use turnstile_journal::{SessionPaths, StateRoot, parse_session_id};
 /// Shortest id prefix accepted, so that a stray word is not taken for a session.
 const MIN_PREFIX: usize = 4;
 
+/// The most recently updated session of the root (`resume --last`), from the session index.
+pub fn newest_session(root: &StateRoot) -> Result<uuid::Uuid> {
+    let (all, _) = turnstile_journal::SessionSummary::list_indexed(root)?;
+    all.into_iter()
+        .find_map(|s| s.id)
+        .with_context(|| format!("no sessions in {}", root.dir().display()))
+}
+
 /// Resolves `target` against the file system and the state root.
 pub fn resolve(target: &str, state_dir: Option<&Path>) -> Result<SessionPaths> {
     let as_path = Path::new(target);

@@ -252,3 +252,59 @@ fn help_documents_exit_codes() {
         .success()
         .stdout(predicate::str::contains("Exit codes").and(predicate::str::contains("2  error")));
 }
+
+/// `sessions` prints exactly the same with the index (cold, warm, corrupted) as without it.
+#[test]
+fn sessions_output_is_identical_with_and_without_the_index() {
+    let (tmp, _) = state_with_c1();
+    // More sessions, written by the engine's writer (which keeps the index warm).
+    let root = turnstile_journal::StateRoot::new(tmp.path());
+    for n in 0..5 {
+        let id = uuid::Uuid::new_v4();
+        let (w, _) =
+            turnstile_journal::JournalWriter::create(&root, id, Default::default()).unwrap();
+        for (kind, data) in [
+            (
+                "session.start",
+                format!(r#"{{"context":{{"cwd":"/p/{n}"}}}}"#),
+            ),
+            (
+                "user.message",
+                format!(r#"{{"content":"prompt number {n}"}}"#),
+            ),
+            ("assistant.turn_end", r#"{"turnId":"0"}"#.to_owned()),
+        ] {
+            let ev = turnstile_journal::Event::with_raw_data(
+                turnstile_journal::EventType::new(kind),
+                serde_json::value::RawValue::from_string(data).unwrap(),
+                w.last_id(),
+            );
+            w.append(&ev).unwrap();
+        }
+        w.close().unwrap();
+    }
+    let index = tmp.path().join(turnstile_journal::index::INDEX_FILE);
+    let run = |args: &[&str]| -> Vec<u8> {
+        let out = turnstile(tmp.path()).args(args).output().unwrap();
+        assert!(out.status.success(), "{args:?}");
+        out.stdout
+    };
+    for args in [&["sessions"][..], &["sessions", "--json"]] {
+        let plain = [args, &["--no-index"]].concat();
+        let expected = run(&plain);
+        assert_eq!(
+            String::from_utf8_lossy(&expected)
+                .matches("prompt number")
+                .count(),
+            5
+        );
+        // c1 has no record (copied in), the others were written by the writer.
+        assert_eq!(run(args), expected, "{args:?} partly warm");
+        assert_eq!(run(args), expected, "{args:?} warm");
+        fs::remove_file(&index).unwrap();
+        assert_eq!(run(args), expected, "{args:?} cold");
+        fs::write(&index, b"{\"torn").unwrap();
+        assert_eq!(run(args), expected, "{args:?} corrupted");
+        assert!(!fs::read_to_string(&index).unwrap().contains("torn"));
+    }
+}

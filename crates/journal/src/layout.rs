@@ -1,11 +1,13 @@
 //! Where sessions live: the state root, `<root>/<uuid>/events.jsonl`, and creating a session.
 
-use std::fs::{self, DirBuilder, File, OpenOptions};
+use std::fs::{self, DirBuilder, File};
 use std::io;
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 
 use uuid::Uuid;
+
+use crate::session_dir::SessionDir;
 
 /// Name of the journal file inside a session directory.
 pub const EVENTS_FILE: &str = "events.jsonl";
@@ -49,6 +51,22 @@ pub enum LayoutError {
         path: PathBuf,
         /// What is wrong.
         what: &'static str,
+    },
+    /// A session directory or a file in it is a symbolic link; it is never followed.
+    #[error("{} is a symbolic link{}; turnstile never follows a link to or inside a session directory, so nothing was read or written through it: put the real file or directory in its place, or remove the link", path.display(), target.as_ref().map(|t| format!(" (to {})", t.display())).unwrap_or_default())]
+    Link {
+        /// The link.
+        path: PathBuf,
+        /// Where it points, when readable.
+        target: Option<PathBuf>,
+    },
+    /// A session file that would be written in place has other hard links.
+    #[error("{} has {links} hard links; turnstile does not write a session file that another path shares (the write would change that file too): break the link with `cp -p FILE FILE.new && mv FILE.new FILE`", path.display())]
+    HardLinked {
+        /// The file.
+        path: PathBuf,
+        /// Its link count.
+        links: u64,
     },
     /// An I/O error on a named path.
     #[error("{}: {source}", path.display())]
@@ -127,13 +145,22 @@ impl StateRoot {
         let mut ids = Vec::new();
         for entry in entries {
             let entry = entry.map_err(io_err(&self.dir))?;
-            if let Some(id) = entry
+            let Some(id) = entry
                 .file_name()
                 .to_str()
                 .and_then(|n| parse_session_id(n).ok())
-                && entry.path().join(EVENTS_FILE).is_file()
-            {
-                ids.push(id);
+            else {
+                continue;
+            };
+            // Neither a symlinked session directory nor a symlinked journal is a session.
+            let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
+            let journal = entry.path().join(EVENTS_FILE);
+            match fs::symlink_metadata(&journal) {
+                Ok(meta) if is_dir && meta.is_file() => ids.push(id),
+                Ok(meta) if meta.file_type().is_symlink() || !is_dir => {
+                    tracing::warn!(path = %journal.display(), "not listed: a symbolic link in the session's path");
+                }
+                _ => {}
             }
         }
         ids.sort();
@@ -147,27 +174,23 @@ impl StateRoot {
         let paths = self.session(id);
         match DirBuilder::new().mode(0o700).create(&paths.dir) {
             Ok(()) => {}
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
-                if paths.events.exists() {
-                    return Err(LayoutError::AlreadyExists { id, dir: paths.dir });
-                }
-                if !paths.dir.is_dir() {
-                    return Err(LayoutError::WrongKind {
-                        path: paths.dir,
-                        what: "exists but is not a directory",
-                    });
-                }
-            }
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
             Err(e) => return Err(io_err(&paths.dir)(e)),
         }
-        let file = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(&paths.events)
-            .map_err(io_err(&paths.events))?;
+        // Whatever was there already (a link, a file) is refused by opening it without
+        // following links.
+        let dir = SessionDir::open(&paths.dir)?;
+        let file = match dir.create_new(EVENTS_FILE) {
+            Ok(file) => file,
+            Err(LayoutError::Io { source, .. })
+                if source.kind() == io::ErrorKind::AlreadyExists =>
+            {
+                return Err(LayoutError::AlreadyExists { id, dir: paths.dir });
+            }
+            Err(e) => return Err(e),
+        };
         file.sync_all().map_err(io_err(&paths.events))?;
-        sync_dir(&paths.dir)?;
+        dir.sync()?;
         sync_dir(&self.dir)?;
         Ok(paths)
     }
@@ -230,9 +253,23 @@ impl SessionPaths {
         Self::new(dir, id)
     }
 
-    /// Checks that the journal exists and is a regular file.
+    /// Checks that the journal exists and is a regular file, not a link, in a session
+    /// directory that is not a link either.
     pub fn check_events_file(&self) -> Result<(), LayoutError> {
-        let meta = fs::metadata(&self.events).map_err(io_err(&self.events))?;
+        let dir_meta = fs::symlink_metadata(&self.dir).map_err(io_err(&self.dir))?;
+        if dir_meta.file_type().is_symlink() {
+            return Err(LayoutError::Link {
+                path: self.dir.clone(),
+                target: fs::read_link(&self.dir).ok(),
+            });
+        }
+        let meta = fs::symlink_metadata(&self.events).map_err(io_err(&self.events))?;
+        if meta.file_type().is_symlink() {
+            return Err(LayoutError::Link {
+                path: self.events.clone(),
+                target: fs::read_link(&self.events).ok(),
+            });
+        }
         if !meta.is_file() {
             return Err(LayoutError::WrongKind {
                 path: self.events.clone(),

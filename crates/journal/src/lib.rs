@@ -8,11 +8,14 @@
 mod event;
 mod event_type;
 mod event_types;
+pub mod index;
+pub mod inuse;
 pub mod layout;
 pub mod payload;
 pub mod reader;
 pub mod repair;
 pub mod scan;
+pub mod session_dir;
 mod summary;
 mod timestamp;
 pub mod writer;

@@ -115,10 +115,11 @@ impl JournalReader {
     /// Opens a journal file for reading.
     pub fn open(path: impl AsRef<Path>, mode: ReadMode) -> Result<Self, ReadError> {
         let path = path.as_ref().to_path_buf();
-        let file = File::open(&path).map_err(|source| ReadError::Io {
-            path: path.clone(),
-            source,
-        })?;
+        let file =
+            crate::session_dir::open_read_nofollow(&path).map_err(|source| ReadError::Io {
+                path: path.clone(),
+                source,
+            })?;
         if file.metadata().map(|m| m.is_dir()).unwrap_or(false) {
             return Err(ReadError::Io {
                 path,

@@ -3,15 +3,13 @@
 //! Nothing is ever deleted: whatever is cut from the journal goes to a side file next to it
 //! first, and that side file is fsynced before the journal is truncated or replaced.
 
-use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom, Write};
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
-use crate::layout::{LayoutError, sync_dir};
+use crate::layout::LayoutError;
 use crate::reader::{ReadMode, check_line};
 use crate::scan::{JournalScan, ScanError, Verdict};
-use crate::timestamp::Timestamp;
+use crate::session_dir::{Access, SessionDir, SideFile};
 
 /// Why a repair failed; the journal is unchanged unless the message says otherwise.
 #[derive(Debug, thiserror::Error)]
@@ -27,7 +25,7 @@ pub enum RepairError {
         /// The OS error.
         source: io::Error,
     },
-    /// A directory fsync failed.
+    /// A file is a link, or a directory fsync failed.
     #[error(transparent)]
     Layout(#[from] LayoutError),
     /// Mid-file damage was found but salvage was not asked for.
@@ -66,55 +64,52 @@ fn io_err(path: &Path) -> impl FnOnce(io::Error) -> RepairError + '_ {
     }
 }
 
-/// A new side file next to `journal`, named `<journal>.<kind>-<UTC time>`, never overwriting.
-fn create_side_file(journal: &Path, kind: &str) -> Result<(File, PathBuf), RepairError> {
-    let stamp = Timestamp::now().to_text().replace([':', '-'], "");
-    let base = format!("{}.{kind}-{stamp}", journal.display());
-    for n in 0u32.. {
-        let path = PathBuf::from(if n == 0 {
-            base.clone()
-        } else {
-            format!("{base}.{n}")
-        });
-        match OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(&path)
-        {
-            Ok(file) => return Ok((file, path)),
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
-            Err(e) => return Err(io_err(&path)(e)),
-        }
-    }
-    unreachable!("u32 range exhausted")
+/// The session directory and file name of a journal path.
+fn split(journal: &Path) -> Result<(SessionDir, String), RepairError> {
+    let name = journal
+        .file_name()
+        .and_then(|n| n.to_str())
+        .ok_or_else(|| LayoutError::WrongKind {
+            path: journal.to_path_buf(),
+            what: "is not a journal file name",
+        })?
+        .to_owned();
+    let dir = match journal.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    Ok((SessionDir::open(dir)?, name))
 }
 
 /// Moves the bytes from `cut_at` to the end into a `torn-` side file, truncates the journal at
 /// `cut_at`, and fsyncs the side file, the journal and the directory (in that order).
-pub fn cut_tail(journal: &Path, cut_at: u64, reason: &str) -> Result<RepairOutcome, RepairError> {
-    let mut file = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open(journal)
-        .map_err(io_err(journal))?;
-    let len = file.metadata().map_err(io_err(journal))?.len();
+pub fn cut_tail(
+    dir: &SessionDir,
+    name: &str,
+    cut_at: u64,
+    reason: &str,
+) -> Result<RepairOutcome, RepairError> {
+    let journal = dir.join(name);
+    let mut file = dir.open_file(name, Access::ReadWrite)?;
+    let len = file.metadata().map_err(io_err(&journal))?.len();
     if cut_at >= len {
         return Ok(RepairOutcome::default());
     }
     let mut cut = Vec::with_capacity((len - cut_at) as usize);
     file.seek(SeekFrom::Start(cut_at))
-        .map_err(io_err(journal))?;
-    file.read_to_end(&mut cut).map_err(io_err(journal))?;
-    let (mut side, side_path) = create_side_file(journal, "torn")?;
-    side.write_all(&cut)
-        .and_then(|_| side.sync_all())
+        .map_err(io_err(&journal))?;
+    file.read_to_end(&mut cut).map_err(io_err(&journal))?;
+    let mut side = SideFile::create(dir, &format!("{name}.torn"))?;
+    let side_path = side.path();
+    // On failure (a full disk) the side file is removed again and the journal is untouched.
+    side.file
+        .write_all(&cut)
+        .and_then(|_| side.file.sync_all())
         .map_err(io_err(&side_path))?;
-    file.set_len(cut_at).map_err(io_err(journal))?;
-    file.sync_all().map_err(io_err(journal))?;
-    if let Some(dir) = journal.parent() {
-        sync_dir(dir)?;
-    }
+    let side_path = side.keep();
+    file.set_len(cut_at).map_err(io_err(&journal))?;
+    file.sync_all().map_err(io_err(&journal))?;
+    dir.sync()?;
     tracing::info!(journal = %journal.display(), cut_at, bytes = cut.len(), side = %side_path.display(), reason, "cut a torn tail");
     Ok(RepairOutcome {
         bytes_cut: cut.len() as u64,
@@ -124,42 +119,51 @@ pub fn cut_tail(journal: &Path, cut_at: u64, reason: &str) -> Result<RepairOutco
     })
 }
 
-/// Repairs what is safe to repair: a torn tail is cut to a side file; mid-file damage is
-/// refused unless `salvage` is set, in which case every bad line (and a torn tail) is moved to a
-/// `salvaged-` side file and every good line is kept, in order.
+/// Repairs what is safe to repair: a torn tail (or ephemeral events after the last persisted
+/// one) is cut to a side file; mid-file damage is refused unless `salvage` is set, in which
+/// case every bad line (and a torn tail) is moved to a `salvaged-` side file and every good
+/// line is kept, in order. Ephemeral events in the middle are kept: the event after each one
+/// names it as its parent.
 ///
 /// The caller must hold the session's writer lock.
 pub fn repair(journal: &Path, salvage: bool) -> Result<RepairOutcome, RepairError> {
-    let scan = JournalScan::of_file(journal)?;
+    let (dir, name) = split(journal)?;
+    repair_in(&dir, &name, salvage)
+}
+
+/// [`repair`] of the journal `name` in an open session directory.
+pub fn repair_in(
+    dir: &SessionDir,
+    name: &str,
+    salvage: bool,
+) -> Result<RepairOutcome, RepairError> {
+    let journal = dir.join(name);
+    let scan = JournalScan::of_file(&journal)?;
     match scan.verdict() {
         Verdict::Clean => Ok(RepairOutcome::default()),
-        Verdict::TornTail { cut_at, reason, .. } => cut_tail(journal, cut_at, &reason),
+        Verdict::TornTail { cut_at, reason, .. } => cut_tail(dir, name, cut_at, &reason),
         Verdict::Damaged { first, bad_total } if !salvage => Err(RepairError::NeedsSalvage {
-            path: journal.to_path_buf(),
+            path: journal,
             line: first.line,
             offset: first.offset,
             message: first.message,
             bad_total,
         }),
-        Verdict::Damaged { .. } => salvage_lines(journal),
+        Verdict::Damaged { .. } => salvage_lines(dir, name),
     }
 }
 
 /// Rewrites the journal keeping only valid lines; the rest goes to a side file.
 /// The new journal replaces the old one by an atomic rename.
-fn salvage_lines(journal: &Path) -> Result<RepairOutcome, RepairError> {
-    let input = File::open(journal).map_err(io_err(journal))?;
+fn salvage_lines(dir: &SessionDir, name: &str) -> Result<RepairOutcome, RepairError> {
+    let journal = dir.join(name);
+    let input = dir.open_file(name, Access::Read)?;
     let mut input = BufReader::with_capacity(1 << 16, input);
-    let tmp = journal.with_extension("jsonl.salvage-tmp");
-    let mut kept = OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(&tmp)
-        .map_err(io_err(&tmp))?;
-    let (mut side, side_path) = create_side_file(journal, "salvaged")?;
-    let mut kept_out = io::BufWriter::new(&mut kept);
+    let mut kept = SideFile::create(dir, &format!("{name}.salvage-tmp"))?;
+    let tmp = kept.path();
+    let mut side = SideFile::create(dir, &format!("{name}.salvaged"))?;
+    let side_path = side.path();
+    let mut kept_out = io::BufWriter::new(&mut kept.file);
     let mut outcome = RepairOutcome {
         side_file: Some(side_path.clone()),
         reason: Some("bad lines moved aside by --salvage".into()),
@@ -168,7 +172,9 @@ fn salvage_lines(journal: &Path) -> Result<RepairOutcome, RepairError> {
     let mut buf = Vec::with_capacity(4096);
     loop {
         buf.clear();
-        let n = input.read_until(b'\n', &mut buf).map_err(io_err(journal))?;
+        let n = input
+            .read_until(b'\n', &mut buf)
+            .map_err(io_err(&journal))?;
         if n == 0 {
             break;
         }
@@ -178,9 +184,9 @@ fn salvage_lines(journal: &Path) -> Result<RepairOutcome, RepairError> {
         if good {
             kept_out.write_all(&buf).map_err(io_err(&tmp))?;
         } else {
-            side.write_all(&buf).map_err(io_err(&side_path))?;
+            side.file.write_all(&buf).map_err(io_err(&side_path))?;
             if !buf.ends_with(b"\n") {
-                side.write_all(b"\n").map_err(io_err(&side_path))?;
+                side.file.write_all(b"\n").map_err(io_err(&side_path))?;
             }
             outcome.lines_moved += 1;
             outcome.bytes_cut += n as u64;
@@ -188,12 +194,14 @@ fn salvage_lines(journal: &Path) -> Result<RepairOutcome, RepairError> {
     }
     kept_out.flush().map_err(io_err(&tmp))?;
     drop(kept_out);
-    side.sync_all().map_err(io_err(&side_path))?;
-    kept.sync_all().map_err(io_err(&tmp))?;
-    fs::rename(&tmp, journal).map_err(io_err(journal))?;
-    if let Some(dir) = journal.parent() {
-        sync_dir(dir)?;
-    }
+    side.file.sync_all().map_err(io_err(&side_path))?;
+    kept.file.sync_all().map_err(io_err(&tmp))?;
+    let side_path = side.keep();
+    let tmp_name = kept.name().to_owned();
+    dir.rename(&tmp_name, name)?;
+    // Renamed: the temporary name no longer exists, so there is nothing left to remove.
+    let _ = kept.keep();
+    dir.sync()?;
     tracing::info!(journal = %journal.display(), lines = outcome.lines_moved, side = %side_path.display(), "salvaged a damaged journal");
     Ok(outcome)
 }
@@ -201,6 +209,7 @@ fn salvage_lines(journal: &Path) -> Result<RepairOutcome, RepairError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fs;
     use uuid::Uuid;
 
     fn line(n: u32) -> String {
@@ -284,6 +293,6 @@ mod tests {
         let sides = side_files(dir.path(), "salvaged");
         let moved = fs::read_to_string(&sides[0]).unwrap();
         assert_eq!(moved, format!("not json\n\0\0\n{}\n", &line(4)[..9]));
-        assert!(!path.with_extension("jsonl.salvage-tmp").exists());
+        assert!(side_files(dir.path(), "salvage-tmp").is_empty());
     }
 }

@@ -1,7 +1,11 @@
 //! Scanning a journal for damage: which lines are whole and valid, and whether what is wrong
 //! is a torn tail (safe to cut) or damage in the middle (needs a human decision).
+//!
+//! Valid lines of an ephemeral type (written by another program: turnstile never writes one)
+//! are recorded too. Those after the last persisted event are cut like a torn tail, since the
+//! next event must chain to a persisted one; those in the middle stay (the event after each
+//! names it as its parent) and are only reported.
 
-use std::fs::File;
 use std::io::{self, BufRead, BufReader};
 use std::path::{Path, PathBuf};
 
@@ -38,6 +42,30 @@ pub struct Tail {
     pub all_nul: bool,
 }
 
+/// A valid line of an ephemeral type (`session.idle`, deltas...): it should not be on disk.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EphemeralLine {
+    /// 1-based line number.
+    pub line: u64,
+    /// Byte offset of the line.
+    pub offset: u64,
+    /// Its event type.
+    pub event_type: String,
+}
+
+/// The ephemeral lines after the last persisted event.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TrailingEphemeral {
+    /// Line number of the first of them.
+    pub line: u64,
+    /// Its byte offset (where the journal is cut).
+    pub offset: u64,
+    /// How many there are.
+    pub count: u64,
+    /// The first one's type.
+    pub first_type: String,
+}
+
 /// The result of reading a whole journal once.
 #[derive(Debug, Clone, Default)]
 pub struct JournalScan {
@@ -45,7 +73,7 @@ pub struct JournalScan {
     pub file_len: u64,
     /// Number of valid lines.
     pub good_lines: u64,
-    /// Id of the last valid event.
+    /// Id of the last valid persisted event (the parent of the next one).
     pub last_id: Option<Uuid>,
     /// End offset of the last valid line.
     pub last_good_end: u64,
@@ -57,6 +85,12 @@ pub struct JournalScan {
     pub tail: Option<Tail>,
     /// End offset of the last complete line (good or bad).
     pub complete_end: u64,
+    /// The first [`MAX_REPORTED`] valid lines of ephemeral types.
+    pub ephemeral: Vec<EphemeralLine>,
+    /// How many valid lines of ephemeral types there are in all.
+    pub ephemeral_total: u64,
+    /// The valid ephemeral lines after the last valid persisted one, if any.
+    pub trailing_ephemeral: Option<TrailingEphemeral>,
 }
 
 /// What a scan means for opening and repairing.
@@ -64,14 +98,17 @@ pub struct JournalScan {
 pub enum Verdict {
     /// Every line is whole and valid.
     Clean,
-    /// Only the last line is broken: cut everything from `cut_at`.
+    /// Only the last line is broken, or the last lines are ephemeral events: cut everything
+    /// from `cut_at`.
     TornTail {
-        /// Where the torn line starts (the journal is truncated here).
+        /// Where the cut starts (the journal is truncated here).
         cut_at: u64,
         /// Its line number.
         line: u64,
-        /// Why it counts as torn.
+        /// Why it is cut.
         reason: String,
+        /// Valid lines before `cut_at` (what the journal holds after the cut).
+        kept_lines: u64,
     },
     /// A line before the last one is broken; the journal is not opened for append.
     Damaged {
@@ -99,7 +136,7 @@ impl JournalScan {
             path: path.to_path_buf(),
             source,
         };
-        let file = File::open(path).map_err(err)?;
+        let file = crate::session_dir::open_read_nofollow(path).map_err(err)?;
         Self::of_reader(BufReader::with_capacity(1 << 16, file), 0, 0).map_err(err)
     }
 
@@ -137,10 +174,34 @@ impl JournalScan {
             };
             scan.complete_end = scan.file_len;
             match check_line(body, ReadMode::Lenient) {
+                Ok(event) if event.is_ephemeral() => {
+                    scan.good_lines += 1;
+                    scan.last_good_end = scan.file_len;
+                    scan.ephemeral_total += 1;
+                    if scan.ephemeral.len() < MAX_REPORTED {
+                        scan.ephemeral.push(EphemeralLine {
+                            line,
+                            offset,
+                            event_type: event.event_type.to_string(),
+                        });
+                    }
+                    match &mut scan.trailing_ephemeral {
+                        Some(run) => run.count += 1,
+                        None => {
+                            scan.trailing_ephemeral = Some(TrailingEphemeral {
+                                line,
+                                offset,
+                                count: 1,
+                                first_type: event.event_type.to_string(),
+                            });
+                        }
+                    }
+                }
                 Ok(event) => {
                     scan.good_lines += 1;
                     scan.last_id = Some(event.id);
                     scan.last_good_end = scan.file_len;
+                    scan.trailing_ephemeral = None;
                 }
                 Err(message) => {
                     scan.bad_total += 1;
@@ -160,6 +221,34 @@ impl JournalScan {
 
     /// Classifies the damage, if any.
     pub fn verdict(&self) -> Verdict {
+        let verdict = self.damage_verdict();
+        // Ephemeral events after the last persisted one go with the tail: nothing chains to
+        // them, and the next event must chain to a persisted one.
+        let Some(run) = &self.trailing_ephemeral else {
+            return verdict;
+        };
+        let what = format!(
+            "{} ephemeral event(s) after the last persisted one (first: {} at line {}), written by another program",
+            run.count, run.first_type, run.line
+        );
+        match verdict {
+            Verdict::Clean => Verdict::TornTail {
+                cut_at: run.offset,
+                line: run.line,
+                reason: what,
+                kept_lines: self.good_lines - run.count,
+            },
+            Verdict::TornTail { reason, .. } => Verdict::TornTail {
+                cut_at: run.offset,
+                line: run.line,
+                reason: format!("{what}, then {reason}"),
+                kept_lines: self.good_lines - run.count,
+            },
+            damaged @ Verdict::Damaged { .. } => damaged,
+        }
+    }
+
+    fn damage_verdict(&self) -> Verdict {
         let last_bad_is_last_line = self.bad_total == 1
             && self
                 .bad
@@ -170,6 +259,7 @@ impl JournalScan {
             (0, Some(tail)) => Verdict::TornTail {
                 cut_at: tail.offset,
                 line: tail.line,
+                kept_lines: self.good_lines,
                 reason: if tail.all_nul {
                     format!(
                         "{} trailing NUL bytes (zero-filled blocks after a power loss)",
@@ -187,6 +277,7 @@ impl JournalScan {
                     cut_at: bad.offset,
                     line: bad.line,
                     reason: format!("last line is unparsable: {}", bad.message),
+                    kept_lines: self.good_lines,
                 }
             }
             _ => Verdict::Damaged {
@@ -266,6 +357,57 @@ mod tests {
             }
             v => panic!("{v:?}"),
         }
+    }
+
+    fn idle(n: u32, parent: u32) -> String {
+        format!(
+            r#"{{"type":"session.idle","data":{{}},"id":"{}","timestamp":"2026-11-29T14:34:34.757Z","parentId":"{}"}}"#,
+            Uuid::from_u128(u128::from(n) + 1),
+            Uuid::from_u128(u128::from(parent) + 1)
+        )
+    }
+
+    #[test]
+    fn trailing_ephemeral_events_are_cut_like_a_torn_tail() {
+        let good = format!("{}\n{}\n", line(1), line(2));
+        let text = format!("{good}{}\n{}\n", idle(3, 2), idle(4, 3));
+        let s = scan(text.as_bytes());
+        assert_eq!(
+            s.last_id,
+            Some(Uuid::from_u128(3)),
+            "the last persisted event"
+        );
+        match s.verdict() {
+            Verdict::TornTail {
+                cut_at,
+                line,
+                reason,
+                kept_lines,
+            } => {
+                assert_eq!((cut_at, line, kept_lines), (good.len() as u64, 3, 2));
+                assert!(reason.contains("session.idle at line 3"), "{reason}");
+            }
+            v => panic!("{v:?}"),
+        }
+        // With a torn write after them, the cut still starts at the first ephemeral line.
+        let torn = format!("{text}{}", &line(5)[..20]);
+        assert!(matches!(
+            scan(torn.as_bytes()).verdict(),
+            Verdict::TornTail { cut_at, kept_lines: 2, .. } if cut_at == good.len() as u64
+        ));
+    }
+
+    #[test]
+    fn ephemeral_events_in_the_middle_are_reported_not_cut() {
+        let text = format!("{}\n{}\n{}\n", line(1), idle(2, 1), line(3));
+        let s = scan(text.as_bytes());
+        assert_eq!(s.verdict(), Verdict::Clean);
+        assert_eq!(s.ephemeral_total, 1);
+        assert_eq!(
+            (s.ephemeral[0].line, s.ephemeral[0].event_type.as_str()),
+            (2, "session.idle")
+        );
+        assert!(s.trailing_ephemeral.is_none());
     }
 
     #[test]

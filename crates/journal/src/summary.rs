@@ -1,8 +1,7 @@
 //! One-line facts about a session for listings: id, cwd, created, updated, events, size,
 //! first prompt. Cheap: counts lines with `memchr` and parses only the lines it needs.
 
-use std::fs::File;
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
 use std::path::Path;
 
 use serde::Serialize;
@@ -12,12 +11,103 @@ use crate::event::Event;
 use crate::layout::{LayoutError, SessionPaths, io_err};
 
 /// How many leading lines are searched for `session.start` and the first `user.message`.
-const HEAD_LINES: usize = 64;
+pub(crate) const HEAD_LINES: usize = 64;
+
+/// What a listing takes from the first [`HEAD_LINES`] lines of a journal.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct HeadFacts {
+    /// Working directory from `session.start`.
+    pub cwd: Option<String>,
+    /// Timestamp of the first event.
+    pub created: Option<String>,
+    /// The first user prompt, shortened.
+    pub first_prompt: Option<String>,
+}
+
+impl HeadFacts {
+    /// Takes what it needs from one line (without its `\n`) of the head.
+    pub fn absorb_line(&mut self, line: &[u8]) {
+        if let Ok(ev) = Event::from_line(line.trim_ascii_end()) {
+            self.absorb_event(&ev);
+        }
+    }
+
+    /// Takes what it needs from one event of the head.
+    pub fn absorb_event(&mut self, ev: &Event) {
+        if self.created.is_none() {
+            self.created = Some(ev.timestamp.to_text());
+        }
+        let data = || serde_json::from_str::<serde_json::Value>(ev.data.get()).ok();
+        match ev.event_type.as_str() {
+            "session.start" if self.cwd.is_none() => {
+                self.cwd = data().and_then(|d| d["context"]["cwd"].as_str().map(str::to_owned));
+            }
+            "user.message" if self.first_prompt.is_none() => {
+                self.first_prompt = data().and_then(|d| d["content"].as_str().map(shorten));
+            }
+            _ => {}
+        }
+    }
+
+    /// Reads the head of the journal in `file` (complete lines only, at most [`HEAD_LINES`]).
+    pub fn read(file: &std::fs::File) -> std::io::Result<Self> {
+        let mut facts = HeadFacts::default();
+        let mut reader = BufReader::with_capacity(1 << 16, file);
+        let mut line = Vec::new();
+        for _ in 0..HEAD_LINES {
+            line.clear();
+            let n = reader.read_until(b'\n', &mut line)?;
+            if n == 0 || !line.ends_with(b"\n") {
+                break;
+            }
+            facts.absorb_line(&line);
+        }
+        Ok(facts)
+    }
+}
+
+/// The timestamp of the complete line that ends at byte `end` of `file` (as `updated` shows
+/// it), reading backwards only as far as that line's start.
+pub(crate) fn last_line_timestamp(
+    file: &std::fs::File,
+    end: u64,
+) -> std::io::Result<Option<String>> {
+    if end == 0 {
+        return Ok(None);
+    }
+    let mut file = file;
+    let mut tail: Vec<u8> = Vec::new();
+    let mut start = end;
+    let mut chunk = 4096u64;
+    loop {
+        let from = start.saturating_sub(chunk);
+        let mut buf = vec![0; (start - from) as usize];
+        file.seek(SeekFrom::Start(from))?;
+        file.read_exact(&mut buf)?;
+        buf.extend_from_slice(&tail);
+        tail = buf;
+        start = from;
+        // The line is `tail[..len-1]` after the previous '\n' (or the file's start).
+        let body = &tail[..tail.len() - 1];
+        if let Some(nl) = memchr::memrchr(b'\n', body) {
+            let line = &body[nl + 1..];
+            return Ok(Event::from_line(line.trim_ascii_end())
+                .ok()
+                .map(|ev| ev.timestamp.to_text()));
+        }
+        if start == 0 {
+            return Ok(Event::from_line(body.trim_ascii_end())
+                .ok()
+                .map(|ev| ev.timestamp.to_text()));
+        }
+        chunk = chunk.saturating_mul(2);
+    }
+}
 /// Longest first prompt shown in a listing, in characters.
 const PROMPT_CHARS: usize = 120;
 
 /// A session as shown by `turnstile sessions`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SessionSummary {
     /// The session id.
@@ -40,7 +130,8 @@ impl SessionSummary {
     /// Reads the summary of one session.
     pub fn read(paths: &SessionPaths) -> Result<Self, LayoutError> {
         paths.check_events_file()?;
-        let file = File::open(&paths.events).map_err(io_err(&paths.events))?;
+        let file =
+            crate::session_dir::open_read_nofollow(&paths.events).map_err(io_err(&paths.events))?;
         let size = file.metadata().map_err(io_err(&paths.events))?.len();
         let mut summary = SessionSummary {
             id: paths.id,
@@ -51,6 +142,7 @@ impl SessionSummary {
             size,
             first_prompt: None,
         };
+        let mut head = HeadFacts::default();
         let mut reader = BufReader::with_capacity(1 << 16, file);
         let mut line = Vec::new();
         let mut last_complete: Vec<u8> = Vec::new();
@@ -64,7 +156,7 @@ impl SessionSummary {
             }
             summary.events += 1;
             if summary.events as usize <= HEAD_LINES {
-                summary.absorb_head(&line);
+                head.absorb_line(&line);
             } else {
                 // Past the head only the count and the last line matter: count the rest fast.
                 std::mem::swap(&mut last_complete, &mut line);
@@ -80,37 +172,36 @@ impl SessionSummary {
         if let Ok(ev) = Event::from_line(last_complete.trim_ascii_end()) {
             summary.updated = Some(ev.timestamp.to_text());
         }
+        summary.cwd = head.cwd;
+        summary.created = head.created;
+        summary.first_prompt = head.first_prompt;
         Ok(summary)
     }
 
-    fn absorb_head(&mut self, line: &[u8]) {
-        let Ok(ev) = Event::from_line(line.trim_ascii_end()) else {
-            return;
-        };
-        if self.created.is_none() {
-            self.created = Some(ev.timestamp.to_text());
-        }
-        let data = || serde_json::from_str::<serde_json::Value>(ev.data.get()).ok();
-        match ev.event_type.as_str() {
-            "session.start" if self.cwd.is_none() => {
-                self.cwd = data().and_then(|d| d["context"]["cwd"].as_str().map(str::to_owned));
-            }
-            "user.message" if self.first_prompt.is_none() => {
-                self.first_prompt = data().and_then(|d| d["content"].as_str().map(shorten));
-            }
-            _ => {}
-        }
-    }
-
-    /// Summaries of every session under a root, newest first.
+    /// Summaries of every session under a root, newest first, each read from its journal.
     pub fn list(root: &crate::layout::StateRoot) -> Result<Vec<Self>, LayoutError> {
         let mut all = Vec::new();
         for id in root.session_ids()? {
             all.push(Self::read(&root.session(id))?);
         }
-        all.sort_by(|a, b| b.updated.cmp(&a.updated));
+        sort_newest_first(&mut all);
         Ok(all)
     }
+
+    /// The same list as [`Self::list`], taken from the session index where its records still
+    /// match the journals (see [`crate::index`]); the index is brought up to date.
+    pub fn list_indexed(
+        root: &crate::layout::StateRoot,
+    ) -> Result<(Vec<Self>, crate::index::ListingStats), LayoutError> {
+        let (mut all, stats) = crate::index::list(root)?;
+        sort_newest_first(&mut all);
+        Ok((all, stats))
+    }
+}
+
+/// Newest first; sessions with the same `updated` stay in id order (the input's).
+fn sort_newest_first(all: &mut [SessionSummary]) {
+    all.sort_by(|a, b| b.updated.cmp(&a.updated));
 }
 
 /// Counts the remaining complete lines and returns the last one.
@@ -174,6 +265,30 @@ mod tests {
         assert_eq!(s.created.as_deref(), Some("2026-11-29T14:34:34.757Z"));
         assert!(s.first_prompt.unwrap().starts_with("List the .txt files"));
         assert_eq!(SessionSummary::list(&root).unwrap().len(), 1);
+    }
+
+    #[test]
+    fn last_line_timestamp_reads_back_past_long_lines() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("j");
+        let long = "y".repeat(20_000);
+        let text = format!(
+            "{{\"type\":\"a\",\"data\":{{}},\"id\":\"4786b3be-b429-4ca6-a44b-d9323b7490b8\",\"timestamp\":\"2026-11-29T14:34:34.757Z\",\"parentId\":null}}\n{{\"type\":\"b\",\"data\":{{\"s\":\"{long}\"}},\"id\":\"2e6bfb39-70a8-4464-838b-fbc966681576\",\"timestamp\":\"2026-11-29T14:35:00.000Z\",\"parentId\":\"4786b3be-b429-4ca6-a44b-d9323b7490b8\"}}\n"
+        );
+        std::fs::write(&path, &text).unwrap();
+        let f = std::fs::File::open(&path).unwrap();
+        let first_end = text.find('\n').unwrap() as u64 + 1;
+        assert_eq!(
+            last_line_timestamp(&f, text.len() as u64)
+                .unwrap()
+                .as_deref(),
+            Some("2026-11-29T14:35:00.000Z")
+        );
+        assert_eq!(
+            last_line_timestamp(&f, first_end).unwrap().as_deref(),
+            Some("2026-11-29T14:34:34.757Z")
+        );
+        assert_eq!(last_line_timestamp(&f, 0).unwrap(), None);
     }
 
     #[test]

@@ -6,7 +6,7 @@
 //! writer: the kernel may have dropped the dirty pages, so retrying could claim durability for
 //! data that is gone. Reopen (which recovers the tail) instead.
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{self, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -16,9 +16,12 @@ use tokio::sync::watch;
 use uuid::Uuid;
 
 use crate::event::Event;
-use crate::layout::{LayoutError, SessionPaths, StateRoot};
+use crate::index::{IndexRecord, JournalId};
+use crate::layout::{EVENTS_FILE, LayoutError, SessionPaths, StateRoot};
 use crate::repair::{RepairError, RepairOutcome, cut_tail};
 use crate::scan::{JournalScan, ScanError, Verdict};
+use crate::session_dir::{Access, SessionDir};
+use crate::summary::{HEAD_LINES, HeadFacts, SessionSummary, last_line_timestamp};
 use crate::writer_lock::{LockError, WriterLock};
 
 /// When appended events are fsynced.
@@ -149,6 +152,43 @@ struct State {
     requested: u64,
     poisoned: Option<String>,
     closing: bool,
+    /// What the session index needs (`None` when the session is not in a state root).
+    facts: Option<IndexFacts>,
+}
+
+/// The listing facts of the session, kept in step with appends for the session index.
+#[derive(Debug)]
+struct IndexFacts {
+    root: PathBuf,
+    id: Uuid,
+    head: HeadFacts,
+    updated: Option<crate::timestamp::Timestamp>,
+    /// A turn ended (or the session shut down) since the last record.
+    due: bool,
+}
+
+/// The index record of the journal as it is now; `None` if the file is not exactly what this
+/// writer wrote (someone else appended: let the listing read it).
+fn index_record(shared: &Shared, st: &State) -> Option<(PathBuf, IndexRecord)> {
+    let facts = st.facts.as_ref()?;
+    let meta = shared.file.metadata().ok()?;
+    let journal = JournalId::of(&meta);
+    if journal.size != st.bytes || st.poisoned.is_some() {
+        return None;
+    }
+    let summary = SessionSummary {
+        id: Some(facts.id),
+        cwd: facts.head.cwd.clone(),
+        created: facts.head.created.clone(),
+        updated: facts.updated.as_ref().map(|t| t.to_text()),
+        events: st.written,
+        size: st.bytes,
+        first_prompt: facts.head.first_prompt.clone(),
+    };
+    Some((
+        facts.root.clone(),
+        IndexRecord::new(facts.id, journal, &summary),
+    ))
 }
 
 #[derive(Debug)]
@@ -191,22 +231,60 @@ impl JournalWriter {
         paths: &SessionPaths,
         options: WriterOptions,
     ) -> Result<(Self, Recovery), WriteError> {
-        if !paths.dir.is_dir() {
+        // Every file of the session is opened relative to the directory, never through a link.
+        let lock = WriterLock::acquire_in(SessionDir::open(&paths.dir)?)?;
+        let dir = lock.dir();
+        let name = paths
+            .events
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or(EVENTS_FILE)
+            .to_owned();
+        if paths.events.parent() != Some(paths.dir.as_path()) {
             return Err(LayoutError::WrongKind {
-                path: paths.dir.clone(),
-                what: "is not a session directory",
+                path: paths.events.clone(),
+                what: "is not inside its session directory",
             }
             .into());
         }
-        let lock = WriterLock::acquire(&paths.lock)?;
-        paths.check_events_file()?;
+        match dir.stat(&name)? {
+            None => {
+                return Err(LayoutError::Io {
+                    path: paths.events.clone(),
+                    source: io::ErrorKind::NotFound.into(),
+                }
+                .into());
+            }
+            Some(st) if rustix::fs::FileType::from_raw_mode(st.st_mode).is_symlink() => {
+                return Err(LayoutError::Link {
+                    path: paths.events.clone(),
+                    target: std::fs::read_link(&paths.events).ok(),
+                }
+                .into());
+            }
+            Some(st) if rustix::fs::FileType::from_raw_mode(st.st_mode).is_file() => {}
+            Some(_) => {
+                return Err(LayoutError::WrongKind {
+                    path: paths.events.clone(),
+                    what: "is not a regular file (expected the session's events.jsonl)",
+                }
+                .into());
+            }
+        }
+        // Refuses a symlinked or hard-linked journal before a byte is read or cut.
+        let file = dir.open_file(&name, Access::Append)?;
         let scan = scan_from(&paths.events, options.trusted_prefix)?;
         let mut recovery = Recovery::default();
         let (events, bytes, last_id) = match scan.verdict() {
             Verdict::Clean => (scan.good_lines, scan.file_len, scan.last_id),
-            Verdict::TornTail { cut_at, reason, .. } => {
-                recovery.torn_tail = Some(cut_tail(&paths.events, cut_at, &reason)?);
-                (scan.good_lines, cut_at, scan.last_id)
+            Verdict::TornTail {
+                cut_at,
+                reason,
+                kept_lines,
+                ..
+            } => {
+                recovery.torn_tail = Some(cut_tail(dir, &name, cut_at, &reason)?);
+                (kept_lines, cut_at, scan.last_id)
             }
             Verdict::Damaged { first, .. } => {
                 return Err(WriteError::Damaged {
@@ -220,13 +298,7 @@ impl JournalWriter {
         recovery.events = events;
         recovery.bytes = bytes;
         recovery.last_id = last_id;
-        let file = OpenOptions::new()
-            .append(true)
-            .open(&paths.events)
-            .map_err(|source| WriteError::Io {
-                path: paths.events.clone(),
-                source,
-            })?;
+        let facts = index_facts(paths, dir, &name, bytes);
         let (durable_tx, _) = watch::channel((events, false));
         let shared = Arc::new(Shared {
             path: paths.events.clone(),
@@ -239,6 +311,7 @@ impl JournalWriter {
                 requested: events,
                 poisoned: None,
                 closing: false,
+                facts,
             }),
             work: Condvar::new(),
             progress: Condvar::new(),
@@ -254,16 +327,15 @@ impl JournalWriter {
                     source,
                 })?
         };
-        Ok((
-            JournalWriter {
-                shared,
-                durability: options.durability,
-                syncer: Some(syncer),
-                paths: paths.clone(),
-                _lock: lock,
-            },
-            recovery,
-        ))
+        let writer = JournalWriter {
+            shared,
+            durability: options.durability,
+            syncer: Some(syncer),
+            paths: paths.clone(),
+            _lock: lock,
+        };
+        writer.update_index();
+        Ok((writer, recovery))
     }
 
     /// The session's paths.
@@ -344,7 +416,20 @@ impl JournalWriter {
             st.written += 1;
             st.bytes += line.len() as u64;
             st.last_id = Some(event.id);
-            st.written
+            let seq = st.written;
+            if let Some(facts) = st.facts.as_mut() {
+                if seq <= HEAD_LINES as u64 {
+                    facts.head.absorb_event(event);
+                }
+                facts.updated = Some(event.timestamp.clone());
+                if matches!(
+                    event.event_type.as_str(),
+                    "assistant.turn_end" | "session.shutdown"
+                ) {
+                    facts.due = true;
+                }
+            }
+            seq
         };
         Ok(seq)
     }
@@ -432,6 +517,22 @@ impl JournalWriter {
         }
         if let Some(handle) = self.syncer.take() {
             let _ = handle.join();
+            // The last word for the session index (once: the syncer is gone only once).
+            self.update_index();
+        }
+    }
+
+    /// Appends the session's current facts to the session index (no fsync; see `index.rs`).
+    fn update_index(&self) {
+        let record = {
+            let mut st = self.lock_state();
+            if let Some(facts) = st.facts.as_mut() {
+                facts.due = false;
+            }
+            index_record(&self.shared, &st)
+        };
+        if let Some((root, record)) = record {
+            crate::index::append(&root, &record);
         }
     }
 
@@ -485,10 +586,47 @@ fn syncer_loop(shared: &Shared) {
                 st.durable = st.durable.max(target);
                 shared.progress.notify_all();
                 shared.durable_tx.send_replace((st.durable, false));
+                // After the waiters are woken, so the index costs them nothing.
+                let due = st
+                    .facts
+                    .as_mut()
+                    .is_some_and(|f| std::mem::take(&mut f.due));
+                if due && let Some((root, record)) = index_record(shared, &st) {
+                    drop(st);
+                    crate::index::append(&root, &record);
+                    st = lock(&shared.state);
+                }
             }
             Err(e) => poison(shared, &mut st, format!("fsync failed: {e}")),
         }
     }
+}
+
+/// The index facts of a session in a state root (a directory named by its id), read from
+/// the head and the last line of the journal as recovered (`bytes` long).
+fn index_facts(
+    paths: &SessionPaths,
+    dir: &SessionDir,
+    name: &str,
+    bytes: u64,
+) -> Option<IndexFacts> {
+    let id = paths.id?;
+    let root = paths.dir.parent()?.to_path_buf();
+    if name != EVENTS_FILE {
+        return None;
+    }
+    let file = dir.open_file(name, Access::Read).ok()?;
+    let head = HeadFacts::read(&file).ok()?;
+    let updated = last_line_timestamp(&file, bytes)
+        .ok()?
+        .and_then(|t| crate::timestamp::Timestamp::parse(&t).ok());
+    Some(IndexFacts {
+        root,
+        id,
+        head,
+        updated,
+        due: false,
+    })
 }
 
 fn scan_from(path: &Path, trusted: Option<TrustedPrefix>) -> Result<JournalScan, ScanError> {
@@ -499,7 +637,7 @@ fn scan_from(path: &Path, trusted: Option<TrustedPrefix>) -> Result<JournalScan,
         path: path.to_path_buf(),
         source,
     };
-    let mut file = File::open(path).map_err(err)?;
+    let mut file = crate::session_dir::open_read_nofollow(path).map_err(err)?;
     let len = file.metadata().map_err(err)?.len();
     if prefix.len > len {
         return JournalScan::of_file(path);

@@ -4,14 +4,21 @@
 //! The lock is an advisory `flock` taken with std's `File::try_lock`; the kernel drops it when
 //! the holder's process dies, so a crashed writer never blocks the next one. The holder record
 //! in the file is only for messages; the lock itself is the truth.
+//!
+//! The Copilot CLI does not take this lock; it leaves an `inuse.<pid>.lock` marker instead
+//! ([`crate::inuse`]). Taking the lock therefore also checks for a live process's marker (and
+//! refuses as if the flock were held), and leaves this process's own marker while it holds the
+//! lock, so the CLI sees turnstile too.
 
-use std::fs::{File, OpenOptions, TryLockError};
+use std::fs::{File, TryLockError};
 use std::io::{self, Read, Seek, SeekFrom, Write};
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::inuse;
+use crate::layout::{LOCK_FILE, LayoutError};
+use crate::session_dir::{Access, SessionDir};
 use crate::timestamp::Timestamp;
 
 /// Who holds (or held) a session's writer lock.
@@ -49,14 +56,20 @@ impl std::fmt::Display for LockHolder {
 /// Why the lock could not be taken.
 #[derive(Debug, thiserror::Error)]
 pub enum LockError {
-    /// Another live writer holds the session.
-    #[error("session {} is in use by another writer ({}); stop that process or wait for it to finish", dir.display(), holder.as_ref().map_or_else(|| "holder unknown".to_string(), ToString::to_string))]
+    /// Another live writer holds the session (turnstile's flock, or the Copilot CLI's
+    /// in-use marker of a live process).
+    #[error("session {} is in use by another {} ({}); stop that process or wait for it to finish", dir.display(), if marker.is_some() { "process" } else { "writer" }, holder_text(holder.as_ref(), marker.as_deref()))]
     Held {
         /// The session directory.
         dir: PathBuf,
-        /// What the lock file says about the holder, when readable.
+        /// What the lock file (or the marker) says about the holder, when readable.
         holder: Option<LockHolder>,
+        /// The in-use marker of the holder, when that is what refused the lock.
+        marker: Option<PathBuf>,
     },
+    /// The session directory or the lock file is a link, or not what it should be.
+    #[error(transparent)]
+    Layout(#[from] LayoutError),
     /// The lock file could not be opened or written.
     #[error("{}: {source}", path.display())]
     Io {
@@ -67,28 +80,51 @@ pub enum LockError {
     },
 }
 
-/// A held writer lock; dropping it releases the lock.
+fn holder_text(holder: Option<&LockHolder>, marker: Option<&Path>) -> String {
+    let who = holder.map_or_else(|| "holder unknown".to_string(), ToString::to_string);
+    match marker {
+        Some(m) => format!("{who}, in-use marker {}", m.display()),
+        None => who,
+    }
+}
+
+/// A held writer lock; dropping it releases the lock and removes this process's marker.
 #[derive(Debug)]
 pub struct WriterLock {
     file: File,
     path: PathBuf,
+    dir: SessionDir,
+    pid: u32,
 }
 
 impl WriterLock {
-    /// Takes the exclusive lock at `path` without waiting, recording this process as holder.
+    /// Takes the exclusive lock at `path` (a session directory's `writer.lock`) without
+    /// waiting, recording this process as holder.
     pub fn acquire(path: &Path) -> Result<Self, LockError> {
+        let dir_path = path.parent().unwrap_or(Path::new("."));
+        let dir_path = if dir_path.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            dir_path
+        };
+        if path.file_name().and_then(|n| n.to_str()) != Some(LOCK_FILE) {
+            return Err(LayoutError::WrongKind {
+                path: path.to_path_buf(),
+                what: "is not a session's writer.lock",
+            }
+            .into());
+        }
+        Self::acquire_in(SessionDir::open(dir_path)?)
+    }
+
+    /// Takes the lock of the session directory `dir` (see [`Self::acquire`]).
+    pub fn acquire_in(dir: SessionDir) -> Result<Self, LockError> {
+        let path = dir.join(LOCK_FILE);
         let io = |source| LockError::Io {
-            path: path.to_path_buf(),
+            path: path.clone(),
             source,
         };
-        let mut file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .mode(0o600)
-            .open(path)
-            .map_err(io)?;
+        let mut file = dir.open_file(LOCK_FILE, Access::CreateReadWrite)?;
         match file.try_lock() {
             Ok(()) => {}
             Err(TryLockError::WouldBlock) => {
@@ -98,11 +134,31 @@ impl WriterLock {
                     .ok()
                     .and_then(|_| serde_json::from_str(text.trim()).ok());
                 return Err(LockError::Held {
-                    dir: path.parent().unwrap_or(path).to_path_buf(),
+                    dir: dir.path().to_path_buf(),
                     holder,
+                    marker: None,
                 });
             }
             Err(TryLockError::Error(e)) => return Err(io(e)),
+        }
+        let pid = std::process::id();
+        // Under the flock no turnstile process competes; a live marker is the Copilot CLI's
+        // (or a process that kept one without the lock).
+        if let Some(marker) = inuse::live_holder(&dir, pid)? {
+            let _ = file.unlock();
+            return Err(LockError::Held {
+                dir: dir.path().to_path_buf(),
+                holder: Some(LockHolder {
+                    pid: marker.pid,
+                    host: gethostname::gethostname().to_string_lossy().into_owned(),
+                    started_at: marker
+                        .since
+                        .and_then(|t| t.duration_since(std::time::SystemTime::UNIX_EPOCH).ok())
+                        .map(|d| Timestamp::from_millis(d.as_millis() as i64).to_text())
+                        .unwrap_or_else(|| "an unknown time".into()),
+                }),
+                marker: Some(marker.path),
+            });
         }
         let record = serde_json::to_string(&LockHolder::current()).unwrap_or_default();
         file.set_len(0).map_err(io)?;
@@ -110,10 +166,18 @@ impl WriterLock {
         file.write_all(record.as_bytes())
             .and_then(|_| file.write_all(b"\n"))
             .map_err(io)?;
+        inuse::write_own(&dir, pid)?;
         Ok(WriterLock {
             file,
-            path: path.to_path_buf(),
+            path,
+            dir,
+            pid,
         })
+    }
+
+    /// The session directory the lock is in.
+    pub fn dir(&self) -> &SessionDir {
+        &self.dir
     }
 
     /// The lock file's path.
@@ -123,14 +187,24 @@ impl WriterLock {
 
     /// Reads the holder recorded in a lock file, if any (for messages only).
     pub fn read_holder(path: &Path) -> Option<LockHolder> {
-        std::fs::read_to_string(path)
+        use std::os::unix::fs::OpenOptionsExt;
+        let mut text = String::new();
+        std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
+            .open(path)
+            .and_then(|mut f| f.read_to_string(&mut text))
             .ok()
-            .and_then(|text| serde_json::from_str(text.trim()).ok())
+            .and_then(|_| serde_json::from_str(text.trim()).ok())
     }
 }
 
 impl Drop for WriterLock {
     fn drop(&mut self) {
+        // The marker goes first: once the flock is released another writer may write its own.
+        if let Err(e) = inuse::remove_own(&self.dir, self.pid) {
+            tracing::warn!(error = %e, "cannot remove the in-use marker");
+        }
         // Closing the descriptor releases the flock too; unlocking first makes it immediate
         // even if another handle to the same open file description is still alive.
         let _ = self.file.unlock();

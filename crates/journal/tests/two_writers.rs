@@ -77,6 +77,7 @@ fn second_writer_is_refused_and_crashed_holder_never_blocks() {
                 let msg = WriteError::Locked(LockError::Held {
                     dir: paths.dir.clone(),
                     holder: Some(holder),
+                    marker: None,
                 })
                 .to_string();
                 assert!(
@@ -88,11 +89,27 @@ fn second_writer_is_refused_and_crashed_holder_never_blocks() {
         }
     }
     // SIGKILL the holder: the kernel drops its lock, so we can open at once.
+    let child_marker = paths.dir.join(format!("inuse.{}.lock", child.id()));
+    assert!(
+        child_marker.is_file(),
+        "the holder leaves the runtime's in-use marker"
+    );
     child.kill().unwrap();
     child.wait().unwrap();
+    assert!(child_marker.is_file(), "SIGKILL leaves the marker behind");
     let (writer, _) =
         JournalWriter::open(&paths, WriterOptions::default()).expect("lock released by the kernel");
+    assert!(
+        !child_marker.exists(),
+        "a dead holder's marker is removed as stale"
+    );
+    let own = paths.dir.join(format!("inuse.{}.lock", std::process::id()));
+    assert_eq!(
+        std::fs::read_to_string(&own).unwrap(),
+        format!("{}\n", std::process::id())
+    );
     drop(writer);
+    assert!(!own.exists(), "released with the lock");
     let scan = JournalScan::of_file(&paths.events).unwrap();
     assert!(
         matches!(scan.verdict(), Verdict::Clean),

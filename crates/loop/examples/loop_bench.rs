@@ -101,6 +101,7 @@ async fn main() {
                 hooks: None,
                 external_tools: None,
                 permission_asker: None,
+                section_transformer: None,
             };
             let session = SessionHandle::create(&root, None, parts).expect("create");
             let start = Instant::now();

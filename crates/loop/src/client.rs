@@ -27,13 +27,34 @@ pub trait ExternalTools: Send + Sync {
     /// built-in's name replaces it).
     fn specs(&self) -> Vec<ToolSpec>;
     /// Runs one call: resolves when the client answers. Dropped when the message is aborted.
+    /// A failure with code `rejected` (the SDK's `resultType: "rejected"`) ends the message
+    /// after this turn, as the runtime does; any other failure is read by the model.
     fn call(&self, call: ExternalToolCall) -> BoxFuture<'static, Result<ToolOutput, ToolFailure>>;
+}
+
+/// Why a permission request got no answer; its text is the `reason` of the recorded
+/// `permission.completed {result: {kind: "cancelled"}}`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AskError {
+    /// The client went away before answering.
+    #[error("the SDK client disconnected")]
+    Disconnected,
+    /// The same request id is already waiting for an answer.
+    #[error("permission request {0} is already being asked")]
+    AlreadyAsked(String),
+    /// The message was aborted while the request waited.
+    #[error("the message was aborted")]
+    Aborted,
 }
 
 /// A client that decides permissions.
 pub trait PermissionAsker: Send + Sync {
     /// Asks about the request just recorded as `permission.requested`; resolves to the schema's
     /// `PermissionResult` object (`{"kind":"approved"}`, `{"kind":"denied-interactively-by-user"}`, ...).
-    /// `Err` means nobody could answer (the client went away).
-    fn ask(&self, request_id: String, request: Value) -> BoxFuture<'static, Result<Value, String>>;
+    /// `Err` says why nobody answered.
+    fn ask(
+        &self,
+        request_id: String,
+        request: Value,
+    ) -> BoxFuture<'static, Result<Value, AskError>>;
 }

@@ -11,6 +11,7 @@ pub mod client;
 pub mod hooks;
 pub mod model;
 pub mod permissions;
+pub mod prompt;
 pub mod session;
 pub mod tools;
 

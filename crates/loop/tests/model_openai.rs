@@ -43,12 +43,11 @@ fn request(stream: bool) -> ChatRequest {
             ChatMessage::System {
                 content: "You are a test.".into(),
             },
-            ChatMessage::User {
-                content: "How many text files are there?".into(),
-            },
+            ChatMessage::user("How many text files are there?"),
         ],
         tools: vec![],
         stream,
+        ..Default::default()
     }
 }
 
@@ -536,9 +535,7 @@ async fn the_request_body_has_the_openai_shape() {
             ChatMessage::System {
                 content: "system prompt".into(),
             },
-            ChatMessage::User {
-                content: "list the text files".into(),
-            },
+            ChatMessage::user("list the text files"),
             ChatMessage::Assistant {
                 content: None,
                 tool_calls: vec![
@@ -566,9 +563,7 @@ async fn the_request_body_has_the_openai_shape() {
                 content: Some("There are 2.".into()),
                 tool_calls: vec![],
             },
-            ChatMessage::User {
-                content: "thanks".into(),
-            },
+            ChatMessage::user("thanks"),
         ],
         tools: vec![ToolSchema {
             name: "glob".into(),
@@ -576,6 +571,7 @@ async fn the_request_body_has_the_openai_shape() {
             parameters: json!({"type": "object", "properties": {"pattern": {"type": "string"}}, "required": ["pattern"]}),
         }],
         stream: true,
+        ..Default::default()
     };
     let (result, _) = run(&provider(&server), &request).await;
     let response = result.unwrap();

@@ -21,11 +21,10 @@ fn fixture(name: &str) -> PathBuf {
 fn request(stream: bool) -> ChatRequest {
     ChatRequest {
         model: "gpt-4.1".into(),
-        messages: vec![ChatMessage::User {
-            content: "How many text files are there?".into(),
-        }],
+        messages: vec![ChatMessage::user("How many text files are there?")],
         tools: vec![],
         stream,
+        ..Default::default()
     }
 }
 

@@ -55,6 +55,7 @@ impl Fixture {
             hooks: Some(Arc::new(hooks) as Arc<dyn HookRunner>),
             external_tools: None,
             permission_asker: None,
+            section_transformer: None,
         }
     }
 
@@ -138,10 +139,14 @@ async fn multi_turn_with_several_tools_per_turn() {
             .collect::<Vec<_>>(),
         [
             "assistant.turn_start",
+            "session.usage_info",
+            "model.call_start",
             "assistant.message",
+            // Every start first (request order), as the runtime records them; then the calls
+            // run together.
+            "tool.execution_start",
             "tool.execution_start",
             "tool.execution_complete",
-            "tool.execution_start",
             "tool.execution_complete"
         ]
     );
@@ -703,7 +708,8 @@ async fn malformed_sse_is_a_session_error() {
     fx.audit_clean(session.id());
 }
 
-/// A client that implements one tool and rejects every permission request.
+/// A client that implements one tool, approves running it and rejects every other
+/// permission request.
 struct FakeClient;
 
 impl turnstile_loop::client::ExternalTools for FakeClient {
@@ -712,6 +718,7 @@ impl turnstile_loop::client::ExternalTools for FakeClient {
             name: "lookup_weather".into(),
             description: "Weather for a city".into(),
             parameters: json!({"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}),
+            ..Default::default()
         }]
     }
     fn call(
@@ -735,10 +742,13 @@ impl turnstile_loop::client::PermissionAsker for FakeClient {
         &self,
         _request_id: String,
         request: Value,
-    ) -> turnstile_loop::tools::BoxFuture<'static, Result<Value, String>> {
+    ) -> turnstile_loop::tools::BoxFuture<'static, Result<Value, turnstile_loop::client::AskError>>
+    {
         Box::pin(async move {
-            assert_eq!(request["kind"], "shell");
-            Ok(json!({"kind": "denied-interactively-by-user", "feedback": "not today"}))
+            match request["kind"].as_str() {
+                Some("custom-tool") => Ok(json!({"kind": "approved"})),
+                _ => Ok(json!({"kind": "denied-interactively-by-user", "feedback": "not today"})),
+            }
         })
     }
 }
@@ -782,15 +792,29 @@ async fn client_tools_and_client_permission_decisions() {
             .contains("Permission denied by the user: not today")
     );
     assert!(!fx.work.path().join("made.txt").exists());
-    let completed = live
+    let asked: Vec<Value> = live
         .iter()
-        .find(|e| e.event_type.as_str() == "permission.completed")
-        .unwrap();
+        .filter(|e| e.event_type.as_str() == "permission.requested")
+        .map(|e| data(e)["permissionRequest"].clone())
+        .collect();
+    // The runtime's shape for a client tool, then the shell request.
     assert_eq!(
-        data(completed)["result"]["kind"],
+        asked[0],
+        json!({"kind": "custom-tool", "toolName": "lookup_weather", "toolDescription": "Weather for a city",
+               "args": {"city": "Oslo"}, "skipPermission": false, "toolCallId": "call_1"})
+    );
+    assert_eq!(asked[1]["kind"], "shell");
+    let completed: Vec<Value> = live
+        .iter()
+        .filter(|e| e.event_type.as_str() == "permission.completed")
+        .map(|e| data(e))
+        .collect();
+    assert_eq!(completed[0]["result"]["kind"], "approved");
+    assert_eq!(
+        completed[1]["result"]["kind"],
         "denied-interactively-by-user"
     );
-    assert_eq!(data(completed)["decisionSource"], "human_response");
+    assert_eq!(completed[1]["decisionSource"], "human_response");
     session.shutdown().await.unwrap();
     fx.audit_clean(session.id());
 }

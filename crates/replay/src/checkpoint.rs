@@ -35,8 +35,9 @@ use crate::state::SessionState;
 
 /// Name of the sidecar in the session directory.
 pub const CHECKPOINT_FILE: &str = "checkpoint.json";
-/// Format version; a checkpoint of another version is ignored.
-pub const CHECKPOINT_VERSION: u32 = 1;
+/// Format version; a checkpoint of another version is ignored. 2: the state keeps user
+/// message attachments and binary assets.
+pub const CHECKPOINT_VERSION: u32 = 2;
 /// Bytes before the offset covered by the guard CRC.
 pub const GUARD_BYTES: u64 = 64 * 1024;
 

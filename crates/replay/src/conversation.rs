@@ -29,6 +29,9 @@ pub enum Message {
         /// `messageId`, when recorded.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         message_id: Option<String>,
+        /// The attachments as `user.message` recorded them (rendered into the request).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        attachments: Vec<Value>,
     },
     /// The model's answer: text and the tool calls it made.
     #[serde(rename_all = "camelCase")]

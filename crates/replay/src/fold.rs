@@ -12,8 +12,8 @@ use std::path::Path;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 use turnstile_journal::payload::{
-    AssistantMessage, AssistantUsage, Payload, SessionError, SessionResume, SessionStart,
-    SystemMessage, ToolExecutionComplete, UserMessage,
+    AssistantMessage, AssistantUsage, Payload, SessionBinaryAsset, SessionError, SessionResume,
+    SessionStart, SystemMessage, ToolExecutionComplete, UserMessage,
 };
 use turnstile_journal::{Event, LiveMark, Record, Uuid};
 
@@ -23,6 +23,7 @@ use crate::audit::line::{Scratch, standard_envelope};
 use crate::conversation::{ConversationExt, Message, ToolCallRequest};
 use crate::error::ReplayError;
 use crate::open_work::OpenToolCall;
+use crate::state::BinaryAsset;
 use crate::state::{
     KEPT_RECENT, ModelUsage, ResumeInfo, SessionErrorInfo, SessionState, TokenCounts,
 };
@@ -279,6 +280,17 @@ impl Folder {
                     self.state.session.model = Some(model);
                 }
             }
+            "session.binary_asset" => {
+                if let Some(p) = self.payload::<SessionBinaryAsset>(line, event) {
+                    self.state.assets.insert(
+                        p.asset_id,
+                        BinaryAsset {
+                            mime_type: p.mime_type,
+                            data: p.data,
+                        },
+                    );
+                }
+            }
             "system.message" if main => {
                 if let Some(p) = self.payload::<SystemMessage>(line, event) {
                     if p.role == "system" {
@@ -298,6 +310,7 @@ impl Folder {
                         content: p.transformed_content.unwrap_or(p.content),
                         autopilot_continuation: p.is_autopilot_continuation == Some(true),
                         message_id: p.message_id,
+                        attachments: p.attachments.unwrap_or_default(),
                     });
                 }
             }

@@ -46,5 +46,5 @@ pub use error::ReplayError;
 pub use fold::{FoldedJournal, Folder, fold, fold_file};
 pub use open_work::{OpenToolCall, OpenTurn, OpenWork, PendingExternalTool, PendingPermission};
 pub use resume_plan::{ResumePlan, resume_plan};
-pub use state::SessionState;
+pub use state::{BinaryAsset, SessionState};
 pub use tracking::Counters;

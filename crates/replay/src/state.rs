@@ -54,6 +54,19 @@ pub struct SessionState {
     /// The last few of those, as `type: reason`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub recent_warnings: Vec<String>,
+    /// Bytes recorded once by `session.binary_asset` (attached images), by asset id.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub assets: BTreeMap<String, BinaryAsset>,
+}
+
+/// The bytes of one `session.binary_asset`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BinaryAsset {
+    /// MIME type of the bytes.
+    pub mime_type: String,
+    /// The bytes, base64.
+    pub data: String,
 }
 
 impl SessionState {

@@ -11,7 +11,7 @@ use std::path::Path;
 use common::lines;
 use common::synth::{SynthConfig, session_bytes};
 use proptest::prelude::*;
-use turnstile_replay::checkpoint::GUARD_BYTES;
+use turnstile_replay::checkpoint::{CHECKPOINT_VERSION, GUARD_BYTES};
 use turnstile_replay::{
     CHECKPOINT_FILE, Checkpoint, CheckpointRejection, SessionState, fold_file, verify_checkpoint,
     write_checkpoint,
@@ -140,9 +140,11 @@ fn other_version_falls_back() {
     let bytes = journal(4, 64);
     let dir = checkpointed(&bytes, bytes.len());
     let path = dir.path().join(CHECKPOINT_FILE);
-    let text = fs::read_to_string(&path)
-        .unwrap()
-        .replacen("\"version\":1", "\"version\":99", 1);
+    let text = fs::read_to_string(&path).unwrap().replacen(
+        &format!("\"version\":{CHECKPOINT_VERSION}"),
+        "\"version\":99",
+        1,
+    );
     fs::write(&path, text).unwrap();
     expect_fallback!(dir.path(), CheckpointRejection::OtherVersion { found: 99 });
 }

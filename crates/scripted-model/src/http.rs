@@ -15,6 +15,10 @@ pub(crate) struct Request {
     pub method: String,
     /// The path without its query string.
     pub path: String,
+    /// The query string (after `?`), empty when none.
+    pub query: String,
+    /// Header names (lowercased) and values, in arrival order.
+    pub headers: Vec<(String, String)>,
     pub body: Vec<u8>,
 }
 
@@ -50,7 +54,9 @@ pub(crate) async fn read_request<S: AsyncRead + Unpin>(
     let mut parts = request_line.split(' ');
     let method = parts.next().unwrap_or_default().to_string();
     let target = parts.next().ok_or_else(|| bad("bad request line"))?;
-    let path = target.split('?').next().unwrap_or_default().to_string();
+    let (path, query) = target.split_once('?').unwrap_or((target, ""));
+    let (path, query) = (path.to_string(), query.to_string());
+    let mut headers = Vec::new();
     let mut content_length: Option<usize> = None;
     let mut chunked = false;
     for line in lines {
@@ -58,6 +64,7 @@ pub(crate) async fn read_request<S: AsyncRead + Unpin>(
             continue;
         };
         let value = value.trim();
+        headers.push((name.trim().to_ascii_lowercase(), value.to_string()));
         if name.eq_ignore_ascii_case("content-length") {
             content_length = Some(value.parse().map_err(|_| bad("bad Content-Length"))?);
         } else if name.eq_ignore_ascii_case("transfer-encoding") {
@@ -82,7 +89,13 @@ pub(crate) async fn read_request<S: AsyncRead + Unpin>(
         rest.truncate(len);
         rest
     };
-    Ok(Some(Request { method, path, body }))
+    Ok(Some(Request {
+        method,
+        path,
+        query,
+        headers,
+        body,
+    }))
 }
 
 /// Decodes a chunked request body; `buf` holds the bytes already read past the head.

@@ -24,5 +24,7 @@ mod http;
 mod script;
 mod server;
 
-pub use script::{DEFAULT_MODEL, Script, ScriptError, ScriptedResponse, ScriptedToolCall};
-pub use server::{ScriptedServer, ServerOptions};
+pub use script::{
+    DEFAULT_MODEL, Script, ScriptError, ScriptedChoice, ScriptedResponse, ScriptedToolCall,
+};
+pub use server::{RecordedRequest, ScriptedServer, ServerOptions};

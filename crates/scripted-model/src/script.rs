@@ -19,6 +19,10 @@ pub struct Script {
     /// The responses, served in order, one per `POST .../chat/completions`.
     #[serde(default)]
     pub responses: Vec<ScriptedResponse>,
+    /// The `data` entries of `GET /models` (e.g. Copilot-style entries with `capabilities`);
+    /// one OpenAI-style entry for `model` when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub models: Option<Vec<Value>>,
 }
 
 /// One scripted answer to one chat completion request.
@@ -69,6 +73,26 @@ pub struct ScriptedResponse {
     /// `finish_reason` to report; `tool_calls` when there are tool calls, else `stop`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub finish_reason: Option<String>,
+    /// Choices after the first (`index` 1, 2, ...), as some servers send consecutive
+    /// assistant messages; streamed after the first choice's chunks.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub more_choices: Vec<ScriptedChoice>,
+    /// Never end: after the content, repeat it (as more stream chunks, or as more of a
+    /// chunked non-streamed body) until the client hangs up.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub endless: bool,
+}
+
+/// One more choice of an answer.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ScriptedChoice {
+    /// The choice's text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content: Option<String>,
+    /// Its tool calls.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<ScriptedToolCall>,
 }
 
 /// One scripted tool call.
@@ -276,9 +300,54 @@ impl ScriptedResponse {
         self
     }
 
+    /// Adds a choice (after the first and any added before).
+    pub fn and_choice(mut self, choice: ScriptedChoice) -> Self {
+        self.more_choices.push(choice);
+        self
+    }
+
+    /// Never ends (see [`ScriptedResponse::endless`]).
+    pub fn endless(mut self) -> Self {
+        self.endless = true;
+        self
+    }
+
     /// Reports this finish reason.
     pub fn with_finish_reason(mut self, reason: impl Into<String>) -> Self {
         self.finish_reason = Some(reason.into());
+        self
+    }
+}
+
+impl ScriptedChoice {
+    /// A choice with this text.
+    pub fn text(content: impl Into<String>) -> Self {
+        ScriptedChoice {
+            content: Some(content.into()),
+            tool_calls: Vec::new(),
+        }
+    }
+
+    /// Adds a tool call with a fixed id.
+    pub fn and_tool_call_with_id(
+        mut self,
+        id: impl Into<String>,
+        name: impl Into<String>,
+        arguments: Value,
+    ) -> Self {
+        self.tool_calls.push(ScriptedToolCall {
+            id: Some(id.into()),
+            name: name.into(),
+            arguments,
+        });
+        self
+    }
+}
+
+impl Script {
+    /// Serves these `data` entries on `GET /models`.
+    pub fn with_models(mut self, models: Vec<Value>) -> Self {
+        self.models = Some(models);
         self
     }
 }

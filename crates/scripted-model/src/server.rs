@@ -45,6 +45,34 @@ struct State {
     next: usize,
     /// Every chat completion request body received, in order.
     requests: Vec<Value>,
+    /// Every request received (any method and path), in order.
+    recorded: Vec<RecordedRequest>,
+}
+
+/// One request as the server received it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RecordedRequest {
+    /// `GET`, `POST`, ...
+    pub method: String,
+    /// The path, without the query string.
+    pub path: String,
+    /// The query string (after `?`), empty when none.
+    pub query: String,
+    /// Header names (lowercased) and values, in arrival order.
+    pub headers: Vec<(String, String)>,
+    /// The body: its JSON, a JSON string of its text when it is not JSON, `null` when empty.
+    pub body: Value,
+}
+
+impl RecordedRequest {
+    /// The value of a header (name in any case), the first when sent several times.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        let name = name.to_ascii_lowercase();
+        self.headers
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, v)| v.as_str())
+    }
 }
 
 impl ScriptedServer {
@@ -119,6 +147,12 @@ impl ScriptedServer {
         self.shared.state.lock().unwrap().requests.clone()
     }
 
+    /// Every request received so far (chat completions, `/models`, unknown paths), in
+    /// arrival order, with method, path and headers.
+    pub fn recorded(&self) -> Vec<RecordedRequest> {
+        self.shared.state.lock().unwrap().recorded.clone()
+    }
+
     /// How many scripted responses have been handed out (including the one past the end).
     pub fn responses_served(&self) -> usize {
         self.shared.state.lock().unwrap().next
@@ -151,18 +185,37 @@ async fn serve(mut stream: TcpStream, shared: &Shared) {
             return;
         }
     };
-    let chat = matches!(
-        request.path.as_str(),
-        "/v1/chat/completions" | "/chat/completions"
-    );
+    {
+        let body = if request.body.is_empty() {
+            Value::Null
+        } else {
+            serde_json::from_slice(&request.body).unwrap_or_else(|_| {
+                Value::String(String::from_utf8_lossy(&request.body).into_owned())
+            })
+        };
+        shared.state.lock().unwrap().recorded.push(RecordedRequest {
+            method: request.method.clone(),
+            path: request.path.clone(),
+            query: request.query.clone(),
+            headers: request.headers.clone(),
+            body,
+        });
+    }
+    // Azure OpenAI's deployment URLs are Chat Completions too.
+    let azure = request.path.starts_with("/openai/") && request.path.ends_with("/chat/completions");
+    let chat = azure
+        || matches!(
+            request.path.as_str(),
+            "/v1/chat/completions" | "/chat/completions"
+        );
     let models = matches!(request.path.as_str(), "/v1/models" | "/models");
     let _ = match (request.method.as_str(), chat, models) {
         ("POST", true, _) => chat_completion(&mut stream, shared, &request.body).await,
         ("GET", _, true) => {
-            let body = json!({
-                "object": "list",
-                "data": [{"id": shared.model, "object": "model", "created": 0, "owned_by": "turnstile"}],
+            let data = shared.script.models.clone().unwrap_or_else(|| {
+                vec![json!({"id": shared.model, "object": "model", "created": 0, "owned_by": "turnstile"})]
             });
+            let body = json!({"object": "list", "data": data});
             http::write_full(
                 &mut stream,
                 200,
@@ -290,11 +343,17 @@ struct Answer {
     id: String,
     created: u64,
     model: String,
+    /// The choices; the first is the response's own content and tool calls.
+    choices: Vec<AnswerChoice>,
+    usage: Value,
+    finish_reason: String,
+}
+
+/// One choice of an answer, ids assigned.
+struct AnswerChoice {
     content: Option<String>,
     /// `(id, name, arguments text)`.
     tool_calls: Vec<(String, String, String)>,
-    usage: Value,
-    finish_reason: String,
 }
 
 impl Answer {
@@ -305,24 +364,41 @@ impl Answer {
         model: String,
         request_len: usize,
     ) -> Self {
-        let tool_calls: Vec<(String, String, String)> = response
-            .tool_calls
-            .iter()
-            .map(|tc| {
-                let id = tc.id.clone().unwrap_or_else(|| {
-                    format!(
-                        "call_{}",
-                        shared.tool_calls.fetch_add(1, Ordering::SeqCst) + 1
-                    )
-                });
-                (id, tc.name.clone(), tc.arguments_text())
-            })
-            .collect();
-        let output_len = response.content.as_deref().map_or(0, str::len)
-            + tool_calls
+        let calls = |calls: &[crate::script::ScriptedToolCall]| -> Vec<(String, String, String)> {
+            calls
                 .iter()
-                .map(|(_, n, a)| n.len() + a.len())
-                .sum::<usize>();
+                .map(|tc| {
+                    let id = tc.id.clone().unwrap_or_else(|| {
+                        format!(
+                            "call_{}",
+                            shared.tool_calls.fetch_add(1, Ordering::SeqCst) + 1
+                        )
+                    });
+                    (id, tc.name.clone(), tc.arguments_text())
+                })
+                .collect()
+        };
+        let mut choices = vec![AnswerChoice {
+            content: response.content.clone(),
+            tool_calls: calls(&response.tool_calls),
+        }];
+        for more in &response.more_choices {
+            choices.push(AnswerChoice {
+                content: more.content.clone(),
+                tool_calls: calls(&more.tool_calls),
+            });
+        }
+        let output_len = choices
+            .iter()
+            .map(|c| {
+                c.content.as_deref().map_or(0, str::len)
+                    + c.tool_calls
+                        .iter()
+                        .map(|(_, n, a)| n.len() + a.len())
+                        .sum::<usize>()
+            })
+            .sum::<usize>();
+        let any_calls = choices.iter().any(|c| !c.tool_calls.is_empty());
         let usage = match &response.usage {
             Some(Value::Object(map)) => {
                 let mut map = map.clone();
@@ -347,7 +423,7 @@ impl Answer {
             }
         };
         let finish_reason = response.finish_reason.clone().unwrap_or_else(|| {
-            if tool_calls.is_empty() {
+            if !any_calls {
                 "stop".into()
             } else {
                 "tool_calls".into()
@@ -357,51 +433,77 @@ impl Answer {
             id: format!("chatcmpl-{}", index + 1),
             created: now_secs(),
             model,
-            content: response.content.clone(),
-            tool_calls,
+            choices,
             usage,
             finish_reason,
         }
     }
 
-    fn chunk(&self, delta: Value, finish_reason: Option<&str>) -> String {
+    fn chunk(&self, choice: usize, delta: Value, finish_reason: Option<&str>) -> String {
         json!({
             "id": self.id,
             "object": "chat.completion.chunk",
             "created": self.created,
             "model": self.model,
-            "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}],
+            "choices": [{"index": choice, "delta": delta, "finish_reason": finish_reason}],
         })
         .to_string()
     }
 
-    /// The `data:` payloads of the stream, `[DONE]` included.
-    fn events(&self, include_usage: bool, malformed: bool) -> Vec<String> {
-        let mut events = vec![self.chunk(json!({"role": "assistant", "content": ""}), None)];
+    /// The finish reason of one choice: the scripted one for the first, else by its calls.
+    fn finish_of(&self, choice: usize) -> &str {
+        if choice == 0 {
+            &self.finish_reason
+        } else if self.choices[choice].tool_calls.is_empty() {
+            "stop"
+        } else {
+            "tool_calls"
+        }
+    }
+
+    /// The `data:` payloads of the stream before the finish chunks: the role, then each
+    /// choice's text word by word and tool calls in pieces.
+    fn body_events(&self, malformed: bool) -> Vec<String> {
+        let mut events = vec![self.chunk(0, json!({"role": "assistant", "content": ""}), None)];
         if malformed {
             events.push(format!(
                 "{{\"id\": \"{}\", \"choices\": [ this is not JSON",
                 self.id
             ));
         }
-        if let Some(content) = &self.content {
-            for piece in words(content) {
-                events.push(self.chunk(json!({"content": piece}), None));
+        for (c, choice) in self.choices.iter().enumerate() {
+            if c > 0 {
+                events.push(self.chunk(c, json!({"role": "assistant", "content": ""}), None));
             }
-        }
-        for (i, (id, name, arguments)) in self.tool_calls.iter().enumerate() {
-            events.push(self.chunk(
-                json!({"tool_calls": [{"index": i, "id": id, "type": "function", "function": {"name": name, "arguments": ""}}]}),
-                None,
-            ));
-            for piece in thirds(arguments) {
+            if let Some(content) = &choice.content {
+                for piece in words(content) {
+                    events.push(self.chunk(c, json!({"content": piece}), None));
+                }
+            }
+            for (i, (id, name, arguments)) in choice.tool_calls.iter().enumerate() {
                 events.push(self.chunk(
-                    json!({"tool_calls": [{"index": i, "function": {"arguments": piece}}]}),
+                    c,
+                    json!({"tool_calls": [{"index": i, "id": id, "type": "function", "function": {"name": name, "arguments": ""}}]}),
                     None,
                 ));
+                for piece in thirds(arguments) {
+                    events.push(self.chunk(
+                        c,
+                        json!({"tool_calls": [{"index": i, "function": {"arguments": piece}}]}),
+                        None,
+                    ));
+                }
             }
         }
-        events.push(self.chunk(json!({}), Some(&self.finish_reason)));
+        events
+    }
+
+    /// The `data:` payloads that end the stream: a finish chunk per choice, usage, `[DONE]`.
+    fn end_events(&self, include_usage: bool) -> Vec<String> {
+        let mut events = Vec::new();
+        for c in 0..self.choices.len() {
+            events.push(self.chunk(c, json!({}), Some(self.finish_of(c))));
+        }
         if include_usage {
             events.push(
                 json!({
@@ -420,32 +522,48 @@ impl Answer {
     }
 
     fn whole(&self) -> Value {
-        let mut message = serde_json::Map::new();
-        message.insert("role".into(), "assistant".into());
-        let content = match &self.content {
-            Some(c) => Value::String(c.clone()),
-            None if !self.tool_calls.is_empty() => Value::Null,
-            None => Value::String(String::new()),
-        };
-        message.insert("content".into(), content);
-        if !self.tool_calls.is_empty() {
-            let calls: Vec<Value> = self
-                .tool_calls
-                .iter()
-                .map(|(id, name, arguments)| {
-                    json!({"id": id, "type": "function", "function": {"name": name, "arguments": arguments}})
-                })
-                .collect();
-            message.insert("tool_calls".into(), Value::Array(calls));
-        }
+        let choices: Vec<Value> = self
+            .choices
+            .iter()
+            .enumerate()
+            .map(|(c, choice)| {
+                let mut message = serde_json::Map::new();
+                message.insert("role".into(), "assistant".into());
+                let content = match &choice.content {
+                    Some(text) => Value::String(text.clone()),
+                    None if !choice.tool_calls.is_empty() => Value::Null,
+                    None => Value::String(String::new()),
+                };
+                message.insert("content".into(), content);
+                if !choice.tool_calls.is_empty() {
+                    let calls: Vec<Value> = choice
+                        .tool_calls
+                        .iter()
+                        .map(|(id, name, arguments)| {
+                            json!({"id": id, "type": "function", "function": {"name": name, "arguments": arguments}})
+                        })
+                        .collect();
+                    message.insert("tool_calls".into(), Value::Array(calls));
+                }
+                json!({"index": c, "message": message, "finish_reason": self.finish_of(c)})
+            })
+            .collect();
         json!({
             "id": self.id,
             "object": "chat.completion",
             "created": self.created,
             "model": self.model,
-            "choices": [{"index": 0, "message": message, "finish_reason": self.finish_reason}],
+            "choices": choices,
             "usage": self.usage,
         })
+    }
+
+    /// The text repeated by an endless answer.
+    fn endless_piece(&self) -> String {
+        match self.choices[0].content.as_deref() {
+            Some(text) if !text.is_empty() => text.to_string(),
+            _ => "endless ".to_string(),
+        }
     }
 }
 
@@ -501,6 +619,9 @@ async fn send_whole(
     } else {
         answer.whole().to_string()
     };
+    if response.endless {
+        return send_endless_body(stream, answer, extra).await;
+    }
     if response.drop_after_chunks.is_none() {
         return http::write_full(stream, 200, "application/json", extra, body.as_bytes()).await;
     }
@@ -535,11 +656,22 @@ async fn send_stream(
     headers.extend(extra.iter().cloned());
     stream.write_all(&http::head(200, &headers)).await?;
     stream.flush().await?;
-    for (sent, event) in answer
-        .events(include_usage, response.malformed)
-        .iter()
-        .enumerate()
-    {
+    let mut events = answer.body_events(response.malformed);
+    if response.endless {
+        for event in &events {
+            stream
+                .write_all(&http::chunk(format!("data: {event}\n\n").as_bytes()))
+                .await?;
+        }
+        let piece = answer.chunk(0, json!({"content": answer.endless_piece()}), None);
+        let frame = http::chunk(format!("data: {piece}\n\n").as_bytes());
+        // Until the client hangs up (the write fails) or the server shuts down.
+        loop {
+            stream.write_all(&frame).await?;
+        }
+    }
+    events.extend(answer.end_events(include_usage));
+    for (sent, event) in events.iter().enumerate() {
         if response.drop_after_chunks == Some(sent) {
             if response.hang {
                 std::future::pending::<()>().await;
@@ -557,6 +689,32 @@ async fn send_stream(
     stream.write_all(LAST_CHUNK).await?;
     stream.flush().await?;
     stream.shutdown().await
+}
+
+/// A non-streamed body that never ends: the start of a `chat.completion` whose content
+/// grows until the client hangs up.
+async fn send_endless_body(
+    stream: &mut TcpStream,
+    answer: &Answer,
+    extra: &[(String, String)],
+) -> io::Result<()> {
+    let mut headers = vec![
+        ("Content-Type".to_string(), "application/json".to_string()),
+        ("Transfer-Encoding".to_string(), "chunked".to_string()),
+    ];
+    headers.extend(extra.iter().cloned());
+    stream.write_all(&http::head(200, &headers)).await?;
+    let start = format!(
+        "{{\"id\":\"{}\",\"object\":\"chat.completion\",\"model\":{},\"choices\":[{{\"index\":0,\"message\":{{\"role\":\"assistant\",\"content\":\"",
+        answer.id,
+        Value::String(answer.model.clone())
+    );
+    stream.write_all(&http::chunk(start.as_bytes())).await?;
+    let text = Value::String(answer.endless_piece().repeat(64)).to_string();
+    let frame = http::chunk(text.trim_matches('"').as_bytes());
+    loop {
+        stream.write_all(&frame).await?;
+    }
 }
 
 #[cfg(test)]

@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 use turnstile_journal::Event;
-use turnstile_loop::client::{ExternalToolCall, ExternalTools, PermissionAsker};
+use turnstile_loop::client::{AskError, ExternalToolCall, ExternalTools, PermissionAsker};
 use turnstile_loop::hooks::{HOOK_TYPES, HookRunner};
 use turnstile_loop::tools::{BoxFuture, INTERRUPTED_MESSAGE, ToolFailure, ToolOutput, ToolSpec};
 
@@ -286,20 +286,16 @@ impl PermissionAsker for ClientBridge {
         &self,
         request_id: String,
         _request: Value,
-    ) -> BoxFuture<'static, Result<Value, String>> {
+    ) -> BoxFuture<'static, Result<Value, AskError>> {
         let rx = self.permissions.receiver(&request_id);
         let closed = self.peer.is_closed();
         Box::pin(async move {
             if closed {
-                return Err("the SDK client disconnected".to_owned());
+                return Err(AskError::Disconnected);
             }
             match rx {
-                Some(rx) => rx
-                    .await
-                    .map_err(|_| "the SDK client disconnected".to_owned()),
-                None => Err(format!(
-                    "permission request {request_id} is already being asked"
-                )),
+                Some(rx) => rx.await.map_err(|_| AskError::Disconnected),
+                None => Err(AskError::AlreadyAsked(request_id)),
             }
         })
     }

@@ -8,6 +8,7 @@ use turnstile_journal::{Durability, StateRoot};
 use turnstile_loop::AgentMode;
 use turnstile_loop::autopilot::DEFAULT_MAX_CONTINUES;
 use turnstile_loop::hooks::HookTrust;
+use turnstile_loop::model::{ApiFlavor, ResponseLimits};
 use turnstile_loop::permissions::PermissionPolicy;
 
 use crate::framing::DEFAULT_MAX_FRAME_BYTES;
@@ -27,10 +28,15 @@ pub const DEFAULT_TAKEOVER_WAIT: Duration = Duration::from_secs(10);
 pub struct DefaultModel {
     /// Model name sent to the server.
     pub model: String,
-    /// Base URL of an OpenAI-compatible server (`…/v1`).
+    /// Base URL of an OpenAI-compatible server (`…/v1`), or of the Copilot endpoint.
     pub base_url: String,
-    /// Its key.
+    /// Its key (the GitHub token for the Copilot endpoint).
     pub api_key: Option<String>,
+    /// What kind of server `base_url` is: OpenAI-compatible, or the Copilot endpoint
+    /// (`COPILOT_API_URL`), whose `GET /models` answers `models.list`.
+    pub flavor: ApiFlavor,
+    /// Limits on a model's answers, for every session (bring-your-own-key providers too).
+    pub limits: ResponseLimits,
 }
 
 impl std::fmt::Debug for DefaultModel {
@@ -40,6 +46,8 @@ impl std::fmt::Debug for DefaultModel {
             .field("model", &self.model)
             .field("base_url", &self.base_url)
             .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
+            .field("flavor", &self.flavor)
+            .field("limits", &self.limits)
             .finish()
     }
 }
@@ -102,6 +110,8 @@ impl ServerConfig {
                 model: "gpt-4.1".into(),
                 base_url: "http://127.0.0.1:8000/v1".into(),
                 api_key: None,
+                flavor: ApiFlavor::OpenAi,
+                limits: ResponseLimits::default(),
             },
             permissions: PermissionPolicy::default(),
             durability: Durability::Turn,

@@ -73,7 +73,7 @@ pub(crate) async fn call(
         "ping" => server_methods::ping(parse(params)?),
         "status.get" => Ok(server_methods::status()),
         "auth.getStatus" => Ok(server_methods::auth_status(&ctx)),
-        "models.list" => Ok(server_methods::models(&ctx)),
+        "models.list" => server_methods::models(&ctx).await,
         "runtime.shutdown" => Ok(server_methods::shutdown(&ctx)),
 
         "session.create" => lifecycle::create(&ctx, parse(params)?).await,

@@ -1,10 +1,14 @@
-//! The model of a session: a client's bring-your-own-key `provider`, or the server's default.
+//! The model of a session: a client's bring-your-own-key `provider`, or the server's default
+//! (an OpenAI-compatible server, or the Copilot endpoint of `COPILOT_API_URL`).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use serde::Deserialize;
-use turnstile_loop::model::{ModelProvider, OpenAiConfig, OpenAiProvider};
+use turnstile_loop::model::{
+    ApiFlavor, KeyCommand, ModelError, ModelInfo, ModelProvider, OpenAiConfig, OpenAiProvider,
+    list_models,
+};
 
 use crate::config::DefaultModel;
 use crate::rpc::RpcError;
@@ -26,16 +30,26 @@ pub(crate) struct ProviderParams {
     pub bearer_token: Option<String>,
     /// The client provides tokens through a callback.
     pub has_bearer_token_provider: Option<bool>,
-    /// A command printing the key before each request.
+    /// A command printing the key, run before each model call (a turnstile extension).
     pub api_key_command: Option<String>,
     /// "http" (the default) or "websockets".
     pub transport: Option<String>,
+    /// Azure options.
+    pub azure: Option<AzureParams>,
     /// Model id at the provider.
     pub model_id: Option<String>,
     /// Model name sent on the wire.
     pub wire_model: Option<String>,
     /// Extra HTTP headers.
     pub headers: Option<BTreeMap<String, String>>,
+}
+
+/// `provider.azure`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct AzureParams {
+    /// API version: the versioned deployment route; absent: the versionless v1 route.
+    pub api_version: Option<String>,
 }
 
 /// A ready provider and the model name the session records and sends.
@@ -52,57 +66,19 @@ pub(crate) fn choose(
     model: Option<&str>,
     provider: Option<&ProviderParams>,
 ) -> Result<ChosenModel, RpcError> {
-    let unsupported = |what: String| {
-        RpcError::invalid_params(format!(
-            "{what} is not supported by turnstile; use an OpenAI-compatible Chat Completions provider (type \"openai\") with baseUrl and apiKey"
-        ))
-    };
-    let (base_url, api_key, wire_model) = match provider {
-        None => (
-            defaults.base_url.clone(),
-            defaults.api_key.clone(),
-            model.unwrap_or(&defaults.model).to_owned(),
-        ),
-        Some(p) => {
-            match p.kind.as_deref() {
-                None | Some("openai") => {}
-                Some(other) => return Err(unsupported(format!("provider type {other:?}"))),
-            }
-            match p.wire_api.as_deref() {
-                None | Some("completions") => {}
-                Some(other) => return Err(unsupported(format!("provider wireApi {other:?}"))),
-            }
-            match p.transport.as_deref() {
-                None | Some("http") => {}
-                Some(other) => return Err(unsupported(format!("provider transport {other:?}"))),
-            }
-            if p.api_key_command.is_some() {
-                return Err(unsupported("provider apiKeyCommand".into()));
-            }
-            if p.has_bearer_token_provider == Some(true) {
-                return Err(unsupported("a bearer token provider callback".into()));
-            }
-            if p.headers.as_ref().is_some_and(|h| !h.is_empty()) {
-                return Err(unsupported("custom provider headers".into()));
-            }
-            if p.base_url.trim().is_empty() {
-                return Err(RpcError::invalid_params("provider.baseUrl is empty"));
-            }
-            let wire = p
-                .wire_model
-                .as_deref()
-                .or(model)
-                .or(p.model_id.as_deref())
-                .unwrap_or(&defaults.model);
-            (
-                p.base_url.clone(),
-                p.bearer_token.clone().or_else(|| p.api_key.clone()),
-                wire.to_owned(),
-            )
+    let config = match provider {
+        None => {
+            let model = model.unwrap_or(&defaults.model);
+            let mut config = OpenAiConfig::new(defaults.base_url.clone(), model);
+            config.flavor = defaults.flavor.clone();
+            config.api_key = defaults.api_key.clone().filter(|k| !k.trim().is_empty());
+            config
         }
+        Some(p) => byok(defaults, model, p)?,
     };
-    let mut config = OpenAiConfig::new(base_url, wire_model.clone());
-    config.api_key = api_key.filter(|k| !k.trim().is_empty());
+    let wire_model = config.model.clone();
+    let mut config = config;
+    config.limits = defaults.limits;
     let provider = OpenAiProvider::new(config)
         .map_err(|e| RpcError::internal(format!("cannot build the model client: {e}")))?;
     Ok(ChosenModel {
@@ -111,15 +87,96 @@ pub(crate) fn choose(
     })
 }
 
+/// The configuration of a client's own provider; what turnstile cannot do is refused with
+/// -32602 saying what to use instead.
+fn byok(
+    defaults: &DefaultModel,
+    model: Option<&str>,
+    p: &ProviderParams,
+) -> Result<OpenAiConfig, RpcError> {
+    let unsupported = |what: String| {
+        RpcError::invalid_params(format!(
+            "{what} is not supported by turnstile; use an OpenAI-compatible Chat Completions provider (type \"openai\" or \"azure\") with baseUrl and apiKey or bearerToken"
+        ))
+    };
+    let flavor = match p.kind.as_deref() {
+        None | Some("openai") => ApiFlavor::OpenAi,
+        Some("azure") => ApiFlavor::Azure {
+            api_version: p
+                .azure
+                .as_ref()
+                .and_then(|a| a.api_version.clone())
+                .filter(|v| !v.trim().is_empty()),
+        },
+        Some(other) => return Err(unsupported(format!("provider type {other:?}"))),
+    };
+    match p.wire_api.as_deref() {
+        None | Some("completions") => {}
+        Some(other) => return Err(unsupported(format!("provider wireApi {other:?}"))),
+    }
+    match p.transport.as_deref() {
+        None | Some("http") => {}
+        Some(other) => return Err(unsupported(format!("provider transport {other:?}"))),
+    }
+    if p.has_bearer_token_provider == Some(true) {
+        return Err(unsupported("a bearer token provider callback".into()));
+    }
+    if p.base_url.trim().is_empty() {
+        return Err(RpcError::invalid_params("provider.baseUrl is empty"));
+    }
+    let wire = p
+        .wire_model
+        .as_deref()
+        .or(model)
+        .or(p.model_id.as_deref())
+        .unwrap_or(&defaults.model);
+    let mut config = OpenAiConfig::new(p.base_url.clone(), wire);
+    config.flavor = flavor;
+    config.api_key = p.api_key.clone().filter(|k| !k.trim().is_empty());
+    config.bearer_token = p.bearer_token.clone().filter(|k| !k.trim().is_empty());
+    config.api_key_command = match p.api_key_command.as_deref().map(str::trim) {
+        Some("") => return Err(RpcError::invalid_params("provider.apiKeyCommand is empty")),
+        Some(command) => Some(KeyCommand::new(command)),
+        None => None,
+    };
+    config.headers = p
+        .headers
+        .iter()
+        .flatten()
+        .map(|(n, v)| (n.clone(), v.clone()))
+        .collect();
+    Ok(config)
+}
+
+/// The models of the server's default endpoint when it is the Copilot endpoint (its
+/// `GET /models`); `None` for an OpenAI-compatible default, whose one model is the default.
+pub(crate) async fn list_default_models(
+    defaults: &DefaultModel,
+) -> Option<Result<Vec<ModelInfo>, ModelError>> {
+    if defaults.flavor != ApiFlavor::Copilot {
+        return None;
+    }
+    let mut config = OpenAiConfig::copilot(
+        defaults.base_url.clone(),
+        defaults.model.clone(),
+        defaults.api_key.clone(),
+    );
+    config.limits = defaults.limits;
+    Some(list_models(&config).await)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use turnstile_loop::model::ResponseLimits;
 
     fn defaults() -> DefaultModel {
         DefaultModel {
             model: "m0".into(),
             base_url: "http://127.0.0.1:9/v1".into(),
             api_key: None,
+            flavor: ApiFlavor::OpenAi,
+            limits: ResponseLimits::default(),
         }
     }
 
@@ -139,6 +196,39 @@ mod tests {
     }
 
     #[test]
+    fn byok_options_reach_the_provider_config() {
+        let p = ProviderParams {
+            kind: Some("azure".into()),
+            base_url: "http://127.0.0.1:1".into(),
+            api_key: Some("k".into()),
+            bearer_token: Some("b".into()),
+            api_key_command: Some("vault read key".into()),
+            azure: Some(AzureParams {
+                api_version: Some("2024-10-21".into()),
+            }),
+            headers: Some(BTreeMap::from([("X-A".to_string(), "1".to_string())])),
+            ..Default::default()
+        };
+        let config = byok(&defaults(), Some("gpt-4.1"), &p).unwrap();
+        assert_eq!(
+            config.flavor,
+            ApiFlavor::Azure {
+                api_version: Some("2024-10-21".into())
+            }
+        );
+        assert_eq!(
+            (config.api_key.as_deref(), config.bearer_token.as_deref()),
+            (Some("k"), Some("b"))
+        );
+        assert_eq!(
+            config.api_key_command,
+            Some(KeyCommand::new("vault read key"))
+        );
+        assert_eq!(config.headers, vec![("X-A".to_string(), "1".to_string())]);
+        assert_eq!(config.model, "gpt-4.1");
+    }
+
+    #[test]
     fn refuses_what_it_cannot_do() {
         for p in [
             ProviderParams {
@@ -155,9 +245,24 @@ mod tests {
                 base_url: " ".into(),
                 ..Default::default()
             },
+            ProviderParams {
+                base_url: "x".into(),
+                has_bearer_token_provider: Some(true),
+                ..Default::default()
+            },
+            ProviderParams {
+                base_url: "x".into(),
+                api_key_command: Some("  ".into()),
+                ..Default::default()
+            },
         ] {
             let e = choose(&defaults(), None, Some(&p)).err().unwrap();
             assert_eq!(e.code, crate::rpc::codes::INVALID_PARAMS, "{e}");
         }
+    }
+
+    #[tokio::test]
+    async fn only_the_copilot_endpoint_lists_models() {
+        assert!(list_default_models(&defaults()).await.is_none());
     }
 }

@@ -151,7 +151,8 @@ async fn a_client_tool_call_is_recorded_and_answered_by_the_client() {
     )
     .await
     .unwrap();
-    let t = TestServer::start(|_| {}).await;
+    // Client tools need permission (`custom-tool`) unless declared with skipPermission.
+    let t = TestServer::start(|c| c.permissions.allow_all = true).await;
     let mut client = Client::connect(t.addr).await;
     let tools = json!({"tools": [{
         "name": "get_weather",
@@ -386,7 +387,8 @@ async fn a_client_that_disconnects_mid_tool_leaves_a_resumable_session() {
     )
     .await
     .unwrap();
-    let t = TestServer::start(|_| {}).await;
+    // Client tools need permission (`custom-tool`) unless declared with skipPermission.
+    let t = TestServer::start(|c| c.permissions.allow_all = true).await;
     let mut client = Client::connect(t.addr).await;
     let id = create(
         &mut client,

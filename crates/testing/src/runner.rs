@@ -293,6 +293,7 @@ impl<'f> Driver<'f> {
             hooks: Some(Arc::clone(&self.hooks)),
             external_tools: None,
             permission_asker: None,
+            section_transformer: None,
         }
     }
 
@@ -391,6 +392,7 @@ impl<'f> Driver<'f> {
     ) -> Result<bool, FixtureError> {
         let options = SendOptions {
             mode: Some(send.mode),
+            ..Default::default()
         };
         let (_, done) = handle
             .send(send.prompt.clone(), options)

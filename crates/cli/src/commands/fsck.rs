@@ -1,4 +1,5 @@
-//! `turnstile fsck`: check every line of a journal; exit 0 clean, 1 damaged.
+//! `turnstile fsck`: check every line of a journal; exit 0 clean, 1 damaged (or holding
+//! ephemeral events another program wrote).
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -17,6 +18,30 @@ pub fn run(target: &str, json: bool, state_dir: Option<&Path>) -> Result<ExitCod
     for bad in &scan.bad {
         problems.push(json!({"line": bad.line, "offset": bad.offset, "kind": "bad-line", "message": bad.message}));
     }
+    let trailing_from = scan.trailing_ephemeral.as_ref().map(|t| t.line);
+    for eph in &scan.ephemeral {
+        let (kind, message) = if trailing_from.is_some_and(|first| eph.line >= first) {
+            (
+                "ephemeral-tail",
+                format!(
+                    "ephemeral event `{}` after the last persisted event (written by another program): the next event could not chain to it",
+                    eph.event_type
+                ),
+            )
+        } else {
+            (
+                "ephemeral",
+                format!(
+                    "ephemeral event `{}` on disk (written by another program); kept, because the next event names it as its parent",
+                    eph.event_type
+                ),
+            )
+        };
+        problems.push(
+            json!({"line": eph.line, "offset": eph.offset, "kind": kind, "message": message}),
+        );
+    }
+    problems.sort_by_key(|p| p["line"].as_u64());
     if let Some(tail) = &scan.tail {
         let what = if tail.all_nul {
             "trailing NUL bytes"
@@ -26,6 +51,12 @@ pub fn run(target: &str, json: bool, state_dir: Option<&Path>) -> Result<ExitCod
         problems.push(json!({"line": tail.line, "offset": tail.offset, "kind": "torn-tail", "message": format!("{what}, {} bytes", tail.len)}));
     }
     let (state, advice) = match &verdict {
+        Verdict::Clean if scan.ephemeral_total > 0 => (
+            "ephemeral-events",
+            Some(
+                "nothing to cut: the session can be resumed; the lines stay because the events after them chain to them (`turnstile audit` counts them as violations)",
+            ),
+        ),
         Verdict::Clean => ("clean", None),
         Verdict::TornTail { .. } => (
             "torn-tail",
@@ -47,6 +78,7 @@ pub fn run(target: &str, json: bool, state_dir: Option<&Path>) -> Result<ExitCod
             "events": scan.good_lines,
             "bytes": scan.file_len,
             "badLines": scan.bad_total,
+            "ephemeralLines": scan.ephemeral_total,
             "problems": problems,
             "advice": advice,
         });
@@ -67,6 +99,12 @@ pub fn run(target: &str, json: bool, state_dir: Option<&Path>) -> Result<ExitCod
                 p["message"].as_str().unwrap_or("")
             );
         }
+        if scan.ephemeral_total > scan.ephemeral.len() as u64 {
+            println!(
+                "  ... and {} more ephemeral lines",
+                scan.ephemeral_total - scan.ephemeral.len() as u64
+            );
+        }
         if scan.bad_total > scan.bad.len() as u64 {
             println!(
                 "  ... and {} more bad lines",
@@ -77,7 +115,7 @@ pub fn run(target: &str, json: bool, state_dir: Option<&Path>) -> Result<ExitCod
             println!("fix: {advice}");
         }
     }
-    Ok(if verdict == Verdict::Clean {
+    Ok(if verdict == Verdict::Clean && scan.ephemeral_total == 0 {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 use turnstile_journal::writer_lock::WriterLock;
-use turnstile_journal::{RepairError, repair};
+use turnstile_journal::{JournalScan, RepairError, repair};
 
 /// Repairs `target` under the session's writer lock.
 pub fn run(target: &str, salvage: bool, state_dir: Option<&Path>) -> Result<ExitCode> {
@@ -16,7 +16,19 @@ pub fn run(target: &str, salvage: bool, state_dir: Option<&Path>) -> Result<Exit
         .with_context(|| format!("cannot repair {}", paths.events.display()))?;
     match repair(&paths.events, salvage) {
         Ok(outcome) if outcome.side_file.is_none() => {
-            println!("{}: clean, nothing to repair", paths.events.display());
+            let kept = JournalScan::of_file(&paths.events)?;
+            if kept.ephemeral_total > 0 {
+                let lines: Vec<String> =
+                    kept.ephemeral.iter().map(|e| e.line.to_string()).collect();
+                println!(
+                    "{}: nothing to cut; {} ephemeral event(s) in the middle (line(s) {}) are kept: the events after them name them as parents, so moving them would break the chain",
+                    paths.events.display(),
+                    kept.ephemeral_total,
+                    lines.join(", ")
+                );
+            } else {
+                println!("{}: clean, nothing to repair", paths.events.display());
+            }
             Ok(ExitCode::SUCCESS)
         }
         Ok(outcome) => {

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
-use turnstile_journal::{Event, SessionSummary, StateRoot};
+use turnstile_journal::{Event, StateRoot};
 use turnstile_loop::hooks::{CommandHooks, HookRunner};
 use turnstile_loop::model::ModelProvider;
 use turnstile_loop::model::ReplayProvider;
@@ -111,6 +111,7 @@ fn parts(opts: &LoopArgs, cwd: &Path) -> Result<SessionParts> {
         ProviderKind::Openai => {
             let mut config = OpenAiConfig::new(opts.base_url.clone(), opts.model.clone());
             config.api_key = OpenAiConfig::api_key_from_env();
+            config.limits = opts.session.model_limits();
             Arc::new(OpenAiProvider::new(config).map_err(|e| anyhow::anyhow!("{e}"))?)
         }
         ProviderKind::Replay => {
@@ -146,6 +147,7 @@ fn parts(opts: &LoopArgs, cwd: &Path) -> Result<SessionParts> {
         hooks: Some(Arc::new(hooks) as Arc<dyn HookRunner>),
         external_tools: None,
         permission_asker: None,
+        section_transformer: None,
     })
 }
 
@@ -201,12 +203,7 @@ pub fn resume(args: &ResumeArgs, state_dir: Option<&Path>) -> Result<ExitCode> {
     let root = StateRoot::resolve(state_dir)?;
     let (target, prompt) = args.split()?;
     let id = match target {
-        None => {
-            let newest = SessionSummary::list(&root)?.into_iter().next();
-            newest
-                .and_then(|s| s.id)
-                .with_context(|| format!("no sessions in {}", root.dir().display()))?
-        }
+        None => crate::target::newest_session(&root)?,
         Some(target) => {
             let paths = crate::target::resolve(target, state_dir)?;
             paths

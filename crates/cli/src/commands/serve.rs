@@ -12,7 +12,7 @@ use anyhow::{Context, Result, bail};
 use clap::Args;
 use turnstile_journal::StateRoot;
 use turnstile_loop::AgentMode;
-use turnstile_loop::model::OpenAiConfig;
+use turnstile_loop::model::{ApiFlavor, OpenAiConfig};
 use turnstile_loop::permissions::PermissionPolicy;
 use turnstile_server::framing::DEFAULT_MAX_FRAME_BYTES;
 use turnstile_server::{
@@ -103,14 +103,13 @@ pub struct ServeArgs {
         value_name = "MODEL"
     )]
     pub model: String,
-    /// Base URL (…/v1) of the OpenAI-compatible server of sessions created without a provider; the key comes from TURNSTILE_API_KEY or OPENAI_API_KEY.
+    /// Base URL (…/v1) of the OpenAI-compatible server of sessions created without a provider (key: TURNSTILE_API_KEY or OPENAI_API_KEY) [default: COPILOT_API_URL when set, the Copilot endpoint with the GitHub token; else http://127.0.0.1:8000/v1].
     #[arg(
         long = "default-base-url",
         env = "TURNSTILE_BASE_URL",
-        default_value = "http://127.0.0.1:8000/v1",
         value_name = "URL"
     )]
-    pub base_url: String,
+    pub base_url: Option<String>,
     #[command(flatten)]
     pub session: crate::session_flags::SessionFlags,
     /// Largest JSON-RPC frame accepted, in bytes; bigger frames are refused and skipped.
@@ -194,11 +193,7 @@ fn server_config(args: &ServeArgs, state_dir: Option<&Path>) -> Result<ServerCon
     }
     let root = StateRoot::resolve(state_dir.or(from_config_dir.as_deref()))?;
     let mut config = ServerConfig::new(root);
-    config.default_model = DefaultModel {
-        model: args.model.clone(),
-        base_url: args.base_url.clone(),
-        api_key: OpenAiConfig::api_key_from_env(),
-    };
+    config.default_model = default_model(args, std::env::var("COPILOT_API_URL").ok());
     config.permissions = if args.yolo {
         PermissionPolicy::from_flags(true, &args.session.allow_tool, &args.session.deny_tool)?
     } else {
@@ -242,6 +237,35 @@ fn server_config(args: &ServeArgs, state_dir: Option<&Path>) -> Result<ServerCon
         }
     }
     Ok(config)
+}
+
+/// The model of sessions created without a provider: `--default-base-url` (or
+/// `TURNSTILE_BASE_URL`) names an OpenAI-compatible server; else `COPILOT_API_URL` names the
+/// Copilot endpoint, reached with the GitHub token (`--auth-token-env VAR`, else
+/// `COPILOT_SDK_AUTH_TOKEN`, `GH_TOKEN`, `GITHUB_TOKEN`) as the Copilot CLI does; else the
+/// local default `http://127.0.0.1:8000/v1`.
+fn default_model(args: &ServeArgs, copilot_api_url: Option<String>) -> DefaultModel {
+    let limits = args.session.model_limits();
+    let openai = |base_url: String| DefaultModel {
+        model: args.model.clone(),
+        base_url,
+        api_key: OpenAiConfig::api_key_from_env(),
+        flavor: ApiFlavor::OpenAi,
+        limits,
+    };
+    if let Some(url) = args.base_url.clone().filter(|u| !u.trim().is_empty()) {
+        return openai(url);
+    }
+    match copilot_api_url.filter(|u| !u.trim().is_empty()) {
+        Some(url) => DefaultModel {
+            model: args.model.clone(),
+            base_url: url,
+            api_key: OpenAiConfig::github_token_from_env(args.auth_token_env.as_deref()),
+            flavor: ApiFlavor::Copilot,
+            limits,
+        },
+        None => openai("http://127.0.0.1:8000/v1".into()),
+    }
 }
 
 async fn serve(args: &ServeArgs, config: ServerConfig) -> Result<ExitCode> {

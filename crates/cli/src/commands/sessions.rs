@@ -3,15 +3,24 @@
 use std::path::Path;
 use std::process::ExitCode;
 
+use std::io::Write;
+
 use anyhow::Result;
 use turnstile_journal::{SessionSummary, StateRoot};
 
-/// Lists sessions, newest first.
-pub fn run(json: bool, state_dir: Option<&Path>) -> Result<ExitCode> {
+/// Lists sessions, newest first, from the session index unless `use_index` is false.
+pub fn run(json: bool, use_index: bool, state_dir: Option<&Path>) -> Result<ExitCode> {
     let root = StateRoot::resolve(state_dir)?;
-    let all = SessionSummary::list(&root)?;
+    let all = if use_index {
+        SessionSummary::list_indexed(&root)?.0
+    } else {
+        SessionSummary::list(&root)?
+    };
     if json {
-        println!("{}", serde_json::to_string_pretty(&all)?);
+        let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+        serde_json::to_writer_pretty(&mut out, &all)?;
+        writeln!(out)?;
+        out.flush()?;
         return Ok(ExitCode::SUCCESS);
     }
     if all.is_empty() {
@@ -22,8 +31,10 @@ pub fn run(json: bool, state_dir: Option<&Path>) -> Result<ExitCode> {
         "{:<36}  {:<24}  {:>7}  {:>9}  {:<24}  FIRST PROMPT",
         "ID", "UPDATED", "EVENTS", "SIZE", "CWD"
     );
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     for s in &all {
-        println!(
+        writeln!(
+            out,
             "{:<36}  {:<24}  {:>7}  {:>9}  {:<24}  {}",
             s.id.map(|i| i.to_string()).unwrap_or_default(),
             s.updated.as_deref().unwrap_or("-"),
@@ -31,8 +42,9 @@ pub fn run(json: bool, state_dir: Option<&Path>) -> Result<ExitCode> {
             human_bytes(s.size),
             s.cwd.as_deref().unwrap_or("-"),
             s.first_prompt.as_deref().unwrap_or("")
-        );
+        )?;
     }
+    out.flush()?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -13,7 +13,10 @@ mod openai;
 mod replay;
 mod sse;
 
-pub use openai::{OpenAiConfig, OpenAiProvider, RetryPolicy, Timeouts};
+pub use openai::{
+    ApiFlavor, KeyCommand, ModelCapabilities, ModelInfo, ModelLimits, ModelPolicy, ModelSupports,
+    OpenAiConfig, OpenAiProvider, ResponseLimits, RetryPolicy, Timeouts, list_models,
+};
 pub use replay::ReplayProvider;
 
 /// A boxed, sendable future (the trait stays object-safe).
@@ -30,6 +33,12 @@ pub struct ChatRequest {
     pub tools: Vec<ToolSchema>,
     /// Ask for a streamed answer (deltas arrive as [`ModelEvent`]s).
     pub stream: bool,
+    /// Reasoning effort (`low`, `medium`, `high`, ...; the session's `reasoningEffort`), sent
+    /// as `reasoning_effort` to the Copilot endpoint (the Copilot CLI sends it to no other).
+    pub reasoning_effort: Option<String>,
+    /// Extra HTTP headers of this call (`session.send`'s `requestHeaders`); they override
+    /// the provider's headers of the same name.
+    pub headers: Vec<(String, String)>,
 }
 
 /// A tool as offered to the model.
@@ -55,6 +64,9 @@ pub enum ChatMessage {
     User {
         /// The message text.
         content: String,
+        /// Parts after the text (attached images, text blobs); empty for plain text, which
+        /// goes over the wire as a string, else as an array of parts with the text first.
+        parts: Vec<ContentPart>,
     },
     /// An earlier answer of the model.
     Assistant {
@@ -70,6 +82,25 @@ pub enum ChatMessage {
         /// The tool's output as text.
         content: String,
     },
+}
+
+impl ChatMessage {
+    /// A plain-text user message.
+    pub fn user(content: impl Into<String>) -> Self {
+        ChatMessage::User {
+            content: content.into(),
+            parts: Vec::new(),
+        }
+    }
+}
+
+/// One content part of a user message after its text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ContentPart {
+    /// More text (an attachment's label or its contents).
+    Text(String),
+    /// An image, as a `data:` URL (OpenAI's `image_url` part).
+    ImageUrl(String),
 }
 
 /// One tool call made by the model.

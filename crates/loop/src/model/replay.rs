@@ -468,9 +468,7 @@ mod tests {
     }
 
     fn said(text: &str) -> ChatMessage {
-        ChatMessage::User {
-            content: text.into(),
-        }
+        ChatMessage::user(text)
     }
 
     fn answered(text: &str) -> ChatMessage {

@@ -5,13 +5,13 @@ use std::sync::Arc;
 
 use serde_json::json;
 use tokio::sync::mpsc;
-use tokio_util::sync::CancellationToken;
 use turnstile_journal::Uuid;
-use turnstile_journal::payload::SessionIdle;
+use turnstile_journal::payload::{AssistantIdle, PendingMessagesModified, SessionIdle};
 
 use super::emitter::Emitter;
 use super::{Command, LoopError, Outcome, SessionParts, Shared, lock, shutdown_payload};
 use crate::autopilot::AgentMode;
+use crate::tools::processes::ProcessTable;
 
 /// Bytes of growth after which going idle refreshes the checkpoint.
 const CHECKPOINT_EVERY_BYTES: u64 = 1 << 20;
@@ -22,17 +22,21 @@ pub(super) struct Actor {
     pub(super) emitter: Emitter,
     pub(super) parts: SessionParts,
     pub(super) needs_system: bool,
+    /// The process groups of running tool commands (`<session>/processes.json`).
+    pub(super) processes: Arc<ProcessTable>,
     checkpoint_at: u64,
 }
 
 impl Actor {
     pub(super) fn new(id: Uuid, emitter: Emitter, parts: SessionParts, needs_system: bool) -> Self {
         let checkpoint_at = emitter.state().byte_size;
+        let processes = Arc::new(ProcessTable::new(&emitter.writer().paths().dir));
         Actor {
             id,
             emitter,
             parts,
             needs_system,
+            processes,
             checkpoint_at,
         }
     }
@@ -57,10 +61,21 @@ impl Actor {
                     prompt,
                     options,
                     message_id,
+                    cancel,
+                    waited,
                     done,
                 } => {
-                    let cancel = CancellationToken::new();
-                    *lock(&shared.running) = Some(cancel.clone());
+                    {
+                        // Moved from queued to running under the running lock, so an abort
+                        // sees the message in one place or the other.
+                        let mut running = lock(&shared.running);
+                        lock(&shared.queued).retain(|(id, _)| *id != message_id);
+                        *running = Some(cancel.clone());
+                    }
+                    // A message that waited leaves the pending queue.
+                    if waited && let Err(e) = self.emitter.emit(&PendingMessagesModified {}) {
+                        tracing::warn!(session = %self.id, error = %e, "could not announce the queue");
+                    }
                     let outcome = match self.message(prompt, options, message_id, &cancel).await {
                         Ok(outcome) => outcome,
                         Err(e) => {
@@ -77,6 +92,17 @@ impl Actor {
                     *lock(&shared.running) = None;
                     let _ = done.send(outcome);
                 }
+                Command::SetTitle { title, done } => {
+                    let _ = done.send(self.set_title(title).map_err(|e| e.to_string()));
+                }
+                Command::SwitchModel {
+                    model,
+                    reasoning_effort,
+                    done,
+                } => {
+                    let result = self.switch_model(model, reasoning_effort);
+                    let _ = done.send(result.map_err(|e| e.to_string()));
+                }
                 Command::Shutdown { done } => {
                     shutdown_reply = Some(done);
                     break;
@@ -89,10 +115,10 @@ impl Actor {
         }
     }
 
-    async fn shutdown(mut self) -> Result<(), LoopError> {
+    async fn shutdown(self) -> Result<(), LoopError> {
         self.hook_notify("sessionEnd", json!({"reason": "complete"}))
             .await;
-        let payload = shutdown_payload(self.emitter.state(), &self.parts.config.model);
+        let payload = shutdown_payload(&self.emitter.state(), &self.parts.config.model);
         self.emitter.emit(&payload)?;
         self.emitter.boundary().await?;
         let dir = self.emitter.writer().paths().dir.clone();
@@ -107,6 +133,10 @@ impl Actor {
     /// Durability, then `session.idle` (always last, ephemeral), then maybe a checkpoint.
     pub(super) async fn idle(&mut self, mode: AgentMode, aborted: bool) -> Result<(), LoopError> {
         self.emitter.boundary().await?;
+        // The agent loop stopped; the session-level idle follows (the Copilot CLI's pair).
+        self.emitter.emit(&AssistantIdle {
+            aborted: aborted.then_some(true),
+        })?;
         self.emitter.emit(&SessionIdle {
             aborted: aborted.then_some(true),
             // `mode: "autopilot"` on an idle marks a continuation boundary (the agent keeps

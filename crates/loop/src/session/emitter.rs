@@ -1,7 +1,12 @@
 //! Emitting events: persisted ones go to the journal first (write-ahead), then into the
 //! folded state, then to live subscribers; ephemeral ones only to subscribers.
+//!
+//! Emitting takes `&self`: the tool calls of one turn run concurrently and each emits its own
+//! events. One lock covers the append, the fold and the fan-out of an event, so the journal's
+//! `parentId` chain, the folded state and every subscriber see the same order.
 
-use std::sync::{Arc, Mutex};
+use std::ops::Deref;
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use tokio::sync::mpsc::UnboundedSender;
 use turnstile_journal::payload::Payload;
@@ -17,8 +22,20 @@ pub(crate) type Subscribers = Arc<Mutex<Vec<UnboundedSender<Arc<Event>>>>>;
 /// The session's single path to the journal and to subscribers.
 pub(crate) struct Emitter {
     writer: JournalWriter,
-    folder: Folder,
+    /// Held for the whole of one emission (see the module doc).
+    folder: Mutex<Folder>,
     subscribers: Subscribers,
+}
+
+/// A read view of the folded state; holds the emission lock, so never keep it across an await.
+pub(crate) struct StateGuard<'a>(MutexGuard<'a, Folder>);
+
+impl Deref for StateGuard<'_> {
+    type Target = SessionState;
+
+    fn deref(&self) -> &SessionState {
+        self.0.state()
+    }
 }
 
 impl Emitter {
@@ -29,13 +46,20 @@ impl Emitter {
     ) -> Self {
         Emitter {
             writer,
-            folder: Folder::from_state(state),
+            folder: Mutex::new(Folder::from_state(state)),
             subscribers,
         }
     }
 
-    pub(crate) fn state(&self) -> &SessionState {
-        self.folder.state()
+    /// The folded state as of the last emitted event.
+    pub(crate) fn state(&self) -> StateGuard<'_> {
+        StateGuard(self.lock_folder())
+    }
+
+    fn lock_folder(&self) -> MutexGuard<'_, Folder> {
+        self.folder
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     pub(crate) fn writer(&self) -> &JournalWriter {
@@ -43,22 +67,27 @@ impl Emitter {
     }
 
     /// Builds and emits an event of a typed payload, chained to the journal's last event.
-    pub(crate) fn emit<P: Payload>(&mut self, payload: &P) -> Result<Arc<Event>, LoopError> {
+    pub(crate) fn emit<P: Payload>(&self, payload: &P) -> Result<Arc<Event>, LoopError> {
+        let mut folder = self.lock_folder();
         let event = Event::new(payload, self.writer.last_id());
-        self.emit_event(event)
+        self.emit_locked(&mut folder, event)
     }
 
     /// Emits a prepared event (e.g. from a resume plan).
-    pub(crate) fn emit_event(&mut self, event: Event) -> Result<Arc<Event>, LoopError> {
+    pub(crate) fn emit_event(&self, event: Event) -> Result<Arc<Event>, LoopError> {
+        let mut folder = self.lock_folder();
+        self.emit_locked(&mut folder, event)
+    }
+
+    fn emit_locked(&self, folder: &mut Folder, event: Event) -> Result<Arc<Event>, LoopError> {
         if !event.is_ephemeral() {
             let before = self.writer.byte_len();
             // `append` fsyncs before returning in `event` mode (the mode that pays for it);
             // otherwise durability is awaited at turn boundaries.
             self.writer.append(&event)?;
-            self.folder
-                .apply_persisted(&event, self.writer.byte_len() - before);
+            folder.apply_persisted(&event, self.writer.byte_len() - before);
         } else {
-            self.folder.apply(&event);
+            folder.apply(&event);
         }
         let event = Arc::new(event);
         let mut subs = self
@@ -87,4 +116,19 @@ impl Emitter {
             .clear();
         self.writer
     }
+}
+
+/// Sends an ephemeral notice to the live subscribers from outside the session's task (the send
+/// queue changes on the caller's side). It is chained to no event (`parentId` null): the task
+/// may be appending at the same moment, and the notice belongs to no point of the journal.
+pub(crate) fn publish_live<P: Payload>(subscribers: &Subscribers, payload: &P) {
+    let event = Arc::new(Event::new(payload, None));
+    debug_assert!(event.is_ephemeral(), "{} is persisted", P::TYPE);
+    if !event.is_ephemeral() {
+        return;
+    }
+    subscribers
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .retain(|tx| tx.send(Arc::clone(&event)).is_ok());
 }

@@ -1,12 +1,19 @@
 //! The request for the next LLM call, built from the folded conversation.
 
-use turnstile_replay::Message;
+use std::collections::BTreeMap;
+
+use turnstile_replay::{BinaryAsset, Message};
 
 use crate::model::{ChatMessage, ToolCall};
+use crate::prompt::attachments::{Asset, model_content};
 
-/// The conversation as chat messages, in order. Developer instructions and compaction
-/// summaries go to the model as system messages, which is what they are to it.
-pub fn chat_messages(conversation: &[Message]) -> Vec<ChatMessage> {
+/// The conversation as chat messages, in order, with user messages' attachments rendered from
+/// the recorded `assets`. Developer instructions and compaction summaries go to the model as
+/// system messages, which is what they are to it.
+pub fn chat_messages(
+    conversation: &[Message],
+    assets: &BTreeMap<String, BinaryAsset>,
+) -> Vec<ChatMessage> {
     conversation
         .iter()
         .map(|m| match m {
@@ -15,9 +22,24 @@ pub fn chat_messages(conversation: &[Message]) -> Vec<ChatMessage> {
             | Message::Summary { content } => ChatMessage::System {
                 content: content.clone(),
             },
-            Message::User { content, .. } => ChatMessage::User {
-                content: content.clone(),
-            },
+            Message::User {
+                content,
+                attachments,
+                ..
+            } if attachments.is_empty() => ChatMessage::user(content.clone()),
+            Message::User {
+                content,
+                attachments,
+                ..
+            } => {
+                let (content, parts) = model_content(content, attachments, |id| {
+                    assets.get(id).map(|a| Asset {
+                        mime_type: &a.mime_type,
+                        data: &a.data,
+                    })
+                });
+                ChatMessage::User { content, parts }
+            }
             Message::Assistant {
                 content,
                 tool_requests,
@@ -49,11 +71,13 @@ pub fn chat_messages(conversation: &[Message]) -> Vec<ChatMessage> {
         .collect()
 }
 
-/// The engine's system prompt (recorded once per session as `system.message`).
+/// The engine's system prompt with no client changes, for a session whose context is not
+/// known here (no working directory, tools or repository instructions); sessions build theirs
+/// with [`crate::prompt::build_system_prompt`] from their real context.
 pub fn default_system_prompt() -> String {
-    "You are turnstile, a coding agent working in the user's project directory. Use the tools to \
-     inspect and change files and to run commands; paths are relative to the working directory. \
-     Call tools when you need information or must act; answer without tool calls when you are \
-     done."
-        .to_owned()
+    crate::prompt::default_prompt(&crate::prompt::PromptContext {
+        os: crate::prompt::os_name().to_owned(),
+        engine_version: env!("CARGO_PKG_VERSION").to_owned(),
+        ..Default::default()
+    })
 }

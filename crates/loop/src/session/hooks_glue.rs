@@ -9,7 +9,7 @@ use super::LoopError;
 use super::actor::Actor;
 
 impl Actor {
-    pub(super) async fn prompt_hook(&mut self, prompt: &str) -> Result<String, LoopError> {
+    pub(super) async fn prompt_hook(&self, prompt: &str) -> Result<String, LoopError> {
         let out = self
             .hook("userPromptSubmitted", json!({"prompt": prompt}), None)
             .await?;
@@ -20,7 +20,7 @@ impl Actor {
             .map_or_else(|| prompt.to_owned(), str::to_owned))
     }
 
-    pub(super) async fn hook_notify(&mut self, hook_type: &str, input: Value) {
+    pub(super) async fn hook_notify(&self, hook_type: &str, input: Value) {
         if let Err(e) = self.hook(hook_type, input, None).await {
             tracing::warn!(session = %self.id, error = %e, hook_type, "could not record a hook run");
         }
@@ -29,7 +29,7 @@ impl Actor {
     /// Runs the hooks of a kind, recorded as `hook.start`/`hook.end`. A failing hook is an
     /// error in `hook.end` and yields no output; only a journal failure is an `Err`.
     pub(super) async fn hook(
-        &mut self,
+        &self,
         hook_type: &str,
         mut input: Value,
         tool_call_id: Option<&str>,

@@ -4,10 +4,9 @@
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 use turnstile_journal::Uuid;
-use turnstile_journal::payload::{SessionError, SessionWarning, SystemMessage, UserMessage};
+use turnstile_journal::payload::{SessionError, SessionWarning, UserMessage};
 
 use super::actor::Actor;
-use super::history::default_system_prompt;
 use super::turn::TurnEnd;
 use super::{LoopError, Outcome, SendOptions};
 use crate::autopilot::{AgentMode, NUDGE};
@@ -30,6 +29,13 @@ impl Actor {
         message_id: String,
         cancel: &CancellationToken,
     ) -> Result<Outcome, LoopError> {
+        if cancel.is_cancelled() {
+            // Aborted while queued: it never ran, so it leaves no event. Not even an idle: the
+            // client already had the idle of the abort, and a second one could end the wait of
+            // a message it sends next.
+            tracing::info!(session = %self.id, message_id, "a queued message was aborted before it started");
+            return Ok(Outcome::Aborted);
+        }
         let mode = options.mode.unwrap_or(self.parts.config.mode);
         let mut msg = Message {
             interaction_id: Uuid::new_v4().to_string(),
@@ -39,29 +45,8 @@ impl Actor {
             task_completed: false,
         };
         let transformed = self.prompt_hook(&prompt).await?;
-        self.emitter.emit(&UserMessage {
-            content: prompt,
-            transformed_content: Some(transformed),
-            message_id: Some(msg.message_id.clone()),
-            agent_mode: (mode == AgentMode::Autopilot).then(|| mode.as_str().to_owned()),
-            interaction_id: Some(msg.interaction_id.clone()),
-            ..Default::default()
-        })?;
-        if self.needs_system {
-            let content = self
-                .parts
-                .config
-                .system_prompt
-                .clone()
-                .unwrap_or_else(default_system_prompt);
-            self.emitter.emit(&SystemMessage {
-                role: "system".into(),
-                content,
-                interaction_id: Some(msg.interaction_id.clone()),
-                ..Default::default()
-            })?;
-            self.needs_system = false;
-        }
+        self.record_user_message(prompt, transformed, &options.attachments, &msg)?;
+        self.record_system_message(&msg).await?;
         let mut continues = 0u32;
         let mut turn = 0u64;
         loop {
@@ -72,6 +57,7 @@ impl Actor {
                     continue;
                 }
                 TurnEnd::Tools | TurnEnd::Answered => {}
+                TurnEnd::Rejected => break,
                 TurnEnd::Aborted => return self.idle(mode, true).await.map(|_| Outcome::Aborted),
                 TurnEnd::Failed(e) => {
                     self.emitter.emit(&SessionError {

@@ -3,13 +3,15 @@
 //!
 //! Sends made while a message is running are queued and run in order (the SDK clients send
 //! and then wait; queueing keeps a second send from failing). `abort` cancels the running
-//! message only.
+//! message and every message queued behind it: a queued message that was aborted is recorded
+//! as its `user.message` with no turn (no LLM call is recorded that was never made).
 
 mod actor;
 mod emitter;
 mod history;
 mod hooks_glue;
 mod message;
+mod prompting;
 mod tool_call;
 mod turn;
 
@@ -18,7 +20,9 @@ use std::sync::{Arc, Mutex};
 
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
-use turnstile_journal::payload::{SessionShutdown, SessionStart, WorkingDirectoryContext};
+use turnstile_journal::payload::{
+    PendingMessagesModified, SessionShutdown, SessionStart, SessionWarning, WorkingDirectoryContext,
+};
 use turnstile_journal::{
     Durability, Event, JournalWriter, StateRoot, Timestamp, TrustedPrefix, Uuid, WriterOptions,
 };
@@ -31,7 +35,9 @@ use crate::client::{ExternalTools, PermissionAsker};
 use crate::hooks::HookRunner;
 use crate::model::ModelProvider;
 use crate::permissions::PermissionPolicy;
+use crate::prompt::{Attachment, SectionTransformer, SystemMessageConfig};
 use crate::tools::ToolRegistry;
+use crate::tools::processes::{self, StoppedGroup};
 use emitter::{Emitter, Subscribers};
 
 /// Everything a session needs besides its model and tools.
@@ -53,8 +59,18 @@ pub struct SessionConfig {
     pub allow_outside_cwd: bool,
     /// Ask the provider for a streamed answer.
     pub streaming: bool,
-    /// The system prompt; `None` uses [`default_system_prompt`].
+    /// An exact system prompt (a replayed recording's); when set, `system_message` is unused.
     pub system_prompt: Option<String>,
+    /// How the system prompt is built from the engine's sections (SDK `systemMessage`).
+    pub system_message: SystemMessageConfig,
+    /// Reasoning effort asked of the model, recorded in `session.start` (SDK `reasoningEffort`).
+    pub reasoning_effort: Option<String>,
+    /// Tools never offered to the model (SDK `defaultAgent.excludedTools`); a call to one
+    /// anyway is answered as for a tool that does not exist.
+    pub excluded_tools: Vec<String>,
+    /// The model's context window in tokens; `None` looks the model up in
+    /// [`crate::prompt::tokens::token_limit`].
+    pub token_limit: Option<u64>,
 }
 
 impl SessionConfig {
@@ -70,6 +86,10 @@ impl SessionConfig {
             allow_outside_cwd: false,
             streaming: true,
             system_prompt: None,
+            system_message: SystemMessageConfig::default(),
+            reasoning_effort: None,
+            excluded_tools: Vec::new(),
+            token_limit: None,
         }
     }
 }
@@ -79,6 +99,8 @@ impl SessionConfig {
 pub struct SendOptions {
     /// Mode for this message; `None` uses the session's.
     pub mode: Option<AgentMode>,
+    /// Files, directories, selections, blobs and GitHub references attached to the message.
+    pub attachments: Vec<Attachment>,
 }
 
 /// How a message ended.
@@ -121,7 +143,20 @@ enum Command {
         prompt: String,
         options: SendOptions,
         message_id: String,
+        /// Cancelled by `abort`, whether the message is running or still queued.
+        cancel: CancellationToken,
+        /// It was sent while another message ran or waited (so it joined the pending queue).
+        waited: bool,
         done: oneshot::Sender<Outcome>,
+    },
+    SetTitle {
+        title: String,
+        done: oneshot::Sender<Result<(), String>>,
+    },
+    SwitchModel {
+        model: String,
+        reasoning_effort: Option<String>,
+        done: oneshot::Sender<Result<(), String>>,
     },
     Shutdown {
         done: oneshot::Sender<Result<(), String>>,
@@ -131,6 +166,8 @@ enum Command {
 struct Shared {
     subscribers: Subscribers,
     running: Mutex<Option<CancellationToken>>,
+    /// Tokens of the messages sent and not yet started, by message id.
+    queued: Mutex<Vec<(String, CancellationToken)>>,
 }
 
 /// A handle to a running session; cheap to clone.
@@ -156,6 +193,8 @@ pub struct ResumeReport {
     pub used_checkpoint: bool,
     /// A torn tail was cut on open.
     pub torn_tail_cut: bool,
+    /// Tool process groups the previous engine left running, killed by this resume.
+    pub stopped_process_groups: Vec<StoppedGroup>,
 }
 
 /// The parts a session is built from.
@@ -172,6 +211,8 @@ pub struct SessionParts {
     pub external_tools: Option<Arc<dyn ExternalTools>>,
     /// A client that decides permissions the policy leaves open.
     pub permission_asker: Option<Arc<dyn PermissionAsker>>,
+    /// A client that rewrites system prompt sections (`transform` actions).
+    pub section_transformer: Option<Arc<dyn SectionTransformer>>,
 }
 
 impl SessionHandle {
@@ -206,7 +247,7 @@ impl SessionHandle {
             ..Default::default()
         };
         let (writer, _) = JournalWriter::create(root, id, options)?;
-        let mut emitter = Emitter::new(writer, SessionState::default(), Arc::clone(&subscribers));
+        let emitter = Emitter::new(writer, SessionState::default(), Arc::clone(&subscribers));
         emitter.emit(&SessionStart {
             session_id: id.to_string(),
             version: 1,
@@ -214,12 +255,15 @@ impl SessionHandle {
             copilot_version: env!("CARGO_PKG_VERSION").into(),
             start_time: Timestamp::now().to_text(),
             selected_model: Some(parts.config.model.clone()),
+            reasoning_effort: parts.config.reasoning_effort.clone(),
             context: Some(WorkingDirectoryContext {
                 cwd: parts.config.cwd.display().to_string(),
                 ..Default::default()
             }),
             ..Default::default()
         })?;
+        // The send queue starts empty, as the Copilot CLI announces right after the start.
+        emitter.emit(&PendingMessagesModified {})?;
         Ok(Self::spawn(id, emitter, subscribers, parts, true))
     }
 
@@ -282,11 +326,17 @@ impl SessionHandle {
             closed_turns: plan.closed_turns.clone(),
             used_checkpoint: load.used_checkpoint,
             torn_tail_cut: recovery.torn_tail.is_some(),
+            stopped_process_groups: Vec::new(),
         };
-        let mut emitter = Emitter::new(writer, state, Arc::clone(&subscribers));
+        let emitter = Emitter::new(writer, state, Arc::clone(&subscribers));
         for event in plan.events {
             emitter.emit_event(event)?;
         }
+        let stopped_process_groups = stop_left_processes(&emitter, &paths.dir)?;
+        let report = ResumeReport {
+            stopped_process_groups,
+            ..report
+        };
         let system_written = emitter
             .state()
             .conversation
@@ -309,6 +359,7 @@ impl SessionHandle {
         let shared = Arc::new(Shared {
             subscribers,
             running: Mutex::new(None),
+            queued: Mutex::new(Vec::new()),
         });
         let actor = actor::Actor::new(id, emitter, parts, needs_system);
         tokio::spawn(actor.run(rx, Arc::clone(&shared)));
@@ -335,15 +386,73 @@ impl SessionHandle {
     ) -> Result<(String, oneshot::Receiver<Outcome>), LoopError> {
         let message_id = Uuid::new_v4().to_string();
         let (done, rx) = oneshot::channel();
-        self.tx
-            .send(Command::Send {
-                prompt: prompt.into(),
-                options,
-                message_id: message_id.clone(),
-                done,
-            })
-            .map_err(|_| LoopError::Closed(self.id))?;
+        let cancel = CancellationToken::new();
+        let waited = {
+            let running = lock(&self.shared.running);
+            let mut queued = lock(&self.shared.queued);
+            let waits = running.is_some() || !queued.is_empty();
+            // Queued before the command is sent, so an abort from here on reaches it.
+            queued.push((message_id.clone(), cancel.clone()));
+            waits
+        };
+        let sent = self.tx.send(Command::Send {
+            prompt: prompt.into(),
+            options,
+            message_id: message_id.clone(),
+            cancel,
+            waited,
+            done,
+        });
+        if sent.is_err() {
+            lock(&self.shared.queued).retain(|(id, _)| *id != message_id);
+            return Err(LoopError::Closed(self.id));
+        }
+        if waited {
+            // The actor is busy with another message: the queue's watchers learn it from here.
+            emitter::publish_live(&self.shared.subscribers, &PendingMessagesModified {});
+        }
         Ok((message_id, rx))
+    }
+
+    /// Sets the session's display title (announced as `session.title_changed`), after the
+    /// messages sent before it.
+    pub async fn set_name(&self, title: impl Into<String>) -> Result<(), LoopError> {
+        let (done, rx) = oneshot::channel();
+        let title = title.into();
+        self.command(Command::SetTitle { title, done }, rx).await
+    }
+
+    /// Switches the model (and reasoning effort) of the calls that follow, recorded as
+    /// `session.model_change`; takes effect after the messages sent before it.
+    pub async fn switch_model(
+        &self,
+        model: impl Into<String>,
+        reasoning_effort: Option<String>,
+    ) -> Result<(), LoopError> {
+        let (done, rx) = oneshot::channel();
+        let model = model.into();
+        let cmd = Command::SwitchModel {
+            model,
+            reasoning_effort,
+            done,
+        };
+        self.command(cmd, rx).await
+    }
+
+    async fn command(
+        &self,
+        cmd: Command,
+        rx: oneshot::Receiver<Result<(), String>>,
+    ) -> Result<(), LoopError> {
+        self.tx.send(cmd).map_err(|_| LoopError::Closed(self.id))?;
+        match rx.await {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(message)) => Err(LoopError::Journal(turnstile_journal::WriteError::Io {
+                path: PathBuf::from(self.id.to_string()),
+                source: std::io::Error::other(message),
+            })),
+            Err(_) => Err(LoopError::Closed(self.id)),
+        }
     }
 
     /// Sends and waits until the session is idle again.
@@ -356,8 +465,11 @@ impl SessionHandle {
         done.await.map_err(|_| LoopError::Closed(self.id))
     }
 
-    /// Aborts the running message, if any.
+    /// Aborts the running message, if any, and every message queued behind it.
     pub fn abort(&self) {
+        for (_, token) in lock(&self.shared.queued).iter() {
+            token.cancel();
+        }
         if let Some(token) = lock(&self.shared.running).as_ref() {
             token.cancel();
         }
@@ -384,6 +496,39 @@ impl SessionHandle {
             Err(_) => Err(LoopError::Closed(self.id)),
         }
     }
+}
+
+/// Kills the tool process groups a dead engine left running (recorded in
+/// `<session>/processes.json`) and records each in a `session.warning`. A list that cannot be
+/// read is reported the same way and left in place.
+fn stop_left_processes(
+    emitter: &Emitter,
+    dir: &std::path::Path,
+) -> Result<Vec<StoppedGroup>, LoopError> {
+    let stopped = match processes::stop_leftovers(dir) {
+        Ok(stopped) => stopped,
+        Err(e) => {
+            emitter.emit(&SessionWarning {
+                warning_type: "processes".into(),
+                message: format!(
+                    "could not check for tool processes left running by the previous engine: {e}"
+                ),
+                ..Default::default()
+            })?;
+            return Ok(Vec::new());
+        }
+    };
+    for group in &stopped {
+        emitter.emit(&SessionWarning {
+            warning_type: "processes".into(),
+            message: format!(
+                "stopped {} process(es) of tool call {} (process group {}) that the previous engine left running",
+                group.processes, group.record.tool_call_id, group.record.pgid
+            ),
+            ..Default::default()
+        })?;
+    }
+    Ok(stopped)
 }
 
 fn subscribed() -> (Subscribers, mpsc::UnboundedReceiver<Arc<Event>>) {

@@ -1,9 +1,12 @@
-//! Running the tool calls of a turn: `tool.execution_start`, the hooks around a call, the
-//! permission decision, built-in or client (external) execution, and the one
-//! `tool.execution_complete` every call gets.
+//! Running the tool calls of a turn, the way the runtime does: every `tool.execution_start`
+//! first (request order), then all calls at once: hooks around each, its permission decision,
+//! built-in or client (external) execution. Each call gets one `tool.execution_complete`,
+//! recorded in request order as soon as it and the calls before it have finished (the runtime
+//! records them in completion order; request order keeps a journal, and so a replayed fixture,
+//! independent of which command happened to finish first).
 
-use std::sync::Arc;
-
+use futures_util::StreamExt;
+use futures_util::stream::FuturesOrdered;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -18,47 +21,138 @@ use turnstile_replay::resume_plan::{INTERRUPTED_CODE, INTERRUPTED_MESSAGE};
 use super::LoopError;
 use super::actor::Actor;
 use super::message::Message;
-use crate::client::ExternalToolCall;
+use crate::client::{AskError, ExternalToolCall};
 use crate::model::ToolCall;
 use crate::permissions::{Decision, PermissionPolicy, Unasked};
-use crate::tools::{PermissionAsk, ToolContext, ToolFailure, ToolOutput};
+use crate::tools::{PermissionAsk, PermissionKind, ToolContext, ToolFailure, ToolOutput, ToolSpec};
 
 /// Text the model sees when the policy denies a call and nobody can be asked (runtime wording).
 const DENIED_NO_RULE: &str = "Permission denied and could not request permission from user";
+/// `error.code` of a result the client marked `rejected`: the runtime ends the loop after the
+/// turn instead of calling the model again.
+pub(super) const REJECTED_CODE: &str = "rejected";
+
+/// What the tool calls of one turn came to.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub(super) struct ToolsEnd {
+    /// The message was aborted while they ran (every call got its interrupted result).
+    pub(super) aborted: bool,
+    /// `task_complete` succeeded.
+    pub(super) task_completed: bool,
+    /// A client tool's result was `rejected`: no further LLM call for this message.
+    pub(super) rejected: bool,
+}
+
+/// The facts every call of one turn shares.
+struct Turn<'a, 'm> {
+    turn_id: &'a str,
+    msg: &'a Message<'m>,
+    model: &'a str,
+}
+
+/// How one call finished, before its completion is recorded.
+struct Finished {
+    result: Result<ToolOutput, ToolFailure>,
+    /// Cut short by an abort (`result` is the interrupted failure).
+    interrupted: bool,
+    /// The summary of a successful `task_complete`.
+    task_summary: Option<String>,
+}
+
+impl Finished {
+    fn of(result: Result<ToolOutput, ToolFailure>) -> Self {
+        Finished {
+            result,
+            interrupted: false,
+            task_summary: None,
+        }
+    }
+
+    fn interrupted() -> Self {
+        Finished {
+            result: Err(interrupted()),
+            interrupted: true,
+            task_summary: None,
+        }
+    }
+}
 
 impl Actor {
     pub(super) fn tool_context(&self, cancel: &CancellationToken) -> ToolContext {
         let mut ctx = ToolContext::new(self.parts.config.cwd.clone());
         ctx.allow_outside_cwd = self.parts.config.allow_outside_cwd;
         ctx.cancel = cancel.child_token();
+        ctx.processes = Some(std::sync::Arc::clone(&self.processes));
         ctx
     }
 
-    /// Runs one tool call with hooks and permissions; returns true when it was aborted.
-    pub(super) async fn tool(
-        &mut self,
-        call: &ToolCall,
+    /// Runs the turn's tool calls concurrently (their ids are already unique, `turn.rs`).
+    pub(super) async fn tools(
+        &self,
+        calls: &[ToolCall],
         turn_id: &str,
-        msg: &mut Message<'_>,
+        msg: &Message<'_>,
         model: &str,
-    ) -> Result<bool, LoopError> {
-        let mut args = call.arguments_value();
-        self.emitter.emit(&ToolExecutionStart {
-            tool_call_id: call.id.clone(),
-            tool_name: call.name.clone(),
-            arguments: Some(args.clone()),
-            turn_id: Some(turn_id.to_owned()),
-            model: Some(model.to_owned()),
-            ..Default::default()
-        })?;
-        let tools = Arc::clone(&self.parts.tools);
-        let external = self.is_external(&call.name);
-        let builtin = if external {
-            None
-        } else {
-            tools.get(&call.name)
+    ) -> Result<ToolsEnd, LoopError> {
+        for call in calls {
+            self.emitter.emit(&ToolExecutionStart {
+                tool_call_id: call.id.clone(),
+                tool_name: call.name.clone(),
+                arguments: Some(call.arguments_value()),
+                turn_id: Some(turn_id.to_owned()),
+                model: Some(model.to_owned()),
+                ..Default::default()
+            })?;
+        }
+        let turn = Turn {
+            turn_id,
+            msg,
+            model,
         };
-        if !external && builtin.is_none() {
+        // One task polls them all: each call runs until it waits (a hook, a permission, the
+        // tool itself), so every external_tool.requested is out before any answer is awaited.
+        let mut running: FuturesOrdered<_> =
+            calls.iter().map(|call| self.tool(call, &turn)).collect();
+        let mut end = ToolsEnd::default();
+        let mut calls = calls.iter();
+        while let Some(finished) = running.next().await {
+            let (Some(call), finished) = (calls.next(), finished?) else {
+                break;
+            };
+            if finished.interrupted && !end.aborted {
+                self.abort_event()?;
+                end.aborted = true;
+            }
+            let one = self.complete_tool(call, &turn, finished.result)?;
+            end.rejected |= one.rejected;
+            if let Some(summary) = finished.task_summary {
+                self.emitter.emit(&SessionTaskComplete {
+                    summary: Some(summary),
+                    success: Some(true),
+                    ..Default::default()
+                })?;
+                end.task_completed = true;
+            }
+        }
+        Ok(end)
+    }
+
+    /// Runs one tool call with hooks and permissions.
+    async fn tool(&self, call: &ToolCall, turn: &Turn<'_, '_>) -> Result<Finished, LoopError> {
+        let msg = turn.msg;
+        if msg.cancel.is_cancelled() {
+            return Ok(Finished::interrupted());
+        }
+        let mut args = call.arguments_value();
+        // An excluded tool does not exist as far as the model is concerned.
+        let excluded = self.is_excluded(&call.name);
+        let external = self.external_spec(&call.name).filter(|_| !excluded);
+        let builtin = match external {
+            Some(_) => None,
+            None if excluded => None,
+            None => self.parts.tools.get(&call.name),
+        };
+        if external.is_none() && builtin.is_none() {
             let names: Vec<String> = self
                 .tool_specs(msg.mode)
                 .into_iter()
@@ -69,22 +163,15 @@ impl Actor {
                 call.name,
                 names.join(", ")
             );
-            self.complete_tool(
-                call,
-                turn_id,
-                msg,
-                Err(ToolFailure::new(message, "unknown_tool")),
-                model,
-            )?;
-            return Ok(false);
+            let failure = ToolFailure::new(message, "unknown_tool");
+            return Ok(Finished::of(Err(failure)));
         }
         if !args.is_object() {
             let failure = ToolFailure::invalid(format!(
                 "the arguments of {} must be a JSON object, got: {}",
                 call.name, call.arguments
             ));
-            self.complete_tool(call, turn_id, msg, Err(failure), model)?;
-            return Ok(false);
+            return Ok(Finished::of(Err(failure)));
         }
         let mut hook_allowed = false;
         let hook_input = json!({"toolName": call.name, "toolArgs": args.to_string(), "cwd": self.parts.config.cwd});
@@ -97,8 +184,7 @@ impl Actor {
                         .unwrap_or("No reason provided");
                     let failure =
                         ToolFailure::new(format!("Denied by preToolUse hook: {reason}"), "denied");
-                    self.complete_tool(call, turn_id, msg, Err(failure), model)?;
-                    return Ok(false);
+                    return Ok(Finished::of(Err(failure)));
                 }
                 Some("allow") => hook_allowed = true,
                 _ => {}
@@ -107,64 +193,58 @@ impl Actor {
                 args = modified.clone();
             }
         }
-        let Some(tool) = builtin else {
-            let denied = self.parts.config.permissions.denied_unasked(
-                &call.name,
-                Unasked::Client,
-                &self.parts.config.cwd,
-            );
-            if !denied.is_empty() {
-                let failure = ToolFailure::new(denied_by_rules(&denied), "denied");
-                self.complete_tool(call, turn_id, msg, Err(failure), model)?;
-                return Ok(false);
-            }
-            return self.external_tool(call, turn_id, msg, model, args).await;
-        };
         let mut ctx = self.tool_context(msg.cancel);
-        let permission = tool.permission(&args, &ctx);
-        let denied = match &permission {
-            Ok(ask) => denied_without_asking(
+        ctx.tool_call_id = Some(call.id.clone());
+        let ask = match (&external, builtin) {
+            (Some(spec), _) => (!spec.skip_permission).then(|| custom_tool_ask(spec, &args)),
+            (None, Some(tool)) => match tool.permission(&args, &ctx) {
+                Ok(ask) => ask,
+                Err(failure) => return Ok(Finished::of(Err(failure))),
+            },
+            (None, None) => None,
+        };
+        // Deny rules hold whatever a hook said and whether or not the call asks.
+        let denied = match builtin {
+            Some(_) if external.is_none() => denied_without_asking(
                 &self.parts.config.permissions,
                 &call.name,
                 ask.as_ref(),
                 &args,
                 &self.parts.config.cwd,
             ),
-            Err(_) => Vec::new(),
+            _ => self.parts.config.permissions.denied_unasked(
+                &call.name,
+                Unasked::Client,
+                &self.parts.config.cwd,
+            ),
         };
-        match permission {
-            Err(failure) => {
-                self.complete_tool(call, turn_id, msg, Err(failure), model)?;
-                return Ok(false);
-            }
-            // A hook's `allow` skips asking, never the deny rules.
-            Ok(ask) if !denied.is_empty() => {
-                if let Some(ask) = ask.filter(|_| !hook_allowed) {
-                    // Recorded as a request denied by rules, as the policy would.
-                    if let Some(denial) = self.permit(call, &ask, msg).await? {
-                        let failure = ToolFailure::new(denial, "denied");
-                        self.complete_tool(call, turn_id, msg, Err(failure), model)?;
-                        return Ok(false);
-                    }
+        if !denied.is_empty() {
+            if let Some(ask) = ask.as_ref().filter(|_| !hook_allowed) {
+                // Recorded as a request denied by rules, as the policy would.
+                let denial = self.permit(call, ask, msg).await?;
+                if msg.cancel.is_cancelled() {
+                    return Ok(Finished::interrupted());
                 }
-                let failure = ToolFailure::new(denied_by_rules(&denied), "denied");
-                self.complete_tool(call, turn_id, msg, Err(failure), model)?;
-                return Ok(false);
-            }
-            Ok(Some(ask)) if !hook_allowed => {
-                if let Some(denial) = self.permit(call, &ask, msg).await? {
-                    self.complete_tool(
-                        call,
-                        turn_id,
-                        msg,
-                        Err(ToolFailure::new(denial, "denied")),
-                        model,
-                    )?;
-                    return Ok(false);
+                if let Some(denial) = denial {
+                    return Ok(Finished::of(Err(ToolFailure::new(denial, "denied"))));
                 }
             }
-            Ok(_) => {}
+            let failure = ToolFailure::new(denied_by_rules(&denied), "denied");
+            return Ok(Finished::of(Err(failure)));
         }
+        if let Some(ask) = ask.filter(|_| !hook_allowed) {
+            let denial = self.permit(call, &ask, msg).await?;
+            if msg.cancel.is_cancelled() {
+                return Ok(Finished::interrupted());
+            }
+            if let Some(denial) = denial {
+                let failure = ToolFailure::new(denial, "denied");
+                return Ok(Finished::of(Err(failure)));
+            }
+        }
+        let Some(tool) = builtin else {
+            return self.external_tool(call, turn, args).await;
+        };
         let (partial_tx, mut partial_rx) = mpsc::unbounded_channel();
         ctx.partial = Some(partial_tx);
         let mut result = {
@@ -180,11 +260,10 @@ impl Actor {
                 }
             }
         };
-        let aborted = msg.cancel.is_cancelled();
-        if aborted {
-            self.abort_event()?;
-            result = Err(interrupted());
-        } else if let Ok(output) = &mut result {
+        if msg.cancel.is_cancelled() {
+            return Ok(Finished::interrupted());
+        }
+        if let Ok(output) = &mut result {
             let input = json!({"toolName": call.name, "toolArgs": args.to_string(), "toolResult": {"resultType": "success", "textResultForLlm": output.content}});
             if let Some(out) = self.hook("postToolUse", input, Some(&call.id)).await?
                 && let Some(text) = out
@@ -194,28 +273,23 @@ impl Actor {
                 output.content = text.to_owned();
             }
         }
-        let completed_task = call.name == "task_complete" && result.is_ok();
-        self.complete_tool(call, turn_id, msg, result, model)?;
-        if completed_task {
-            let summary = args
-                .get("summary")
+        let task_summary = (call.name == "task_complete" && result.is_ok()).then(|| {
+            args.get("summary")
                 .and_then(Value::as_str)
                 .unwrap_or_default()
-                .to_owned();
-            self.emitter.emit(&SessionTaskComplete {
-                summary: Some(summary),
-                success: Some(true),
-                ..Default::default()
-            })?;
-            msg.task_completed = true;
-        }
-        Ok(aborted)
+                .to_owned()
+        });
+        Ok(Finished {
+            result,
+            interrupted: false,
+            task_summary,
+        })
     }
 
     /// Records `permission.requested`, decides (policy, else the client), records
     /// `permission.completed`; returns the text the model sees when the call is denied.
-    pub(super) async fn permit(
-        &mut self,
+    async fn permit(
+        &self,
         call: &ToolCall,
         ask: &PermissionAsk,
         msg: &Message<'_>,
@@ -252,7 +326,7 @@ impl Actor {
                 source = "human_response";
                 let answer = tokio::select! {
                     r = asker.ask(request_id.clone(), request) => r,
-                    _ = msg.cancel.cancelled() => Err("the message was aborted".to_owned()),
+                    _ = msg.cancel.cancelled() => Err(AskError::Aborted),
                 };
                 match answer {
                     Ok(result)
@@ -273,7 +347,7 @@ impl Actor {
                         )
                     }
                     Err(reason) => (
-                        json!({"kind": "cancelled", "reason": reason}),
+                        json!({"kind": "cancelled", "reason": reason.to_string()}),
                         Some(DENIED_NO_RULE.to_owned()),
                     ),
                 }
@@ -294,14 +368,12 @@ impl Actor {
 
     /// Runs a client-implemented tool: recorded as `external_tool.requested`, answered by the
     /// client, closed by `external_tool.completed` (ephemeral) and `tool.execution_complete`.
-    pub(super) async fn external_tool(
-        &mut self,
+    async fn external_tool(
+        &self,
         call: &ToolCall,
-        turn_id: &str,
-        msg: &mut Message<'_>,
-        model: &str,
+        turn: &Turn<'_, '_>,
         args: Value,
-    ) -> Result<bool, LoopError> {
+    ) -> Result<Finished, LoopError> {
         let Some(handler) = self.parts.external_tools.clone() else {
             return Err(LoopError::Closed(self.id));
         };
@@ -324,28 +396,23 @@ impl Actor {
         let request_id = request.request_id.clone();
         let answer = tokio::select! {
             r = handler.call(request) => Some(r),
-            _ = msg.cancel.cancelled() => None,
-        };
-        let (result, aborted) = match answer {
-            Some(result) => (result, false),
-            None => {
-                self.abort_event()?;
-                (Err(interrupted()), true)
-            }
+            _ = turn.msg.cancel.cancelled() => None,
         };
         self.emitter.emit(&ExternalToolCompleted { request_id })?;
-        self.complete_tool(call, turn_id, msg, result, model)?;
-        Ok(aborted)
+        match answer {
+            Some(result) => Ok(Finished::of(result)),
+            None => Ok(Finished::interrupted()),
+        }
     }
 
-    pub(super) fn complete_tool(
-        &mut self,
+    /// Records the call's one `tool.execution_complete`.
+    fn complete_tool(
+        &self,
         call: &ToolCall,
-        turn_id: &str,
-        msg: &Message<'_>,
+        turn: &Turn<'_, '_>,
         result: Result<ToolOutput, ToolFailure>,
-        model: &str,
-    ) -> Result<(), LoopError> {
+    ) -> Result<ToolsEnd, LoopError> {
+        let mut end = ToolsEnd::default();
         let (success, result, error) = match result {
             Ok(out) => (
                 true,
@@ -356,27 +423,57 @@ impl Actor {
                 }),
                 None,
             ),
-            Err(f) => (
-                false,
-                None,
-                Some(ToolError {
-                    message: f.message,
-                    code: f.code,
-                    ..Default::default()
-                }),
-            ),
+            Err(f) => {
+                end.rejected = f.code.as_deref() == Some(REJECTED_CODE);
+                (
+                    false,
+                    None,
+                    Some(ToolError {
+                        message: f.message,
+                        code: f.code,
+                        ..Default::default()
+                    }),
+                )
+            }
         };
         self.emitter.emit(&ToolExecutionComplete {
             tool_call_id: call.id.clone(),
-            model: Some(model.to_owned()),
-            interaction_id: Some(msg.interaction_id.clone()),
-            turn_id: Some(turn_id.to_owned()),
+            model: Some(turn.model.to_owned()),
+            interaction_id: Some(turn.msg.interaction_id.clone()),
+            turn_id: Some(turn.turn_id.to_owned()),
             success,
             result,
             error,
             ..Default::default()
         })?;
-        Ok(())
+        Ok(end)
+    }
+
+    /// The spec of the client tool `name`, if a client implements it.
+    fn external_spec(&self, name: &str) -> Option<ToolSpec> {
+        self.parts
+            .external_tools
+            .as_ref()?
+            .specs()
+            .into_iter()
+            .find(|s| s.name == name)
+    }
+}
+
+/// The runtime's permission request for a client tool (`kind: "custom-tool"`).
+fn custom_tool_ask(spec: &ToolSpec, args: &Value) -> PermissionAsk {
+    PermissionAsk {
+        kind: PermissionKind::Other("custom-tool".into()),
+        request: json!({
+            "kind": "custom-tool",
+            "toolName": spec.name,
+            "toolDescription": spec.description,
+            "args": args,
+            "skipPermission": false,
+        }),
+        intention: format!("Run the client tool {}", spec.name),
+        subject: spec.name.clone(),
+        shell: None,
     }
 }
 

@@ -9,17 +9,17 @@ use tokio_util::sync::CancellationToken;
 use turnstile_journal::Uuid;
 use turnstile_journal::payload::{
     Abort, AssistantMessage, AssistantMessageDelta, AssistantTurnEnd, AssistantTurnRetry,
-    AssistantTurnStart, AssistantUsage, ToolRequest,
+    AssistantTurnStart, AssistantUsage, SessionWarning, ToolRequest,
 };
 
 use super::LoopError;
 use super::actor::Actor;
 use super::history::chat_messages;
 use super::message::Message;
-use super::tool_call::interrupted;
 use crate::autopilot::AgentMode;
 use crate::model::{
-    ChatRequest, ModelError, ModelErrorKind, ModelEvent, ModelResponse, ToolSchema,
+    ChatMessage, ChatRequest, ModelError, ModelErrorKind, ModelEvent, ModelResponse, ToolCall,
+    ToolSchema,
 };
 
 /// How a turn ended.
@@ -28,6 +28,9 @@ pub(super) enum TurnEnd {
     Tools,
     /// The model answered without tools.
     Answered,
+    /// A client rejected a tool call (`resultType: "rejected"`): the message ends without
+    /// another LLM call, as in the runtime.
+    Rejected,
     /// Cancelled (the turn is already closed).
     Aborted,
     /// The model call failed (the turn is already closed).
@@ -42,15 +45,19 @@ impl Actor {
         msg: &mut Message<'_>,
     ) -> Result<TurnEnd, LoopError> {
         let turn_id = turn.to_string();
+        let request = self.request(msg.mode);
+        // `assistant.turn_start` counts an LLM call: it is recorded only when nothing stands
+        // between it and sending the request (an aborted message sends nothing).
         if msg.cancel.is_cancelled() {
-            return Ok(TurnEnd::Aborted).and_then(|t| self.abort_event().map(|_| t));
+            self.abort_event()?;
+            return Ok(TurnEnd::Aborted);
         }
         self.emitter.emit(&AssistantTurnStart {
             turn_id: turn_id.clone(),
             interaction_id: Some(msg.interaction_id.clone()),
             ..Default::default()
         })?;
-        let request = self.request(msg.mode);
+        self.announce_call(&request, &turn_id, turn == 0)?;
         let assistant_message_id = Uuid::new_v4().to_string();
         let response = match self
             .call_model(&request, &turn_id, &assistant_message_id, msg.cancel)
@@ -72,8 +79,8 @@ impl Actor {
         } else {
             response.model.clone()
         };
-        let requests: Vec<ToolRequest> = response
-            .tool_calls
+        let (calls, renamed) = unique_ids(&response.tool_calls);
+        let requests: Vec<ToolRequest> = calls
             .iter()
             .map(|c| {
                 let args = c.arguments_value();
@@ -117,30 +124,37 @@ impl Actor {
                 ..Default::default()
             })?;
         }
-        let mut aborted = false;
-        for call in &response.tool_calls {
-            if aborted || msg.cancel.is_cancelled() {
-                if !aborted {
-                    self.abort_event()?;
-                    aborted = true;
-                }
-                // Every requested call gets a result so the history stays valid.
-                self.complete_tool(call, &turn_id, msg, Err(interrupted()), &model)?;
-                continue;
-            }
-            aborted = self.tool(call, &turn_id, msg, &model).await?;
+        if !renamed.is_empty() {
+            let renames: Vec<String> = renamed
+                .iter()
+                .map(|(from, to)| format!("{from:?} -> {to:?}"))
+                .collect();
+            self.emitter.emit(&SessionWarning {
+                warning_type: "tool_call_id".into(),
+                message: format!(
+                    "the model gave several tool calls of turn {turn_id} the same id; renamed so each result answers one call: {}",
+                    renames.join(", ")
+                ),
+                ..Default::default()
+            })?;
         }
+        // Every requested call gets a result (an aborted one its interrupted result), so the
+        // history stays valid.
+        let tools = self.tools(&calls, &turn_id, msg, &model).await?;
         self.end_turn(&turn_id).await?;
-        Ok(if aborted {
+        msg.task_completed |= tools.task_completed;
+        Ok(if tools.aborted {
             TurnEnd::Aborted
-        } else if response.tool_calls.is_empty() {
+        } else if calls.is_empty() {
             TurnEnd::Answered
+        } else if tools.rejected {
+            TurnEnd::Rejected
         } else {
             TurnEnd::Tools
         })
     }
 
-    pub(super) async fn end_turn(&mut self, turn_id: &str) -> Result<(), LoopError> {
+    pub(super) async fn end_turn(&self, turn_id: &str) -> Result<(), LoopError> {
         self.emitter.emit(&AssistantTurnEnd {
             turn_id: turn_id.to_owned(),
             ..Default::default()
@@ -148,7 +162,7 @@ impl Actor {
         self.emitter.boundary().await
     }
 
-    pub(super) fn abort_event(&mut self) -> Result<(), LoopError> {
+    pub(super) fn abort_event(&self) -> Result<(), LoopError> {
         self.emitter.emit(&Abort {
             reason: "user_initiated".into(),
         })?;
@@ -167,9 +181,14 @@ impl Actor {
             .collect();
         ChatRequest {
             model: self.parts.config.model.clone(),
-            messages: chat_messages(&self.emitter.state().conversation),
+            messages: {
+                let state = self.emitter.state();
+                results_in_request_order(chat_messages(&state.conversation, &state.assets))
+            },
+            reasoning_effort: self.parts.config.reasoning_effort.clone(),
             tools,
             stream: self.parts.config.streaming,
+            ..Default::default()
         }
     }
 
@@ -191,20 +210,18 @@ impl Actor {
             .filter(|t| !external.iter().any(|x| x.name == t.name))
             .collect();
         specs.extend(external);
+        specs.retain(|t| !self.is_excluded(&t.name));
         specs
     }
 
-    /// Whether a client implements the tool `name`.
-    pub(super) fn is_external(&self, name: &str) -> bool {
-        self.parts
-            .external_tools
-            .as_ref()
-            .is_some_and(|x| x.specs().iter().any(|s| s.name == name))
+    /// Whether the session keeps the tool `name` from the model (`excludedTools`).
+    pub(super) fn is_excluded(&self, name: &str) -> bool {
+        self.parts.config.excluded_tools.iter().any(|t| t == name)
     }
 
     /// The one LLM call of a turn, forwarding deltas and retries as ephemeral events.
     pub(super) async fn call_model(
-        &mut self,
+        &self,
         request: &ChatRequest,
         turn_id: &str,
         message_id: &str,
@@ -234,7 +251,7 @@ impl Actor {
     }
 
     pub(super) fn model_event(
-        &mut self,
+        &self,
         event: ModelEvent,
         turn_id: &str,
         message_id: &str,
@@ -257,5 +274,134 @@ impl Actor {
             ModelEvent::ToolCallDelta { .. } => {}
         }
         Ok(())
+    }
+}
+
+/// The calls with every id unique within the turn: a repeated (or empty) id becomes
+/// `<id>_<n>`, the first free n from 2. Returns the renames too. The real runtime runs calls
+/// that share an id and answers the id twice; a history where one id has two results is
+/// ambiguous to the model and to the audit, so turnstile records the renamed ids everywhere
+/// (`assistant.message` included) and runs every call.
+fn unique_ids(calls: &[ToolCall]) -> (Vec<ToolCall>, Vec<(String, String)>) {
+    let mut seen = std::collections::HashSet::new();
+    let mut out = Vec::with_capacity(calls.len());
+    let mut renamed = Vec::new();
+    // The original ids are reserved first, so a rename never takes an id a later call has.
+    let originals: std::collections::HashSet<&str> = calls.iter().map(|c| c.id.as_str()).collect();
+    for call in calls {
+        let mut call = call.clone();
+        if call.id.is_empty() || !seen.insert(call.id.clone()) {
+            let base = if call.id.is_empty() {
+                "call"
+            } else {
+                call.id.as_str()
+            };
+            let fresh = (2u64..)
+                .map(|n| format!("{base}_{n}"))
+                .find(|id| !seen.contains(id) && !originals.contains(id.as_str()))
+                .unwrap_or_default();
+            seen.insert(fresh.clone());
+            renamed.push((std::mem::replace(&mut call.id, fresh.clone()), fresh));
+        }
+        out.push(call);
+    }
+    (out, renamed)
+}
+
+/// Puts the tool results that follow each assistant message in the order of its tool calls.
+/// Calls run concurrently and are recorded as they complete; the model gets them as asked.
+fn results_in_request_order(mut messages: Vec<ChatMessage>) -> Vec<ChatMessage> {
+    let mut i = 0;
+    while i < messages.len() {
+        let order: Vec<String> = match &messages[i] {
+            ChatMessage::Assistant { tool_calls, .. } if !tool_calls.is_empty() => {
+                tool_calls.iter().map(|c| c.id.clone()).collect()
+            }
+            _ => {
+                i += 1;
+                continue;
+            }
+        };
+        let start = i + 1;
+        let mut end = start;
+        while matches!(messages.get(end), Some(ChatMessage::Tool { .. })) {
+            end += 1;
+        }
+        messages[start..end].sort_by_key(|m| match m {
+            ChatMessage::Tool { tool_call_id, .. } => order
+                .iter()
+                .position(|id| id == tool_call_id)
+                .unwrap_or(usize::MAX),
+            _ => usize::MAX,
+        });
+        i = end.max(start);
+    }
+    messages
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn call(id: &str) -> ToolCall {
+        ToolCall {
+            id: id.into(),
+            name: "bash".into(),
+            arguments: "{}".into(),
+        }
+    }
+
+    #[test]
+    fn repeated_and_empty_ids_are_renamed_without_taking_a_later_id() {
+        let (calls, renamed) =
+            unique_ids(&[call("c1"), call("c2"), call("c1"), call("c1_2"), call("")]);
+        let ids: Vec<&str> = calls.iter().map(|c| c.id.as_str()).collect();
+        assert_eq!(ids, ["c1", "c2", "c1_3", "c1_2", "call_2"]);
+        assert_eq!(
+            renamed,
+            [
+                ("c1".to_owned(), "c1_3".to_owned()),
+                (String::new(), "call_2".to_owned())
+            ]
+        );
+    }
+
+    #[test]
+    fn unique_ids_are_kept() {
+        let (calls, renamed) = unique_ids(&[call("a"), call("b")]);
+        assert_eq!(calls, [call("a"), call("b")]);
+        assert!(renamed.is_empty());
+    }
+
+    #[test]
+    fn tool_results_follow_the_order_of_the_calls() {
+        let tool = |id: &str| ChatMessage::Tool {
+            tool_call_id: id.into(),
+            content: id.into(),
+        };
+        let assistant = ChatMessage::Assistant {
+            content: None,
+            tool_calls: vec![call("a"), call("b"), call("c")],
+        };
+        let user = ChatMessage::user("u");
+        let messages = vec![
+            user.clone(),
+            assistant.clone(),
+            tool("c"),
+            tool("a"),
+            tool("b"),
+            user.clone(),
+        ];
+        assert_eq!(
+            results_in_request_order(messages),
+            vec![
+                user.clone(),
+                assistant,
+                tool("a"),
+                tool("b"),
+                tool("c"),
+                user
+            ]
+        );
     }
 }

@@ -60,6 +60,7 @@ impl BlockingTool for CreateTool {
                 },
                 "required": ["path", "file_text"]
             }),
+            ..ToolSpec::default()
         }
     }
 

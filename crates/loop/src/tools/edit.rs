@@ -140,6 +140,7 @@ impl BlockingTool for EditTool {
                 },
                 "required": ["path"]
             }),
+            ..ToolSpec::default()
         }
     }
 

@@ -193,6 +193,7 @@ impl BlockingTool for GlobTool {
                 },
                 "required": ["pattern"]
             }),
+            ..ToolSpec::default()
         }
     }
 

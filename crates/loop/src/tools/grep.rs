@@ -149,6 +149,7 @@ impl BlockingTool for GrepTool {
                 },
                 "required": ["pattern"]
             }),
+            ..ToolSpec::default()
         }
     }
 

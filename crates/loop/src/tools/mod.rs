@@ -20,6 +20,7 @@ pub mod edit;
 pub mod glob;
 pub mod grep;
 pub mod paths;
+pub mod processes;
 mod registry;
 pub mod shell;
 pub mod task_complete;
@@ -75,7 +76,7 @@ impl PermissionKind {
 }
 
 /// What the model is told about a tool (one entry of the OpenAI `tools` array).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ToolSpec {
     /// The tool name the model calls.
     pub name: String,
@@ -83,6 +84,9 @@ pub struct ToolSpec {
     pub description: String,
     /// JSON Schema of the arguments object.
     pub parameters: Value,
+    /// A client tool declared with `skipPermission: true` runs without a `custom-tool`
+    /// permission request (built-in tools ignore it: their request follows what they do).
+    pub skip_permission: bool,
 }
 
 impl ToolSpec {
@@ -112,6 +116,11 @@ pub struct ToolContext {
     /// Streamed output chunks; the loop turns them into ephemeral
     /// `tool.execution_partial_result` events.
     pub partial: Option<tokio::sync::mpsc::UnboundedSender<String>>,
+    /// Where a tool that starts processes records their group before they run, so a resume
+    /// after a crash can stop them (`None`: nothing is recorded).
+    pub processes: Option<std::sync::Arc<processes::ProcessTable>>,
+    /// The model's id of the call being run.
+    pub tool_call_id: Option<String>,
 }
 
 impl ToolContext {
@@ -123,6 +132,8 @@ impl ToolContext {
             allow_outside_cwd: false,
             cancel: CancellationToken::new(),
             partial: None,
+            processes: None,
+            tool_call_id: None,
         }
     }
 }

@@ -39,6 +39,7 @@ impl BlockingTool for TaskCompleteTool {
                 },
                 "required": ["summary"]
             }),
+            ..ToolSpec::default()
         }
     }
 

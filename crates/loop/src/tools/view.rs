@@ -106,6 +106,7 @@ impl BlockingTool for ViewTool {
                 },
                 "required": ["path"]
             }),
+            ..ToolSpec::default()
         }
     }
 

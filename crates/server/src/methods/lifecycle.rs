@@ -346,6 +346,7 @@ fn build(
         permission_asker: capabilities
             .permissions
             .then(|| Arc::clone(&bridge) as Arc<dyn turnstile_loop::client::PermissionAsker>),
+        section_transformer: None,
     };
     let now = Timestamp::now().to_text();
     let info = SessionInfo {
@@ -441,6 +442,7 @@ fn client_tools(registry: &ToolRegistry, tools: &[ToolParams]) -> Result<Vec<Too
             name: name.clone(),
             description: tool.description.clone().unwrap_or_default(),
             parameters,
+            ..ToolSpec::default()
         });
     }
     Ok(specs)

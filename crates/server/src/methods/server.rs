@@ -83,10 +83,22 @@ pub(crate) fn auth_status(ctx: &Ctx<'_>) -> Value {
     }
 }
 
-/// `models.list`: the server's default model (sessions may bring their own provider).
-pub(crate) fn models(ctx: &Ctx<'_>) -> Value {
-    let model = &ctx.server.config().default_model.model;
-    json!({
+/// `models.list`: the Copilot endpoint's `GET /models` when the default model is reached
+/// there, else the server's default model (sessions may bring their own provider).
+pub(crate) async fn models(ctx: &Ctx<'_>) -> Result<Value, RpcError> {
+    let defaults = &ctx.server.config().default_model;
+    if let Some(listed) = crate::provider::list_default_models(defaults).await {
+        return listed
+            .map(|models| json!({ "models": models }))
+            .map_err(|e| {
+                RpcError::internal(format!(
+                    "cannot list the models of {}: {e}",
+                    defaults.base_url
+                ))
+            });
+    }
+    let model = &defaults.model;
+    Ok(json!({
         "models": [{
             "id": model,
             "name": model,
@@ -95,7 +107,7 @@ pub(crate) fn models(ctx: &Ctx<'_>) -> Value {
                 "limits": {"max_context_window_tokens": 0},
             },
         }]
-    })
+    }))
 }
 
 /// `runtime.shutdown`: answers, then closes every session and stops serving.

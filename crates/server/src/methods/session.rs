@@ -79,7 +79,13 @@ fn queue(
     }
     let (message_id, _done) = session
         .handle()
-        .send(params.prompt, SendOptions { mode: Some(mode) })
+        .send(
+            params.prompt,
+            SendOptions {
+                mode: Some(mode),
+                ..Default::default()
+            },
+        )
         .map_err(|e| RpcError::new(codes::SESSION_FAILED, e.to_string()))?;
     Ok((session, message_id))
 }

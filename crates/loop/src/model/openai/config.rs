@@ -60,6 +60,38 @@ impl RetryPolicy {
     }
 }
 
+/// How much of a server's answer is read before the call fails with
+/// [`ModelErrorKind::TooLarge`](crate::model::ModelErrorKind::TooLarge): memory stays bounded
+/// whatever the server sends, and no journal line gets larger than `max_answer_bytes`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ResponseLimits {
+    /// Longest SSE line (and joined `data` of one event) of a streamed answer.
+    pub max_line_bytes: usize,
+    /// Largest answer: its text plus every tool call's arguments, streamed or not.
+    pub max_answer_bytes: usize,
+    /// Largest non-streamed response body (JSON included).
+    pub max_body_bytes: usize,
+}
+
+impl ResponseLimits {
+    /// Default longest SSE line: 16 MiB.
+    pub const DEFAULT_LINE_BYTES: usize = 16 * 1024 * 1024;
+    /// Default largest answer: 32 MiB.
+    pub const DEFAULT_ANSWER_BYTES: usize = 32 * 1024 * 1024;
+    /// Default largest non-streamed body: 64 MiB.
+    pub const DEFAULT_BODY_BYTES: usize = 64 * 1024 * 1024;
+}
+
+impl Default for ResponseLimits {
+    fn default() -> Self {
+        ResponseLimits {
+            max_line_bytes: Self::DEFAULT_LINE_BYTES,
+            max_answer_bytes: Self::DEFAULT_ANSWER_BYTES,
+            max_body_bytes: Self::DEFAULT_BODY_BYTES,
+        }
+    }
+}
+
 /// A number in `[0, 1)` from the std hasher's random keys (no extra dependency).
 fn random_unit() -> f64 {
     let mut hasher = RandomState::new().build_hasher();
@@ -72,20 +104,73 @@ fn random_unit() -> f64 {
     (hasher.finish() >> 11) as f64 / (1u64 << 53) as f64
 }
 
+/// Which kind of Chat Completions server: it decides the URL, the credential's header and
+/// what the request carries beyond the OpenAI basics.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum ApiFlavor {
+    /// Any OpenAI-compatible server: `POST {base_url}/chat/completions`, the key as
+    /// `Authorization: Bearer`.
+    #[default]
+    OpenAi,
+    /// The endpoint the Copilot SDK clients configure (`COPILOT_API_URL`, no `/v1`):
+    /// `POST {base_url}/chat/completions` and `GET {base_url}/models` with the GitHub token as
+    /// bearer and the Copilot CLI's identifying headers; `reasoning_effort` is sent.
+    Copilot,
+    /// Azure OpenAI: `POST {base_url}/openai/deployments/{model}/chat/completions?api-version=V`
+    /// with an API version, else `{base_url}/openai/v1/chat/completions`; the key goes in the
+    /// `api-key` header (a bearer token in `Authorization`).
+    Azure {
+        /// `azure.apiVersion`; `None` uses the versionless v1 route.
+        api_version: Option<String>,
+    },
+}
+
+/// A command printing the API key on stdout, run before each model call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeyCommand {
+    /// Shell command line (run with `sh -c`).
+    pub command: String,
+    /// Longest run; past it the command is killed and the call fails.
+    pub timeout: Duration,
+}
+
+impl KeyCommand {
+    /// Default longest run of a key command.
+    pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
+
+    /// A command with the default timeout.
+    pub fn new(command: impl Into<String>) -> Self {
+        KeyCommand {
+            command: command.into(),
+            timeout: Self::DEFAULT_TIMEOUT,
+        }
+    }
+}
+
 /// Where and how to reach an OpenAI-compatible server.
 #[derive(Clone, PartialEq, Eq)]
 pub struct OpenAiConfig {
     /// Base URL, e.g. `https://api.openai.com/v1` or `http://127.0.0.1:8000/v1`;
-    /// `/chat/completions` is appended.
+    /// `/chat/completions` is appended (see [`ApiFlavor`] for the other kinds).
     pub base_url: String,
-    /// Bearer token; none for local servers.
+    /// What kind of server it is.
+    pub flavor: ApiFlavor,
+    /// API key (Bearer, or `api-key` for Azure); none for local servers.
     pub api_key: Option<String>,
+    /// Bearer token: takes precedence over `api_key` and `api_key_command`.
+    pub bearer_token: Option<String>,
+    /// Runs before each call for a fresh key (takes precedence over `api_key`).
+    pub api_key_command: Option<KeyCommand>,
+    /// Extra HTTP headers on every request (a request's own headers override them).
+    pub headers: Vec<(String, String)>,
     /// Model used when a request names none.
     pub model: String,
     /// Request and stall timeouts.
     pub timeouts: Timeouts,
     /// Retries before any output.
     pub retry: RetryPolicy,
+    /// How much of an answer is read at most.
+    pub limits: ResponseLimits,
 }
 
 impl std::fmt::Debug for OpenAiConfig {
@@ -93,10 +178,22 @@ impl std::fmt::Debug for OpenAiConfig {
         // Never print the key.
         f.debug_struct("OpenAiConfig")
             .field("base_url", &self.base_url)
+            .field("flavor", &self.flavor)
             .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
+            .field(
+                "bearer_token",
+                &self.bearer_token.as_ref().map(|_| "<redacted>"),
+            )
+            .field("api_key_command", &self.api_key_command)
+            // Header values may be credentials too.
+            .field(
+                "headers",
+                &self.headers.iter().map(|(n, _)| n).collect::<Vec<_>>(),
+            )
             .field("model", &self.model)
             .field("timeouts", &self.timeouts)
             .field("retry", &self.retry)
+            .field("limits", &self.limits)
             .finish()
     }
 }
@@ -106,11 +203,44 @@ impl OpenAiConfig {
     pub fn new(base_url: impl Into<String>, model: impl Into<String>) -> Self {
         OpenAiConfig {
             base_url: base_url.into(),
+            flavor: ApiFlavor::OpenAi,
             api_key: None,
+            bearer_token: None,
+            api_key_command: None,
+            headers: Vec::new(),
             model: model.into(),
             timeouts: Timeouts::default(),
             retry: RetryPolicy::default(),
+            limits: ResponseLimits::default(),
         }
+    }
+
+    /// The endpoint the Copilot SDK clients configure: `COPILOT_API_URL` as the base, the
+    /// GitHub token as bearer.
+    pub fn copilot(
+        base_url: impl Into<String>,
+        model: impl Into<String>,
+        token: Option<String>,
+    ) -> Self {
+        OpenAiConfig {
+            flavor: ApiFlavor::Copilot,
+            api_key: token,
+            ..Self::new(base_url, model)
+        }
+    }
+
+    /// The GitHub token the Copilot CLI would use: the variable named by `--auth-token-env`
+    /// when given, else `COPILOT_SDK_AUTH_TOKEN`, `GH_TOKEN`, `GITHUB_TOKEN` (empty values count
+    /// as unset).
+    pub fn github_token_from_env(auth_token_env: Option<&str>) -> Option<String> {
+        let names: Vec<&str> = match auth_token_env {
+            Some(name) => vec![name],
+            None => vec!["COPILOT_SDK_AUTH_TOKEN", "GH_TOKEN", "GITHUB_TOKEN"],
+        };
+        names
+            .into_iter()
+            .filter_map(|name| std::env::var(name).ok())
+            .find(|v| !v.trim().is_empty())
     }
 
     /// The key from `TURNSTILE_API_KEY`, else `OPENAI_API_KEY` (empty values count as unset).
@@ -125,6 +255,19 @@ impl OpenAiConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn debug_output_hides_credentials() {
+        let mut config = OpenAiConfig::new("http://127.0.0.1:1/v1", "m");
+        config.api_key = Some("sk-secret".into());
+        config.bearer_token = Some("bt-secret".into());
+        config.headers = vec![("X-Token".into(), "hdr-secret".into())];
+        let shown = format!("{config:?}");
+        for secret in ["sk-secret", "bt-secret", "hdr-secret"] {
+            assert!(!shown.contains(secret), "{shown}");
+        }
+        assert!(shown.contains("X-Token"), "{shown}");
+    }
 
     #[test]
     fn retry_delays_grow_with_jitter_and_honour_retry_after() {

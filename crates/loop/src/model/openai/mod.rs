@@ -15,13 +15,20 @@ use super::{
     ToolCall,
 };
 
+mod auth;
+mod choices;
 mod config;
+mod models;
 mod stream;
 mod transport;
 mod wire;
 
-pub use config::{OpenAiConfig, RetryPolicy, Timeouts};
-use transport::{chain, is_loopback};
+use choices::{ChoiceAnswer, fallback_id};
+pub use config::{ApiFlavor, KeyCommand, OpenAiConfig, ResponseLimits, RetryPolicy, Timeouts};
+pub use models::{
+    ModelCapabilities, ModelInfo, ModelLimits, ModelPolicy, ModelSupports, list_models,
+};
+use transport::{BodyError, chain, is_loopback};
 use wire::{Completion, RequestBody, error_message};
 
 /// Longest server text quoted in an error message when it sent no `error.message`.
@@ -38,12 +45,7 @@ pub struct OpenAiProvider {
 impl OpenAiProvider {
     /// A provider for this configuration; fails only when the HTTP client cannot be built.
     pub fn new(config: OpenAiConfig) -> Result<Self, ModelError> {
-        let base = config.base_url.trim_end_matches('/');
-        let endpoint = if base.ends_with("/chat/completions") {
-            base.to_string()
-        } else {
-            format!("{base}/chat/completions")
-        };
+        let endpoint = chat_url(&config, &config.model);
         let mut builder = reqwest::Client::builder()
             .connect_timeout(config.timeouts.request)
             .user_agent(concat!("turnstile/", env!("CARGO_PKG_VERSION")));
@@ -69,15 +71,24 @@ impl OpenAiProvider {
         &self.config
     }
 
-    /// The URL requests are POSTed to.
+    /// The URL requests for the configured model are POSTed to.
     pub fn endpoint(&self) -> &str {
         &self.endpoint
     }
 
     /// The JSON body of a request, in the OpenAI shape.
     pub fn request_body(&self, request: &ChatRequest) -> Value {
-        serde_json::to_value(RequestBody::new(request, self.model_of(request)))
-            .expect("a request body serializes")
+        serde_json::to_value(self.body(request)).expect("a request body serializes")
+    }
+
+    fn body<'a>(&'a self, request: &'a ChatRequest) -> RequestBody<'a> {
+        let mut body = RequestBody::new(request, self.model_of(request));
+        // The Copilot CLI sends the effort to the Copilot endpoint only (never to a BYOK
+        // provider, where a model that does not reason would refuse the field).
+        if self.config.flavor == ApiFlavor::Copilot {
+            body.reasoning_effort = request.reasoning_effort.as_deref();
+        }
+        body
     }
 
     fn model_of<'a>(&'a self, request: &'a ChatRequest) -> &'a str {
@@ -94,13 +105,15 @@ impl OpenAiProvider {
         request: &ChatRequest,
         events: &UnboundedSender<ModelEvent>,
     ) -> Result<ModelResponse, ModelError> {
-        let body = serde_json::to_vec(&RequestBody::new(request, self.model_of(request)))
-            .expect("a request body serializes");
+        let body = serde_json::to_vec(&self.body(request)).expect("a request body serializes");
         let model = self.model_of(request).to_string();
+        let url = chat_url(&self.config, &model);
+        // Once per call (a key command runs once, retries reuse its key).
+        let headers = self.headers(request.stream, &request.headers).await?;
         let mut attempt = 0u32;
         loop {
             let started = Instant::now();
-            let (error, retry_after) = match self.send(&body, request.stream).await {
+            let (error, retry_after) = match self.send(&url, &headers, &body).await {
                 Ok(response) if response.status().is_success() => {
                     // Committed: from here on nothing is ever sent again.
                     return if request.stream {
@@ -134,7 +147,17 @@ impl OpenAiProvider {
         model: String,
         started: Instant,
     ) -> Result<ModelResponse, ModelError> {
-        let body = self.read_body(response).await?;
+        let limit = self.config.limits.max_body_bytes;
+        let body = self.read_body(response, limit).await.map_err(|e| match e {
+            BodyError::TooLarge => ModelError::new(
+                ModelErrorKind::TooLarge,
+                format!(
+                    "the model's response body is larger than the limit of {limit} bytes \
+                     (max_body_bytes); the call was stopped there"
+                ),
+            ),
+            BodyError::Model(e) => e,
+        })?;
         let completion: Completion = serde_json::from_slice(&body).map_err(|e| {
             ModelError::new(
                 ModelErrorKind::MalformedResponse,
@@ -147,9 +170,9 @@ impl OpenAiProvider {
         if let Some(message) = error_message(completion.error.as_ref()) {
             return Err(ModelError::new(ModelErrorKind::Http, message));
         }
-        let choice = completion
+        let choices = completion
             .choices
-            .and_then(|c| c.into_iter().next())
+            .filter(|c| !c.is_empty())
             .ok_or_else(|| {
                 ModelError::new(
                     ModelErrorKind::MalformedResponse,
@@ -159,25 +182,40 @@ impl OpenAiProvider {
                     ),
                 )
             })?;
-        let message = choice.message.unwrap_or_default();
-        let content = message.content.map(|c| c.text()).unwrap_or_default();
-        let tool_calls = message
-            .tool_calls
-            .unwrap_or_default()
+        let choices = choices
             .into_iter()
             .enumerate()
-            .map(|(i, call)| {
-                let function = call.function.unwrap_or_default();
-                ToolCall {
-                    id: call
-                        .id
-                        .filter(|s| !s.is_empty())
-                        .unwrap_or_else(|| format!("call_{i}")),
-                    name: function.name.clone().unwrap_or_default(),
-                    arguments: function.arguments_text(),
+            .map(|(position, choice)| {
+                let index = choice.index.unwrap_or(position as u64);
+                let message = choice.message.unwrap_or_default();
+                let tool_calls = message
+                    .tool_calls
+                    .unwrap_or_default()
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, call)| {
+                        let function = call.function.unwrap_or_default();
+                        ToolCall {
+                            id: call
+                                .id
+                                .filter(|s| !s.is_empty())
+                                .unwrap_or_else(|| fallback_id(index, i as u64)),
+                            name: function.name.clone().unwrap_or_default(),
+                            arguments: function.arguments_text(),
+                        }
+                    })
+                    .collect();
+                ChoiceAnswer {
+                    index,
+                    content: message.content.map(|c| c.text()).unwrap_or_default(),
+                    tool_calls,
+                    finish_reason: choice.finish_reason,
                 }
             })
             .collect();
+        let (content, tool_calls, finish_reason) = choices::merge(choices);
+        let size = content.len() + tool_calls.iter().map(|c| c.arguments.len()).sum::<usize>();
+        check_answer_size(size, self.config.limits.max_answer_bytes)?;
         let duration_ms = started.elapsed().as_millis() as u64;
         Ok(ModelResponse {
             content,
@@ -185,7 +223,7 @@ impl OpenAiProvider {
             usage: completion.usage.map(|u| u.to_usage(duration_ms)),
             api_call_id: completion.id.filter(|s| !s.is_empty()),
             model: completion.model.filter(|s| !s.is_empty()).unwrap_or(model),
-            finish_reason: choice.finish_reason,
+            finish_reason,
         })
     }
 }
@@ -211,6 +249,58 @@ impl ModelProvider for OpenAiProvider {
     }
 }
 
+/// The chat URL of a model: see [`ApiFlavor`].
+fn chat_url(config: &OpenAiConfig, model: &str) -> String {
+    let base = config.base_url.trim_end_matches('/');
+    match &config.flavor {
+        ApiFlavor::OpenAi | ApiFlavor::Copilot => {
+            if base.ends_with("/chat/completions") {
+                base.to_string()
+            } else {
+                format!("{base}/chat/completions")
+            }
+        }
+        ApiFlavor::Azure { api_version } => {
+            let base = base.strip_suffix("/openai").unwrap_or(base);
+            match api_version {
+                Some(version) => format!(
+                    "{base}/openai/deployments/{}/chat/completions?api-version={}",
+                    encode(model),
+                    encode(version)
+                ),
+                None => format!("{base}/openai/v1/chat/completions"),
+            }
+        }
+    }
+}
+
+/// Percent-encodes what cannot stand in a URL path segment or query value.
+fn encode(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for b in text.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// Fails when an answer of `size` bytes (text and tool arguments) is past `limit`.
+fn check_answer_size(size: usize, limit: usize) -> Result<(), ModelError> {
+    if size > limit {
+        return Err(ModelError::new(
+            ModelErrorKind::TooLarge,
+            format!(
+                "the model's answer (text and tool call arguments) is larger than the limit of \
+                 {limit} bytes (max_answer_bytes); the call was stopped there"
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// At most [`MAX_QUOTE`] characters of server text.
 fn quote(text: &str) -> String {
     match text.char_indices().nth(MAX_QUOTE) {
@@ -222,6 +312,41 @@ fn quote(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn chat_urls_of_each_flavor() {
+        let mut config = OpenAiConfig::new("http://127.0.0.1:9/v1/", "m");
+        assert_eq!(
+            chat_url(&config, "m"),
+            "http://127.0.0.1:9/v1/chat/completions"
+        );
+        config.base_url = "http://127.0.0.1:9/x/chat/completions".into();
+        assert_eq!(
+            chat_url(&config, "m"),
+            "http://127.0.0.1:9/x/chat/completions"
+        );
+        config.flavor = ApiFlavor::Copilot;
+        config.base_url = "http://127.0.0.1:9".into();
+        assert_eq!(
+            chat_url(&config, "m"),
+            "http://127.0.0.1:9/chat/completions"
+        );
+        config.flavor = ApiFlavor::Azure {
+            api_version: Some("2024-10-21".into()),
+        };
+        for base in ["http://127.0.0.1:9", "http://127.0.0.1:9/openai/"] {
+            config.base_url = base.into();
+            assert_eq!(
+                chat_url(&config, "gpt 4/x"),
+                "http://127.0.0.1:9/openai/deployments/gpt%204%2Fx/chat/completions?api-version=2024-10-21"
+            );
+        }
+        config.flavor = ApiFlavor::Azure { api_version: None };
+        assert_eq!(
+            chat_url(&config, "m"),
+            "http://127.0.0.1:9/openai/v1/chat/completions"
+        );
+    }
 
     #[test]
     fn debug_output_hides_the_key() {

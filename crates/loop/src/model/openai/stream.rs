@@ -6,8 +6,9 @@ use tokio::sync::mpsc::UnboundedSender;
 
 use super::super::sse::SseParser;
 use super::super::{ModelError, ModelErrorKind, ModelEvent, ModelResponse, ToolCall};
+use super::choices::{ChoiceAnswer, fallback_id, merge};
 use super::wire::{AnswerToolCall, Chunk, WireUsage, error_message};
-use super::{OpenAiProvider, quote};
+use super::{OpenAiProvider, check_answer_size, quote};
 
 impl OpenAiProvider {
     /// Reads a streamed answer to its end (`[DONE]`, or the end of the body after a
@@ -19,9 +20,19 @@ impl OpenAiProvider {
         model: String,
         started: Instant,
     ) -> Result<ModelResponse, ModelError> {
-        let mut parser = SseParser::default();
-        let mut state = StreamState::default();
-        let bad_sse = |msg: String| ModelError::new(ModelErrorKind::MalformedResponse, msg);
+        let limits = self.config.limits;
+        let mut parser = SseParser::new(limits.max_line_bytes);
+        let mut state = StreamState::new(limits.max_answer_bytes);
+        let bad_sse = |e: super::super::sse::SseError| match e {
+            super::super::sse::SseError::TooLong(limit) => ModelError::new(
+                ModelErrorKind::TooLarge,
+                format!(
+                    "the model's stream sent a line longer than the limit of {limit} bytes \
+                     (max_line_bytes); the call was stopped there"
+                ),
+            ),
+            other => ModelError::new(ModelErrorKind::MalformedResponse, other.to_string()),
+        };
         while let Some(bytes) = self.next_chunk(&mut response).await? {
             for data in parser.push(&bytes).map_err(bad_sse)? {
                 state.event(&data, events)?;
@@ -33,7 +44,7 @@ impl OpenAiProvider {
         for data in parser.finish().map_err(bad_sse)? {
             state.event(&data, events)?;
         }
-        if state.done || state.finish_reason.is_some() {
+        if state.done || state.choices.iter().any(|c| c.finish_reason.is_some()) {
             Ok(state.finish(model, started))
         } else {
             Err(ModelError::new(
@@ -53,19 +64,37 @@ struct PartialCall {
     arguments: String,
 }
 
+/// What one choice of the stream has said so far.
+#[derive(Debug, Default)]
+struct PartialChoice {
+    index: u64,
+    content: String,
+    calls: Vec<PartialCall>,
+    finish_reason: Option<String>,
+}
+
 /// What a stream has said so far.
 #[derive(Debug, Default)]
 struct StreamState {
-    content: String,
-    calls: Vec<PartialCall>,
+    /// Choices in the order they first appeared.
+    choices: Vec<PartialChoice>,
+    /// Bytes of text and tool arguments so far (all choices).
+    size: usize,
+    max_answer: usize,
     usage: Option<WireUsage>,
     api_call_id: Option<String>,
     model: Option<String>,
-    finish_reason: Option<String>,
     done: bool,
 }
 
 impl StreamState {
+    fn new(max_answer: usize) -> Self {
+        StreamState {
+            max_answer,
+            ..Default::default()
+        }
+    }
+
     /// Handles the data of one SSE event.
     fn event(
         &mut self,
@@ -115,61 +144,76 @@ impl StreamState {
         if chunk.usage.is_some() {
             self.usage = chunk.usage;
         }
-        let Some(choices) = chunk.choices else {
-            return Ok(());
-        };
-        // Only the first choice (`n` is never asked for).
-        let Some(choice) = choices.into_iter().find(|c| c.index.unwrap_or(0) == 0) else {
-            return Ok(());
-        };
-        if let Some(reason) = choice.finish_reason {
-            self.finish_reason = Some(reason);
-        }
-        let Some(delta) = choice.delta else {
-            return Ok(());
-        };
-        let text = delta.content.map(|c| c.text()).unwrap_or_default();
-        if !text.is_empty() {
-            self.content.push_str(&text);
-            let _ = events.send(ModelEvent::TextDelta(text));
-        }
-        if let Some(calls) = delta.tool_calls {
-            for (position, call) in calls.into_iter().enumerate() {
-                self.tool_call_delta(position, call, events);
+        for (position, choice) in chunk.choices.unwrap_or_default().into_iter().enumerate() {
+            let index = choice.index.unwrap_or(position as u64);
+            let slot = match self.choices.iter().position(|c| c.index == index) {
+                Some(slot) => slot,
+                None => {
+                    self.choices.push(PartialChoice {
+                        index,
+                        ..Default::default()
+                    });
+                    self.choices.len() - 1
+                }
+            };
+            if let Some(reason) = choice.finish_reason {
+                self.choices[slot].finish_reason = Some(reason);
+            }
+            let Some(delta) = choice.delta else {
+                continue;
+            };
+            let text = delta.content.map(|c| c.text()).unwrap_or_default();
+            if !text.is_empty() {
+                self.grow(text.len())?;
+                self.choices[slot].content.push_str(&text);
+                let _ = events.send(ModelEvent::TextDelta(text));
+            }
+            for (position, call) in delta.tool_calls.unwrap_or_default().into_iter().enumerate() {
+                self.tool_call_delta(slot, position, call, events)?;
             }
         }
         Ok(())
     }
 
+    /// Counts `n` more bytes of answer; fails past the limit.
+    fn grow(&mut self, n: usize) -> Result<(), ModelError> {
+        self.size = self.size.saturating_add(n);
+        check_answer_size(self.size, self.max_answer)
+    }
+
     fn tool_call_delta(
         &mut self,
+        slot: usize,
         position: usize,
         call: AnswerToolCall,
         events: &UnboundedSender<ModelEvent>,
-    ) {
+    ) -> Result<(), ModelError> {
         let id = call.id.filter(|s| !s.is_empty());
         let function = call.function.unwrap_or_default();
         let name = function.name.clone().filter(|s| !s.is_empty());
+        let arguments_delta = function.arguments_text();
+        self.grow(arguments_delta.len())?;
+        let calls = &mut self.choices[slot].calls;
         let index = match call.index {
             Some(index) => index,
             // No index: a new id starts a new call, anything else continues the last one.
-            None => match (&id, self.calls.last()) {
+            None => match (&id, calls.last()) {
                 (Some(id), Some(last)) if last.id != *id => last.index + 1,
                 (_, Some(last)) => last.index,
                 (_, None) => position as u64,
             },
         };
-        let slot = match self.calls.iter().position(|c| c.index == index) {
-            Some(slot) => slot,
+        let at = match calls.iter().position(|c| c.index == index) {
+            Some(at) => at,
             None => {
-                self.calls.push(PartialCall {
+                calls.push(PartialCall {
                     index,
                     ..PartialCall::default()
                 });
-                self.calls.len() - 1
+                calls.len() - 1
             }
         };
-        let partial = &mut self.calls[slot];
+        let partial = &mut calls[at];
         if let Some(id) = id
             && partial.id.is_empty()
         {
@@ -180,38 +224,51 @@ impl StreamState {
         {
             partial.name = name;
         }
-        let arguments_delta = function.arguments_text();
         partial.arguments.push_str(&arguments_delta);
         let _ = events.send(ModelEvent::ToolCallDelta {
             id: partial.id.clone(),
             name: partial.name.clone(),
             arguments_delta,
         });
+        Ok(())
     }
 
-    fn finish(mut self, model: String, started: Instant) -> ModelResponse {
+    fn finish(self, model: String, started: Instant) -> ModelResponse {
         let duration_ms = started.elapsed().as_millis() as u64;
-        self.calls.sort_by_key(|c| c.index);
-        let tool_calls = self
-            .calls
+        let choices = self
+            .choices
             .into_iter()
-            .map(|c| ToolCall {
-                id: if c.id.is_empty() {
-                    format!("call_{}", c.index)
-                } else {
-                    c.id
-                },
-                name: c.name,
-                arguments: c.arguments,
+            .map(|mut choice| {
+                choice.calls.sort_by_key(|c| c.index);
+                let tool_calls = choice
+                    .calls
+                    .into_iter()
+                    .map(|c| ToolCall {
+                        id: if c.id.is_empty() {
+                            fallback_id(choice.index, c.index)
+                        } else {
+                            c.id
+                        },
+                        name: c.name,
+                        arguments: c.arguments,
+                    })
+                    .collect();
+                ChoiceAnswer {
+                    index: choice.index,
+                    content: choice.content,
+                    tool_calls,
+                    finish_reason: choice.finish_reason,
+                }
             })
             .collect();
+        let (content, tool_calls, finish_reason) = merge(choices);
         ModelResponse {
-            content: self.content,
+            content,
             tool_calls,
             usage: self.usage.as_ref().map(|u| u.to_usage(duration_ms)),
             api_call_id: self.api_call_id,
             model: self.model.unwrap_or(model),
-            finish_reason: self.finish_reason,
+            finish_reason,
         }
     }
 }

@@ -3,48 +3,95 @@
 
 use std::time::Duration;
 
-use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderMap};
+use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 
 use super::super::{ModelError, ModelErrorKind};
+use super::auth::credential;
+use super::config::ApiFlavor;
 use super::wire::ErrorBody;
 use super::{OpenAiProvider, quote};
 
-/// Largest error or non-streamed body read from a server.
-const MAX_BODY: usize = 64 * 1024 * 1024;
+/// Most of an error body read for its message (the rest is not needed to say what failed).
+const MAX_ERROR_BODY: usize = 1024 * 1024;
+
+/// Why a body could not be read whole.
+pub(super) enum BodyError {
+    /// It is larger than the limit.
+    TooLarge,
+    /// The transfer failed.
+    Model(ModelError),
+}
 
 impl OpenAiProvider {
+    /// The headers of one call: content type and accept, the credential, the Copilot CLI's
+    /// identifying headers for the Copilot endpoint, the provider's headers, then the call's
+    /// own (each later one replaces an earlier one of the same name).
+    pub(super) async fn headers(
+        &self,
+        stream: bool,
+        extra: &[(String, String)],
+    ) -> Result<HeaderMap, ModelError> {
+        let mut headers = HeaderMap::new();
+        headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        headers.insert(
+            ACCEPT,
+            HeaderValue::from_static(if stream {
+                "text/event-stream"
+            } else {
+                "application/json"
+            }),
+        );
+        if let Some((name, value)) = credential(&self.config).await? {
+            headers.insert(name, value);
+        }
+        if self.config.flavor == ApiFlavor::Copilot {
+            for (name, value) in copilot_headers() {
+                headers.insert(name, value);
+            }
+        }
+        for (name, value) in self.config.headers.iter().chain(extra) {
+            let bad = || {
+                ModelError::new(
+                    ModelErrorKind::Config,
+                    format!(
+                        "the request header {name:?} is not a valid HTTP header name and value"
+                    ),
+                )
+            };
+            let name = HeaderName::from_bytes(name.trim().as_bytes()).map_err(|_| bad())?;
+            let value = HeaderValue::from_str(value.trim()).map_err(|_| bad())?;
+            headers.insert(name, value);
+        }
+        Ok(headers)
+    }
+
     /// Sends the request and waits for the response head.
     pub(super) async fn send(
         &self,
+        url: &str,
+        headers: &HeaderMap,
         body: &[u8],
-        stream: bool,
     ) -> Result<reqwest::Response, ModelError> {
-        let mut builder = self
+        let builder = self
             .client
-            .post(&self.endpoint)
-            .header(CONTENT_TYPE, "application/json")
-            .header(
-                ACCEPT,
-                if stream {
-                    "text/event-stream"
-                } else {
-                    "application/json"
-                },
-            )
+            .post(url)
+            .headers(headers.clone())
             .body(body.to_vec());
-        if let Some(key) = &self.config.api_key {
-            builder = builder.header(AUTHORIZATION, format!("Bearer {key}"));
-        }
+        self.response_head(url, builder).await
+    }
+
+    /// Sends a built request and waits for the response head within the request timeout.
+    pub(super) async fn response_head(
+        &self,
+        url: &str,
+        builder: reqwest::RequestBuilder,
+    ) -> Result<reqwest::Response, ModelError> {
         let limit = self.config.timeouts.request;
         match tokio::time::timeout(limit, builder.send()).await {
             Err(_) => Err(ModelError {
                 kind: ModelErrorKind::Timeout,
                 status_code: None,
-                message: format!(
-                    "no response from {} within {} ms",
-                    self.endpoint,
-                    limit.as_millis()
-                ),
+                message: format!("no response from {url} within {} ms", limit.as_millis()),
                 retryable: true,
             }),
             Ok(Err(e)) => Err(ModelError {
@@ -54,7 +101,7 @@ impl OpenAiProvider {
                     ModelErrorKind::Connection
                 },
                 status_code: None,
-                message: format!("cannot reach {}: {}", self.endpoint, chain(&e)),
+                message: format!("cannot reach {url}: {}", chain(&e)),
                 retryable: true,
             }),
             Ok(Ok(response)) => Ok(response),
@@ -68,7 +115,10 @@ impl OpenAiProvider {
     ) -> (ModelError, Option<Duration>) {
         let status = response.status();
         let retry_after = retry_after(response.headers());
-        let body = self.read_body(response).await.unwrap_or_default();
+        let body = self
+            .read_body(response, MAX_ERROR_BODY)
+            .await
+            .unwrap_or_default();
         let message = ErrorBody::message_of(&body).unwrap_or_else(|| {
             let text = String::from_utf8_lossy(&body);
             let text = text.trim();
@@ -97,23 +147,26 @@ impl OpenAiProvider {
         )
     }
 
-    /// Reads a whole body, each piece within the stall timeout.
+    /// Reads a whole body of at most `limit` bytes, each piece within the stall timeout;
+    /// stops reading as soon as the limit is passed.
     pub(super) async fn read_body(
         &self,
         mut response: reqwest::Response,
-    ) -> Result<Vec<u8>, ModelError> {
+        limit: usize,
+    ) -> Result<Vec<u8>, BodyError> {
+        if response.content_length().is_some_and(|n| n > limit as u64) {
+            return Err(BodyError::TooLarge);
+        }
         let mut body = Vec::new();
         loop {
-            match self.next_chunk(&mut response).await? {
-                None => return Ok(body),
-                Some(bytes) => {
-                    body.extend_from_slice(&bytes);
-                    if body.len() > MAX_BODY {
-                        return Err(ModelError::new(
-                            ModelErrorKind::MalformedResponse,
-                            format!("the response body is larger than {MAX_BODY} bytes"),
-                        ));
+            match self.next_chunk(&mut response).await {
+                Err(e) => return Err(BodyError::Model(e)),
+                Ok(None) => return Ok(body),
+                Ok(Some(bytes)) => {
+                    if body.len() + bytes.len() > limit {
+                        return Err(BodyError::TooLarge);
                     }
+                    body.extend_from_slice(&bytes);
                 }
             }
         }
@@ -140,6 +193,29 @@ impl OpenAiProvider {
             Ok(Ok(chunk)) => Ok(chunk.map(|b| b.to_vec())),
         }
     }
+}
+
+/// What the Copilot CLI says about itself on every request to the Copilot endpoint (its
+/// integration id, so that the endpoint treats the call as the CLI's).
+fn copilot_headers() -> Vec<(HeaderName, HeaderValue)> {
+    let fixed = [
+        ("copilot-integration-id", "copilot-developer-cli"),
+        (
+            "editor-version",
+            concat!("turnstile/", env!("CARGO_PKG_VERSION")),
+        ),
+        ("openai-intent", "conversation-agent"),
+        ("x-github-api-version", "2026-07-01"),
+        ("x-initiator", "user"),
+    ];
+    let mut out: Vec<(HeaderName, HeaderValue)> = fixed
+        .into_iter()
+        .map(|(n, v)| (HeaderName::from_static(n), HeaderValue::from_static(v)))
+        .collect();
+    if let Ok(id) = HeaderValue::from_str(&uuid::Uuid::new_v4().to_string()) {
+        out.push((HeaderName::from_static("x-interaction-id"), id));
+    }
+    out
 }
 
 /// `Retry-After` (seconds) or `retry-after-ms`; HTTP dates are not honoured.

@@ -21,6 +21,9 @@ pub(crate) struct RequestBody<'a> {
     pub stream: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stream_options: Option<StreamOptions>,
+    /// Top-level, as the Copilot CLI sends it to the Copilot endpoint.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reasoning_effort: Option<&'a str>,
 }
 
 impl<'a> RequestBody<'a> {
@@ -34,6 +37,7 @@ impl<'a> RequestBody<'a> {
             stream_options: request.stream.then_some(StreamOptions {
                 include_usage: true,
             }),
+            reasoning_effort: None,
         }
     }
 }
@@ -44,6 +48,28 @@ pub(crate) struct StreamOptions {
     pub include_usage: bool,
 }
 
+/// A user message's `content`: a plain string, or text and image parts.
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+pub(crate) enum UserContent<'a> {
+    Text(&'a str),
+    Parts(Vec<RequestPart<'a>>),
+}
+
+/// One part of a user message's `content` array, tagged by `type`.
+#[derive(Debug, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub(crate) enum RequestPart<'a> {
+    Text { text: &'a str },
+    ImageUrl { image_url: ImageUrl<'a> },
+}
+
+/// An `image_url` part's URL (a `data:` URL for attached images).
+#[derive(Debug, Serialize)]
+pub(crate) struct ImageUrl<'a> {
+    pub url: &'a str,
+}
+
 /// One message of the conversation, tagged by `role`.
 #[derive(Debug, Serialize)]
 #[serde(tag = "role", rename_all = "lowercase")]
@@ -52,7 +78,7 @@ pub(crate) enum RequestMessage<'a> {
         content: &'a str,
     },
     User {
-        content: &'a str,
+        content: UserContent<'a>,
     },
     Assistant {
         /// `null` only next to tool calls (servers reject a null content alone).
@@ -70,7 +96,22 @@ impl<'a> From<&'a ChatMessage> for RequestMessage<'a> {
     fn from(message: &'a ChatMessage) -> Self {
         match message {
             ChatMessage::System { content } => RequestMessage::System { content },
-            ChatMessage::User { content } => RequestMessage::User { content },
+            ChatMessage::User { content, parts } if parts.is_empty() => RequestMessage::User {
+                content: UserContent::Text(content),
+            },
+            // With attachments the text goes first, then each part, as the Copilot CLI sends them.
+            ChatMessage::User { content, parts } => RequestMessage::User {
+                content: UserContent::Parts(
+                    std::iter::once(RequestPart::Text { text: content })
+                        .chain(parts.iter().map(|p| match p {
+                            super::super::ContentPart::Text(text) => RequestPart::Text { text },
+                            super::super::ContentPart::ImageUrl(url) => RequestPart::ImageUrl {
+                                image_url: ImageUrl { url },
+                            },
+                        }))
+                        .collect(),
+                ),
+            },
             ChatMessage::Assistant {
                 content,
                 tool_calls,

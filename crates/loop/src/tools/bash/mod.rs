@@ -5,6 +5,9 @@
 //!   `ctx.partial` as they arrive.
 //! - The command runs in its own process group; on timeout or cancellation
 //!   the whole group gets SIGKILL, so `sleep 100 & sleep 100` leaves nothing.
+//!   Nor does a crash of the engine: the group dies with it, and its record
+//!   in the session's `processes.json` lets a resume stop what survived
+//!   (`process.rs`, `tools::processes`).
 //! - `initial_wait` (seconds, default 120) is the timeout. In the runtime it
 //!   is how long a sync call waits before the command goes on in the
 //!   background; without async shells we stop the command instead.
@@ -15,10 +18,11 @@
 //! - Only the first and last 32 KiB of output are kept, so a runaway command
 //!   cannot exhaust memory.
 
-use std::collections::VecDeque;
+mod output;
+mod process;
+
 use std::os::fd::OwnedFd;
 use std::os::unix::process::ExitStatusExt;
-use std::process::Stdio;
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -29,6 +33,7 @@ use super::shell::{self, ShellAnalysis};
 use super::{
     BoxFuture, PermissionAsk, PermissionKind, Tool, ToolContext, ToolFailure, ToolOutput, ToolSpec,
 };
+use output::{CappedOutput, PartialStream};
 
 /// The `bash` tool.
 #[derive(Debug, Clone, Copy, Default)]
@@ -46,8 +51,6 @@ const PARTIAL_LIMIT_BYTES: usize = 1024 * 1024;
 /// How long to keep reading after the shell exits: its own output is already
 /// in the pipe, but a background job may hold the pipe open forever.
 const DRAIN_GRACE: Duration = Duration::from_millis(500);
-/// How long to wait for a killed shell to be reaped before leaving it to tokio.
-const REAP_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// The checked arguments of one call.
 struct BashArgs {
@@ -127,6 +130,7 @@ impl Tool for BashTool {
                 },
                 "required": ["command", "description"]
             }),
+            ..ToolSpec::default()
         }
     }
 
@@ -202,36 +206,6 @@ fn shell_request(command: &str, intention: &str, analysis: &ShellAnalysis) -> Va
     })
 }
 
-/// Kills the command's process group when dropped while armed, so a run
-/// future that is dropped mid-command (the loop gave up on it) leaves no
-/// processes behind.
-struct GroupGuard {
-    pgid: Option<libc::pid_t>,
-}
-
-impl GroupGuard {
-    fn kill(&mut self) {
-        if let Some(pgid) = self.pgid.take() {
-            // SAFETY: killpg only sends a signal; pgid is the id of a group we
-            // created (process_group(0)) whose leader we have not reaped yet,
-            // so it cannot name anyone else's group.
-            unsafe {
-                libc::killpg(pgid, libc::SIGKILL);
-            }
-        }
-    }
-
-    fn disarm(&mut self) {
-        self.pgid = None;
-    }
-}
-
-impl Drop for GroupGuard {
-    fn drop(&mut self) {
-        self.kill();
-    }
-}
-
 async fn execute(a: &BashArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolFailure> {
     if ctx.cancel.is_cancelled() {
         return Err(ToolFailure::cancelled());
@@ -246,32 +220,18 @@ async fn execute(a: &BashArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolFail
         .try_clone()
         .map_err(|e| io_failure("create a pipe for the output", e))?;
 
-    let mut command = tokio::process::Command::new("bash");
-    command
-        .arg("-c")
-        .arg(&a.command)
-        .current_dir(&ctx.cwd)
-        .stdin(Stdio::null())
-        .stdout(writer)
-        .stderr(writer_err)
-        .process_group(0)
-        .kill_on_drop(true);
-    let spawned = command.spawn();
-    // The Command keeps our copies of the pipe's write end; until they are
-    // closed the read side would never see end-of-file.
-    drop(command);
-    let mut child = spawned.map_err(|e| {
-        ToolFailure::new(
-            format!("Failed to start bash in {}: {e}", ctx.cwd.display()),
-            "spawn_failed",
-        )
-    })?;
-    let mut group = GroupGuard {
-        pgid: child
-            .id()
-            .and_then(|id| libc::pid_t::try_from(id).ok())
-            .filter(|pid| *pid > 1),
-    };
+    let table = ctx
+        .processes
+        .clone()
+        .map(|t| (t, ctx.tool_call_id.clone().unwrap_or_default()));
+    let mut started = process::start(
+        &a.command,
+        &ctx.cwd,
+        OwnedFd::from(writer),
+        OwnedFd::from(writer_err),
+        table,
+    )
+    .await?;
     let mut pipe = tokio::net::unix::pipe::Receiver::from_owned_fd(OwnedFd::from(reader))
         .map_err(|e| io_failure("read the command's output", e))?;
 
@@ -291,16 +251,16 @@ async fn execute(a: &BashArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolFail
                     stream.push(&buf[..n]);
                 }
             },
-            waited = child.wait() => match waited {
+            waited = started.child.wait() => match waited {
                 Ok(status) => break status,
                 Err(e) => {
-                    group.kill();
+                    started.group.kill();
                     return Err(ToolFailure::new(format!("Failed to wait for the command: {e}"), "spawn_failed"));
                 }
             },
             _ = &mut deadline => {
-                group.kill();
-                reap(&mut child).await;
+                started.group.kill();
+                process::reap(&mut started.child).await;
                 let mut message = format!(
                     "The command timed out after {} seconds and was stopped (it and every process it started were killed). Give it a larger initial_wait if it needs more time.",
                     a.timeout_secs
@@ -313,14 +273,15 @@ async fn execute(a: &BashArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolFail
                 return Err(ToolFailure::new(message, "timeout"));
             },
             _ = ctx.cancel.cancelled() => {
-                group.kill();
-                reap(&mut child).await;
+                started.group.kill();
+                process::reap(&mut started.child).await;
                 return Err(ToolFailure::cancelled());
             },
         }
     };
     // The shell is gone and reaped: its group id may be reused, so never signal it again.
-    group.disarm();
+    started.group.disarm();
+    started.forget();
 
     let grace = tokio::time::sleep(DRAIN_GRACE);
     tokio::pin!(grace);
@@ -347,137 +308,6 @@ async fn execute(a: &BashArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolFail
     }
     content.push_str(&format!("<exited with exit code {code}>"));
     Ok(ToolOutput::text(content))
-}
-
-/// Waits (boundedly) for a killed shell so it does not linger as a zombie.
-async fn reap(child: &mut tokio::process::Child) {
-    let _ = tokio::time::timeout(REAP_TIMEOUT, child.wait()).await;
-}
-
-/// Keeps the first `head_cap` and the last `tail_cap` bytes of a stream and
-/// counts what falls between.
-struct CappedOutput {
-    head: Vec<u8>,
-    tail: VecDeque<u8>,
-    head_cap: usize,
-    tail_cap: usize,
-    total: u64,
-}
-
-impl CappedOutput {
-    fn new(head_cap: usize, tail_cap: usize) -> Self {
-        CappedOutput {
-            head: Vec::new(),
-            tail: VecDeque::new(),
-            head_cap,
-            tail_cap,
-            total: 0,
-        }
-    }
-
-    fn push(&mut self, bytes: &[u8]) {
-        self.total += bytes.len() as u64;
-        let room = self.head_cap - self.head.len();
-        let (to_head, rest) = bytes.split_at(room.min(bytes.len()));
-        self.head.extend_from_slice(to_head);
-        self.tail.extend(rest);
-        if self.tail.len() > self.tail_cap {
-            let excess = self.tail.len() - self.tail_cap;
-            self.tail.drain(..excess);
-        }
-    }
-
-    fn omitted(&self) -> u64 {
-        self.total - (self.head.len() + self.tail.len()) as u64
-    }
-
-    fn render(&self) -> String {
-        let tail: Vec<u8> = self.tail.iter().copied().collect();
-        if self.omitted() == 0 {
-            let mut all = self.head.clone();
-            all.extend_from_slice(&tail);
-            return String::from_utf8_lossy(&all).into_owned();
-        }
-        // The cut may land inside a UTF-8 sequence; drop the orphaned
-        // continuation bytes rather than show replacement characters.
-        let skip = tail
-            .iter()
-            .take(3)
-            .take_while(|b| (**b & 0xC0) == 0x80)
-            .count();
-        format!(
-            "{}\n[... {} bytes omitted ...]\n{}",
-            String::from_utf8_lossy(&self.head),
-            self.omitted() + skip as u64,
-            String::from_utf8_lossy(&tail[skip..])
-        )
-    }
-}
-
-/// Sends output chunks to the partial-result channel as text, holding back a
-/// UTF-8 sequence split across reads until it is complete.
-struct PartialStream {
-    sender: Option<tokio::sync::mpsc::UnboundedSender<String>>,
-    carry: Vec<u8>,
-    sent: usize,
-}
-
-impl PartialStream {
-    fn new(sender: Option<tokio::sync::mpsc::UnboundedSender<String>>) -> Self {
-        PartialStream {
-            sender,
-            carry: Vec::new(),
-            sent: 0,
-        }
-    }
-
-    fn push(&mut self, bytes: &[u8]) {
-        if self.sender.is_none() || self.sent >= PARTIAL_LIMIT_BYTES {
-            return;
-        }
-        self.carry.extend_from_slice(bytes);
-        let keep = incomplete_suffix_len(&self.carry);
-        let ready: Vec<u8> = self.carry.drain(..self.carry.len() - keep).collect();
-        self.emit(&ready);
-    }
-
-    fn finish(&mut self) {
-        let rest = std::mem::take(&mut self.carry);
-        self.emit(&rest);
-    }
-
-    fn emit(&mut self, bytes: &[u8]) {
-        if bytes.is_empty() {
-            return;
-        }
-        self.sent += bytes.len();
-        if let Some(sender) = &self.sender
-            && sender
-                .send(String::from_utf8_lossy(bytes).into_owned())
-                .is_err()
-        {
-            // Nobody listens any more; stop converting.
-            self.sender = None;
-        }
-    }
-}
-
-/// How many bytes at the end of `bytes` start a UTF-8 sequence that is not complete yet.
-fn incomplete_suffix_len(bytes: &[u8]) -> usize {
-    for back in 1..=bytes.len().min(3) {
-        let byte = bytes[bytes.len() - back];
-        if byte & 0xC0 == 0x80 {
-            continue; // a continuation byte: look further back for the lead byte
-        }
-        let needed = match byte {
-            0xF0.. => 4,
-            0xE0.. => 3,
-            0xC0.. => 2,
-            _ => 1,
-        };
-        return if needed > back { back } else { 0 };
-    }
-    0
 }
 
 #[cfg(test)]
@@ -795,26 +625,5 @@ mod tests {
             ),
             Some("List".to_owned())
         );
-    }
-
-    #[test]
-    fn capped_output_keeps_head_and_tail() {
-        let mut c = CappedOutput::new(4, 4);
-        c.push(b"0123");
-        c.push(b"456789");
-        assert_eq!(c.render(), "0123\n[... 2 bytes omitted ...]\n6789");
-        let mut small = CappedOutput::new(4, 4);
-        small.push(b"abcdef");
-        assert_eq!(small.render(), "abcdef");
-    }
-
-    #[test]
-    fn utf8_split_is_held_back() {
-        let bytes = "é€".as_bytes(); // 2 + 3 bytes
-        assert_eq!(incomplete_suffix_len(&bytes[..1]), 1);
-        assert_eq!(incomplete_suffix_len(&bytes[..2]), 0);
-        assert_eq!(incomplete_suffix_len(&bytes[..4]), 2);
-        assert_eq!(incomplete_suffix_len(bytes), 0);
-        assert_eq!(incomplete_suffix_len(b"abc"), 0);
     }
 }

@@ -1,0 +1,241 @@
+//! The session index: kept warm by writers, rebuilt when deleted or corrupted, never trusted
+//! for a journal that changed behind its back, and whole under concurrent writer processes.
+//! Every listing is compared with the one read from the journals alone.
+//!
+//! The concurrent writers are this same test binary, re-run with an environment variable
+//! (the `child_writer` test does the work only then).
+
+use std::fs;
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use serde_json::value::RawValue;
+use turnstile_journal::index::{INDEX_FILE, IndexRecord};
+use turnstile_journal::{
+    Durability, Event, EventType, JournalWriter, SessionSummary, StateRoot, Uuid, WriterOptions,
+};
+
+const CHILD_ENV: &str = "TURNSTILE_TEST_INDEX_CHILD";
+
+fn event(kind: &str, data: String, parent: Option<Uuid>) -> Event {
+    Event::with_raw_data(
+        EventType::new(kind),
+        RawValue::from_string(data).unwrap(),
+        parent,
+    )
+}
+
+/// A session like the loop writes: start, then `turns` prompts of a few events each.
+fn write_session(root: &StateRoot, n: u64, turns: u64) -> Uuid {
+    let id = Uuid::new_v4();
+    let opts = WriterOptions {
+        durability: Durability::Turn,
+        ..Default::default()
+    };
+    let (w, _) = JournalWriter::create(root, id, opts).unwrap();
+    let start = event(
+        "session.start",
+        format!(r#"{{"sessionId":"{id}","context":{{"cwd":"/work/project-{n}"}}}}"#),
+        None,
+    );
+    w.append(&start).unwrap();
+    for t in 0..turns {
+        let prompt =
+            serde_json::to_string(&format!("prompt {t} of session {n}: fix the «bug»\nplease"))
+                .unwrap();
+        let msg = event(
+            "user.message",
+            format!(r#"{{"content":{prompt}}}"#),
+            w.last_id(),
+        );
+        w.append(&msg).unwrap();
+        let ts = event(
+            "assistant.turn_start",
+            r#"{"turnId":"0"}"#.into(),
+            w.last_id(),
+        );
+        w.append(&ts).unwrap();
+        let te = event(
+            "assistant.turn_end",
+            r#"{"turnId":"0"}"#.into(),
+            w.last_id(),
+        );
+        w.append(&te).unwrap();
+        w.turn_boundary().unwrap();
+    }
+    w.close().unwrap();
+    id
+}
+
+fn indexed(root: &StateRoot) -> (Vec<SessionSummary>, turnstile_journal::index::ListingStats) {
+    SessionSummary::list_indexed(root).unwrap()
+}
+
+fn truth(root: &StateRoot) -> Vec<SessionSummary> {
+    SessionSummary::list(root).unwrap()
+}
+
+fn index_lines(root: &Path) -> Vec<String> {
+    fs::read_to_string(root.join(INDEX_FILE))
+        .unwrap()
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn writers_keep_the_index_warm_and_the_listing_is_the_same() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = StateRoot::new(tmp.path());
+    // 30 turns make a journal longer than the 64-line head the listing reads.
+    for n in 0..12 {
+        write_session(&root, n, 1 + n % 3 + if n == 5 { 30 } else { 0 });
+    }
+    let (list, stats) = indexed(&root);
+    assert_eq!(list, truth(&root));
+    assert_eq!(list.len(), 12);
+    assert_eq!(stats.from_index, 12, "{stats:?}");
+    assert_eq!(stats.read_from_journal, 0);
+    assert!(list.iter().all(|s| {
+        s.first_prompt
+            .as_deref()
+            .is_some_and(|p| p.contains("«bug»"))
+    }));
+}
+
+#[test]
+fn a_deleted_index_is_rebuilt() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = StateRoot::new(tmp.path());
+    for n in 0..8 {
+        write_session(&root, n, 2);
+    }
+    fs::remove_file(tmp.path().join(INDEX_FILE)).unwrap();
+    let (list, stats) = indexed(&root);
+    assert_eq!(list, truth(&root));
+    assert_eq!((stats.read_from_journal, stats.rewritten), (8, true));
+    let (again, stats) = indexed(&root);
+    assert_eq!(again, list);
+    assert_eq!((stats.from_index, stats.rewritten), (8, false));
+    assert_eq!(
+        index_lines(tmp.path()).len(),
+        8,
+        "compacted: one record per session"
+    );
+}
+
+#[test]
+fn a_corrupted_index_is_repaired() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = StateRoot::new(tmp.path());
+    for n in 0..6 {
+        write_session(&root, n, 1);
+    }
+    let path = tmp.path().join(INDEX_FILE);
+    let text = fs::read(&path).unwrap();
+    // A torn last record, then garbage and NUL fill after a power loss.
+    let mut bad = text[..text.len() - 30].to_vec();
+    bad.extend_from_slice(b"\n{\"id\":42}\ngarbage\n");
+    bad.extend_from_slice(&[0; 300]);
+    fs::write(&path, &bad).unwrap();
+    let (list, stats) = indexed(&root);
+    assert_eq!(list, truth(&root));
+    assert!(stats.rewritten, "{stats:?}");
+    for line in index_lines(tmp.path()) {
+        serde_json::from_str::<IndexRecord>(&line).expect("only whole records after a rewrite");
+    }
+    let (_, stats) = indexed(&root);
+    assert_eq!(stats.from_index, 6);
+}
+
+#[test]
+fn a_journal_changed_behind_the_index_is_read_again() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = StateRoot::new(tmp.path());
+    let ids: Vec<Uuid> = (0..4).map(|n| write_session(&root, n, 1)).collect();
+    assert_eq!(indexed(&root).1.from_index, 4);
+    // Another program (the Copilot CLI, an editor) appends an event, at once, same second.
+    let events = root.session(ids[2]).events;
+    let last = truth(&root)
+        .into_iter()
+        .find(|s| s.id == Some(ids[2]))
+        .unwrap();
+    let line = format!(
+        r#"{{"type":"session.info","data":{{}},"id":"{}","timestamp":"2027-01-01T00:00:00.000Z","parentId":null}}"#,
+        Uuid::new_v4()
+    );
+    fs::OpenOptions::new()
+        .append(true)
+        .open(&events)
+        .unwrap()
+        .write_all(format!("{line}\n").as_bytes())
+        .unwrap();
+    let (list, stats) = indexed(&root);
+    assert_eq!(list, truth(&root));
+    assert_eq!((stats.from_index, stats.read_from_journal), (3, 1));
+    let changed = list.iter().find(|s| s.id == Some(ids[2])).unwrap();
+    assert_eq!(changed.events, last.events + 1);
+    assert_eq!(list[0].id, Some(ids[2]), "now the newest");
+    // A session removed behind its back disappears; one added appears.
+    fs::remove_dir_all(root.session(ids[0]).dir).unwrap();
+    let extra = Uuid::new_v4();
+    fs::create_dir(root.session(extra).dir).unwrap();
+    fs::write(root.session(extra).events, format!("{line}\n")).unwrap();
+    let (list, _) = indexed(&root);
+    assert_eq!(list, truth(&root));
+    assert!(list.iter().any(|s| s.id == Some(extra)) && !list.iter().any(|s| s.id == Some(ids[0])));
+}
+
+#[test]
+fn child_writer() {
+    let Some(dir) = std::env::var_os(CHILD_ENV) else {
+        return;
+    };
+    let root = StateRoot::new(dir);
+    for n in 0..15 {
+        write_session(&root, n, 1 + n % 4);
+    }
+}
+
+#[test]
+fn concurrent_writer_processes_and_listings_keep_the_index_whole() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = StateRoot::new(tmp.path());
+    let exe = std::env::current_exe().unwrap();
+    let children: Vec<_> = (0..4)
+        .map(|_| {
+            Command::new(&exe)
+                .args(["--exact", "child_writer", "--nocapture"])
+                .env(CHILD_ENV, tmp.path())
+                .stdout(Stdio::null())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    // Listings (which rewrite the index) while the writers append to it.
+    let mut listings = 0;
+    let mut running = children;
+    while !running.is_empty() {
+        let (list, _) = indexed(&root);
+        assert!(list.len() <= 60);
+        listings += 1;
+        running.retain_mut(|c| match c.try_wait().unwrap() {
+            Some(status) => {
+                assert!(status.success(), "a writer process failed: {status}");
+                false
+            }
+            None => true,
+        });
+    }
+    assert!(listings > 0);
+    let (list, _) = indexed(&root);
+    assert_eq!(list.len(), 60);
+    assert_eq!(list, truth(&root));
+    for line in index_lines(tmp.path()) {
+        serde_json::from_str::<IndexRecord>(&line).expect("no interleaved or torn record");
+    }
+    let (again, stats) = indexed(&root);
+    assert_eq!(again, list);
+    assert_eq!(stats.from_index, 60, "{stats:?}");
+}

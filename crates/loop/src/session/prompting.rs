@@ -1,0 +1,185 @@
+//! What a message records about what the model will see: its attachments (assets, warnings),
+//! the `user.message`, the session's title, the system prompt and the tool set; and the
+//! notices of a model call (`session.usage_info`, `model.call_start`).
+
+use turnstile_journal::payload::{
+    ModelCallStart, SessionModelChange, SessionTitleChanged, SessionToolsUpdated, SessionUsageInfo,
+    SessionWarning, SystemMessage, UserMessage,
+};
+use turnstile_replay::Message as Conversation;
+
+use super::LoopError;
+use super::actor::Actor;
+use super::message::Message;
+use crate::autopilot::AgentMode;
+use crate::model::ChatRequest;
+use crate::prompt::attachments::prepare;
+use crate::prompt::{Attachment, PromptContext, build_system_prompt, tokens};
+
+/// Characters of the first prompt line a session's title keeps.
+const TITLE_CHARS: usize = 100;
+
+impl Actor {
+    /// Records the user's message: the assets its attachments carry, a warning per attachment
+    /// problem, the `user.message` itself and, for the session's first message, its title.
+    pub(super) fn record_user_message(
+        &mut self,
+        prompt: String,
+        transformed: String,
+        attachments: &[Attachment],
+        msg: &Message<'_>,
+    ) -> Result<(), LoopError> {
+        let first = !self
+            .emitter
+            .state()
+            .conversation
+            .iter()
+            .any(|m| matches!(m, Conversation::User { .. }));
+        let prepared = prepare(
+            attachments,
+            &self.parts.config.cwd,
+            self.parts.config.allow_outside_cwd,
+        );
+        // An asset already in the journal is not written twice (ids are content hashes).
+        for asset in &prepared.assets {
+            if !self.emitter.state().assets.contains_key(&asset.asset_id) {
+                self.emitter.emit(asset)?;
+            }
+        }
+        for warning in &prepared.warnings {
+            self.emitter.emit(&SessionWarning {
+                warning_type: "attachment".into(),
+                message: warning.clone(),
+                ..Default::default()
+            })?;
+        }
+        let title = first.then(|| title_of(&prompt)).flatten();
+        self.emitter.emit(&UserMessage {
+            content: prompt,
+            transformed_content: Some(prepared.transform(&transformed)),
+            message_id: Some(msg.message_id.clone()),
+            attachments: (!prepared.recorded.is_empty()).then_some(prepared.recorded),
+            agent_mode: (msg.mode == AgentMode::Autopilot).then(|| msg.mode.as_str().to_owned()),
+            interaction_id: Some(msg.interaction_id.clone()),
+            ..Default::default()
+        })?;
+        if let Some(title) = title {
+            self.emitter.emit(&SessionTitleChanged { title })?;
+        }
+        Ok(())
+    }
+
+    /// Records the system prompt once per session (built from the session's context and the
+    /// client's `systemMessage`), then announces the tools offered for this message.
+    pub(super) async fn record_system_message(
+        &mut self,
+        msg: &Message<'_>,
+    ) -> Result<(), LoopError> {
+        if self.needs_system {
+            let content = match &self.parts.config.system_prompt {
+                Some(exact) => exact.clone(),
+                None => {
+                    let tools = self.tool_specs(msg.mode).into_iter().map(|t| t.name);
+                    let ctx = PromptContext::discover(
+                        &self.parts.config.cwd,
+                        &self.parts.config.model,
+                        tools.collect(),
+                    );
+                    let transformer = self.parts.section_transformer.clone();
+                    build_system_prompt(
+                        &self.parts.config.system_message,
+                        ctx,
+                        transformer.as_deref(),
+                    )
+                    .await
+                }
+            };
+            self.emitter.emit(&SystemMessage {
+                role: "system".into(),
+                content,
+                interaction_id: Some(msg.interaction_id.clone()),
+                ..Default::default()
+            })?;
+            self.needs_system = false;
+        }
+        self.emitter.emit(&SessionToolsUpdated {
+            model: self.parts.config.model.clone(),
+        })?;
+        Ok(())
+    }
+
+    /// The notices right before a model call: how full the request leaves the context window
+    /// (the first call of a message is `isInitial`, as the Copilot CLI reports it), then
+    /// `model.call_start`.
+    pub(super) fn announce_call(
+        &mut self,
+        request: &ChatRequest,
+        turn_id: &str,
+        first_of_message: bool,
+    ) -> Result<(), LoopError> {
+        let limit = self
+            .parts
+            .config
+            .token_limit
+            .unwrap_or_else(|| tokens::token_limit(&self.parts.config.model));
+        let info: SessionUsageInfo = tokens::usage_info(request, limit, first_of_message);
+        self.emitter.emit(&info)?;
+        self.emitter.emit(&ModelCallStart {
+            turn_id: turn_id.to_owned(),
+            model: Some(self.parts.config.model.clone()),
+            ..Default::default()
+        })?;
+        Ok(())
+    }
+
+    /// Announces a new title (ephemeral, as the Copilot CLI's `session.name.set` does).
+    pub(super) fn set_title(&mut self, title: String) -> Result<(), LoopError> {
+        self.emitter.emit(&SessionTitleChanged { title })?;
+        Ok(())
+    }
+
+    /// Switches the model (and reasoning effort) of the following calls, recorded as
+    /// `session.model_change`.
+    pub(super) fn switch_model(
+        &mut self,
+        model: String,
+        reasoning_effort: Option<String>,
+    ) -> Result<(), LoopError> {
+        let previous = std::mem::replace(&mut self.parts.config.model, model.clone());
+        let previous_effort = std::mem::replace(
+            &mut self.parts.config.reasoning_effort,
+            reasoning_effort.clone(),
+        );
+        self.emitter.emit(&SessionModelChange {
+            context_tier: Some(None),
+            new_model: model,
+            previous_model: Some(previous),
+            previous_reasoning_effort: previous_effort,
+            reasoning_effort: reasoning_effort.map(Some),
+            ..Default::default()
+        })?;
+        Ok(())
+    }
+}
+
+/// A title from a prompt: its first non-empty line, cut to [`TITLE_CHARS`] characters.
+fn title_of(prompt: &str) -> Option<String> {
+    let line = prompt.lines().map(str::trim).find(|l| !l.is_empty())?;
+    Some(line.chars().take(TITLE_CHARS).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::title_of;
+
+    #[test]
+    fn titles_are_the_first_line_cut_short() {
+        assert_eq!(title_of("Please do it").as_deref(), Some("Please do it"));
+        assert_eq!(title_of("\n  fix it \nmore").as_deref(), Some("fix it"));
+        assert_eq!(
+            title_of("é".repeat(300).as_str()).unwrap().chars().count(),
+            100
+        );
+        assert_eq!(title_of("  \n"), None);
+    }
+}
