@@ -97,7 +97,7 @@ async fn a_session_that_stays_busy_is_not_handed_over_and_the_holder_is_named() 
             "session.create",
             create_params(
                 &model.url(),
-                json!({"tools": [{"name": "wait_forever", "description": "never answers"}]}),
+                json!({"tools": [{"name": "wait_forever", "description": "never answers", "skipPermission": true}]}),
             ),
         )
         .await;

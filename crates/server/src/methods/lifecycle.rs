@@ -13,9 +13,10 @@ use turnstile_journal::{
     JournalReader, LockError, ReadMode, SessionSummary, Timestamp, Uuid, WriteError,
 };
 use turnstile_loop::hooks::{CommandHooks, HookRunner};
+use turnstile_loop::prompt::SystemMessageConfig;
 use turnstile_loop::session::LoopError;
 use turnstile_loop::tools::{ToolRegistry, ToolSpec};
-use turnstile_loop::{SessionConfig, SessionHandle, SessionParts, session};
+use turnstile_loop::{SessionConfig, SessionHandle, SessionParts};
 
 use super::Ctx;
 use super::{open_session, session_id};
@@ -33,14 +34,15 @@ pub(crate) struct ToolParams {
     description: Option<String>,
     parameters: Option<Value>,
     overrides_built_in_tool: Option<bool>,
+    /// Runs without a `custom-tool` permission request.
+    skip_permission: Option<bool>,
 }
 
-/// `systemMessage` of create/resume.
-#[derive(Debug, Clone, Deserialize)]
-pub(crate) struct SystemMessageParams {
-    /// "append" (default), "replace" or "customize".
-    mode: Option<String>,
-    content: Option<String>,
+/// `defaultAgent` of create/resume: what the main agent is not given.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct DefaultAgentParams {
+    excluded_tools: Option<Vec<String>>,
 }
 
 /// The params `session.create` and `session.resume` share (the SDKs send many more; the
@@ -53,7 +55,7 @@ pub(crate) struct OpenParams {
     provider: Option<ProviderParams>,
     working_directory: Option<String>,
     tools: Option<Vec<ToolParams>>,
-    system_message: Option<SystemMessageParams>,
+    system_message: Option<SystemMessageConfig>,
     streaming: Option<bool>,
     request_permission: Option<bool>,
     hooks: Option<bool>,
@@ -61,6 +63,11 @@ pub(crate) struct OpenParams {
     available_tools: Option<Vec<String>>,
     excluded_tools: Option<Vec<String>>,
     reasoning_effort: Option<String>,
+    default_agent: Option<DefaultAgentParams>,
+    /// Parsed so a wrong type is refused; the loop has no choice to make with it yet: a
+    /// resume always closes interrupted work and waits for the next send.
+    #[allow(dead_code)]
+    continue_pending_work: Option<bool>,
 }
 
 /// `session.create`.
@@ -323,7 +330,18 @@ fn build(
     session_config.allow_outside_cwd = config.allow_outside_cwd;
     // The SDKs stream deltas only when asked to.
     session_config.streaming = params.streaming.unwrap_or(false);
-    session_config.system_prompt = system_prompt(params.system_message.as_ref())?;
+    // The loop builds the prompt from the client's systemMessage (append, replace, customize
+    // with sections).
+    session_config.system_message = params.system_message.clone().unwrap_or_default();
+    session_config.reasoning_effort = params
+        .reasoning_effort
+        .clone()
+        .or_else(|| config.default_reasoning_effort.clone());
+    session_config.excluded_tools = params
+        .default_agent
+        .as_ref()
+        .and_then(|a| a.excluded_tools.clone())
+        .unwrap_or_default();
     let hooks: Option<Arc<dyn HookRunner>> = if capabilities.hooks {
         Some(Arc::clone(&bridge) as Arc<dyn HookRunner>)
     } else if params.enable_file_hooks == Some(true) {
@@ -442,25 +460,10 @@ fn client_tools(registry: &ToolRegistry, tools: &[ToolParams]) -> Result<Vec<Too
             name: name.clone(),
             description: tool.description.clone().unwrap_or_default(),
             parameters,
-            ..ToolSpec::default()
+            skip_permission: tool.skip_permission == Some(true),
         });
     }
     Ok(specs)
-}
-
-fn system_prompt(message: Option<&SystemMessageParams>) -> Result<Option<String>, RpcError> {
-    let Some(message) = message else {
-        return Ok(None);
-    };
-    let content = message.content.as_deref().unwrap_or("").trim();
-    match message.mode.as_deref() {
-        Some("replace") => Ok(Some(content.to_owned())),
-        None | Some("append") | Some("customize") => Ok((!content.is_empty())
-            .then(|| format!("{}\n\n{content}", session::default_system_prompt()))),
-        Some(other) => Err(RpcError::invalid_params(format!(
-            "systemMessage.mode {other:?} is not one of append, replace, customize"
-        ))),
-    }
 }
 
 /// Maps a loop error at open time to a JSON-RPC error.
@@ -691,27 +694,12 @@ mod tests {
             description: None,
             parameters: None,
             overrides_built_in_tool: over,
+            skip_permission: None,
         };
         assert!(client_tools(&registry, &[tool("weather", None)]).is_ok());
         assert!(client_tools(&registry, &[tool("bash", None)]).is_err());
         assert!(client_tools(&registry, &[tool("bash", Some(true))]).is_ok());
         assert!(client_tools(&registry, &[tool("a b", None)]).is_err());
         assert!(client_tools(&registry, &[tool("x", None), tool("x", None)]).is_err());
-    }
-
-    #[test]
-    fn system_prompts() {
-        let msg = |mode: Option<&str>, content: &str| SystemMessageParams {
-            mode: mode.map(str::to_owned),
-            content: Some(content.into()),
-        };
-        assert_eq!(system_prompt(None).unwrap(), None);
-        assert_eq!(
-            system_prompt(Some(&msg(Some("replace"), "only this"))).unwrap(),
-            Some("only this".into())
-        );
-        let appended = system_prompt(Some(&msg(None, "extra"))).unwrap().unwrap();
-        assert!(appended.ends_with("\n\nextra") && appended.len() > 10);
-        assert!(system_prompt(Some(&msg(Some("weird"), "x"))).is_err());
     }
 }

@@ -4,6 +4,7 @@
 
 use serde::Deserialize;
 use serde_json::{Value, json};
+use turnstile_loop::prompt::Attachment;
 use turnstile_loop::{AgentMode, SendOptions};
 
 use super::Ctx;
@@ -17,7 +18,10 @@ use crate::rpc::{RpcError, codes};
 pub(crate) struct SendParams {
     session_id: String,
     prompt: String,
-    attachments: Option<Vec<Value>>,
+    attachments: Option<Vec<Attachment>>,
+    /// Parsed so a wrong type is refused; the loop's provider has no per-send headers yet.
+    #[allow(dead_code)]
+    request_headers: Option<std::collections::BTreeMap<String, String>>,
     /// "enqueue" or "immediate"; both queue behind a running message here.
     mode: Option<String>,
     agent_mode: Option<String>,
@@ -74,16 +78,13 @@ fn queue(
         None => session.info().mode,
         Some(name) => parse_mode(name, "agentMode")?,
     };
-    if params.attachments.as_ref().is_some_and(|a| !a.is_empty()) {
-        tracing::warn!(session = %session.id(), "attachments are not supported; sent without them");
-    }
     let (message_id, _done) = session
         .handle()
         .send(
             params.prompt,
             SendOptions {
                 mode: Some(mode),
-                ..Default::default()
+                attachments: params.attachments.unwrap_or_default(),
             },
         )
         .map_err(|e| RpcError::new(codes::SESSION_FAILED, e.to_string()))?;
