@@ -61,6 +61,9 @@ pub(crate) fn listen(
             return;
         }
     };
+    // The socket file this listener owns: a later holder in this process (the session
+    // reopened) binds its own at the same path, which this one must not remove.
+    let ours = socket_identity(&path);
     tokio::spawn(async move {
         loop {
             let accepted = tokio::select! {
@@ -73,8 +76,18 @@ pub(crate) fn listen(
             let stop = stop.clone();
             tokio::spawn(async move { serve_taker(server, open, stream, stop).await });
         }
-        let _ = std::fs::remove_file(&path);
+        if ours.is_some() && socket_identity(&path) == ours {
+            let _ = std::fs::remove_file(&path);
+        }
     });
+}
+
+/// Device and inode of the file at `path`.
+fn socket_identity(path: &Path) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::symlink_metadata(path)
+        .ok()
+        .map(|m| (m.dev(), m.ino()))
 }
 
 async fn serve_taker(
