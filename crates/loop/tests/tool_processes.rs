@@ -196,6 +196,7 @@ async fn resume_stops_a_recorded_group_that_survived() {
             pgid,
             start_time,
             tool_call_id: "call_9".into(),
+            boot_id: turnstile_loop::tools::processes::boot_id(),
         })
         .unwrap();
     let pids = [

@@ -2,11 +2,13 @@
 //! fsynced) before a command starts and cleared when it ends, so that a resume after a crash
 //! can stop any group the dead engine left running.
 //!
-//! A group is named by its pgid and the start time of its leader (`/proc/<pid>/stat` field
-//! 22, clock ticks since boot). Before a group is killed, every process still in it must have
-//! started at or after that time: a pgid is never handed to a new process while any process
-//! is still in that group, so such a group is the one that was recorded and not a later
-//! stranger that got the number again.
+//! A group is named by its pgid, the start time of its leader (`/proc/<pid>/stat` field 22,
+//! clock ticks since boot) and the boot id. Before a group is killed it must be the one
+//! recorded: same boot; if its leader (pid == pgid) is alive, the leader's start time equals
+//! the recorded one (a reused pid starts later); if the leader is gone, every process still in
+//! the group started at or after that time (a pgid is not handed out while any process is in
+//! the group, so such members joined the recorded group). The one case this cannot tell apart
+//! is a pgid reused by a new group whose leader then died while its members lived on.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -27,6 +29,16 @@ pub struct GroupRecord {
     pub start_time: u64,
     /// The tool call that started it.
     pub tool_call_id: String,
+    /// `/proc/sys/kernel/random/boot_id` when it started (start times count from boot).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub boot_id: Option<String>,
+}
+
+/// This boot's id, if the kernel tells it.
+pub fn boot_id() -> Option<String> {
+    std::fs::read_to_string("/proc/sys/kernel/random/boot_id")
+        .ok()
+        .map(|s| s.trim().to_owned())
 }
 
 #[derive(Debug, Default, Serialize, Deserialize)]
@@ -159,9 +171,19 @@ pub fn stop_leftovers(dir: &Path) -> Result<Vec<StoppedGroup>, ProcessesError> {
         message: e.to_string(),
     })?;
     let mut stopped = Vec::new();
+    let boot = boot_id();
     for record in body.groups {
         let members = group_members(record.pgid);
-        let ours = !members.is_empty() && members.iter().all(|p| p.start_time >= record.start_time);
+        if record.boot_id.is_some() && record.boot_id != boot {
+            continue;
+        }
+        let leader = members.iter().find(|p| p.pid == record.pgid);
+        let ours = match leader {
+            Some(leader) => leader.start_time == record.start_time,
+            None => {
+                !members.is_empty() && members.iter().all(|p| p.start_time >= record.start_time)
+            }
+        };
         if ours {
             // SAFETY: killpg only sends a signal, to a group checked just above to be the one
             // recorded (its pgid cannot be reused while these members exist).
@@ -181,6 +203,7 @@ pub fn stop_leftovers(dir: &Path) -> Result<Vec<StoppedGroup>, ProcessesError> {
 /// A process as `/proc/<pid>/stat` shows it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct ProcStat {
+    pub(crate) pid: i32,
     pub(crate) pgrp: i32,
     pub(crate) start_time: u64,
     pub(crate) zombie: bool,
@@ -195,9 +218,11 @@ pub(crate) fn proc_stat(pid: i32) -> Option<ProcStat> {
 fn parse_stat(text: &str) -> Option<ProcStat> {
     // The command name (field 2) may hold spaces and parentheses: fields resume after the
     // last ')'. Then: 3 state, 4 ppid, 5 pgrp, ..., 22 starttime.
-    let (_, rest) = text.rsplit_once(')')?;
+    let (head, rest) = text.rsplit_once(')')?;
+    let pid = head.split_whitespace().next()?.parse().ok()?;
     let fields: Vec<&str> = rest.split_whitespace().collect();
     Some(ProcStat {
+        pid,
         zombie: *fields.first()? == "Z",
         pgrp: fields.get(2)?.parse().ok()?,
         start_time: fields.get(19)?.parse().ok()?,
@@ -226,6 +251,7 @@ mod tests {
         assert_eq!(
             parse_stat(line),
             Some(ProcStat {
+                pid: 4242,
                 pgrp: 4242,
                 start_time: 987654,
                 zombie: false
@@ -243,6 +269,7 @@ mod tests {
             pgid: 77,
             start_time: 5,
             tool_call_id: "c1".into(),
+            boot_id: boot_id(),
         };
         table.add(record.clone()).unwrap();
         let body: FileBody =
@@ -292,6 +319,7 @@ mod tests {
             pgid,
             start_time,
             tool_call_id: "c1".into(),
+            boot_id: boot_id(),
         };
         ProcessTable::new(dir.path()).add(record.clone()).unwrap();
         let stopped = stop_leftovers(dir.path()).unwrap();
@@ -314,7 +342,7 @@ mod tests {
     }
 
     #[test]
-    fn a_group_that_started_before_the_record_is_not_ours() {
+    fn a_group_whose_leader_started_at_another_time_is_not_ours() {
         // As if the recorded group had ended and its pgid now named an older stranger.
         let (mut child, pgid) = orphan_tree();
         let dir = tempfile::tempdir().unwrap();
@@ -324,6 +352,7 @@ mod tests {
                 pgid,
                 start_time,
                 tool_call_id: "c1".into(),
+                boot_id: boot_id(),
             })
             .unwrap();
         assert_eq!(stop_leftovers(dir.path()).unwrap(), []);

@@ -18,7 +18,7 @@ use std::time::Duration;
 use tokio::io::AsyncWriteExt;
 
 use crate::tools::ToolFailure;
-use crate::tools::processes::{GroupRecord, ProcessTable, proc_stat};
+use crate::tools::processes::{GroupRecord, ProcessTable, boot_id, proc_stat};
 
 /// How long to wait for a killed shell to be reaped before leaving it to tokio.
 const REAP_TIMEOUT: Duration = Duration::from_secs(5);
@@ -154,14 +154,12 @@ pub(super) async fn start(
             pgid,
             start_time,
             tool_call_id,
+            boot_id: boot_id(),
         };
-        let writer = Arc::clone(&table);
-        // fsync: off the async workers.
-        let added = tokio::task::spawn_blocking(move || writer.add(record))
-            .await
-            .map_err(|e| {
-                ToolFailure::new(format!("The tool stopped unexpectedly: {e}"), "internal")
-            })?;
+        // Written in place, not on the blocking pool: a small file's fsync, and a pool task
+        // cancelled by a runtime shutting down would turn the crash being simulated or
+        // suffered into a recorded tool failure.
+        let added = table.add(record);
         if let Err(e) = added {
             // Never run a command a crash could leave behind unrecorded.
             return Err(ToolFailure::new(
