@@ -55,6 +55,7 @@ export class Run {
     this.sessions = {};
     this.outcome = {};
     this.clients = [];
+    this.owners = [];
     this.stops = [];
   }
 
@@ -117,6 +118,7 @@ export class Run {
       logLevel: process.env.CONFORMANCE_LOG_LEVEL ?? "error",
     });
     this.clients.push(client);
+    this.owners.push({ role, client });
     return client;
   }
 
@@ -144,13 +146,25 @@ export class Run {
     return existsSync(dir) ? readdirSync(dir).sort() : null;
   }
 
-  /** The in-use markers of a session, as a count (their pids differ between runs). */
+  /** The in-use markers of a session, each named by the role whose runtime's pid it holds
+   * ("a", "b", or "other"), sorted: pids differ between runs, roles do not. */
   inUseMarkers(sessionId) {
-    return (this.sessionFiles(sessionId) ?? []).filter((f) => /^inuse\.\d+\.lock$/.test(f)).length;
+    this.rememberPids();
+    return (this.sessionFiles(sessionId) ?? [])
+      .map((f) => f.match(/^inuse\.(\d+)\.lock$/))
+      .filter((m) => m !== null)
+      .map((m) => this.owners.find((o) => o.pid === Number(m[1]))?.role ?? "other")
+      .sort();
+  }
+
+  /** Notes the pid of each client's runtime (the SDK forgets it once the process is gone). */
+  rememberPids() {
+    for (const o of this.owners) o.pid ??= o.client.cliProcess?.pid;
   }
 
   /** Kills a client's runtime process with SIGKILL and waits until it is gone. */
   async kill9(client) {
+    this.rememberPids();
     const child = client.cliProcess;
     if (!child || child.exitCode !== null) throw new Error("no runtime process to kill");
     const gone = new Promise((resolve) => child.once("exit", resolve));
