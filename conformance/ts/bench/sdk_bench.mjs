@@ -14,7 +14,7 @@ import { spawn, spawnSync } from "node:child_process";
 import { createInterface } from "node:readline";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { ROOT, OUT, sdk, withGuard, SCRIPTED_MODEL } from "../harness.mjs";
 
 const args = process.argv.slice(2);
@@ -25,9 +25,11 @@ const arg = (name, dflt) => {
 const RUNS = arg("--runs", 5);
 const SESSIONS = arg("--sessions", 50);
 const TURNS = arg("--turns", 20);
-const TURNSTILE = process.env.TURNSTILE_BIN ?? join(ROOT, "target", "release", "turnstile");
-const COPILOT =
-  process.env.COPILOT_REFERENCE_CLI ?? join(OUT, "node", "node_modules", "@github", "copilot-linux-x64", "copilot");
+// Absolute: the client spawns the runtime in the project directory.
+const TURNSTILE = resolve(process.env.TURNSTILE_BIN ?? join(ROOT, "target", "release", "turnstile"));
+const COPILOT = resolve(
+  process.env.COPILOT_REFERENCE_CLI ?? join(OUT, "node", "node_modules", "@github", "copilot-linux-x64", "copilot"),
+);
 const GUARD = 120_000;
 
 /** Starts the scripted model on a script written to `dir`; resolves to {url, stop}. */

@@ -8,7 +8,7 @@ import { spawn } from "node:child_process";
 import { createInterface } from "node:readline";
 import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { startRecordingProxy } from "../record_proxy.mjs";
 import { OUT, ROOT, SCRIPTED_MODEL, sdk, withGuard } from "../harness.mjs";
 
@@ -18,13 +18,14 @@ export const SCRIPTS = join(ROOT, "conformance", "scripts", "differential");
 export const RUNTIMES = {
   copilot: {
     name: "copilot",
-    path:
-      process.env.COPILOT_REFERENCE_CLI ??
-      join(OUT, "node", "node_modules", "@github", "copilot-linux-x64", "copilot"),
+    // Absolute: the client spawns the runtime in the project directory.
+    path: resolve(
+      process.env.COPILOT_REFERENCE_CLI ?? join(OUT, "node", "node_modules", "@github", "copilot-linux-x64", "copilot"),
+    ),
   },
   turnstile: {
     name: "turnstile",
-    path: process.env.TURNSTILE_BIN ?? join(ROOT, "target", "debug", "turnstile"),
+    path: resolve(process.env.TURNSTILE_BIN ?? join(ROOT, "target", "debug", "turnstile")),
   },
 };
 
