@@ -236,12 +236,14 @@ export const SCENARIOS = {
     await session.disconnect();
   },
 
-  // An autopilot send: nudged until task_complete.
+  // Autopilot: nudged until task_complete. The mode is set with session.mode.set: the CLI
+  // 1.0.81-0 ignores `agentMode: "autopilot"` on a send for this (it answers once and idles).
   async autopilot(run) {
     await run.model("autopilot.json");
     const client = run.client();
     const session = await client.createSession(run.options("main", { onPermissionRequest: approveAll }));
     run.session("main", session.sessionId);
+    run.observe("mode.set", await outcomeOf(session.rpc.mode.set({ mode: "autopilot" })));
     const answer = await session.sendAndWait({ prompt: "Write summary.txt", agentMode: "autopilot" }, GUARD);
     run.observe("last tool requests", answer?.data?.toolRequests?.map((t) => t.name) ?? null);
     await session.disconnect();
