@@ -2,7 +2,7 @@
 CARGO ?= cargo
 BIN := target/release/turnstile
 
-.PHONY: demo test build release lint bench bench-journal bench-audit bench-loop bench-model crash-soak fuzz clean-bench
+.PHONY: demo test build release lint bench bench-journal bench-audit bench-loop bench-model bench-sdk crash-soak fuzz clean-bench
 
 ## demo: build, then replay a recorded session with real tools, audit it, resume it, check it
 ## (offline, no model server, under a minute after the build).
@@ -64,9 +64,20 @@ fuzz:
 clean-bench:
 	rm -rf target/bench
 
+## bench-sdk: through the official TypeScript client, create + 3 turns + stop with turnstile and
+## with the Copilot CLI (median of 5 each), then 50 concurrent sessions x 20 tool-calling turns
+## on one turnstile server (turns/s, peak RSS, every journal audited). Needs the clients and the
+## CLI that `make conformance` installs into target/conformance.
+bench-sdk: release
+	@test -d target/conformance/node/node_modules/@github/copilot-sdk || { echo "bench-sdk: run make conformance once first (it installs the SDK client and the Copilot CLI)"; exit 2; }
+	$(CARGO) build --release -p turnstile-scripted-model
+	TURNSTILE_BIN=$(BIN) SCRIPTED_MODEL_BIN=target/release/scripted-model node conformance/ts/bench/sdk_bench.mjs
+
 ## conformance: the official Copilot SDK clients (npm @github/copilot-sdk, PyPI github-copilot-sdk)
-## drive the turnstile binary against the scripted model; installs them into target/conformance
-## on first use (offline afterwards). Not part of `make test`.
+## drive the turnstile binary against the scripted model, then the differential harness runs the
+## same scenarios against the Copilot CLI (npm @github/copilot) and turnstile and compares them;
+## installs all of them into target/conformance on first use (offline afterwards). Not part of
+## `make test`.
 .PHONY: conformance
 conformance:
 	CARGO="$(CARGO)" bash conformance/run.sh
