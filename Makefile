@@ -2,7 +2,7 @@
 CARGO ?= cargo
 BIN := target/release/turnstile
 
-.PHONY: demo test build release lint bench bench-journal bench-audit bench-loop crash-soak fuzz clean-bench
+.PHONY: demo test build release lint bench bench-journal bench-audit bench-loop bench-sessions crash-soak fuzz clean-bench
 
 ## demo: build, then replay a recorded session with real tools, audit it, resume it, check it
 ## (offline, no model server, under a minute after the build).
@@ -30,7 +30,7 @@ lint:
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
 
 ## bench: journal append/read throughput and audit speed, side by side with wc/grep/jq.
-bench: bench-journal bench-audit bench-loop
+bench: bench-journal bench-audit bench-loop bench-sessions
 
 bench-journal: release
 	$(CARGO) build --release -p turnstile-journal --example journal_bench
@@ -38,6 +38,11 @@ bench-journal: release
 
 bench-audit: release
 	bash scripts/bench-audit.sh
+
+## bench-sessions: `sessions` and `resume --last` over 100 000 generated sessions, with the
+## session index cold, warm and bypassed (COUNT=, REPS=, PREVIOUS=<older binary> to compare).
+bench-sessions: release
+	bash scripts/bench-sessions.sh
 
 bench-loop: release
 	$(CARGO) build --release -p turnstile-loop --example loop_bench
