@@ -7,8 +7,9 @@
 #   scripts/bench-sessions.sh                # 100 000 sessions, 5 repetitions, median wall time
 #   COUNT=20000 REPS=3 scripts/bench-sessions.sh
 #
-# Needs the release build; the generator is built here. Times are wall-clock medians with a
-# warm page cache (the first, untimed run of each warms it).
+# Needs the release build; the generator is built here. Times are medians of the wall time and
+# of the CPU time (user + sys, all threads) with a warm page cache (the first, untimed run of
+# each warms it); on a shared machine the CPU time is the steadier figure.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -28,45 +29,38 @@ if [ ! -f "$ROOT/.complete" ]; then
     touch "$ROOT/.complete"
 fi
 
-# median of REPS runs of "$@" (stdout discarded), in seconds
+# "wall | cpu": medians over REPS runs of "$@" (output discarded) of the wall time and of the
+# CPU time (user + sys of the process and its threads), in seconds. With INDEX set, the index
+# is removed before each run (a cold listing).
 median() {
-    python3 - "$REPS" "$@" <<'PY'
-import subprocess, sys, time
-reps = int(sys.argv[1]); cmd = sys.argv[2:]
-subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, check=True)
-times = []
+    python3 - "$REPS" "${INDEX:-}" "$@" <<'PY'
+import os, resource, subprocess, sys, time
+reps = int(sys.argv[1]); index = sys.argv[2]; cmd = sys.argv[3:]
+def run():
+    subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, check=True)
+if not index: run()
+walls, cpus = [], []
 for _ in range(reps):
+    if index and os.path.exists(index): os.remove(index)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
-    subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, check=True)
-    times.append(time.perf_counter() - t)
-times.sort()
-print(f"{times[len(times)//2]:.3f}")
+    run()
+    walls.append(time.perf_counter() - t)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpus.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+walls.sort(); cpus.sort()
+print(f"{walls[len(walls)//2]:.3f} | {cpus[len(cpus)//2]:.3f}")
 PY
 }
-
-# one run of "$@" with the index removed first, in seconds
-cold() {
-    python3 - "$ROOT/turnstile-index.jsonl" "$@" <<'PY'
-import os, subprocess, sys, time
-index = sys.argv[1]; cmd = sys.argv[2:]
-times = []
-for _ in range(3):
-    if os.path.exists(index): os.remove(index)
-    t = time.perf_counter()
-    subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, check=True)
-    times.append(time.perf_counter() - t)
-times.sort()
-print(f"{times[1]:.3f}")
-PY
-}
+cold() { INDEX="$ROOT/turnstile-index.jsonl" median "$@"; }
 
 S="$TURNSTILE --state-dir $ROOT"
 # The listings must agree before anything is timed.
 diff <($S sessions --json --no-index) <($S sessions --json) >/dev/null \
     || { echo "sessions output differs with and without the index" >&2; exit 1; }
 
-echo "| command ($COUNT sessions) | median s |"
-echo "|---|---:|"
+echo "| command ($COUNT sessions) | wall s | CPU s |"
+echo "|---|---:|---:|"
 echo "| \`sessions --no-index\` (reads every journal) | $(median $S sessions --no-index) |"
 echo "| \`sessions\`, index cold (reads every journal, writes the index) | $(cold $S sessions) |"
 echo "| \`sessions\`, index warm | $(median $S sessions) |"
