@@ -2,7 +2,7 @@
 CARGO ?= cargo
 BIN := target/release/turnstile
 
-.PHONY: demo test build release lint bench bench-journal bench-audit bench-loop bench-model bench-sdk crash-soak fuzz clean-bench
+.PHONY: demo test build release lint bench bench-journal bench-audit bench-loop bench-model bench-sdk bench-sessions crash-soak fuzz clean-bench
 
 ## demo: build, then replay a recorded session with real tools, audit it, resume it, check it
 ## (offline, no model server, under a minute after the build).
@@ -30,8 +30,9 @@ lint:
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
 
 ## bench: journal append/read throughput; the read path (audit and --count next to grep with
-## both cores free and one busy, fold, checkpoint, stale-checkpoint resume, audit memory).
-bench: bench-journal bench-audit bench-loop bench-model
+## both cores free and one busy, fold, checkpoint, stale-checkpoint resume, audit memory);
+## model answers; `sessions` over 100 000 sessions; the SDK client against both runtimes.
+bench: bench-journal bench-audit bench-loop bench-model bench-sessions bench-sdk
 
 bench-journal: release
 	$(CARGO) build --release -p turnstile-journal --example journal_bench
@@ -39,6 +40,11 @@ bench-journal: release
 
 bench-audit:
 	bash scripts/bench-audit.sh
+
+## bench-sessions: `sessions` and `resume --last` over 100 000 generated sessions, with the
+## session index cold, warm and bypassed (COUNT=, REPS=, PREVIOUS=<older binary> to compare).
+bench-sessions: release
+	bash scripts/bench-sessions.sh
 
 bench-loop: release
 	$(CARGO) build --release -p turnstile-loop --example loop_bench
