@@ -846,7 +846,7 @@ async fn client_tools_and_client_permission_decisions() {
     assert_eq!(
         asked[0],
         json!({"kind": "custom-tool", "toolName": "lookup_weather", "toolDescription": "Weather for a city",
-               "args": {"city": "Oslo"}, "skipPermission": false, "toolCallId": "call_1"})
+               "args": {"city": "Oslo"}, "toolCallId": "call_1"})
     );
     assert_eq!(asked[1]["kind"], "shell");
     let completed: Vec<Value> = live

@@ -606,7 +606,6 @@ fn custom_tool_ask(spec: &ToolSpec, args: &Value) -> PermissionAsk {
             "toolName": spec.name,
             "toolDescription": spec.description,
             "args": args,
-            "skipPermission": false,
         }),
         intention: format!("Run the client tool {}", spec.name),
         subject: spec.name.clone(),

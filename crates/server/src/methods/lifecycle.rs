@@ -502,10 +502,20 @@ impl SessionIdParams {
 /// stays and the session can be resumed.
 pub(crate) async fn detach(ctx: &Ctx<'_>, params: SessionIdParams) -> Result<Value, RpcError> {
     let session = open_session(ctx, &params.session_id)?;
-    if session.is_open_in(ctx.peer.id()) && session.detach(ctx.peer.id()) == 0 {
-        ctx.server
-            .close_session(&session, "detached by the client")
-            .await;
+    let peer = ctx.peer.id();
+    if session.is_open_in(peer) {
+        if session.clients().len() == 1 {
+            // The last client sees the session close (`session.shutdown`), as with the
+            // Copilot CLI, so it stays attached until the close is done.
+            ctx.server
+                .close_session(&session, "detached by the client")
+                .await;
+            session.detach(peer);
+        } else if session.detach(peer) == 0 {
+            ctx.server
+                .close_session(&session, "detached by the client")
+                .await;
+        }
     }
     Ok(json!({"success": true}))
 }
