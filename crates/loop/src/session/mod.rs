@@ -11,8 +11,8 @@ mod emitter;
 mod history;
 mod hooks_glue;
 mod message;
-mod prompting;
 mod pending;
+mod prompting;
 mod tool_call;
 mod turn;
 
