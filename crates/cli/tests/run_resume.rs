@@ -50,9 +50,11 @@ impl Env {
     }
 
     fn only_session(&self) -> (String, PathBuf) {
+        // The state root holds session directories (and the session index file).
         let entries: Vec<_> = std::fs::read_dir(self.state.path())
             .unwrap()
             .map(|e| e.unwrap().path())
+            .filter(|p| p.is_dir())
             .collect();
         assert_eq!(entries.len(), 1, "{entries:?}");
         let id = entries[0]

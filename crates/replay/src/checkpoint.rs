@@ -175,6 +175,14 @@ pub fn write_checkpoint(session_dir: &Path) -> Result<CheckpointInfo, ReplayErro
     let offset = state.byte_size;
     let guard_start = offset.saturating_sub(GUARD_BYTES);
     let guard = read_range(&file, guard_start, offset).map_err(|e| ReplayError::io(&events, e))?;
+    if ends_with_ephemeral(&guard) {
+        // The writer's open moves such a line aside; a checkpoint covering it would make the
+        // writer skip that repair and then refuse to append after it.
+        return Err(ReplayError::CheckpointWrite {
+            path: session_dir.join(CHECKPOINT_FILE),
+            message: "the journal ends with an ephemeral event that another program wrote; open the session for writing first (`turnstile repair` or a resume moves it aside)".into(),
+        });
+    }
     let last_line_id =
         last_line_id(&file, offset, &guard).map_err(|why| ReplayError::CheckpointWrite {
             path: session_dir.join(CHECKPOINT_FILE),
@@ -368,6 +376,23 @@ fn read_range(file: &File, from: u64, to: u64) -> io::Result<Vec<u8>> {
     Ok(buf)
 }
 
+/// Whether the last whole line of `tail` is an event of an ephemeral type (never written by a
+/// journal writer; left by another program).
+fn ends_with_ephemeral(tail: &[u8]) -> bool {
+    #[derive(Deserialize)]
+    struct Head<'a> {
+        #[serde(borrow, rename = "type")]
+        kind: std::borrow::Cow<'a, str>,
+    }
+    let Some(body) = tail.strip_suffix(b"\n") else {
+        return false;
+    };
+    let start = memchr::memrchr(b'\n', body).map_or(0, |i| i + 1);
+    serde_json::from_slice::<Head<'_>>(&body[start..]).is_ok_and(|head| {
+        turnstile_journal::persistence_of(&head.kind) == turnstile_journal::Persistence::Ephemeral
+    })
+}
+
 /// Why the id of the line before an offset is unknown.
 #[derive(Debug, thiserror::Error)]
 enum LastLine {
@@ -417,6 +442,17 @@ fn write_atomically(dir: &Path, path: &Path, checkpoint: &Checkpoint) -> Result<
         path: path.to_path_buf(),
         message,
     };
+    // Never write through a session directory that is a link out of the state root.
+    match fs::symlink_metadata(dir) {
+        Ok(meta) if meta.file_type().is_symlink() => {
+            return Err(failed(format!(
+                "the session directory {} is a symbolic link; a checkpoint is only written into a real session directory (replace the link with the directory it points to)",
+                dir.display()
+            )));
+        }
+        Ok(_) => {}
+        Err(e) => return Err(failed(e.to_string())),
+    }
     let tmp = dir.join(format!(".{CHECKPOINT_FILE}.tmp-{}", std::process::id()));
     match fs::remove_file(&tmp) {
         Ok(()) => {}
@@ -433,6 +469,7 @@ fn write_atomically(dir: &Path, path: &Path, checkpoint: &Checkpoint) -> Result<
             .write(true)
             .create_new(true)
             .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
             .open(&tmp)?;
         let mut out = BufWriter::with_capacity(1 << 16, &file);
         serde_json::to_writer(&mut out, checkpoint)?;

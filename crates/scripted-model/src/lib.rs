@@ -4,7 +4,8 @@
 //! `POST /v1/chat/completions` (or `/chat/completions`) gets the next response of a
 //! [`Script`], streamed as SSE `chat.completion.chunk`s when the request asks for `stream`,
 //! whole otherwise. Failures are scriptable too (status codes, delays, dropped connections,
-//! hangs, malformed output). Every request body is recorded. When the script runs out, the
+//! hangs, malformed output, several choices, endless answers). Every request is recorded,
+//! with its method, path and headers; `GET /models` serves the script's `models` entries. When the script runs out, the
 //! server answers HTTP 500 with an error saying so.
 //!
 //! ```no_run

@@ -32,7 +32,8 @@ pub struct Script {
 /// `errorBody` (and `headers`, e.g. `Retry-After`); `hang` without `dropAfterChunks` keeps the
 /// connection open and silent (no response head); `dropAfterChunks: N` closes the connection
 /// after N SSE events (or, with `hang`, goes silent after them); `malformed` sends a line that
-/// is not JSON (streaming) or a cut-off JSON body (non-streaming).
+/// is not JSON (streaming) or a cut-off JSON body (non-streaming); `moreChoices` adds choices
+/// (index 1, 2, ...) after the first; `endless` never ends the answer.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ScriptedResponse {

@@ -20,6 +20,9 @@ pub const DEFAULT_INFLIGHT_FRAME_BYTES: usize = 256 << 20;
 /// Default wait of a large frame for room in the budget.
 pub const DEFAULT_FRAME_BUDGET_WAIT: Duration = Duration::from_secs(30);
 
+/// Default wait of a takeover for the holder to be idle.
+pub const DEFAULT_TAKEOVER_WAIT: Duration = Duration::from_secs(10);
+
 /// The model used when a client names none and brings no provider.
 #[derive(Clone, PartialEq, Eq)]
 pub struct DefaultModel {
@@ -92,6 +95,9 @@ pub struct ServerConfig {
     pub excluded_tools: Vec<String>,
     /// Directories named with `--add-dir`, listed by `session.permissions.paths.list`.
     pub additional_dirs: Vec<PathBuf>,
+    /// How long a `session.resume` of a session another turnstile server holds waits for it
+    /// to be idle and handed over before it is refused (`--takeover-wait`).
+    pub takeover_wait: Duration,
 }
 
 impl ServerConfig {
@@ -124,6 +130,7 @@ impl ServerConfig {
             available_tools: None,
             excluded_tools: Vec::new(),
             additional_dirs: Vec::new(),
+            takeover_wait: DEFAULT_TAKEOVER_WAIT,
         }
     }
 }

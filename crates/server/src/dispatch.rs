@@ -5,10 +5,54 @@ use std::sync::Arc;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use crate::methods::{Ctx, event_log, lifecycle, pending, server as server_methods, session};
+use crate::methods::{
+    Ctx, event_log, lifecycle, pending, plan, server as server_methods, session, unsupported,
+};
 use crate::peer::Peer;
 use crate::rpc::{RpcError, codes, kind_of};
 use crate::server::Server;
+
+/// Every method this server answers (besides the unsupported ones' explained `-32601`);
+/// `docs/protocol.md` lists them.
+// Read by the documentation check below and by scripts/protocol-methods.py, not at run time.
+#[cfg_attr(not(test), allow(dead_code))]
+pub(crate) const SERVED: &[&str] = &[
+    "connect",
+    "ping",
+    "status.get",
+    "auth.getStatus",
+    "models.list",
+    "runtime.shutdown",
+    "session.create",
+    "session.resume",
+    "session.detach",
+    "session.destroy",
+    "session.delete",
+    "session.list",
+    "session.getLastId",
+    "session.getMetadata",
+    "session.send",
+    "session.sendAndWait",
+    "session.abort",
+    "session.getMessages",
+    "session.mode.get",
+    "session.mode.set",
+    "session.model.getCurrent",
+    "session.name.get",
+    "session.name.set",
+    "session.getForeground",
+    "session.setForeground",
+    "session.permissions.paths.list",
+    "session.plan.read",
+    "session.plan.update",
+    "session.plan.delete",
+    "session.eventLog.read",
+    "session.eventLog.tail",
+    "session.eventLog.registerInterest",
+    "session.eventLog.releaseInterest",
+    "session.tools.handlePendingToolCall",
+    "session.permissions.handlePendingPermissionRequest",
+];
 
 /// Handles one request.
 pub(crate) async fn call(
@@ -47,6 +91,14 @@ pub(crate) async fn call(
         "session.mode.get" => session::mode_get(&ctx, parse(params)?),
         "session.mode.set" => session::mode_set(&ctx, parse(params)?),
         "session.model.getCurrent" => session::model_current(&ctx, parse(params)?),
+        "session.name.get" => session::name_get(&ctx, parse(params)?),
+        "session.name.set" => session::name_set(&ctx, parse(params)?),
+        "session.getForeground" => Ok(session::foreground_get()),
+        "session.setForeground" => Ok(session::foreground_set()),
+        "session.permissions.paths.list" => session::paths_list(&ctx, parse(params)?),
+        "session.plan.read" => plan::read(&ctx, parse(params)?),
+        "session.plan.update" => plan::update(&ctx, parse(params)?),
+        "session.plan.delete" => plan::delete(&ctx, parse(params)?),
 
         "session.eventLog.read" => event_log::read(&ctx, parse(params)?).await,
         "session.eventLog.tail" => event_log::tail(&ctx, parse(params)?),
@@ -58,7 +110,10 @@ pub(crate) async fn call(
             pending::permission(&ctx, parse(params)?)
         }
 
-        _ => Err(RpcError::method_not_found(method)),
+        _ => Err(RpcError::method_not_found(
+            method,
+            unsupported::reason(method),
+        )),
     }
 }
 
@@ -92,6 +147,62 @@ mod tests {
     use super::*;
     use serde::Deserialize;
     use serde_json::json;
+
+    /// Every `rpcMethod` of the SDK's schema, with its side (`server`, `session`: the client
+    /// calls it; `clientSession`, `clientGlobal`: the server would call the client).
+    fn schema_methods() -> Vec<(String, String)> {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../fixtures/schema/api.schema.json"
+        );
+        let schema: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        fn walk(node: &Value, side: &str, out: &mut Vec<(String, String)>) {
+            if let Some(method) = node.get("rpcMethod").and_then(Value::as_str) {
+                out.push((method.to_owned(), side.to_owned()));
+                return;
+            }
+            if let Value::Object(map) = node {
+                for v in map.values() {
+                    walk(v, side, out);
+                }
+            }
+        }
+        let mut out = Vec::new();
+        for side in ["server", "session", "clientSession", "clientGlobal"] {
+            walk(&schema[side], side, &mut out);
+        }
+        out
+    }
+
+    #[test]
+    fn every_schema_method_is_served_or_explained_and_documented() {
+        let docs = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../docs/protocol.md"
+        ))
+        .unwrap();
+        let methods = schema_methods();
+        assert!(methods.len() > 300, "the schema was read");
+        for (method, side) in &methods {
+            assert!(
+                docs.contains(&format!("`{method}`")),
+                "docs/protocol.md does not list {method}"
+            );
+            let client_side = side.starts_with("client");
+            assert!(
+                client_side
+                    || SERVED.contains(&method.as_str())
+                    || crate::methods::unsupported::reason(method).is_some(),
+                "{method} is neither served nor explained"
+            );
+        }
+        for method in SERVED {
+            assert!(
+                docs.contains(&format!("`{method}`")),
+                "docs/protocol.md does not list the served {method}"
+            );
+        }
+    }
 
     #[derive(Debug, Deserialize)]
     #[serde(rename_all = "camelCase")]

@@ -21,6 +21,7 @@ mod connection;
 mod dispatch;
 mod error;
 pub mod framing;
+mod handover;
 mod methods;
 mod peer;
 mod provider;
@@ -30,7 +31,8 @@ mod sessions;
 pub mod transport;
 
 pub use config::{
-    DEFAULT_FRAME_BUDGET_WAIT, DEFAULT_INFLIGHT_FRAME_BYTES, DefaultModel, ServerConfig,
+    DEFAULT_FRAME_BUDGET_WAIT, DEFAULT_INFLIGHT_FRAME_BYTES, DEFAULT_TAKEOVER_WAIT, DefaultModel,
+    ServerConfig,
 };
 pub use error::ServerError;
 pub use methods::{PROTOCOL_VERSION, VERSION};

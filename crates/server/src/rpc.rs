@@ -60,12 +60,17 @@ impl RpcError {
         Self::new(codes::INVALID_REQUEST, message)
     }
 
-    /// -32601 for `method`.
-    pub fn method_not_found(method: &str) -> Self {
-        Self::new(
-            codes::METHOD_NOT_FOUND,
-            format!("method not found: {method} (see docs/protocol.md for the supported methods)"),
-        )
+    /// -32601 for `method`, in the Copilot CLI's words, with why when it is known.
+    pub fn method_not_found(method: &str, why: Option<&str>) -> Self {
+        let message = match why {
+            Some(why) => format!(
+                "Unhandled method {method}: not supported by turnstile ({why}; see docs/protocol.md)"
+            ),
+            None => format!(
+                "Unhandled method {method} (see docs/protocol.md for the supported methods)"
+            ),
+        };
+        Self::new(codes::METHOD_NOT_FOUND, message)
     }
 
     /// -32602.

@@ -31,6 +31,12 @@ pub(crate) struct SessionInfo {
     pub modified_time: String,
     /// The first prompt, for listings.
     pub summary: Option<String>,
+    /// The name given with `session.name.set`.
+    pub name: Option<String>,
+    /// The reasoning effort asked for (`reasoningEffort`, else the server's `--effort`).
+    pub reasoning_effort: Option<String>,
+    /// The working directory.
+    pub cwd: std::path::PathBuf,
 }
 
 /// How one message ended, for `session.sendAndWait`.
@@ -77,6 +83,8 @@ pub(crate) struct OpenSession {
     /// `session.eventLog.registerInterest` registrations: handle -> event type.
     interests: Mutex<HashMap<String, String>>,
     next_interest: std::sync::atomic::AtomicU64,
+    /// Stops the handover listener (`handover.rs`) when the session closes.
+    handover: CancellationToken,
 }
 
 /// Interest registrations kept per session at most (a client that never releases cannot
@@ -108,6 +116,7 @@ impl OpenSession {
             appended: tokio::sync::watch::Sender::new(0),
             interests: Mutex::default(),
             next_interest: std::sync::atomic::AtomicU64::new(1),
+            handover: CancellationToken::new(),
         });
         let forwarder = Forwarder::new(broadcaster, &session);
         // What opening already emitted (`session.start`, or `session.resume` and what it
@@ -157,6 +166,11 @@ impl OpenSession {
         &self.bridge
     }
 
+    /// Cancelled when the session closes: the handover listener stops with it.
+    pub(crate) fn handover_token(&self) -> CancellationToken {
+        self.handover.clone()
+    }
+
     /// Changes whenever an event of the session was forwarded.
     pub(crate) fn appended(&self) -> tokio::sync::watch::Receiver<u64> {
         self.appended.subscribe()
@@ -189,6 +203,11 @@ impl OpenSession {
     /// A copy of the tracked info.
     pub(crate) fn info(&self) -> SessionInfo {
         lock(&self.info).clone()
+    }
+
+    /// Names the session.
+    pub(crate) fn set_name(&self, name: String) {
+        lock(&self.info).name = Some(name);
     }
 
     /// Changes the default mode of sends.
@@ -308,6 +327,7 @@ impl OpenSession {
             self.wait_closed().await;
             return;
         }
+        self.handover.cancel();
         if self.handle.is_busy() {
             tracing::info!(session = %self.id, why, "aborting the running message");
         }

@@ -515,24 +515,14 @@ async fn a_session_held_by_another_process_names_the_holder() {
         .await;
     let id = created["sessionId"].as_str().unwrap().to_owned();
     client.ok("session.detach", json!({"sessionId": id})).await;
-    // Another server over the same state root stands in for another process (the lock is
-    // per open file, so it conflicts within one process too).
-    let root = t.dir.path().join("state");
-    let mut config = turnstile_server::ServerConfig::new(turnstile_journal::StateRoot::new(root));
-    config.default_cwd = t.work();
-    let second = turnstile_server::Server::new(config);
-    let tcp = turnstile_server::TcpServer::bind(second.clone(), 0)
-        .await
-        .unwrap();
-    let addr = tcp.local_addr();
-    let task = tokio::spawn(tcp.run());
-    let mut holder = Client::connect(addr).await;
-    holder
-        .ok(
-            "session.resume",
-            create_params(&model.url(), json!({"sessionId": id})),
-        )
-        .await;
+    // A writer that is not a server (a `turnstile run`, say) holds it: nobody to ask for a
+    // handover (the lock is per open file, so it conflicts within one process too).
+    let lock = turnstile_journal::writer_lock::WriterLock::acquire(
+        &t.root()
+            .session(turnstile_journal::parse_session_id(&id).unwrap())
+            .lock,
+    )
+    .unwrap();
     let error = client
         .err(
             "session.resume",
@@ -545,8 +535,14 @@ async fn a_session_held_by_another_process_names_the_holder() {
         message.contains("in use by another writer") && message.contains("pid"),
         "{message}"
     );
-    second.shutdown().await;
-    let _ = task.await;
+    drop(lock);
+    // Once it is free, the resume goes through.
+    client
+        .ok(
+            "session.resume",
+            create_params(&model.url(), json!({"sessionId": id})),
+        )
+        .await;
     t.stop().await;
 }
 
@@ -616,4 +612,54 @@ async fn stdio_style_serving_ends_with_the_stream_and_closes_sessions() {
     let journal = dir.path().join("s").join(&id).join("events.jsonl");
     let lines = common::journal_lines(&journal);
     assert_eq!(lines.last().unwrap()["type"], "session.shutdown");
+}
+
+#[tokio::test]
+async fn every_method_of_the_schema_answers_clearly() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../fixtures/schema/api.schema.json"
+    );
+    let schema: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    fn walk(node: &Value, out: &mut Vec<String>) {
+        if let Some(method) = node.get("rpcMethod").and_then(Value::as_str) {
+            out.push(method.to_owned());
+            return;
+        }
+        if let Value::Object(map) = node {
+            for v in map.values() {
+                walk(v, out);
+            }
+        }
+    }
+    let mut methods = Vec::new();
+    walk(&schema["server"], &mut methods);
+    walk(&schema["session"], &mut methods);
+    let t = TestServer::start(|_| {}).await;
+    let mut client = Client::connect(t.addr).await;
+    let mut unsupported = 0;
+    for method in methods.iter().filter(|m| *m != "runtime.shutdown") {
+        let answer = client
+            .call(
+                method,
+                json!({"sessionId": "0d3c1a52-9d2e-4c47-8d0f-3b1c6c2b9e10"}),
+            )
+            .await;
+        if answer["error"]["code"] == codes::METHOD_NOT_FOUND {
+            unsupported += 1;
+            let message = answer["error"]["message"].as_str().unwrap();
+            assert!(
+                message.starts_with(&format!(
+                    "Unhandled method {method}: not supported by turnstile ("
+                )),
+                "{method}: {message}"
+            );
+        }
+    }
+    assert!(
+        unsupported > 300 && unsupported < methods.len(),
+        "{unsupported}"
+    );
+    assert_alive(&mut client).await;
+    t.stop().await;
 }

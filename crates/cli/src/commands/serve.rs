@@ -16,7 +16,8 @@ use turnstile_loop::model::{ApiFlavor, OpenAiConfig};
 use turnstile_loop::permissions::PermissionPolicy;
 use turnstile_server::framing::DEFAULT_MAX_FRAME_BYTES;
 use turnstile_server::{
-    DEFAULT_INFLIGHT_FRAME_BYTES, DefaultModel, Server, ServerConfig, TcpServer, serve_stdio,
+    DEFAULT_INFLIGHT_FRAME_BYTES, DEFAULT_TAKEOVER_WAIT, DefaultModel, Server, ServerConfig,
+    TcpServer, serve_stdio,
 };
 
 /// Exit code after a second Ctrl-C or SIGTERM (128 + SIGINT).
@@ -114,6 +115,9 @@ pub struct ServeArgs {
     /// Largest JSON-RPC frame accepted, in bytes; bigger frames are refused and skipped.
     #[arg(long, default_value_t = DEFAULT_MAX_FRAME_BYTES, value_name = "BYTES")]
     pub max_frame_bytes: usize,
+    /// Seconds a session.resume of a session another turnstile server holds waits for it to go idle and be handed over.
+    #[arg(long, default_value_t = DEFAULT_TAKEOVER_WAIT.as_secs(), value_name = "SECONDS")]
+    pub takeover_wait: u64,
     /// Bytes of frames all clients together may be sending at once; a large frame waits for room, then is refused.
     #[arg(long, default_value_t = DEFAULT_INFLIGHT_FRAME_BYTES, value_name = "BYTES")]
     pub max_inflight_frame_bytes: usize,
@@ -215,6 +219,7 @@ fn server_config(args: &ServeArgs, state_dir: Option<&Path>) -> Result<ServerCon
     }
     config.additional_dirs = args.add_dir.clone();
     config.inflight_frame_bytes = args.max_inflight_frame_bytes;
+    config.takeover_wait = Duration::from_secs(args.takeover_wait);
     config.hook_trust = args.session.hook_trust();
     config.max_autopilot_continues = args.session.max_autopilot_continues;
     config.session_idle_timeout = args

@@ -63,11 +63,20 @@ impl Decision {
                 } else if allow_with.is_empty() {
                     String::new()
                 } else {
+                    // A line of thousands of commands must not make a message of thousands.
+                    const SHOWN: usize = 8;
                     let flags: Vec<String> = allow_with
                         .iter()
+                        .take(SHOWN)
                         .map(|p| format!("--allow-tool '{p}'"))
                         .collect();
-                    format!(" (allow with {})", flags.join(" "))
+                    let more = allow_with.len().saturating_sub(SHOWN);
+                    let more = if more > 0 {
+                        format!(" and {more} more")
+                    } else {
+                        String::new()
+                    };
+                    format!(" (allow with {}{more})", flags.join(" "))
                 }
             }
             _ => String::new(),
@@ -193,13 +202,15 @@ impl PermissionPolicy {
         self.deny
             .iter()
             .filter(|p| match call {
+                // A client tool may also take a built-in's name (it replaces the built-in).
                 Unasked::Client => {
-                    p.family == Family::Client
-                        && match &p.arg {
-                            None => true,
-                            Some(PatternArg::Name(n)) => n == tool,
-                            Some(_) => false,
-                        }
+                    (p.head == tool && p.arg.is_none())
+                        || p.family == Family::Client
+                            && match &p.arg {
+                                None => true,
+                                Some(PatternArg::Name(n)) => n == tool,
+                                Some(_) => false,
+                            }
                 }
                 Unasked::Builtin(paths) => {
                     let family = family_of(tool).unwrap_or(Family::Plain);
@@ -242,14 +253,19 @@ impl PermissionPolicy {
             return (false, Vec::new(), analysis.unresolved.clone());
         }
         let mut missing = Vec::new();
+        let mut seen = std::collections::HashSet::new();
+        let mut add = |hint: String, missing: &mut Vec<String>| {
+            if seen.insert(hint.clone()) {
+                missing.push(hint);
+            }
+        };
         for cmd in &analysis.commands {
             let ok = shell_rules.iter().any(|p| match &p.arg {
                 Some(PatternArg::Words(w)) => shell_rules::allows(w, cmd),
                 _ => false,
             });
-            let hint = format!("shell({})", cmd.name);
-            if !ok && !missing.contains(&hint) {
-                missing.push(hint);
+            if !ok {
+                add(format!("shell({})", cmd.name), &mut missing);
             }
         }
         let base_moves = moves_directory(analysis);
@@ -265,13 +281,8 @@ impl PermissionPolicy {
                         }
                 });
             if !ok {
-                let hint = format!(
-                    "write({})",
-                    paths::display_relative(Path::new(&target.value), cwd)
-                );
-                if !missing.contains(&hint) {
-                    missing.push(hint);
-                }
+                let path = paths::display_relative(Path::new(&target.value), cwd);
+                add(format!("write({path})"), &mut missing);
             }
         }
         let approved = missing.is_empty() && !shell_rules.is_empty();

@@ -170,6 +170,8 @@ fn read_tools_and_client_tools_can_be_denied() {
     let p = policy(true, &[], &["custom-tool(deploy)"]);
     assert!(!p.denied_unasked("deploy", Unasked::Client, cwd).is_empty());
     assert!(p.denied_unasked("other", Unasked::Client, cwd).is_empty());
+    let p = policy(true, &[], &["bash"]);
+    assert!(!p.denied_unasked("bash", Unasked::Client, cwd).is_empty());
 }
 
 #[test]

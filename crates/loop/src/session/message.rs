@@ -45,7 +45,8 @@ impl Actor {
             task_completed: false,
         };
         let transformed = self.prompt_hook(&prompt).await?;
-        self.record_user_message(prompt, transformed, &options.attachments, &msg)?;
+        self.record_user_message(prompt, transformed, &options.attachments, &msg)
+            .await?;
         self.record_system_message(&msg).await?;
         self.run_turns(&mut msg, 0).await
     }

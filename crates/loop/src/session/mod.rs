@@ -326,13 +326,15 @@ impl SessionHandle {
         resume_options: ResumeOptions,
     ) -> Result<(Self, ResumeReport), LoopError> {
         let paths = root.session(id);
-        if !paths.events.is_file() {
+        if std::fs::symlink_metadata(&paths.events).is_err() {
             return Err(turnstile_journal::layout::LayoutError::NotFound {
                 id,
                 root: root.dir().to_path_buf(),
             }
             .into());
         }
+        // Links are refused before anything (the checkpoint below) is written.
+        paths.check_events_file()?;
         // A checkpoint that passes its guard vouches for the journal's prefix, so opening scans
         // only the tail: resume costs the tail, not the session's size. (Should the journal be
         // replaced meanwhile, the fold below notices and refolds everything.)

@@ -13,7 +13,7 @@ use super::actor::Actor;
 use super::message::Message;
 use crate::autopilot::AgentMode;
 use crate::model::ChatRequest;
-use crate::prompt::attachments::prepare;
+use crate::prompt::attachments::{Prepared, prepare};
 use crate::prompt::{Attachment, PromptContext, build_system_prompt, tokens};
 
 /// Characters of the first prompt line a session's title keeps.
@@ -22,7 +22,7 @@ const TITLE_CHARS: usize = 100;
 impl Actor {
     /// Records the user's message: the assets its attachments carry, a warning per attachment
     /// problem, the `user.message` itself and, for the session's first message, its title.
-    pub(super) fn record_user_message(
+    pub(super) async fn record_user_message(
         &mut self,
         prompt: String,
         transformed: String,
@@ -35,11 +35,22 @@ impl Actor {
             .conversation
             .iter()
             .any(|m| matches!(m, Conversation::User { .. }));
-        let prepared = prepare(
-            attachments,
-            &self.parts.config.cwd,
-            self.parts.config.allow_outside_cwd,
-        );
+        let prepared = if attachments.is_empty() {
+            Prepared::default()
+        } else {
+            // Looking at files reads up to 10 MiB each: off the session's task.
+            let (list, cwd) = (attachments.to_vec(), self.parts.config.cwd.clone());
+            let outside = self.parts.config.allow_outside_cwd;
+            tokio::task::spawn_blocking(move || prepare(&list, &cwd, outside))
+                .await
+                .unwrap_or_else(|e| {
+                    let mut failed = Prepared::default();
+                    failed
+                        .warnings
+                        .push(format!("the attachments could not be prepared: {e}"));
+                    failed
+                })
+        };
         // An asset already in the journal is not written twice (ids are content hashes).
         for asset in &prepared.assets {
             if !self.emitter.state().assets.contains_key(&asset.asset_id) {

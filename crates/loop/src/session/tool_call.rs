@@ -467,10 +467,18 @@ impl Actor {
                     ),
                 }
             }
-            (decision @ (Decision::NoApprovalRule { .. } | Decision::Ask), _) => (
-                json!({"kind": "denied-no-approval-rule-and-could-not-request-from-user"}),
-                Some(format!("{DENIED_NO_RULE}{}", decision.hint())),
-            ),
+            (decision @ (Decision::NoApprovalRule { .. } | Decision::Ask), _) => {
+                // The model reads the runtime's wording; the person running the engine is told
+                // which flag would have allowed the call.
+                let hint = decision.hint();
+                if !hint.is_empty() {
+                    tracing::warn!(session = %self.id, tool = %call.name, "permission denied{hint}");
+                }
+                (
+                    json!({"kind": "denied-no-approval-rule-and-could-not-request-from-user"}),
+                    Some(DENIED_NO_RULE.to_owned()),
+                )
+            }
         };
         self.emitter.emit(&PermissionCompleted {
             request_id,

@@ -13,13 +13,15 @@ use turnstile_journal::{
     JournalReader, LockError, ReadMode, SessionSummary, Timestamp, Uuid, WriteError,
 };
 use turnstile_loop::hooks::{CommandHooks, HookRunner};
+use turnstile_loop::prompt::SystemMessageConfig;
 use turnstile_loop::session::LoopError;
 use turnstile_loop::tools::{ToolRegistry, ToolSpec};
-use turnstile_loop::{SessionConfig, SessionHandle, SessionParts, session};
+use turnstile_loop::{SessionConfig, SessionHandle, SessionParts};
 
 use super::Ctx;
 use super::{open_session, session_id};
 use crate::client_bridge::{ClientBridge, ClientCapabilities};
+use crate::handover;
 use crate::provider::{self, ProviderParams};
 use crate::rpc::{RpcError, codes};
 use crate::sessions::{OpenSession, SessionInfo, lifecycle_params, summarize};
@@ -32,15 +34,15 @@ pub(crate) struct ToolParams {
     description: Option<String>,
     parameters: Option<Value>,
     overrides_built_in_tool: Option<bool>,
+    /// Runs without a `custom-tool` permission request.
     skip_permission: Option<bool>,
 }
 
-/// `systemMessage` of create/resume.
-#[derive(Debug, Clone, Deserialize)]
-pub(crate) struct SystemMessageParams {
-    /// "append" (default), "replace" or "customize".
-    mode: Option<String>,
-    content: Option<String>,
+/// `defaultAgent` of create/resume: what the main agent is not given.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct DefaultAgentParams {
+    excluded_tools: Option<Vec<String>>,
 }
 
 /// The params `session.create` and `session.resume` share (the SDKs send many more; the
@@ -53,13 +55,17 @@ pub(crate) struct OpenParams {
     provider: Option<ProviderParams>,
     working_directory: Option<String>,
     tools: Option<Vec<ToolParams>>,
-    system_message: Option<SystemMessageParams>,
+    system_message: Option<SystemMessageConfig>,
     streaming: Option<bool>,
     request_permission: Option<bool>,
     hooks: Option<bool>,
     enable_file_hooks: Option<bool>,
     available_tools: Option<Vec<String>>,
     excluded_tools: Option<Vec<String>>,
+    reasoning_effort: Option<String>,
+    default_agent: Option<DefaultAgentParams>,
+    /// Keep a dead engine's pending permission and client tool requests open (`true`) or
+    /// close them as interrupted.
     continue_pending_work: Option<bool>,
 }
 
@@ -139,12 +145,36 @@ pub(crate) async fn resume(ctx: &Ctx<'_>, params: OpenParams) -> Result<Value, R
             ),
         ));
     }
-    let (parts, bridge, mut info) = build(ctx, id, &params)?;
-    let options = turnstile_loop::ResumeOptions {
-        continue_pending_work: params.continue_pending_work == Some(true),
+    let resumed = match resume_from_disk(ctx, id, &params)? {
+        Ok(opened) => opened,
+        Err(e) if held_by_another_writer(&e) => {
+            // Another process holds it: ask it to hand the session over.
+            let wait = ctx.server.config().takeover_wait;
+            match handover::ask(&root.session(id).dir, wait).await {
+                Some(handover::Answer::Released) => {
+                    resume_from_disk(ctx, id, &params)?.map_err(|e| loop_error(id, e))?
+                }
+                Some(handover::Answer::Busy) => {
+                    let mut error = loop_error(id, e);
+                    error.message = format!(
+                        "{}; it stayed busy for {}s, so it was not handed over: try again once it is idle",
+                        error.message,
+                        wait.as_secs_f32()
+                    );
+                    return Err(error);
+                }
+                None => return Err(loop_error(id, e)),
+            }
+        }
+        Err(e) => return Err(loop_error(id, e)),
     };
-    let (handle, report, events) =
-        SessionHandle::resume_with(&root, id, parts, options).map_err(|e| loop_error(id, e))?;
+    let Resumed {
+        handle,
+        report,
+        events,
+        bridge,
+        mut info,
+    } = resumed;
     if report.was_active {
         tracing::info!(
             session = %id,
@@ -158,6 +188,43 @@ pub(crate) async fn resume(ctx: &Ctx<'_>, params: OpenParams) -> Result<Value, R
     }
     register(ctx, clients, handle, events, bridge, info).await?;
     Ok(opened(id))
+}
+
+/// A session resumed from its journal, with what the server keeps beside it.
+struct Resumed {
+    handle: SessionHandle,
+    report: turnstile_loop::ResumeReport,
+    events: tokio::sync::mpsc::UnboundedReceiver<Arc<turnstile_journal::Event>>,
+    bridge: Arc<ClientBridge>,
+    info: SessionInfo,
+}
+
+/// Builds the parts from the params (a bad param is the outer error) and resumes the journal
+/// (the inner error is the loop's, to tell a held lock from other failures).
+fn resume_from_disk(
+    ctx: &Ctx<'_>,
+    id: Uuid,
+    params: &OpenParams,
+) -> Result<Result<Resumed, LoopError>, RpcError> {
+    let (parts, bridge, info) = build(ctx, id, params)?;
+    let root = &ctx.server.config().state_root;
+    let options = turnstile_loop::ResumeOptions {
+        continue_pending_work: params.continue_pending_work == Some(true),
+    };
+    Ok(
+        SessionHandle::resume_with(root, id, parts, options).map(|(handle, report, events)| Resumed {
+            handle,
+            report,
+            events,
+            bridge,
+            info,
+        }),
+    )
+}
+
+/// Whether opening failed because another process holds the writer lock.
+fn held_by_another_writer(e: &LoopError) -> bool {
+    matches!(e, LoopError::Journal(WriteError::Locked(_)))
 }
 
 fn opened(id: Uuid) -> Value {
@@ -210,6 +277,12 @@ async fn register(
             "the client disconnected",
         ));
     }
+    handover::listen(
+        ctx.server.clone(),
+        Arc::downgrade(&session),
+        ctx.server.config().state_root.session(id).dir,
+        session.handover_token(),
+    );
     Ok(session)
 }
 
@@ -259,7 +332,18 @@ fn build(
     session_config.allow_outside_cwd = config.allow_outside_cwd;
     // The SDKs stream deltas only when asked to.
     session_config.streaming = params.streaming.unwrap_or(false);
-    session_config.system_prompt = system_prompt(params.system_message.as_ref())?;
+    // The loop builds the prompt from the client's systemMessage (append, replace, customize
+    // with sections).
+    session_config.system_message = params.system_message.clone().unwrap_or_default();
+    session_config.reasoning_effort = params
+        .reasoning_effort
+        .clone()
+        .or_else(|| config.default_reasoning_effort.clone());
+    session_config.excluded_tools = params
+        .default_agent
+        .as_ref()
+        .and_then(|a| a.excluded_tools.clone())
+        .unwrap_or_default();
     let hooks: Option<Arc<dyn HookRunner>> = if capabilities.hooks {
         Some(Arc::clone(&bridge) as Arc<dyn HookRunner>)
     } else if params.enable_file_hooks == Some(true) {
@@ -291,6 +375,12 @@ fn build(
         start_time: now.clone(),
         modified_time: now,
         summary: None,
+        name: None,
+        reasoning_effort: params
+            .reasoning_effort
+            .clone()
+            .or_else(|| config.default_reasoning_effort.clone()),
+        cwd: cwd.clone(),
     };
     Ok((parts, bridge, info))
 }
@@ -376,21 +466,6 @@ fn client_tools(registry: &ToolRegistry, tools: &[ToolParams]) -> Result<Vec<Too
         });
     }
     Ok(specs)
-}
-
-fn system_prompt(message: Option<&SystemMessageParams>) -> Result<Option<String>, RpcError> {
-    let Some(message) = message else {
-        return Ok(None);
-    };
-    let content = message.content.as_deref().unwrap_or("").trim();
-    match message.mode.as_deref() {
-        Some("replace") => Ok(Some(content.to_owned())),
-        None | Some("append") | Some("customize") => Ok((!content.is_empty())
-            .then(|| format!("{}\n\n{content}", session::default_system_prompt()))),
-        Some(other) => Err(RpcError::invalid_params(format!(
-            "systemMessage.mode {other:?} is not one of append, replace, customize"
-        ))),
-    }
 }
 
 /// Maps a loop error at open time to a JSON-RPC error.
@@ -628,21 +703,5 @@ mod tests {
         assert!(client_tools(&registry, &[tool("bash", Some(true))]).is_ok());
         assert!(client_tools(&registry, &[tool("a b", None)]).is_err());
         assert!(client_tools(&registry, &[tool("x", None), tool("x", None)]).is_err());
-    }
-
-    #[test]
-    fn system_prompts() {
-        let msg = |mode: Option<&str>, content: &str| SystemMessageParams {
-            mode: mode.map(str::to_owned),
-            content: Some(content.into()),
-        };
-        assert_eq!(system_prompt(None).unwrap(), None);
-        assert_eq!(
-            system_prompt(Some(&msg(Some("replace"), "only this"))).unwrap(),
-            Some("only this".into())
-        );
-        let appended = system_prompt(Some(&msg(None, "extra"))).unwrap().unwrap();
-        assert!(appended.ends_with("\n\nextra") && appended.len() > 10);
-        assert!(system_prompt(Some(&msg(Some("weird"), "x"))).is_err());
     }
 }

@@ -4,8 +4,10 @@
 pub(crate) mod event_log;
 pub(crate) mod lifecycle;
 pub(crate) mod pending;
+pub(crate) mod plan;
 pub(crate) mod server;
 pub(crate) mod session;
+pub(crate) mod unsupported;
 
 use std::sync::Arc;
 

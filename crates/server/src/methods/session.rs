@@ -1,8 +1,10 @@
 //! Working with an open session: `session.send`, `session.abort`, `session.getMessages`,
-//! `session.mode.get`/`session.mode.set`, `session.model.getCurrent`.
+//! `session.mode.get`/`session.mode.set`, `session.model.getCurrent`, `session.name.*`,
+//! `session.getForeground`/`setForeground`, `session.permissions.paths.list`.
 
 use serde::Deserialize;
 use serde_json::{Value, json};
+use turnstile_loop::prompt::Attachment;
 use turnstile_loop::{AgentMode, SendOptions};
 
 use super::Ctx;
@@ -16,7 +18,10 @@ use crate::rpc::{RpcError, codes};
 pub(crate) struct SendParams {
     session_id: String,
     prompt: String,
-    attachments: Option<Vec<Value>>,
+    attachments: Option<Vec<Attachment>>,
+    /// Parsed so a wrong type is refused; the loop's provider has no per-send headers yet.
+    #[allow(dead_code)]
+    request_headers: Option<std::collections::BTreeMap<String, String>>,
     /// "enqueue" or "immediate"; both queue behind a running message here.
     mode: Option<String>,
     agent_mode: Option<String>,
@@ -73,16 +78,13 @@ fn queue(
         None => session.info().mode,
         Some(name) => parse_mode(name, "agentMode")?,
     };
-    if params.attachments.as_ref().is_some_and(|a| !a.is_empty()) {
-        tracing::warn!(session = %session.id(), "attachments are not supported; sent without them");
-    }
     let (message_id, _done) = session
         .handle()
         .send(
             params.prompt,
             SendOptions {
                 mode: Some(mode),
-                ..Default::default()
+                attachments: params.attachments.unwrap_or_default(),
             },
         )
         .map_err(|e| RpcError::new(codes::SESSION_FAILED, e.to_string()))?;
@@ -173,5 +175,72 @@ pub(crate) fn mode_set(ctx: &Ctx<'_>, params: ModeSetParams) -> Result<Value, Rp
 /// `session.model.getCurrent`.
 pub(crate) fn model_current(ctx: &Ctx<'_>, params: SessionIdParams) -> Result<Value, RpcError> {
     let session = open_session(ctx, params.id())?;
-    Ok(json!({"modelId": session.info().model}))
+    Ok(current_model(&session))
+}
+
+/// `session.model.getCurrent` with the reasoning effort, when one is set.
+fn current_model(session: &crate::sessions::OpenSession) -> Value {
+    let info = session.info();
+    let mut value = json!({"modelId": info.model});
+    if let Some(effort) = info.reasoning_effort {
+        value["reasoningEffort"] = json!(effort);
+    }
+    value
+}
+
+/// `session.name.get`: `{name}` (null until set).
+pub(crate) fn name_get(ctx: &Ctx<'_>, params: SessionIdParams) -> Result<Value, RpcError> {
+    let session = open_session(ctx, params.id())?;
+    Ok(json!({"name": session.info().name}))
+}
+
+/// `session.name.set` params.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct NameSetParams {
+    session_id: String,
+    name: String,
+}
+
+/// Longest name (the schema's).
+const MAX_NAME_CHARS: usize = 100;
+
+/// `session.name.set`: 1 to 100 characters once trimmed; answers `null`.
+pub(crate) fn name_set(ctx: &Ctx<'_>, params: NameSetParams) -> Result<Value, RpcError> {
+    let session = open_session(ctx, &params.session_id)?;
+    let name = params.name.trim();
+    let chars = name.chars().count();
+    if chars == 0 || chars > MAX_NAME_CHARS {
+        return Err(RpcError::invalid_params(format!(
+            "name must be 1 to {MAX_NAME_CHARS} characters once trimmed (got {chars})"
+        )));
+    }
+    session.set_name(name.to_owned());
+    Ok(Value::Null)
+}
+
+/// `session.getForeground`: a headless runtime has no foreground session (`{}`, as the
+/// Copilot CLI answers).
+pub(crate) fn foreground_get() -> Value {
+    json!({})
+}
+
+/// `session.setForeground`: the Copilot CLI's headless answer, word for word.
+pub(crate) fn foreground_set() -> Value {
+    json!({
+        "success": false,
+        "error": "Not running in TUI+server mode - no foreground session change handler registered",
+    })
+}
+
+/// `session.permissions.paths.list`: the directories file tools may reach, the working
+/// directory first (`primary`), then the server's `--add-dir` ones.
+pub(crate) fn paths_list(ctx: &Ctx<'_>, params: SessionIdParams) -> Result<Value, RpcError> {
+    let session = open_session(ctx, params.id())?;
+    let cwd = session.info().cwd;
+    let mut directories = vec![cwd.to_string_lossy().into_owned()];
+    for dir in &ctx.server.config().additional_dirs {
+        directories.push(dir.to_string_lossy().into_owned());
+    }
+    Ok(json!({"directories": directories, "primary": cwd.to_string_lossy()}))
 }

@@ -49,6 +49,27 @@ impl TestServer {
         }
     }
 
+    /// Another server (another "process" as far as sessions go: its own writer locks) on the
+    /// same state root and working directory as `other`.
+    pub async fn beside(other: &TestServer, tweak: impl FnOnce(&mut ServerConfig)) -> Self {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut config = ServerConfig::new(other.root());
+        config.default_cwd = other.work();
+        tweak(&mut config);
+        let server = Server::new(config);
+        let tcp = TcpServer::bind(server.clone(), 0).await.expect("bind");
+        let addr = tcp.local_addr();
+        let task = tokio::spawn(async move {
+            tcp.run().await.expect("serve");
+        });
+        TestServer {
+            server,
+            addr,
+            dir,
+            task,
+        }
+    }
+
     /// The working directory sessions get by default.
     pub fn work(&self) -> PathBuf {
         self.dir.path().join("work")

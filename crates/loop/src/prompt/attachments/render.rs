@@ -62,12 +62,21 @@ pub fn model_content<'a>(
             continue;
         };
         let name = a.get("displayName").and_then(Value::as_str);
-        let Some(bytes) = asset(id) else {
+        let Some(found) = asset(id) else {
             parts.push(ContentPart::Text(format!(
                 "[attachment {} is not available: its bytes are not in the session]",
                 name.unwrap_or(id)
             )));
             continue;
+        };
+        // Assets are shared by content: the same bytes may come with another type elsewhere,
+        // so the attachment's own type decides how they are shown.
+        let bytes = Asset {
+            mime_type: a
+                .get("mimeType")
+                .and_then(Value::as_str)
+                .unwrap_or(found.mime_type),
+            data: found.data,
         };
         match kind(a) {
             "file" => {

@@ -176,13 +176,14 @@ impl Tool for BashTool {
 fn shell_request(command: &str, intention: &str, analysis: &ShellAnalysis) -> Value {
     // One entry per distinct command; it is read-only only if every use of it is.
     let mut commands: Vec<(String, bool)> = Vec::new();
+    let mut index: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
     for segment in &analysis.segments {
-        match commands
-            .iter_mut()
-            .find(|(id, _)| *id == segment.identifier)
-        {
-            Some((_, read_only)) => *read_only &= segment.read_only,
-            None => commands.push((segment.identifier.clone(), segment.read_only)),
+        match index.get(segment.identifier.as_str()) {
+            Some(&i) => commands[i].1 &= segment.read_only,
+            None => {
+                index.insert(&segment.identifier, commands.len());
+                commands.push((segment.identifier.clone(), segment.read_only));
+            }
         }
     }
     json!({

@@ -321,6 +321,24 @@ impl Analysis {
                 self.note("an array subscript or computed name in a variable builtin");
             }
         }
+        if matches!(
+            name,
+            "declare" | "typeset" | "local" | "readonly" | "export"
+        ) {
+            for a in args {
+                let v = a.value.as_str();
+                if v.starts_with('-') && v.contains('i') {
+                    // Assignments to an integer variable are arithmetic on their values.
+                    self.note("arithmetic on variables");
+                }
+                if v.split_once('=')
+                    .is_some_and(|(_, value)| value.starts_with('('))
+                {
+                    // `declare -a x='(..)'` evaluates the quoted text as a compound assignment.
+                    self.note("a compound array assignment");
+                }
+            }
+        }
         if matches!(name, "mapfile" | "readarray") && args.iter().any(|a| a.value.starts_with("-C"))
         {
             self.note("a `mapfile` callback");

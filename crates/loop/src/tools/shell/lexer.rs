@@ -112,7 +112,8 @@ impl Lexer<'_> {
             None => true,
             Some(Tok::Op(op)) => *op != ")",
             Some(Tok::Word(w)) => {
-                !w.quoted && matches!(w.value.as_str(), "do" | "then" | "else" | "{" | "!")
+                // `for ((..))` too: its inside is arithmetic.
+                !w.quoted && matches!(w.value.as_str(), "do" | "then" | "else" | "{" | "!" | "for")
             }
             _ => false,
         }
@@ -439,6 +440,14 @@ impl Lexer<'_> {
                 self.out.substitutions.push(inner);
                 w.dynamic = true;
             }
+            Some('[') => {
+                // `$[expr]`: the old arithmetic expansion.
+                self.i += 1;
+                let inner = self.balanced('[', ']');
+                self.arith_value(&inner);
+                w.value.push_str(&format!("$[{inner}]"));
+                w.dynamic = true;
+            }
             Some('{') => {
                 self.i += 1;
                 let inner = self.balanced('{', '}');
@@ -566,6 +575,21 @@ impl Lexer<'_> {
         if inner.contains('@') && !matches!(inner, "@" | "#@" | "!@") {
             self.unresolved("a parameter transformation `${X@..}`");
         }
+        if inner.len() > 1 && inner.starts_with('!') && !inner.ends_with(['*', '@']) {
+            // `${!X}` expands the variable X names, subscripts included.
+            self.unresolved("an indirect expansion `${!X}`");
+        }
+        // `${X:offset:length}`: both are arithmetic (`${X:-default}` and friends are not).
+        let name_len = inner
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '#'))
+            .unwrap_or(inner.len());
+        let rest = &inner[name_len..];
+        if let Some(offset) = rest.strip_prefix(':')
+            && !offset.starts_with(['-', '=', '?', '+'])
+            && offset.chars().any(|c| c.is_ascii_alphabetic() || c == '_')
+        {
+            self.unresolved("arithmetic on variables");
+        }
     }
 
     /// Checks the inside of `$(( ))` or `(( ))`.
@@ -591,11 +615,10 @@ impl Lexer<'_> {
                 '`' => self.unresolved("a command substitution in backticks"),
                 '$' if chars.get(k + 1) == Some(&'(') => {
                     if chars.get(k + 2) == Some(&'(') {
-                        let rest: String = chars[k + 3..].iter().collect();
-                        let inner = rest.split("))").next().unwrap_or("");
+                        let inner = until(&chars[k + 3..], "))");
                         if inner
-                            .chars()
-                            .any(|c| c.is_ascii_alphabetic() || c == '_' || c == '[')
+                            .iter()
+                            .any(|c| c.is_ascii_alphabetic() || *c == '_' || *c == '[')
                         {
                             self.unresolved("arithmetic on variables");
                         }
@@ -604,17 +627,25 @@ impl Lexer<'_> {
                     }
                 }
                 '$' if chars.get(k + 1) == Some(&'{') => {
-                    let rest: String = chars[k + 2..].iter().collect();
-                    let inner = rest.split('}').next().unwrap_or("");
+                    let inner: String = until(&chars[k + 2..], "}").iter().collect();
                     if inner.contains('[') {
                         self.unresolved("an array subscript in a parameter expansion");
                     }
-                    if inner.contains('@') && !matches!(inner, "@" | "#@" | "!@") {
+                    if inner.contains('@') && !matches!(inner.as_str(), "@" | "#@" | "!@") {
                         self.unresolved("a parameter transformation `${X@..}`");
                     }
                 }
                 '<' | '>' if chars.get(k + 1) == Some(&'(') => {
                     self.unresolved("a process substitution `<(..)`")
+                }
+                '$' if chars.get(k + 1) == Some(&'[') => {
+                    let inner = until(&chars[k + 2..], "]");
+                    if inner
+                        .iter()
+                        .any(|c| c.is_ascii_alphabetic() || *c == '_' || *c == '[')
+                    {
+                        self.unresolved("arithmetic on variables");
+                    }
                 }
                 _ => {}
             }
@@ -700,12 +731,24 @@ impl Lexer<'_> {
         for (delimiter, strip_tabs, expands) in std::mem::take(&mut self.pending_heredocs) {
             let mut found = false;
             while self.i < self.chars.len() {
-                let begin = self.i;
-                while self.peek(0).is_some_and(|c| c != '\n') {
-                    self.i += 1;
+                let mut line = String::new();
+                loop {
+                    let begin = self.i;
+                    while self.peek(0).is_some_and(|c| c != '\n') {
+                        self.i += 1;
+                    }
+                    line.extend(self.chars[begin..self.i].iter().map(|(_, c)| *c));
+                    let at_end = self.i >= self.chars.len();
+                    self.i = (self.i + 1).min(self.chars.len());
+                    // In an unquoted body a backslash-newline joins lines before bash compares
+                    // the line with the delimiter (`E\` + `OF` ends an `EOF` body).
+                    let trailing = line.chars().rev().take_while(|c| *c == '\\').count();
+                    if expands && trailing % 2 == 1 && !at_end {
+                        line.pop();
+                        continue;
+                    }
+                    break;
                 }
-                let line: String = self.chars[begin..self.i].iter().map(|(_, c)| *c).collect();
-                self.i = (self.i + 1).min(self.chars.len());
                 let line = if strip_tabs {
                     line.trim_start_matches('\t')
                 } else {
@@ -720,9 +763,29 @@ impl Lexer<'_> {
                 }
             }
             if !found {
-                // bash warns and runs it anyway; the body reached the end of the text.
-                tracing::debug!(%delimiter, "here-document not terminated");
+                // bash would end the body somewhere, or at the end with a warning: which
+                // lines are data is then not certain.
+                self.unresolved("an unterminated here-document");
             }
+        }
+    }
+}
+
+/// How far a scan looks for the end of one expansion; past it, the expansion counts as
+/// unresolved. Bounds the scan to linear time whatever the input.
+const SCAN_WINDOW: usize = 256;
+
+/// The characters of `chars` before `end`, or the whole window and a `[` when `end` is not in
+/// it (so that the caller sees something it cannot resolve).
+fn until(chars: &[char], end: &str) -> Vec<char> {
+    let end: Vec<char> = end.chars().collect();
+    let window = &chars[..chars.len().min(SCAN_WINDOW)];
+    match window.windows(end.len()).position(|w| w == end.as_slice()) {
+        Some(at) => window[..at].to_vec(),
+        None => {
+            let mut v = window.to_vec();
+            v.push('[');
+            v
         }
     }
 }

@@ -85,13 +85,12 @@ impl ShellAnalysis {
 
     /// The files written, as written.
     pub fn redirect_paths(&self) -> Vec<String> {
-        let mut paths: Vec<String> = Vec::new();
-        for w in &self.writes {
-            if !paths.contains(&w.value) {
-                paths.push(w.value.clone());
-            }
-        }
-        paths
+        let mut seen = std::collections::HashSet::new();
+        self.writes
+            .iter()
+            .filter(|w| seen.insert(w.value.as_str()))
+            .map(|w| w.value.clone())
+            .collect()
     }
 
     fn note(&mut self, why: &str) {

@@ -1,0 +1,197 @@
+//! Why a method of the SDK's schema is not served: the answer to a call of one is the Copilot
+//! CLI's `-32601 "Unhandled method <name>"` with the reason, so a client learns what to do
+//! instead. `docs/protocol.md` lists every method with the same reasons.
+
+/// Method name prefixes (or whole names) and why turnstile does not serve them; the first
+/// match wins, so the specific entries come first.
+pub(crate) const REASONS: &[(&str, &str)] = &[
+    (
+        "session.model.",
+        "the model is fixed for an open session: resume it with another model or provider",
+    ),
+    (
+        "session.log",
+        "client log messages are not recorded yet (the loop has no way to append them)",
+    ),
+    (
+        "session.options.update",
+        "session options are fixed when the session is opened: resume it with the new options",
+    ),
+    ("session.mode.", "only mode.get and mode.set are served"),
+    (
+        "session.name.setAuto",
+        "turnstile names no session by itself",
+    ),
+    (
+        "session.plan.readSqlTodos",
+        "turnstile keeps no todo database",
+    ),
+    (
+        "session.permissions.",
+        "permission rules come from the server's flags (--allow-tool, --deny-tool, --yolo) or from the client's answer to each request",
+    ),
+    (
+        "session.eventLog.",
+        "only read, tail, registerInterest and releaseInterest are served",
+    ),
+    (
+        "session.tools.",
+        "tools are declared in session.create/resume; only handlePendingToolCall is served",
+    ),
+    ("session.mcp.", "turnstile runs no MCP servers"),
+    ("mcp.", "turnstile runs no MCP servers"),
+    (
+        "session.ui.",
+        "turnstile makes no user-input, elicitation, sampling or mode-switch requests",
+    ),
+    ("session.commands.", "turnstile has no slash commands"),
+    ("commands.", "turnstile has no slash commands"),
+    ("session.canvas.", "turnstile has no canvases"),
+    ("canvas.", "turnstile has no canvases"),
+    ("session.factory.", "turnstile has no factories"),
+    ("factory.", "turnstile has no factories"),
+    (
+        "session.workspaces.",
+        "a session's directory holds only its journal, its lock and plan.md",
+    ),
+    (
+        "session.autopilotObjective.",
+        "autopilot keeps no objective file",
+    ),
+    ("session.tasks.", "turnstile runs no background agents"),
+    ("tasks.", "turnstile runs no background agents"),
+    ("session.fleet.", "turnstile runs no background agents"),
+    ("session.agent.", "turnstile has no custom agents"),
+    ("agentRegistry.", "turnstile has no custom agents"),
+    ("agents.", "turnstile has no custom agents"),
+    ("session.skills.", "turnstile has no skills"),
+    ("skills.", "turnstile has no skills"),
+    ("skillProvider.", "turnstile has no skills"),
+    ("session.plugins.", "turnstile has no plugins"),
+    ("plugins.", "turnstile has no plugins"),
+    ("session.extensions.", "turnstile has no extensions"),
+    ("extensions.", "turnstile has no extensions"),
+    ("extensionLaunchProvider.", "turnstile has no extensions"),
+    (
+        "registerExtensionLaunchProvider",
+        "turnstile has no extensions",
+    ),
+    (
+        "session.gitHubAuth.",
+        "turnstile does not sign in to GitHub",
+    ),
+    ("account.", "turnstile does not sign in to GitHub"),
+    ("gitHubToken.", "turnstile does not sign in to GitHub"),
+    (
+        "providerToken.",
+        "provider tokens come with the provider in session.create/resume",
+    ),
+    (
+        "session.history.",
+        "the journal is append-only: no compaction, truncation or rewind",
+    ),
+    (
+        "session.queue.",
+        "sends queue in order inside the session; the queue is not exposed",
+    ),
+    (
+        "session.shell.",
+        "commands run only as the model's tool calls",
+    ),
+    ("session.schedule.", "turnstile has no schedules"),
+    ("session.remote.", "turnstile has no remote sessions"),
+    (
+        "sessions.",
+        "the server-level sessions API is not served: use session.list, session.getMetadata, session.delete, session.resume",
+    ),
+    (
+        "sessionFs.",
+        "sessions live on the local file system; a client file system is not supported",
+    ),
+    (
+        "llmInference.",
+        "model calls go to the session's provider; client-side inference is not supported",
+    ),
+    (
+        "session.metadata.",
+        "session facts are served by session.getMetadata and session.list",
+    ),
+    (
+        "session.usage.",
+        "usage is recorded in the journal (assistant.usage events), not served",
+    ),
+    ("session.limitPrediction.", "turnstile predicts no limits"),
+    (
+        "session.visibility.",
+        "turnstile has no session visibility setting",
+    ),
+    ("session.settings.", "settings come from the server's flags"),
+    ("user.settings.", "settings come from the server's flags"),
+    ("managedSettings.", "turnstile has no managed settings"),
+    ("session.telemetry.", "turnstile sends no telemetry"),
+    ("gitHubTelemetry.", "turnstile sends no telemetry"),
+    ("session.debug.", "logs go to stderr or --log-dir"),
+    ("session.sandbox.", "turnstile has no sandbox"),
+    (
+        "session.contentExclusion.",
+        "turnstile has no content exclusion policy",
+    ),
+    ("session.completions.", "turnstile offers no completions"),
+    (
+        "session.instructions.",
+        "turnstile loads no custom instruction files",
+    ),
+    (
+        "instructions.",
+        "turnstile loads no custom instruction files",
+    ),
+    ("session.lsp.", "turnstile has no LSP integration"),
+    (
+        "session.provider.",
+        "the provider is given in session.create/resume",
+    ),
+    (
+        "session.suspend",
+        "a session is closed with session.detach and continued with session.resume",
+    ),
+    (
+        "session.shutdown",
+        "a session is closed with session.detach and continued with session.resume",
+    ),
+    (
+        "session.sendMessages",
+        "send one prompt at a time with session.send",
+    ),
+    (
+        "session.sendSystemNotification",
+        "turnstile has no system notifications",
+    ),
+    ("session.interruptMainTurn", "use session.abort"),
+    (
+        "session.cancelAllBackgroundAgents",
+        "turnstile runs no background agents",
+    ),
+    (
+        "tools.list",
+        "tools are listed by the session's tool registry, not served",
+    ),
+    (
+        "hooks.discover",
+        "hooks are the client's (hooks: true) or the working directory's .github/hooks",
+    ),
+    ("hooks.", "only the server-to-client hooks.invoke is used"),
+    (
+        "models.getBuiltInCatalog",
+        "models.list serves the server's default model",
+    ),
+    ("catalog.", "turnstile has no catalog"),
+    ("secrets.", "turnstile filters no secrets from output"),
+];
+
+/// Why `method` is not served, when it is a known method of the SDK's schema family.
+pub(crate) fn reason(method: &str) -> Option<&'static str> {
+    REASONS
+        .iter()
+        .find(|(prefix, _)| method.starts_with(prefix))
+        .map(|(_, why)| *why)
+}

@@ -1,0 +1,130 @@
+//! A session taken over by another server process: handed over when idle (its clients see it
+//! end), refused naming the holder when it stays busy. Two servers on one state root, real
+//! TCP, real flocks (two opens of the lock file conflict as two processes would), the real
+//! handover socket. Timeouts are failure guards only.
+
+mod common;
+
+use std::time::Duration;
+
+use common::{Client, TestServer, create_params, is_idle, journal_lines, no_answers, types};
+use serde_json::{Value, json};
+use turnstile_scripted_model::{Script, ScriptedServer};
+use turnstile_server::rpc::codes;
+
+#[tokio::test]
+async fn an_idle_session_is_handed_over_to_the_process_that_resumes_it() {
+    let model = ScriptedServer::start(Script::new().text("one").text("two"))
+        .await
+        .unwrap();
+    let holder = TestServer::start(|_| {}).await;
+    let taker = TestServer::beside(&holder, |_| {}).await;
+    let mut a = Client::connect(holder.addr).await;
+    let created = a
+        .ok("session.create", create_params(&model.url(), json!({})))
+        .await;
+    let id = created["sessionId"].as_str().unwrap().to_owned();
+    a.ok("session.send", json!({"sessionId": id, "prompt": "first"}))
+        .await;
+    a.events_until(no_answers, is_idle).await;
+
+    let mut b = Client::connect(taker.addr).await;
+    b.ok(
+        "session.resume",
+        create_params(&model.url(), json!({"sessionId": id})),
+    )
+    .await;
+    assert_eq!(holder.server.open_sessions(), 0, "the holder let it go");
+    assert_eq!(taker.server.open_sessions(), 1);
+
+    // The holder's client saw the session end, and hears why afterwards.
+    let seen = a
+        .events_until(no_answers, |e| e["type"] == "session.shutdown")
+        .await;
+    assert_eq!(
+        types(&seen).last().map(String::as_str),
+        Some("session.shutdown")
+    );
+    let error = a
+        .err("session.send", json!({"sessionId": id, "prompt": "mine?"}))
+        .await;
+    assert_eq!(error["code"], codes::SESSION_NOT_FOUND);
+    assert!(
+        error["message"]
+            .as_str()
+            .unwrap()
+            .contains("another process took it over"),
+        "{error}"
+    );
+
+    // The taker goes on; the journal shows one writer after the other, never two.
+    b.ok("session.send", json!({"sessionId": id, "prompt": "second"}))
+        .await;
+    b.events_until(no_answers, is_idle).await;
+    let lines = journal_lines(&holder.journal(&id));
+    let kinds: Vec<&str> = lines.iter().map(|l| l["type"].as_str().unwrap()).collect();
+    let shutdown = kinds.iter().position(|k| *k == "session.shutdown").unwrap();
+    let resume = kinds.iter().position(|k| *k == "session.resume").unwrap();
+    assert_eq!(resume, shutdown + 1, "{kinds:?}");
+    for pair in lines.windows(2) {
+        assert_eq!(pair[1]["parentId"], pair[0]["id"], "one chain, one writer");
+    }
+    // The handover socket lives only while a server holds the session.
+    let dir = holder.dir.path().join("state").join(&id);
+    assert!(dir.join("handover.sock").exists());
+    taker.stop().await;
+    assert!(!dir.join("handover.sock").exists());
+    holder.stop().await;
+}
+
+#[tokio::test]
+async fn a_session_that_stays_busy_is_not_handed_over_and_the_holder_is_named() {
+    let model = ScriptedServer::start(
+        Script::new()
+            .tool_call("wait_forever", json!({}))
+            .text("never"),
+    )
+    .await
+    .unwrap();
+    let holder = TestServer::start(|_| {}).await;
+    let taker = TestServer::beside(&holder, |c| {
+        c.takeover_wait = Duration::from_millis(200);
+    })
+    .await;
+    let mut a = Client::connect(holder.addr).await;
+    let created = a
+        .ok(
+            "session.create",
+            create_params(
+                &model.url(),
+                json!({"tools": [{"name": "wait_forever", "description": "never answers", "skipPermission": true}]}),
+            ),
+        )
+        .await;
+    let id = created["sessionId"].as_str().unwrap().to_owned();
+    a.ok("session.send", json!({"sessionId": id, "prompt": "wait"}))
+        .await;
+    // Busy for as long as the client does not answer its tool call.
+    a.events_until(no_answers, |e: &Value| {
+        e["type"] == "external_tool.requested"
+    })
+    .await;
+
+    let mut b = Client::connect(taker.addr).await;
+    let error = b
+        .err(
+            "session.resume",
+            create_params(&model.url(), json!({"sessionId": id})),
+        )
+        .await;
+    assert_eq!(error["code"], codes::SESSION_IN_USE, "{error}");
+    let message = error["message"].as_str().unwrap();
+    assert!(
+        message.contains(&format!("pid {}", std::process::id())) && message.contains("stayed busy"),
+        "{message}"
+    );
+    assert_eq!(holder.server.open_sessions(), 1, "the holder kept it");
+    assert_eq!(taker.server.open_sessions(), 0);
+    taker.stop().await;
+    holder.stop().await;
+}
