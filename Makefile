@@ -24,10 +24,11 @@ build:
 release:
 	$(CARGO) build --release -p turnstile
 
-## lint: formatting and clippy, as CI checks them.
+## lint: formatting, clippy and the API docs (warnings are errors), as CI checks them.
 lint:
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
+	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --workspace --no-deps
 
 ## bench: journal append/read throughput; the read path (audit and --count next to grep with
 ## both cores free and one busy, fold, checkpoint, stale-checkpoint resume, audit memory);

@@ -191,6 +191,7 @@ fn sigint_aborts_the_running_tool_and_exits_130() {
         .spawn()
         .unwrap();
     wait_for_event(&mut child, "tool.execution_start");
+    // SAFETY: kill(2) takes plain integers; the pid is our own child, not yet reaped.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(130));

@@ -3,11 +3,11 @@
 //! This crate is pure: it reads journals (written by turnstile or by the Copilot runtime) and
 //! never writes them; the only file it writes is the optional checkpoint sidecar.
 //!
-//! - [`fold`] / [`Folder`]: events -> [`SessionState`] (metadata, the conversation as the model
+//! - [`fold()`] / [`Folder`]: events -> [`SessionState`] (metadata, the conversation as the model
 //!   sees it next, counts, open turns, tool calls and requests, task completion, usage, last
 //!   event id, size). Incremental, so the loop can keep a state live and a checkpoint can
 //!   continue from a saved one.
-//! - [`resume_plan`]: for a journal that ends mid-work, the events to append so the history is
+//! - [`resume_plan()`]: for a journal that ends mid-work, the events to append so the history is
 //!   valid again (`session.resume`, failed results for unfinished tool calls, turn ends).
 //! - [`audit`]: exact counts and invariant checks over a journal, streaming with bounded memory
 //!   on every core; faster than `grep -c` and never fooled by quoted JSON.

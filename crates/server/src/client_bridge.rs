@@ -18,7 +18,7 @@ use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 use turnstile_journal::Event;
 use turnstile_loop::client::{AskError, ExternalToolCall, ExternalTools, PermissionAsker};
-use turnstile_loop::hooks::{HOOK_TYPES, HookRunner};
+use turnstile_loop::hooks::{HOOK_TYPES, HookRunError, HookRunner};
 use turnstile_loop::tools::{BoxFuture, INTERRUPTED_MESSAGE, ToolFailure, ToolOutput, ToolSpec};
 
 use crate::peer::Peer;
@@ -310,7 +310,7 @@ impl HookRunner for ClientBridge {
         &'a self,
         hook_type: &'a str,
         input: Value,
-    ) -> BoxFuture<'a, Result<Option<Value>, String>> {
+    ) -> BoxFuture<'a, Result<Option<Value>, HookRunError>> {
         let interrupted = self
             .hooks_in_flight
             .lock()
@@ -323,10 +323,10 @@ impl HookRunner for ClientBridge {
                 "input": sdk_hook_input(hook_type, input),
             });
             let result = tokio::select! {
-                result = self.peer.call("hooks.invoke", params) => result.map_err(|e| e.to_string())?,
-                _ = interrupted.cancelled() => {
-                    return Err("the hook call was interrupted (abort or session closed)".to_owned());
+                result = self.peer.call("hooks.invoke", params) => {
+                    result.map_err(|e| HookRunError::Client(Box::new(e)))?
                 }
+                _ = interrupted.cancelled() => return Err(HookRunError::Interrupted),
             };
             // `{ output }`; a handler that returned nothing leaves `output` out.
             Ok(result.get("output").filter(|o| !o.is_null()).cloned())

@@ -72,7 +72,7 @@ pub struct ServeArgs {
     /// Accepted: the server prints no color.
     #[arg(long)]
     pub no_color: bool,
-    /// Write the logs to a file in DIR (process-<ms>-<pid>.log, as the Copilot CLI names them) instead of stderr.
+    /// Write the logs to a file in DIR (`process-<ms>-<pid>.log`, as the Copilot CLI names them) instead of stderr.
     #[arg(long, value_name = "DIR")]
     pub log_dir: Option<PathBuf>,
     /// The Copilot home, as COPILOT_HOME (deprecated in the Copilot CLI): sessions live in DIR/session-state (--state-dir wins).

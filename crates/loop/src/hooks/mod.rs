@@ -17,8 +17,10 @@
 //! kept from the session's start; a hook whose file changed since (or disappeared) does not
 //! run, and its `hook.end` error says why, until a new session starts in a trusted folder.
 
+mod error;
 mod trust;
 
+pub use error::HookRunError;
 pub use trust::HookTrust;
 
 use std::path::{Path, PathBuf};
@@ -50,7 +52,7 @@ pub trait HookRunner: Send + Sync {
         &'a self,
         hook_type: &'a str,
         input: Value,
-    ) -> BoxFuture<'a, Result<Option<Value>, String>>;
+    ) -> BoxFuture<'a, Result<Option<Value>, HookRunError>>;
 }
 
 /// Hooks declared as commands in `.github/hooks/*.json`.
@@ -169,20 +171,22 @@ impl CommandHooks {
     }
 
     /// Fails when the hook file at `index` is no longer what the session started with.
-    fn check_unchanged(&self, index: usize) -> Result<(), String> {
+    fn check_unchanged(&self, index: usize) -> Result<(), HookRunError> {
         let Some((path, original)) = self.files.get(index) else {
-            return Err("hook file unknown".into());
+            return Err(HookRunError::UnknownFile);
         };
         match read_bounded(path) {
             Ok(now) if now == *original => Ok(()),
-            Ok(_) | Err(_) => Err(format!(
-                "hook file {} changed since the session started; its hooks do not run until a new session starts in a trusted folder",
-                path.display()
-            )),
+            Ok(_) | Err(_) => Err(HookRunError::FileChanged { path: path.clone() }),
         }
     }
 
-    async fn run_one(&self, hook: &CommandHook, input: &Value) -> Result<Option<Value>, String> {
+    async fn run_one(
+        &self,
+        hook: &CommandHook,
+        input: &Value,
+    ) -> Result<Option<Value>, HookRunError> {
+        let command = || hook.bash.clone();
         let mut child = tokio::process::Command::new("bash")
             .arg("-c")
             .arg(&hook.bash)
@@ -192,11 +196,15 @@ impl CommandHooks {
             .stderr(Stdio::piped())
             .kill_on_drop(true)
             .spawn()
-            .map_err(|e| format!("cannot start hook `{}`: {e}", hook.bash))?;
-        let mut stdin = child.stdin.take().ok_or("hook stdin unavailable")?;
-        let payload = serde_json::to_vec(input).map_err(|e| e.to_string())?;
-        let mut stdout = child.stdout.take().ok_or("hook stdout unavailable")?;
-        let mut stderr = child.stderr.take().ok_or("hook stderr unavailable")?;
+            .map_err(|source| HookRunError::Spawn {
+                command: command(),
+                source,
+            })?;
+        let pipe = |name| HookRunError::PipeUnavailable(name);
+        let mut stdin = child.stdin.take().ok_or_else(|| pipe("stdin"))?;
+        let payload = serde_json::to_vec(input).map_err(HookRunError::Encode)?;
+        let mut stdout = child.stdout.take().ok_or_else(|| pipe("stdout"))?;
+        let mut stderr = child.stderr.take().ok_or_else(|| pipe("stderr"))?;
         let timeout = Duration::from_secs(hook.timeout_sec.unwrap_or(DEFAULT_TIMEOUT_SECS));
         let work = async {
             // A hook that never reads stdin must not block us: ignore a broken pipe.
@@ -208,38 +216,40 @@ impl CommandHooks {
                 stderr.read_to_end(&mut err),
                 child.wait()
             );
-            r1.and(r2).map_err(|e| e.to_string())?;
-            Ok::<_, String>((status.map_err(|e| e.to_string())?, out, err))
+            let io = |source| HookRunError::Io {
+                command: command(),
+                source,
+            };
+            r1.and(r2).map_err(io)?;
+            Ok::<_, HookRunError>((status.map_err(io)?, out, err))
         };
         let (status, out, err) = match tokio::time::timeout(timeout, work).await {
             Ok(result) => result?,
             Err(_) => {
-                return Err(format!(
-                    "hook `{}` timed out after {}s",
-                    hook.bash,
-                    timeout.as_secs()
-                ));
+                return Err(HookRunError::TimedOut {
+                    command: command(),
+                    secs: timeout.as_secs(),
+                });
             }
         };
         if !status.success() {
-            let stderr = String::from_utf8_lossy(&err);
-            return Err(format!(
-                "hook `{}` failed ({status}): {}",
-                hook.bash,
-                stderr.trim()
-            ));
+            return Err(HookRunError::Failed {
+                command: command(),
+                status,
+                stderr: String::from_utf8_lossy(&err).trim().to_owned(),
+            });
         }
         let text = String::from_utf8_lossy(&out);
         let text = text.trim();
         if text.is_empty() {
             return Ok(None);
         }
-        serde_json::from_str(text).map(Some).map_err(|e| {
-            format!(
-                "hook `{}` printed something that is not JSON: {e}",
-                hook.bash
-            )
-        })
+        serde_json::from_str(text)
+            .map(Some)
+            .map_err(|source| HookRunError::BadOutput {
+                command: command(),
+                source,
+            })
     }
 }
 
@@ -252,7 +262,7 @@ impl HookRunner for CommandHooks {
         &'a self,
         hook_type: &'a str,
         input: Value,
-    ) -> BoxFuture<'a, Result<Option<Value>, String>> {
+    ) -> BoxFuture<'a, Result<Option<Value>, HookRunError>> {
         Box::pin(async move {
             let mut last = None;
             for (_, hook, file) in self.hooks.iter().filter(|(t, _, _)| t == hook_type) {
@@ -318,17 +328,33 @@ mod tests {
             .invoke("sessionStart", serde_json::json!({}))
             .await
             .unwrap_err();
-        assert!(e.contains("failed") && e.contains("boom"), "{e}");
+        let HookRunError::Failed { status, stderr, .. } = &e else {
+            panic!("{e:?}");
+        };
+        assert_eq!((status.code(), stderr.as_str()), (Some(3), "boom"));
+        assert_eq!(
+            e.to_string(),
+            "hook `echo boom >&2; exit 3` failed (exit status: 3): boom"
+        );
         let e = hooks
             .invoke("sessionEnd", serde_json::json!({}))
             .await
             .unwrap_err();
-        assert!(e.contains("timed out"), "{e}");
+        assert!(
+            matches!(&e, HookRunError::TimedOut { secs: 1, .. }),
+            "{e:?}"
+        );
+        assert_eq!(e.to_string(), "hook `sleep 5` timed out after 1s");
         let e = hooks
             .invoke("errorOccurred", serde_json::json!({}))
             .await
             .unwrap_err();
-        assert!(e.contains("not JSON"), "{e}");
+        assert!(matches!(&e, HookRunError::BadOutput { .. }), "{e:?}");
+        assert!(
+            e.to_string()
+                .starts_with("hook `echo not-json` printed something that is not JSON: "),
+            "{e}"
+        );
     }
 
     #[test]
@@ -391,16 +417,19 @@ mod tests {
             .invoke("preToolUse", serde_json::json!({}))
             .await
             .unwrap_err();
+        let HookRunError::FileChanged { path } = &e else {
+            panic!("{e:?}");
+        };
+        assert!(path.ends_with(".github/hooks/h.json"), "{e}");
         assert!(
-            e.contains("h.json") && e.contains("changed since the session started"),
+            e.to_string()
+                .ends_with("h.json changed since the session started; its hooks do not run until a new session starts in a trusted folder"),
             "{e}"
         );
         std::fs::remove_file(tmp.path().join(".github/hooks/h.json")).unwrap();
-        assert!(
-            hooks
-                .invoke("preToolUse", serde_json::json!({}))
-                .await
-                .is_err()
-        );
+        assert!(matches!(
+            hooks.invoke("preToolUse", serde_json::json!({})).await,
+            Err(HookRunError::FileChanged { .. })
+        ));
     }
 }

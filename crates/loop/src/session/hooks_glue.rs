@@ -56,7 +56,7 @@ impl Actor {
         let result = hooks.invoke(hook_type, input).await;
         let (output, error) = match result {
             Ok(out) => (out, None),
-            Err(message) => (None, Some(message)),
+            Err(e) => (None, Some(e.to_string())),
         };
         self.emitter.emit(&HookEnd {
             hook_invocation_id: invocation,

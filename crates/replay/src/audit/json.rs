@@ -481,6 +481,7 @@ mod x86 {
                         _mm256_loadu_si256(block.as_ptr().add(32).cast()),
                     )
                 };
+                // SAFETY: as above, AVX2 is present; `half_masks` only works on registers.
                 let (q, bs, ctl) = unsafe {
                     let (l, h) = (half_masks(lo), half_masks(hi));
                     (l.0 | h.0 << 32, l.1 | h.1 << 32, l.2 | h.2 << 32)
