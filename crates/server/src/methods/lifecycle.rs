@@ -212,12 +212,14 @@ fn resume_from_disk(
         continue_pending_work: params.continue_pending_work == Some(true),
     };
     Ok(
-        SessionHandle::resume_with(root, id, parts, options).map(|(handle, report, events)| Resumed {
-            handle,
-            report,
-            events,
-            bridge,
-            info,
+        SessionHandle::resume_with(root, id, parts, options).map(|(handle, report, events)| {
+            Resumed {
+                handle,
+                report,
+                events,
+                bridge,
+                info,
+            }
         }),
     )
 }
