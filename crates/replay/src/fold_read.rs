@@ -29,8 +29,10 @@ const READ_BYTES: usize = 1 << 20;
 /// buffers over would cost more than it saves (a checkpoint's tail is usually a few lines).
 const PARALLEL_FROM: u64 = 4 << 20;
 /// Runs of lines in flight between the reading thread and the folding one; with the one being
-/// filled and the one being folded, at most this plus two buffers exist.
-const IN_FLIGHT: usize = 2;
+/// filled and the one being folded, at most this plus two buffers exist. Eight absorbs the
+/// scheduler's pauses of either thread on a busy machine better than two (measured: see
+/// `docs/performance.md`), for about 10 MiB more at peak.
+const IN_FLIGHT: usize = 8;
 /// Lines per run at most: a file of millions of tiny lines keeps its bookkeeping small.
 const MAX_LINES: usize = 8192;
 
@@ -80,7 +82,11 @@ pub(crate) fn fold_tail_with(
     file.seek(SeekFrom::Start(offset)).map_err(io_error)?;
     let to_fold = size.min(end).saturating_sub(offset);
     let two = match threads {
-        Threads::Auto => to_fold >= PARALLEL_FROM,
+        // On one core the hand-over is pure overhead.
+        Threads::Auto => {
+            to_fold >= PARALLEL_FROM
+                && std::thread::available_parallelism().is_ok_and(|n| n.get() > 1)
+        }
         Threads::One => false,
         Threads::Two => true,
     };
