@@ -33,6 +33,8 @@ const PARALLEL_FROM: u64 = 4 << 20;
 /// scheduler's pauses of either thread on a busy machine better than two (measured: see
 /// `docs/performance.md`), for about 10 MiB more at peak.
 const IN_FLIGHT: usize = 8;
+/// Buffer bytes out with the folding thread at most (a run of one longer line still goes).
+const MAX_BYTES_OUT: usize = 16 << 20;
 /// Lines per run at most: a file of millions of tiny lines keeps its bookkeeping small.
 const MAX_LINES: usize = 8192;
 
@@ -147,11 +149,28 @@ fn fold_two_threads(
         // Folded buffers go back to the reader: each is zeroed once, not once per run.
         let (recycle, recycled) = mpsc::channel::<Vec<u8>>();
         let worker = scope.spawn(move || {
+            let mut pool = Vec::new();
+            // Bytes of the buffers handed out and not back yet.
+            let mut out = 0usize;
             loop {
-                let buf = recycled
-                    .try_recv()
-                    .unwrap_or_else(|_| vec![0u8; READ_BYTES]);
+                while let Ok(buf) = recycled.try_recv() {
+                    out -= buf.len();
+                    pool.push(buf);
+                }
+                // Runs of huge lines: wait until the folder is done with the earlier ones, so
+                // memory follows the longest line, not the number of runs in flight.
+                while out > MAX_BYTES_OUT {
+                    let Ok(buf) = recycled.recv() else {
+                        return reader.crc;
+                    };
+                    out -= buf.len();
+                    pool.push(buf);
+                }
+                let buf = pool.pop().unwrap_or_else(|| vec![0u8; READ_BYTES]);
                 let next = reader.next(buf);
+                if let Ok(Next::Chunk(chunk)) = &next {
+                    out += chunk.bytes.len();
+                }
                 let last = !matches!(next, Ok(Next::Chunk(_)));
                 // A send fails when the folder stopped at a bad line: nothing more to do.
                 if chunks.send(next).is_err() || last {
@@ -461,6 +480,43 @@ mod tests {
         let two = fold_with(&path, u64::MAX, Threads::Two).unwrap();
         assert_eq!(two, one);
         assert_eq!(one, reference(&path, u64::MAX));
+        assert_eq!(one.0.byte_size, many.len() as u64);
+    }
+
+    /// Huge lines one after another (each longer than the bytes allowed out at once): folded
+    /// one at a time, same result.
+    #[test]
+    fn huge_lines_in_a_row() {
+        let (bytes, _) = session_bytes(&SynthConfig {
+            target_bytes: 64 << 10,
+            ..SynthConfig::default()
+        });
+        let line = bytes
+            .split(|&b| b == b'\n')
+            .map(|l| String::from_utf8(l.to_vec()).unwrap())
+            .find(|l| {
+                l.starts_with(r#"{"type":"tool.execution_complete""#)
+                    && l.contains(r#""content":""#)
+            })
+            .unwrap();
+        let text = line;
+        let huge = text.replacen(
+            r#""content":""#,
+            &format!(r#""content":"{}"#, "x".repeat(MAX_BYTES_OUT + 1)),
+            1,
+        );
+        assert!(huge.len() > MAX_BYTES_OUT);
+        let mut many = bytes.clone();
+        for _ in 0..3 {
+            many.extend_from_slice(huge.as_bytes());
+            many.push(b'\n');
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("events.jsonl");
+        std::fs::write(&path, &many).unwrap();
+        let one = fold_with(&path, u64::MAX, Threads::One).unwrap();
+        let two = fold_with(&path, u64::MAX, Threads::Two).unwrap();
+        assert_eq!(two, one);
         assert_eq!(one.0.byte_size, many.len() as u64);
     }
 
