@@ -97,6 +97,21 @@ instructions() {
     fi
 }
 
+# busiest_thread CMD... : instructions of the busiest thread (the critical path with a core per
+# thread), from callgrind's per-thread counts
+busiest_thread() {
+    if ((HAVE_VALGRIND)); then
+        local dir
+        dir=$(mktemp -d "$BENCH/cg.XXXXXX")
+        valgrind --tool=callgrind --separate-threads=yes --callgrind-out-file="$dir/cg" "$@" \
+            >/dev/null 2>&1
+        sed -nE 's/^summary: ([0-9]+)/\1/p' "$dir"/cg* | sort -g | tail -1
+        rm -rf "$dir"
+    else
+        echo "-"
+    fi
+}
+
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }'; }
 millions() { [[ $1 == - ]] && echo - || awk -v n="$1" 'BEGIN { printf "%.0f M", n / 1e6 }'; }
 
@@ -167,6 +182,7 @@ echo
 echo "full fold of $JOURNAL (SessionState: the conversation as the model sees it next):"
 t=$(run_timed "$SLOW_REPS" "$OUT" "$TOOL" fold "$JOURNAL")
 echo "  median wall ${t}s, cpu $(cpu_of "$OUT")s, peak $(peak_kb "$TOOL" fold "$JOURNAL") KB, $(millions "$(instructions "$TOOL" fold "$JOURNAL")") instructions   $(cat "$OUT")"
+echo "  busiest thread: $(millions "$(busiest_thread "$TOOL" fold "$JOURNAL")") instructions (the fold's critical path on two free cores)"
 
 echo
 echo "turnstile checkpoint of a ${SIZE_MB} MB session (full fold + CRC32C + atomic write):"

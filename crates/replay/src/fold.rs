@@ -19,7 +19,7 @@ use turnstile_journal::{Event, LiveMark, Record, Uuid};
 
 use crate::audit::fields::{Fields, Kind, Store};
 use crate::audit::json;
-use crate::audit::line::{Scratch, standard_envelope};
+use crate::audit::line::{Scratch, head_type, standard_envelope};
 use crate::conversation::{ConversationExt, Message, ToolCallRequest};
 use crate::error::ReplayError;
 use crate::open_work::OpenToolCall;
@@ -39,6 +39,24 @@ pub struct Folder {
     store: Store,
     scratch: Scratch,
     line: Vec<u8>,
+    /// The payload of the line being applied when it is a tool result deserialized ahead, on
+    /// the reading thread (see [`prepare_line`]).
+    prepared: Option<PreparedTool>,
+}
+
+/// A `tool.execution_complete` payload as `serde_json` read it (or why it could not).
+pub(crate) type PreparedTool = Result<ToolExecutionComplete, serde_json::Error>;
+
+/// Deserializes the payload of a standard-layout `tool.execution_complete` line (`body`
+/// without its `\n`) exactly as [`Folder::apply_standard_line`] would read it from the same
+/// bytes, so that the work can happen on another thread; `None` for any other line.
+pub(crate) fn prepare_line(body: &[u8]) -> Option<PreparedTool> {
+    if head_type(body)? != ToolExecutionComplete::TYPE.as_bytes() {
+        return None;
+    }
+    let (_, data, _, _) = standard_envelope(body)?;
+    let data = simdutf8::basic::from_utf8(data).ok()?;
+    Some(serde_json::from_str::<ToolExecutionComplete>(data))
 }
 
 /// The parts of an event the fold reads, borrowed from an [`Event`] or straight from a line.
@@ -116,6 +134,11 @@ impl Folder {
         let event = EventRef::from(event);
         let fields = self.read_fields(event);
         self.persisted(event, &fields, line_len);
+    }
+
+    /// Gives the payload [`prepare_line`] read from the next line (`None`: read it here).
+    pub(crate) fn set_prepared(&mut self, prepared: Option<PreparedTool>) {
+        self.prepared = prepared;
     }
 
     /// Applies the next journal line (without its `\n`) when it is in the standard layout with
@@ -196,8 +219,19 @@ impl Folder {
     }
 
     fn payload<P: Payload>(&mut self, line: u64, event: EventRef<'_>) -> Option<P> {
+        let parsed = serde_json::from_str::<P>(event.data);
+        self.checked(line, event, parsed)
+    }
+
+    /// A payload already deserialized, or the warning for why it could not be.
+    fn checked<P: Payload>(
+        &mut self,
+        line: u64,
+        event: EventRef<'_>,
+        parsed: serde_json::Result<P>,
+    ) -> Option<P> {
         // Only called for events of type `P::TYPE`; the wording is `Event::payload`'s.
-        match serde_json::from_str::<P>(event.data) {
+        match parsed {
             Ok(p) => Some(p),
             Err(e) => {
                 let reason = format!(
@@ -410,7 +444,12 @@ impl Folder {
             return;
         }
         let name = call.map(|c| c.name.clone()).unwrap_or_default();
-        let (content, success) = match self.payload::<ToolExecutionComplete>(line, event) {
+        // Deserialized ahead when the line came from a large file (same bytes, same result).
+        let parsed = match self.prepared.take() {
+            Some(parsed) => parsed,
+            None => serde_json::from_str(event.data),
+        };
+        let (content, success) = match self.checked::<ToolExecutionComplete>(line, event, parsed) {
             Some(p) => {
                 let content = match (p.result, p.error) {
                     (Some(result), _) => result.content,
