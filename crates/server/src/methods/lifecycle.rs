@@ -212,12 +212,14 @@ fn resume_from_disk(
         continue_pending_work: params.continue_pending_work == Some(true),
     };
     Ok(
-        SessionHandle::resume_with(root, id, parts, options).map(|(handle, report, events)| Resumed {
-            handle,
-            report,
-            events,
-            bridge,
-            info,
+        SessionHandle::resume_with(root, id, parts, options).map(|(handle, report, events)| {
+            Resumed {
+                handle,
+                report,
+                events,
+                bridge,
+                info,
+            }
         }),
     )
 }
@@ -327,6 +329,8 @@ fn build(
     ));
     let mut session_config = SessionConfig::new(&cwd, chosen.model.clone());
     session_config.durability = config.durability;
+    // The loop records mode changes from this one (`session.mode_changed`).
+    session_config.mode = config.default_mode;
     session_config.max_autopilot_continues = config.max_autopilot_continues;
     session_config.permissions = config.permissions.clone();
     session_config.allow_outside_cwd = config.allow_outside_cwd;
