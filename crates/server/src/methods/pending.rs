@@ -186,6 +186,23 @@ fn unknown(e: UnknownRequest) -> RpcError {
     ))
 }
 
+/// `session.permissions.pendingRequests`: `{items: [{requestId, request}]}`, the permission
+/// requests announced and not completed yet, in request order (`request` is the event's
+/// `promptRequest`, else its `permissionRequest`), so a client attaching late can show them.
+pub(crate) fn pending_permissions(
+    ctx: &Ctx<'_>,
+    params: super::lifecycle::SessionIdParams,
+) -> Result<Value, RpcError> {
+    let session = open_session(ctx, params.id())?;
+    let items: Vec<Value> = session
+        .bridge()
+        .pending_prompts()
+        .into_iter()
+        .map(|(id, request)| json!({"requestId": id, "request": request}))
+        .collect();
+    Ok(json!({"items": items}))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -243,21 +260,4 @@ mod tests {
         assert!(permission_result(&json!({"kind": "maybe"})).is_err());
         assert!(permission_result(&json!({})).is_err());
     }
-}
-
-/// `session.permissions.pendingRequests`: `{items: [{requestId, request}]}`, the permission
-/// requests announced and not completed yet, in request order (`request` is the event's
-/// `promptRequest`, else its `permissionRequest`), so a client attaching late can show them.
-pub(crate) fn pending_permissions(
-    ctx: &Ctx<'_>,
-    params: super::lifecycle::SessionIdParams,
-) -> Result<Value, RpcError> {
-    let session = open_session(ctx, params.id())?;
-    let items: Vec<Value> = session
-        .bridge()
-        .pending_prompts()
-        .into_iter()
-        .map(|(id, request)| json!({"requestId": id, "request": request}))
-        .collect();
-    Ok(json!({"items": items}))
 }
