@@ -2,7 +2,7 @@
 CARGO ?= cargo
 BIN := target/release/turnstile
 
-.PHONY: demo test build release lint bench bench-journal bench-audit bench-loop bench-model crash-soak fuzz clean-bench
+.PHONY: demo test build release lint bench bench-journal bench-audit bench-loop bench-model bench-sdk bench-sessions crash-soak fuzz clean-bench
 
 ## demo: build, then replay a recorded session with real tools, audit it, resume it, check it
 ## (offline, no model server, under a minute after the build).
@@ -30,8 +30,9 @@ lint:
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
 
 ## bench: journal append/read throughput; the read path (audit and --count next to grep with
-## both cores free and one busy, fold, checkpoint, stale-checkpoint resume, audit memory).
-bench: bench-journal bench-audit bench-loop bench-model
+## both cores free and one busy, fold, checkpoint, stale-checkpoint resume, audit memory);
+## model answers; `sessions` over 100 000 sessions; the SDK client against both runtimes.
+bench: bench-journal bench-audit bench-loop bench-model bench-sessions bench-sdk
 
 bench-journal: release
 	$(CARGO) build --release -p turnstile-journal --example journal_bench
@@ -39,6 +40,11 @@ bench-journal: release
 
 bench-audit:
 	bash scripts/bench-audit.sh
+
+## bench-sessions: `sessions` and `resume --last` over 100 000 generated sessions, with the
+## session index cold, warm and bypassed (COUNT=, REPS=, PREVIOUS=<older binary> to compare).
+bench-sessions: release
+	bash scripts/bench-sessions.sh
 
 bench-loop: release
 	$(CARGO) build --release -p turnstile-loop --example loop_bench
@@ -64,9 +70,20 @@ fuzz:
 clean-bench:
 	rm -rf target/bench
 
+## bench-sdk: through the official TypeScript client, create + 3 turns + stop with turnstile and
+## with the Copilot CLI (median of 5 each), then 50 concurrent sessions x 20 tool-calling turns
+## on one turnstile server (turns/s, peak RSS, every journal audited). Needs the clients and the
+## CLI that `make conformance` installs into target/conformance.
+bench-sdk: release
+	@test -d target/conformance/node/node_modules/@github/copilot-sdk || { echo "bench-sdk: run make conformance once first (it installs the SDK client and the Copilot CLI)"; exit 2; }
+	$(CARGO) build --release -p turnstile-scripted-model
+	TURNSTILE_BIN=$(BIN) SCRIPTED_MODEL_BIN=target/release/scripted-model node conformance/ts/bench/sdk_bench.mjs
+
 ## conformance: the official Copilot SDK clients (npm @github/copilot-sdk, PyPI github-copilot-sdk)
-## drive the turnstile binary against the scripted model; installs them into target/conformance
-## on first use (offline afterwards). Not part of `make test`.
+## drive the turnstile binary against the scripted model, then the differential harness runs the
+## same scenarios against the Copilot CLI (npm @github/copilot) and turnstile and compares them;
+## installs all of them into target/conformance on first use (offline afterwards). Not part of
+## `make test`.
 .PHONY: conformance
 conformance:
 	CARGO="$(CARGO)" bash conformance/run.sh

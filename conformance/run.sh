@@ -1,12 +1,17 @@
 #!/usr/bin/env bash
-# Conformance: the official Copilot SDK clients, unmodified, drive the turnstile binary.
+# Conformance: the official Copilot SDK clients, unmodified, drive the turnstile binary; then
+# the differential harness runs the same client scenarios against the real Copilot CLI (the
+# reference) and turnstile and compares their model requests, live events and journals.
 #
-# Installs @github/copilot-sdk (+ ajv) from npm and github-copilot-sdk from PyPI into
-# target/conformance/ (never globally; pinned by conformance/node/package-lock.json and
-# conformance/py/requirements.txt), builds turnstile and the scripted model, then runs the
-# TypeScript scenarios and the Python basic scenario against a scripted model on 127.0.0.1.
-# After the first install everything runs offline: the installs are skipped while their
-# stamps match, and npm's cache lives in target/conformance/npm-cache.
+# Installs @github/copilot-sdk (+ ajv) and the reference runtime @github/copilot from npm, and
+# github-copilot-sdk from PyPI, into target/conformance/ (never globally; pinned by
+# conformance/node/package-lock.json and conformance/py/requirements.txt), builds turnstile and
+# the scripted model, then runs the TypeScript scenarios, the Python basic scenario and the
+# differential scenarios against a scripted model on 127.0.0.1. After the first install
+# everything runs offline: the installs are skipped while their stamps match, and npm's cache
+# lives in target/conformance/npm-cache. Without the reference runtime (an install that could
+# not fetch it), the differential part is skipped with a message; the rest still runs.
+# `conformance/run.sh --differential [scenario ...]` runs only the differential part.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -40,7 +45,14 @@ node -e 'const p=require(process.argv[1]); console.log("@github/copilot-sdk", p.
     "$NODE_DIR/node_modules/@github/copilot-sdk/package.json"
 
 failed=0
-node conformance/ts/scenarios.mjs || failed=1
+only_differential=0
+if [ "${1:-}" = "--differential" ]; then
+    only_differential=1
+    shift
+fi
+if [ "$only_differential" -eq 0 ]; then
+    node conformance/ts/scenarios.mjs || failed=1
+fi
 
 echo "== Python client (github-copilot-sdk)"
 PY_DIR=$OUT/py
@@ -56,13 +68,24 @@ elif [ "$(cat "$PY_DIR/.stamp" 2>/dev/null)" != "$PY_STAMP" ] || [ ! -d "$PY_DIR
         echo "SKIP py/basic: github-copilot-sdk could not be installed"
     fi
 fi
-if [ -f "$PY_DIR/.stamp" ] && [ -d "$PY_DIR/copilot" ]; then
+if [ "$only_differential" -eq 0 ] && [ -f "$PY_DIR/.stamp" ] && [ -d "$PY_DIR/copilot" ]; then
     python3 -c 'import sys; sys.path.insert(0, sys.argv[1]); import importlib.metadata as m; print("github-copilot-sdk", m.version("github-copilot-sdk"))' "$PY_DIR"
     if python3 conformance/py/basic.py "$OUT/py-events.jsonl"; then
         node conformance/ts/validate.mjs "$OUT/py-events.jsonl" || failed=1
     else
         failed=1
     fi
+fi
+
+echo "== differential: the Copilot CLI (reference) and turnstile, same scenarios"
+REFERENCE=$NODE_DIR/node_modules/@github/copilot-linux-x64/copilot
+if [ -x "$REFERENCE" ] && "$REFERENCE" --version >/dev/null 2>&1; then
+    "$REFERENCE" --version | head -1
+    node --test conformance/ts/differential/selftest.mjs > "$OUT/differential-selftest.log" 2>&1 \
+        || { cat "$OUT/differential-selftest.log"; failed=1; }
+    node conformance/ts/differential/main.mjs "$@" || failed=1
+else
+    echo "SKIP differential: the Copilot CLI (npm @github/copilot) is not installed at $REFERENCE"
 fi
 
 if [ "$failed" -ne 0 ]; then

@@ -17,6 +17,7 @@ import { SCENARIOS } from "./scenarios.mjs";
 import { compareEvents, compareKeyOrder, compareOutcomes, compareRequests, group } from "./compare.mjs";
 import { normalizeValue, prepareEvents, prepareRequests, stringNormalizer } from "./normalize.mjs";
 import { explain, loadExpected } from "./expected.mjs";
+import { checkMirrored } from "./docs.mjs";
 
 const SCENARIO_GUARD_MS = 180_000;
 export const EXPECTED_PATH = join(ROOT, "conformance", "expected-differences.json");
@@ -80,8 +81,39 @@ export function differences(ref, sub) {
   return out;
 }
 
+/** A first reason for a difference nobody has explained yet (`--propose`); a person edits it. */
+function proposedReason(key) {
+  const [channel, kind, ...rest] = key.split(":");
+  const what = rest.join(":");
+  const where = { events: "in the live event stream", journal: "in the journal", requests: "in the model request", outcome: "in what the client observes" }[channel];
+  switch (kind) {
+    case "missing":
+      return `turnstile does not yet send ${what} ${where}`;
+    case "extra":
+      return `turnstile sends ${what} ${where}, the Copilot CLI does not`;
+    case "moved":
+      return `turnstile sends ${what} at another place ${where}`;
+    case "field-missing":
+      return `turnstile does not yet fill ${what} ${where}`;
+    case "field-extra":
+      return `turnstile adds ${what} ${where}, the Copilot CLI does not`;
+    case "value":
+      return `turnstile's ${what} differs ${where}`;
+    default:
+      return `turnstile differs ${where}: ${key}`;
+  }
+}
+
 async function main() {
-  const wanted = process.argv.slice(2);
+  const args = process.argv.slice(2);
+  const proposeAt = args.indexOf("--propose");
+  const proposePath = proposeAt >= 0 ? args[proposeAt + 1] : null;
+  if (proposeAt >= 0 && !proposePath) {
+    console.error("differential: --propose needs a file to write the proposed entries to");
+    process.exit(2);
+  }
+  const wanted = args.filter((a, i) => a !== "--propose" && (proposeAt < 0 || i !== proposeAt + 1));
+  const proposals = new Map();
   for (const w of wanted) {
     if (!(w in SCENARIOS)) {
       console.error(`differential: no scenario named ${w} (known: ${Object.keys(SCENARIOS).join(", ")})`);
@@ -93,6 +125,8 @@ async function main() {
     return 0;
   }
   const expected = loadExpected(EXPECTED_PATH);
+  const unmirrored = checkMirrored();
+  if (unmirrored) console.log(`FAIL ${unmirrored}`);
   const used = new Set();
   const names = wanted.length > 0 ? wanted : Object.keys(SCENARIOS);
   const report = [];
@@ -114,7 +148,12 @@ async function main() {
       for (const g of groups) {
         const why = explain(expected, name, variant, g.key);
         if (why) used.add(why.index);
-        else unexpected++;
+        else {
+          unexpected++;
+          const p = proposals.get(g.key) ?? { key: g.key, scenarios: [], reason: proposedReason(g.key) };
+          if (!p.scenarios.includes(name)) p.scenarios.push(name);
+          proposals.set(g.key, p);
+        }
         lines.push(`${why ? "  expected  " : "  UNEXPECTED"} ${g.key}${g.count > 1 ? ` (x${g.count})` : ""}${why ? ` -- ${why.reason}` : ""}`);
         for (const d of g.details) lines.push(`                ${d}`);
       }
@@ -134,11 +173,15 @@ async function main() {
       console.log(`note: ${stale.length} expected difference(s) no longer seen (listed in the report; remove them)`);
     }
   }
+  if (proposePath) {
+    writeFileSync(proposePath, JSON.stringify({ differences: [...proposals.values()] }, null, 2) + "\n");
+    console.log(`proposed ${proposals.size} entries: ${proposePath}`);
+  }
   mkdirSync(join(OUT, "differential"), { recursive: true });
   const reportPath = join(OUT, "differential", "report.txt");
   writeFileSync(reportPath, report.join("\n"));
   console.log(`differential report: ${reportPath}`);
-  return failed > 0 ? 1 : 0;
+  return failed > 0 || unmirrored ? 1 : 0;
 }
 
 process.exit(await main());

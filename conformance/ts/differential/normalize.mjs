@@ -21,7 +21,7 @@ export const UNORDERED_TYPES = new Set([
   "pending_messages.modified",
 ]);
 
-/** Event types that come in runs (one per chunk); a run collapses to one event. */
+/** Event types that come in runs (one per chunk); in a run of them each type counts once. */
 export const RUN_TYPES = new Set([
   "assistant.streaming_delta",
   "assistant.message_delta",
@@ -72,7 +72,7 @@ export function flatten(value, prefix = "", out = new Map()) {
     value.forEach((v, i) => flatten(v, `${prefix}[${i}]`, out));
   } else if (value !== null && typeof value === "object") {
     const keys = Object.keys(value);
-    if (keys.length === 0) out.set(prefix, "{}");
+    if (keys.length === 0 && prefix !== "") out.set(prefix, "{}");
     for (const k of keys) flatten(value[k], prefix ? `${prefix}.${k}` : k, out);
   } else {
     out.set(prefix, value);
@@ -91,12 +91,20 @@ export function prepareEvents(events, norm, { system = true } = {}) {
   const typeById = new Map(events.map((e) => [e.id, e.type]));
   const sequence = [];
   const unordered = new Set();
+  // The types seen in the current run of chunk events (runs interleave, e.g. streaming_delta
+  // and message_delta alternate): each type counts once per run.
+  let run = new Set();
   for (const event of events) {
     if (UNORDERED_TYPES.has(event.type)) {
       unordered.add(event.type);
       continue;
     }
-    if (RUN_TYPES.has(event.type) && sequence.at(-1)?.type === event.type) continue;
+    if (RUN_TYPES.has(event.type)) {
+      if (run.has(event.type)) continue;
+      run.add(event.type);
+    } else {
+      run = new Set();
+    }
     let data = event.data;
     if (system && event.type === "system.message" && data && typeof data.content === "string") {
       data = { ...data, content: "<system prompt>" };

@@ -8,7 +8,7 @@ import { spawn } from "node:child_process";
 import { createInterface } from "node:readline";
 import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { startRecordingProxy } from "../record_proxy.mjs";
 import { OUT, ROOT, SCRIPTED_MODEL, sdk, withGuard } from "../harness.mjs";
 
@@ -18,13 +18,14 @@ export const SCRIPTS = join(ROOT, "conformance", "scripts", "differential");
 export const RUNTIMES = {
   copilot: {
     name: "copilot",
-    path:
-      process.env.COPILOT_REFERENCE_CLI ??
-      join(OUT, "node", "node_modules", "@github", "copilot-linux-x64", "copilot"),
+    // Absolute: the client spawns the runtime in the project directory.
+    path: resolve(
+      process.env.COPILOT_REFERENCE_CLI ?? join(OUT, "node", "node_modules", "@github", "copilot-linux-x64", "copilot"),
+    ),
   },
   turnstile: {
     name: "turnstile",
-    path: process.env.TURNSTILE_BIN ?? join(ROOT, "target", "debug", "turnstile"),
+    path: resolve(process.env.TURNSTILE_BIN ?? join(ROOT, "target", "debug", "turnstile")),
   },
 };
 
@@ -55,6 +56,7 @@ export class Run {
     this.sessions = {};
     this.outcome = {};
     this.clients = [];
+    this.owners = [];
     this.stops = [];
   }
 
@@ -117,6 +119,7 @@ export class Run {
       logLevel: process.env.CONFORMANCE_LOG_LEVEL ?? "error",
     });
     this.clients.push(client);
+    this.owners.push({ role, client });
     return client;
   }
 
@@ -144,13 +147,25 @@ export class Run {
     return existsSync(dir) ? readdirSync(dir).sort() : null;
   }
 
-  /** The in-use markers of a session, as a count (their pids differ between runs). */
+  /** The in-use markers of a session, each named by the role whose runtime's pid it holds
+   * ("a", "b", or "other"), sorted: pids differ between runs, roles do not. */
   inUseMarkers(sessionId) {
-    return (this.sessionFiles(sessionId) ?? []).filter((f) => /^inuse\.\d+\.lock$/.test(f)).length;
+    this.rememberPids();
+    return (this.sessionFiles(sessionId) ?? [])
+      .map((f) => f.match(/^inuse\.(\d+)\.lock$/))
+      .filter((m) => m !== null)
+      .map((m) => this.owners.find((o) => o.pid === Number(m[1]))?.role ?? "other")
+      .sort();
+  }
+
+  /** Notes the pid of each client's runtime (the SDK forgets it once the process is gone). */
+  rememberPids() {
+    for (const o of this.owners) o.pid ??= o.client.cliProcess?.pid;
   }
 
   /** Kills a client's runtime process with SIGKILL and waits until it is gone. */
   async kill9(client) {
+    this.rememberPids();
     const child = client.cliProcess;
     if (!child || child.exitCode !== null) throw new Error("no runtime process to kill");
     const gone = new Promise((resolve) => child.once("exit", resolve));

@@ -92,15 +92,15 @@ impl IndexRecord {
     }
 
     /// The summary this record stands for.
-    pub fn summary(&self) -> SessionSummary {
+    pub fn into_summary(self) -> SessionSummary {
         SessionSummary {
             id: Some(self.id),
-            cwd: self.cwd.clone(),
-            created: self.created.clone(),
-            updated: self.updated.clone(),
+            cwd: self.cwd,
+            created: self.created,
+            updated: self.updated,
             events: self.events,
             size: self.journal.size,
-            first_prompt: self.first_prompt.clone(),
+            first_prompt: self.first_prompt,
         }
     }
 
@@ -233,14 +233,8 @@ pub struct ListingStats {
     pub rewritten: bool,
 }
 
-/// A session directory found by listing the root, with its journal's metadata.
-struct Found {
-    id: Uuid,
-    journal: JournalId,
-}
-
-/// Lists the root: session directories (real ones, not links) holding a regular journal.
-fn find_sessions(root: &StateRoot) -> Result<Vec<Found>, LayoutError> {
+/// The session directories of the root (real directories, by their UUID names), in id order.
+fn session_dirs(root: &StateRoot) -> Result<Vec<(Uuid, bool)>, LayoutError> {
     let entries = match std::fs::read_dir(root.dir()) {
         Ok(entries) => entries,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
@@ -256,86 +250,108 @@ fn find_sessions(root: &StateRoot) -> Result<Vec<Found>, LayoutError> {
         else {
             continue;
         };
+        // d_type from readdir: no stat, and a symlink is not a directory.
         dirs.push((id, entry.file_type().is_ok_and(|t| t.is_dir())));
     }
-    dirs.sort_by_key(|(id, _)| *id);
-    // lstat of every journal, on two threads: the listing's main cost once the index is warm.
-    let stat = |(id, is_dir): &(Uuid, bool)| -> Option<Found> {
-        let journal = root
-            .dir()
-            .join(id.hyphenated().to_string())
-            .join(EVENTS_FILE);
-        match std::fs::symlink_metadata(&journal) {
-            Ok(meta) if *is_dir && meta.is_file() => Some(Found {
-                id: *id,
-                journal: JournalId::of(&meta),
-            }),
-            Ok(meta) if meta.file_type().is_symlink() || !*is_dir => {
-                tracing::warn!(path = %journal.display(), "not listed: a symbolic link in the session's path");
-                None
-            }
-            _ => None,
-        }
+    dirs.sort_unstable_by_key(|(id, _)| *id);
+    Ok(dirs)
+}
+
+/// `lstat` of every session's journal, relative to the root's descriptor (short lookups);
+/// `None` for a session without a regular journal (a link is logged and left out).
+fn stat_journals(root: &StateRoot, dirs: &[(Uuid, bool)]) -> Vec<Option<JournalId>> {
+    use rustix::fs::{AtFlags, FileType};
+    let Ok(root_fd) = rustix::fs::open(
+        root.dir(),
+        rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::DIRECTORY | rustix::fs::OFlags::CLOEXEC,
+        rustix::fs::Mode::empty(),
+    ) else {
+        return vec![None; dirs.len()];
     };
-    let half = dirs.len() / 2;
-    let (front, back) = dirs.split_at(half);
-    let (mut found, rest) = std::thread::scope(|s| {
-        let back = s.spawn(|| back.iter().filter_map(stat).collect::<Vec<_>>());
-        let front: Vec<Found> = front.iter().filter_map(stat).collect();
-        (front, back.join().unwrap_or_default())
-    });
-    found.extend(rest);
-    Ok(found)
+    let mut rel = String::with_capacity(64);
+    dirs.iter()
+        .map(|(id, is_dir)| {
+            rel.clear();
+            rel.push_str(id.hyphenated().encode_lower(&mut Uuid::encode_buffer()));
+            rel.push('/');
+            rel.push_str(EVENTS_FILE);
+            let stat = rustix::fs::statat(&root_fd, rel.as_str(), AtFlags::SYMLINK_NOFOLLOW).ok()?;
+            let kind = FileType::from_raw_mode(stat.st_mode);
+            if *is_dir && kind == FileType::RegularFile {
+                return Some(JournalId {
+                    ino: stat.st_ino as u64,
+                    size: stat.st_size as u64,
+                    mtime_ns: (stat.st_mtime as i64)
+                        .saturating_mul(1_000_000_000)
+                        .saturating_add(stat.st_mtime_nsec as i64),
+                });
+            }
+            if kind == FileType::Symlink || !*is_dir {
+                tracing::warn!(path = %root.dir().join(&rel).display(), "not listed: a symbolic link in the session's path");
+            }
+            None
+        })
+        .collect()
 }
 
 /// The summaries of every session of `root` (in id order), from the index where it is current.
 pub(crate) fn list(root: &StateRoot) -> Result<(Vec<SessionSummary>, ListingStats), LayoutError> {
-    let found = find_sessions(root)?;
-    let wanted: HashMap<Uuid, usize> = found.iter().enumerate().map(|(i, f)| (f.id, i)).collect();
-    let mut loaded = Loaded::default();
-    let index_exists = match open_index(root.dir(), false) {
-        Ok(file) => {
-            if let Err(e) = read_records(file, 0, &wanted, &mut loaded) {
-                tracing::debug!(error = %e, "session index unreadable; reading the journals");
-                loaded = Loaded::default();
-            }
-            true
-        }
-        Err(_) => false,
-    };
+    let dirs = session_dirs(root)?;
+    let wanted: HashMap<Uuid, usize> = dirs
+        .iter()
+        .enumerate()
+        .map(|(i, (id, _))| (*id, i))
+        .collect();
+    // Two independent halves of the work, one per core: the journals' lstat and the index.
+    let (journals, loaded) = std::thread::scope(|s| {
+        let index = s.spawn(|| {
+            let mut loaded = Loaded::default();
+            let exists = match open_index(root.dir(), false) {
+                Ok(file) => {
+                    if let Err(e) = read_records(file, 0, &wanted, &mut loaded) {
+                        tracing::debug!(error = %e, "session index unreadable; reading the journals");
+                        loaded = Loaded::default();
+                    }
+                    true
+                }
+                Err(_) => false,
+            };
+            (loaded, exists)
+        });
+        let journals = stat_journals(root, &dirs);
+        (journals, index.join().unwrap_or_default())
+    });
+    let (mut loaded, index_exists) = loaded;
     let mut stats = ListingStats::default();
-    let mut summaries = Vec::with_capacity(found.len());
-    let mut fresh: Vec<IndexRecord> = Vec::new();
-    for f in &found {
-        match loaded.records.get(&f.id) {
-            Some(rec) if rec.journal == f.journal => {
+    let mut summaries = Vec::with_capacity(dirs.len());
+    let mut ids = Vec::with_capacity(dirs.len());
+    let mut fresh = 0u64;
+    for ((id, _), journal) in dirs.iter().zip(&journals) {
+        let Some(journal) = journal else {
+            continue;
+        };
+        match loaded.records.remove(id) {
+            Some(rec) if rec.journal == *journal => {
                 stats.from_index += 1;
-                summaries.push(rec.summary());
+                summaries.push(rec.into_summary());
             }
             _ => {
                 stats.read_from_journal += 1;
-                let summary = SessionSummary::read(&root.session(f.id))?;
-                // The record pairs the summary with the identity seen before reading: if the
-                // journal grew meanwhile, the next listing sees a mismatch and reads it again.
-                fresh.push(IndexRecord::new(f.id, f.journal, &summary));
-                summaries.push(summary);
+                fresh += 1;
+                // Paired below with the identity seen before reading: if the journal grew
+                // meanwhile, the next listing sees a mismatch and reads it again.
+                summaries.push(SessionSummary::read(&root.session(*id))?);
             }
         }
+        ids.push((*id, *journal));
     }
-    let superseded = loaded.lines > SUPERSEDED_FACTOR * found.len() as u64 + 64;
-    if !fresh.is_empty() || loaded.bad > 0 || superseded || (!index_exists && !found.is_empty()) {
-        let mut current: HashMap<Uuid, IndexRecord> = loaded
-            .records
-            .into_iter()
-            .filter(|(id, rec)| {
-                wanted
-                    .get(id)
-                    .is_some_and(|&i| found[i].journal == rec.journal)
-            })
+    let superseded = loaded.lines > SUPERSEDED_FACTOR * ids.len() as u64 + 64;
+    if fresh > 0 || loaded.bad > 0 || superseded || (!index_exists && !ids.is_empty()) {
+        let current: HashMap<Uuid, IndexRecord> = ids
+            .iter()
+            .zip(&summaries)
+            .map(|((id, journal), s)| (*id, IndexRecord::new(*id, *journal, s)))
             .collect();
-        for rec in fresh {
-            current.insert(rec.id, rec);
-        }
         match rewrite(root.dir(), current, &wanted, loaded.end) {
             Ok(done) => stats.rewritten = done,
             Err(e) => {

@@ -18,9 +18,7 @@ const RUNS: usize = 5;
 
 fn request(stream: bool) -> ChatRequest {
     ChatRequest {
-        messages: vec![ChatMessage::User {
-            content: "go".into(),
-        }],
+        messages: vec![ChatMessage::user("go")],
         stream,
         ..Default::default()
     }

@@ -1,0 +1,93 @@
+// Tests of the differential harness's own logic (no runtime needed):
+// node --test conformance/ts/differential/selftest.mjs
+
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { align, compareEvents, compareRequests } from "./compare.mjs";
+import { prepareEvents, prepareRequests, stringNormalizer } from "./normalize.mjs";
+import { explain, globToRegExp, loadExpected } from "./expected.mjs";
+import { section, withSection } from "./docs.mjs";
+
+const norm = stringNormalizer({ home: "/h", project: "/h/p", base: "/b", scratch: "/s" });
+const ev = (type, data = {}, extra = {}) => ({ type, data, id: `${type}-${Math.random()}`, parentId: null, ...extra });
+
+test("align pairs the longest common subsequence", () => {
+  const pairs = align(["a", "b", "c"], ["a", "c", "d"]);
+  assert.deepEqual(pairs, [[0, 0], [1, null], [2, 1], [null, 2]]);
+});
+
+test("normalisation hides ids, times, paths and datetime tags but keeps words", () => {
+  const text = norm("at /h/p/x.txt 2026-12-01T07:25:53.442Z id 6bf5e9c0-caf7-499e-b3e4-fc2adf0daa16 <current_datetime>x</current_datetime>");
+  assert.equal(text, "at <project>/x.txt <time> id <uuid> <current_datetime/>");
+});
+
+test("identical streams have no differences; a missing, an extra and a moved event are named", () => {
+  const a = prepareEvents([ev("session.start"), ev("user.message", { content: "hi" }), ev("system.message", { content: "prompt A" })], norm);
+  const same = prepareEvents([ev("session.start"), ev("user.message", { content: "hi" }), ev("system.message", { content: "prompt B" })], norm);
+  assert.deepEqual(compareEvents("events", a, same), []);
+  const b = prepareEvents([ev("system.message"), ev("session.start"), ev("user.message", { content: "hi" }), ev("abort")], norm);
+  const keys = compareEvents("events", a, b).map((d) => d.key);
+  assert.ok(keys.includes("events:moved:system.message"), keys.join(" "));
+  assert.ok(keys.includes("events:extra:abort"), keys.join(" "));
+  const c = prepareEvents([ev("session.start")], norm);
+  assert.ok(compareEvents("events", a, c).some((d) => d.key === "events:missing:user.message"));
+});
+
+test("field differences: missing, extra and changed values have their own keys", () => {
+  const a = prepareEvents([ev("user.message", { content: "hi", delivery: "idle" })], norm);
+  const b = prepareEvents([ev("user.message", { content: "ho", messageId: "x" })], norm);
+  const keys = compareEvents("events", a, b).map((d) => d.key).sort();
+  assert.deepEqual(keys, [
+    "events:field-extra:user.message.data.messageId",
+    "events:field-missing:user.message.data.delivery",
+    "events:value:user.message.data.content",
+  ]);
+});
+
+test("chunk runs count each type once; timing-dependent types compare by presence", () => {
+  const a = prepareEvents(
+    [ev("assistant.streaming_delta", {}, { ephemeral: true }), ev("assistant.message_delta", { deltaContent: "a" }, { ephemeral: true }), ev("assistant.streaming_delta", {}, { ephemeral: true }), ev("assistant.message_delta", { deltaContent: "b" }, { ephemeral: true }), ev("session.title_changed", {}, { ephemeral: true })],
+    norm,
+  );
+  assert.deepEqual(a.sequence.map((e) => e.type), ["assistant.streaming_delta", "assistant.message_delta"]);
+  const b = prepareEvents([ev("assistant.message_delta", { deltaContent: "a" }, { ephemeral: true })], norm);
+  const keys = compareEvents("events", a, b).map((d) => d.key);
+  assert.deepEqual(keys.sort(), ["events:missing:assistant.streaming_delta~", "events:missing:session.title_changed~"]);
+});
+
+test("requests: message roles align, system prompt text is ignored, tools compared by name", () => {
+  const req = (messages, tools) => ({ method: "POST", path: "/v1/chat/completions", headers: {}, body: { model: "m", messages, tools } });
+  const tool = (name) => ({ type: "function", function: { name } });
+  const a = prepareRequests([req([{ role: "system", content: "A" }, { role: "user", content: "hi" }], [tool("bash")])], norm);
+  const b = prepareRequests([req([{ role: "system", content: "B" }, { role: "user", content: "hi" }], [tool("bash")])], norm);
+  assert.deepEqual(compareRequests(a, b), []);
+  const c = prepareRequests([req([{ role: "user", content: "hi" }], [tool("view")])], norm);
+  const keys = compareRequests(a, c).map((d) => d.key);
+  assert.deepEqual(keys.sort(), ["requests:missing:message.system", "requests:value:tools"]);
+});
+
+test("expected entries match by glob, scenario and variant; a bad file is named", () => {
+  assert.ok(globToRegExp("events:missing:*~").test("events:missing:session.idle~"));
+  assert.ok(!globToRegExp("events:missing:*~").test("events:missing:session.idle"));
+  const dir = mkdtempSync(join(tmpdir(), "expected-"));
+  const path = join(dir, "expected.json");
+  writeFileSync(path, JSON.stringify({ differences: [{ key: "events:*", scenarios: ["basic"], reason: "turnstile does not yet do it" }] }));
+  const entries = loadExpected(path);
+  assert.ok(explain(entries, "basic", "turnstile", "events:missing:x"));
+  assert.equal(explain(entries, "abort", "turnstile", "events:missing:x"), null);
+  writeFileSync(path, JSON.stringify({ differences: [{ key: "events:*", reason: "short" }] }));
+  assert.throws(() => loadExpected(path), /differences\[0\].*reason/);
+});
+
+test("the docs section is replaced in place, keeping what follows it", () => {
+  const text = section([{ key: "k", scenarios: "*", reason: "turnstile does not yet do it" }]);
+  const doc = "# P\n\n## Differences from the Copilot CLI\nold\n\n## Later\nkeep\n";
+  const out = withSection(doc, text);
+  assert.ok(out.startsWith("# P\n\n## Differences from the Copilot CLI\n"));
+  assert.ok(out.includes("- turnstile does not yet do it. (all scenarios; `k`)"));
+  assert.ok(out.endsWith("\n## Later\nkeep\n"));
+  assert.ok(!out.includes("old"));
+});
