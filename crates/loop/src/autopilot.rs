@@ -14,7 +14,13 @@ pub enum AgentMode {
     Interactive,
     /// `task_complete` is offered and the model is nudged until it calls it.
     Autopilot,
+    /// Runs as interactive; the prompt the model reads starts with [`PLAN_PREFIX`], as in the
+    /// Copilot CLI's plan mode.
+    Plan,
 }
+
+/// What the Copilot CLI puts before the prompt text of a plan-mode message.
+pub const PLAN_PREFIX: &str = "[[PLAN]] ";
 
 impl AgentMode {
     /// The schema's name of the mode (`session.idle` `mode`, `user.message` `agentMode`).
@@ -22,6 +28,7 @@ impl AgentMode {
         match self {
             AgentMode::Interactive => "interactive",
             AgentMode::Autopilot => "autopilot",
+            AgentMode::Plan => "plan",
         }
     }
 
@@ -30,6 +37,7 @@ impl AgentMode {
         match s {
             "interactive" => Some(AgentMode::Interactive),
             "autopilot" => Some(AgentMode::Autopilot),
+            "plan" => Some(AgentMode::Plan),
             _ => None,
         }
     }

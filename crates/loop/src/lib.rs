@@ -17,5 +17,6 @@ pub mod tools;
 
 pub use autopilot::AgentMode;
 pub use session::{
-    Outcome, ResumeOptions, ResumeReport, SendOptions, SessionConfig, SessionHandle, SessionParts,
+    LogEntry, LogLevel, Outcome, ResumeOptions, ResumeReport, SendOptions, SessionConfig,
+    SessionHandle, SessionParts,
 };

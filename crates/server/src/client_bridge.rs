@@ -167,6 +167,9 @@ pub(crate) struct ClientBridge {
     capabilities: ClientCapabilities,
     tool_calls: Pending<ToolAnswer>,
     permissions: Pending<Value>,
+    /// The prompts (`promptRequest`, else `permissionRequest`) of permission requests not completed yet, in request
+    /// order, for `session.permissions.pendingRequests`.
+    prompts: Mutex<Vec<(String, Value)>>,
     /// Cancels the hook calls in flight (abort, close); replaced after each use so that later
     /// hooks (`sessionEnd` while closing) still run.
     hooks_in_flight: Mutex<CancellationToken>,
@@ -185,6 +188,7 @@ impl ClientBridge {
             capabilities,
             tool_calls: Pending::new(),
             permissions: Pending::new(),
+            prompts: Mutex::new(Vec::new()),
             hooks_in_flight: Mutex::new(CancellationToken::new()),
         }
     }
@@ -206,6 +210,22 @@ impl ClientBridge {
         let Some(id) = data["requestId"].as_str() else {
             return;
         };
+        match kind {
+            "permission.requested" => {
+                // The prompt, else the request itself (whose fields the prompt repeats).
+                let prompt = data
+                    .get("promptRequest")
+                    .or_else(|| data.get("permissionRequest"));
+                if let Some(prompt) = prompt {
+                    let mut prompts = self.lock_prompts();
+                    if !prompts.iter().any(|(open, _)| open == id) {
+                        prompts.push((id.to_owned(), prompt.clone()));
+                    }
+                }
+            }
+            "permission.completed" => self.lock_prompts().retain(|(open, _)| open != id),
+            _ => {}
+        }
         match kind {
             "external_tool.requested" => self.tool_calls.expect(id),
             "external_tool.completed" => self.tool_calls.forget(id),
@@ -244,10 +264,22 @@ impl ClientBridge {
         *current = CancellationToken::new();
     }
 
+    /// The permission requests still waiting for a decision: `(requestId, promptRequest)`.
+    pub(crate) fn pending_prompts(&self) -> Vec<(String, Value)> {
+        self.lock_prompts().clone()
+    }
+
+    fn lock_prompts(&self) -> std::sync::MutexGuard<'_, Vec<(String, Value)>> {
+        self.prompts
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
     /// Fails whatever still waits for this client.
     pub(crate) fn close(&self) {
         self.tool_calls.clear();
         self.permissions.clear();
+        self.lock_prompts().clear();
     }
 }
 

@@ -6,7 +6,8 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::methods::{
-    Ctx, event_log, lifecycle, pending, plan, server as server_methods, session, unsupported,
+    Ctx, event_log, lifecycle, log, options, pending, plan, server as server_methods, session,
+    unsupported,
 };
 use crate::peer::Peer;
 use crate::rpc::{RpcError, codes, kind_of};
@@ -38,6 +39,9 @@ pub(crate) const SERVED: &[&str] = &[
     "session.mode.get",
     "session.mode.set",
     "session.model.getCurrent",
+    "session.model.switchTo",
+    "session.log",
+    "session.options.update",
     "session.name.get",
     "session.name.set",
     "session.getForeground",
@@ -52,6 +56,7 @@ pub(crate) const SERVED: &[&str] = &[
     "session.eventLog.releaseInterest",
     "session.tools.handlePendingToolCall",
     "session.permissions.handlePendingPermissionRequest",
+    "session.permissions.pendingRequests",
 ];
 
 /// Handles one request.
@@ -89,10 +94,13 @@ pub(crate) async fn call(
         "session.abort" => session::abort(&ctx, parse(params)?),
         "session.getMessages" => session::messages(&ctx, parse(params)?),
         "session.mode.get" => session::mode_get(&ctx, parse(params)?),
-        "session.mode.set" => session::mode_set(&ctx, parse(params)?),
+        "session.mode.set" => session::mode_set(&ctx, parse(params)?).await,
         "session.model.getCurrent" => session::model_current(&ctx, parse(params)?),
         "session.name.get" => session::name_get(&ctx, parse(params)?),
-        "session.name.set" => session::name_set(&ctx, parse(params)?),
+        "session.model.switchTo" => session::model_switch(&ctx, parse(params)?).await,
+        "session.name.set" => session::name_set(&ctx, parse(params)?).await,
+        "session.log" => log::log(&ctx, parse(params)?).await,
+        "session.options.update" => options::update(&ctx, params).await,
         "session.getForeground" => Ok(session::foreground_get()),
         "session.setForeground" => Ok(session::foreground_set()),
         "session.permissions.paths.list" => session::paths_list(&ctx, parse(params)?),
@@ -106,6 +114,7 @@ pub(crate) async fn call(
         "session.eventLog.releaseInterest" => event_log::release_interest(&ctx, parse(params)?),
 
         "session.tools.handlePendingToolCall" => pending::tool_call(&ctx, parse(params)?),
+        "session.permissions.pendingRequests" => pending::pending_permissions(&ctx, parse(params)?),
         "session.permissions.handlePendingPermissionRequest" => {
             pending::permission(&ctx, parse(params)?)
         }

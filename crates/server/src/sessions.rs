@@ -210,6 +210,13 @@ impl OpenSession {
         lock(&self.info).name = Some(name);
     }
 
+    /// Notes the model (and reasoning effort) the session switched to.
+    pub(crate) fn set_model(&self, model: String, reasoning_effort: Option<String>) {
+        let mut info = lock(&self.info);
+        info.model = model;
+        info.reasoning_effort = reasoning_effort;
+    }
+
     /// Changes the default mode of sends.
     pub(crate) fn set_mode(&self, mode: AgentMode) {
         lock(&self.info).mode = mode;

@@ -283,6 +283,17 @@ async fn permission_requests_go_to_the_client_which_can_reject_or_approve() {
             break;
         }
         let request = &last["data"]["permissionRequest"];
+        // The open request is listed until it is answered.
+        let pending = client
+            .ok(
+                "session.permissions.pendingRequests",
+                json!({"sessionId": id}),
+            )
+            .await;
+        assert_eq!(
+            pending["items"],
+            json!([{"requestId": last["data"]["requestId"], "request": request}])
+        );
         let result = if request["kind"] == "shell" {
             json!({"kind": "reject", "feedback": "no shell today"})
         } else {
@@ -295,6 +306,15 @@ async fn permission_requests_go_to_the_client_which_can_reject_or_approve() {
             )
             .await;
     }
+    assert_eq!(
+        client
+            .ok(
+                "session.permissions.pendingRequests",
+                json!({"sessionId": id}),
+            )
+            .await,
+        json!({"items": []})
+    );
     assert!(!t.work().join("made-by-bash").exists());
     assert!(t.work().join("made-by-create.txt").exists());
     let journal = journal_lines(&t.journal(&id));
@@ -540,10 +560,13 @@ async fn an_autopilot_send_nudges_until_task_complete_and_ends_with_a_final_idle
             .await,
         "autopilot"
     );
-    let plan = client
-        .err("session.mode.set", json!({"sessionId": id, "mode": "plan"}))
+    let shell = client
+        .err(
+            "session.mode.set",
+            json!({"sessionId": id, "mode": "shell"}),
+        )
         .await;
-    assert_eq!(plan["code"], codes::INVALID_PARAMS);
+    assert_eq!(shell["code"], codes::INVALID_PARAMS);
     t.stop().await;
 }
 

@@ -132,17 +132,14 @@ async fn plan_name_foreground_paths_and_model() {
 
     // A method of the schema that is not served says why.
     let error = client
-        .err(
-            "session.model.switchTo",
-            json!({"sessionId": id, "modelId": "other"}),
-        )
+        .err("session.model.list", json!({"sessionId": id}))
         .await;
     assert_eq!(error["code"], codes::METHOD_NOT_FOUND);
     assert!(
         error["message"]
             .as_str()
             .unwrap()
-            .contains("resume it with another model"),
+            .contains("only model.getCurrent and model.switchTo are served"),
         "{error}"
     );
     t.stop().await;

@@ -125,6 +125,18 @@ impl Actor {
                     let result = self.switch_model(model, reasoning_effort);
                     let _ = done.send(result.map_err(|e| e.to_string()));
                 }
+                Command::SkipCustomInstructions { skip, done } => {
+                    self.parts.config.skip_custom_instructions = skip;
+                    let _ = done.send(Ok(()));
+                }
+                Command::SetMode { mode, done } => {
+                    let _ = done.send(self.set_mode(mode).map_err(|e| e.to_string()));
+                }
+                Command::Log { entry, done } => {
+                    let event = entry.event(self.emitter.writer().last_id());
+                    let result = self.emitter.emit_event(event).map(|e| e.id);
+                    let _ = done.send(result.map_err(|e| e.to_string()));
+                }
                 Command::Shutdown { done } => {
                     shutdown_reply = Some(done);
                     break;

@@ -18,6 +18,8 @@ pub(super) struct Message<'a> {
     pub(super) mode: AgentMode,
     pub(super) cancel: &'a CancellationToken,
     pub(super) task_completed: bool,
+    /// Extra HTTP headers of this message's model calls (`SendOptions::request_headers`).
+    pub(super) headers: Vec<(String, String)>,
 }
 
 impl Actor {
@@ -43,6 +45,7 @@ impl Actor {
             mode,
             cancel,
             task_completed: false,
+            headers: options.request_headers.clone(),
         };
         let transformed = self.prompt_hook(&prompt).await?;
         self.record_user_message(prompt, transformed, &options.attachments, &msg)

@@ -10,6 +10,7 @@ mod actor;
 mod emitter;
 mod history;
 mod hooks_glue;
+mod log_entry;
 mod message;
 mod pending;
 mod prompting;
@@ -30,6 +31,7 @@ use turnstile_journal::{
 use turnstile_replay::{SessionState, resume_plan};
 
 pub use history::{chat_messages, default_system_prompt};
+pub use log_entry::{LogEntry, LogLevel};
 
 use crate::autopilot::{AgentMode, DEFAULT_MAX_CONTINUES};
 use crate::client::{ExternalTools, PermissionAsker};
@@ -72,6 +74,9 @@ pub struct SessionConfig {
     /// The model's context window in tokens; `None` looks the model up in
     /// [`crate::prompt::tokens::token_limit`].
     pub token_limit: Option<u64>,
+    /// Leave the repository's instruction files out of the system prompt (SDK
+    /// `skipCustomInstructions`).
+    pub skip_custom_instructions: bool,
 }
 
 impl SessionConfig {
@@ -91,6 +96,7 @@ impl SessionConfig {
             reasoning_effort: None,
             excluded_tools: Vec::new(),
             token_limit: None,
+            skip_custom_instructions: false,
         }
     }
 }
@@ -102,6 +108,8 @@ pub struct SendOptions {
     pub mode: Option<AgentMode>,
     /// Files, directories, selections, blobs and GitHub references attached to the message.
     pub attachments: Vec<Attachment>,
+    /// Extra HTTP headers of every model call this message makes (`requestHeaders`).
+    pub request_headers: Vec<(String, String)>,
 }
 
 /// How a message ended.
@@ -171,6 +179,18 @@ enum Command {
         model: String,
         reasoning_effort: Option<String>,
         done: oneshot::Sender<Result<(), String>>,
+    },
+    SkipCustomInstructions {
+        skip: bool,
+        done: oneshot::Sender<Result<(), String>>,
+    },
+    SetMode {
+        mode: AgentMode,
+        done: oneshot::Sender<Result<(), String>>,
+    },
+    Log {
+        entry: LogEntry,
+        done: oneshot::Sender<Result<Uuid, String>>,
     },
     Shutdown {
         done: oneshot::Sender<Result<(), String>>,
@@ -499,14 +519,36 @@ impl SessionHandle {
         self.command(cmd, rx).await
     }
 
-    async fn command(
+    /// Sets the mode of the sends that name none (recorded as `session.mode_changed` when it
+    /// changes), after the messages sent before it.
+    pub async fn set_mode(&self, mode: AgentMode) -> Result<(), LoopError> {
+        let (done, rx) = oneshot::channel();
+        self.command(Command::SetMode { mode, done }, rx).await
+    }
+
+    /// Leaves the repository's instruction files out of (or back in) the system prompts built
+    /// from now on, after the messages sent before it.
+    pub async fn skip_custom_instructions(&self, skip: bool) -> Result<(), LoopError> {
+        let (done, rx) = oneshot::channel();
+        self.command(Command::SkipCustomInstructions { skip, done }, rx)
+            .await
+    }
+
+    /// Records a client log entry (`session.info`/`session.warning`/`session.error`) after
+    /// the messages sent before it; returns the id of the event.
+    pub async fn log(&self, entry: LogEntry) -> Result<Uuid, LoopError> {
+        let (done, rx) = oneshot::channel();
+        self.command(Command::Log { entry, done }, rx).await
+    }
+
+    async fn command<T>(
         &self,
         cmd: Command,
-        rx: oneshot::Receiver<Result<(), String>>,
-    ) -> Result<(), LoopError> {
+        rx: oneshot::Receiver<Result<T, String>>,
+    ) -> Result<T, LoopError> {
         self.tx.send(cmd).map_err(|_| LoopError::Closed(self.id))?;
         match rx.await {
-            Ok(Ok(())) => Ok(()),
+            Ok(Ok(value)) => Ok(value),
             Ok(Err(message)) => Err(LoopError::Journal(turnstile_journal::WriteError::Io {
                 path: PathBuf::from(self.id.to_string()),
                 source: std::io::Error::other(message),

@@ -213,6 +213,8 @@ impl Actor {
             mode,
             cancel,
             task_completed: false,
+            // The headers of the original send are not journaled: continued calls go without.
+            headers: Vec::new(),
         };
         let model = work
             .model

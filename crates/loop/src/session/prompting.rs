@@ -11,7 +11,7 @@ use turnstile_replay::Message as Conversation;
 use super::LoopError;
 use super::actor::Actor;
 use super::message::Message;
-use crate::autopilot::AgentMode;
+use crate::autopilot::{AgentMode, PLAN_PREFIX};
 use crate::model::ChatRequest;
 use crate::prompt::attachments::{Prepared, prepare};
 use crate::prompt::{Attachment, PromptContext, build_system_prompt, tokens};
@@ -67,10 +67,10 @@ impl Actor {
         let title = first.then(|| title_of(&prompt)).flatten();
         self.emitter.emit(&UserMessage {
             content: prompt,
-            transformed_content: Some(prepared.transform(&transformed)),
+            transformed_content: Some(prepared.transform(&planned(msg.mode, transformed))),
             message_id: Some(msg.message_id.clone()),
             attachments: (!prepared.recorded.is_empty()).then_some(prepared.recorded),
-            agent_mode: (msg.mode == AgentMode::Autopilot).then(|| msg.mode.as_str().to_owned()),
+            agent_mode: (msg.mode != AgentMode::Interactive).then(|| msg.mode.as_str().to_owned()),
             interaction_id: Some(msg.interaction_id.clone()),
             ..Default::default()
         })?;
@@ -91,11 +91,14 @@ impl Actor {
                 Some(exact) => exact.clone(),
                 None => {
                     let tools = self.tool_specs(msg.mode).into_iter().map(|t| t.name);
-                    let ctx = PromptContext::discover(
+                    let mut ctx = PromptContext::discover(
                         &self.parts.config.cwd,
                         &self.parts.config.model,
                         tools.collect(),
                     );
+                    if self.parts.config.skip_custom_instructions {
+                        ctx.custom_instructions.clear();
+                    }
                     let transformer = self.parts.section_transformer.clone();
                     build_system_prompt(
                         &self.parts.config.system_message,
@@ -149,6 +152,19 @@ impl Actor {
         Ok(())
     }
 
+    /// Sets the mode of the sends that name none, recorded as `session.mode_changed` when it
+    /// changes.
+    pub(super) fn set_mode(&mut self, mode: AgentMode) -> Result<(), LoopError> {
+        let previous = std::mem::replace(&mut self.parts.config.mode, mode);
+        if previous != mode {
+            self.emitter.emit(&SessionModeChanged {
+                previous_mode: previous.as_str().into(),
+                new_mode: mode.as_str().into(),
+            })?;
+        }
+        Ok(())
+    }
+
     /// Switches the model (and reasoning effort) of the following calls, recorded as
     /// `session.model_change`.
     pub(super) fn switch_model(
@@ -171,6 +187,30 @@ impl Actor {
         })?;
         Ok(())
     }
+}
+
+/// The prompt the model reads: in plan mode, after [`PLAN_PREFIX`].
+fn planned(mode: AgentMode, prompt: String) -> String {
+    if mode == AgentMode::Plan {
+        format!("{PLAN_PREFIX}{prompt}")
+    } else {
+        prompt
+    }
+}
+
+/// `session.mode_changed`: the mode of the sends that name none changed (the schema's
+/// `ModeChangedData`).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct SessionModeChanged {
+    /// The mode before.
+    previous_mode: String,
+    /// The mode now.
+    new_mode: String,
+}
+
+impl turnstile_journal::payload::Payload for SessionModeChanged {
+    const TYPE: &'static str = "session.mode_changed";
 }
 
 /// A title from a prompt: its first non-empty line, cut to [`TITLE_CHARS`] characters.

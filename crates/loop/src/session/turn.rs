@@ -45,7 +45,8 @@ impl Actor {
         msg: &mut Message<'_>,
     ) -> Result<TurnEnd, LoopError> {
         let turn_id = turn.to_string();
-        let request = self.request(msg.mode);
+        let mut request = self.request(msg.mode);
+        request.headers = msg.headers.clone();
         // `assistant.turn_start` counts an LLM call: it is recorded only when nothing stands
         // between it and sending the request (an aborted message sends nothing).
         if msg.cancel.is_cancelled() {

@@ -329,6 +329,8 @@ fn build(
     ));
     let mut session_config = SessionConfig::new(&cwd, chosen.model.clone());
     session_config.durability = config.durability;
+    // The loop records mode changes from this one (`session.mode_changed`).
+    session_config.mode = config.default_mode;
     session_config.max_autopilot_continues = config.max_autopilot_continues;
     session_config.permissions = config.permissions.clone();
     session_config.allow_outside_cwd = config.allow_outside_cwd;

@@ -3,6 +3,8 @@
 
 pub(crate) mod event_log;
 pub(crate) mod lifecycle;
+pub(crate) mod log;
+pub(crate) mod options;
 pub(crate) mod pending;
 pub(crate) mod plan;
 pub(crate) mod server;

@@ -1,5 +1,6 @@
 //! Answers to requests a session is waiting on: `session.tools.handlePendingToolCall` and
-//! `session.permissions.handlePendingPermissionRequest`.
+//! `session.permissions.handlePendingPermissionRequest`, and the list of the permission
+//! requests still open (`session.permissions.pendingRequests`).
 
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -183,6 +184,23 @@ fn unknown(e: UnknownRequest) -> RpcError {
     RpcError::invalid_params(format!(
         "{e} (answer only requests announced by session.event)"
     ))
+}
+
+/// `session.permissions.pendingRequests`: `{items: [{requestId, request}]}`, the permission
+/// requests announced and not completed yet, in request order (`request` is the event's
+/// `promptRequest`, else its `permissionRequest`), so a client attaching late can show them.
+pub(crate) fn pending_permissions(
+    ctx: &Ctx<'_>,
+    params: super::lifecycle::SessionIdParams,
+) -> Result<Value, RpcError> {
+    let session = open_session(ctx, params.id())?;
+    let items: Vec<Value> = session
+        .bridge()
+        .pending_prompts()
+        .into_iter()
+        .map(|(id, request)| json!({"requestId": id, "request": request}))
+        .collect();
+    Ok(json!({"items": items}))
 }
 
 #[cfg(test)]

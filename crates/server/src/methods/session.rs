@@ -19,8 +19,7 @@ pub(crate) struct SendParams {
     session_id: String,
     prompt: String,
     attachments: Option<Vec<Attachment>>,
-    /// Parsed so a wrong type is refused; the loop's provider has no per-send headers yet.
-    #[allow(dead_code)]
+    /// Extra HTTP headers of this message's model calls.
     request_headers: Option<std::collections::BTreeMap<String, String>>,
     /// "enqueue" or "immediate"; both queue behind a running message here.
     mode: Option<String>,
@@ -85,16 +84,43 @@ fn queue(
             SendOptions {
                 mode: Some(mode),
                 attachments: params.attachments.unwrap_or_default(),
+                request_headers: request_headers(params.request_headers)?,
             },
         )
         .map_err(|e| RpcError::new(codes::SESSION_FAILED, e.to_string()))?;
     Ok((session, message_id))
 }
 
+/// The `requestHeaders` of a send, refused when one could not be sent as an HTTP header (the
+/// provider would fail every call of the message otherwise).
+fn request_headers(
+    headers: Option<std::collections::BTreeMap<String, String>>,
+) -> Result<Vec<(String, String)>, RpcError> {
+    let mut out = Vec::new();
+    for (name, value) in headers.unwrap_or_default() {
+        let valid_name = !name.is_empty()
+            && name
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b));
+        if !valid_name {
+            return Err(RpcError::invalid_params(format!(
+                "requestHeaders: {name:?} is not a valid HTTP header name"
+            )));
+        }
+        if value.bytes().any(|b| b == b'\r' || b == b'\n' || b == 0) {
+            return Err(RpcError::invalid_params(format!(
+                "requestHeaders: the value of {name:?} holds a line break or NUL"
+            )));
+        }
+        out.push((name, value));
+    }
+    Ok(out)
+}
+
 fn parse_mode(name: &str, field: &str) -> Result<AgentMode, RpcError> {
     AgentMode::parse(name).ok_or_else(|| {
         RpcError::invalid_params(format!(
-            "{field} {name:?} is not supported (supported: interactive, autopilot)"
+            "{field} {name:?} is not supported (supported: interactive, autopilot, plan)"
         ))
     })
 }
@@ -153,8 +179,9 @@ pub(crate) struct ModeSetParams {
     expected_mode: Option<String>,
 }
 
-/// `session.mode.set`: the mode of the following sends that name none.
-pub(crate) fn mode_set(ctx: &Ctx<'_>, params: ModeSetParams) -> Result<Value, RpcError> {
+/// `session.mode.set`: the mode of the following sends that name none, recorded as
+/// `session.mode_changed` when it changes.
+pub(crate) async fn mode_set(ctx: &Ctx<'_>, params: ModeSetParams) -> Result<Value, RpcError> {
     let session = open_session(ctx, &params.session_id)?;
     let mode = parse_mode(&params.mode, "mode")?;
     let current = session.info().mode;
@@ -168,6 +195,11 @@ pub(crate) fn mode_set(ctx: &Ctx<'_>, params: ModeSetParams) -> Result<Value, Rp
             "message": format!("the mode is {}, not {expected}", current.as_str()),
         }));
     }
+    session
+        .handle()
+        .set_mode(mode)
+        .await
+        .map_err(|e| RpcError::new(codes::SESSION_FAILED, e.to_string()))?;
     session.set_mode(mode);
     Ok(json!({"status": "applied", "modelChanged": false, "modeApplied": true}))
 }
@@ -176,6 +208,33 @@ pub(crate) fn mode_set(ctx: &Ctx<'_>, params: ModeSetParams) -> Result<Value, Rp
 pub(crate) fn model_current(ctx: &Ctx<'_>, params: SessionIdParams) -> Result<Value, RpcError> {
     let session = open_session(ctx, params.id())?;
     Ok(current_model(&session))
+}
+
+/// `session.model.switchTo` params.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct SwitchToParams {
+    session_id: String,
+    model_id: String,
+    reasoning_effort: Option<String>,
+}
+
+/// `session.model.switchTo`: the calls after the messages sent before it use `modelId`
+/// (recorded as `session.model_change`); answers `{modelId, deferred: false}` as the Copilot
+/// CLI does.
+pub(crate) async fn model_switch(ctx: &Ctx<'_>, params: SwitchToParams) -> Result<Value, RpcError> {
+    let session = open_session(ctx, &params.session_id)?;
+    let model = params.model_id.trim();
+    if model.is_empty() {
+        return Err(RpcError::invalid_params("modelId must not be empty"));
+    }
+    session
+        .handle()
+        .switch_model(model, params.reasoning_effort.clone())
+        .await
+        .map_err(|e| RpcError::new(codes::SESSION_FAILED, e.to_string()))?;
+    session.set_model(model.to_owned(), params.reasoning_effort);
+    Ok(json!({"modelId": model, "deferred": false}))
 }
 
 /// `session.model.getCurrent` with the reasoning effort, when one is set.
@@ -205,8 +264,9 @@ pub(crate) struct NameSetParams {
 /// Longest name (the schema's).
 const MAX_NAME_CHARS: usize = 100;
 
-/// `session.name.set`: 1 to 100 characters once trimmed; answers `null`.
-pub(crate) fn name_set(ctx: &Ctx<'_>, params: NameSetParams) -> Result<Value, RpcError> {
+/// `session.name.set`: 1 to 100 characters once trimmed; announces `session.title_changed`
+/// (ephemeral, as in the Copilot CLI) and answers `null`.
+pub(crate) async fn name_set(ctx: &Ctx<'_>, params: NameSetParams) -> Result<Value, RpcError> {
     let session = open_session(ctx, &params.session_id)?;
     let name = params.name.trim();
     let chars = name.chars().count();
@@ -215,6 +275,11 @@ pub(crate) fn name_set(ctx: &Ctx<'_>, params: NameSetParams) -> Result<Value, Rp
             "name must be 1 to {MAX_NAME_CHARS} characters once trimmed (got {chars})"
         )));
     }
+    session
+        .handle()
+        .set_name(name)
+        .await
+        .map_err(|e| RpcError::new(codes::SESSION_FAILED, e.to_string()))?;
     session.set_name(name.to_owned());
     Ok(Value::Null)
 }

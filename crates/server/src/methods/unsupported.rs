@@ -7,15 +7,7 @@
 pub(crate) const REASONS: &[(&str, &str)] = &[
     (
         "session.model.",
-        "the model is fixed for an open session: resume it with another model or provider",
-    ),
-    (
-        "session.log",
-        "client log messages are not recorded yet (the loop has no way to append them)",
-    ),
-    (
-        "session.options.update",
-        "session options are fixed when the session is opened: resume it with the new options",
+        "only model.getCurrent and model.switchTo are served",
     ),
     ("session.mode.", "only mode.get and mode.set are served"),
     (
@@ -28,7 +20,7 @@ pub(crate) const REASONS: &[(&str, &str)] = &[
     ),
     (
         "session.permissions.",
-        "permission rules come from the server's flags (--allow-tool, --deny-tool, --yolo) or from the client's answer to each request",
+        "only paths.list, pendingRequests and handlePendingPermissionRequest are served: permission rules come from the server's flags (--allow-tool, --deny-tool, --yolo) or from the client's answer to each request",
     ),
     (
         "session.eventLog.",

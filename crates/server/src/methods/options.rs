@@ -1,0 +1,116 @@
+//! `session.options.update`: the options the official TypeScript client patches after
+//! create/resume (every one in its `mode: "empty"`). Each either takes effect or already holds
+//! for turnstile; any other option is refused by name, so a client never believes a change
+//! was made that was not.
+
+use serde_json::{Map, Value, json};
+
+use super::{Ctx, open_session};
+use crate::rpc::{RpcError, codes, kind_of};
+
+/// `session.options.update` `{sessionId, ...options}`: answers `{success: true}` as the Copilot
+/// CLI does.
+pub(crate) async fn update(ctx: &Ctx<'_>, params: Value) -> Result<Value, RpcError> {
+    let Value::Object(mut options) = params else {
+        return Err(RpcError::invalid_params(format!(
+            "params must be an object, got {}",
+            kind_of(&params)
+        )));
+    };
+    let Some(Value::String(id)) = options.remove("sessionId") else {
+        return Err(RpcError::invalid_params(
+            "sessionId: missing or not a string",
+        ));
+    };
+    let session = open_session(ctx, &id)?;
+    let skip = check(&options)?;
+    if let Some(skip) = skip {
+        session
+            .handle()
+            .skip_custom_instructions(skip)
+            .await
+            .map_err(|e| RpcError::new(codes::SESSION_FAILED, e.to_string()))?;
+    }
+    Ok(json!({"success": true}))
+}
+
+/// Validates the patch; returns its `skipCustomInstructions`, the one option that changes
+/// what turnstile does.
+fn check(options: &Map<String, Value>) -> Result<Option<bool>, RpcError> {
+    let mut skip = None;
+    for (key, value) in options {
+        let wrong = |what: &str| {
+            RpcError::invalid_params(format!("{key}: {what} (got {})", kind_of(value)))
+        };
+        match key.as_str() {
+            "skipCustomInstructions" => {
+                skip = Some(value.as_bool().ok_or_else(|| wrong("expected a boolean"))?);
+            }
+            // No custom agents at all: local-only or not, there are none.
+            "customAgentsLocalOnly" => {
+                value.as_bool().ok_or_else(|| wrong("expected a boolean"))?;
+            }
+            // Off is what turnstile does: no co-author trailers, no schedules.
+            "coauthorEnabled" | "manageScheduleEnabled" => match value {
+                Value::Bool(false) => {}
+                Value::Bool(true) => {
+                    return Err(RpcError::invalid_params(format!(
+                        "{key}: true is not supported: turnstile has no co-author trailers or schedules"
+                    )));
+                }
+                _ => return Err(wrong("expected a boolean")),
+            },
+            // None is what turnstile has: no plugins, no skills.
+            "installedPlugins" | "includedBuiltinSkills" => match value {
+                Value::Array(items) if items.is_empty() => {}
+                Value::Array(_) => {
+                    return Err(RpcError::invalid_params(format!(
+                        "{key}: only [] is supported: turnstile has no plugins or skills"
+                    )));
+                }
+                _ => return Err(wrong("expected an array")),
+            },
+            other => {
+                return Err(RpcError::invalid_params(format!(
+                    "{other}: this option cannot be changed on an open turnstile session; give it in session.create or session.resume"
+                )));
+            }
+        }
+    }
+    Ok(skip)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn patch(value: Value) -> Map<String, Value> {
+        value.as_object().unwrap().clone()
+    }
+
+    #[test]
+    fn the_empty_mode_patch_is_accepted() {
+        let empty_mode = patch(json!({
+            "skipCustomInstructions": true, "customAgentsLocalOnly": true,
+            "coauthorEnabled": false, "manageScheduleEnabled": false,
+            "installedPlugins": [], "includedBuiltinSkills": [],
+        }));
+        assert_eq!(check(&empty_mode).unwrap(), Some(true));
+        assert_eq!(check(&Map::new()).unwrap(), None);
+    }
+
+    #[test]
+    fn what_turnstile_cannot_do_is_refused_by_name() {
+        for bad in [
+            json!({"coauthorEnabled": true}),
+            json!({"includedBuiltinSkills": ["x"]}),
+            json!({"skipCustomInstructions": "yes"}),
+            json!({"workingDirectory": "/elsewhere"}),
+        ] {
+            let key = bad.as_object().unwrap().keys().next().unwrap().clone();
+            let error = check(&patch(bad)).unwrap_err();
+            assert_eq!(error.code, codes::INVALID_PARAMS);
+            assert!(error.message.contains(&key), "{}", error.message);
+        }
+    }
+}
