@@ -4,71 +4,40 @@
 //! expect around a message and a call (schema-validated, ephemeral ones never on disk),
 //! `reasoningEffort`, `excludedTools`, title and model switches.
 
+mod common;
+
 use std::path::Path;
 use std::sync::{Arc, OnceLock};
-use std::time::Duration;
 
+use common::Fixture;
 use jsonschema::Validator;
 use serde_json::{Value, json};
-use turnstile_journal::{Event, JournalReader, ReadMode, StateRoot, Uuid};
-use turnstile_loop::model::{BoxFuture, OpenAiConfig, OpenAiProvider};
-use turnstile_loop::permissions::PermissionPolicy;
+use turnstile_journal::Event;
+use turnstile_loop::model::BoxFuture;
 use turnstile_loop::prompt::{Attachment, SectionTransformer, SystemMessageConfig, TransformError};
-use turnstile_loop::tools::ToolRegistry;
 use turnstile_loop::{Outcome, SendOptions, SessionConfig, SessionHandle, SessionParts};
-use turnstile_scripted_model::{Script, ScriptedResponse, ScriptedServer};
+use turnstile_scripted_model::{Script, ScriptedResponse};
 
 /// A 1x1 PNG, base64.
 const PNG_B64: &str =
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGNgAAACAAAB4iG8MwAAAABJRU5ErkJggg==";
 
-struct Fixture {
-    _state: tempfile::TempDir,
-    work: tempfile::TempDir,
-    root: StateRoot,
-    server: ScriptedServer,
-}
-
 async fn fixture(script: Script) -> Fixture {
-    let state = tempfile::tempdir().unwrap();
-    let work = tempfile::tempdir().unwrap();
-    std::fs::write(work.path().join("notes.txt"), "line one\nline two\n").unwrap();
-    std::fs::create_dir(work.path().join("sub")).unwrap();
-    std::fs::write(work.path().join("sub/a.txt"), "a\n").unwrap();
-    let root = StateRoot::new(state.path().join("session-state"));
-    let server = ScriptedServer::start(script).await.unwrap();
-    Fixture {
-        _state: state,
-        work,
-        root,
-        server,
-    }
+    Fixture::start(script, |work| {
+        std::fs::write(work.join("notes.txt"), "line one\nline two\n").unwrap();
+        std::fs::create_dir(work.join("sub")).unwrap();
+        std::fs::write(work.join("sub/a.txt"), "a\n").unwrap();
+    })
+    .await
 }
 
 impl Fixture {
+    /// The base parts, not streaming.
     fn parts(&self, configure: impl FnOnce(&mut SessionConfig)) -> SessionParts {
-        let mut oc = OpenAiConfig::new(self.server.url(), "test-model");
-        oc.retry.base_delay = Duration::from_millis(5);
-        let mut config = SessionConfig::new(self.work.path(), "test-model");
-        config.permissions = PermissionPolicy::from_flags(true, &[], &[]).unwrap();
-        config.streaming = false;
-        configure(&mut config);
-        SessionParts {
-            config,
-            provider: Arc::new(OpenAiProvider::new(oc).unwrap()),
-            tools: Arc::new(ToolRegistry::builtin(false)),
-            hooks: None,
-            external_tools: None,
-            permission_asker: None,
-            section_transformer: None,
-        }
-    }
-
-    fn journal(&self, id: Uuid) -> Vec<Event> {
-        JournalReader::open(self.root.session(id).events, ReadMode::Strict)
-            .unwrap()
-            .map(|r| r.unwrap_or_else(|e| panic!("{e}")).event)
-            .collect()
+        self.base_parts(|config| {
+            config.streaming = false;
+            configure(config);
+        })
     }
 
     fn system_prompt_sent(&self, request: usize) -> String {

@@ -2,78 +2,41 @@
 //! event order, journal contents, tools, permissions, hooks, autopilot, retries, errors,
 //! abort, resume. Every journal written here must pass the replay crate's audit.
 
+mod common;
+
 use std::sync::Arc;
 use std::time::Duration;
 
+use common::Fixture;
 use serde_json::{Value, json};
-use turnstile_journal::{Event, JournalReader, ReadMode, StateRoot, Uuid};
+use turnstile_journal::{Event, Uuid};
 use turnstile_loop::hooks::{CommandHooks, HookRunner, HookTrust};
 use turnstile_loop::model::{OpenAiConfig, OpenAiProvider};
 use turnstile_loop::permissions::PermissionPolicy;
 use turnstile_loop::tools::ToolRegistry;
 use turnstile_loop::{AgentMode, Outcome, SendOptions, SessionConfig, SessionHandle, SessionParts};
-use turnstile_scripted_model::{Script, ScriptedResponse, ScriptedServer};
-
-struct Fixture {
-    _state: tempfile::TempDir,
-    work: tempfile::TempDir,
-    root: StateRoot,
-    server: ScriptedServer,
-}
+use turnstile_scripted_model::{Script, ScriptedResponse};
 
 async fn fixture(script: Script) -> Fixture {
-    let state = tempfile::tempdir().unwrap();
-    let work = tempfile::tempdir().unwrap();
-    std::fs::write(
-        work.path().join("alpha.txt"),
-        "alpha: the first file\nIt mentions apples.\n",
-    )
-    .unwrap();
-    std::fs::write(work.path().join("beta.txt"), "beta\n").unwrap();
-    let root = StateRoot::new(state.path().join("session-state"));
-    let server = ScriptedServer::start(script).await.unwrap();
-    Fixture {
-        _state: state,
-        work,
-        root,
-        server,
-    }
+    Fixture::start(script, |work| {
+        std::fs::write(
+            work.join("alpha.txt"),
+            "alpha: the first file\nIt mentions apples.\n",
+        )
+        .unwrap();
+        std::fs::write(work.join("beta.txt"), "beta\n").unwrap();
+    })
+    .await
 }
 
 impl Fixture {
+    /// The base parts with `task_complete` offered and the working directory's hooks.
     fn parts(&self, configure: impl FnOnce(&mut SessionConfig)) -> SessionParts {
-        let mut oc = OpenAiConfig::new(self.server.url(), "test-model");
-        oc.retry.base_delay = Duration::from_millis(5);
-        let mut config = SessionConfig::new(self.work.path(), "test-model");
-        config.permissions = PermissionPolicy::from_flags(true, &[], &[]).unwrap();
-        configure(&mut config);
+        let mut parts = self.base_parts(configure);
         let (hooks, _) = CommandHooks::load(self.work.path(), &HookTrust::everything()).unwrap();
-        SessionParts {
-            config,
-            provider: Arc::new(OpenAiProvider::new(oc).unwrap()),
-            tools: Arc::new(ToolRegistry::builtin(true)),
-            hooks: Some(Arc::new(hooks) as Arc<dyn HookRunner>),
-            external_tools: None,
-            permission_asker: None,
-            section_transformer: None,
-        }
-    }
-
-    fn journal(&self, id: Uuid) -> Vec<Event> {
-        JournalReader::open(self.root.session(id).events, ReadMode::Strict)
-            .unwrap()
-            .map(|r| r.unwrap_or_else(|e| panic!("{e}")).event)
-            .collect()
-    }
-
-    fn audit_clean(&self, id: Uuid) -> turnstile_replay::AuditReport {
-        let report = turnstile_replay::audit_file(&self.root.session(id).events).unwrap();
-        assert!(
-            report.violations.is_empty(),
-            "violations: {:#?}",
-            report.violations
-        );
-        report
+        parts.tools = Arc::new(ToolRegistry::builtin(true));
+        parts.hooks = Some(Arc::new(hooks) as Arc<dyn HookRunner>);
+        parts
     }
 }
 

@@ -2,74 +2,31 @@
 //! together, results go back in request order, duplicate ids, client tools (permission,
 //! `skipPermission`, result types), and no `assistant.turn_start` without a model request.
 
+mod common;
+
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use common::Fixture;
 use serde_json::{Value, json};
-use turnstile_journal::{Event, JournalReader, ReadMode, StateRoot, Uuid};
+use turnstile_journal::Event;
 use turnstile_loop::client::{AskError, ExternalToolCall, ExternalTools, PermissionAsker};
-use turnstile_loop::model::{OpenAiConfig, OpenAiProvider};
 use turnstile_loop::permissions::PermissionPolicy;
-use turnstile_loop::tools::{BoxFuture, ToolFailure, ToolOutput, ToolRegistry, ToolSpec};
-use turnstile_loop::{Outcome, SendOptions, SessionConfig, SessionHandle, SessionParts};
-use turnstile_scripted_model::{Script, ScriptedResponse, ScriptedServer};
+use turnstile_loop::tools::{BoxFuture, ToolFailure, ToolOutput, ToolSpec};
+use turnstile_loop::{Outcome, SendOptions, SessionHandle, SessionParts};
+use turnstile_scripted_model::{Script, ScriptedResponse};
 
 /// Safety net only: no assertion depends on it.
 const PATIENCE: Duration = Duration::from_secs(30);
 
-struct Fixture {
-    _state: tempfile::TempDir,
-    work: tempfile::TempDir,
-    root: StateRoot,
-    server: ScriptedServer,
-}
-
 async fn fixture(script: Script) -> Fixture {
-    let state = tempfile::tempdir().unwrap();
-    let work = tempfile::tempdir().unwrap();
-    let root = StateRoot::new(state.path().join("session-state"));
-    let server = ScriptedServer::start(script).await.unwrap();
-    Fixture {
-        _state: state,
-        work,
-        root,
-        server,
-    }
+    Fixture::start(script, |_| {}).await
 }
 
 impl Fixture {
     fn parts(&self) -> SessionParts {
-        let mut oc = OpenAiConfig::new(self.server.url(), "test-model");
-        oc.retry.base_delay = Duration::from_millis(5);
-        let mut config = SessionConfig::new(self.work.path(), "test-model");
-        config.permissions = PermissionPolicy::from_flags(true, &[], &[]).unwrap();
-        SessionParts {
-            config,
-            provider: Arc::new(OpenAiProvider::new(oc).unwrap()),
-            tools: Arc::new(ToolRegistry::builtin(false)),
-            hooks: None,
-            external_tools: None,
-            permission_asker: None,
-            section_transformer: None,
-        }
-    }
-
-    fn journal(&self, id: Uuid) -> Vec<Event> {
-        JournalReader::open(self.root.session(id).events, ReadMode::Strict)
-            .unwrap()
-            .map(|r| r.unwrap_or_else(|e| panic!("{e}")).event)
-            .collect()
-    }
-
-    fn audit_clean(&self, id: Uuid) -> turnstile_replay::AuditReport {
-        let report = turnstile_replay::audit_file(&self.root.session(id).events).unwrap();
-        assert!(
-            report.violations.is_empty(),
-            "violations: {:#?}",
-            report.violations
-        );
-        report
+        self.base_parts(|_| {})
     }
 
     /// The `tool` messages of request `n`, as (tool_call_id, content).

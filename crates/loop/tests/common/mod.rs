@@ -1,0 +1,78 @@
+//! Set-up the loop's session tests share: a state root, a working directory and a scripted
+//! model server, the session parts most tests start from, and the journal read back and
+//! audited. Each test binary uses a part of it.
+#![allow(dead_code)]
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use turnstile_journal::{Event, JournalReader, ReadMode, StateRoot, Uuid};
+use turnstile_loop::model::{OpenAiConfig, OpenAiProvider};
+use turnstile_loop::permissions::PermissionPolicy;
+use turnstile_loop::tools::ToolRegistry;
+use turnstile_loop::{SessionConfig, SessionParts};
+use turnstile_scripted_model::{Script, ScriptedServer};
+
+/// One test's session state, working directory and model server.
+pub struct Fixture {
+    _state: tempfile::TempDir,
+    pub work: tempfile::TempDir,
+    pub root: StateRoot,
+    pub server: ScriptedServer,
+}
+
+impl Fixture {
+    /// Starts the server on `script`; `files` fills the working directory.
+    pub async fn start(script: Script, files: impl FnOnce(&Path)) -> Fixture {
+        let state = tempfile::tempdir().unwrap();
+        let work = tempfile::tempdir().unwrap();
+        files(work.path());
+        let root = StateRoot::new(state.path().join("session-state"));
+        let server = ScriptedServer::start(script).await.unwrap();
+        Fixture {
+            _state: state,
+            work,
+            root,
+            server,
+        }
+    }
+
+    /// Every tool allowed, the built-ins without `task_complete`, nothing a client provides;
+    /// `configure` adjusts the session's config.
+    pub fn base_parts(&self, configure: impl FnOnce(&mut SessionConfig)) -> SessionParts {
+        let mut oc = OpenAiConfig::new(self.server.url(), "test-model");
+        oc.retry.base_delay = Duration::from_millis(5);
+        let mut config = SessionConfig::new(self.work.path(), "test-model");
+        config.permissions = PermissionPolicy::from_flags(true, &[], &[]).unwrap();
+        configure(&mut config);
+        SessionParts {
+            config,
+            provider: Arc::new(OpenAiProvider::new(oc).unwrap()),
+            tools: Arc::new(ToolRegistry::builtin(false)),
+            hooks: None,
+            external_tools: None,
+            permission_asker: None,
+            section_transformer: None,
+        }
+    }
+
+    /// The session's journal, read strictly.
+    pub fn journal(&self, id: Uuid) -> Vec<Event> {
+        JournalReader::open(self.root.session(id).events, ReadMode::Strict)
+            .unwrap()
+            .map(|r| r.unwrap_or_else(|e| panic!("{e}")).event)
+            .collect()
+    }
+
+    /// The session's audit, asserted free of violations.
+    pub fn audit_clean(&self, id: Uuid) -> turnstile_replay::AuditReport {
+        let report = turnstile_replay::audit_file(&self.root.session(id).events).unwrap();
+        assert!(
+            report.violations.is_empty(),
+            "violations: {:#?}",
+            report.violations
+        );
+        report
+    }
+}
