@@ -2,7 +2,7 @@
 CARGO ?= cargo
 BIN := target/release/turnstile
 
-.PHONY: demo test build release lint bench bench-journal bench-audit bench-loop bench-model bench-sdk bench-sessions crash-soak fuzz clean-bench
+.PHONY: demo test build release install lint bench bench-report bench-journal bench-audit bench-loop bench-model bench-sdk bench-sessions crash-soak fuzz clean-bench
 
 ## demo: build, then replay a recorded session with real tools, audit it, resume it, check it
 ## (offline, no model server, under a minute after the build).
@@ -21,6 +21,12 @@ test:
 build:
 	$(CARGO) build --workspace
 
+## install: `turnstile` and the offline `scripted-model` server into ~/.cargo/bin (on PATH after
+## rustup's set-up), from this checkout.
+install:
+	$(CARGO) install --locked --path crates/cli
+	$(CARGO) install --locked --path crates/scripted-model
+
 release:
 	$(CARGO) build --release -p turnstile
 
@@ -33,7 +39,7 @@ lint:
 ## bench: journal append/read throughput; the read path (audit and --count next to grep with
 ## both cores free and one busy, fold, checkpoint, stale-checkpoint resume, audit memory);
 ## model answers; `sessions` over 100 000 sessions; the SDK client against both runtimes.
-bench: bench-journal bench-audit bench-loop bench-model bench-sessions bench-sdk
+bench: bench-journal bench-audit bench-loop bench-model bench-sessions bench-report bench-sdk
 
 bench-journal: release
 	$(CARGO) build --release -p turnstile-journal --example journal_bench
@@ -41,6 +47,11 @@ bench-journal: release
 
 bench-audit:
 	bash scripts/bench-audit.sh
+
+## bench-report: `turnstile report` on the 2,002-turn fixture, and headless Chromium loading the
+## page next to an empty page (needs chromium).
+bench-report: release
+	bash scripts/bench-report.sh
 
 ## bench-sessions: `sessions` and `resume --last` over 100 000 generated sessions, with the
 ## session index cold, warm and bypassed (COUNT=, REPS=, PREVIOUS=<older binary> to compare).

@@ -4,6 +4,7 @@ mod commands;
 mod live_view;
 mod session_flags;
 mod target;
+mod type_warning;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -86,6 +87,9 @@ enum Command {
     /// Re-run a recorded journal with its recorded answers and the real tools; --check compares.
     #[command(after_help = commands::replay::EXIT_CODES)]
     Replay(commands::replay::ReplayArgs),
+    /// Write a session as one self-contained HTML page: timeline, tool calls, tokens, audit.
+    #[command(after_help = EXIT_CODES)]
+    Report(commands::report::ReportArgs),
     /// Cut a torn tail to a side file; with --salvage also move bad lines aside.
     #[command(after_help = EXIT_CODES)]
     Repair {
@@ -140,6 +144,7 @@ fn main() -> ExitCode {
         Command::Resume(args) => commands::run::resume(args, state_dir),
         Command::Repair { target, salvage } => commands::repair::run(target, *salvage, state_dir),
         Command::Replay(args) => commands::replay::run(args, state_dir),
+        Command::Report(args) => commands::report::run(args, state_dir),
     };
     match result {
         Ok(code) => code,

@@ -9,6 +9,34 @@ use turnstile_scripted_model::{Script, ScriptedServer, ServerOptions};
 
 const USAGE: &str = "usage: scripted-model --script FILE [--port N] [--record-requests FILE]";
 
+/// `--help`: enough to write a script without reading the source.
+const HELP: &str = "\
+A scripted OpenAI-compatible model server on 127.0.0.1, to try turnstile offline and to test it.
+
+usage: scripted-model --script FILE [--port N] [--record-requests FILE]
+
+  --script FILE            the answers to serve, in order (format below)
+  --port N                 port to listen on [default: any free port]
+  --record-requests FILE   append every request received, one JSON line each
+
+Prints `listening on http://127.0.0.1:PORT/v1` (pass that as turnstile's --base-url), then serves
+until Ctrl-C. Each POST .../chat/completions takes the next response; when the script runs out
+the server answers HTTP 500, so restart it for another run.
+
+Script format (JSON):
+  {
+    \"model\": \"scripted-model\",              model listed by GET /v1/models (optional)
+    \"responses\": [                          one per model call, in order
+      {\"content\": \"Let me look.\",
+       \"toolCalls\": [{\"name\": \"glob\", \"arguments\": {\"pattern\": \"*.md\"}}]},
+      {\"content\": \"Done: the answer.\"}        no toolCalls: the model's final answer
+    ]
+  }
+A response may also set: \"id\" on a tool call (default call_<n>), \"usage\" (OpenAI field names),
+\"status\" and \"errorBody\" (an HTTP error), \"headers\", \"delayMs\", \"chunkDelayMs\",
+\"dropAfterChunks\", \"hang\", \"malformed\", \"finishReason\", \"moreChoices\", \"endless\".
+Example: examples/offline-script.json in the turnstile repository.";
+
 struct Args {
     script: PathBuf,
     options: ServerOptions,
@@ -53,7 +81,7 @@ async fn main() -> ExitCode {
     let args = match parse_args() {
         Ok(args) => args,
         Err(msg) if msg.is_empty() => {
-            println!("{USAGE}");
+            println!("{HELP}");
             return ExitCode::SUCCESS;
         }
         Err(msg) => {

@@ -41,6 +41,7 @@ pub fn run(args: &AuditArgs, state_root: Option<&Path>) -> Result<ExitCode> {
     };
     let options = ScanOptions::default();
     if let Some(event_type) = &args.count {
+        crate::type_warning::warn_unknown([event_type]);
         let count = count_type_with(events, event_type, &options, &mut progress)
             .with_context(|| format!("counting {event_type} in {}", events.display()))?;
         if let Some(bar) = &bar {

@@ -14,6 +14,7 @@ pub fn run(
     types: &[String],
     state_dir: Option<&Path>,
 ) -> Result<ExitCode> {
+    crate::type_warning::warn_unknown(types);
     let paths = crate::target::resolve(target, state_dir)?;
     paths.check_events_file()?;
     let reader = JournalReader::open(&paths.events, ReadMode::Lenient)?;

@@ -6,6 +6,7 @@ pub mod events;
 pub mod fsck;
 pub mod repair;
 pub mod replay;
+pub mod report;
 pub mod run;
 pub mod serve;
 pub mod sessions;

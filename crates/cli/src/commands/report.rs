@@ -1,0 +1,96 @@
+//! `turnstile report`: a session as one self-contained HTML page (`turnstile-report`).
+
+use std::fs::File;
+use std::io::BufWriter;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+use clap::Args;
+use turnstile_report::{ReportOptions, write_report};
+
+/// Arguments of `turnstile report`.
+#[derive(Debug, Clone, Args)]
+pub struct ReportArgs {
+    /// A session id, a unique id prefix, a session directory or an events.jsonl path.
+    #[arg(required_unless_present = "last")]
+    pub target: Option<String>,
+    /// The most recently updated session of the state directory.
+    #[arg(long, conflicts_with = "target")]
+    pub last: bool,
+    /// Where to write the page [default: report.html in the current directory].
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Turns drawn in full; later ones are only counted (the chart and the audit cover all).
+    #[arg(long, value_name = "N", default_value_t = turnstile_report::DEFAULT_MAX_TURNS_DRAWN)]
+    pub max_turns: u64,
+}
+
+/// Writes the report and prints where it went.
+pub fn run(args: &ReportArgs, state_dir: Option<&Path>) -> Result<ExitCode> {
+    let paths = match &args.target {
+        Some(target) => crate::target::resolve(target, state_dir)?,
+        None => {
+            let root = turnstile_journal::StateRoot::resolve(state_dir)?;
+            root.session(crate::target::newest_session(&root)?)
+        }
+    };
+    paths.check_events_file()?;
+    let output = args
+        .output
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("report.html"));
+    // Written beside the destination and renamed over it, so a failed report never leaves
+    // half a page where a previous one was.
+    let dir = output
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let partial = partial_path(dir, &output);
+    let options = ReportOptions {
+        max_turns_drawn: args.max_turns,
+    };
+    let summary = {
+        // `create_new`: never through a link or over a file someone else put there.
+        let file = File::options()
+            .write(true)
+            .create_new(true)
+            .open(&partial)
+            .with_context(|| format!("cannot create {}", partial.display()))?;
+        let mut out = BufWriter::new(file);
+        write_report(&paths.events, &mut out, &options)
+            .with_context(|| format!("writing {}", output.display()))
+    };
+    let summary = match summary {
+        Ok(s) => s,
+        Err(e) => {
+            let _ = std::fs::remove_file(&partial);
+            return Err(e);
+        }
+    };
+    std::fs::rename(&partial, &output)
+        .with_context(|| format!("cannot move the report to {}", output.display()))?;
+    let note = if summary.turns_drawn < summary.turns {
+        format!(" ({} drawn; --max-turns draws more)", summary.turns_drawn)
+    } else {
+        String::new()
+    };
+    println!(
+        "{}: {} turns{note}, {} lanes, {} violations, {} bytes",
+        output.display(),
+        summary.turns,
+        summary.lanes,
+        summary.violations,
+        summary.bytes
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A name for the page being written, next to `output`, that no other report run uses.
+fn partial_path(dir: &Path, output: &Path) -> PathBuf {
+    let name = output
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "report.html".into());
+    dir.join(format!(".{name}.{}.partial", std::process::id()))
+}
