@@ -23,13 +23,13 @@ median() { sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2
 now() { date +%s.%N; }
 
 # load PAGE: "wall cpu" seconds for headless Chromium to load PAGE and write a screenshot; cpu
-# is user + system of the browser and every process it waited for (on a loaded machine the
-# wall time mostly measures the scheduler, the CPU time much less).
+# is user + system (on a loaded machine the wall time mostly measures the scheduler, the CPU
+# time much less). --single-process keeps the renderer in the process `time` measures.
 load() {
     local profile start cpu
     profile=$(mktemp -d "$OUT/profile.XXXXXX")
     start=$(now)
-    /usr/bin/time -f '%U %S' -o "$OUT/cpu" "$CHROMIUM" --headless --no-sandbox --disable-gpu \
+    /usr/bin/time -f '%U %S' -o "$OUT/cpu" "$CHROMIUM" --headless --single-process --no-sandbox --disable-gpu \
         --no-first-run --user-data-dir="$profile" --window-size=1280,2400 \
         --screenshot="$OUT/shot.png" "file://$PWD/$1" >/dev/null 2>&1
     cpu=$(awk '{print $1 + $2}' "$OUT/cpu")

@@ -45,7 +45,7 @@ use timeline::Timeline;
 
 /// Turns drawn in full by default; later ones are counted in the chart and the audit only, so
 /// that the page stays one a browser opens quickly.
-pub const DEFAULT_MAX_TURNS_DRAWN: u64 = 5000;
+pub const DEFAULT_MAX_TURNS_DRAWN: u64 = 2500;
 
 /// How much to draw.
 #[derive(Debug, Clone, PartialEq, Eq)]
