@@ -26,6 +26,10 @@ pub enum Message {
         /// Injected by autopilot rather than typed.
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         autopilot_continuation: bool,
+        /// What was typed, when the model receives something else (`transformedContent`):
+        /// a compaction summary lists the typed text of the messages it replaces.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        typed: Option<String>,
         /// `messageId`, when recorded.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         message_id: Option<String>,
@@ -59,10 +63,43 @@ pub enum Message {
         success: bool,
     },
     /// The summary a compaction left in place of the history it removed.
+    #[serde(rename_all = "camelCase")]
     Summary {
-        /// The summary text.
+        /// The summary text the model wrote.
         content: String,
+        /// The typed text of the user messages it replaced (earlier summaries' included), in
+        /// order: the runtime repeats them to the model beside the summary.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        user_messages: Vec<String>,
     },
+}
+
+impl Message {
+    /// The text the model receives for a compaction summary, in the Copilot runtime's words
+    /// (sent as a user message in place of the history it replaced); `None` for other messages.
+    pub fn summary_text(&self) -> Option<String> {
+        let Message::Summary {
+            content,
+            user_messages,
+        } = self
+        else {
+            return None;
+        };
+        let mut text = String::from(
+            "Some of the conversation history has been summarized to free up context.\n\n\
+             You were originally given instructions from a user over one or more turns. \
+             Here were the user messages:\n",
+        );
+        for m in user_messages {
+            text.push_str("<user_message>\n");
+            text.push_str(m);
+            text.push_str("\n</user_message>\n");
+        }
+        text.push_str("\nHere is a summary of the prior context:\n<summary>\n");
+        text.push_str(content);
+        text.push_str("\n</summary>\n");
+        Some(text)
+    }
 }
 
 /// One tool call in an assistant message.
@@ -85,8 +122,14 @@ pub(crate) trait ConversationExt {
     /// Adds a tool result after the assistant message that requested the call, behind the
     /// results already there, so the history stays valid even when a result arrives late.
     fn add_tool_result(&mut self, message: Message, tool_call_id: &str);
+    /// Adds the result a resumed runtime makes up for a call the crash cut off, when an
+    /// assistant message requested it (a call nobody requested is not in the model's view).
+    fn add_interrupted_result(&mut self, tool_call_id: &str, name: &str);
     /// Replaces the oldest `removed` messages (all when `None`) by a compaction summary.
     fn compact(&mut self, summary: String, removed: Option<u64>);
+    /// Drops the oldest `removed` non-system messages (a `session.truncation`), and the tool
+    /// results that would be left without their request.
+    fn truncate_oldest(&mut self, removed: u64);
 }
 
 impl ConversationExt for Vec<Message> {
@@ -98,14 +141,7 @@ impl ConversationExt for Vec<Message> {
     }
 
     fn add_tool_result(&mut self, message: Message, tool_call_id: &str) {
-        // Usually the requesting message is the last assistant message: search from the end.
-        let owner = self.iter().rposition(|m| match m {
-            Message::Assistant { tool_requests, .. } => {
-                tool_requests.iter().any(|r| r.tool_call_id == tool_call_id)
-            }
-            _ => false,
-        });
-        let Some(owner) = owner else {
+        let Some(owner) = owner_of(self, tool_call_id) else {
             // No request recorded (user-initiated or runtime tools): the result goes last.
             self.push(message);
             return;
@@ -115,6 +151,31 @@ impl ConversationExt for Vec<Message> {
             at += 1;
         }
         self.insert(at, message);
+    }
+
+    fn add_interrupted_result(&mut self, tool_call_id: &str, name: &str) {
+        if owner_of(self, tool_call_id).is_some() {
+            let message = Message::Tool {
+                tool_call_id: tool_call_id.to_owned(),
+                name: name.to_owned(),
+                content: crate::resume_plan::INTERRUPTED_MESSAGE.to_owned(),
+                success: false,
+            };
+            self.add_tool_result(message, tool_call_id);
+        }
+    }
+
+    fn truncate_oldest(&mut self, removed: u64) {
+        let first = usize::from(matches!(self.first(), Some(Message::System { .. })));
+        let available = self.len() - first;
+        let mut end = first
+            + usize::try_from(removed)
+                .unwrap_or(usize::MAX)
+                .min(available);
+        while matches!(self.get(end), Some(Message::Tool { .. })) {
+            end += 1;
+        }
+        self.drain(first..end);
     }
 
     fn compact(&mut self, summary: String, removed: Option<u64>) {
@@ -128,9 +189,120 @@ impl ConversationExt for Vec<Message> {
         while matches!(self.get(end), Some(Message::Tool { .. })) {
             end += 1;
         }
+        let mut user_messages = Vec::new();
+        for m in &self[first..end] {
+            match m {
+                Message::User {
+                    content,
+                    typed,
+                    autopilot_continuation: false,
+                    ..
+                } => user_messages.push(typed.clone().unwrap_or_else(|| content.clone())),
+                Message::Summary {
+                    user_messages: earlier,
+                    ..
+                } => user_messages.extend(earlier.iter().cloned()),
+                _ => {}
+            }
+        }
         self.splice(
             first..end,
-            std::iter::once(Message::Summary { content: summary }),
+            std::iter::once(Message::Summary {
+                content: summary,
+                user_messages,
+            }),
+        );
+    }
+}
+
+/// Index of the assistant message that requested `tool_call_id`.
+fn owner_of(conversation: &[Message], tool_call_id: &str) -> Option<usize> {
+    // Usually the requesting message is the last assistant message: search from the end.
+    conversation.iter().rposition(|m| match m {
+        Message::Assistant { tool_requests, .. } => {
+            tool_requests.iter().any(|r| r.tool_call_id == tool_call_id)
+        }
+        _ => false,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn user(text: &str) -> Message {
+        Message::User {
+            content: format!("<t>{text}"),
+            typed: Some(text.to_owned()),
+            autopilot_continuation: false,
+            message_id: None,
+            attachments: Vec::new(),
+        }
+    }
+
+    fn call(id: &str) -> Message {
+        Message::Assistant {
+            content: String::new(),
+            tool_requests: vec![ToolCallRequest {
+                tool_call_id: id.to_owned(),
+                name: "view".to_owned(),
+                arguments: None,
+            }],
+            message_id: None,
+        }
+    }
+
+    fn result(id: &str) -> Message {
+        Message::Tool {
+            tool_call_id: id.to_owned(),
+            name: "view".to_owned(),
+            content: "ok".to_owned(),
+            success: true,
+        }
+    }
+
+    fn system() -> Message {
+        Message::System {
+            content: "sys".to_owned(),
+        }
+    }
+
+    #[test]
+    fn truncation_drops_the_oldest_and_never_leaves_a_result_alone() {
+        let mut c = vec![system(), user("a"), call("1"), result("1"), user("b")];
+        c.truncate_oldest(2);
+        assert_eq!(c, vec![system(), user("b")]);
+        let mut c = vec![system(), user("a")];
+        c.truncate_oldest(10);
+        assert_eq!(c, vec![system()]);
+    }
+
+    #[test]
+    fn a_summary_lists_the_typed_user_messages_it_replaces() {
+        let mut c = vec![
+            system(),
+            user("a"),
+            call("1"),
+            result("1"),
+            user("b"),
+            call("2"),
+        ];
+        c.compact("first".to_owned(), Some(3));
+        c.compact("second".to_owned(), Some(2));
+        assert_eq!(c.len(), 3, "{c:?}");
+        let text = c[1].summary_text().expect("a summary");
+        assert!(text.ends_with("<user_message>\na\n</user_message>\n<user_message>\nb\n</user_message>\n\nHere is a summary of the prior context:\n<summary>\nsecond\n</summary>\n"), "{text}");
+        assert_eq!(c[0].summary_text(), None);
+    }
+
+    #[test]
+    fn an_interrupted_result_only_answers_a_requested_call() {
+        let mut c = vec![system(), user("a"), call("1"), user("b")];
+        c.add_interrupted_result("1", "view");
+        c.add_interrupted_result("nobody", "view");
+        assert_eq!(c.len(), 5);
+        assert!(
+            matches!(&c[3], Message::Tool { tool_call_id, success: false, .. } if tool_call_id == "1")
         );
     }
 }

@@ -25,7 +25,8 @@ use crate::error::ReplayError;
 use crate::open_work::OpenToolCall;
 use crate::state::BinaryAsset;
 use crate::state::{
-    KEPT_RECENT, ModelUsage, ResumeInfo, SessionErrorInfo, SessionState, TokenCounts,
+    KEPT_RECENT, ModelUsage, PendingCompaction, ResumeInfo, SessionErrorInfo, SessionState,
+    TokenCounts,
 };
 use crate::tracking::{Step, track};
 
@@ -273,6 +274,14 @@ impl Folder {
             &self.store,
         );
         let main = agent.is_none();
+        if let Step::Abandoned(abandoned) = &step {
+            // The resumed runtime answers a cut-off call with a made-up interrupted result.
+            for call in abandoned.tool_calls.iter().filter(|c| c.agent_id.is_none()) {
+                self.state
+                    .conversation
+                    .add_interrupted_result(&call.tool_call_id, &call.name);
+            }
+        }
         match name {
             "session.start" => {
                 if let Some(p) = self.payload::<SessionStart>(line, event) {
@@ -337,18 +346,32 @@ impl Folder {
                 }
             }
             "user.message" if main => {
+                self.apply_pending_compaction();
                 self.state.interaction_turns = 0;
                 if let Some(p) = self.payload::<UserMessage>(line, event) {
                     self.state.interaction_id = p.interaction_id.clone();
+                    let (content, typed) = match p.transformed_content {
+                        Some(sent) if sent != p.content => (sent, Some(p.content)),
+                        _ => (p.content, None),
+                    };
                     self.state.conversation.push(Message::User {
-                        content: p.transformed_content.unwrap_or(p.content),
+                        content,
+                        typed,
                         autopilot_continuation: p.is_autopilot_continuation == Some(true),
                         message_id: p.message_id,
                         attachments: p.attachments.unwrap_or_default(),
                     });
                 }
             }
-            "assistant.turn_start" if main => self.state.interaction_turns += 1,
+            "assistant.turn_start" if main => {
+                self.state.interaction_turns += 1;
+                if let Some(pending) = &mut self.state.pending_compaction {
+                    pending.turn_starts += 1;
+                    if pending.turn_starts >= 2 {
+                        self.apply_pending_compaction();
+                    }
+                }
+            }
             "assistant.message" if main => {
                 if let Some(p) = self.payload::<AssistantMessage>(line, event) {
                     let tool_requests = p
@@ -402,10 +425,29 @@ impl Folder {
                     success: Some(true),
                     summary_content: Some(summary),
                     messages_removed,
+                    pre_compaction_messages_length,
                 }) = self.lenient::<CompactionComplete>(line, event)
                 {
-                    self.state.conversation.compact(summary, messages_removed);
+                    // The runtime replaces what the conversation held when the compaction
+                    // started (system prompt aside); what came meanwhile stays after the
+                    // summary. It records the count as `preCompactionMessagesLength`.
+                    let removed = messages_removed.or(pre_compaction_messages_length);
+                    self.apply_pending_compaction();
+                    self.state.pending_compaction = Some(PendingCompaction {
+                        summary,
+                        removed,
+                        turn_starts: 0,
+                    });
                     self.state.compactions += 1;
+                }
+            }
+            "session.truncation" if main => {
+                if let Some(Truncation {
+                    messages_removed_during_truncation: Some(removed),
+                }) = self.lenient::<Truncation>(line, event)
+                {
+                    self.state.conversation.truncate_oldest(removed);
+                    self.state.truncations += 1;
                 }
             }
             "assistant.usage" => {
@@ -425,6 +467,13 @@ impl Folder {
                 }
             }
             _ => {}
+        }
+    }
+
+    /// Lets the model see a finished compaction: its summary replaces the history it covered.
+    fn apply_pending_compaction(&mut self) {
+        if let Some(p) = self.state.pending_compaction.take() {
+            self.state.conversation.compact(p.summary, p.removed);
         }
     }
 
@@ -524,6 +573,14 @@ struct CompactionComplete {
     success: Option<bool>,
     summary_content: Option<String>,
     messages_removed: Option<u64>,
+    pre_compaction_messages_length: Option<u64>,
+}
+
+/// `session.truncation` (no typed payload in the journal crate).
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Truncation {
+    messages_removed_during_truncation: Option<u64>,
 }
 
 /// Folds events given in journal order (their line sizes are those of their serialized form).

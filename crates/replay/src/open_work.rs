@@ -153,7 +153,37 @@ pub struct OpenWork {
     pub interaction_active: bool,
     /// Tool calls or requests dropped because more than the caps were open at once.
     pub dropped: u64,
+    /// Line of a `session.resume` that found work open: what was opened before it is what a
+    /// crash left, abandoned by the first new work unless something closes it first.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resumed_over_at: Option<u64>,
     next_seq: u64,
+}
+
+/// What a crash left open, given up by the first new work after a `session.resume` (the
+/// Copilot runtime writes no result and no turn end for it; it is not a violation).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Abandoned {
+    /// Line of the `session.resume`.
+    pub resume_line: u64,
+    /// Turns without an end.
+    pub turns: Vec<OpenTurn>,
+    /// Tool calls without a result, in the order they were opened.
+    pub tool_calls: Vec<OpenToolCall>,
+    /// Permission requests without an answer.
+    pub permissions: Vec<PendingPermission>,
+    /// External-tool requests whose call has no result.
+    pub external_tools: Vec<PendingExternalTool>,
+}
+
+impl Abandoned {
+    /// True when nothing was given up.
+    pub fn is_empty(&self) -> bool {
+        self.turns.is_empty()
+            && self.tool_calls.is_empty()
+            && self.permissions.is_empty()
+            && self.external_tools.is_empty()
+    }
 }
 
 impl OpenWork {
@@ -205,6 +235,34 @@ impl OpenWork {
     fn seq(&mut self) -> u64 {
         self.next_seq += 1;
         self.next_seq
+    }
+
+    /// `session.resume` at `line`: remembers that what is open now was left by the previous
+    /// process (turnstile's own resume closes it right after; the Copilot runtime never does).
+    pub fn resumed(&mut self, line: u64) {
+        self.resumed_over_at = self.has_open_items().then_some(line);
+    }
+
+    /// New work after a resume (a user message or a turn start): gives up what the previous
+    /// process left open and nothing closed since; `None` when there is nothing.
+    pub fn abandon_left_over(&mut self) -> Option<Abandoned> {
+        let at = self.resumed_over_at.take()?;
+        let before = |line: u64| line < at;
+        let (turns, kept): (Vec<_>, Vec<_>) = std::mem::take(&mut self.turns)
+            .into_iter()
+            .partition(|t| before(t.line));
+        self.turns = kept;
+        let tool_calls = take_before(&mut self.tool_calls, at, |c| (c.line, c.seq));
+        let permissions = take_before(&mut self.permissions, at, |p| (p.line, p.seq));
+        let external_tools = take_before(&mut self.external_tools, at, |p| (p.line, p.seq));
+        let abandoned = Abandoned {
+            resume_line: at,
+            turns,
+            tool_calls,
+            permissions,
+            external_tools,
+        };
+        (!abandoned.is_empty()).then_some(abandoned)
     }
 
     /// `user.message`: the main agent's loop starts (or continues, for autopilot nudges).
@@ -490,4 +548,23 @@ impl OpenWork {
         }
         TurnEnd::Closed { turn, unfinished }
     }
+}
+
+/// Removes and returns, in the order they were opened, the items opened before line `at`;
+/// `key` gives an item's line and sequence number.
+fn take_before<T: Clone>(
+    items: &mut BTreeMap<String, T>,
+    at: u64,
+    key: impl Fn(&T) -> (u64, u64),
+) -> Vec<T> {
+    let mut taken = Vec::new();
+    items.retain(|_, item| {
+        let left = key(item).0 < at;
+        if left {
+            taken.push(item.clone());
+        }
+        !left
+    });
+    taken.sort_by_key(|item| key(item).1);
+    taken
 }

@@ -40,6 +40,12 @@ pub struct SessionState {
     pub shutdowns: u64,
     /// Successful `session.compaction_complete` events.
     pub compactions: u64,
+    /// `session.truncation` events applied to the conversation.
+    #[serde(default)]
+    pub truncations: u64,
+    /// A finished compaction the model does not see yet (see [`PendingCompaction`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pending_compaction: Option<PendingCompaction>,
     /// Token usage.
     pub usage: Usage,
     /// Id of the last persisted event (the `parentId` of the next one).
@@ -57,6 +63,24 @@ pub struct SessionState {
     /// Bytes recorded once by `session.binary_asset` (attached images), by asset id.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub assets: BTreeMap<String, BinaryAsset>,
+}
+
+/// A background compaction that finished while its follow-up request was already built.
+///
+/// The Copilot runtime builds a turn's follow-up request as the turn's tool calls finish; a
+/// compaction completing after that (its `session.compaction_complete` comes before the
+/// turn's end) reaches the model one request later: at the next `user.message`, or at the
+/// second `assistant.turn_start` after it, whichever comes first.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PendingCompaction {
+    /// The summary the model wrote.
+    pub summary: String,
+    /// Non-system messages it replaces (those the conversation held when it started).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub removed: Option<u64>,
+    /// Main-agent turn starts seen since it finished.
+    pub turn_starts: u32,
 }
 
 /// The bytes of one `session.binary_asset`.

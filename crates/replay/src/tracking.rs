@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::audit::fields::{Fields, Kind, Store};
-use crate::open_work::{OpenToolCall, OpenTurn, OpenWork, ToolStart, TurnEnd};
+use crate::open_work::{Abandoned, OpenToolCall, OpenTurn, OpenWork, ToolStart, TurnEnd};
 use crate::state::{TaskCompletion, ToolOutcomes};
 
 /// Distinct tool names counted separately; further names share [`OTHER_TOOLS`].
@@ -20,6 +20,9 @@ pub const OTHER_TOOLS: &str = "(other)";
 pub const UNKNOWN_TOOL: &str = "(unknown)";
 
 /// Counts of a session's events.
+///
+/// LLM calls are `turns + compaction_calls`: every call has its `assistant.turn_start` or its
+/// `session.compaction_start`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Counters {
@@ -40,6 +43,37 @@ pub struct Counters {
     pub aborts: u64,
     /// `session.resume` events.
     pub resumes: u64,
+    /// `session.compaction_start` events: summary calls to the model, outside any turn.
+    #[serde(default)]
+    pub compaction_calls: u64,
+    /// Work a crash left open and the resumed session gave up (not a violation).
+    #[serde(default, skip_serializing_if = "AbandonedCounts::is_zero")]
+    pub abandoned: AbandonedCounts,
+}
+
+/// Counts of the work resumed sessions gave up (see [`Abandoned`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AbandonedCounts {
+    /// Turns left without an end.
+    pub turns: u64,
+    /// Tool calls left without a result.
+    pub tool_calls: u64,
+    /// Permission and external-tool requests left without an answer.
+    pub requests: u64,
+}
+
+impl AbandonedCounts {
+    /// True when nothing was abandoned.
+    pub fn is_zero(&self) -> bool {
+        *self == AbandonedCounts::default()
+    }
+
+    fn add(&mut self, a: &Abandoned) {
+        self.turns += a.turns.len() as u64;
+        self.tool_calls += a.tool_calls.len() as u64;
+        self.requests += (a.permissions.len() + a.external_tools.len()) as u64;
+    }
 }
 
 /// What one event did to the open work (for the audit's violations and the fold's history).
@@ -55,9 +89,15 @@ pub(crate) enum Step {
     ToolStarted(ToolStart),
     /// A tool call finished; `None` when it was never requested or started.
     ToolCompleted(Option<OpenToolCall>),
+    /// New work after a resume gave up what the crashed process left open (the event itself
+    /// then applied normally: the given-up turn is not replaced, it is closed).
+    Abandoned(Box<Abandoned>),
 }
 
 /// Applies one event (its kind, agent, line and lenient fields) to the counters and open work.
+///
+/// The first user message or turn start after a `session.resume` first gives up what the
+/// previous process left open (the Copilot runtime's crash-and-resume shape).
 pub(crate) fn track(
     open: &mut OpenWork,
     counts: &mut Counters,
@@ -67,7 +107,14 @@ pub(crate) fn track(
     d: &Fields,
     store: &Store,
 ) -> Step {
-    match kind {
+    let abandoned = match kind {
+        Kind::TurnStart | Kind::UserMessage => open.abandon_left_over(),
+        _ => None,
+    };
+    if let Some(a) = &abandoned {
+        counts.abandoned.add(a);
+    }
+    let step = match kind {
         Kind::TurnStart => {
             counts.turns += 1;
             let turn_id = store.opt(d.turn_id).unwrap_or("");
@@ -173,6 +220,10 @@ pub(crate) fn track(
             open.loop_stopped(agent);
             Step::Plain
         }
+        Kind::CompactionStart => {
+            counts.compaction_calls += 1;
+            Step::Plain
+        }
         Kind::Abort => {
             counts.aborts += 1;
             open.loop_stopped(agent);
@@ -180,8 +231,13 @@ pub(crate) fn track(
         }
         Kind::SessionResume => {
             counts.resumes += 1;
+            open.resumed(line);
             Step::Plain
         }
         Kind::Other => Step::Plain,
+    };
+    match abandoned {
+        Some(a) => Step::Abandoned(Box::new(a)),
+        None => step,
     }
 }

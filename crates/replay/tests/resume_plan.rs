@@ -2,43 +2,14 @@
 
 mod common;
 
-use common::{FIXTURES, events, fixture_bytes, journal};
+use common::{FIXTURES, assert_valid_history, events, fixture_bytes, journal};
 use turnstile_journal::payload::{SessionResume, ToolExecutionComplete};
 use turnstile_journal::{Event, Timestamp};
 use turnstile_replay::resume_plan::{INTERRUPTED_CODE, INTERRUPTED_MESSAGE};
-use turnstile_replay::{Message, audit_bytes, fold, resume_plan};
+use turnstile_replay::{audit_bytes, fold, resume_plan};
 
 fn now() -> Timestamp {
     Timestamp::from_millis(1_800_000_000_000)
-}
-
-/// Every tool request in the conversation has exactly one result, right after its request.
-fn assert_valid_history(messages: &[Message], context: &str) {
-    let mut i = 0;
-    while i < messages.len() {
-        if let Message::Assistant { tool_requests, .. } = &messages[i] {
-            let mut answered = Vec::new();
-            let mut j = i + 1;
-            while let Some(Message::Tool { tool_call_id, .. }) = messages.get(j) {
-                answered.push(tool_call_id.clone());
-                j += 1;
-            }
-            let mut wanted: Vec<String> = tool_requests
-                .iter()
-                .map(|r| r.tool_call_id.clone())
-                .collect();
-            wanted.sort();
-            answered.sort();
-            assert_eq!(answered, wanted, "{context}: results after message {i}");
-            i = j;
-        } else {
-            assert!(
-                !matches!(messages[i], Message::Tool { .. }),
-                "{context}: stray tool result at {i}"
-            );
-            i += 1;
-        }
-    }
 }
 
 #[test]

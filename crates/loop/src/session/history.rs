@@ -8,8 +8,8 @@ use crate::model::{ChatMessage, ToolCall};
 use crate::prompt::attachments::{Asset, model_content};
 
 /// The conversation as chat messages, in order, with user messages' attachments rendered from
-/// the recorded `assets`. Developer instructions and compaction summaries go to the model as
-/// system messages, which is what they are to it.
+/// the recorded `assets`. Developer instructions go to the model as system messages; a
+/// compaction summary as the user message the Copilot runtime sends in its place.
 pub fn chat_messages(
     conversation: &[Message],
     assets: &BTreeMap<String, BinaryAsset>,
@@ -17,11 +17,11 @@ pub fn chat_messages(
     conversation
         .iter()
         .map(|m| match m {
-            Message::System { content }
-            | Message::Developer { content }
-            | Message::Summary { content } => ChatMessage::System {
+            Message::System { content } | Message::Developer { content } => ChatMessage::System {
                 content: content.clone(),
             },
+            // The runtime's words, as a user message in place of the history it replaced.
+            Message::Summary { .. } => ChatMessage::user(m.summary_text().unwrap_or_default()),
             Message::User {
                 content,
                 attachments,

@@ -75,6 +75,7 @@ pub(crate) enum Kind {
     TaskComplete,
     SessionError,
     SessionResume,
+    CompactionStart,
     Abort,
     Other,
 }
@@ -96,6 +97,7 @@ impl Kind {
             "session.task_complete" => Kind::TaskComplete,
             "session.error" => Kind::SessionError,
             "session.resume" => Kind::SessionResume,
+            "session.compaction_start" => Kind::CompactionStart,
             "abort" => Kind::Abort,
             _ => Kind::Other,
         }
@@ -105,7 +107,11 @@ impl Kind {
     pub(crate) fn reads_fields(self) -> bool {
         !matches!(
             self,
-            Kind::SessionError | Kind::SessionResume | Kind::Abort | Kind::Other
+            Kind::SessionError
+                | Kind::SessionResume
+                | Kind::CompactionStart
+                | Kind::Abort
+                | Kind::Other
         )
     }
 
@@ -123,7 +129,11 @@ impl Kind {
             Kind::ExternalRequested => matches!(key, RequestId | ToolCallId | ToolName),
             Kind::ExternalCompleted => matches!(key, RequestId),
             Kind::TaskComplete => matches!(key, Summary | Success),
-            Kind::SessionError | Kind::SessionResume | Kind::Abort | Kind::Other => false,
+            Kind::SessionError
+            | Kind::SessionResume
+            | Kind::CompactionStart
+            | Kind::Abort
+            | Kind::Other => false,
         }
     }
 }

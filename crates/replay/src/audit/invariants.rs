@@ -10,7 +10,9 @@ use turnstile_journal::Uuid;
 
 use super::fields::{Kind, Store};
 use super::line::{Facts, Outcome, TypeRef, known_types, type_name};
-use super::report::{AuditReport, MAX_VIOLATIONS, OpenWorkReport, Violation, ViolationKind};
+use super::report::{
+    AbandonedRef, AuditReport, MAX_VIOLATIONS, OpenWorkReport, Violation, ViolationKind,
+};
 use crate::open_work::{OpenWork, ToolStart, TurnEnd};
 use crate::tracking::{Counters, Step, track};
 
@@ -341,6 +343,8 @@ impl Auditor {
                     ids.clear();
                 }
             }
+            // A resumed process numbers its turns from "0" again.
+            Kind::SessionResume => self.turn_ids.iter_mut().for_each(|(_, ids)| ids.clear()),
             _ => {}
         }
         match track(
@@ -352,6 +356,12 @@ impl Auditor {
             d,
             store,
         ) {
+            Step::Abandoned(abandoned) => {
+                let room = MAX_VIOLATIONS.saturating_sub(self.report.abandoned.len());
+                self.report
+                    .abandoned
+                    .extend(AbandonedRef::all(&abandoned).take(room));
+            }
             Step::Plain
             | Step::ToolCompleted(Some(_))
             | Step::ToolStarted(ToolStart::Fresh | ToolStart::Requested) => {}
@@ -439,6 +449,8 @@ impl Auditor {
         self.report.errors = c.errors;
         self.report.aborts = c.aborts;
         self.report.resumes = c.resumes;
+        self.report.abandoned_counts = c.abandoned;
+        self.report.compaction_calls = c.compaction_calls;
         self.report.open_work = OpenWorkReport::from(&self.open);
         self.report
     }

@@ -5,8 +5,9 @@ use std::fmt::Write as _;
 
 use serde::{Deserialize, Serialize};
 
-use crate::open_work::OpenWork;
+use crate::open_work::{Abandoned, OpenWork};
 use crate::state::{TaskCompletion, ToolOutcomes};
+use crate::tracking::AbandonedCounts;
 
 /// Violations kept with their details; the rest are only counted.
 pub const MAX_VIOLATIONS: usize = 1000;
@@ -41,8 +42,17 @@ pub struct AuditReport {
     pub aborts: u64,
     /// `session.resume` events.
     pub resumes: u64,
+    /// `session.compaction_start` events: summary calls to the model (LLM calls besides turns).
+    #[serde(default)]
+    pub compaction_calls: u64,
     /// What a resume would have to close.
     pub open_work: OpenWorkReport,
+    /// Work a crash left open that the resumed session gave up (not violations): counts.
+    #[serde(default, skip_serializing_if = "AbandonedCounts::is_zero")]
+    pub abandoned_counts: AbandonedCounts,
+    /// The first [`MAX_VIOLATIONS`] of those items, in file order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub abandoned: Vec<AbandonedRef>,
     /// The first [`MAX_VIOLATIONS`] violations, in file order.
     pub violations: Vec<Violation>,
     /// All violations found.
@@ -100,6 +110,49 @@ impl ViolationKind {
             ViolationKind::EphemeralOnDisk => "ephemeral-on-disk",
             ViolationKind::DuplicateToolCallId => "duplicate-tool-call-id",
         }
+    }
+}
+
+/// One item a crash left open and a resumed session gave up.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AbandonedRef {
+    /// What it was: `turn`, `tool-call`, `permission` or `external-tool`.
+    pub kind: String,
+    /// Its `turnId`, tool call id or request id.
+    pub id: String,
+    /// Line where it was opened.
+    pub line: u64,
+    /// Line of the `session.resume` after which it was given up.
+    pub resume_line: u64,
+}
+
+impl AbandonedRef {
+    /// The items of one abandonment, turns first.
+    pub(crate) fn all(a: &Abandoned) -> impl Iterator<Item = AbandonedRef> + '_ {
+        let item = move |kind: &str, id: &str, line: u64| AbandonedRef {
+            kind: kind.to_owned(),
+            id: id.to_owned(),
+            line,
+            resume_line: a.resume_line,
+        };
+        let turns = a
+            .turns
+            .iter()
+            .map(move |t| item("turn", &t.turn_id, t.line));
+        let calls = a
+            .tool_calls
+            .iter()
+            .map(move |c| item("tool-call", &c.tool_call_id, c.line));
+        let permissions = a
+            .permissions
+            .iter()
+            .map(move |p| item("permission", &p.request_id, p.line));
+        let external = a
+            .external_tools
+            .iter()
+            .map(move |p| item("external-tool", &p.request_id, p.line));
+        turns.chain(calls).chain(permissions).chain(external)
     }
 }
 
@@ -311,6 +364,17 @@ impl AuditReport {
             }
         };
         row(&mut out, "task complete", task);
+        if self.compaction_calls > 0 {
+            row(
+                &mut out,
+                "compaction calls",
+                format!(
+                    "{} (LLM calls in all: {})",
+                    group(self.compaction_calls),
+                    group(self.turns + self.compaction_calls)
+                ),
+            );
+        }
         row(
             &mut out,
             "errors / aborts / resumes",
@@ -333,6 +397,17 @@ impl AuditReport {
             )
         };
         row(&mut out, "open work", open_text);
+        let a = &self.abandoned_counts;
+        if !a.is_zero() {
+            row(
+                &mut out,
+                "abandoned at resume",
+                format!(
+                    "{} turns, {} tool calls, {} requests (left by a crash, not violations)",
+                    a.turns, a.tool_calls, a.requests
+                ),
+            );
+        }
         if self.violation_count == 0 {
             row(&mut out, "violations", "none".to_owned());
         } else {

@@ -5,10 +5,17 @@ pub mod synth;
 
 use std::path::PathBuf;
 
+use serde_json::{Value, json};
 use turnstile_journal::Event;
+use turnstile_replay::Message;
 
 /// The recordings of the real runtime.
-pub const FIXTURES: [&str; 3] = ["c1-new-session", "r1-resumed", "a2-autopilot"];
+pub const FIXTURES: [&str; 4] = [
+    "c1-new-session",
+    "r1-resumed",
+    "a2-autopilot",
+    "k1-killed-resumed",
+];
 
 /// Path of a recording.
 pub fn fixture_path(name: &str) -> PathBuf {
@@ -46,4 +53,92 @@ pub fn journal(events: &[Event]) -> Vec<u8> {
         out.push(b'\n');
     }
     out
+}
+
+/// Every tool request in the conversation has exactly one result, right after its request.
+pub fn assert_valid_history(messages: &[Message], context: &str) {
+    let mut i = 0;
+    while i < messages.len() {
+        if let Message::Assistant { tool_requests, .. } = &messages[i] {
+            let mut answered = Vec::new();
+            let mut j = i + 1;
+            while let Some(Message::Tool { tool_call_id, .. }) = messages.get(j) {
+                answered.push(tool_call_id.clone());
+                j += 1;
+            }
+            let mut wanted: Vec<String> = tool_requests
+                .iter()
+                .map(|r| r.tool_call_id.clone())
+                .collect();
+            wanted.sort();
+            answered.sort();
+            assert_eq!(answered, wanted, "{context}: results after message {i}");
+            i = j;
+        } else {
+            assert!(
+                !matches!(messages[i], Message::Tool { .. }),
+                "{context}: stray tool result at {i}"
+            );
+            i += 1;
+        }
+    }
+}
+
+/// The messages of a recorded chat completion request, in the shape [`conversation_shape`]
+/// gives: role, text, tool call ids, the call a result answers.
+pub fn request_shape(messages: &Value) -> Vec<Value> {
+    messages
+        .as_array()
+        .expect("messages")
+        .iter()
+        .map(|m| {
+            let calls: Vec<&str> = m["tool_calls"]
+                .as_array()
+                .map(|c| c.iter().filter_map(|c| c["id"].as_str()).collect())
+                .unwrap_or_default();
+            json!({
+                "role": m["role"],
+                "content": m["content"].as_str().unwrap_or(""),
+                "calls": calls,
+                "answers": m["tool_call_id"],
+            })
+        })
+        .collect()
+}
+
+/// A folded conversation as the model receives it, in the shape of [`request_shape`].
+pub fn conversation_shape(conversation: &[Message]) -> Vec<Value> {
+    conversation.iter().map(wire_shape).collect()
+}
+
+/// The parts of a message the comparison with a recorded request looks at.
+fn wire_shape(m: &Message) -> Value {
+    let (role, content, calls, answers) = match m {
+        Message::System { content } => ("system", content.as_str(), vec![], Value::Null),
+        Message::Developer { content } => ("developer", content.as_str(), vec![], Value::Null),
+        Message::User { content, .. } => ("user", content.as_str(), vec![], Value::Null),
+        Message::Assistant {
+            content,
+            tool_requests,
+            ..
+        } => (
+            "assistant",
+            content.as_str(),
+            tool_requests
+                .iter()
+                .map(|r| r.tool_call_id.as_str())
+                .collect(),
+            Value::Null,
+        ),
+        Message::Tool {
+            tool_call_id,
+            content,
+            ..
+        } => ("tool", content.as_str(), vec![], json!(tool_call_id)),
+        Message::Summary { .. } => {
+            let text = m.summary_text().unwrap_or_default();
+            return json!({"role": "user", "content": text, "calls": [], "answers": null});
+        }
+    };
+    json!({"role": role, "content": content, "calls": calls, "answers": answers})
 }

@@ -1,0 +1,74 @@
+//! Folding the real runtime's background compaction: the conversation before each LLM call
+//! equals the request the runtime sent (`p1-compacted`, recorded with
+//! `scripts/record-copilot-long.mjs truncate`: a 30 000-token prompt limit, large results).
+
+mod common;
+
+use common::{conversation_shape, events, fixture_bytes, fixture_path, request_shape};
+use serde_json::Value;
+use turnstile_replay::{Folder, Message, audit_bytes, fold};
+
+const NAME: &str = "p1-compacted";
+
+fn recorded_requests() -> Vec<Value> {
+    let path = fixture_path(NAME).with_file_name(format!("{NAME}.requests.json"));
+    let text = std::fs::read(path).expect("requests recorded");
+    let requests: Value = serde_json::from_slice(&text).expect("requests are JSON");
+    requests.as_array().expect("a list").clone()
+}
+
+#[test]
+fn the_view_before_each_call_is_what_the_runtime_sent() {
+    let all = events(&fixture_bytes(NAME));
+    let starts: Vec<usize> = all
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| e.event_type.as_str() == "assistant.turn_start")
+        .map(|(i, _)| i)
+        .collect();
+    // The last two main-agent requests: the turn right after the compaction finished (still
+    // the whole history) and the next prompt's (the summary in place of what it covered).
+    let requests = recorded_requests();
+    assert_eq!(requests.len(), 2);
+    for (request, start) in requests.iter().zip(&starts[starts.len() - 2..]) {
+        let state = fold(&all[..*start]);
+        assert_eq!(
+            conversation_shape(&state.conversation),
+            request_shape(&request["messages"]),
+            "before line {}",
+            start + 1
+        );
+    }
+}
+
+#[test]
+fn compaction_is_counted_and_the_state_stays_small() {
+    let bytes = fixture_bytes(NAME);
+    let report = audit_bytes(NAME, &bytes);
+    assert!(report.is_clean(), "{:?}", report.violations);
+    let all = events(&bytes);
+    let state = fold(&all);
+    assert_eq!(state.compactions, 1);
+    assert_eq!(state.pending_compaction, None);
+    assert_eq!(state.counts.turns, report.turns);
+    // Every LLM call is counted: the turns and the summary call.
+    assert_eq!(report.compaction_calls, 1);
+    assert_eq!(state.counts.compaction_calls, 1);
+    assert_eq!(report.turns + report.compaction_calls, 11);
+    let summaries: Vec<&Message> = state
+        .conversation
+        .iter()
+        .filter(|m| matches!(m, Message::Summary { .. }))
+        .collect();
+    assert_eq!(summaries.len(), 1);
+    let text = summaries[0].summary_text().expect("summary text");
+    assert!(text.contains("<user_message>\nRead every part file, one at a time\n</user_message>"));
+    // Incremental from every cut (a checkpoint may hold a compaction not yet applied).
+    for cut in 0..=all.len() {
+        let mut folder = Folder::from_state(fold(&all[..cut]));
+        for e in &all[cut..] {
+            folder.apply(e);
+        }
+        assert_eq!(folder.into_state(), state, "resumed at {cut}");
+    }
+}

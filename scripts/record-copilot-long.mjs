@@ -1,0 +1,237 @@
+// Records journals of the real Copilot runtime for the long-session fixtures:
+//   node scripts/record-copilot-long.mjs SCENARIO OUT_DIR
+// with COPILOT_CLI_PATH (the runtime), COPILOT_SDK_DIR (the @github/copilot-sdk package) and
+// SCRIPTED_MODEL_BIN set. Writes OUT_DIR/events.jsonl (the journal as the runtime left it) and
+// OUT_DIR/requests.jsonl (every chat completion request the runtime sent, in order).
+//
+// Scenarios:
+//   crash     a bash call runs, the runtime is killed with SIGKILL, a new process resumes
+//             the session and sends another prompt.
+//   truncate  infinite sessions off, a small prompt limit (PROMPT_TOKENS), large tool results:
+//             the runtime truncates the history it sends.
+//   compact   infinite sessions on (the runtime's defaults), the same limit: the runtime
+//             compacts; its summary requests are answered by a second scripted model.
+// truncate and compact take PROMPT_TOKENS (30000), TURNS (8 views) and LINES (120 a file).
+// The runtime compacts in both (its prompt limit triggers it even with infinite sessions off).
+//
+// Timeouts are failure guards only.
+
+import { spawn } from "node:child_process";
+import { createServer, request as httpRequest } from "node:http";
+import { createInterface } from "node:readline";
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+
+const [scenario, outDir] = process.argv.slice(2);
+const CLI = resolve(process.env.COPILOT_CLI_PATH ?? "");
+const SDK = resolve(process.env.COPILOT_SDK_DIR ?? "");
+const MODEL_BIN = resolve(process.env.SCRIPTED_MODEL_BIN ?? "target/debug/scripted-model");
+const GUARD_MS = 60_000;
+const sdk = await import(join(SDK, "dist", "index.js"));
+
+function guard(promise, what) {
+  let timer;
+  const timeout = new Promise((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`timed out: ${what}`)), GUARD_MS);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+async function until(condition, what) {
+  return guard(
+    (async () => {
+      while (!(await condition())) await new Promise((r) => setTimeout(r, 20));
+    })(),
+    what,
+  );
+}
+
+/** Starts the scripted model on `script` (recording its requests to `requests`, if given);
+ * resolves to its base URL (`http://127.0.0.1:PORT/v1`) and a stop function. */
+async function startModel(script, requests, name = "script") {
+  const scriptPath = join(outDir, `.${name}.json`);
+  writeFileSync(scriptPath, JSON.stringify(script));
+  const args = ["--script", scriptPath];
+  if (requests) args.push("--record-requests", requests);
+  const child = spawn(MODEL_BIN, args, { stdio: ["ignore", "pipe", "inherit"] });
+  const lines = createInterface({ input: child.stdout });
+  const url = await guard(
+    new Promise((ok, fail) => {
+      child.once("exit", (code) => fail(new Error(`scripted-model exited with ${code}`)));
+      lines.on("line", (line) => {
+        const m = line.match(/^listening on (http:\/\/127\.0\.0\.1:\d+\/v1)/);
+        if (m) ok(m[1]);
+      });
+    }),
+    "scripted-model start",
+  );
+  return { url, stop: () => child.kill("SIGTERM") };
+}
+
+function dirs() {
+  const base = mkdtempSync(join(tmpdir(), `copilot-long-${scenario}-`));
+  const home = join(base, "home");
+  const project = join(base, "project");
+  mkdirSync(home, { recursive: true });
+  mkdirSync(project, { recursive: true });
+  return { home, project };
+}
+
+function client({ home, project }) {
+  return new sdk.CopilotClient({
+    connection: sdk.RuntimeConnection.forStdio({ path: CLI }),
+    baseDirectory: home,
+    workingDirectory: project,
+    logLevel: "error",
+  });
+}
+
+function options(url, extra = {}) {
+  return {
+    model: "scripted-model",
+    provider: { type: "openai", baseUrl: url, apiKey: "recording-key" },
+    onPermissionRequest: sdk.approveAll,
+    ...extra,
+  };
+}
+
+function journalPath(home, id) {
+  return join(home, "session-state", id, "events.jsonl");
+}
+
+function journal(home, id) {
+  const path = journalPath(home, id);
+  if (!existsSync(path)) return [];
+  return readFileSync(path, "utf8")
+    .split("\n")
+    .filter((l) => l.length > 0)
+    .map((l) => JSON.parse(l));
+}
+
+async function crash() {
+  const d = dirs();
+  writeFileSync(join(d.project, "build.sh"), "#!/bin/sh\nsleep 30\necho built\n");
+  const requests = join(outDir, "requests.jsonl");
+  const model = await startModel(
+    {
+      model: "scripted-model",
+      responses: [
+        { toolCalls: [{ name: "bash", arguments: { command: "sh build.sh", description: "Run the build" } }] },
+        { content: "The build was interrupted; starting over is safe." },
+      ],
+    },
+    requests,
+  );
+  try {
+    const first = client(d);
+    const session = await first.createSession(options(model.url));
+    const id = session.sessionId;
+    void session.send({ prompt: "Run the build" }).catch(() => {});
+    await until(() => journal(d.home, id).some((l) => l.type === "tool.execution_start"), "the bash call on disk");
+    await until(() => existsSync(join(d.home, "session-state", id, "workspace.yaml")), "workspace.yaml");
+    const runtime = first["cliProcess"];
+    const gone = new Promise((r) => runtime.once("exit", r));
+    process.kill(runtime.pid, "SIGKILL");
+    await guard(gone, "the killed runtime exit");
+    await first.forceStop().catch(() => {});
+
+    const second = client(d);
+    const resumed = await second.resumeSession(id, options(model.url));
+    const answer = await resumed.sendAndWait("Is the build done?", GUARD_MS);
+    console.log(`answer: ${answer?.data?.content}`);
+    await resumed.disconnect();
+    await second.stop();
+    copyFileSync(journalPath(d.home, id), join(outDir, "events.jsonl"));
+  } finally {
+    model.stop();
+  }
+}
+
+/** A proxy on loopback: requests whose last message asks for a summary go to `summaries`,
+ * the others to `main`; every request body is appended to `requests` with its route. */
+async function routingProxy(main, summaries, requests) {
+  const server = createServer((req, res) => {
+    const chunks = [];
+    req.on("data", (c) => chunks.push(c));
+    req.on("end", () => {
+      const body = Buffer.concat(chunks);
+      let route = main;
+      let parsed = null;
+      try {
+        parsed = JSON.parse(body.toString("utf8"));
+      } catch {}
+      const last = parsed?.messages?.at(-1);
+      const text = typeof last?.content === "string" ? last.content : JSON.stringify(last?.content ?? "");
+      if (parsed?.messages && /summar/i.test(text)) route = summaries;
+      if (parsed) {
+        const line = { route: route === main ? "main" : "summary", path: req.url, body: parsed };
+        writeFileSync(requests, JSON.stringify(line) + "\n", { flag: "a" });
+      }
+      const target = new URL(route);
+      const upstream = httpRequest(
+        { host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers },
+        (up) => {
+          res.writeHead(up.statusCode, up.headers);
+          up.pipe(res);
+        },
+      );
+      upstream.on("error", () => res.destroy());
+      upstream.end(body);
+    });
+  });
+  await new Promise((r) => server.listen(0, "127.0.0.1", r));
+  return { url: `http://127.0.0.1:${server.address().port}/v1`, stop: () => server.close() };
+}
+
+/** Many large tool results under a small prompt limit; `infinite` turns compaction on. */
+async function long(infinite) {
+  const d = dirs();
+  const limit = Number(process.env.PROMPT_TOKENS ?? "30000");
+  const turns = Number(process.env.TURNS ?? "8");
+  for (let i = 0; i < turns; i++) {
+    const text = Array.from({ length: Number(process.env.LINES ?? "120") }, (_, j) => `file ${i} line ${j}: the quick brown fox jumps over the lazy dog`).join("\n");
+    writeFileSync(join(d.project, `part${i}.txt`), text + "\n");
+  }
+  const responses = [];
+  for (let i = 0; i < turns; i++) responses.push({ toolCalls: [{ name: "view", arguments: { path: join(d.project, `part${i}.txt`) } }] });
+  responses.push({ content: "I read every part." });
+  responses.push({ content: "Second answer." });
+  const requests = join(outDir, "requests.jsonl");
+  writeFileSync(requests, "");
+  const model = await startModel({ model: "scripted-model", responses }, join(outDir, ".main-requests.jsonl"));
+  const summaryResponses = Array.from({ length: 20 }, (_, i) => ({
+    content: `<overview>Summary ${i + 1}: the user asked to read the parts; the assistant viewed them one by one.</overview>`,
+  }));
+  const summaries = await startModel({ model: "scripted-model", responses: summaryResponses }, null, "summary-script");
+  const proxy = await routingProxy(model.url.replace(/\/v1$/, ""), summaries.url.replace(/\/v1$/, ""), requests);
+  try {
+    const c = client(d);
+    const session = await c.createSession({
+      ...options(proxy.url),
+      provider: { type: "openai", baseUrl: proxy.url, apiKey: "recording-key", maxPromptTokens: limit },
+      infiniteSessions: { enabled: infinite },
+    });
+    const id = session.sessionId;
+    const first = await session.sendAndWait("Read every part file, one at a time", GUARD_MS);
+    console.log(`answer: ${first?.data?.content}`);
+    const second = await session.sendAndWait("And now?", GUARD_MS);
+    console.log(`answer: ${second?.data?.content}`);
+    await session.disconnect();
+    await c.stop();
+    copyFileSync(journalPath(d.home, id), join(outDir, "events.jsonl"));
+  } finally {
+    proxy.stop();
+    model.stop();
+    summaries.stop();
+  }
+}
+
+const scenarios = { crash, truncate: () => long(false), compact: () => long(true) };
+if (!scenarios[scenario]) {
+  console.error(`unknown scenario ${scenario}; one of ${Object.keys(scenarios).join(", ")}`);
+  process.exit(2);
+}
+mkdirSync(outDir, { recursive: true });
+await scenarios[scenario]();
+process.exit(0);
