@@ -296,11 +296,16 @@ impl Timeline {
                 } else {
                     MarkKind::Prompt
                 };
+                // The runtime records its autopilot nudge only as what the model read.
+                let text = match &msg.transformed_content {
+                    Some(model_read) if msg.content.is_empty() => model_read,
+                    _ => &msg.content,
+                };
                 out.push(Item::Mark(Mark {
                     kind,
                     line,
                     lane,
-                    text: Clipped::new(&msg.content, TEXT_CAP),
+                    text: Clipped::new(text, TEXT_CAP),
                 }));
             }
             TypedEvent::AssistantTurnStart(start) => {
