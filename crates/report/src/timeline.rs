@@ -860,6 +860,36 @@ mod tests {
     }
 
     #[test]
+    fn a_nudge_without_content_shows_what_the_model_read() {
+        let items = run(&[
+            ("user.message", json!({"content": "fix it"}), 0, None),
+            (
+                "user.message",
+                json!({"content": "", "transformedContent": "You have not yet marked the task as complete", "isAutopilotContinuation": true}),
+                1,
+                None,
+            ),
+        ]);
+        let texts: Vec<(MarkKind, &str)> = items
+            .iter()
+            .filter_map(|i| match i {
+                Item::Mark(m) => Some((m.kind, m.text.shown.as_str())),
+                Item::Turn(_) => None,
+            })
+            .collect();
+        assert_eq!(
+            texts,
+            [
+                (MarkKind::Prompt, "fix it"),
+                (
+                    MarkKind::Nudge,
+                    "You have not yet marked the task as complete"
+                )
+            ]
+        );
+    }
+
+    #[test]
     fn data_that_does_not_fit_its_type_is_marked_not_dropped() {
         let items = run(&[("tool.execution_start", json!({"toolName": 5}), 0, None)]);
         assert_eq!(marks(&items), [MarkKind::Unreadable]);
