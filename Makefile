@@ -38,7 +38,8 @@ lint:
 
 ## bench: journal append/read throughput; the read path (audit and --count next to grep with
 ## both cores free and one busy, fold, checkpoint, stale-checkpoint resume, audit memory);
-## model answers; `sessions` over 100 000 sessions; the SDK client against both runtimes.
+## model answers; `sessions` over 100 000 sessions; the session report in Chromium; the SDK
+## client against both runtimes.
 bench: bench-journal bench-audit bench-loop bench-model bench-sessions bench-report bench-sdk
 
 bench-journal: release

@@ -296,11 +296,16 @@ impl Timeline {
                 } else {
                     MarkKind::Prompt
                 };
+                // The runtime records its autopilot nudge only as what the model read.
+                let text = match &msg.transformed_content {
+                    Some(model_read) if msg.content.is_empty() => model_read,
+                    _ => &msg.content,
+                };
                 out.push(Item::Mark(Mark {
                     kind,
                     line,
                     lane,
-                    text: Clipped::new(&msg.content, TEXT_CAP),
+                    text: Clipped::new(text, TEXT_CAP),
                 }));
             }
             TypedEvent::AssistantTurnStart(start) => {
@@ -852,6 +857,36 @@ mod tests {
         lanes.dedup();
         assert_eq!(lanes.len(), MAX_LANES + 1, "{lanes:?}");
         assert!(lanes.contains(&OTHER_AGENTS.to_owned()));
+    }
+
+    #[test]
+    fn a_nudge_without_content_shows_what_the_model_read() {
+        let items = run(&[
+            ("user.message", json!({"content": "fix it"}), 0, None),
+            (
+                "user.message",
+                json!({"content": "", "transformedContent": "You have not yet marked the task as complete", "isAutopilotContinuation": true}),
+                1,
+                None,
+            ),
+        ]);
+        let texts: Vec<(MarkKind, &str)> = items
+            .iter()
+            .filter_map(|i| match i {
+                Item::Mark(m) => Some((m.kind, m.text.shown.as_str())),
+                Item::Turn(_) => None,
+            })
+            .collect();
+        assert_eq!(
+            texts,
+            [
+                (MarkKind::Prompt, "fix it"),
+                (
+                    MarkKind::Nudge,
+                    "You have not yet marked the task as complete"
+                )
+            ]
+        );
     }
 
     #[test]
