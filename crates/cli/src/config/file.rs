@@ -297,7 +297,7 @@ mod tests {
             (
                 "{\n \"provider\": {\"baseURL\": \"x\"}\n}",
                 "2:",
-                "`provider`",
+                "`provider.baseURL`",
             ),
             ("{\n\n \"durability\": \"sometimes\"}", "3:", "`durability`"),
             (
