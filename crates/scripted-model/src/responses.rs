@@ -125,7 +125,7 @@ pub(crate) fn stream_frames(
         ),
     ];
     if malformed {
-        body.push(format!("event: response.output_text.delta\ndata: {{\"type\": \"response.output_text.delta\", \"delta\": [ this is not JSON\n\n"));
+        body.push("event: response.output_text.delta\ndata: {\"type\": \"response.output_text.delta\", \"delta\": [ this is not JSON\n\n".to_string());
     }
     let mut index = 0u64;
     for (c, choice) in answer.choices.iter().enumerate() {

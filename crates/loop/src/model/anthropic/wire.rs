@@ -275,7 +275,7 @@ mod tests {
 
     #[test]
     fn a_conversation_becomes_system_and_alternating_messages() {
-        let thinking = vec![json!({"type": "thinking", "thinking": "hmm", "signature": "sig"})];
+        let thinking = [json!({"type": "thinking", "thinking": "hmm", "signature": "sig"})];
         let messages = vec![
             ChatMessage::System {
                 content: "You are terse.".into(),

@@ -257,9 +257,8 @@ mod tests {
 
     #[test]
     fn messages_become_input_items() {
-        let reasoning = vec![
-            json!({"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "e"}),
-        ];
+        let reasoning =
+            [json!({"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "e"})];
         let assistant = ChatMessage::Assistant {
             content: Some("Looking.".into()),
             tool_calls: vec![ToolCall {
