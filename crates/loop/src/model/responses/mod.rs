@@ -197,6 +197,41 @@ mod tests {
     use super::*;
 
     #[test]
+    fn remembered_reasoning_goes_back_in_front_of_its_call() {
+        use crate::model::{ChatMessage, ToolCall};
+        let provider =
+            ResponsesProvider::new(OpenAiConfig::new("http://127.0.0.1:9/v1", "m")).unwrap();
+        let reasoning = serde_json::json!({"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "enc"});
+        provider
+            .lock()
+            .remember("call_1".into(), vec![reasoning.clone()]);
+        let call = |id: &str| ChatMessage::Assistant {
+            content: None,
+            tool_calls: vec![ToolCall {
+                id: id.into(),
+                name: "glob".into(),
+                arguments: "{}".into(),
+            }],
+        };
+        let request = ChatRequest {
+            messages: vec![ChatMessage::user("hi"), call("call_1"), call("call_2")],
+            ..ChatRequest::default()
+        };
+        let body = provider.request_body(&request);
+        let input = body["input"].as_array().unwrap();
+        assert_eq!(input[1], reasoning);
+        assert_eq!(input[2]["call_id"], "call_1");
+        assert_eq!(
+            input[3]["call_id"], "call_2",
+            "nothing before a call it did not lead to"
+        );
+        assert_eq!(
+            (body["store"].clone(), body["model"].clone()),
+            (false.into(), "m".into())
+        );
+    }
+
+    #[test]
     fn responses_urls() {
         let mut config = OpenAiConfig::new("http://127.0.0.1:9/v1/", "m");
         assert_eq!(responses_url(&config), "http://127.0.0.1:9/v1/responses");
