@@ -1,7 +1,9 @@
 //! `turnstile`: inspect, check, repair and audit Copilot-format session journals.
 
 mod commands;
+mod config;
 mod live_view;
+mod provider_flags;
 mod session_flags;
 mod target;
 mod type_warning;
@@ -101,6 +103,9 @@ enum Command {
     },
     /// Serve the Copilot SDK protocol (JSON-RPC) on --stdio or TCP, as `turnstile --headless` does.
     Serve(commands::serve::ServeArgs),
+    /// Print the effective settings (model, provider, permissions, durability, trusted folders, MCP servers) and where each came from.
+    #[command(after_help = EXIT_CODES)]
+    Config(commands::config::ConfigArgs),
     /// No subcommand: `turnstile --headless ...`.
     #[command(skip)]
     Headless,
@@ -145,6 +150,7 @@ fn main() -> ExitCode {
         Command::Repair { target, salvage } => commands::repair::run(target, *salvage, state_dir),
         Command::Replay(args) => commands::replay::run(args, state_dir),
         Command::Report(args) => commands::report::run(args, state_dir),
+        Command::Config(args) => commands::config::run(args),
     };
     match result {
         Ok(code) => code,

@@ -1,11 +1,14 @@
 //! The session settings `run`, `resume` and the SDK server share: permissions, file
-//! confinement, durability and the autopilot cap.
+//! confinement, durability and the autopilot cap. The flags are one source of the effective
+//! settings (see `config`); the settings files and the environment fill in the rest.
 
 use clap::Args;
 use turnstile_journal::Durability;
 use turnstile_loop::hooks::HookTrust;
 use turnstile_loop::model::ResponseLimits;
 use turnstile_loop::permissions::{PatternError, PermissionPolicy};
+
+use crate::config::{self, DurabilitySetting, Effective};
 
 /// Flags that shape every session a command runs.
 #[derive(Debug, Clone, Args)]
@@ -20,15 +23,15 @@ pub struct SessionFlags {
     #[arg(long, value_name = "PATTERN")]
     pub deny_tool: Vec<String>,
     /// Run the hook files of `.github/hooks` in the working directory even if the folder is
-    /// not in `trustedFolders` of `$COPILOT_HOME/config.json`.
+    /// not in `trustedFolders` of `$COPILOT_HOME/settings.json` or `config.json`.
     #[arg(long)]
     pub trust_hooks: bool,
     /// Let file tools reach outside the working directory.
     #[arg(long)]
     pub allow_outside_cwd: bool,
-    /// When the journal is fsynced: event, turn or off.
-    #[arg(long, default_value = "turn", value_name = "WHEN")]
-    pub durability: Durability,
+    /// When the journal is fsynced: event, turn or off [default: TURNSTILE_DURABILITY, else `durability` of the settings files, else turn].
+    #[arg(long, value_name = "WHEN", value_parser = ["event", "turn", "off"])]
+    pub durability: Option<String>,
     /// Nudges before autopilot gives up.
     #[arg(long, default_value_t = turnstile_loop::autopilot::DEFAULT_MAX_CONTINUES, value_name = "N")]
     pub max_autopilot_continues: u32,
@@ -53,13 +56,58 @@ impl SessionFlags {
         }
     }
 
-    /// The permission policy of the allow/deny flags.
-    pub fn policy(&self) -> Result<PermissionPolicy, PatternError> {
-        PermissionPolicy::from_flags(self.allow_all_tools, &self.allow_tool, &self.deny_tool)
+    /// What these flags say to the settings resolution.
+    pub fn config_flags(&self) -> config::Flags {
+        config::Flags {
+            allowed_tools: self.allow_tool.clone(),
+            denied_tools: self.deny_tool.clone(),
+            allow_all_tools: self.allow_all_tools,
+            durability: self.durability.as_deref().and_then(|d| match d {
+                "event" => Some(DurabilitySetting::Event),
+                "turn" => Some(DurabilitySetting::Turn),
+                "off" => Some(DurabilitySetting::Off),
+                _ => None,
+            }),
+            ..config::Flags::default()
+        }
     }
+}
 
-    /// Whose hook files may run: `--trust-hooks` and the config file's trusted folders.
-    pub fn hook_trust(&self) -> HookTrust {
-        HookTrust::from_env(self.trust_hooks)
+/// The permission policy of the effective allow/deny patterns (flags, settings files,
+/// `COPILOT_ALLOW_ALL`).
+pub fn policy(effective: &Effective) -> Result<PermissionPolicy, PatternError> {
+    let allowed: Vec<String> = effective
+        .allowed_tools
+        .iter()
+        .map(|p| p.value.clone())
+        .collect();
+    let denied: Vec<String> = effective
+        .denied_tools
+        .iter()
+        .map(|p| p.value.clone())
+        .collect();
+    PermissionPolicy::from_flags(effective.allow_all_tools.is_some(), &allowed, &denied)
+}
+
+/// The durability in effect.
+pub fn durability(effective: &Effective) -> Durability {
+    match effective.durability.value {
+        DurabilitySetting::Event => Durability::Event,
+        DurabilitySetting::Turn => Durability::Turn,
+        DurabilitySetting::Off => Durability::Off,
+    }
+}
+
+/// Whose hook files may run: `--trust-hooks` and the settings files' trusted folders.
+pub fn hook_trust(trust_flag: bool, effective: &Effective) -> HookTrust {
+    HookTrust {
+        trust_flag,
+        folders: effective
+            .trusted_folders
+            .iter()
+            .map(|f| f.value.clone())
+            .collect(),
+        config_path: effective.files.first().map(|f| f.path.clone()),
+        config_problem: None,
     }
 }

@@ -1,9 +1,10 @@
-//! A scripted OpenAI-compatible Chat Completions server on 127.0.0.1.
+//! A scripted model server on 127.0.0.1 speaking OpenAI Chat Completions, the OpenAI Responses
+//! API and Anthropic's Messages API.
 //!
-//! The stand-in for a remote model in tests, conformance runs and the demo: each
-//! `POST /v1/chat/completions` (or `/chat/completions`) gets the next response of a
-//! [`Script`], streamed as SSE `chat.completion.chunk`s when the request asks for `stream`,
-//! whole otherwise. Failures are scriptable too (status codes, delays, dropped connections,
+//! The stand-in for a remote model in tests, conformance runs and the demo: each model request
+//! (`POST /v1/chat/completions`, `/v1/responses` or `/v1/messages`; see [`Wire`]) gets the next
+//! response of a [`Script`] in the format of its path, streamed as that format's SSE events
+//! when the request asks for `stream`, whole otherwise. Failures are scriptable too (status codes, delays, dropped connections,
 //! hangs, malformed output, several choices, endless answers). Every request is recorded,
 //! with its method, path and headers; `GET /models` serves the script's `models` entries. When the script runs out, the
 //! server answers HTTP 500 with an error saying so.
@@ -21,11 +22,13 @@
 //! # Ok(()) }
 //! ```
 
+mod anthropic;
 mod http;
+mod responses;
 mod script;
 mod server;
 
 pub use script::{
-    DEFAULT_MODEL, Script, ScriptError, ScriptedChoice, ScriptedResponse, ScriptedToolCall,
+    DEFAULT_MODEL, Script, ScriptError, ScriptedChoice, ScriptedResponse, ScriptedToolCall, Wire,
 };
 pub use server::{RecordedRequest, ScriptedServer, ServerOptions};

@@ -9,7 +9,8 @@ use serde_json::Value;
 /// Model name served when the script names none and the request names none.
 pub const DEFAULT_MODEL: &str = "scripted-model";
 
-/// A script: `{"model": "...", "responses": [...]}`; one response per chat completion request.
+/// A script: `{"model": "...", "wire": "...", "responses": [...]}`; one response per model
+/// request, in the wire format of the path it came to.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Script {
@@ -23,6 +24,48 @@ pub struct Script {
     /// one OpenAI-style entry for `model` when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub models: Option<Vec<Value>>,
+    /// The one wire format served; every format (by its path) when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wire: Option<Wire>,
+}
+
+/// A wire format the server speaks, each at its own paths.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Wire {
+    /// OpenAI Chat Completions: `POST /v1/chat/completions`, `/chat/completions`, Azure's
+    /// `/openai/deployments/{model}/chat/completions` and `/openai/v1/chat/completions`.
+    Completions,
+    /// The OpenAI Responses API: `POST /v1/responses`, `/responses`, Azure's
+    /// `/openai/responses` and `/openai/v1/responses`.
+    Responses,
+    /// Anthropic's Messages API: `POST /v1/messages`, `/messages`.
+    Anthropic,
+}
+
+impl Wire {
+    /// The format served at `path`, if any.
+    pub fn of_path(path: &str) -> Option<Wire> {
+        let azure_chat = path.starts_with("/openai/") && path.ends_with("/chat/completions");
+        match path {
+            "/v1/chat/completions" | "/chat/completions" => Some(Wire::Completions),
+            _ if azure_chat => Some(Wire::Completions),
+            "/v1/responses" | "/responses" | "/openai/responses" | "/openai/v1/responses" => {
+                Some(Wire::Responses)
+            }
+            "/v1/messages" | "/messages" => Some(Wire::Anthropic),
+            _ => None,
+        }
+    }
+
+    /// The script's spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Wire::Completions => "completions",
+            Wire::Responses => "responses",
+            Wire::Anthropic => "anthropic",
+        }
+    }
 }
 
 /// One scripted answer to one chat completion request.
@@ -346,6 +389,12 @@ impl ScriptedChoice {
 }
 
 impl Script {
+    /// Serves this wire format only.
+    pub fn wire(mut self, wire: Wire) -> Self {
+        self.wire = Some(wire);
+        self
+    }
+
     /// Serves these `data` entries on `GET /models`.
     pub fn with_models(mut self, models: Vec<Value>) -> Self {
         self.models = Some(models);

@@ -13,7 +13,8 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 
 use crate::http::{self, LAST_CHUNK};
-use crate::script::{DEFAULT_MODEL, Script, ScriptedResponse};
+use crate::script::{DEFAULT_MODEL, Script, ScriptedResponse, Wire};
+use crate::{anthropic, responses};
 
 /// How to run a server beyond its script.
 #[derive(Debug, Clone, Default)]
@@ -201,16 +202,21 @@ async fn serve(mut stream: TcpStream, shared: &Shared) {
             body,
         });
     }
-    // Azure OpenAI's deployment URLs are Chat Completions too.
-    let azure = request.path.starts_with("/openai/") && request.path.ends_with("/chat/completions");
-    let chat = azure
-        || matches!(
-            request.path.as_str(),
-            "/v1/chat/completions" | "/chat/completions"
-        );
+    let wire = Wire::of_path(&request.path);
     let models = matches!(request.path.as_str(), "/v1/models" | "/models");
-    let _ = match (request.method.as_str(), chat, models) {
-        ("POST", true, _) => chat_completion(&mut stream, shared, &request.body).await,
+    let _ = match (request.method.as_str(), wire, models) {
+        ("POST", Some(wire), _) => match shared.script.wire {
+            Some(only) if only != wire => {
+                let msg = format!(
+                    "this script serves the {} format only, not {} at {}",
+                    only.as_str(),
+                    wire.as_str(),
+                    request.path
+                );
+                write_error(&mut stream, 404, &msg, &[]).await
+            }
+            _ => model_request(&mut stream, shared, &request.body, wire).await,
+        },
         ("GET", _, true) => {
             let data = shared.script.models.clone().unwrap_or_else(|| {
                 vec![json!({"id": shared.model, "object": "model", "created": 0, "owned_by": "turnstile"})]
@@ -225,7 +231,7 @@ async fn serve(mut stream: TcpStream, shared: &Shared) {
             )
             .await
         }
-        (_, true, _) | (_, _, true) => {
+        (_, Some(_), _) | (_, _, true) => {
             write_error(&mut stream, 405, "method not allowed", &[]).await
         }
         _ => {
@@ -274,7 +280,12 @@ fn now_secs() -> u64 {
         .unwrap_or(0)
 }
 
-async fn chat_completion(stream: &mut TcpStream, shared: &Shared, body: &[u8]) -> io::Result<()> {
+async fn model_request(
+    stream: &mut TcpStream,
+    shared: &Shared,
+    body: &[u8],
+    wire: Wire,
+) -> io::Result<()> {
     let parsed: Option<Value> = serde_json::from_slice(body).ok();
     let recorded = parsed
         .clone()
@@ -318,7 +329,15 @@ async fn chat_completion(stream: &mut TcpStream, shared: &Shared, body: &[u8]) -
     let status = response.status.unwrap_or(200);
     if status != 200 {
         let body = response.error_body.clone().unwrap_or_else(|| {
-            json!({"error": {"message": format!("scripted error (HTTP {status})"), "type": "scripted_error", "code": null}})
+            let message = format!("scripted error (HTTP {status})");
+            match wire {
+                Wire::Anthropic => {
+                    json!({"type": "error", "error": {"type": "api_error", "message": message}})
+                }
+                Wire::Completions | Wire::Responses => {
+                    json!({"error": {"message": message, "type": "scripted_error", "code": null}})
+                }
+            }
         });
         return http::write_full(
             stream,
@@ -331,29 +350,68 @@ async fn chat_completion(stream: &mut TcpStream, shared: &Shared, body: &[u8]) -
     }
 
     let answer = Answer::new(shared, response, index, model, body.len());
-    if streaming {
-        send_stream(stream, response, &answer, include_usage, &extra).await
-    } else {
-        send_whole(stream, response, &answer, &extra).await
+    if !streaming {
+        let whole = match wire {
+            Wire::Completions => answer.whole(),
+            Wire::Responses => responses::whole(&answer),
+            Wire::Anthropic => anthropic::whole(&answer),
+        };
+        return send_whole(stream, response, &answer, whole, &extra).await;
     }
+    let data = |events: Vec<String>| -> Vec<String> {
+        events
+            .into_iter()
+            .map(|e| format!("data: {e}\n\n"))
+            .collect()
+    };
+    let (body, end, endless) = match wire {
+        Wire::Completions => (
+            data(answer.body_events(response.malformed)),
+            data(answer.end_events(include_usage)),
+            data(vec![answer.chunk(
+                0,
+                json!({"content": answer.endless_piece()}),
+                None,
+            )]),
+        ),
+        Wire::Responses => responses::stream_frames(&answer, response.malformed),
+        Wire::Anthropic => anthropic::stream_frames(&answer, response.malformed),
+    };
+    let frames = Frames { body, end, endless };
+    send_stream(stream, response, frames, &extra).await
+}
+
+/// The SSE frames of a streamed answer, each complete with its blank line.
+struct Frames {
+    /// Everything before the end of the answer.
+    body: Vec<String>,
+    /// What ends it.
+    end: Vec<String>,
+    /// Repeated after `body` by an endless answer.
+    endless: Vec<String>,
 }
 
 /// Everything one successful answer says, ids assigned.
-struct Answer {
-    id: String,
-    created: u64,
-    model: String,
+pub(crate) struct Answer {
+    /// The completion id (`chatcmpl-N`); other formats put their own prefix on `N`.
+    pub id: String,
+    /// Which answer of the script this is, from 1.
+    pub number: usize,
+    pub created: u64,
+    pub model: String,
     /// The choices; the first is the response's own content and tool calls.
-    choices: Vec<AnswerChoice>,
-    usage: Value,
-    finish_reason: String,
+    pub choices: Vec<AnswerChoice>,
+    /// In Chat Completions names (`prompt_tokens`, ...).
+    pub usage: Value,
+    /// In Chat Completions terms (`stop`, `tool_calls`, `length`, ...).
+    pub finish_reason: String,
 }
 
 /// One choice of an answer, ids assigned.
-struct AnswerChoice {
-    content: Option<String>,
+pub(crate) struct AnswerChoice {
+    pub content: Option<String>,
     /// `(id, name, arguments text)`.
-    tool_calls: Vec<(String, String, String)>,
+    pub tool_calls: Vec<(String, String, String)>,
 }
 
 impl Answer {
@@ -431,6 +489,7 @@ impl Answer {
         });
         Answer {
             id: format!("chatcmpl-{}", index + 1),
+            number: index + 1,
             created: now_secs(),
             model,
             choices,
@@ -451,7 +510,7 @@ impl Answer {
     }
 
     /// The finish reason of one choice: the scripted one for the first, else by its calls.
-    fn finish_of(&self, choice: usize) -> &str {
+    pub(crate) fn finish_of(&self, choice: usize) -> &str {
         if choice == 0 {
             &self.finish_reason
         } else if self.choices[choice].tool_calls.is_empty() {
@@ -558,8 +617,14 @@ impl Answer {
         })
     }
 
+    /// Tokens of the usage in Chat Completions names: `(prompt, completion)`.
+    pub(crate) fn tokens(&self) -> (u64, u64) {
+        let get = |name: &str| self.usage.get(name).and_then(Value::as_u64).unwrap_or(0);
+        (get("prompt_tokens"), get("completion_tokens"))
+    }
+
     /// The text repeated by an endless answer.
-    fn endless_piece(&self) -> String {
+    pub(crate) fn endless_piece(&self) -> String {
         match self.choices[0].content.as_deref() {
             Some(text) if !text.is_empty() => text.to_string(),
             _ => "endless ".to_string(),
@@ -568,7 +633,7 @@ impl Answer {
 }
 
 /// Splits text into word pieces, each with the whitespace before it: "a b" -> ["a", " b"].
-fn words(text: &str) -> Vec<&str> {
+pub(crate) fn words(text: &str) -> Vec<&str> {
     let mut out = Vec::new();
     let mut start = 0;
     let mut prev_ws = false;
@@ -587,7 +652,7 @@ fn words(text: &str) -> Vec<&str> {
 }
 
 /// Splits text into (up to) three pieces on char boundaries.
-fn thirds(text: &str) -> Vec<&str> {
+pub(crate) fn thirds(text: &str) -> Vec<&str> {
     let n = text.chars().count();
     if n == 0 {
         return Vec::new();
@@ -609,6 +674,7 @@ async fn send_whole(
     stream: &mut TcpStream,
     response: &ScriptedResponse,
     answer: &Answer,
+    whole: Value,
     extra: &[(String, String)],
 ) -> io::Result<()> {
     let body = if response.malformed {
@@ -617,7 +683,7 @@ async fn send_whole(
             answer.id
         )
     } else {
-        answer.whole().to_string()
+        whole.to_string()
     };
     if response.endless {
         return send_endless_body(stream, answer, extra).await;
@@ -644,8 +710,7 @@ async fn send_whole(
 async fn send_stream(
     stream: &mut TcpStream,
     response: &ScriptedResponse,
-    answer: &Answer,
-    include_usage: bool,
+    frames: Frames,
     extra: &[(String, String)],
 ) -> io::Result<()> {
     let mut headers = vec![
@@ -656,21 +721,22 @@ async fn send_stream(
     headers.extend(extra.iter().cloned());
     stream.write_all(&http::head(200, &headers)).await?;
     stream.flush().await?;
-    let mut events = answer.body_events(response.malformed);
+    let Frames {
+        body: mut events,
+        end,
+        endless,
+    } = frames;
     if response.endless {
         for event in &events {
-            stream
-                .write_all(&http::chunk(format!("data: {event}\n\n").as_bytes()))
-                .await?;
+            stream.write_all(&http::chunk(event.as_bytes())).await?;
         }
-        let piece = answer.chunk(0, json!({"content": answer.endless_piece()}), None);
-        let frame = http::chunk(format!("data: {piece}\n\n").as_bytes());
+        let frame = http::chunk(endless.concat().as_bytes());
         // Until the client hangs up (the write fails) or the server shuts down.
         loop {
             stream.write_all(&frame).await?;
         }
     }
-    events.extend(answer.end_events(include_usage));
+    events.extend(end);
     for (sent, event) in events.iter().enumerate() {
         if response.drop_after_chunks == Some(sent) {
             if response.hang {
@@ -682,8 +748,7 @@ async fn send_stream(
         if sent > 0 && response.chunk_delay_ms > 0 {
             tokio::time::sleep(Duration::from_millis(response.chunk_delay_ms)).await;
         }
-        let line = format!("data: {event}\n\n");
-        stream.write_all(&http::chunk(line.as_bytes())).await?;
+        stream.write_all(&http::chunk(event.as_bytes())).await?;
         stream.flush().await?;
     }
     stream.write_all(LAST_CHUNK).await?;

@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 use serde::Deserialize;
 use turnstile_loop::model::{
-    ApiFlavor, KeyCommand, ModelError, ModelInfo, ModelProvider, OpenAiConfig, OpenAiProvider,
-    list_models,
+    ApiFlavor, KeyCommand, ModelError, ModelInfo, ModelProvider, OpenAiConfig, WireApi,
+    http_provider, list_models,
 };
 
 use crate::config::DefaultModel;
@@ -42,6 +42,9 @@ pub(crate) struct ProviderParams {
     pub wire_model: Option<String>,
     /// Extra HTTP headers.
     pub headers: Option<BTreeMap<String, String>>,
+    /// Largest answer in tokens (Anthropic's `max_tokens`, the Responses API's
+    /// `max_output_tokens`).
+    pub max_output_tokens: Option<f64>,
 }
 
 /// `provider.azure`.
@@ -79,10 +82,10 @@ pub(crate) fn choose(
     let wire_model = config.model.clone();
     let mut config = config;
     config.limits = defaults.limits;
-    let provider = OpenAiProvider::new(config)
+    let provider = http_provider(config)
         .map_err(|e| RpcError::internal(format!("cannot build the model client: {e}")))?;
     Ok(ChosenModel {
-        provider: Arc::new(provider),
+        provider,
         model: wire_model,
     })
 }
@@ -96,7 +99,7 @@ fn byok(
 ) -> Result<OpenAiConfig, RpcError> {
     let unsupported = |what: String| {
         RpcError::invalid_params(format!(
-            "{what} is not supported by turnstile; use an OpenAI-compatible Chat Completions provider (type \"openai\" or \"azure\") with baseUrl and apiKey or bearerToken"
+            "{what} is not supported by turnstile; use a provider of type \"openai\", \"azure\" or \"anthropic\" over HTTP with baseUrl and apiKey or bearerToken"
         ))
     };
     let flavor = match p.kind.as_deref() {
@@ -108,12 +111,15 @@ fn byok(
                 .and_then(|a| a.api_version.clone())
                 .filter(|v| !v.trim().is_empty()),
         },
+        Some("anthropic") => ApiFlavor::Anthropic,
         Some(other) => return Err(unsupported(format!("provider type {other:?}"))),
     };
-    match p.wire_api.as_deref() {
-        None | Some("completions") => {}
+    // Ignored for Anthropic, as the Copilot CLI ignores it (with a warning) there.
+    let wire_api = match p.wire_api.as_deref() {
+        None | Some("completions") => WireApi::Completions,
+        Some("responses") => WireApi::Responses,
         Some(other) => return Err(unsupported(format!("provider wireApi {other:?}"))),
-    }
+    };
     match p.transport.as_deref() {
         None | Some("http") => {}
         Some(other) => return Err(unsupported(format!("provider transport {other:?}"))),
@@ -132,6 +138,16 @@ fn byok(
         .unwrap_or(&defaults.model);
     let mut config = OpenAiConfig::new(p.base_url.clone(), wire);
     config.flavor = flavor;
+    config.wire_api = wire_api;
+    config.max_output_tokens = match p.max_output_tokens {
+        None => None,
+        Some(n) if n.is_finite() && n >= 1.0 && n.fract() == 0.0 => Some(n as u64),
+        Some(n) => {
+            return Err(RpcError::invalid_params(format!(
+                "provider.maxOutputTokens must be a whole number of at least 1, not {n}"
+            )));
+        }
+    };
     config.api_key = p.api_key.clone().filter(|k| !k.trim().is_empty());
     config.bearer_token = p.bearer_token.clone().filter(|k| !k.trim().is_empty());
     config.api_key_command = match p.api_key_command.as_deref().map(str::trim) {
@@ -229,16 +245,49 @@ mod tests {
     }
 
     #[test]
+    fn each_provider_type_and_wire_api_is_taken() {
+        let p = |kind: &str, wire: Option<&str>| ProviderParams {
+            kind: Some(kind.into()),
+            wire_api: wire.map(str::to_string),
+            base_url: "http://127.0.0.1:1".into(),
+            max_output_tokens: Some(1024.0),
+            ..Default::default()
+        };
+        let config = byok(&defaults(), None, &p("anthropic", Some("responses"))).unwrap();
+        assert_eq!(config.flavor, ApiFlavor::Anthropic);
+        assert_eq!(config.max_output_tokens, Some(1024));
+        let config = byok(&defaults(), None, &p("openai", Some("responses"))).unwrap();
+        assert_eq!(
+            (config.flavor, config.wire_api),
+            (ApiFlavor::OpenAi, WireApi::Responses)
+        );
+        for (kind, wire, name) in [
+            ("anthropic", None, "anthropic"),
+            ("openai", Some("responses"), "openai-responses"),
+            ("azure", Some("responses"), "openai-responses"),
+            ("openai", None, "openai"),
+        ] {
+            let chosen = choose(&defaults(), None, Some(&p(kind, wire))).unwrap();
+            assert_eq!(chosen.provider.name(), name);
+        }
+    }
+
+    #[test]
     fn refuses_what_it_cannot_do() {
         for p in [
             ProviderParams {
-                kind: Some("anthropic".into()),
+                kind: Some("vertex".into()),
                 base_url: "x".into(),
                 ..Default::default()
             },
             ProviderParams {
-                wire_api: Some("responses".into()),
+                wire_api: Some("chat".into()),
                 base_url: "x".into(),
+                ..Default::default()
+            },
+            ProviderParams {
+                base_url: "x".into(),
+                max_output_tokens: Some(0.5),
                 ..Default::default()
             },
             ProviderParams {

@@ -301,11 +301,11 @@ async fn unknown_methods_and_wrong_params_get_clear_errors() {
     let error = client
         .err(
             "session.create",
-            json!({"provider": {"type": "anthropic", "baseUrl": "http://127.0.0.1:9"}}),
+            json!({"provider": {"type": "vertex", "baseUrl": "http://127.0.0.1:9"}}),
         )
         .await;
     assert_eq!(code(&error), codes::INVALID_PARAMS);
-    assert!(error["message"].as_str().unwrap().contains("anthropic"));
+    assert!(error["message"].as_str().unwrap().contains("vertex"));
 
     assert_alive(&mut client).await;
     t.stop().await;

@@ -2,6 +2,7 @@
 
 pub mod audit;
 pub mod checkpoint;
+pub mod config;
 pub mod events;
 pub mod fsck;
 pub mod repair;

@@ -6,43 +6,24 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
-use clap::{Args, ValueEnum};
+use clap::Args;
 use turnstile_journal::{Event, StateRoot};
 use turnstile_loop::hooks::{CommandHooks, HookRunner};
-use turnstile_loop::model::ModelProvider;
-use turnstile_loop::model::ReplayProvider;
-use turnstile_loop::model::{OpenAiConfig, OpenAiProvider};
+use turnstile_loop::model::{ModelProvider, ReplayProvider, http_provider};
 use turnstile_loop::tools::ToolRegistry;
 use turnstile_loop::{AgentMode, Outcome, SendOptions, SessionConfig, SessionHandle, SessionParts};
+
+use crate::provider_flags::{ProviderFlags, ProviderKind, model_config};
+use crate::session_flags;
 
 /// Exit code of an aborted run (128 + SIGINT, as shells report it).
 const EXIT_ABORTED: u8 = 130;
 
-/// Which model answers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ProviderKind {
-    /// Any OpenAI-compatible Chat Completions server.
-    Openai,
-    /// The `assistant.message` events of a recorded journal, in order.
-    Replay,
-}
-
 /// Options shared by `run` and `resume`.
 #[derive(Debug, Clone, Args)]
 pub struct LoopArgs {
-    /// Model name sent to the server.
-    #[arg(long, env = "TURNSTILE_MODEL", default_value = "gpt-4.1")]
-    pub model: String,
-    /// Base URL of an OpenAI-compatible server (…/v1); the key comes from TURNSTILE_API_KEY or OPENAI_API_KEY.
-    #[arg(
-        long,
-        env = "TURNSTILE_BASE_URL",
-        default_value = "http://127.0.0.1:8000/v1"
-    )]
-    pub base_url: String,
-    /// Where answers come from.
-    #[arg(long, value_enum, default_value = "openai")]
-    pub provider: ProviderKind,
+    #[command(flatten)]
+    pub model: ProviderFlags,
     /// The recorded journal answering with --provider replay.
     #[arg(long, value_name = "PATH")]
     pub fixture: Option<PathBuf>,
@@ -107,14 +88,11 @@ impl ResumeArgs {
 }
 
 fn parts(opts: &LoopArgs, cwd: &Path) -> Result<SessionParts> {
-    let provider: Arc<dyn ModelProvider> = match opts.provider {
-        ProviderKind::Openai => {
-            let mut config = OpenAiConfig::new(opts.base_url.clone(), opts.model.clone());
-            config.api_key = OpenAiConfig::api_key_from_env();
-            config.limits = opts.session.model_limits();
-            Arc::new(OpenAiProvider::new(config).map_err(|e| anyhow::anyhow!("{e}"))?)
-        }
-        ProviderKind::Replay => {
+    let mut flags = opts.session.config_flags();
+    opts.model.fill(&mut flags)?;
+    let effective = crate::config::effective(&flags)?;
+    let provider: Arc<dyn ModelProvider> = match opts.model.provider {
+        Some(ProviderKind::Replay) => {
             let fixture = opts
                 .fixture
                 .as_ref()
@@ -124,19 +102,24 @@ fn parts(opts: &LoopArgs, cwd: &Path) -> Result<SessionParts> {
                     .map_err(|e| anyhow::anyhow!("{}: {e}", fixture.display()))?,
             )
         }
+        _ => {
+            let config = model_config(&effective, opts.session.model_limits())?;
+            http_provider(config).map_err(|e| anyhow::anyhow!("{e}"))?
+        }
     };
-    let mut config = SessionConfig::new(cwd, opts.model.clone());
-    config.durability = opts.session.durability;
+    let mut config = SessionConfig::new(cwd, effective.model.value.clone());
+    config.durability = session_flags::durability(&effective);
     config.mode = if opts.autopilot {
         AgentMode::Autopilot
     } else {
         AgentMode::Interactive
     };
     config.max_autopilot_continues = opts.session.max_autopilot_continues;
-    config.permissions = opts.session.policy()?;
+    config.permissions = session_flags::policy(&effective)?;
     config.allow_outside_cwd = opts.session.allow_outside_cwd;
     config.streaming = !opts.no_stream;
-    let (hooks, warnings) = CommandHooks::load(cwd, &opts.session.hook_trust())?;
+    let trust = session_flags::hook_trust(opts.session.trust_hooks, &effective);
+    let (hooks, warnings) = CommandHooks::load(cwd, &trust)?;
     for warning in warnings {
         eprintln!("warning: {warning}");
     }

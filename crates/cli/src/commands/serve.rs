@@ -13,7 +13,6 @@ use clap::Args;
 use turnstile_journal::StateRoot;
 use turnstile_loop::AgentMode;
 use turnstile_loop::model::{ApiFlavor, OpenAiConfig};
-use turnstile_loop::permissions::PermissionPolicy;
 use turnstile_server::framing::DEFAULT_MAX_FRAME_BYTES;
 use turnstile_server::{
     DEFAULT_INFLIGHT_FRAME_BYTES, DEFAULT_TAKEOVER_WAIT, DefaultModel, Server, ServerConfig,
@@ -194,12 +193,11 @@ fn server_config(args: &ServeArgs, state_dir: Option<&Path>) -> Result<ServerCon
     let root = StateRoot::resolve(state_dir.or(from_config_dir.as_deref()))?;
     let mut config = ServerConfig::new(root);
     config.default_model = default_model(args, std::env::var("COPILOT_API_URL").ok());
-    config.permissions = if args.yolo {
-        PermissionPolicy::from_flags(true, &args.session.allow_tool, &args.session.deny_tool)?
-    } else {
-        args.session.policy()?
-    };
-    config.durability = args.session.durability;
+    let mut flags = args.session.config_flags();
+    flags.allow_all_tools |= args.yolo;
+    let effective = crate::config::effective(&flags)?;
+    config.permissions = crate::session_flags::policy(&effective)?;
+    config.durability = crate::session_flags::durability(&effective);
     config.allow_outside_cwd = args.session.allow_outside_cwd || args.allow_all_paths || args.yolo;
     config.default_mode = match args.mode.as_deref() {
         None => AgentMode::Interactive,
@@ -220,7 +218,7 @@ fn server_config(args: &ServeArgs, state_dir: Option<&Path>) -> Result<ServerCon
     config.additional_dirs = args.add_dir.clone();
     config.inflight_frame_bytes = args.max_inflight_frame_bytes;
     config.takeover_wait = Duration::from_secs(args.takeover_wait);
-    config.hook_trust = args.session.hook_trust();
+    config.hook_trust = crate::session_flags::hook_trust(args.session.trust_hooks, &effective);
     config.max_autopilot_continues = args.session.max_autopilot_continues;
     config.session_idle_timeout = args
         .session_idle_timeout

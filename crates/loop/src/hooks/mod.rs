@@ -378,8 +378,7 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(tmp.path().join(".github/hooks")).unwrap();
         std::fs::write(tmp.path().join(".github/hooks/x.json"), ALLOW_ALL).unwrap();
-        let config = tmp.path().join("config.json");
-        let trust = HookTrust::from_config_file(&config, false);
+        let trust = HookTrust::folders(Vec::new(), false);
         let (hooks, warnings) = CommandHooks::load(tmp.path(), &trust).unwrap();
         assert!(!hooks.handles("preToolUse"));
         assert_eq!(warnings.len(), 1);
@@ -392,13 +391,8 @@ mod tests {
         // Even an unreadable hook file is not read in an untrusted folder.
         std::fs::write(tmp.path().join(".github/hooks/bad.json"), "{").unwrap();
         assert!(CommandHooks::load(tmp.path(), &trust).is_ok());
-        std::fs::write(
-            &config,
-            serde_json::json!({"trustedFolders": [tmp.path()]}).to_string(),
-        )
-        .unwrap();
         std::fs::remove_file(tmp.path().join(".github/hooks/bad.json")).unwrap();
-        let trust = HookTrust::from_config_file(&config, false);
+        let trust = HookTrust::folders(vec![tmp.path().canonicalize().unwrap()], false);
         let (hooks, warnings) = CommandHooks::load(tmp.path(), &trust).unwrap();
         assert!(hooks.handles("preToolUse") && warnings.is_empty());
     }

@@ -1,6 +1,9 @@
 //! Model providers: the [`ModelProvider`] trait the loop calls once per turn, its request and
-//! response types, and two providers: [`OpenAiProvider`] (any OpenAI-compatible Chat
-//! Completions server) and [`ReplayProvider`] (answers from a recorded journal).
+//! response types, and the providers: [`OpenAiProvider`] (any OpenAI-compatible Chat
+//! Completions server, Azure OpenAI, the Copilot endpoint), [`ResponsesProvider`] (the OpenAI
+//! Responses API), [`AnthropicProvider`] (Anthropic's Messages API), all over the HTTP core of
+//! `http`, and [`ReplayProvider`] (answers from a recorded journal). [`http_provider`] picks
+//! the HTTP one a configuration names.
 //!
 //! A provider never panics on a bad server: every failure is a [`ModelError`] carrying what
 //! the loop needs for `session.error` (`errorType`, `statusCode`, `message`); retries before
@@ -9,15 +12,36 @@
 
 use std::fmt;
 
+mod anthropic;
+mod http;
 mod openai;
+mod reasoning;
 mod replay;
+mod responses;
 mod sse;
 
+pub use anthropic::AnthropicProvider;
+pub use http::{
+    ApiFlavor, KeyCommand, OpenAiConfig, ResponseLimits, RetryPolicy, Timeouts, WireApi,
+};
 pub use openai::{
-    ApiFlavor, KeyCommand, ModelCapabilities, ModelInfo, ModelLimits, ModelPolicy, ModelSupports,
-    OpenAiConfig, OpenAiProvider, ResponseLimits, RetryPolicy, Timeouts, list_models,
+    ModelCapabilities, ModelInfo, ModelLimits, ModelPolicy, ModelSupports, OpenAiProvider,
+    list_models,
 };
 pub use replay::ReplayProvider;
+pub use responses::ResponsesProvider;
+
+/// The HTTP provider of a configuration: Anthropic's Messages API for
+/// [`ApiFlavor::Anthropic`], else the Responses API or Chat Completions by `wire_api`.
+pub fn http_provider(
+    config: OpenAiConfig,
+) -> Result<std::sync::Arc<dyn ModelProvider>, ModelError> {
+    Ok(match (&config.flavor, config.wire_api) {
+        (ApiFlavor::Anthropic, _) => std::sync::Arc::new(AnthropicProvider::new(config)?),
+        (_, WireApi::Responses) => std::sync::Arc::new(ResponsesProvider::new(config)?),
+        (_, WireApi::Completions) => std::sync::Arc::new(OpenAiProvider::new(config)?),
+    })
+}
 
 /// A boxed, sendable future (the trait stays object-safe).
 pub type BoxFuture<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send + 'a>>;

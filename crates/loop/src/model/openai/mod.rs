@@ -1,8 +1,10 @@
-//! A provider for any OpenAI-compatible Chat Completions server.
+//! A provider for any OpenAI-compatible Chat Completions server (Azure OpenAI and the Copilot
+//! endpoint included).
 //!
-//! `config` says where the server is and how patient to be, `transport` does the HTTP,
-//! `stream` assembles a streamed answer, `wire` is the JSON format as serde types; this file
-//! ties them together: one call, its retries before any output, a whole (non-streamed) answer.
+//! The HTTP core (`http`) says where the server is, how patient to be and sends with retries;
+//! `stream` assembles a streamed answer, `choices` makes several choices one message, `wire`
+//! is the JSON format as serde types, `models` lists the server's models; this file ties them
+//! together: one call and a whole (non-streamed) answer.
 
 use std::time::Instant;
 
@@ -10,65 +12,44 @@ use serde_json::Value;
 use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
+use super::http::{ApiFlavor, HttpCore, OpenAiConfig, check_answer_size, encode, malformed, quote};
 use super::{
     BoxFuture, ChatRequest, ModelError, ModelErrorKind, ModelEvent, ModelProvider, ModelResponse,
     ToolCall,
 };
 
-mod auth;
 mod choices;
-mod config;
 mod models;
 mod stream;
-mod transport;
 mod wire;
 
+use super::http::wire::error_message;
 use choices::{ChoiceAnswer, fallback_id};
-pub use config::{ApiFlavor, KeyCommand, OpenAiConfig, ResponseLimits, RetryPolicy, Timeouts};
 pub use models::{
     ModelCapabilities, ModelInfo, ModelLimits, ModelPolicy, ModelSupports, list_models,
 };
-use transport::{BodyError, chain, is_loopback};
-use wire::{Completion, RequestBody, error_message};
-
-/// Longest server text quoted in an error message when it sent no `error.message`.
-const MAX_QUOTE: usize = 500;
+use wire::{Completion, RequestBody};
 
 /// A [`ModelProvider`] over HTTP(S) for any OpenAI-compatible Chat Completions server.
 #[derive(Debug, Clone)]
 pub struct OpenAiProvider {
-    config: OpenAiConfig,
+    core: HttpCore,
     endpoint: String,
-    client: reqwest::Client,
 }
 
 impl OpenAiProvider {
     /// A provider for this configuration; fails only when the HTTP client cannot be built.
     pub fn new(config: OpenAiConfig) -> Result<Self, ModelError> {
         let endpoint = chat_url(&config, &config.model);
-        let mut builder = reqwest::Client::builder()
-            .connect_timeout(config.timeouts.request)
-            .user_agent(concat!("turnstile/", env!("CARGO_PKG_VERSION")));
-        if is_loopback(&endpoint) {
-            // A proxy from the environment must not get between us and a local server.
-            builder = builder.no_proxy();
-        }
-        let client = builder.build().map_err(|e| {
-            ModelError::new(
-                ModelErrorKind::Config,
-                format!("cannot build the HTTP client: {}", chain(&e)),
-            )
-        })?;
         Ok(OpenAiProvider {
-            config,
+            core: HttpCore::new(config, &endpoint)?,
             endpoint,
-            client,
         })
     }
 
     /// The configuration.
     pub fn config(&self) -> &OpenAiConfig {
-        &self.config
+        &self.core.config
     }
 
     /// The URL requests for the configured model are POSTed to.
@@ -85,7 +66,7 @@ impl OpenAiProvider {
         let mut body = RequestBody::new(request, self.model_of(request));
         // The Copilot CLI sends the effort to the Copilot endpoint only (never to a BYOK
         // provider, where a model that does not reason would refuse the field).
-        if self.config.flavor == ApiFlavor::Copilot {
+        if self.core.config.flavor == ApiFlavor::Copilot {
             body.reasoning_effort = request.reasoning_effort.as_deref();
         }
         body
@@ -93,7 +74,7 @@ impl OpenAiProvider {
 
     fn model_of<'a>(&'a self, request: &'a ChatRequest) -> &'a str {
         if request.model.is_empty() {
-            &self.config.model
+            &self.core.config.model
         } else {
             &request.model
         }
@@ -107,36 +88,15 @@ impl OpenAiProvider {
     ) -> Result<ModelResponse, ModelError> {
         let body = serde_json::to_vec(&self.body(request)).expect("a request body serializes");
         let model = self.model_of(request).to_string();
-        let url = chat_url(&self.config, &model);
-        // Once per call (a key command runs once, retries reuse its key).
-        let headers = self.headers(request.stream, &request.headers).await?;
-        let mut attempt = 0u32;
-        loop {
-            let started = Instant::now();
-            let (error, retry_after) = match self.send(&url, &headers, &body).await {
-                Ok(response) if response.status().is_success() => {
-                    // Committed: from here on nothing is ever sent again.
-                    return if request.stream {
-                        self.read_stream(response, events, model, started).await
-                    } else {
-                        self.read_whole(response, model, started).await
-                    };
-                }
-                Ok(response) => self.http_error(response).await,
-                Err(error) => (error, None),
-            };
-            if !error.retryable || attempt >= self.config.retry.max_retries {
-                return Err(error);
-            }
-            attempt += 1;
-            let delay = self.config.retry.delay(attempt, retry_after);
-            let _ = events.send(ModelEvent::Retry {
-                attempt,
-                delay_ms: delay.as_millis() as u64,
-                reason: error.to_string(),
-                status_code: error.status_code,
-            });
-            tokio::time::sleep(delay).await;
+        let url = chat_url(&self.core.config, &model);
+        let (response, started) = self
+            .core
+            .post(&url, &body, request.stream, &request.headers, events)
+            .await?;
+        if request.stream {
+            self.read_stream(response, events, model, started).await
+        } else {
+            self.read_whole(response, model, started).await
         }
     }
 
@@ -147,26 +107,9 @@ impl OpenAiProvider {
         model: String,
         started: Instant,
     ) -> Result<ModelResponse, ModelError> {
-        let limit = self.config.limits.max_body_bytes;
-        let body = self.read_body(response, limit).await.map_err(|e| match e {
-            BodyError::TooLarge => ModelError::new(
-                ModelErrorKind::TooLarge,
-                format!(
-                    "the model's response body is larger than the limit of {limit} bytes \
-                     (max_body_bytes); the call was stopped there"
-                ),
-            ),
-            BodyError::Model(e) => e,
-        })?;
-        let completion: Completion = serde_json::from_slice(&body).map_err(|e| {
-            ModelError::new(
-                ModelErrorKind::MalformedResponse,
-                format!(
-                    "the response is not a JSON object ({e}): {}",
-                    quote(&String::from_utf8_lossy(&body))
-                ),
-            )
-        })?;
+        let body = self.core.read_whole_body(response).await?;
+        let completion: Completion = serde_json::from_slice(&body)
+            .map_err(|e| malformed("the response", &e, &String::from_utf8_lossy(&body)))?;
         if let Some(message) = error_message(completion.error.as_ref()) {
             return Err(ModelError::new(ModelErrorKind::Http, message));
         }
@@ -215,7 +158,7 @@ impl OpenAiProvider {
             .collect();
         let (content, tool_calls, finish_reason) = choices::merge(choices);
         let size = content.len() + tool_calls.iter().map(|c| c.arguments.len()).sum::<usize>();
-        check_answer_size(size, self.config.limits.max_answer_bytes)?;
+        check_answer_size(size, self.core.config.limits.max_answer_bytes)?;
         let duration_ms = started.elapsed().as_millis() as u64;
         Ok(ModelResponse {
             content,
@@ -253,7 +196,7 @@ impl ModelProvider for OpenAiProvider {
 fn chat_url(config: &OpenAiConfig, model: &str) -> String {
     let base = config.base_url.trim_end_matches('/');
     match &config.flavor {
-        ApiFlavor::OpenAi | ApiFlavor::Copilot => {
+        ApiFlavor::OpenAi | ApiFlavor::Copilot | ApiFlavor::Anthropic => {
             if base.ends_with("/chat/completions") {
                 base.to_string()
             } else {
@@ -271,41 +214,6 @@ fn chat_url(config: &OpenAiConfig, model: &str) -> String {
                 None => format!("{base}/openai/v1/chat/completions"),
             }
         }
-    }
-}
-
-/// Percent-encodes what cannot stand in a URL path segment or query value.
-fn encode(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for b in text.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
-}
-
-/// Fails when an answer of `size` bytes (text and tool arguments) is past `limit`.
-fn check_answer_size(size: usize, limit: usize) -> Result<(), ModelError> {
-    if size > limit {
-        return Err(ModelError::new(
-            ModelErrorKind::TooLarge,
-            format!(
-                "the model's answer (text and tool call arguments) is larger than the limit of \
-                 {limit} bytes (max_answer_bytes); the call was stopped there"
-            ),
-        ));
-    }
-    Ok(())
-}
-
-/// At most [`MAX_QUOTE`] characters of server text.
-fn quote(text: &str) -> String {
-    match text.char_indices().nth(MAX_QUOTE) {
-        Some((cut, _)) => format!("{}...", &text[..cut]),
-        None => text.to_string(),
     }
 }
 
@@ -358,13 +266,5 @@ mod tests {
             !shown.contains("sk-secret") && shown.contains("<redacted>"),
             "{shown}"
         );
-    }
-
-    #[test]
-    fn quotes_are_cut_on_char_boundaries() {
-        let long = "é".repeat(MAX_QUOTE + 10);
-        let q = quote(&long);
-        assert!(q.ends_with("..."));
-        assert_eq!(q.chars().count(), MAX_QUOTE + 3);
     }
 }

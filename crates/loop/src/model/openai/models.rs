@@ -3,10 +3,9 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::super::http::{ApiFlavor, BodyError, OpenAiConfig, quote};
 use super::super::{ModelError, ModelErrorKind};
-use super::config::{ApiFlavor, OpenAiConfig};
-use super::transport::BodyError;
-use super::{OpenAiProvider, quote};
+use super::OpenAiProvider;
 
 /// Largest `/models` answer read.
 const MAX_MODELS_BODY: usize = 8 * 1024 * 1024;
@@ -160,14 +159,15 @@ pub async fn list_models(config: &OpenAiConfig) -> Result<Vec<ModelInfo>, ModelE
 impl OpenAiProvider {
     /// See [`list_models`].
     pub async fn list_models(&self) -> Result<Vec<ModelInfo>, ModelError> {
-        let url = models_url(&self.config);
-        let headers = self.headers(false, &[]).await?;
-        let builder = self.client.get(&url).headers(headers);
-        let response = self.response_head(&url, builder).await?;
+        let core = &self.core;
+        let url = models_url(&core.config);
+        let headers = core.headers(false, &[]).await?;
+        let builder = core.client.get(&url).headers(headers);
+        let response = core.response_head(&url, builder).await?;
         if !response.status().is_success() {
-            return Err(self.http_error(response).await.0);
+            return Err(core.http_error(response).await.0);
         }
-        let body = self
+        let body = core
             .read_body(response, MAX_MODELS_BODY)
             .await
             .map_err(|e| match e {
@@ -205,6 +205,7 @@ fn models_url(config: &OpenAiConfig) -> String {
             let base = base.strip_suffix("/openai").unwrap_or(base);
             format!("{base}/openai/v1/models")
         }
+        ApiFlavor::Anthropic => super::super::http::v1_url(base, "models"),
         ApiFlavor::OpenAi | ApiFlavor::Copilot => format!("{base}/models"),
     }
 }

@@ -4,11 +4,13 @@ use std::time::Instant;
 
 use tokio::sync::mpsc::UnboundedSender;
 
+use super::super::http::wire::{WireUsage, error_message};
+use super::super::http::{check_answer_size, malformed, sse_error};
 use super::super::sse::SseParser;
 use super::super::{ModelError, ModelErrorKind, ModelEvent, ModelResponse, ToolCall};
+use super::OpenAiProvider;
 use super::choices::{ChoiceAnswer, fallback_id, merge};
-use super::wire::{AnswerToolCall, Chunk, WireUsage, error_message};
-use super::{OpenAiProvider, check_answer_size, quote};
+use super::wire::{AnswerToolCall, Chunk};
 
 impl OpenAiProvider {
     /// Reads a streamed answer to its end (`[DONE]`, or the end of the body after a
@@ -20,28 +22,18 @@ impl OpenAiProvider {
         model: String,
         started: Instant,
     ) -> Result<ModelResponse, ModelError> {
-        let limits = self.config.limits;
+        let limits = self.core.config.limits;
         let mut parser = SseParser::new(limits.max_line_bytes);
         let mut state = StreamState::new(limits.max_answer_bytes);
-        let bad_sse = |e: super::super::sse::SseError| match e {
-            super::super::sse::SseError::TooLong(limit) => ModelError::new(
-                ModelErrorKind::TooLarge,
-                format!(
-                    "the model's stream sent a line longer than the limit of {limit} bytes \
-                     (max_line_bytes); the call was stopped there"
-                ),
-            ),
-            other => ModelError::new(ModelErrorKind::MalformedResponse, other.to_string()),
-        };
-        while let Some(bytes) = self.next_chunk(&mut response).await? {
-            for data in parser.push(&bytes).map_err(bad_sse)? {
+        while let Some(bytes) = self.core.next_chunk(&mut response).await? {
+            for data in parser.push(&bytes).map_err(sse_error)? {
                 state.event(&data, events)?;
                 if state.done {
                     return Ok(state.finish(model, started));
                 }
             }
         }
-        for data in parser.finish().map_err(bad_sse)? {
+        for data in parser.finish().map_err(sse_error)? {
             state.event(&data, events)?;
         }
         if state.done || state.choices.iter().any(|c| c.finish_reason.is_some()) {
@@ -117,13 +109,7 @@ impl StreamState {
                 }
                 Ok(())
             }
-            Err(e) => Err(ModelError::new(
-                ModelErrorKind::MalformedResponse,
-                format!(
-                    "the stream sent a chunk that is not a JSON object ({e}): {}",
-                    quote(data)
-                ),
-            )),
+            Err(e) => Err(malformed("a chunk of the stream", &e, data)),
         }
     }
 

@@ -9,24 +9,27 @@ use super::super::{ModelError, ModelErrorKind};
 use super::auth::credential;
 use super::config::ApiFlavor;
 use super::wire::ErrorBody;
-use super::{OpenAiProvider, quote};
+use super::{HttpCore, quote};
 
 /// Most of an error body read for its message (the rest is not needed to say what failed).
 const MAX_ERROR_BODY: usize = 1024 * 1024;
 
+/// The `anthropic-version` sent to the Messages API (the version its published examples use).
+const ANTHROPIC_VERSION: &str = "2023-06-01";
+
 /// Why a body could not be read whole.
-pub(super) enum BodyError {
+pub(in crate::model) enum BodyError {
     /// It is larger than the limit.
     TooLarge,
     /// The transfer failed.
     Model(ModelError),
 }
 
-impl OpenAiProvider {
+impl HttpCore {
     /// The headers of one call: content type and accept, the credential, the Copilot CLI's
-    /// identifying headers for the Copilot endpoint, the provider's headers, then the call's
-    /// own (each later one replaces an earlier one of the same name).
-    pub(super) async fn headers(
+    /// identifying headers for the Copilot endpoint (`anthropic-version` for Anthropic), the
+    /// provider's headers, then the call's own (each later one replaces an earlier one of the same name).
+    pub(in crate::model) async fn headers(
         &self,
         stream: bool,
         extra: &[(String, String)],
@@ -44,10 +47,21 @@ impl OpenAiProvider {
         if let Some((name, value)) = credential(&self.config).await? {
             headers.insert(name, value);
         }
-        if self.config.flavor == ApiFlavor::Copilot {
-            for (name, value) in copilot_headers() {
-                headers.insert(name, value);
+        match self.config.flavor {
+            ApiFlavor::Copilot => {
+                for (name, value) in copilot_headers() {
+                    headers.insert(name, value);
+                }
             }
+            // The Messages API refuses a request without its version (the provider's or the
+            // call's headers may name another one).
+            ApiFlavor::Anthropic => {
+                headers.insert(
+                    HeaderName::from_static("anthropic-version"),
+                    HeaderValue::from_static(ANTHROPIC_VERSION),
+                );
+            }
+            ApiFlavor::OpenAi | ApiFlavor::Azure { .. } => {}
         }
         for (name, value) in self.config.headers.iter().chain(extra) {
             let bad = || {
@@ -66,7 +80,7 @@ impl OpenAiProvider {
     }
 
     /// Sends the request and waits for the response head.
-    pub(super) async fn send(
+    pub(in crate::model) async fn send(
         &self,
         url: &str,
         headers: &HeaderMap,
@@ -81,7 +95,7 @@ impl OpenAiProvider {
     }
 
     /// Sends a built request and waits for the response head within the request timeout.
-    pub(super) async fn response_head(
+    pub(in crate::model) async fn response_head(
         &self,
         url: &str,
         builder: reqwest::RequestBuilder,
@@ -109,7 +123,7 @@ impl OpenAiProvider {
     }
 
     /// The error of a non-2xx answer, and the server's `Retry-After` when it sent one.
-    pub(super) async fn http_error(
+    pub(in crate::model) async fn http_error(
         &self,
         response: reqwest::Response,
     ) -> (ModelError, Option<Duration>) {
@@ -149,7 +163,7 @@ impl OpenAiProvider {
 
     /// Reads a whole body of at most `limit` bytes, each piece within the stall timeout;
     /// stops reading as soon as the limit is passed.
-    pub(super) async fn read_body(
+    pub(in crate::model) async fn read_body(
         &self,
         mut response: reqwest::Response,
         limit: usize,
@@ -173,7 +187,7 @@ impl OpenAiProvider {
     }
 
     /// The next piece of a body; a stall or a cut connection is an error (never retried).
-    pub(super) async fn next_chunk(
+    pub(in crate::model) async fn next_chunk(
         &self,
         response: &mut reqwest::Response,
     ) -> Result<Option<Vec<u8>>, ModelError> {
@@ -237,7 +251,7 @@ fn retry_after(headers: &HeaderMap) -> Option<Duration> {
 }
 
 /// An error and its sources, joined with `: ` (reqwest's own message is terse).
-pub(super) fn chain(error: &dyn std::error::Error) -> String {
+pub(in crate::model) fn chain(error: &dyn std::error::Error) -> String {
     let mut out = error.to_string();
     let mut source = error.source();
     while let Some(e) = source {
@@ -252,7 +266,7 @@ pub(super) fn chain(error: &dyn std::error::Error) -> String {
 }
 
 /// Whether the URL's host is a loopback address (no proxy may get in between).
-pub(super) fn is_loopback(url: &str) -> bool {
+pub(in crate::model) fn is_loopback(url: &str) -> bool {
     let rest = url
         .strip_prefix("http://")
         .or_else(|| url.strip_prefix("https://"))

@@ -1,5 +1,6 @@
 //! The credential of a call: a bearer token, the output of a key command, or a static key;
-//! and the header it goes in.
+//! and the header it goes in (`Authorization: Bearer`, Azure's `api-key`, Anthropic's
+//! `x-api-key`).
 
 use std::process::Stdio;
 
@@ -15,7 +16,8 @@ const MAX_KEY_OUTPUT: u64 = 64 * 1024;
 const MAX_STDERR_QUOTE: usize = 300;
 
 /// The credential header of a call, if any: `bearer_token`, else the key command's output,
-/// else `api_key`; in `api-key` for Azure keys, else `Authorization: Bearer`.
+/// else `api_key`; in `api-key` for Azure keys, `x-api-key` for Anthropic keys, else
+/// `Authorization: Bearer`.
 pub(super) async fn credential(
     config: &OpenAiConfig,
 ) -> Result<Option<(HeaderName, HeaderValue)>, ModelError> {
@@ -36,6 +38,10 @@ pub(super) async fn credential(
     match config.flavor {
         ApiFlavor::Azure { .. } => Ok(Some((
             HeaderName::from_static("api-key"),
+            secret_value(&key, "the API key")?,
+        ))),
+        ApiFlavor::Anthropic => Ok(Some((
+            HeaderName::from_static("x-api-key"),
             secret_value(&key, "the API key")?,
         ))),
         ApiFlavor::OpenAi | ApiFlavor::Copilot => bearer(&key).map(Some),
@@ -180,6 +186,12 @@ mod tests {
         config.flavor = ApiFlavor::Azure { api_version: None };
         let (name, value) = credential(&config).await.unwrap().unwrap();
         assert_eq!((name.as_str(), value.to_str().unwrap()), ("api-key", "sk"));
+        config.flavor = ApiFlavor::Anthropic;
+        let (name, value) = credential(&config).await.unwrap().unwrap();
+        assert_eq!(
+            (name.as_str(), value.to_str().unwrap()),
+            ("x-api-key", "sk")
+        );
         config.bearer_token = Some("bt".into());
         config.api_key_command = Some(KeyCommand::new("exit 1"));
         let (name, value) = credential(&config).await.unwrap().unwrap();

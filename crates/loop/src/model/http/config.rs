@@ -1,4 +1,4 @@
-//! How to reach an OpenAI-compatible server: URL, key, model, timeouts and retries.
+//! How to reach a model server: kind, wire format, URL, credential, model, timeouts, retries.
 
 use std::collections::hash_map::RandomState;
 use std::hash::{BuildHasher, Hasher};
@@ -104,8 +104,8 @@ fn random_unit() -> f64 {
     (hasher.finish() >> 11) as f64 / (1u64 << 53) as f64
 }
 
-/// Which kind of Chat Completions server: it decides the URL, the credential's header and
-/// what the request carries beyond the OpenAI basics.
+/// Which kind of server (the SDK provider's `type`): it decides the URL, the credential's
+/// header and what the request carries beyond each format's basics.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub enum ApiFlavor {
     /// Any OpenAI-compatible server: `POST {base_url}/chat/completions`, the key as
@@ -123,6 +123,30 @@ pub enum ApiFlavor {
         /// `azure.apiVersion`; `None` uses the versionless v1 route.
         api_version: Option<String>,
     },
+    /// Anthropic's Messages API: `POST {base_url}/v1/messages` (`{base_url}/messages` when the
+    /// base already ends in `/v1`), the key in `x-api-key` (a bearer token in
+    /// `Authorization`), `anthropic-version: 2023-06-01`.
+    Anthropic,
+}
+
+/// Which OpenAI wire format (the SDK provider's `wireApi`; Anthropic has its own).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum WireApi {
+    /// Chat Completions: `POST .../chat/completions`.
+    #[default]
+    Completions,
+    /// The Responses API: `POST .../responses`.
+    Responses,
+}
+
+impl WireApi {
+    /// The SDK's spelling: `completions` or `responses`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WireApi::Completions => "completions",
+            WireApi::Responses => "responses",
+        }
+    }
 }
 
 /// A command printing the API key on stdout, run before each model call.
@@ -147,7 +171,9 @@ impl KeyCommand {
     }
 }
 
-/// Where and how to reach an OpenAI-compatible server.
+/// Where and how to reach a model server over HTTP(S): the configuration of every HTTP
+/// provider (Chat Completions, Responses, Anthropic Messages; see [`ApiFlavor`] and
+/// [`WireApi`]).
 #[derive(Clone, PartialEq, Eq)]
 pub struct OpenAiConfig {
     /// Base URL, e.g. `https://api.openai.com/v1` or `http://127.0.0.1:8000/v1`;
@@ -155,6 +181,11 @@ pub struct OpenAiConfig {
     pub base_url: String,
     /// What kind of server it is.
     pub flavor: ApiFlavor,
+    /// Which OpenAI wire format (ignored for [`ApiFlavor::Anthropic`]).
+    pub wire_api: WireApi,
+    /// Largest answer asked for, in tokens (Anthropic's required `max_tokens`; sent as
+    /// `max_output_tokens` to the Responses API and left out of Chat Completions when `None`).
+    pub max_output_tokens: Option<u64>,
     /// API key (Bearer, or `api-key` for Azure); none for local servers.
     pub api_key: Option<String>,
     /// Bearer token: takes precedence over `api_key` and `api_key_command`.
@@ -179,6 +210,8 @@ impl std::fmt::Debug for OpenAiConfig {
         f.debug_struct("OpenAiConfig")
             .field("base_url", &self.base_url)
             .field("flavor", &self.flavor)
+            .field("wire_api", &self.wire_api)
+            .field("max_output_tokens", &self.max_output_tokens)
             .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
             .field(
                 "bearer_token",
@@ -204,6 +237,8 @@ impl OpenAiConfig {
         OpenAiConfig {
             base_url: base_url.into(),
             flavor: ApiFlavor::OpenAi,
+            wire_api: WireApi::Completions,
+            max_output_tokens: None,
             api_key: None,
             bearer_token: None,
             api_key_command: None,

@@ -1,0 +1,321 @@
+//! The settings files of `$COPILOT_HOME` (else `~/.copilot`): `settings.json`, where the
+//! Copilot CLI keeps user settings, and `config.json`, which it manages (and where older
+//! releases kept them). Both are JSON with comments; keys turnstile does not know are the
+//! CLI's own and are left alone.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Result, anyhow, bail};
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::jsonc::strip_comments;
+
+/// Largest settings file read.
+const MAX_FILE_BYTES: u64 = 4 << 20;
+
+/// The settings turnstile reads from a file.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FileSettings {
+    /// The model (the Copilot CLI's `model`).
+    pub model: Option<String>,
+    /// The model provider, in the SDK's `ProviderConfig` shape (a turnstile extension).
+    pub provider: Option<ProviderSettings>,
+    /// Folders whose hook files may run (the Copilot CLI's `trustedFolders`).
+    #[serde(alias = "trusted_folders")]
+    pub trusted_folders: Option<Vec<String>>,
+    /// `--allow-tool` patterns (a turnstile extension).
+    pub allowed_tools: Option<Vec<String>>,
+    /// `--deny-tool` patterns (a turnstile extension).
+    pub denied_tools: Option<Vec<String>>,
+    /// `event`, `turn` or `off` (a turnstile extension).
+    pub durability: Option<DurabilitySetting>,
+    /// MCP servers, in the format of `mcp-config.json`'s `mcpServers`.
+    pub mcp_servers: Option<BTreeMap<String, McpServerSettings>>,
+}
+
+/// When journals are fsynced.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DurabilitySetting {
+    /// After every event.
+    Event,
+    /// At the end of every turn.
+    Turn,
+    /// Never.
+    Off,
+}
+
+impl DurabilitySetting {
+    /// The spelling of the file and the flag.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DurabilitySetting::Event => "event",
+            DurabilitySetting::Turn => "turn",
+            DurabilitySetting::Off => "off",
+        }
+    }
+}
+
+/// `provider`: the SDK's `ProviderConfig` fields, plus `apiKeyCommand`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ProviderSettings {
+    /// `openai`, `azure` or `anthropic`.
+    #[serde(rename = "type")]
+    pub kind: Option<ProviderType>,
+    /// `completions` or `responses`.
+    pub wire_api: Option<WireApiSetting>,
+    /// Base URL of the API.
+    pub base_url: Option<String>,
+    /// API key.
+    pub api_key: Option<String>,
+    /// Bearer token.
+    pub bearer_token: Option<String>,
+    /// Command printing the key.
+    pub api_key_command: Option<String>,
+    /// Azure options.
+    pub azure: Option<AzureSettings>,
+    /// Extra HTTP headers.
+    pub headers: Option<BTreeMap<String, String>>,
+    /// Model name sent on the wire.
+    pub wire_model: Option<String>,
+    /// Well-known model id (carried; the model name when no other names one).
+    pub model_id: Option<String>,
+    /// Largest answer in tokens.
+    pub max_output_tokens: Option<u64>,
+    /// `http` only.
+    pub transport: Option<String>,
+}
+
+/// `provider.type`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ProviderType {
+    /// OpenAI-compatible.
+    Openai,
+    /// Azure OpenAI.
+    Azure,
+    /// Anthropic Messages.
+    Anthropic,
+}
+
+/// `provider.wireApi`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum WireApiSetting {
+    /// Chat Completions.
+    Completions,
+    /// The Responses API.
+    Responses,
+}
+
+/// `provider.azure`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AzureSettings {
+    /// The API version of the deployment route.
+    pub api_version: Option<String>,
+}
+
+/// One MCP server: a command (`stdio`/`local`) or a URL (`http`/`sse`); carried, not run.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct McpServerSettings {
+    /// `local`, `stdio`, `http` or `sse`.
+    #[serde(rename = "type")]
+    pub kind: Option<String>,
+    /// The command of a local server.
+    pub command: Option<String>,
+    /// Its arguments.
+    pub args: Option<Vec<String>>,
+    /// Its environment.
+    pub env: Option<BTreeMap<String, String>>,
+    /// The URL of a remote server.
+    pub url: Option<String>,
+    /// Headers for a remote server.
+    pub headers: Option<BTreeMap<String, String>>,
+    /// Tools to expose (`*` for all).
+    pub tools: Option<Vec<String>>,
+    /// Anything else the server entry says, kept as given.
+    #[serde(flatten)]
+    pub other: BTreeMap<String, Value>,
+}
+
+/// One settings file as read.
+#[derive(Debug, Clone)]
+pub struct SettingsFile {
+    /// Where it is.
+    pub path: PathBuf,
+    /// What it says (all absent when the file does not exist).
+    pub settings: FileSettings,
+    /// Whether the file exists.
+    pub exists: bool,
+}
+
+/// The Copilot home: `$COPILOT_HOME`, else `~/.copilot`.
+pub fn copilot_home() -> Option<PathBuf> {
+    std::env::var_os("COPILOT_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("HOME")
+                .filter(|v| !v.is_empty())
+                .map(|h| PathBuf::from(h).join(".copilot"))
+        })
+}
+
+/// Reads a settings file; a missing one says nothing. A file that is not JSON, or a field of
+/// the wrong shape, is an error naming the file, the line and column, and the field.
+pub fn read(path: &Path) -> Result<SettingsFile> {
+    let absent = || SettingsFile {
+        path: path.to_path_buf(),
+        settings: FileSettings::default(),
+        exists: false,
+    };
+    let meta = match std::fs::metadata(path) {
+        Ok(meta) => meta,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(absent()),
+        Err(e) => bail!("cannot read {}: {e}", path.display()),
+    };
+    if meta.len() > MAX_FILE_BYTES {
+        bail!(
+            "{} is larger than {MAX_FILE_BYTES} bytes; it is not a settings file",
+            path.display()
+        );
+    }
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| anyhow!("cannot read {}: {e}", path.display()))?;
+    let settings = parse(&text).map_err(|e| anyhow!("{}:{e}", path.display()))?;
+    Ok(SettingsFile {
+        path: path.to_path_buf(),
+        settings,
+        exists: true,
+    })
+}
+
+/// Parses a file's text; the error reads `LINE:COLUMN: ...` (the caller puts the path first).
+pub fn parse(text: &str) -> Result<FileSettings> {
+    let stripped = strip_comments(text);
+    if stripped.trim().is_empty() {
+        return Ok(FileSettings::default());
+    }
+    let mut de = serde_json::Deserializer::from_str(&stripped);
+    let settings: FileSettings = serde_path_to_error::deserialize(&mut de).map_err(|e| {
+        let field = e.path().to_string();
+        let inner = e.into_inner();
+        let (line, column) = (inner.line(), inner.column());
+        let what = strip_position(&inner.to_string());
+        if field == "." || field.is_empty() {
+            anyhow!("{line}:{column}: not a JSON object of settings: {what}")
+        } else {
+            anyhow!("{line}:{column}: field `{field}`: {what}; fix or remove it")
+        }
+    })?;
+    check(&settings, &stripped)?;
+    Ok(settings)
+}
+
+/// What the types cannot say: absolute trusted folders, servers with a command or a URL.
+fn check(settings: &FileSettings, text: &str) -> Result<()> {
+    for folder in settings.trusted_folders.iter().flatten() {
+        if !Path::new(folder).is_absolute() {
+            let line = line_of(text, &format!("{folder:?}"));
+            bail!(
+                "{line}: field `trustedFolders`: {folder:?} is not an absolute path; write it in full"
+            );
+        }
+    }
+    for (name, server) in settings.mcp_servers.iter().flatten() {
+        if server.command.is_none() && server.url.is_none() {
+            let line = line_of(text, &format!("{name:?}"));
+            bail!(
+                "{line}: field `mcpServers.{name}`: a server needs a \"command\" (local) or a \"url\" (remote)"
+            );
+        }
+    }
+    Ok(())
+}
+
+/// The line (from 1) where `needle` first appears, else 1.
+fn line_of(text: &str, needle: &str) -> usize {
+    text.find(needle)
+        .map_or(1, |at| text[..at].matches('\n').count() + 1)
+}
+
+/// serde_json's message without its trailing ` at line L column C` (the caller says where).
+fn strip_position(message: &str) -> String {
+    match message.rfind(" at line ") {
+        Some(at) => message[..at].to_string(),
+        None => message.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_what_turnstile_knows_and_leaves_the_rest() {
+        let s = parse(
+            r#"// User settings
+{
+  "model": "gpt-5",
+  "theme": "dark",
+  "trustedFolders": ["/work"],
+  "allowedTools": ["shell(git)"],
+  "deniedTools": ["shell(rm)"],
+  "durability": "event",
+  "provider": {"type": "anthropic", "baseUrl": "http://127.0.0.1:1", "maxOutputTokens": 512},
+  "mcpServers": {"fs": {"type": "local", "command": "node", "args": ["x.js"], "tools": ["*"], "timeout": 5}}
+}"#,
+        )
+        .unwrap();
+        assert_eq!(s.model.as_deref(), Some("gpt-5"));
+        assert_eq!(s.durability, Some(DurabilitySetting::Event));
+        let p = s.provider.unwrap();
+        assert_eq!(
+            (p.kind, p.max_output_tokens),
+            (Some(ProviderType::Anthropic), Some(512))
+        );
+        let fs = &s.mcp_servers.unwrap()["fs"];
+        assert_eq!(fs.command.as_deref(), Some("node"));
+        assert_eq!(fs.other["timeout"], 5);
+    }
+
+    #[test]
+    fn bad_files_name_line_and_field() {
+        for (text, line, field) in [
+            ("{\n  \"model\": 5\n}", "2:", "`model`"),
+            (
+                "{\n \"provider\": {\n  \"type\": \"vertex\"\n }\n}",
+                "3:",
+                "`provider.type`",
+            ),
+            (
+                "{\n \"provider\": {\"baseURL\": \"x\"}\n}",
+                "2:",
+                "`provider.baseURL`",
+            ),
+            ("{\n\n \"durability\": \"sometimes\"}", "3:", "`durability`"),
+            (
+                "{\"trustedFolders\": [\n \"rel\"]}",
+                "2",
+                "`trustedFolders`",
+            ),
+            (
+                "{\"mcpServers\": {\n \"x\": {\"args\": []}}}",
+                "2",
+                "`mcpServers.x`",
+            ),
+        ] {
+            let e = parse(text).unwrap_err().to_string();
+            assert!(e.starts_with(line) && e.contains(field), "{text}: {e}");
+        }
+        let e = parse("{\n\"model\": ").unwrap_err().to_string();
+        assert!(e.starts_with("2:"), "{e}");
+        assert!(parse("").unwrap().model.is_none());
+    }
+}

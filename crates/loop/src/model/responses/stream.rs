@@ -1,0 +1,280 @@
+//! A streamed response: typed SSE events in (`response.output_text.delta`,
+//! `response.function_call_arguments.delta`, `response.output_item.done`,
+//! `response.completed`, ...), deltas out as they arrive, the output at the end.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Value, json};
+use tokio::sync::mpsc::UnboundedSender;
+
+use super::super::http::{check_answer_size, malformed, sse_error};
+use super::super::sse::SseParser;
+use super::super::{ModelError, ModelErrorKind, ModelEvent};
+use super::output::Output;
+use super::wire::{OutputItem, StreamEvent};
+use super::{ResponsesProvider, failure};
+
+impl ResponsesProvider {
+    /// Reads a streamed response to its `response.completed` (or `response.incomplete`).
+    pub(super) async fn read_stream(
+        &self,
+        mut response: reqwest::Response,
+        events: &UnboundedSender<ModelEvent>,
+    ) -> Result<Output, ModelError> {
+        let limits = self.core.config.limits;
+        let mut parser = SseParser::new(limits.max_line_bytes);
+        let mut state = StreamState {
+            max_answer: limits.max_answer_bytes,
+            ..StreamState::default()
+        };
+        while let Some(bytes) = self.core.next_chunk(&mut response).await? {
+            for data in parser.push(&bytes).map_err(sse_error)? {
+                if let Some(output) = state.event(&data, events)? {
+                    return Ok(output);
+                }
+            }
+        }
+        for data in parser.finish().map_err(sse_error)? {
+            if let Some(output) = state.event(&data, events)? {
+                return Ok(output);
+            }
+        }
+        Err(ModelError::new(
+            ModelErrorKind::Stream,
+            "the stream ended before the response was complete (no response.completed)",
+        ))
+    }
+}
+
+/// An output item being assembled from events.
+#[derive(Debug, Default)]
+struct PartialItem {
+    /// The item as `response.output_item.added` (then `done`) gave it.
+    raw: Value,
+    text: String,
+    arguments: String,
+    done: bool,
+}
+
+impl PartialItem {
+    /// The item: as `done` gave it, else as its deltas built it.
+    fn into_item(self) -> Value {
+        if self.done {
+            return self.raw;
+        }
+        let mut raw = self.raw;
+        match raw.get("type").and_then(Value::as_str) {
+            Some("function_call") => raw["arguments"] = Value::String(self.arguments),
+            Some("message") | None => {
+                raw["type"] = "message".into();
+                raw["content"] = json!([{"type": "output_text", "text": self.text}]);
+            }
+            Some(_) => {}
+        }
+        raw
+    }
+}
+
+/// What a stream has said so far.
+#[derive(Debug, Default)]
+struct StreamState {
+    items: BTreeMap<u64, PartialItem>,
+    /// Bytes of text and arguments so far.
+    size: usize,
+    max_answer: usize,
+    id: Option<String>,
+    model: Option<String>,
+}
+
+impl StreamState {
+    /// Handles one event; returns the output once the response is complete.
+    fn event(
+        &mut self,
+        data: &str,
+        events: &UnboundedSender<ModelEvent>,
+    ) -> Result<Option<Output>, ModelError> {
+        if data.trim() == "[DONE]" {
+            return Ok(None);
+        }
+        let event: StreamEvent = serde_json::from_str(data)
+            .map_err(|e| malformed("an event of the stream", &e, data))?;
+        let index = event.output_index.unwrap_or(0);
+        match event.kind.as_deref().unwrap_or_default() {
+            "response.created" | "response.in_progress" => {
+                if let Some(response) = &event.response {
+                    self.id = self.id.take().or_else(|| response.id.clone());
+                    self.model = self.model.take().or_else(|| response.model.clone());
+                }
+            }
+            "response.output_item.added" => {
+                let raw = event.item.unwrap_or_else(|| json!({}));
+                let item: OutputItem = serde_json::from_value(raw.clone()).unwrap_or_default();
+                if item.kind.as_deref() == Some("function_call") {
+                    let _ = events.send(ModelEvent::ToolCallDelta {
+                        id: item.call_id.unwrap_or_default(),
+                        name: item.name.unwrap_or_default(),
+                        arguments_delta: String::new(),
+                    });
+                }
+                self.items.insert(
+                    index,
+                    PartialItem {
+                        raw,
+                        ..PartialItem::default()
+                    },
+                );
+            }
+            "response.output_text.delta" => {
+                let delta = event.delta.unwrap_or_default();
+                self.grow(delta.len())?;
+                self.items.entry(index).or_default().text.push_str(&delta);
+                let _ = events.send(ModelEvent::TextDelta(delta));
+            }
+            "response.function_call_arguments.delta" => {
+                let delta = event.delta.unwrap_or_default();
+                self.grow(delta.len())?;
+                let partial = self.items.entry(index).or_default();
+                partial.arguments.push_str(&delta);
+                let item: OutputItem =
+                    serde_json::from_value(partial.raw.clone()).unwrap_or_default();
+                let _ = events.send(ModelEvent::ToolCallDelta {
+                    id: item.call_id.unwrap_or_default(),
+                    name: item.name.unwrap_or_default(),
+                    arguments_delta: delta,
+                });
+            }
+            "response.output_item.done" => {
+                if let Some(raw) = event.item {
+                    let partial = self.items.entry(index).or_default();
+                    partial.raw = raw;
+                    partial.done = true;
+                }
+            }
+            "response.completed" | "response.incomplete" => {
+                let response = event.response.unwrap_or_default();
+                if let Some(error) = failure(&response, ModelErrorKind::Stream) {
+                    return Err(error);
+                }
+                let streamed: Vec<Value> = std::mem::take(&mut self.items)
+                    .into_values()
+                    .map(PartialItem::into_item)
+                    .collect();
+                // The final response's output is the whole truth when it carries one.
+                let items = match response.output {
+                    Some(output) if !output.is_empty() => output,
+                    _ => streamed,
+                };
+                return Ok(Some(Output {
+                    id: response.id.or(self.id.take()).filter(|s| !s.is_empty()),
+                    model: response
+                        .model
+                        .or(self.model.take())
+                        .filter(|s| !s.is_empty()),
+                    items,
+                    usage: response.usage,
+                    status: response.status,
+                    incomplete_reason: response.incomplete_details.and_then(|d| d.reason),
+                }));
+            }
+            "response.failed" => {
+                let response = event.response.unwrap_or_default();
+                return Err(
+                    failure(&response, ModelErrorKind::Stream).unwrap_or_else(|| {
+                        ModelError::new(ModelErrorKind::Stream, "the response failed")
+                    }),
+                );
+            }
+            "error" => {
+                let message = event
+                    .message
+                    .unwrap_or_else(|| "the stream reported an error".into());
+                let message = match event.code {
+                    Some(code) => format!("{message} ({code})"),
+                    None => message,
+                };
+                return Err(ModelError::new(ModelErrorKind::Stream, message));
+            }
+            // Content parts, `.done` events of texts and arguments, reasoning summaries, ...:
+            // the items' `done` events carry what they say.
+            _ => {}
+        }
+        Ok(None)
+    }
+
+    /// Counts `n` more bytes of answer; fails past the limit.
+    fn grow(&mut self, n: usize) -> Result<(), ModelError> {
+        self.size = self.size.saturating_add(n);
+        check_answer_size(self.size, self.max_answer)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(events: &[Value]) -> (Result<Option<Output>, ModelError>, Vec<ModelEvent>) {
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        let mut state = StreamState {
+            max_answer: 1 << 20,
+            ..StreamState::default()
+        };
+        let mut result = Ok(None);
+        for event in events {
+            result = state.event(&event.to_string(), &tx);
+            if !matches!(result, Ok(None)) {
+                break;
+            }
+        }
+        drop(tx);
+        let mut seen = Vec::new();
+        while let Ok(e) = rx.try_recv() {
+            seen.push(e);
+        }
+        (result, seen)
+    }
+
+    #[test]
+    fn deltas_stream_and_items_assemble() {
+        let (result, seen) = run(&[
+            json!({"type": "response.created", "response": {"id": "resp_9", "model": "gpt-5", "status": "in_progress", "output": []}}),
+            json!({"type": "response.output_item.added", "output_index": 0, "item": {"type": "message", "id": "msg_1", "role": "assistant", "content": []}}),
+            json!({"type": "response.output_text.delta", "output_index": 0, "item_id": "msg_1", "content_index": 0, "delta": "Hel"}),
+            json!({"type": "response.output_text.delta", "output_index": 0, "item_id": "msg_1", "content_index": 0, "delta": "lo"}),
+            json!({"type": "response.output_item.added", "output_index": 1, "item": {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "glob", "arguments": ""}}),
+            json!({"type": "response.function_call_arguments.delta", "output_index": 1, "item_id": "fc_1", "delta": "{\"pattern\":"}),
+            json!({"type": "response.function_call_arguments.delta", "output_index": 1, "item_id": "fc_1", "delta": "\"*\"}"}),
+            json!({"type": "response.completed", "response": {"id": "resp_9", "status": "completed", "usage": {"input_tokens": 3, "output_tokens": 4}}}),
+        ]);
+        let output = result.unwrap().unwrap();
+        assert_eq!(output.id.as_deref(), Some("resp_9"));
+        assert_eq!(output.model.as_deref(), Some("gpt-5"));
+        let (answer, _) = output
+            .into_answer("m".into(), std::time::Instant::now(), 1 << 20)
+            .unwrap();
+        assert_eq!(answer.content, "Hello");
+        assert_eq!(answer.tool_calls[0].arguments, r#"{"pattern":"*"}"#);
+        assert_eq!(answer.tool_calls[0].id, "call_1");
+        assert_eq!(seen[0], ModelEvent::TextDelta("Hel".into()));
+        assert!(seen.contains(&ModelEvent::ToolCallDelta {
+            id: "call_1".into(),
+            name: "glob".into(),
+            arguments_delta: "\"*\"}".into()
+        }));
+    }
+
+    #[test]
+    fn errors_in_the_stream() {
+        let (result, _) =
+            run(&[json!({"type": "error", "code": "rate_limit_exceeded", "message": "slow down"})]);
+        let e = result.unwrap_err();
+        assert_eq!(e.kind, ModelErrorKind::Stream);
+        assert_eq!(e.message, "slow down (rate_limit_exceeded)");
+        let (result, _) = run(&[
+            json!({"type": "response.failed", "response": {"status": "failed", "error": {"message": "overloaded"}}}),
+        ]);
+        assert_eq!(result.unwrap_err().message, "overloaded");
+        let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
+        let e = StreamState::default().event("{not json", &tx).unwrap_err();
+        assert_eq!(e.kind, ModelErrorKind::MalformedResponse);
+    }
+}
