@@ -4,6 +4,7 @@ pub mod audit;
 pub mod checkpoint;
 pub mod events;
 pub mod fsck;
+pub mod history;
 pub mod repair;
 pub mod replay;
 pub mod run;
