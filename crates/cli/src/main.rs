@@ -65,6 +65,18 @@ enum Command {
         #[arg(long = "type", value_name = "TYPE")]
         types: Vec<String>,
     },
+    /// Print the messages the model was sent at one LLM call, rebuilt from the journal.
+    #[command(after_help = EXIT_CODES)]
+    History {
+        /// A session id, a unique id prefix, a session directory or an events.jsonl path.
+        target: String,
+        /// The LLM call (1-based, main agent, as `audit` counts turns); default: the next one.
+        #[arg(long, value_name = "TURN")]
+        at: Option<u64>,
+        /// Print the messages as JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// Check every line of a journal; exit 0 clean, 1 damaged.
     #[command(after_help = EXIT_CODES)]
     Fsck {
@@ -142,6 +154,9 @@ fn main() -> ExitCode {
             json,
             types,
         } => commands::events::run(target, *json, types, state_dir),
+        Command::History { target, at, json } => {
+            commands::history::run(target, *at, *json, state_dir)
+        }
         Command::Fsck { target, json } => commands::fsck::run(target, *json, state_dir),
         Command::Audit(args) => commands::audit::run(args, state_dir),
         Command::Checkpoint(args) => commands::checkpoint::run(args, state_dir),

@@ -12,6 +12,7 @@
 //! - [`audit`]: exact counts and invariant checks over a journal, streaming with bounded memory
 //!   on every core; faster than `grep -c` and never fooled by quoted JSON.
 //! - [`checkpoint`]: the sidecar that makes loading cost the journal's tail, not its size.
+//! - [`view_at`]: the conversation the model was sent at any LLM call of a journal.
 
 #![warn(missing_docs)]
 
@@ -26,6 +27,7 @@ pub mod open_work;
 pub mod resume_plan;
 pub mod state;
 pub mod tracking;
+pub mod view;
 
 /// The generator of synthetic journals the tests share (it lives in the test tree).
 #[cfg(test)]
@@ -48,3 +50,4 @@ pub use open_work::{OpenToolCall, OpenTurn, OpenWork, PendingExternalTool, Pendi
 pub use resume_plan::{ResumePlan, resume_plan};
 pub use state::{BinaryAsset, SessionState};
 pub use tracking::Counters;
+pub use view::{TurnView, ViewError, view_at};

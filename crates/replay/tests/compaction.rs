@@ -6,7 +6,7 @@ mod common;
 
 use common::{conversation_shape, events, fixture_bytes, fixture_path, request_shape};
 use serde_json::Value;
-use turnstile_replay::{Folder, Message, audit_bytes, fold};
+use turnstile_replay::{Folder, Message, ViewError, audit_bytes, fold, view_at};
 
 const NAME: &str = "p1-compacted";
 
@@ -70,5 +70,32 @@ fn compaction_is_counted_and_the_state_stays_small() {
             folder.apply(e);
         }
         assert_eq!(folder.into_state(), state, "resumed at {cut}");
+    }
+}
+
+#[test]
+fn the_view_at_a_call_is_the_fold_before_it() {
+    let all = events(&fixture_bytes(NAME));
+    let path = fixture_path(NAME);
+    let starts: Vec<usize> = all
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| e.event_type.as_str() == "assistant.turn_start")
+        .map(|(i, _)| i)
+        .collect();
+    for (n, start) in starts.iter().enumerate() {
+        let view = view_at(&path, Some(n as u64 + 1)).expect("a view");
+        assert_eq!(view.turns, 10);
+        assert_eq!(view.line, Some(*start as u64 + 1));
+        assert_eq!(view.state, fold(&all[..*start]), "call {}", n + 1);
+    }
+    let next = view_at(&path, None).expect("the next view");
+    assert_eq!(next.state, fold(&all));
+    for bad in [0, 11] {
+        let err = view_at(&path, Some(bad)).expect_err("no such call");
+        assert!(
+            matches!(err, ViewError::NoSuchTurn { turns: 10, .. }),
+            "{err}"
+        );
     }
 }

@@ -5,6 +5,7 @@ pub mod checkpoint;
 pub mod config;
 pub mod events;
 pub mod fsck;
+pub mod history;
 pub mod repair;
 pub mod replay;
 pub mod report;

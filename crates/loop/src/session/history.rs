@@ -81,3 +81,21 @@ pub fn default_system_prompt() -> String {
         ..Default::default()
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_compaction_summary_goes_as_the_runtimes_user_message() {
+        let summary = Message::Summary {
+            content: "<overview>read the parts</overview>".to_owned(),
+            user_messages: vec!["Read every part".to_owned()],
+        };
+        let sent = chat_messages(std::slice::from_ref(&summary), &BTreeMap::new());
+        let text = summary.summary_text().expect("a summary");
+        assert!(text.starts_with("Some of the conversation history has been summarized"));
+        assert!(text.contains("<user_message>\nRead every part\n</user_message>"));
+        assert_eq!(sent, vec![ChatMessage::user(text)]);
+    }
+}
