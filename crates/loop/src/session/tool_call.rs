@@ -24,7 +24,7 @@ use super::message::Message;
 use super::pending::{PendingCall, Waiting};
 use crate::client::{AskError, ExternalToolCall};
 use crate::model::ToolCall;
-use crate::permissions::{Decision, PermissionPolicy, Unasked};
+use crate::permissions::{Decision, LiveDecision, PermissionPolicy, Unasked};
 use crate::tools::{
     PermissionAsk, PermissionKind, Tool, ToolContext, ToolFailure, ToolOutput, ToolSpec,
 };
@@ -104,6 +104,7 @@ impl Actor {
                 arguments: Some(call.arguments_value()),
                 turn_id: Some(turn_id.to_owned()),
                 model: Some(model.to_owned()),
+                shell_tool_info: shell_tool_info(call),
                 ..Default::default()
             })?;
         }
@@ -384,8 +385,11 @@ impl Actor {
         })
     }
 
-    /// Records `permission.requested`, decides (policy, else the client), records
-    /// `permission.completed`; returns the text the model sees when the call is denied.
+    /// Decides a call that asks permission. What the client's live rules decide (approve-all,
+    /// a session or location approval, a configured deny) is settled without a
+    /// `permission.requested`, as the Copilot CLI records none for it; otherwise records
+    /// `permission.requested`, decides (policy, else the client), records
+    /// `permission.completed`. Returns the text the model sees when the call is denied.
     async fn permit(
         &self,
         call: &ToolCall,
@@ -393,12 +397,14 @@ impl Actor {
         msg: &Message<'_>,
     ) -> Result<Option<String>, LoopError> {
         let asker = self.parts.permission_asker.clone();
-        let decision = self.parts.config.permissions.decide(
-            &call.name,
-            ask,
-            &self.parts.config.cwd,
-            asker.is_some(),
-        );
+        let (decision, settled) = self.decide_permission(&call.name, ask, asker.is_some());
+        if settled {
+            return Ok(match decision {
+                Decision::Approved => None,
+                Decision::DeniedByRules(rules) => Some(denied_by_live_rules(&rules)),
+                _ => Some(DENIED_NO_RULE.to_owned()),
+            });
+        }
         let request_id = Uuid::new_v4().to_string();
         let mut request = ask.request.clone();
         if let Some(obj) = request.as_object_mut() {
@@ -406,12 +412,54 @@ impl Actor {
         }
         self.emitter.emit(&PermissionRequested {
             request_id: request_id.clone(),
+            prompt_request: Some(prompt_request(&request)),
             permission_request: request.clone(),
             agent_mode: Some(msg.mode.as_str().into()),
             ..Default::default()
         })?;
         self.answer_permission(call, request_id, request, Some(decision), msg)
             .await
+    }
+
+    /// The start-up policy's decision with the client's live rules on top: a deny of the
+    /// policy wins, then what the live rules say (a deny, then an approval), then the policy.
+    /// The client's approve-all setting replaces `--allow-all-tools`; a client that said it
+    /// shows no prompts (`setRequired(false)`) is not asked. The flag is true when the live
+    /// rules settled it (nothing is recorded then, as in the Copilot CLI).
+    fn decide_permission(
+        &self,
+        tool: &str,
+        ask: &PermissionAsk,
+        can_ask: bool,
+    ) -> (Decision, bool) {
+        let config = &self.parts.config;
+        let live = &config.live_permissions;
+        let overridden;
+        let policy = match live.approve_all() {
+            Some(all) if all != config.permissions.allow_all => {
+                overridden = PermissionPolicy {
+                    allow_all: all,
+                    ..config.permissions.clone()
+                };
+                &overridden
+            }
+            _ => &config.permissions,
+        };
+        let denied = policy.denied_by(tool, ask, &config.cwd);
+        if !denied.is_empty() {
+            return (Decision::DeniedByRules(denied), false);
+        }
+        match live.decide(ask) {
+            Some(LiveDecision::Denied(rules)) => (Decision::DeniedByRules(rules), true),
+            Some(LiveDecision::Approved) => (Decision::Approved, true),
+            None => {
+                // A client that shows no prompts: what no rule decides is denied unasked.
+                let muted = live.prompts_wanted() == Some(false);
+                let decision = policy.decide(tool, ask, &config.cwd, can_ask && !muted);
+                let settled = muted && matches!(decision, Decision::NoApprovalRule { .. });
+                (decision, settled)
+            }
+        }
     }
 
     /// Decides a recorded permission request (`decision` from the policy; `None`: ask the
@@ -449,6 +497,8 @@ impl Actor {
                             .as_str()
                             .is_some_and(|k| k.starts_with("approved")) =>
                     {
+                        // A session- or location-scoped answer also decides later requests.
+                        self.parts.config.live_permissions.remember(&result);
                         (result, None)
                     }
                     Ok(result) => {
@@ -597,6 +647,42 @@ impl Actor {
     }
 }
 
+/// The prompt a UI shows for a request, as the Copilot CLI words it: a shell request is a
+/// `commands` prompt naming the command identifiers; the others show the request itself.
+fn prompt_request(request: &Value) -> Value {
+    if request["kind"] != "shell" {
+        return request.clone();
+    }
+    let identifiers: Vec<Value> = request["commands"]
+        .as_array()
+        .map(|c| c.iter().map(|c| c["identifier"].clone()).collect())
+        .unwrap_or_default();
+    json!({
+        "kind": "commands",
+        "fullCommandText": request["fullCommandText"],
+        "intention": request["intention"],
+        "commandIdentifiers": identifiers,
+        "canOfferSessionApproval": request["canOfferSessionApproval"],
+        "toolCallId": request["toolCallId"],
+    })
+}
+
+/// What the Copilot CLI tells about a `bash` call when it starts: the files its redirections
+/// name and whether it writes through one.
+fn shell_tool_info(call: &ToolCall) -> Option<turnstile_journal::payload::ShellToolInfo> {
+    if call.name != "bash" {
+        return None;
+    }
+    let arguments = call.arguments_value();
+    let command = arguments.get("command")?.as_str()?;
+    let analysis = crate::tools::shell::analyze(command);
+    Some(turnstile_journal::payload::ShellToolInfo {
+        possible_paths: analysis.redirect_paths(),
+        has_write_file_redirection: analysis.write_redirection(),
+        display_command: None,
+    })
+}
+
 /// The runtime's permission request for a client tool (`kind: "custom-tool"`).
 fn custom_tool_ask(spec: &ToolSpec, args: &Value) -> PermissionAsk {
     PermissionAsk {
@@ -611,6 +697,15 @@ fn custom_tool_ask(spec: &ToolSpec, args: &Value) -> PermissionAsk {
         subject: spec.name.clone(),
         shell: None,
     }
+}
+
+/// The text the model sees when a client's deny rules refuse a call (the runtime's wording).
+fn denied_by_live_rules(rules: &[String]) -> String {
+    let rules: Vec<String> = rules.iter().map(|r| format!("`{r}`")).collect();
+    format!(
+        "Permission to run this tool was denied due to the following rules: {}",
+        rules.join(", ")
+    )
 }
 
 /// The text the model sees when deny rules refuse a call.
