@@ -218,7 +218,7 @@ fn mode_plan_is_the_mode_of_new_sessions() {
         .unwrap_or_else(|| panic!("{created}"))
         .to_owned();
     let mode = runtime.call("session.mode.get", json!({"sessionId": id}));
-    assert_eq!(mode["result"]["mode"], "plan", "{mode}");
+    assert_eq!(mode["result"], "plan", "{mode}");
     let (status, stderr) = runtime.stop();
     assert!(status.success(), "{status}: {stderr}");
 }

@@ -61,6 +61,14 @@ fn completions(events: &[Event]) -> Vec<Value> {
         .collect()
 }
 
+fn tool_results(events: &[Event]) -> Vec<Value> {
+    events
+        .iter()
+        .filter(|e| e.event_type.as_str() == "tool.execution_complete")
+        .map(|e| serde_json::from_str::<Value>(e.data.get()).unwrap())
+        .collect()
+}
+
 #[tokio::test]
 async fn an_approval_for_the_session_covers_what_it_names_and_nothing_else() {
     let script = Script::new()
@@ -168,12 +176,7 @@ async fn live_rules_set_by_the_server_decide_and_deny_wins() {
         [json!({"kind": "approved"})],
         "pwd only"
     );
-    let denial = events
-        .iter()
-        .filter(|e| e.event_type.as_str() == "tool.execution_complete")
-        .map(|e| serde_json::from_str::<Value>(e.data.get()).unwrap())
-        .nth(1)
-        .unwrap();
+    let denial = tool_results(&events).swap_remove(1);
     assert_eq!(
         denial["error"]["message"],
         "Permission to run this tool was denied due to the following rules: `shell(rm)`"
@@ -198,11 +201,7 @@ async fn a_client_showing_no_prompts_is_not_asked() {
     // Denied without a request on record, as the Copilot CLI does.
     let events = fx.journal(session.id());
     assert!(completions(&events).is_empty());
-    let done = events
-        .iter()
-        .find(|e| e.event_type.as_str() == "tool.execution_complete")
-        .map(|e| serde_json::from_str::<Value>(e.data.get()).unwrap())
-        .unwrap();
+    let done = tool_results(&events).swap_remove(0);
     assert_eq!(
         done["error"]["message"],
         "Permission denied and could not request permission from user"

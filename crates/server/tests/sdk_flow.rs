@@ -290,10 +290,9 @@ async fn permission_requests_go_to_the_client_which_can_reject_or_approve() {
                 json!({"sessionId": id}),
             )
             .await;
-        // Listed as the prompt a UI shows (the event's `promptRequest`).
         assert_eq!(
             pending["items"],
-            json!([{"requestId": last["data"]["requestId"], "request": last["data"]["promptRequest"]}])
+            json!([{"requestId": last["data"]["requestId"], "request": request}])
         );
         let result = if request["kind"] == "shell" {
             json!({"kind": "reject", "feedback": "no shell today"})

@@ -16,8 +16,8 @@ fn system_message(journal: &[Value]) -> String {
         .to_owned()
 }
 
-#[tokio::test]
-async fn the_client_rewrites_the_sections_it_transforms() {
+/// A session whose `systemMessage` customizes `sections`, with one prompt sent.
+async fn sent_with(sections: Value) -> (TestServer, Client, String, ScriptedServer) {
     let model = ScriptedServer::start(Script::new().text("ok"))
         .await
         .unwrap();
@@ -25,10 +25,7 @@ async fn the_client_rewrites_the_sections_it_transforms() {
     let mut client = Client::connect(t.addr).await;
     let params = create_params(
         &model.url(),
-        json!({"systemMessage": {"mode": "customize", "sections": {
-            "tone": {"action": "transform"},
-            "safety": {"action": "transform"},
-        }}}),
+        json!({"systemMessage": {"mode": "customize", "sections": sections}}),
     );
     let id = client.ok("session.create", params).await["sessionId"]
         .as_str()
@@ -37,6 +34,16 @@ async fn the_client_rewrites_the_sections_it_transforms() {
     client
         .ok("session.send", json!({"sessionId": id, "prompt": "hi"}))
         .await;
+    (t, client, id, model)
+}
+
+#[tokio::test]
+async fn the_client_rewrites_the_sections_it_transforms() {
+    let (t, mut client, id, _model) = sent_with(json!({
+        "tone": {"action": "transform"},
+        "safety": {"action": "transform"},
+    }))
+    .await;
     let mut asked = Vec::new();
     client
         .events_until(
@@ -77,22 +84,7 @@ async fn the_client_rewrites_the_sections_it_transforms() {
 
 #[tokio::test]
 async fn a_client_error_keeps_the_sections() {
-    let model = ScriptedServer::start(Script::new().text("ok"))
-        .await
-        .unwrap();
-    let t = TestServer::start(|_| {}).await;
-    let mut client = Client::connect(t.addr).await;
-    let params = create_params(
-        &model.url(),
-        json!({"systemMessage": {"mode": "customize", "sections": {"tone": {"action": "transform"}}}}),
-    );
-    let id = client.ok("session.create", params).await["sessionId"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    client
-        .ok("session.send", json!({"sessionId": id, "prompt": "hi"}))
-        .await;
+    let (t, mut client, id, _model) = sent_with(json!({"tone": {"action": "transform"}})).await;
     let mut tone = String::new();
     client
         .events_until(

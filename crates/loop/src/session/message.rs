@@ -116,7 +116,6 @@ impl Actor {
                 message_id: Some(Uuid::new_v4().to_string()),
                 agent_mode: Some(AgentMode::Autopilot.as_str().into()),
                 is_autopilot_continuation: Some(true),
-                supported_native_document_mime_types: Some(Vec::new()),
                 interaction_id: Some(msg.interaction_id.clone()),
                 ..Default::default()
             })?;

@@ -299,11 +299,6 @@ impl SessionHandle {
                 cwd: parts.config.cwd.display().to_string(),
                 ..Default::default()
             }),
-            // As the Copilot CLI writes them: no context tier, a new session is in use by
-            // nobody else, and it cannot be steered remotely.
-            context_tier: Some(None),
-            already_in_use: Some(false),
-            remote_steerable: Some(false),
             ..Default::default()
         })?;
         // The send queue starts empty, as the Copilot CLI announces right after the start.

@@ -69,10 +69,7 @@ impl Actor {
             content: prompt,
             transformed_content: Some(prepared.transform(&planned(msg.mode, transformed))),
             message_id: Some(msg.message_id.clone()),
-            // As the Copilot CLI writes them: the list even when empty, and no document
-            // type the model reads natively (documents are rendered as text).
-            attachments: Some(prepared.recorded),
-            supported_native_document_mime_types: Some(Vec::new()),
+            attachments: (!prepared.recorded.is_empty()).then_some(prepared.recorded),
             agent_mode: (msg.mode != AgentMode::Interactive).then(|| msg.mode.as_str().to_owned()),
             interaction_id: Some(msg.interaction_id.clone()),
             ..Default::default()

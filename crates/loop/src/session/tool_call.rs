@@ -104,7 +104,6 @@ impl Actor {
                 arguments: Some(call.arguments_value()),
                 turn_id: Some(turn_id.to_owned()),
                 model: Some(model.to_owned()),
-                shell_tool_info: shell_tool_info(call),
                 ..Default::default()
             })?;
         }
@@ -412,7 +411,6 @@ impl Actor {
         }
         self.emitter.emit(&PermissionRequested {
             request_id: request_id.clone(),
-            prompt_request: Some(prompt_request(&request)),
             permission_request: request.clone(),
             agent_mode: Some(msg.mode.as_str().into()),
             ..Default::default()
@@ -645,42 +643,6 @@ impl Actor {
             .into_iter()
             .find(|s| s.name == name)
     }
-}
-
-/// The prompt a UI shows for a request, as the Copilot CLI words it: a shell request is a
-/// `commands` prompt naming the command identifiers; the others show the request itself.
-fn prompt_request(request: &Value) -> Value {
-    if request["kind"] != "shell" {
-        return request.clone();
-    }
-    let identifiers: Vec<Value> = request["commands"]
-        .as_array()
-        .map(|c| c.iter().map(|c| c["identifier"].clone()).collect())
-        .unwrap_or_default();
-    json!({
-        "kind": "commands",
-        "fullCommandText": request["fullCommandText"],
-        "intention": request["intention"],
-        "commandIdentifiers": identifiers,
-        "canOfferSessionApproval": request["canOfferSessionApproval"],
-        "toolCallId": request["toolCallId"],
-    })
-}
-
-/// What the Copilot CLI tells about a `bash` call when it starts: the files its redirections
-/// name and whether it writes through one.
-fn shell_tool_info(call: &ToolCall) -> Option<turnstile_journal::payload::ShellToolInfo> {
-    if call.name != "bash" {
-        return None;
-    }
-    let arguments = call.arguments_value();
-    let command = arguments.get("command")?.as_str()?;
-    let analysis = crate::tools::shell::analyze(command);
-    Some(turnstile_journal::payload::ShellToolInfo {
-        possible_paths: analysis.redirect_paths(),
-        has_write_file_redirection: analysis.write_redirection(),
-        display_command: None,
-    })
 }
 
 /// The runtime's permission request for a client tool (`kind: "custom-tool"`).

@@ -121,7 +121,6 @@ impl Actor {
             interaction_id: Some(msg.interaction_id.clone()),
             turn_id: Some(turn_id.clone()),
             api_call_id: response.api_call_id.clone(),
-            output_tokens: response.usage.as_ref().map(|u| u.output_tokens),
             ..Default::default()
         })?;
         if let Some(usage) = &response.usage {
