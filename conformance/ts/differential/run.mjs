@@ -108,10 +108,11 @@ export class Run {
     };
   }
 
-  /** An SDK client spawning the runtime of `role` over stdio (or TCP: `{ tcp: true }`). */
-  client(role = "a", { tcp = false } = {}) {
+  /** An SDK client spawning the runtime of `role` over stdio (or TCP: `{ tcp: true }`),
+   * with extra command-line `args` before the client's own. */
+  client(role = "a", { tcp = false, args = [] } = {}) {
     const path = this.runtime(role).path;
-    const connection = tcp ? sdk.RuntimeConnection.forTcp({ path }) : sdk.RuntimeConnection.forStdio({ path });
+    const connection = tcp ? sdk.RuntimeConnection.forTcp({ path, args }) : sdk.RuntimeConnection.forStdio({ path, args });
     const client = new sdk.CopilotClient({
       connection,
       baseDirectory: this.home,

@@ -7,7 +7,7 @@
 // copilot/copilot and turnstile/turnstile they run with the runtimes mixed, both ways.
 
 import { spawn } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { OUT, ROOT, sdk, withGuard } from "../harness.mjs";
 import { outcomeOf, waitFor, waitUntil } from "./run.mjs";
@@ -148,6 +148,212 @@ function inUse(killed) {
     if (!killed) await session.disconnect().catch(() => {});
     run.observe("markers at the end", run.inUseMarkers(id));
   };
+}
+
+/** What a permission request is about, for observations: the kind and its subject. */
+function askedAbout(request) {
+  if (request.kind === "shell") return `shell: ${request.fullCommandText}`;
+  if (request.kind === "write") return `write: ${String(request.fileName ?? "").split("/").pop()}`;
+  if (request.kind === "custom-tool") return `custom-tool: ${request.toolName}`;
+  return request.kind;
+}
+
+/** Session-scoped approvals: an approval for `ls` covers a later `ls`, not `echo` nor a line
+ * that also runs `echo`; one for writes covers later writes; a resumed session asks again. */
+async function sessionApproval(run) {
+  await run.model("session-approval.json");
+  const asked = [];
+  const onPermissionRequest = (request) => {
+    asked.push(askedAbout(request));
+    if (request.kind === "shell" && request.fullCommandText === "ls") {
+      return { kind: "approve-for-session", approval: { kind: "commands", commandIdentifiers: ["ls"] } };
+    }
+    if (request.kind === "write") return { kind: "approve-for-session", approval: { kind: "write" } };
+    return { kind: "approve-once" };
+  };
+  const first = run.client();
+  const session = await first.createSession(run.options("first", { onPermissionRequest }));
+  const id = session.sessionId;
+  run.session("main", id);
+  const answer = await session.sendAndWait("List, echo and write", GUARD);
+  run.observe("answer", answer?.data?.content ?? null);
+  run.observe("asked in the first session", asked.splice(0));
+  run.observe("files", ["a.txt", "b.txt"].map((f) => existsSync(join(run.project, f))));
+  await session.disconnect();
+  await first.stop();
+  const second = run.client();
+  const resumed = await second.resumeSession(id, run.options("resumed", { onPermissionRequest }));
+  const again = await resumed.sendAndWait("List once more", GUARD);
+  run.observe("answer after resume", again?.data?.content ?? null);
+  run.observe("asked after resume", asked.splice(0));
+  await resumed.disconnect();
+}
+
+/** Location-scoped approvals: persisted for the working directory; a new session gets them
+ * once it applies its location. */
+async function locationApproval(run) {
+  await run.model("location-approval.json");
+  const asked = [];
+  let locationKey = null;
+  const onPermissionRequest = (request) => {
+    asked.push(askedAbout(request));
+    if (request.kind === "shell" && locationKey) {
+      return {
+        kind: "approve-for-location",
+        approval: { kind: "commands", commandIdentifiers: request.commands.map((c) => c.identifier) },
+        locationKey,
+      };
+    }
+    return { kind: "approve-once" };
+  };
+  const client = run.client();
+  const first = await client.createSession(run.options("first", { onPermissionRequest }));
+  run.session("main", first.sessionId);
+  const resolved = await outcomeOf(first.rpc.permissions.locations.resolve({ workingDirectory: run.project }));
+  run.observe("resolve", resolved);
+  locationKey = resolved.ok?.locationKey ?? null;
+  await first.sendAndWait("Where am I, twice", GUARD);
+  run.observe("asked in the first session", asked.splice(0));
+  const store = join(run.home, "permissions-config.json");
+  // As [key, approvals] pairs: keys hold the project's path, which only values normalise.
+  const stored = existsSync(store) ? JSON.parse(readFileSync(store, "utf8")) : null;
+  run.observe("location store", stored && Object.entries(stored.locations ?? {}).map(([k, v]) => [k, v]));
+  await first.disconnect();
+  // Another runtime process: what it knows of the approval is what was persisted.
+  const other = run.client();
+  const second = await other.createSession(run.options("second", { onPermissionRequest: (r) => (asked.push(askedAbout(r)), { kind: "approve-once" }) }));
+  run.session("second", second.sessionId);
+  await second.sendAndWait("Where am I, in a new session", GUARD);
+  run.observe("asked before apply", asked.splice(0));
+  run.observe("apply", await outcomeOf(second.rpc.permissions.locations.apply({ workingDirectory: run.project })));
+  await second.sendAndWait("Where am I, after apply", GUARD);
+  run.observe("asked after apply", asked.splice(0));
+  await second.disconnect();
+}
+
+/** The session.permissions.* methods besides the answers: results and errors, and that the
+ * rules they set decide later requests. */
+async function permissionsRpc(run) {
+  await run.model("permissions-rpc.json");
+  const asked = [];
+  const client = run.client();
+  const session = await client.createSession(
+    run.options("main", { onPermissionRequest: (r) => (asked.push(askedAbout(r)), { kind: "approve-once" }) }),
+  );
+  run.session("main", session.sessionId);
+  const p = session.rpc.permissions;
+  const calls = [
+    ["setApproveAll", () => p.setApproveAll({ enabled: true })],
+    ["setRequired", () => p.setRequired({ required: true })],
+    ["notifyPromptShown", () => p.notifyPromptShown({ message: "Allow the shell?" })],
+    ["paths.add relative", () => p.paths.add({ path: "sub" })],
+    ["paths.add missing", () => p.paths.add({ path: join(run.project, "missing") })],
+    ["paths.add", () => p.paths.add({ path: join(run.project, "..", "extra") })],
+    ["isPathWithinAllowedDirectories inside", () => p.paths.isPathWithinAllowedDirectories({ path: join(run.project, "a", "b.txt") })],
+    ["isPathWithinAllowedDirectories added", () => p.paths.isPathWithinAllowedDirectories({ path: join(run.project, "..", "extra", "x") })],
+    ["isPathWithinAllowedDirectories outside", () => p.paths.isPathWithinAllowedDirectories({ path: "/etc/passwd" })],
+    ["isPathWithinAllowedDirectories relative", () => p.paths.isPathWithinAllowedDirectories({ path: "a.txt" })],
+    ["isPathWithinWorkspace project", () => p.paths.isPathWithinWorkspace({ path: join(run.project, "a.txt") })],
+    ["urls.setUnrestrictedMode", () => p.urls.setUnrestrictedMode({ enabled: false })],
+    ["folderTrust.isTrusted before", () => p.folderTrust.isTrusted({ path: run.project })],
+    ["folderTrust.addTrusted", () => p.folderTrust.addTrusted({ path: run.project })],
+    ["folderTrust.isTrusted after", () => p.folderTrust.isTrusted({ path: run.project })],
+    ["folderTrust.isTrusted below", () => p.folderTrust.isTrusted({ path: join(run.project, "sub") })],
+    ["folderTrust.addTrusted missing", () => p.folderTrust.addTrusted({ path: join(run.project, "missing") })],
+    ["locations.resolve", () => p.locations.resolve({ workingDirectory: run.project })],
+    ["resetSessionApprovals", () => p.resetSessionApprovals({})],
+    ["pendingRequests", () => p.pendingRequests({})],
+  ];
+  mkdirSync(join(run.project, "..", "extra"), { recursive: true });
+  for (const [name, call] of calls) run.observe(name, await outcomeOf(call()));
+  // setApproveAll on: the shell runs unasked.
+  await session.sendAndWait("Echo with approve-all on", GUARD);
+  run.observe("asked with approve-all", asked.splice(0));
+  run.observe("setApproveAll off", await outcomeOf(p.setApproveAll({ enabled: false })));
+  run.observe(
+    "modifyRules session",
+    await outcomeOf(p.modifyRules({ scope: "session", add: [{ kind: "shell", argument: "ls" }] })),
+  );
+  // A session rule for ls: ls runs unasked, echo is asked.
+  await session.sendAndWait("Echo and list with a session rule", GUARD);
+  run.observe("asked with a session rule", asked.splice(0));
+  run.observe(
+    "modifyRules remove",
+    await outcomeOf(p.modifyRules({ scope: "session", remove: [{ kind: "shell", argument: "ls" }] })),
+  );
+  run.observe(
+    "configure deny",
+    await outcomeOf(p.configure({ rules: { approved: [], denied: [{ kind: "shell", argument: "echo" }] } })),
+  );
+  // A configured deny rule for echo: refused unasked.
+  await session.sendAndWait("Echo with a deny rule", GUARD);
+  run.observe("asked with a deny rule", asked.splice(0));
+  const denied = (run.events.main ?? []).filter((e) => e.type === "tool.execution_complete").at(-1);
+  run.observe("denied result", denied?.data?.success ?? null);
+  // A client that shows no prompts: what no rule decides is denied without asking.
+  run.observe("setRequired off", await outcomeOf(p.setRequired({ required: false })));
+  await session.sendAndWait("Where am I, with no prompts", GUARD);
+  run.observe("asked with no prompts", asked.splice(0));
+  const unasked = (run.events.main ?? []).filter((e) => e.type === "tool.execution_complete").at(-1);
+  run.observe("unasked result", unasked?.data?.error?.message ?? null);
+  await session.disconnect();
+}
+
+/** `systemMessage.customize` with a function: the runtime asks the client for the section's
+ * new text (`systemMessage.transform`) and the model reads it. */
+async function systemTransform(run) {
+  await run.model("system-transform.json");
+  const seen = [];
+  const client = run.client();
+  const session = await client.createSession(
+    run.options("main", {
+      onPermissionRequest: approveAll,
+      systemMessage: {
+        mode: "customize",
+        sections: {
+          tone: {
+            action: (content) => {
+              seen.push(typeof content === "string" && content.length > 0);
+              return `${content}\nALWAYS ANSWER IN UPPER CASE.`;
+            },
+          },
+        },
+      },
+    }),
+  );
+  run.session("main", session.sessionId);
+  const answer = await session.sendAndWait("Hello", GUARD);
+  run.observe("answer", answer?.data?.content ?? null);
+  run.observe("transform calls (non-empty section)", seen);
+  const system = run.requests().filter((r) => Array.isArray(r.body?.messages)).at(-1)?.body?.messages?.find((m) => m.role === "system")?.content ?? "";
+  run.observe("the model read the transformed section", String(system).includes("ALWAYS ANSWER IN UPPER CASE."));
+  await session.disconnect();
+}
+
+/** `--add-dir` given to the runtime, then a file read in that directory and one in another
+ * directory outside the working directory, each approved when asked. */
+async function addDir(run) {
+  await run.model("add-dir.json");
+  const { mkdirSync: mkdir, writeFileSync } = await import("node:fs");
+  const extra = join(run.scratch, "extra");
+  mkdir(extra);
+  writeFileSync(join(extra, "x.txt"), "inside an added directory\n");
+  mkdir(join(run.scratch, "elsewhere"));
+  writeFileSync(join(run.scratch, "elsewhere", "y.txt"), "outside every allowed directory\n");
+  const asked = [];
+  const client = run.client("a", { args: ["--add-dir", extra] });
+  const session = await client.createSession(
+    run.options("main", { onPermissionRequest: (r) => (asked.push(r.kind), { kind: "approve-once" }) }),
+  );
+  run.session("main", session.sessionId);
+  await session.sendAndWait("Read both files", GUARD);
+  run.observe("asked", asked);
+  run.observe(
+    "results",
+    (run.events.main ?? []).filter((e) => e.type === "tool.execution_complete").map((e) => e.data.success),
+  );
+  run.observe("paths.list", await outcomeOf(session.rpc.permissions.paths.list({})));
+  await session.disconnect();
 }
 
 /** Whether the Python client is installed (conformance/run.sh puts it in target/conformance/py). */
@@ -297,6 +503,12 @@ export const SCENARIOS = {
     }
     await session.disconnect();
   },
+
+  "session-approval": sessionApproval,
+  "add-dir": addDir,
+  "system-transform": systemTransform,
+  "location-approval": locationApproval,
+  "permissions-rpc": permissionsRpc,
 
   "kill9-permission-continue": pending("permission", true),
   "kill9-permission-interrupt": pending("permission", false),

@@ -191,14 +191,36 @@ fn an_unknown_flag_exits_non_zero_naming_it() {
     );
     let output = Command::cargo_bin("turnstile")
         .unwrap()
-        .args(["--headless", "--stdio", "--mode", "plan"])
+        .args(["--headless", "--stdio", "--mode", "shell"])
         .env("COPILOT_HOME", home.path())
         .stdin(Stdio::null())
         .output()
         .unwrap();
     assert_eq!(output.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(stderr.contains("plan mode is not supported"), "{stderr}");
+    assert!(
+        stderr.contains("shell") && stderr.contains("--mode"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn mode_plan_is_the_mode_of_new_sessions() {
+    let home = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let mut runtime = Runtime::start(home.path(), work.path(), &["--mode", "plan"]);
+    let created = runtime.call(
+        "session.create",
+        json!({"model": "m", "provider": {"type": "openai", "baseUrl": "http://127.0.0.1:9/v1"}}),
+    );
+    let id = created["result"]["sessionId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{created}"))
+        .to_owned();
+    let mode = runtime.call("session.mode.get", json!({"sessionId": id}));
+    assert_eq!(mode["result"], "plan", "{mode}");
+    let (status, stderr) = runtime.stop();
+    assert!(status.success(), "{status}: {stderr}");
 }
 
 /// A session on the scripted model whose only answer is a bash call writing a file, then text.

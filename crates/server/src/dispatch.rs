@@ -6,8 +6,8 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::methods::{
-    Ctx, event_log, lifecycle, log, options, pending, plan, server as server_methods, session,
-    unsupported,
+    Ctx, event_log, lifecycle, log, options, pending, permissions, plan, server as server_methods,
+    session, unsupported,
 };
 use crate::peer::Peer;
 use crate::rpc::{RpcError, codes, kind_of};
@@ -46,7 +46,6 @@ pub(crate) const SERVED: &[&str] = &[
     "session.name.set",
     "session.getForeground",
     "session.setForeground",
-    "session.permissions.paths.list",
     "session.plan.read",
     "session.plan.update",
     "session.plan.delete",
@@ -57,6 +56,23 @@ pub(crate) const SERVED: &[&str] = &[
     "session.tools.handlePendingToolCall",
     "session.permissions.handlePendingPermissionRequest",
     "session.permissions.pendingRequests",
+    "session.permissions.setApproveAll",
+    "session.permissions.setRequired",
+    "session.permissions.configure",
+    "session.permissions.modifyRules",
+    "session.permissions.resetSessionApprovals",
+    "session.permissions.notifyPromptShown",
+    "session.permissions.paths.list",
+    "session.permissions.paths.add",
+    "session.permissions.paths.updatePrimary",
+    "session.permissions.paths.isPathWithinAllowedDirectories",
+    "session.permissions.paths.isPathWithinWorkspace",
+    "session.permissions.urls.setUnrestrictedMode",
+    "session.permissions.locations.resolve",
+    "session.permissions.locations.apply",
+    "session.permissions.locations.addToolApproval",
+    "session.permissions.folderTrust.isTrusted",
+    "session.permissions.folderTrust.addTrusted",
 ];
 
 /// Handles one request.
@@ -103,7 +119,6 @@ pub(crate) async fn call(
         "session.options.update" => options::update(&ctx, params).await,
         "session.getForeground" => Ok(session::foreground_get()),
         "session.setForeground" => Ok(session::foreground_set()),
-        "session.permissions.paths.list" => session::paths_list(&ctx, parse(params)?),
         "session.plan.read" => plan::read(&ctx, parse(params)?),
         "session.plan.update" => plan::update(&ctx, parse(params)?),
         "session.plan.delete" => plan::delete(&ctx, parse(params)?),
@@ -117,6 +132,43 @@ pub(crate) async fn call(
         "session.permissions.pendingRequests" => pending::pending_permissions(&ctx, parse(params)?),
         "session.permissions.handlePendingPermissionRequest" => {
             pending::permission(&ctx, parse(params)?)
+        }
+        "session.permissions.setApproveAll" => permissions::set_approve_all(&ctx, parse(params)?),
+        "session.permissions.setRequired" => permissions::set_required(&ctx, parse(params)?),
+        "session.permissions.configure" => permissions::configure(&ctx, parse(params)?),
+        "session.permissions.modifyRules" => permissions::modify_rules(&ctx, parse(params)?),
+        "session.permissions.resetSessionApprovals" => {
+            permissions::reset_session_approvals(&ctx, parse(params)?)
+        }
+        "session.permissions.notifyPromptShown" => {
+            permissions::notify_prompt_shown(&ctx, parse(params)?)
+        }
+        "session.permissions.paths.list" => permissions::paths_list(&ctx, parse(params)?),
+        "session.permissions.paths.add" => permissions::paths_add(&ctx, parse(params)?),
+        "session.permissions.paths.updatePrimary" => {
+            permissions::paths_update_primary(&ctx, parse(params)?)
+        }
+        "session.permissions.paths.isPathWithinAllowedDirectories" => {
+            permissions::paths_allowed(&ctx, parse(params)?)
+        }
+        "session.permissions.paths.isPathWithinWorkspace" => {
+            permissions::paths_workspace(&ctx, parse(params)?)
+        }
+        "session.permissions.urls.setUnrestrictedMode" => {
+            permissions::urls_set_unrestricted(&ctx, parse(params)?)
+        }
+        "session.permissions.locations.resolve" => {
+            permissions::locations_resolve(&ctx, parse(params)?)
+        }
+        "session.permissions.locations.apply" => permissions::locations_apply(&ctx, parse(params)?),
+        "session.permissions.locations.addToolApproval" => {
+            permissions::locations_add_tool_approval(&ctx, parse(params)?)
+        }
+        "session.permissions.folderTrust.isTrusted" => {
+            permissions::folder_is_trusted(&ctx, parse(params)?)
+        }
+        "session.permissions.folderTrust.addTrusted" => {
+            permissions::folder_add_trusted(&ctx, parse(params)?)
         }
 
         _ => Err(RpcError::method_not_found(

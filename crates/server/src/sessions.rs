@@ -17,6 +17,7 @@ use turnstile_loop::{AgentMode, SessionHandle};
 use crate::broadcast::Broadcaster;
 use crate::client_bridge::ClientBridge;
 use crate::peer::Peer;
+use crate::permission_state::SessionPermissions;
 
 /// What the server tracks about an open session besides the loop's handle.
 #[derive(Debug, Clone)]
@@ -35,8 +36,8 @@ pub(crate) struct SessionInfo {
     pub name: Option<String>,
     /// The reasoning effort asked for (`reasoningEffort`, else the server's `--effort`).
     pub reasoning_effort: Option<String>,
-    /// The working directory.
-    pub cwd: std::path::PathBuf,
+    /// What `session.permissions.*` changes (shared with the engine).
+    pub permissions: Arc<SessionPermissions>,
 }
 
 /// How one message ended, for `session.sendAndWait`.

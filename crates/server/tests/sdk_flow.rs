@@ -649,6 +649,49 @@ async fn list_last_id_metadata_and_delete() {
 }
 
 #[tokio::test]
+async fn listings_come_from_the_session_index_and_skip_a_damaged_journal() {
+    let model = ScriptedServer::start(Script::new().text("one").text("two"))
+        .await
+        .unwrap();
+    let t = TestServer::start(|_| {}).await;
+    let mut client = Client::connect(t.addr).await;
+    let mut ids = Vec::new();
+    for prompt in ["first", "second"] {
+        let id = create(&mut client, &model.url(), json!({})).await;
+        client
+            .ok("session.send", json!({"sessionId": id, "prompt": prompt}))
+            .await;
+        client.events_until(no_answers, is_idle).await;
+        ids.push(id);
+    }
+    let listed = client.ok("session.list", json!({})).await;
+    assert_eq!(listed["sessions"].as_array().unwrap().len(), 2);
+    let index = t.root().dir().join("turnstile-index.jsonl");
+    let text = std::fs::read_to_string(&index).expect("the listing keeps the index");
+    for id in &ids {
+        assert!(text.contains(id.as_str()), "{id} indexed: {text}");
+    }
+    // A third session directory whose journal is garbage: the others are still listed, in
+    // order.
+    let bad = turnstile_journal::Uuid::new_v4().to_string();
+    let dir = t.root().dir().join(&bad);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("events.jsonl"), "\u{0}\u{1} not json\n").unwrap();
+    let listed = client.ok("session.list", json!({})).await;
+    let listed: Vec<&str> = listed["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["sessionId"].as_str().unwrap())
+        .filter(|id| *id != bad)
+        .collect();
+    assert_eq!(listed, vec![ids[1].as_str(), ids[0].as_str()]);
+    let last = client.ok("session.getLastId", json!({})).await;
+    assert_eq!(last["sessionId"], ids[1].as_str());
+    t.stop().await;
+}
+
+#[tokio::test]
 async fn an_idle_session_is_closed_after_the_timeout_and_says_so() {
     let model = ScriptedServer::start(Script::new()).await.unwrap();
     let t = TestServer::start(|c| c.session_idle_timeout = Some(Duration::from_secs(1))).await;

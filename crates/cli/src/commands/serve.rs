@@ -81,7 +81,7 @@ pub struct ServeArgs {
     #[arg(long, visible_alias = "reasoning-effort", value_name = "LEVEL",
           value_parser = ["none", "minimal", "low", "medium", "high", "xhigh", "max"])]
     pub effort: Option<String>,
-    /// Agent mode of sessions' sends that name none: interactive or autopilot (plan mode is not supported).
+    /// Agent mode of sessions' sends that name none: interactive, plan or autopilot.
     #[arg(long, value_name = "MODE", value_parser = ["interactive", "plan", "autopilot"])]
     pub mode: Option<String>,
     /// A directory to list as allowed for file access (repeatable); turnstile's file tools reach only the working directory, or every path with --allow-all-paths.
@@ -201,11 +201,8 @@ fn server_config(args: &ServeArgs, state_dir: Option<&Path>) -> Result<ServerCon
     config.allow_outside_cwd = args.session.allow_outside_cwd || args.allow_all_paths || args.yolo;
     config.default_mode = match args.mode.as_deref() {
         None => AgentMode::Interactive,
-        Some("plan") => bail!(
-            "--mode plan: plan mode is not supported by turnstile; use interactive or autopilot"
-        ),
         Some(name) => AgentMode::parse(name)
-            .with_context(|| format!("--mode {name}: expected interactive or autopilot"))?,
+            .with_context(|| format!("--mode {name}: expected interactive, plan or autopilot"))?,
     };
     config.default_reasoning_effort = args.effort.clone();
     config.available_tools = args.available_tools.clone();

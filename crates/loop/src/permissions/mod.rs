@@ -11,18 +11,23 @@
 //!   is created, so they cannot be checked at start-up);
 //! - a built-in tool name alone: every call of it.
 //!
+//! On top of this start-up policy, a client changes [`LiveRules`] while the session runs
+//! (approve-all, configured rules, session- and location-scoped approvals).
+//!
 //! Unknown kinds or tools are errors at start-up. Deny wins over allow, and over a hook's
 //! `allow`. Shell rules are matched on the typed analysis of the command (`tools::shell`):
 //! every command it runs, through wrappers, must be allowed and none denied; a command the
 //! analysis cannot resolve is never approved by a narrow rule and is denied by every deny
 //! rule of the shell tool.
 
+mod live;
 mod paths;
 mod pattern;
 mod shell_rules;
 
 use std::path::{Path, PathBuf};
 
+pub use live::{LiveDecision, LiveRules, PermissionRule, RuleScope, rules_of_approval};
 pub use pattern::{BUILTIN_TOOLS, KINDS, PatternError, ToolPattern};
 use pattern::{Family, PatternArg, family_of};
 

@@ -37,7 +37,7 @@ use crate::autopilot::{AgentMode, DEFAULT_MAX_CONTINUES};
 use crate::client::{ExternalTools, PermissionAsker};
 use crate::hooks::HookRunner;
 use crate::model::ModelProvider;
-use crate::permissions::PermissionPolicy;
+use crate::permissions::{LiveRules, PermissionPolicy};
 use crate::prompt::{Attachment, SectionTransformer, SystemMessageConfig};
 use crate::tools::ToolRegistry;
 use crate::tools::processes::{self, StoppedGroup};
@@ -58,6 +58,8 @@ pub struct SessionConfig {
     pub max_autopilot_continues: u32,
     /// Who may run what.
     pub permissions: PermissionPolicy,
+    /// The rules a client changes while the session runs (shared with whoever changes them).
+    pub live_permissions: Arc<LiveRules>,
     /// Let file tools reach outside `cwd`.
     pub allow_outside_cwd: bool,
     /// Ask the provider for a streamed answer.
@@ -89,6 +91,7 @@ impl SessionConfig {
             mode: AgentMode::Interactive,
             max_autopilot_continues: DEFAULT_MAX_CONTINUES,
             permissions: PermissionPolicy::default(),
+            live_permissions: Arc::default(),
             allow_outside_cwd: false,
             streaming: true,
             system_prompt: None,

@@ -24,7 +24,7 @@ use super::message::Message;
 use super::pending::{PendingCall, Waiting};
 use crate::client::{AskError, ExternalToolCall};
 use crate::model::ToolCall;
-use crate::permissions::{Decision, PermissionPolicy, Unasked};
+use crate::permissions::{Decision, LiveDecision, PermissionPolicy, Unasked};
 use crate::tools::{
     PermissionAsk, PermissionKind, Tool, ToolContext, ToolFailure, ToolOutput, ToolSpec,
 };
@@ -384,8 +384,11 @@ impl Actor {
         })
     }
 
-    /// Records `permission.requested`, decides (policy, else the client), records
-    /// `permission.completed`; returns the text the model sees when the call is denied.
+    /// Decides a call that asks permission. What the client's live rules decide (approve-all,
+    /// a session or location approval, a configured deny) is settled without a
+    /// `permission.requested`, as the Copilot CLI records none for it; otherwise records
+    /// `permission.requested`, decides (policy, else the client), records
+    /// `permission.completed`. Returns the text the model sees when the call is denied.
     async fn permit(
         &self,
         call: &ToolCall,
@@ -393,12 +396,14 @@ impl Actor {
         msg: &Message<'_>,
     ) -> Result<Option<String>, LoopError> {
         let asker = self.parts.permission_asker.clone();
-        let decision = self.parts.config.permissions.decide(
-            &call.name,
-            ask,
-            &self.parts.config.cwd,
-            asker.is_some(),
-        );
+        let (decision, settled) = self.decide_permission(&call.name, ask, asker.is_some());
+        if settled {
+            return Ok(match decision {
+                Decision::Approved => None,
+                Decision::DeniedByRules(rules) => Some(denied_by_live_rules(&rules)),
+                _ => Some(DENIED_NO_RULE.to_owned()),
+            });
+        }
         let request_id = Uuid::new_v4().to_string();
         let mut request = ask.request.clone();
         if let Some(obj) = request.as_object_mut() {
@@ -412,6 +417,47 @@ impl Actor {
         })?;
         self.answer_permission(call, request_id, request, Some(decision), msg)
             .await
+    }
+
+    /// The start-up policy's decision with the client's live rules on top: a deny of the
+    /// policy wins, then what the live rules say (a deny, then an approval), then the policy.
+    /// The client's approve-all setting replaces `--allow-all-tools`; a client that said it
+    /// shows no prompts (`setRequired(false)`) is not asked. The flag is true when the live
+    /// rules settled it (nothing is recorded then, as in the Copilot CLI).
+    fn decide_permission(
+        &self,
+        tool: &str,
+        ask: &PermissionAsk,
+        can_ask: bool,
+    ) -> (Decision, bool) {
+        let config = &self.parts.config;
+        let live = &config.live_permissions;
+        let overridden;
+        let policy = match live.approve_all() {
+            Some(all) if all != config.permissions.allow_all => {
+                overridden = PermissionPolicy {
+                    allow_all: all,
+                    ..config.permissions.clone()
+                };
+                &overridden
+            }
+            _ => &config.permissions,
+        };
+        let denied = policy.denied_by(tool, ask, &config.cwd);
+        if !denied.is_empty() {
+            return (Decision::DeniedByRules(denied), false);
+        }
+        match live.decide(ask) {
+            Some(LiveDecision::Denied(rules)) => (Decision::DeniedByRules(rules), true),
+            Some(LiveDecision::Approved) => (Decision::Approved, true),
+            None => {
+                // A client that shows no prompts: what no rule decides is denied unasked.
+                let muted = live.prompts_wanted() == Some(false);
+                let decision = policy.decide(tool, ask, &config.cwd, can_ask && !muted);
+                let settled = muted && matches!(decision, Decision::NoApprovalRule { .. });
+                (decision, settled)
+            }
+        }
     }
 
     /// Decides a recorded permission request (`decision` from the policy; `None`: ask the
@@ -449,6 +495,8 @@ impl Actor {
                             .as_str()
                             .is_some_and(|k| k.starts_with("approved")) =>
                     {
+                        // A session- or location-scoped answer also decides later requests.
+                        self.parts.config.live_permissions.remember(&result);
                         (result, None)
                     }
                     Ok(result) => {
@@ -611,6 +659,15 @@ fn custom_tool_ask(spec: &ToolSpec, args: &Value) -> PermissionAsk {
         subject: spec.name.clone(),
         shell: None,
     }
+}
+
+/// The text the model sees when a client's deny rules refuse a call (the runtime's wording).
+fn denied_by_live_rules(rules: &[String]) -> String {
+    let rules: Vec<String> = rules.iter().map(|r| format!("`{r}`")).collect();
+    format!(
+        "Permission to run this tool was denied due to the following rules: {}",
+        rules.join(", ")
+    )
 }
 
 /// The text the model sees when deny rules refuse a call.

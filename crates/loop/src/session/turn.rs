@@ -47,6 +47,18 @@ impl Actor {
         let turn_id = turn.to_string();
         let mut request = self.request(msg.mode);
         request.headers = msg.headers.clone();
+        // As the Copilot CLI marks its calls: the prompt's first call is the user's, the
+        // calls after tool results the agent's. A client's own header of that name wins.
+        if !request
+            .headers
+            .iter()
+            .any(|(name, _)| name.eq_ignore_ascii_case("x-initiator"))
+        {
+            let initiator = if turn == 0 { "user" } else { "agent" };
+            request
+                .headers
+                .push(("x-initiator".into(), initiator.into()));
+        }
         // `assistant.turn_start` counts an LLM call: it is recorded only when nothing stands
         // between it and sending the request (an aborted message sends nothing).
         if msg.cancel.is_cancelled() {

@@ -22,8 +22,10 @@ use super::Ctx;
 use super::{open_session, session_id};
 use crate::client_bridge::{ClientBridge, ClientCapabilities};
 use crate::handover;
+use crate::permission_state::SessionPermissions;
 use crate::provider::{self, ProviderParams};
 use crate::rpc::{RpcError, codes};
+use crate::section_transform::ClientTransformer;
 use crate::sessions::{OpenSession, SessionInfo, lifecycle_params, summarize};
 
 /// A tool the client implements (`tools[]` of create/resume).
@@ -360,6 +362,13 @@ fn build(
     } else {
         None
     };
+    let permissions = Arc::new(SessionPermissions::new(
+        Arc::clone(&session_config.live_permissions),
+        &cwd,
+        &config.additional_dirs,
+        config.state_root.session(id).dir,
+    ));
+    super::permissions::open_with_location_rules(config.state_root.dir(), &cwd, &permissions);
     let parts = SessionParts {
         config: session_config,
         provider: chosen.provider,
@@ -370,7 +379,10 @@ fn build(
         permission_asker: capabilities
             .permissions
             .then(|| Arc::clone(&bridge) as Arc<dyn turnstile_loop::client::PermissionAsker>),
-        section_transformer: None,
+        section_transformer: Some(Arc::new(ClientTransformer::new(
+            id.to_string(),
+            Arc::clone(ctx.peer),
+        ))),
     };
     let now = Timestamp::now().to_text();
     let info = SessionInfo {
@@ -384,7 +396,7 @@ fn build(
             .reasoning_effort
             .clone()
             .or_else(|| config.default_reasoning_effort.clone()),
-        cwd: cwd.clone(),
+        permissions,
     };
     Ok((parts, bridge, info))
 }
@@ -632,6 +644,17 @@ fn summaries(ctx: &Ctx<'_>) -> Result<Vec<SessionSummary>, RpcError> {
     let root = &ctx.server.config().state_root;
     if !root.dir().exists() {
         return Ok(Vec::new());
+    }
+    // The session index spares reading every journal; a journal it cannot summarize (damage)
+    // fails the whole indexed listing, so then each is read on its own and the bad one skipped.
+    match SessionSummary::list_indexed(root) {
+        Ok((mut all, _)) => {
+            all.retain(|s| s.events > 0);
+            return Ok(all);
+        }
+        Err(e) => {
+            tracing::warn!(error = %e, "the session index listing failed; reading each journal")
+        }
     }
     let ids = root
         .session_ids()

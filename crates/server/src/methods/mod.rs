@@ -6,6 +6,7 @@ pub(crate) mod lifecycle;
 pub(crate) mod log;
 pub(crate) mod options;
 pub(crate) mod pending;
+pub(crate) mod permissions;
 pub(crate) mod plan;
 pub(crate) mod server;
 pub(crate) mod session;

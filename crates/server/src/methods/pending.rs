@@ -95,6 +95,13 @@ pub(crate) struct PermissionParams {
 pub(crate) fn permission(ctx: &Ctx<'_>, params: PermissionParams) -> Result<Value, RpcError> {
     let session = open_session(ctx, &params.session_id)?;
     let result = permission_result(&params.result)?;
+    if result["kind"] == "approved-for-location"
+        && let Some(key) = result["locationKey"].as_str()
+        && let Err(e) = super::permissions::persist_location_approval(ctx, key, &result["approval"])
+    {
+        // The request itself is approved either way; only later sessions miss the approval.
+        tracing::warn!(session = %params.session_id, error = %e, "the location approval was not persisted");
+    }
     let delivery = session
         .bridge()
         .answer_permission(&params.request_id, result)

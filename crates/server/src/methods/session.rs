@@ -1,6 +1,6 @@
 //! Working with an open session: `session.send`, `session.abort`, `session.getMessages`,
 //! `session.mode.get`/`session.mode.set`, `session.model.getCurrent`, `session.name.*`,
-//! `session.getForeground`/`setForeground`, `session.permissions.paths.list`.
+//! `session.getForeground`/`setForeground`.
 
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -296,16 +296,4 @@ pub(crate) fn foreground_set() -> Value {
         "success": false,
         "error": "Not running in TUI+server mode - no foreground session change handler registered",
     })
-}
-
-/// `session.permissions.paths.list`: the directories file tools may reach, the working
-/// directory first (`primary`), then the server's `--add-dir` ones.
-pub(crate) fn paths_list(ctx: &Ctx<'_>, params: SessionIdParams) -> Result<Value, RpcError> {
-    let session = open_session(ctx, params.id())?;
-    let cwd = session.info().cwd;
-    let mut directories = vec![cwd.to_string_lossy().into_owned()];
-    for dir in &ctx.server.config().additional_dirs {
-        directories.push(dir.to_string_lossy().into_owned());
-    }
-    Ok(json!({"directories": directories, "primary": cwd.to_string_lossy()}))
 }

@@ -19,8 +19,12 @@ pub(crate) const REASONS: &[(&str, &str)] = &[
         "turnstile keeps no todo database",
     ),
     (
-        "session.permissions.",
-        "only paths.list, pendingRequests and handlePendingPermissionRequest are served: permission rules come from the server's flags (--allow-tool, --deny-tool, --yolo) or from the client's answer to each request",
+        "session.permissions.getMode",
+        "the Copilot CLI 1.0.81-0 does not serve it either; use setApproveAll and configure",
+    ),
+    (
+        "session.permissions.setMode",
+        "the Copilot CLI 1.0.81-0 does not serve it either; use setApproveAll and configure",
     ),
     (
         "session.eventLog.",
