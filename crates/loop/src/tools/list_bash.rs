@@ -30,6 +30,10 @@ impl Tool for ListBashTool {
         Ok(None)
     }
 
+    fn tool_title(&self) -> Option<&'static str> {
+        Some("List shells")
+    }
+
     fn run<'a>(
         &'a self,
         _args: Value,

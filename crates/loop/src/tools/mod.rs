@@ -261,6 +261,11 @@ pub trait Tool: Send + Sync {
     fn intention_summary(&self, _args: &Value, _ctx: &ToolContext) -> Option<String> {
         None
     }
+
+    /// The tool's display title where the runtime gives one (`toolRequests[].toolTitle`).
+    fn tool_title(&self) -> Option<&'static str> {
+        None
+    }
 }
 
 /// A tool whose call is one piece of synchronous work on checked arguments (the file tools):

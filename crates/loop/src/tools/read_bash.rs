@@ -16,14 +16,18 @@ fn parse(args: &Value) -> Result<(String, f64), ToolFailure> {
     let id = args::required_str(args, "shellId")?.to_owned();
     let delay = args::optional_f64(args, "delay")?.unwrap_or(0.0);
     if !(0.0..=MAX_WAIT_SECS).contains(&delay) {
-        return Err(ToolFailure::invalid(format!(
-            "Invalid delay: {delay}. Please supply a valid delay between 0 and {MAX_WAIT_SECS} seconds."
-        )));
+        return Err(ToolFailure::new(
+            format!(
+                "Invalid delay: {delay}. Please supply a valid delay between 0 and {MAX_WAIT_SECS} seconds."
+            ),
+            "failure",
+        ));
     }
     Ok((id, delay))
 }
 
-/// The failure for a shell id the session does not know (or lost), with the list.
+/// The failure for a shell id the session does not know (or lost), with the list; "failure" is
+/// the code the runtime gives every shell error.
 pub(crate) fn unknown_shell(id: &str, ctx: &ToolContext) -> ToolFailure {
     if ctx.shells.lost(id).is_some() {
         return ToolFailure::new(
@@ -31,7 +35,7 @@ pub(crate) fn unknown_shell(id: &str, ctx: &ToolContext) -> ToolFailure {
                 "shellId: {id} was lost: the engine running it stopped and its processes are gone. Run the command again if it is still needed.\n\n{}",
                 ctx.shells.list()
             ),
-            "shell_lost",
+            "failure",
         );
     }
     ToolFailure::new(
@@ -39,7 +43,7 @@ pub(crate) fn unknown_shell(id: &str, ctx: &ToolContext) -> ToolFailure {
             "shellId: {id} not found or was never created. Please supply a valid shell ID.\n\n{}",
             ctx.shells.list()
         ),
-        "shell_unknown",
+        "failure",
     )
 }
 
@@ -70,6 +74,10 @@ impl Tool for ReadBashTool {
         _ctx: &ToolContext,
     ) -> Result<Option<PermissionAsk>, ToolFailure> {
         parse(args).map(|_| None)
+    }
+
+    fn tool_title(&self) -> Option<&'static str> {
+        Some("Read shell output")
     }
 
     fn run<'a>(
@@ -194,6 +202,10 @@ mod tests {
             .run(json!({"shellId": "srv", "delay": 0}), &ctx)
             .await
             .unwrap_err();
-        assert_eq!(err.code.as_deref(), Some("shell_lost"));
+        assert!(
+            err.message.starts_with("shellId: srv was lost"),
+            "{}",
+            err.message
+        );
     }
 }

@@ -36,6 +36,10 @@ impl Tool for StopBashTool {
         args::required_str(args, "shellId").map(|_| None)
     }
 
+    fn tool_title(&self) -> Option<&'static str> {
+        Some("Stop shell")
+    }
+
     fn run<'a>(
         &'a self,
         args: Value,
