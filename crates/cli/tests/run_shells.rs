@@ -171,6 +171,18 @@ fn a_resume_after_kill_9_lists_the_lost_shell() {
         }
     }
     std::thread::spawn(move || for _ in lines {});
+    // The crash comes once the sync shell's group is recorded too (its start event comes first).
+    let (_, events) = env.only_session();
+    let processes = events.with_file_name("processes.json");
+    let recorded = (0..1500).any(|_| {
+        let text = std::fs::read_to_string(&processes).unwrap_or_default();
+        let both = text.contains(r#""shellId":"srv""#) && text.contains(r#""shellId":"0""#);
+        if !both {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        both
+    });
+    assert!(recorded, "both shells in {}", processes.display());
     child.kill().unwrap(); // SIGKILL
     child.wait().unwrap();
     let (id, events) = env.only_session();
