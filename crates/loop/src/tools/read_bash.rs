@@ -102,7 +102,11 @@ impl Tool for ReadBashTool {
     }
 
     fn intention_summary(&self, args: &Value, _ctx: &ToolContext) -> Option<String> {
-        let (_, delay) = parse(args).ok()?;
+        // Named whatever the delay, as the runtime does (a bad one fails the call later).
+        let delay = args::optional_f64(args, "delay")
+            .ok()
+            .flatten()
+            .unwrap_or(0.0);
         Some(if delay > 0.0 {
             format!(
                 "Waiting up to {delay} second{} for command output",
