@@ -407,6 +407,25 @@ export const SCENARIOS = {
     await session.disconnect();
   },
 
+  // Shells: an async command read until it ends, stopped, read and listed when gone, then a
+  // sync call and a bad delay. The command sleeps so the read is waiting when it ends (the
+  // runtime would otherwise announce the end in a notification first).
+  async shells(run) {
+    await run.model("shells.json");
+    const client = run.client();
+    const session = await client.createSession(run.options("main", { onPermissionRequest: approveAll }));
+    run.session("main", session.sessionId);
+    const answer = await session.sendAndWait("Use the shells", GUARD);
+    run.observe("answer", answer?.data?.content ?? null);
+    run.observe(
+      "tool result texts",
+      run.events.main
+        .filter((e) => e.type === "tool.execution_complete")
+        .map((e) => ({ success: e.data.success, text: e.data.success ? e.data.result?.content : e.data.error?.message })),
+    );
+    await session.disconnect();
+  },
+
   // The permission handler rejects the shell and approves the file creation.
   async "permission-reject"(run) {
     await run.model("permission-reject.json");

@@ -65,7 +65,7 @@ fn unknown_patterns_are_refused_at_start_up() {
         assert!(!out.status.success(), "{bad} accepted");
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(
-            stderr.contains(bad) && stderr.contains("valid tools: bash, view"),
+            stderr.contains(bad) && stderr.contains("valid tools: bash, read_bash"),
             "{stderr}"
         );
         assert!(events.is_empty());

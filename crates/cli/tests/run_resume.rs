@@ -2,75 +2,14 @@
 //! OpenAI-compatible server on 127.0.0.1: streaming output, exit codes, SIGINT, kill -9 in the
 //! middle of a tool and the resume that follows, two resumes of one session at once.
 
+mod common;
+
 use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 
-use assert_cmd::cargo::CommandCargoExt;
+use common::{Env, audit_clean};
 use serde_json::{Value, json};
-use turnstile_scripted_model::{Script, ScriptedResponse, ScriptedServer};
-
-struct Env {
-    rt: tokio::runtime::Runtime,
-    state: tempfile::TempDir,
-    work: tempfile::TempDir,
-}
-
-impl Env {
-    fn new() -> Self {
-        let work = tempfile::tempdir().unwrap();
-        std::fs::write(work.path().join("alpha.txt"), "alpha\n").unwrap();
-        Env {
-            rt: tokio::runtime::Builder::new_multi_thread()
-                .worker_threads(1)
-                .enable_all()
-                .build()
-                .unwrap(),
-            state: tempfile::tempdir().unwrap(),
-            work,
-        }
-    }
-
-    fn server(&self, script: Script) -> ScriptedServer {
-        self.rt.block_on(ScriptedServer::start(script)).unwrap()
-    }
-
-    fn cmd(&self, server: &ScriptedServer, args: &[&str]) -> Command {
-        let mut cmd = Command::cargo_bin("turnstile").unwrap();
-        cmd.arg("--state-dir").arg(self.state.path()).args(args);
-        cmd.arg("--base-url")
-            .arg(server.url())
-            .arg("--cwd")
-            .arg(self.work.path())
-            .arg("--model")
-            .arg("test-model");
-        cmd.env_remove("TURNSTILE_API_KEY")
-            .env_remove("OPENAI_API_KEY");
-        cmd
-    }
-
-    fn only_session(&self) -> (String, PathBuf) {
-        // The state root holds session directories (and the session index file).
-        let entries: Vec<_> = std::fs::read_dir(self.state.path())
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .filter(|p| p.is_dir())
-            .collect();
-        assert_eq!(entries.len(), 1, "{entries:?}");
-        let id = entries[0]
-            .file_name()
-            .unwrap()
-            .to_string_lossy()
-            .into_owned();
-        (id, entries[0].join("events.jsonl"))
-    }
-}
-
-fn audit_clean(path: &Path) -> turnstile_replay::AuditReport {
-    let report = turnstile_replay::audit_file(path).unwrap();
-    assert!(report.violations.is_empty(), "{:#?}", report.violations);
-    report
-}
+use turnstile_scripted_model::{Script, ScriptedResponse};
 
 /// Reads `--json` lines from a child until one has type `ty`.
 fn wait_for_event(child: &mut Child, ty: &str) -> Vec<Value> {

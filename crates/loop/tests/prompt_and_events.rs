@@ -122,7 +122,9 @@ async fn the_default_prompt_names_the_runtime_it_is_compatible_with_and_its_cont
         fx.work.path().display()
     )));
     assert!(prompt.contains("* Operating system: Linux\n"));
-    assert!(prompt.contains("* Tools offered: bash, view, create, edit, glob, grep"));
+    assert!(prompt.contains(
+        "* Tools offered: bash, read_bash, stop_bash, list_bash, view, create, edit, grep, glob"
+    ));
     assert!(
         prompt.contains("<custom_instruction>\nAlways answer in French.\n</custom_instruction>")
     );
@@ -481,7 +483,18 @@ async fn reasoning_effort_is_recorded_and_excluded_tools_are_neither_offered_nor
         .iter()
         .map(|t| t["function"]["name"].as_str().unwrap())
         .collect();
-    assert_eq!(offered, ["bash", "create", "edit", "glob"]);
+    assert_eq!(
+        offered,
+        [
+            "bash",
+            "read_bash",
+            "stop_bash",
+            "list_bash",
+            "create",
+            "edit",
+            "glob"
+        ]
+    );
     assert!(!fx.system_prompt_sent(0).contains("* view: "));
     let journal = fx.journal(session.id());
     assert_eq!(data(&journal[0])["reasoningEffort"], "high");

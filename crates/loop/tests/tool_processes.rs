@@ -197,6 +197,8 @@ async fn resume_stops_a_recorded_group_that_survived() {
             start_time,
             tool_call_id: "call_9".into(),
             boot_id: turnstile_loop::tools::processes::boot_id(),
+            shell_id: None,
+            command: None,
         })
         .unwrap();
     let pids = [

@@ -74,7 +74,7 @@ fn documented_parameters() -> Vec<(String, BTreeSet<String>, BTreeSet<String>)> 
         }
         tools.push((cells[1].to_owned(), all, required));
     }
-    assert_eq!(tools.len(), 7, "TOOLS.md lists the seven built-ins");
+    assert_eq!(tools.len(), 10, "TOOLS.md lists the ten built-ins");
     tools
 }
 
@@ -263,7 +263,7 @@ fn unknown_tools_get_the_runtime_message() {
     let registry = ToolRegistry::builtin(true);
     assert_eq!(
         registry.unknown_tool_message("str_replace_editor"),
-        "Tool 'str_replace_editor' does not exist. Available tools that can be called are bash, view, create, edit, glob, grep, task_complete."
+        "Tool 'str_replace_editor' does not exist. Available tools that can be called are bash, read_bash, stop_bash, list_bash, view, create, edit, grep, glob, task_complete."
     );
 }
 

@@ -85,10 +85,15 @@ pub fn fact(
 /// A tool result with the engines' differences in wording removed: trailing whitespace; for
 /// `view`, the `N. ` line numbers (removed while every line carries the next number, so a
 /// file whose own lines are numbered compares the same on both sides); for `glob`, the order
-/// of the matches.
+/// of the matches; for `bash`, how the exit code is told (`<shellId: ID completed with exit
+/// code N>`, or `<exited with exit code N>` in older recordings of either engine).
 pub fn neutral_result(tool: &str, content: &str) -> String {
     let content = content.trim_end();
     match tool {
+        "bash" => match bash_exit(content) {
+            Some((output, code)) => format!("{}\n<exit code {code}>", output.trim_end()),
+            None => content.to_owned(),
+        },
         "view" => {
             let mut text = content.to_owned();
             while let Some(stripped) = strip_line_numbers(&text) {
@@ -103,6 +108,21 @@ pub fn neutral_result(tool: &str, content: &str) -> String {
         }
         _ => content.to_owned(),
     }
+}
+
+/// A sync `bash` result split into its output and its exit code, if it ends with one.
+fn bash_exit(content: &str) -> Option<(&str, &str)> {
+    let (output, last) = content.rsplit_once('<')?;
+    let code = last
+        .strip_prefix("exited with exit code ")
+        .or_else(|| {
+            last.strip_prefix("shellId: ")?
+                .split_once(" completed with exit code ")
+                .map(|(_, code)| code)
+        })?
+        .strip_suffix('>')?;
+    code.parse::<i64>().ok()?;
+    Some((output, code))
 }
 
 /// `text` without its `N. ` prefixes when every line has one and the numbers run on by one.
@@ -150,6 +170,18 @@ mod tests {
         assert_ne!(
             neutral_result("bash", "b\na\n<exited with exit code 0>"),
             neutral_result("bash", "a\nb\n<exited with exit code 0>")
+        );
+        assert_eq!(
+            neutral_result("bash", "a\nb\n<exited with exit code 0>"),
+            neutral_result("bash", "a\nb\n<shellId: 0 completed with exit code 0>")
+        );
+        assert_eq!(
+            neutral_result("bash", "<exited with exit code 2>"),
+            neutral_result("bash", "\n<shellId: 3 completed with exit code 2>")
+        );
+        assert_ne!(
+            neutral_result("bash", "a\n<exited with exit code 0>"),
+            neutral_result("bash", "a\n<shellId: 0 completed with exit code 1>")
         );
     }
 }

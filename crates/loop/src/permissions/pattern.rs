@@ -7,8 +7,11 @@ use super::paths::PathGlob;
 pub const KINDS: [&str; 4] = ["shell", "write", "read", "custom-tool"];
 
 /// The built-in tools a pattern may name.
-pub const BUILTIN_TOOLS: [&str; 7] = [
+pub const BUILTIN_TOOLS: [&str; 10] = [
     "bash",
+    "read_bash",
+    "stop_bash",
+    "list_bash",
     "view",
     "create",
     "edit",
@@ -39,7 +42,7 @@ pub(crate) fn family_of(name: &str) -> Option<Family> {
         "write" | "create" | "edit" => Family::Write,
         "read" | "view" | "grep" | "glob" => Family::Read,
         "custom-tool" => Family::Client,
-        "task_complete" => Family::Plain,
+        "read_bash" | "stop_bash" | "list_bash" | "task_complete" => Family::Plain,
         _ => return None,
     })
 }
@@ -68,7 +71,7 @@ pub(crate) enum PatternArg {
 /// A pattern that could not be parsed.
 #[derive(Debug, thiserror::Error)]
 #[error(
-    "invalid tool pattern {pattern:?}: {reason} (valid kinds: shell, shell(CMD), shell(CMD:*), write, write(GLOB), read, read(GLOB), custom-tool, custom-tool(NAME); valid tools: bash, view, create, edit, glob, grep, task_complete)"
+    "invalid tool pattern {pattern:?}: {reason} (valid kinds: shell, shell(CMD), shell(CMD:*), write, write(GLOB), read, read(GLOB), custom-tool, custom-tool(NAME); valid tools: bash, read_bash, stop_bash, list_bash, view, create, edit, glob, grep, task_complete)"
 )]
 pub struct PatternError {
     /// The pattern as given.

@@ -6,13 +6,16 @@ use std::sync::Arc;
 use serde_json::json;
 use tokio::sync::mpsc;
 use turnstile_journal::Uuid;
-use turnstile_journal::payload::{AssistantIdle, PendingMessagesModified, SessionIdle};
+use turnstile_journal::payload::{
+    AssistantIdle, PendingMessagesModified, SessionIdle, SessionWarning,
+};
 
 use super::emitter::Emitter;
 use super::pending::PendingWork;
 use super::{Command, LoopError, Outcome, SessionParts, Shared, lock, shutdown_payload};
 use crate::autopilot::AgentMode;
 use crate::tools::processes::ProcessTable;
+use crate::tools::shells::{LostShell, Shells};
 
 /// Bytes of growth after which going idle refreshes the checkpoint.
 const CHECKPOINT_EVERY_BYTES: u64 = 1 << 20;
@@ -25,6 +28,8 @@ pub(super) struct Actor {
     pub(super) needs_system: bool,
     /// The process groups of running tool commands (`<session>/processes.json`).
     pub(super) processes: Arc<ProcessTable>,
+    /// The session's shells: they outlive a message and are stopped when the session closes.
+    pub(super) shells: Arc<Shells>,
     /// Work a resume continues before taking any command.
     pending: Option<PendingWork>,
     checkpoint_at: u64,
@@ -37,15 +42,20 @@ impl Actor {
         parts: SessionParts,
         needs_system: bool,
         pending: Option<PendingWork>,
+        lost_shells: Vec<LostShell>,
     ) -> Self {
         let checkpoint_at = emitter.state().byte_size;
-        let processes = Arc::new(ProcessTable::new(&emitter.writer().paths().dir));
+        let dir = emitter.writer().paths().dir.clone();
+        let processes = Arc::new(ProcessTable::new(&dir));
+        let shells = Arc::new(Shells::new(Some(dir)));
+        shells.add_lost(lost_shells);
         Actor {
             id,
             emitter,
             parts,
             needs_system,
             processes,
+            shells,
             pending,
             checkpoint_at,
         }
@@ -152,6 +162,17 @@ impl Actor {
     async fn shutdown(self) -> Result<(), LoopError> {
         self.hook_notify("sessionEnd", json!({"reason": "complete"}))
             .await;
+        // A shell may run past idle; not past the session (detached ones are meant to).
+        for shell in self.shells.stop_all() {
+            self.emitter.emit(&SessionWarning {
+                warning_type: "shells".into(),
+                message: format!(
+                    "stopped shell {} (its command was still running when the session closed)",
+                    shell.id()
+                ),
+                ..Default::default()
+            })?;
+        }
         let payload = shutdown_payload(&self.emitter.state(), &self.parts.config.model);
         self.emitter.emit(&payload)?;
         self.emitter.boundary().await?;

@@ -41,6 +41,7 @@ use crate::permissions::{LiveRules, PermissionPolicy};
 use crate::prompt::{Attachment, SectionTransformer, SystemMessageConfig};
 use crate::tools::ToolRegistry;
 use crate::tools::processes::{self, StoppedGroup};
+use crate::tools::shells::LostShell;
 use emitter::{Emitter, Subscribers};
 
 /// Everything a session needs besides its model and tools.
@@ -303,7 +304,15 @@ impl SessionHandle {
         })?;
         // The send queue starts empty, as the Copilot CLI announces right after the start.
         emitter.emit(&PendingMessagesModified {})?;
-        Ok(Self::spawn(id, emitter, subscribers, parts, true, None))
+        Ok(Self::spawn(
+            id,
+            emitter,
+            subscribers,
+            parts,
+            true,
+            None,
+            Vec::new(),
+        ))
     }
 
     /// Resumes an existing session: takes the writer lock (recovering a torn tail), folds the
@@ -414,6 +423,7 @@ impl SessionHandle {
         for event in plan.events {
             emitter.emit_event(event)?;
         }
+        let lost_shells = lost_shells(&emitter, &paths.dir)?;
         let stopped_process_groups = stop_left_processes(&emitter, &paths.dir)?;
         let report = ResumeReport {
             stopped_process_groups,
@@ -425,7 +435,15 @@ impl SessionHandle {
             .iter()
             .any(|m| matches!(m, turnstile_replay::Message::System { .. }));
         Ok((
-            Self::spawn(id, emitter, subscribers, parts, !system_written, pending),
+            Self::spawn(
+                id,
+                emitter,
+                subscribers,
+                parts,
+                !system_written,
+                pending,
+                lost_shells,
+            ),
             report,
         ))
     }
@@ -437,6 +455,7 @@ impl SessionHandle {
         parts: SessionParts,
         needs_system: bool,
         pending: Option<pending::PendingWork>,
+        lost_shells: Vec<LostShell>,
     ) -> Self {
         let (tx, rx) = mpsc::unbounded_channel();
         let shared = Arc::new(Shared {
@@ -444,7 +463,7 @@ impl SessionHandle {
             running: Mutex::new(None),
             queued: Mutex::new(Vec::new()),
         });
-        let actor = actor::Actor::new(id, emitter, parts, needs_system, pending);
+        let actor = actor::Actor::new(id, emitter, parts, needs_system, pending, lost_shells);
         tokio::spawn(actor.run(rx, Arc::clone(&shared)));
         SessionHandle { id, tx, shared }
     }
@@ -601,6 +620,29 @@ impl SessionHandle {
             Err(_) => Err(LoopError::Closed(self.id)),
         }
     }
+}
+
+/// The shells a dead engine was running (recorded in `<session>/processes.json`): their
+/// processes died with it or are stopped next, so each is recorded in a `session.warning` and
+/// the model finds it listed as lost.
+fn lost_shells(emitter: &Emitter, dir: &std::path::Path) -> Result<Vec<LostShell>, LoopError> {
+    let mut lost = Vec::new();
+    for record in processes::lost_shells(dir) {
+        let Some(id) = record.shell_id else { continue };
+        emitter.emit(&SessionWarning {
+            warning_type: "shells".into(),
+            message: format!(
+                "shell {id} (tool call {}) was lost: the previous engine stopped while it ran",
+                record.tool_call_id
+            ),
+            ..Default::default()
+        })?;
+        lost.push(LostShell {
+            id,
+            command: record.command.unwrap_or_default(),
+        });
+    }
+    Ok(lost)
 }
 
 /// Kills the tool process groups a dead engine left running (recorded in

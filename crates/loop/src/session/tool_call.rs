@@ -86,6 +86,7 @@ impl Actor {
         ctx.allow_outside_cwd = self.parts.config.allow_outside_cwd;
         ctx.cancel = cancel.child_token();
         ctx.processes = Some(std::sync::Arc::clone(&self.processes));
+        ctx.shells = std::sync::Arc::clone(&self.shells);
         ctx
     }
 

@@ -98,14 +98,16 @@ impl Actor {
             .map(|c| {
                 let args = c.arguments_value();
                 let ctx = self.tool_context(msg.cancel);
+                let tool = self.parts.tools.get(&c.name);
                 ToolRequest {
                     tool_call_id: c.id.clone(),
                     name: c.name.clone(),
-                    intention_summary: self
-                        .parts
-                        .tools
-                        .get(&c.name)
-                        .map(|t| t.intention_summary(&args, &ctx)),
+                    // The runtime's titled tools leave out a summary they do not have.
+                    intention_summary: tool.and_then(|t| {
+                        let summary = t.intention_summary(&args, &ctx);
+                        (summary.is_some() || t.tool_title().is_none()).then_some(summary)
+                    }),
+                    tool_title: tool.and_then(|t| t.tool_title()).map(str::to_owned),
                     arguments: Some(args),
                     kind: Some("function".into()),
                     ..Default::default()

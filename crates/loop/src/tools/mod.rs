@@ -1,9 +1,9 @@
 //! The tool layer: the `Tool` trait, the values tools exchange with the loop,
-//! the registry and the built-in tools (`bash`, `view`, `create`, `edit`,
-//! `glob`, `grep`, `task_complete`).
+//! the registry and the built-in tools (`bash`, `read_bash`, `stop_bash`, `list_bash`,
+//! `view`, `create`, `edit`, `grep`, `glob`, `task_complete`).
 //!
 //! Names, parameters and result texts follow the Copilot runtime
-//! (`fixtures/copilot-runtime/TOOLS.md`) so that journals recorded by either
+//! (`docs/tools.md`) so that journals recorded by either
 //! engine replay on the other. A tool never panics on outside input: every
 //! problem is a [`ToolFailure`] the model gets to read.
 
@@ -19,10 +19,14 @@ mod diff;
 pub mod edit;
 pub mod glob;
 pub mod grep;
+pub mod list_bash;
 pub mod paths;
 pub mod processes;
+pub mod read_bash;
 mod registry;
 pub mod shell;
+pub mod shells;
+pub mod stop_bash;
 pub mod task_complete;
 pub mod view;
 
@@ -121,6 +125,9 @@ pub struct ToolContext {
     pub processes: Option<std::sync::Arc<processes::ProcessTable>>,
     /// The model's id of the call being run.
     pub tool_call_id: Option<String>,
+    /// The session's shells (`bash`, `read_bash`, `stop_bash`, `list_bash`); they outlive a
+    /// call, so a session passes the same set to every call.
+    pub shells: std::sync::Arc<shells::Shells>,
 }
 
 impl ToolContext {
@@ -134,6 +141,7 @@ impl ToolContext {
             partial: None,
             processes: None,
             tool_call_id: None,
+            shells: std::sync::Arc::default(),
         }
     }
 }
@@ -251,6 +259,11 @@ pub trait Tool: Send + Sync {
 
     /// A short human title for the call, e.g. "*.txt" or the path (the runtime's intentionSummary).
     fn intention_summary(&self, _args: &Value, _ctx: &ToolContext) -> Option<String> {
+        None
+    }
+
+    /// The tool's display title where the runtime gives one (`toolRequests[].toolTitle`).
+    fn tool_title(&self) -> Option<&'static str> {
         None
     }
 }

@@ -32,6 +32,12 @@ pub struct GroupRecord {
     /// `/proc/sys/kernel/random/boot_id` when it started (start times count from boot).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub boot_id: Option<String>,
+    /// The shell the command ran in, so a resume can tell the model which shells were lost.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shell_id: Option<String>,
+    /// The command line, for the same telling.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
 }
 
 /// This boot's id, if the kernel tells it.
@@ -157,6 +163,22 @@ pub struct StoppedGroup {
     pub processes: usize,
 }
 
+/// The shells recorded in `<dir>/processes.json` by an engine that did not end them: whether
+/// their groups are still running or died with the engine, they are lost. Read before
+/// [`stop_leftovers`] removes the file; a missing or damaged file names none.
+pub fn lost_shells(dir: &Path) -> Vec<GroupRecord> {
+    std::fs::read(dir.join(PROCESSES_FILE))
+        .ok()
+        .and_then(|text| serde_json::from_slice::<FileBody>(&text).ok())
+        .map(|body| {
+            body.groups
+                .into_iter()
+                .filter(|g| g.shell_id.is_some())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 /// Reads `<dir>/processes.json` left by an engine that did not end its commands, kills every
 /// recorded group that is still ours (see the module doc), and removes the file.
 pub fn stop_leftovers(dir: &Path) -> Result<Vec<StoppedGroup>, ProcessesError> {
@@ -270,6 +292,8 @@ mod tests {
             start_time: 5,
             tool_call_id: "c1".into(),
             boot_id: boot_id(),
+            shell_id: None,
+            command: None,
         };
         table.add(record.clone()).unwrap();
         let body: FileBody =
@@ -320,6 +344,8 @@ mod tests {
             start_time,
             tool_call_id: "c1".into(),
             boot_id: boot_id(),
+            shell_id: None,
+            command: None,
         };
         ProcessTable::new(dir.path()).add(record.clone()).unwrap();
         let stopped = stop_leftovers(dir.path()).unwrap();
@@ -353,6 +379,8 @@ mod tests {
                 start_time,
                 tool_call_id: "c1".into(),
                 boot_id: boot_id(),
+                shell_id: None,
+                command: None,
             })
             .unwrap();
         assert_eq!(stop_leftovers(dir.path()).unwrap(), []);

@@ -2,7 +2,10 @@
 
 use serde_json::Value;
 
-use super::{Tool, ToolSpec, bash, create, edit, glob, grep, task_complete, view};
+use super::{
+    Tool, ToolSpec, bash, create, edit, glob, grep, list_bash, read_bash, stop_bash, task_complete,
+    view,
+};
 
 /// The tools of a session, looked up by name; keeps registration order so the
 /// `tools` array and the unknown-tool message are stable.
@@ -17,15 +20,19 @@ impl ToolRegistry {
         Self::default()
     }
 
-    /// The built-in tools; `task_complete` only in autopilot, as the runtime offers it.
+    /// The built-in tools in the runtime's order; `task_complete` only in autopilot, as the
+    /// runtime offers it.
     pub fn builtin(autopilot: bool) -> Self {
         let mut registry = Self::new();
         registry.register(Box::new(bash::BashTool));
+        registry.register(Box::new(read_bash::ReadBashTool));
+        registry.register(Box::new(stop_bash::StopBashTool));
+        registry.register(Box::new(list_bash::ListBashTool));
         registry.register(Box::new(view::ViewTool));
         registry.register(Box::new(create::CreateTool));
         registry.register(Box::new(edit::EditTool));
-        registry.register(Box::new(glob::GlobTool));
         registry.register(Box::new(grep::GrepTool));
+        registry.register(Box::new(glob::GlobTool));
         if autopilot {
             registry.register(Box::new(task_complete::TaskCompleteTool));
         }
@@ -105,7 +112,17 @@ mod tests {
     fn builtin_names_and_order() {
         assert_eq!(
             ToolRegistry::builtin(false).names(),
-            vec!["bash", "view", "create", "edit", "glob", "grep"]
+            vec![
+                "bash",
+                "read_bash",
+                "stop_bash",
+                "list_bash",
+                "view",
+                "create",
+                "edit",
+                "grep",
+                "glob"
+            ]
         );
         let autopilot = ToolRegistry::builtin(true);
         assert_eq!(autopilot.names().last(), Some(&"task_complete"));
@@ -118,7 +135,7 @@ mod tests {
         let registry = ToolRegistry::builtin(false);
         assert_eq!(
             registry.unknown_tool_message("read_file"),
-            "Tool 'read_file' does not exist. Available tools that can be called are bash, view, create, edit, glob, grep."
+            "Tool 'read_file' does not exist. Available tools that can be called are bash, read_bash, stop_bash, list_bash, view, create, edit, grep, glob."
         );
     }
 
@@ -127,8 +144,8 @@ mod tests {
         let mut registry = ToolRegistry::builtin(false);
         registry.register(Box::new(task_complete::TaskCompleteTool));
         registry.register(Box::new(view::ViewTool));
-        assert_eq!(registry.len(), 7);
-        assert_eq!(registry.names()[1], "view");
+        assert_eq!(registry.len(), 10);
+        assert_eq!(registry.names()[4], "view");
         assert!(registry.unregister("view").is_some());
         assert!(registry.get("view").is_none());
     }

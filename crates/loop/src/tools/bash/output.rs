@@ -7,7 +7,7 @@ use super::PARTIAL_LIMIT_BYTES;
 
 /// Keeps the first `head_cap` and the last `tail_cap` bytes of a stream and
 /// counts what falls between.
-pub(super) struct CappedOutput {
+pub(crate) struct CappedOutput {
     head: Vec<u8>,
     tail: VecDeque<u8>,
     head_cap: usize,
@@ -16,7 +16,7 @@ pub(super) struct CappedOutput {
 }
 
 impl CappedOutput {
-    pub(super) fn new(head_cap: usize, tail_cap: usize) -> Self {
+    pub(crate) fn new(head_cap: usize, tail_cap: usize) -> Self {
         CappedOutput {
             head: Vec::new(),
             tail: VecDeque::new(),
@@ -26,7 +26,7 @@ impl CappedOutput {
         }
     }
 
-    pub(super) fn push(&mut self, bytes: &[u8]) {
+    pub(crate) fn push(&mut self, bytes: &[u8]) {
         self.total += bytes.len() as u64;
         let room = self.head_cap - self.head.len();
         let (to_head, rest) = bytes.split_at(room.min(bytes.len()));
@@ -42,7 +42,7 @@ impl CappedOutput {
         self.total - (self.head.len() + self.tail.len()) as u64
     }
 
-    pub(super) fn render(&self) -> String {
+    pub(crate) fn render(&self) -> String {
         let tail: Vec<u8> = self.tail.iter().copied().collect();
         if self.omitted() == 0 {
             let mut all = self.head.clone();
@@ -67,14 +67,14 @@ impl CappedOutput {
 
 /// Sends output chunks to the partial-result channel as text, holding back a
 /// UTF-8 sequence split across reads until it is complete.
-pub(super) struct PartialStream {
+pub(crate) struct PartialStream {
     sender: Option<tokio::sync::mpsc::UnboundedSender<String>>,
     carry: Vec<u8>,
     sent: usize,
 }
 
 impl PartialStream {
-    pub(super) fn new(sender: Option<tokio::sync::mpsc::UnboundedSender<String>>) -> Self {
+    pub(crate) fn new(sender: Option<tokio::sync::mpsc::UnboundedSender<String>>) -> Self {
         PartialStream {
             sender,
             carry: Vec::new(),
@@ -82,7 +82,7 @@ impl PartialStream {
         }
     }
 
-    pub(super) fn push(&mut self, bytes: &[u8]) {
+    pub(crate) fn push(&mut self, bytes: &[u8]) {
         if self.sender.is_none() || self.sent >= PARTIAL_LIMIT_BYTES {
             return;
         }
@@ -92,7 +92,7 @@ impl PartialStream {
         self.emit(&ready);
     }
 
-    pub(super) fn finish(&mut self) {
+    pub(crate) fn finish(&mut self) {
         let rest = std::mem::take(&mut self.carry);
         self.emit(&rest);
     }

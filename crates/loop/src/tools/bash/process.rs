@@ -34,13 +34,18 @@ wait "$!"
 
 /// Kills the command's process group when dropped while armed, so a run future that is
 /// dropped mid-command (the loop gave up on it) leaves no processes behind.
-pub(super) struct GroupGuard {
+pub(crate) struct GroupGuard {
     pgid: Option<libc::pid_t>,
 }
 
 impl GroupGuard {
+    /// A guard of no group (nothing to kill).
+    pub(crate) fn none() -> Self {
+        GroupGuard { pgid: None }
+    }
+
     /// SIGKILLs the whole group (once).
-    pub(super) fn kill(&mut self) {
+    pub(crate) fn kill(&mut self) {
         if let Some(pgid) = self.pgid.take() {
             // SAFETY: killpg only sends a signal; pgid is the id of a group we created
             // (process_group(0)) whose leader we have not reaped yet, so it cannot name anyone
@@ -52,7 +57,7 @@ impl GroupGuard {
     }
 
     /// After the leader was reaped its id may be reused: never signal it again.
-    pub(super) fn disarm(&mut self) {
+    pub(crate) fn disarm(&mut self) {
         self.pgid = None;
     }
 }
@@ -70,7 +75,28 @@ pub(super) struct Started {
     record: Option<(Arc<ProcessTable>, i32)>,
 }
 
+/// How a started command's group is recorded in `processes.json`.
+pub(super) struct RecordAs {
+    pub(super) table: Arc<ProcessTable>,
+    pub(super) tool_call_id: String,
+    pub(super) shell_id: String,
+    pub(super) command: String,
+}
+
 impl Started {
+    /// The leader's pid (0 when unknown).
+    pub(super) fn pid(&self) -> i32 {
+        self.child
+            .id()
+            .and_then(|id| i32::try_from(id).ok())
+            .unwrap_or(0)
+    }
+
+    /// Hands the group's guard over (to the shell that owns the command from now on).
+    pub(super) fn take_group(&mut self) -> GroupGuard {
+        std::mem::replace(&mut self.group, GroupGuard::none())
+    }
+
     /// Forgets the group's record once it is over (killed or exited and reaped).
     pub(super) fn forget(&mut self) {
         if let Some((table, pgid)) = self.record.take()
@@ -89,13 +115,15 @@ impl Drop for Started {
 }
 
 /// Starts `command` under the supervisor in `cwd`, output to `stdout`/`stderr`; records the
-/// group in `table` (durably) before the command runs.
+/// group (durably) before the command runs. A `detached` command does not die with the engine
+/// and is not recorded: it is meant to outlive it.
 pub(super) async fn start(
     command: &str,
     cwd: &Path,
     stdout: OwnedFd,
     stderr: OwnedFd,
-    table: Option<(Arc<ProcessTable>, String)>,
+    record: Option<RecordAs>,
+    detached: bool,
 ) -> Result<Started, ToolFailure> {
     let mut cmd = tokio::process::Command::new("bash");
     cmd.arg("-c")
@@ -107,13 +135,16 @@ pub(super) async fn start(
         .stdout(stdout)
         .stderr(stderr)
         .process_group(0)
-        .kill_on_drop(true);
+        .kill_on_drop(!detached);
     // SAFETY: getpid is async-signal-safe; called here, in the engine, before the fork.
     let engine = unsafe { libc::getpid() };
     // SAFETY: the closure runs in the forked child before exec and only makes
     // async-signal-safe calls (prctl, getppid).
     unsafe {
         cmd.pre_exec(move || {
+            if detached {
+                return Ok(());
+            }
             if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM, 0, 0, 0) != 0 {
                 return Err(std::io::Error::last_os_error());
             }
@@ -143,23 +174,31 @@ pub(super) async fn start(
         group: GroupGuard { pgid },
         record: None,
     };
-    if let (Some((table, tool_call_id)), Some(pgid)) = (table, pgid) {
+    if let (Some(record), Some(pgid), false) = (record, pgid, detached) {
         let start_time = proc_stat(pgid).map(|s| s.start_time).ok_or_else(|| {
             ToolFailure::new(
                 "The command's shell ended before it started.",
                 "spawn_failed",
             )
         })?;
-        let record = GroupRecord {
+        let RecordAs {
+            table,
+            tool_call_id,
+            shell_id,
+            command,
+        } = record;
+        let group = GroupRecord {
             pgid,
             start_time,
             tool_call_id,
             boot_id: boot_id(),
+            shell_id: Some(shell_id),
+            command: Some(command),
         };
         // Written in place, not on the blocking pool: a small file's fsync, and a pool task
         // cancelled by a runtime shutting down would turn the crash being simulated or
         // suffered into a recorded tool failure.
-        let added = table.add(record);
+        let added = table.add(group);
         if let Err(e) = added {
             // Never run a command a crash could leave behind unrecorded.
             return Err(ToolFailure::new(

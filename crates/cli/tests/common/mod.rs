@@ -1,0 +1,77 @@
+//! The set-up the `run`/`resume` tests share: a state directory, a working directory holding
+//! `alpha.txt`, a runtime for scripted model servers on 127.0.0.1, and the command line.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use assert_cmd::cargo::CommandCargoExt;
+use turnstile_scripted_model::{Script, ScriptedServer};
+
+/// One test's directories and server runtime.
+pub struct Env {
+    pub rt: tokio::runtime::Runtime,
+    pub state: tempfile::TempDir,
+    pub work: tempfile::TempDir,
+}
+
+impl Env {
+    /// Fresh directories; the working directory holds `alpha.txt`.
+    pub fn new() -> Self {
+        let work = tempfile::tempdir().unwrap();
+        std::fs::write(work.path().join("alpha.txt"), "alpha\n").unwrap();
+        Env {
+            rt: tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(1)
+                .enable_all()
+                .build()
+                .unwrap(),
+            state: tempfile::tempdir().unwrap(),
+            work,
+        }
+    }
+
+    /// A scripted model server on `script`.
+    pub fn server(&self, script: Script) -> ScriptedServer {
+        self.rt.block_on(ScriptedServer::start(script)).unwrap()
+    }
+
+    /// `turnstile ARGS` on these directories and `server`.
+    pub fn cmd(&self, server: &ScriptedServer, args: &[&str]) -> Command {
+        let mut cmd = Command::cargo_bin("turnstile").unwrap();
+        cmd.arg("--state-dir").arg(self.state.path()).args(args);
+        cmd.arg("--base-url")
+            .arg(server.url())
+            .arg("--cwd")
+            .arg(self.work.path())
+            .arg("--model")
+            .arg("test-model");
+        cmd.env_remove("TURNSTILE_API_KEY")
+            .env_remove("OPENAI_API_KEY");
+        cmd
+    }
+
+    /// The one session of the state directory: its id and journal.
+    pub fn only_session(&self) -> (String, PathBuf) {
+        // The state root holds session directories (and the session index file).
+        let entries: Vec<_> = std::fs::read_dir(self.state.path())
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.is_dir())
+            .collect();
+        assert_eq!(entries.len(), 1, "{entries:?}");
+        let id = entries[0]
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        (id, entries[0].join("events.jsonl"))
+    }
+}
+
+/// The audit of a journal, asserted free of violations.
+pub fn audit_clean(path: &Path) -> turnstile_replay::AuditReport {
+    let report = turnstile_replay::audit_file(path).unwrap();
+    assert!(report.violations.is_empty(), "{:#?}", report.violations);
+    report
+}

@@ -1,0 +1,227 @@
+//! Async shells through `turnstile run` and `turnstile resume` on a scripted model at
+//! 127.0.0.1: a shell started with `mode: "async"` answers at once, is read and listed, keeps
+//! running past the model's last answer and is stopped (and recorded) when the session closes;
+//! after a kill -9 the resume lists the shell as lost.
+
+mod common;
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::Stdio;
+use std::time::Duration;
+
+use common::{Env, audit_clean};
+use serde_json::{Value, json};
+use turnstile_scripted_model::{Script, ScriptedResponse};
+
+fn journal(path: &Path) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// The text the model read as the result of call `id` in `request`.
+fn tool_result(request: &Value, id: &str) -> String {
+    request["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "tool" && m["tool_call_id"] == id)
+        .unwrap_or_else(|| panic!("no result for {id} in {request}"))["content"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+fn alive(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        stat.rsplit_once(')')
+            .is_some_and(|(_, rest)| !rest.trim_start().starts_with('Z'))
+    })
+}
+
+/// Waits (boundedly; no assertion depends on the time) until `pid` is gone.
+fn gone(pid: i32) -> bool {
+    (0..1500).any(|_| {
+        let alive = alive(pid);
+        if alive {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        !alive
+    })
+}
+
+fn call(id: &str, name: &str, args: Value) -> ScriptedResponse {
+    ScriptedResponse::default().and_tool_call_with_id(id, name, args)
+}
+
+#[test]
+fn an_async_shell_runs_past_the_answer_and_stops_when_the_session_closes() {
+    let env = Env::new();
+    let server = env.server(
+        Script::new()
+            .respond(call(
+                "c1",
+                "bash",
+                json!({"command": "echo $$ > sh.pid; sleep 300 & echo $! > bg.pid; wait", "description": "serve", "mode": "async", "shellId": "srv"}),
+            ))
+            .respond(call("c2", "list_bash", json!({})))
+            .respond(call("c3", "read_bash", json!({"shellId": "nope", "delay": 0})))
+            .respond(call("c4", "nosuch", json!({})))
+            .text("Started."),
+    );
+    let out = env
+        .cmd(&server, &["run", "--allow-all-tools", "start the server"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let requests = server.requests();
+    let last = requests.last().unwrap();
+    assert_eq!(
+        tool_result(last, "c1"),
+        "<command started in background with shellId: srv>"
+    );
+    let listed = tool_result(last, "c2");
+    assert!(
+        listed.starts_with("Active shell sessions:\n  shellId: srv, pid: "),
+        "{listed}"
+    );
+    assert!(
+        listed.ends_with("current command: echo $$ > sh.pid; sleep 300 & echo $! > bg.pid; wait"),
+        "{listed}"
+    );
+    assert!(tool_result(last, "c3").starts_with(
+        "shellId: nope not found or was never created. Please supply a valid shell ID.\n\nActive shell sessions:\n  shellId: srv"
+    ));
+    assert_eq!(
+        tool_result(last, "c4"),
+        "Tool 'nosuch' does not exist. Available tools that can be called are bash, read_bash, stop_bash, list_bash, view, create, edit, grep, glob."
+    );
+    // The run ended the session: the shell and its background job were stopped (on a slow
+    // machine the close may come before the job started: then there is nothing to outlive it).
+    for file in ["sh.pid", "bg.pid"] {
+        let text = std::fs::read_to_string(env.work.path().join(file)).unwrap_or_default();
+        if let Ok(pid) = text.trim().parse::<i32>() {
+            assert!(gone(pid), "{file}: {pid} outlived the session");
+        }
+    }
+    let (_, events) = env.only_session();
+    let events = journal(&events);
+    let warning = events
+        .iter()
+        .find(|e| e["type"] == "session.warning" && e["data"]["warningType"] == "shells")
+        .expect("the stop is recorded");
+    assert!(
+        warning["data"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("stopped shell srv"),
+        "{warning}"
+    );
+    audit_clean(&env.only_session().1);
+}
+
+#[test]
+fn a_resume_after_kill_9_lists_the_lost_shell() {
+    let env = Env::new();
+    let first = env.server(
+        Script::new()
+            .respond(call(
+                "c1",
+                "bash",
+                json!({"command": "sleep 300", "description": "serve", "mode": "async", "shellId": "srv"}),
+            ))
+            .respond(call(
+                "c2",
+                "bash",
+                json!({"command": "sleep 300", "description": "hold", "initial_wait": 600}),
+            )),
+    );
+    let mut child = env
+        .cmd(
+            &first,
+            &[
+                "run",
+                "--json",
+                "--allow-all-tools",
+                "--durability",
+                "event",
+                "go",
+            ],
+        )
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let mut lines = BufReader::new(stdout).lines();
+    let mut starts = 0;
+    for line in lines.by_ref() {
+        let v: Value = serde_json::from_str(&line.unwrap()).unwrap();
+        if v["type"] == "tool.execution_start" {
+            starts += 1;
+            if starts == 2 {
+                break;
+            }
+        }
+    }
+    std::thread::spawn(move || for _ in lines {});
+    // The crash comes once the sync shell's group is recorded too (its start event comes first).
+    let (_, events) = env.only_session();
+    let processes = events.with_file_name("processes.json");
+    let recorded = (0..1500).any(|_| {
+        let text = std::fs::read_to_string(&processes).unwrap_or_default();
+        let both = text.contains(r#""shellId":"srv""#) && text.contains(r#""shellId":"0""#);
+        if !both {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        both
+    });
+    assert!(recorded, "both shells in {}", processes.display());
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    let (id, events) = env.only_session();
+
+    let second = env.server(
+        Script::new()
+            .respond(call("r1", "list_bash", json!({})))
+            .respond(call(
+                "r2",
+                "read_bash",
+                json!({"shellId": "srv", "delay": 0}),
+            ))
+            .text("The server is gone."),
+    );
+    let out = env
+        .cmd(&second, &["resume", &id[..8], "is the server up?"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let last = second.requests().last().unwrap().clone();
+    assert_eq!(
+        tool_result(&last, "r1"),
+        "Active shell sessions:\n  shellId: srv, status: lost (the engine running it stopped; its processes are gone)\n    current command: sleep 300\n  shellId: 0, status: lost (the engine running it stopped; its processes are gone)\n    current command: sleep 300",
+        "the async shell and the sync one the crash cut short"
+    );
+    assert!(
+        tool_result(&last, "r2").starts_with("shellId: srv was lost"),
+        "{}",
+        tool_result(&last, "r2")
+    );
+    let events = journal(&events);
+    assert!(events.iter().any(|e| {
+        e["type"] == "session.warning"
+            && e["data"]["message"]
+                .as_str()
+                .is_some_and(|m| m.starts_with("shell srv (tool call c1) was lost"))
+    }));
+}
