@@ -3,9 +3,12 @@
 pub mod audit;
 pub mod checkpoint;
 pub mod events;
+pub mod export;
 pub mod fsck;
+pub mod import;
 pub mod repair;
 pub mod replay;
 pub mod run;
 pub mod serve;
 pub mod sessions;
+pub mod watch;
