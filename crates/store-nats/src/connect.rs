@@ -69,16 +69,32 @@ async fn bucket(
     if let Ok(kv) = js.get_key_value(&name).await {
         return Ok(kv);
     }
-    js.create_key_value(kv::Config {
-        bucket: name.clone(),
-        history: 1,
+    // The bucket's stream made here as the KV convention lays it out: the client's own
+    // bucket creation first asks for account limits in a shape servers before 2.10 do not
+    // answer.
+    js.create_stream(stream::Config {
+        name: format!("KV_{name}"),
+        subjects: vec![format!("$KV.{name}.>")],
+        max_messages_per_subject: 1,
         max_age,
         storage: stream::StorageType::File,
         num_replicas: config.replicas,
+        allow_rollup: true,
+        deny_delete: true,
+        allow_direct: true,
+        discard: stream::DiscardPolicy::New,
+        duplicate_window: Duration::from_secs(120).min(if max_age.is_zero() {
+            Duration::from_secs(120)
+        } else {
+            max_age
+        }),
         ..Default::default()
     })
     .await
-    .map_err(|e| remote(config, &format!("creating bucket {name}"), e))
+    .map_err(|e| remote(config, &format!("creating bucket {name}"), e))?;
+    js.get_key_value(&name)
+        .await
+        .map_err(|e| remote(config, &format!("opening bucket {name}"), e))
 }
 
 /// The lease bucket (entries live `lease_ttl`).

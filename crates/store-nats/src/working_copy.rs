@@ -6,7 +6,7 @@
 use std::io::{Read, Seek, SeekFrom, Write};
 
 use async_nats::jetstream::consumer::DeliverPolicy;
-use turnstile_journal::layout::{EVENTS_FILE, LayoutError};
+use turnstile_journal::layout::EVENTS_FILE;
 use turnstile_journal::session_dir::{Access, SessionDir};
 use turnstile_journal::{StateRoot, Uuid};
 use turnstile_store::{StoreError, journal_bytes};
@@ -28,13 +28,10 @@ pub struct Synced {
 /// The bytes of the working copy of `id` under `root`, if there is one.
 pub(crate) fn read_copy(root: &StateRoot, id: Uuid) -> Result<Option<Vec<u8>>, StoreError> {
     let paths = root.session(id);
-    let dir = match SessionDir::open(&paths.dir) {
-        Ok(dir) => dir,
-        Err(LayoutError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
-            return Ok(None);
-        }
-        Err(e) => return Err(e.into()),
-    };
+    if std::fs::symlink_metadata(&paths.dir).is_err() {
+        return Ok(None);
+    }
+    let dir = SessionDir::open(&paths.dir)?;
     if dir.stat(EVENTS_FILE)?.is_none() {
         return Ok(None);
     }

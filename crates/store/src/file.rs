@@ -5,7 +5,7 @@
 use std::io::{Read, Write};
 use std::sync::Arc;
 
-use turnstile_journal::layout::{EVENTS_FILE, LayoutError};
+use turnstile_journal::layout::EVENTS_FILE;
 use turnstile_journal::session_dir::{Access, SessionDir};
 use turnstile_journal::{JournalSink, SessionSummary, StateRoot, Uuid};
 
@@ -40,15 +40,10 @@ impl FileStore {
 
     fn read(&self, id: Uuid) -> Result<Option<Vec<u8>>, StoreError> {
         let paths = self.root.session(id);
-        let dir = match SessionDir::open(&paths.dir) {
-            Ok(dir) => dir,
-            Err(LayoutError::Io { source, .. })
-                if source.kind() == std::io::ErrorKind::NotFound =>
-            {
-                return Ok(None);
-            }
-            Err(e) => return Err(e.into()),
-        };
+        if std::fs::symlink_metadata(&paths.dir).is_err() {
+            return Ok(None);
+        }
+        let dir = SessionDir::open(&paths.dir)?;
         if dir.stat(EVENTS_FILE)?.is_none() {
             return Ok(None);
         }
@@ -112,11 +107,24 @@ impl JournalStore for FileStore {
 
     async fn attach(
         &self,
-        _id: Uuid,
+        id: Uuid,
         _root: &StateRoot,
-        _mode: AttachMode,
+        mode: AttachMode,
     ) -> Result<FileAttachment, StoreError> {
-        Ok(FileAttachment)
+        // The writer's lock and the engine's own checks do the rest; this keeps the answers
+        // to a taken or an unknown id the same as the other stores'.
+        let exists = self.root.session(id).events.exists();
+        match mode {
+            AttachMode::Create if exists => Err(StoreError::AlreadyExists {
+                store: self.describe(),
+                id,
+            }),
+            AttachMode::Resume | AttachMode::Read if !exists => Err(StoreError::NotFound {
+                store: self.describe(),
+                id,
+            }),
+            _ => Ok(FileAttachment),
+        }
     }
 
     async fn detach(
