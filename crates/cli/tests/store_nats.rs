@@ -16,6 +16,8 @@ use turnstile_scripted_model::{Script, ScriptedServer};
 use turnstile_store_nats::local_server::LocalNats;
 
 struct Env {
+    /// The writers' lease TTL in seconds.
+    lease_ttl: &'static str,
     rt: tokio::runtime::Runtime,
     dir: tempfile::TempDir,
     work: tempfile::TempDir,
@@ -26,6 +28,7 @@ impl Env {
         let work = tempfile::tempdir().unwrap();
         std::fs::write(work.path().join("alpha.txt"), "alpha\n").unwrap();
         Env {
+            lease_ttl: "2",
             rt: tokio::runtime::Builder::new_multi_thread()
                 .worker_threads(1)
                 .enable_all()
@@ -57,7 +60,7 @@ impl Env {
             .arg("--store")
             .arg(store)
             .arg("--store-lease-ttl")
-            .arg("2")
+            .arg(self.lease_ttl)
             .args(args)
             .env_remove("TURNSTILE_STORE")
             .env_remove("TURNSTILE_API_KEY")
@@ -362,7 +365,11 @@ fn turns_script(turns: usize) -> Script {
 /// once `kill_after` turns ended; the session goes on (publishes retried with the same ids)
 /// or fails clearly and is resumed from another state directory.
 fn cluster_session_survives_leader_kill(turns: usize, kill_after: usize) {
-    let env = Env::new();
+    // Long enough to outlast a leader election.
+    let env = Env {
+        lease_ttl: "15",
+        ..Env::new()
+    };
     let mut nodes = LocalNats::cluster(3, &env.dir.path().join("cluster")).unwrap();
     let store: String = nodes
         .iter()
@@ -430,6 +437,7 @@ fn cluster_session_survives_leader_kill(turns: usize, kill_after: usize) {
     let out = writer.wait_with_output().unwrap();
     if !out.status.success() {
         let stderr = String::from_utf8_lossy(&out.stderr);
+        eprintln!("the writer stopped: {stderr}");
         assert!(stderr.contains("error:"), "fails clearly: {stderr}");
         let mut resume = env.loop_cmd(&store, "b", &model, &["resume", &id]);
         resume.arg("--store-replicas").arg("3");

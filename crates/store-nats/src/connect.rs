@@ -31,7 +31,14 @@ pub(crate) async fn connect(config: &NatsConfig) -> Result<jetstream::Context, S
     };
     let client = options
         .connection_timeout(Duration::from_secs(5))
-        .connect(config.url.as_str())
+        .connect(
+            config
+                .url
+                .split(',')
+                .map(str::trim)
+                .filter(|u| !u.is_empty())
+                .collect::<Vec<_>>(),
+        )
         .await
         .map_err(|e| remote(config, "connecting", e))?;
     let mut js = jetstream::new(client);

@@ -83,3 +83,33 @@ pub(crate) async fn take(
         }
     }
 }
+
+/// Renews a lease taken earlier (after a long working-copy sync, before the sink's own renewals
+/// start); fails when someone else holds it now.
+pub(crate) async fn renew(
+    kv: &Store,
+    store: &str,
+    id: Uuid,
+    grant: &mut LeaseGrant,
+) -> Result<(), StoreError> {
+    let value = serde_json::to_vec(&grant.holder).unwrap_or_default();
+    let asked = Instant::now();
+    if asked >= grant.valid_until {
+        return Err(StoreError::Remote {
+            store: store.to_owned(),
+            what: format!("holding the lease of session {id}"),
+            reason: "the lease lapsed while the journal was read; try again".into(),
+        });
+    }
+    let revision = kv
+        .update(id.to_string(), value.into(), grant.revision)
+        .await
+        .map_err(|e| StoreError::Remote {
+            store: store.to_owned(),
+            what: format!("renewing the lease of session {id}"),
+            reason: e.to_string(),
+        })?;
+    grant.revision = revision;
+    grant.valid_until = asked + usable(grant.ttl);
+    Ok(())
+}

@@ -107,14 +107,22 @@ impl NatsStore {
 
     /// Stream sequence of the last line of `id`'s journal; 0 when the subject is empty.
     pub async fn last_seq(&self, id: Uuid) -> Result<u64, StoreError> {
-        match self
-            .stream
-            .get_last_raw_message_by_subject(&self.config.journal_subject(id))
-            .await
-        {
-            Ok(message) => Ok(message.sequence),
-            Err(e) if e.kind() == LastRawMessageErrorKind::NoMessageFound => Ok(0),
-            Err(e) => Err(self.remote(format!("looking up session {id}"), e)),
+        let started = std::time::Instant::now();
+        loop {
+            match self
+                .stream
+                .get_last_raw_message_by_subject(&self.config.journal_subject(id))
+                .await
+            {
+                Ok(message) => return Ok(message.sequence),
+                Err(e) if e.kind() == LastRawMessageErrorKind::NoMessageFound => return Ok(0),
+                // A cluster electing a leader answers late for a few seconds.
+                Err(e) if started.elapsed() < std::time::Duration::from_secs(20) => {
+                    tracing::warn!(error = %e, "looking up a session failed; retrying");
+                    tokio::time::sleep(std::time::Duration::from_millis(250)).await;
+                }
+                Err(e) => return Err(self.remote(format!("looking up session {id}"), e)),
+            }
         }
     }
 
@@ -364,12 +372,15 @@ impl JournalStore for NatsStore {
             }
         };
         let sink = match lease {
-            Some(lease) => Some(NatsSink::start(
+            Some(mut lease) => Some(NatsSink::start(
                 &self.config,
                 id,
                 synced.events,
                 synced.last_stream_seq,
-                lease,
+                {
+                    lease::renew(&self.leases, &self.describe(), id, &mut lease).await?;
+                    lease
+                },
             )?),
             None => None,
         };

@@ -6,6 +6,9 @@ use async_nats::jetstream::consumer::pull::OrderedConfig;
 use async_nats::jetstream::stream::Stream;
 use futures_util::StreamExt;
 
+/// How long reads are retried while a cluster elects a leader.
+const RETRY_FOR: std::time::Duration = std::time::Duration::from_secs(20);
+
 /// One stored message: its stream sequence and payload.
 pub(crate) struct Stored {
     pub seq: u64,
@@ -20,14 +23,25 @@ pub(crate) async fn read_all(
     filter: String,
     deliver: DeliverPolicy,
 ) -> Result<Vec<Stored>, String> {
-    let consumer = stream
-        .create_consumer(OrderedConfig {
-            filter_subject: filter,
-            deliver_policy: deliver,
-            ..Default::default()
-        })
-        .await
-        .map_err(|e| format!("cannot create a reader: {e}"))?;
+    // A cluster electing a stream leader times requests out for a few seconds: retry.
+    let started = std::time::Instant::now();
+    let consumer = loop {
+        match stream
+            .create_consumer(OrderedConfig {
+                filter_subject: filter.clone(),
+                deliver_policy: deliver,
+                ..Default::default()
+            })
+            .await
+        {
+            Ok(consumer) => break consumer,
+            Err(e) if started.elapsed() < RETRY_FOR => {
+                tracing::warn!(error = %e, "creating a reader failed; retrying");
+                tokio::time::sleep(std::time::Duration::from_millis(250)).await;
+            }
+            Err(e) => return Err(format!("cannot create a reader: {e}")),
+        }
+    };
     let mut messages = consumer
         .messages()
         .await
