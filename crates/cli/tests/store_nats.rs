@@ -163,7 +163,7 @@ fn run_list_export_import_events_audit_and_watch_on_the_store() {
     );
     let id = uuid::Uuid::new_v4().to_string();
     // A watcher on "another host" started before the session exists.
-    let mut watch = env
+    let watch = env
         .cmd(&store, "watcher", &["watch", &id, "--json"])
         .stdout(Stdio::piped())
         .spawn()
