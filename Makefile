@@ -2,7 +2,7 @@
 CARGO ?= cargo
 BIN := target/release/turnstile
 
-.PHONY: demo test build release install lint bench bench-report bench-journal bench-audit bench-loop bench-model bench-sdk bench-sessions crash-soak fuzz clean-bench
+.PHONY: demo test build release install lint bench bench-report bench-journal bench-audit bench-loop bench-model bench-sdk bench-sessions bench-stores cluster-soak crash-soak fuzz clean-bench
 
 ## demo: build, then replay a recorded session with real tools, audit it, resume it, check it
 ## (offline, no model server, under a minute after the build).
@@ -38,9 +38,9 @@ lint:
 
 ## bench: journal append/read throughput; the read path (audit and --count next to grep with
 ## both cores free and one busy, fold, checkpoint, stale-checkpoint resume, audit memory);
-## model answers; `sessions` over 100 000 sessions; the session report in Chromium; the SDK
-## client against both runtimes.
-bench: bench-journal bench-audit bench-loop bench-model bench-sessions bench-report bench-sdk
+## model answers; `sessions` over 100 000 sessions; the JetStream store next to the file store;
+## the session report in Chromium; the SDK client against both runtimes.
+bench: bench-journal bench-audit bench-loop bench-model bench-sessions bench-stores bench-report bench-sdk
 
 bench-journal: release
 	$(CARGO) build --release -p turnstile-journal --example journal_bench
@@ -67,6 +67,16 @@ bench-loop: release
 bench-model:
 	$(CARGO) build --release -p turnstile-loop --example model_bench
 	target/release/examples/model_bench
+
+## bench-stores: file store next to JetStream (R1, and R3 on a local 3-node cluster): durable
+## appends/s with 1 and 16 sessions, resume with and without a checkpoint, `sessions` over many.
+bench-stores:
+	$(CARGO) build --release -p turnstile-store-nats --example store_bench
+	target/release/examples/store_bench
+
+## cluster-soak: a 200-turn session on a 3-node JetStream cluster with the stream leader killed.
+cluster-soak:
+	$(CARGO) test -p turnstile --test store_nats -- --ignored --nocapture cluster_leader_killed_mid_session_soak
 
 ## crash-soak: the SIGKILL crash test for many more rounds than `make test` runs.
 crash-soak:

@@ -5,6 +5,7 @@ mod config;
 mod live_view;
 mod provider_flags;
 mod session_flags;
+mod store;
 mod target;
 mod type_warning;
 
@@ -33,6 +34,9 @@ struct Cli {
     /// Directory holding the sessions [default: $COPILOT_HOME/session-state, else ~/.copilot/session-state]
     #[arg(long, global = true, value_name = "DIR")]
     state_dir: Option<PathBuf>,
+
+    #[command(flatten)]
+    store: store::StoreArgs,
 
     #[command(flatten)]
     server: commands::serve::ServeArgs,
@@ -113,6 +117,15 @@ enum Command {
         #[arg(long)]
         salvage: bool,
     },
+    /// Write a session's journal out of a store, byte for byte (events.jsonl).
+    #[command(after_help = EXIT_CODES)]
+    Export(commands::export::ExportArgs),
+    /// Load an events.jsonl into a store as a session (refuses a different existing one).
+    #[command(after_help = EXIT_CODES)]
+    Import(commands::import::ImportArgs),
+    /// Follow a stored session's events live, from any host (needs --store nats://…).
+    #[command(after_help = EXIT_CODES)]
+    Watch(commands::watch::WatchArgs),
     /// Serve the Copilot SDK protocol (JSON-RPC) on --stdio or TCP, as `turnstile --headless` does.
     Serve(commands::serve::ServeArgs),
     /// Print the effective settings (model, provider, permissions, durability, trusted folders, MCP servers) and where each came from.
@@ -143,7 +156,73 @@ fn main() -> ExitCode {
         log_file,
     );
     let state_dir = cli.state_dir.as_deref();
-    let result = match command {
+    let result = match run_stored(command, &cli, state_dir) {
+        Some(result) => result,
+        None => run_local(command, &cli, state_dir),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {}", error_chain(&e));
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// The reading commands on a remote store (`--store nats://…`); `None` for every other case.
+fn run_stored(
+    command: &Command,
+    cli: &Cli,
+    state_dir: Option<&std::path::Path>,
+) -> Option<anyhow::Result<ExitCode>> {
+    let config = match cli.store.nats() {
+        Ok(Some(config)) => config,
+        Ok(None) => return None,
+        Err(e) => return Some(Err(e)),
+    };
+    Some(match command {
+        Command::Sessions { json, .. } => commands::sessions::run_stored(*json, config),
+        Command::Events {
+            target,
+            json,
+            types,
+        } => store::with_copy(config, target, |path| {
+            commands::events::run(path, *json, types, state_dir)
+        }),
+        Command::Fsck { target, json } => store::with_copy(config, target, |path| {
+            commands::fsck::run(path, *json, state_dir)
+        }),
+        Command::Audit(args) => store::with_copy(config, &args.target, |path| {
+            let args = commands::audit::AuditArgs {
+                target: path.to_owned(),
+                ..args.clone()
+            };
+            commands::audit::run(&args, state_dir)
+        }),
+        Command::Replay(args) => store::with_copy(config, &args.fixture, |path| {
+            let args = commands::replay::ReplayArgs {
+                fixture: path.to_owned(),
+                ..args.clone()
+            };
+            commands::replay::run(&args, state_dir)
+        }),
+        Command::Checkpoint(_) => Err(anyhow::anyhow!(
+            "with --store nats://… the store keeps a checkpoint of each session, written when the session closes; there is no file to write or verify"
+        )),
+        Command::Repair { .. } => Err(anyhow::anyhow!(
+            "a stored journal holds whole lines only and is never torn; to change one, export it, repair the file and import it under another id"
+        )),
+        _ => return None,
+    })
+}
+
+/// Runs a command on the state directory (and the commands that take the store themselves).
+fn run_local(
+    command: &Command,
+    cli: &Cli,
+    state_dir: Option<&std::path::Path>,
+) -> anyhow::Result<ExitCode> {
+    match command {
         Command::Headless => commands::serve::run_headless(&cli.server, state_dir),
         Command::Serve(args) => commands::serve::run(args, state_dir),
         Command::Sessions { json, no_index } => {
@@ -160,19 +239,15 @@ fn main() -> ExitCode {
         Command::Fsck { target, json } => commands::fsck::run(target, *json, state_dir),
         Command::Audit(args) => commands::audit::run(args, state_dir),
         Command::Checkpoint(args) => commands::checkpoint::run(args, state_dir),
-        Command::Run(args) => commands::run::run(args, state_dir),
-        Command::Resume(args) => commands::run::resume(args, state_dir),
+        Command::Run(args) => commands::run::run(args, state_dir, &cli.store),
+        Command::Resume(args) => commands::run::resume(args, state_dir, &cli.store),
+        Command::Export(args) => commands::export::run(args, &cli.store, state_dir),
+        Command::Import(args) => commands::import::run(args, &cli.store, state_dir),
+        Command::Watch(args) => commands::watch::run(args, &cli.store),
         Command::Repair { target, salvage } => commands::repair::run(target, *salvage, state_dir),
         Command::Replay(args) => commands::replay::run(args, state_dir),
         Command::Report(args) => commands::report::run(args, state_dir),
         Command::Config(args) => commands::config::run(args),
-    };
-    match result {
-        Ok(code) => code,
-        Err(e) => {
-            eprintln!("error: {}", error_chain(&e));
-            ExitCode::from(2)
-        }
     }
 }
 

@@ -4,7 +4,7 @@
 use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
 use std::path::Path;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
 use crate::event::Event;
@@ -107,7 +107,7 @@ pub(crate) fn last_line_timestamp(
 const PROMPT_CHARS: usize = 120;
 
 /// A session as shown by `turnstile sessions`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SessionSummary {
     /// The session id.
@@ -186,6 +186,11 @@ impl SessionSummary {
         }
         sort_newest_first(&mut all);
         Ok(all)
+    }
+
+    /// Orders summaries as every listing does: the most recently updated first.
+    pub fn sort_newest_first(all: &mut Vec<Self>) {
+        sort_newest_first(all);
     }
 
     /// The same list as [`Self::list`], taken from the session index where its records still

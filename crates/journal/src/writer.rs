@@ -21,6 +21,7 @@ use crate::layout::{EVENTS_FILE, LayoutError, SessionPaths, StateRoot};
 use crate::repair::{RepairError, RepairOutcome, cut_tail};
 use crate::scan::{JournalScan, ScanError, Verdict};
 use crate::session_dir::{Access, SessionDir};
+use crate::sink::{JournalSink, SinkError};
 use crate::summary::{HEAD_LINES, HeadFacts, SessionSummary, last_line_timestamp};
 use crate::writer_lock::{LockError, WriterLock};
 
@@ -55,6 +56,9 @@ impl std::str::FromStr for Durability {
 pub struct WriterOptions {
     /// When to fsync.
     pub durability: Durability,
+    /// A replica every line goes to before the file (a remote store); `None` for the file
+    /// store alone.
+    pub sink: Option<Arc<dyn JournalSink>>,
     /// Bytes at the start of the journal already known to be whole valid lines (from a verified
     /// checkpoint), so opening only scans what follows. `None` scans the whole file.
     pub trusted_prefix: Option<TrustedPrefix>,
@@ -119,6 +123,9 @@ pub enum WriteError {
         /// The first failure.
         reason: String,
     },
+    /// The journal's replica (a remote store) refused or failed; the writer is poisoned.
+    #[error(transparent)]
+    Sink(#[from] SinkError),
     /// An I/O error.
     #[error("{}: {source}", path.display())]
     Io {
@@ -211,6 +218,7 @@ pub struct JournalWriter {
     durability: Durability,
     syncer: Option<JoinHandle<()>>,
     paths: SessionPaths,
+    sink: Option<Arc<dyn JournalSink>>,
     _lock: WriterLock,
 }
 
@@ -332,6 +340,7 @@ impl JournalWriter {
             durability: options.durability,
             syncer: Some(syncer),
             paths: paths.clone(),
+            sink: options.sink,
             _lock: lock,
         };
         writer.update_index();
@@ -404,6 +413,14 @@ impl JournalWriter {
                     last: st.last_id,
                 });
             }
+            // The replica first: a line it refuses (another writer, a lost lease) reaches
+            // neither store, and the writer accepts nothing after it.
+            if let Some(sink) = &self.sink
+                && let Err(e) = sink.send(st.written + 1, event.id, &line)
+            {
+                poison(&self.shared, &mut st, e.to_string());
+                return Err(e.into());
+            }
             if let Err(e) = (&self.shared.file).write_all(&line) {
                 // Part of the line may be on disk; the next open cuts it as a torn tail.
                 let reason = format!("write failed: {e}");
@@ -444,8 +461,28 @@ impl JournalWriter {
         self.sync_to(seq)
     }
 
-    /// Blocks until every event up to `seq` is fsynced (requesting the fsync if needed).
+    /// Blocks until every event up to `seq` is fsynced (requesting the fsync if needed) and
+    /// acknowledged by the sink, if there is one.
     pub fn sync_to(&self, seq: u64) -> Result<u64, WriteError> {
+        let durable = self.sync_file_to(seq)?;
+        self.sink_ack(seq)?;
+        Ok(durable)
+    }
+
+    /// Blocks until the sink acknowledged every line up to `seq`; a failure poisons.
+    fn sink_ack(&self, seq: u64) -> Result<(), WriteError> {
+        let Some(sink) = &self.sink else {
+            return Ok(());
+        };
+        sink.wait(seq).map_err(|e| self.sink_failed(e))
+    }
+
+    fn sink_failed(&self, e: SinkError) -> WriteError {
+        poison(&self.shared, &mut self.lock_state(), e.to_string());
+        e.into()
+    }
+
+    fn sync_file_to(&self, seq: u64) -> Result<u64, WriteError> {
         let mut st = self.lock_state();
         loop {
             self.check_poison(&st)?;
@@ -464,8 +501,19 @@ impl JournalWriter {
         }
     }
 
-    /// Waits asynchronously until every event up to `seq` is durable, requesting the fsync.
+    /// Waits asynchronously until every event up to `seq` is durable, requesting the fsync,
+    /// and acknowledged by the sink, if there is one.
     pub async fn durable(&self, seq: u64) -> Result<u64, WriteError> {
+        let durable = self.durable_file(seq).await?;
+        if let Some(sink) = &self.sink {
+            sink.wait_async(seq)
+                .await
+                .map_err(|e| self.sink_failed(e))?;
+        }
+        Ok(durable)
+    }
+
+    async fn durable_file(&self, seq: u64) -> Result<u64, WriteError> {
         let mut rx = self.shared.durable_tx.subscribe();
         {
             let mut st = self.lock_state();
@@ -482,14 +530,15 @@ impl JournalWriter {
             .wait_for(|&(durable, poisoned)| poisoned || durable >= seq)
             .await
             .map(|v| *v);
-        match outcome {
-            Ok((durable, false)) => Ok(durable),
+        let durable = match outcome {
+            Ok((durable, false)) => durable,
             _ => {
                 let st = self.lock_state();
                 self.check_poison(&st)?;
-                Ok(st.durable)
+                st.durable
             }
-        }
+        };
+        Ok(durable)
     }
 
     fn check_poison(&self, st: &State) -> Result<(), WriteError> {
@@ -504,7 +553,10 @@ impl JournalWriter {
 
     /// Syncs (unless durability is off), stops the syncer and releases the lock.
     pub fn close(mut self) -> Result<(), WriteError> {
-        let result = self.turn_boundary().map(|_| ());
+        // Whatever the durability, a closed session's lines are all in the replica.
+        let result = self
+            .turn_boundary()
+            .and_then(|_| self.sink_ack(self.event_count()));
         self.stop_syncer();
         result
     }

@@ -12,6 +12,10 @@ use turnstile_loop::hooks::{CommandHooks, HookRunner};
 use turnstile_loop::model::{ModelProvider, ReplayProvider, http_provider};
 use turnstile_loop::tools::ToolRegistry;
 use turnstile_loop::{AgentMode, Outcome, SendOptions, SessionConfig, SessionHandle, SessionParts};
+use turnstile_store::{AttachMode, Attachment, JournalStore};
+use turnstile_store_nats::{LiveFeed, NatsAttachment, NatsStore};
+
+use crate::store::StoreArgs;
 
 use crate::provider_flags::{ProviderFlags, ProviderKind, model_config};
 use crate::session_flags;
@@ -160,8 +164,63 @@ fn read_stdin_prompt() -> Result<String> {
     Ok(prompt)
 }
 
+/// A session attached to a JetStream store: the store, its lease and sink, its live feed.
+struct Remote {
+    store: NatsStore,
+    attachment: NatsAttachment,
+    live: LiveFeed,
+}
+
+impl Remote {
+    async fn attach(
+        store: &StoreArgs,
+        id: uuid::Uuid,
+        root: &StateRoot,
+        mode: AttachMode,
+        parts: &mut SessionParts,
+    ) -> Result<Option<Self>> {
+        let Some(config) = store.nats()? else {
+            return Ok(None);
+        };
+        let store = crate::store::open_nats(config).await?;
+        let attachment = store
+            .attach(id, root, mode)
+            .await
+            .with_context(|| format!("cannot open session {id} in {}", store.describe()))?;
+        parts.config.journal_sink = attachment.sink();
+        let live = store.live_feed(id);
+        Ok(Some(Remote {
+            store,
+            attachment,
+            live,
+        }))
+    }
+
+    /// Detaches after the session ran; the session's own error, if any, comes first.
+    async fn detach(
+        remote: Option<Self>,
+        root: &StateRoot,
+        ran: Result<ExitCode>,
+    ) -> Result<ExitCode> {
+        let Some(remote) = remote else {
+            return ran;
+        };
+        let failure = remote
+            .attachment
+            .nats_sink()
+            .and_then(|sink| sink.failure());
+        let detached = remote.store.detach(remote.attachment, root).await;
+        if let Some(failure) = failure {
+            return Err(anyhow::Error::new(failure).context("the session stopped"));
+        }
+        let code = ran?;
+        detached.context("cannot record the session in the store")?;
+        Ok(code)
+    }
+}
+
 /// Runs `turnstile run`.
-pub fn run(args: &RunArgs, state_dir: Option<&Path>) -> Result<ExitCode> {
+pub fn run(args: &RunArgs, state_dir: Option<&Path>, store: &StoreArgs) -> Result<ExitCode> {
     let prompt = match &args.prompt {
         Some(p) => p.clone(),
         None => read_stdin_prompt()?,
@@ -173,20 +232,48 @@ pub fn run(args: &RunArgs, state_dir: Option<&Path>) -> Result<ExitCode> {
         .transpose()?;
     let cwd = working_dir(&args.opts)?;
     let root = StateRoot::resolve(state_dir)?;
-    let parts = parts(&args.opts, &cwd)?;
+    let mut parts = parts(&args.opts, &cwd)?;
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
     runtime.block_on(async {
-        let (session, events) = SessionHandle::create_subscribed(&root, id, parts)?;
-        drive(&session, events, Some(prompt), &args.opts).await
+        let id = id.unwrap_or_else(uuid::Uuid::new_v4);
+        let remote = Remote::attach(store, id, &root, AttachMode::Create, &mut parts).await?;
+        let live = remote.as_ref().map(|r| r.live.clone());
+        let ran = async {
+            let (session, events) = SessionHandle::create_subscribed(&root, Some(id), parts)?;
+            drive(&session, events, Some(prompt), &args.opts, live).await
+        }
+        .await;
+        Remote::detach(remote, &root, ran).await
+    })
+}
+
+/// The newest session of a JetStream store, from its index.
+fn newest_stored(store: &StoreArgs) -> Result<uuid::Uuid> {
+    let Some(config) = store.nats()? else {
+        bail!("no store");
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    runtime.block_on(async {
+        let store = crate::store::open_nats(config).await?;
+        let all = store.list().await?;
+        all.into_iter()
+            .find_map(|s| s.id)
+            .with_context(|| format!("no sessions in {}", store.describe()))
     })
 }
 
 /// Runs `turnstile resume`.
-pub fn resume(args: &ResumeArgs, state_dir: Option<&Path>) -> Result<ExitCode> {
+pub fn resume(args: &ResumeArgs, state_dir: Option<&Path>, store: &StoreArgs) -> Result<ExitCode> {
     let root = StateRoot::resolve(state_dir)?;
     let (target, prompt) = args.split()?;
+    let remote_store = store.store.is_some();
     let id = match target {
+        None if remote_store => newest_stored(store)?,
         None => crate::target::newest_session(&root)?,
+        Some(target) if remote_store => crate::store::session_id(target)?,
         Some(target) => {
             let paths = crate::target::resolve(target, state_dir)?;
             paths
@@ -201,10 +288,26 @@ pub fn resume(args: &ResumeArgs, state_dir: Option<&Path>) -> Result<ExitCode> {
         None => None,
     };
     let cwd = working_dir(&args.opts)?;
-    let parts = parts(&args.opts, &cwd)?;
+    let mut parts = parts(&args.opts, &cwd)?;
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
     runtime.block_on(async {
-        let (session, report, events) = SessionHandle::resume_subscribed(&root, id, parts)
+        let remote = Remote::attach(store, id, &root, AttachMode::Resume, &mut parts).await?;
+        let live = remote.as_ref().map(|r| r.live.clone());
+        let ran = resume_session(&root, id, parts, prompt, args, live).await;
+        Remote::detach(remote, &root, ran).await
+    })
+}
+
+async fn resume_session(
+    root: &StateRoot,
+    id: uuid::Uuid,
+    parts: SessionParts,
+    prompt: Option<String>,
+    args: &ResumeArgs,
+    live: Option<LiveFeed>,
+) -> Result<ExitCode> {
+    {
+        let (session, report, events) = SessionHandle::resume_subscribed(root, id, parts)
             .with_context(|| format!("cannot resume session {id}"))?;
         if !args.opts.json {
             eprintln!(
@@ -225,8 +328,8 @@ pub fn resume(args: &ResumeArgs, state_dir: Option<&Path>) -> Result<ExitCode> {
                 }
             );
         }
-        drive(&session, events, prompt, &args.opts).await
-    })
+        drive(&session, events, prompt, &args.opts, live).await
+    }
 }
 
 /// Sends the prompt (if any), prints events as they come, handles Ctrl-C, shuts down.
@@ -235,6 +338,7 @@ async fn drive(
     mut events: tokio::sync::mpsc::UnboundedReceiver<Arc<Event>>,
     prompt: Option<String>,
     opts: &LoopArgs,
+    live: Option<LiveFeed>,
 ) -> Result<ExitCode> {
     let printer = {
         let json = opts.json;
@@ -242,6 +346,9 @@ async fn drive(
             let mut printer = crate::live_view::LiveView::new(json);
             while let Some(event) = events.recv().await {
                 printer.print(&event);
+                if let Some(live) = &live {
+                    live.publish(&event).await;
+                }
             }
         })
     };

@@ -16,15 +16,32 @@ pub fn run(json: bool, use_index: bool, state_dir: Option<&Path>) -> Result<Exit
     } else {
         SessionSummary::list(&root)?
     };
+    print(&all, json, &root.dir().display().to_string())
+}
+
+/// Lists the sessions of a JetStream store, from its index.
+pub fn run_stored(json: bool, config: turnstile_store_nats::NatsConfig) -> Result<ExitCode> {
+    use turnstile_store::JournalStore;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let (all, place) = runtime.block_on(async {
+        let store = crate::store::open_nats(config).await?;
+        anyhow::Ok((store.list().await?, store.describe()))
+    })?;
+    print(&all, json, &place)
+}
+
+fn print(all: &[SessionSummary], json: bool, place: &str) -> Result<ExitCode> {
     if json {
         let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-        serde_json::to_writer_pretty(&mut out, &all)?;
+        serde_json::to_writer_pretty(&mut out, all)?;
         writeln!(out)?;
         out.flush()?;
         return Ok(ExitCode::SUCCESS);
     }
     if all.is_empty() {
-        eprintln!("no sessions in {}", root.dir().display());
+        eprintln!("no sessions in {place}");
         return Ok(ExitCode::SUCCESS);
     }
     println!(
@@ -32,7 +49,7 @@ pub fn run(json: bool, use_index: bool, state_dir: Option<&Path>) -> Result<Exit
         "ID", "UPDATED", "EVENTS", "SIZE", "CWD"
     );
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-    for s in &all {
+    for s in all {
         writeln!(
             out,
             "{:<36}  {:<24}  {:>7}  {:>9}  {:<24}  {}",

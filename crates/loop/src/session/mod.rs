@@ -80,6 +80,9 @@ pub struct SessionConfig {
     /// Leave the repository's instruction files out of the system prompt (SDK
     /// `skipCustomInstructions`).
     pub skip_custom_instructions: bool,
+    /// A remote store every journal line also goes to, fenced and acknowledged before the
+    /// line counts as durable (`turnstile_journal::sink`); `None` for the file store alone.
+    pub journal_sink: Option<Arc<dyn turnstile_journal::JournalSink>>,
 }
 
 impl SessionConfig {
@@ -101,6 +104,7 @@ impl SessionConfig {
             excluded_tools: Vec::new(),
             token_limit: None,
             skip_custom_instructions: false,
+            journal_sink: None,
         }
     }
 }
@@ -284,6 +288,7 @@ impl SessionHandle {
         let id = id.unwrap_or_else(Uuid::new_v4);
         let options = WriterOptions {
             durability: parts.config.durability,
+            sink: parts.config.journal_sink.clone(),
             ..Default::default()
         };
         let (writer, _) = JournalWriter::create(root, id, options)?;
@@ -389,6 +394,7 @@ impl SessionHandle {
         let options = WriterOptions {
             durability: parts.config.durability,
             trusted_prefix,
+            sink: parts.config.journal_sink.clone(),
         };
         // Lock first: the state must be folded from the journal this writer will append to.
         let (writer, recovery) = JournalWriter::open(&paths, options)?;

@@ -1,0 +1,474 @@
+//! The binary on the JetStream store, against real `nats-server` processes started on free
+//! loopback ports (each test its own server and directory): run, list, export and import,
+//! events and audit from the store, a live watch, kill -9 of the writer and a resume from
+//! another state directory, a zombie writer (SIGSTOP past its lease), and the stream leader of
+//! a 3-node cluster killed mid-session.
+
+use std::collections::HashSet;
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use assert_cmd::cargo::CommandCargoExt;
+use serde_json::{Value, json};
+use turnstile_scripted_model::{Script, ScriptedServer};
+use turnstile_store_nats::local_server::LocalNats;
+
+struct Env {
+    /// The writers' lease TTL in seconds.
+    lease_ttl: &'static str,
+    rt: tokio::runtime::Runtime,
+    dir: tempfile::TempDir,
+    work: tempfile::TempDir,
+}
+
+impl Env {
+    fn new() -> Self {
+        let work = tempfile::tempdir().unwrap();
+        std::fs::write(work.path().join("alpha.txt"), "alpha\n").unwrap();
+        Env {
+            lease_ttl: "2",
+            rt: tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(1)
+                .enable_all()
+                .build()
+                .unwrap(),
+            dir: tempfile::tempdir().unwrap(),
+            work,
+        }
+    }
+
+    fn nats(&self) -> LocalNats {
+        LocalNats::start(&self.dir.path().join("nats")).unwrap()
+    }
+
+    fn model(&self, script: Script) -> ScriptedServer {
+        self.rt.block_on(ScriptedServer::start(script)).unwrap()
+    }
+
+    /// The state directory of "host" `host`.
+    fn host(&self, host: &str) -> PathBuf {
+        self.dir.path().join(host)
+    }
+
+    /// `turnstile` on `store`, with host `host`'s state directory.
+    fn cmd(&self, store: &str, host: &str, args: &[&str]) -> Command {
+        let mut cmd = Command::cargo_bin("turnstile").unwrap();
+        cmd.arg("--state-dir")
+            .arg(self.host(host))
+            .arg("--store")
+            .arg(store)
+            .arg("--store-lease-ttl")
+            .arg(self.lease_ttl)
+            .args(args)
+            .env_remove("TURNSTILE_STORE")
+            .env_remove("TURNSTILE_API_KEY")
+            .env_remove("OPENAI_API_KEY");
+        cmd
+    }
+
+    fn loop_cmd(&self, store: &str, host: &str, model: &ScriptedServer, args: &[&str]) -> Command {
+        let mut cmd = self.cmd(store, host, args);
+        cmd.arg("--base-url")
+            .arg(model.url())
+            .arg("--cwd")
+            .arg(self.work.path())
+            .arg("--model")
+            .arg("test-model")
+            .arg("--allow-all-tools");
+        cmd
+    }
+
+    fn export(&self, store: &str, id: &str) -> Vec<u8> {
+        let out = self
+            .cmd(store, "exporter", &["export", id])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        out.stdout
+    }
+}
+
+fn ok(out: &std::process::Output) -> String {
+    assert!(
+        out.status.success(),
+        "exit {:?}: {}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Reads `--json` lines from a child until one has type `ty`; the rest drains in the
+/// background.
+fn wait_for_event(child: &mut Child, ty: &str) -> Vec<Value> {
+    let stdout = child.stdout.take().unwrap();
+    let mut seen = Vec::new();
+    let mut lines = BufReader::new(stdout).lines();
+    for line in lines.by_ref() {
+        let v: Value = serde_json::from_str(&line.unwrap()).unwrap();
+        let found = v["type"] == ty;
+        seen.push(v);
+        if found {
+            break;
+        }
+    }
+    std::thread::spawn(move || for _ in lines {});
+    seen
+}
+
+fn session_id_of(events: &[Value]) -> String {
+    events[0]["data"]["sessionId"].as_str().unwrap().to_owned()
+}
+
+fn audit_clean(bytes: &[u8]) -> turnstile_replay::AuditReport {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("events.jsonl");
+    std::fs::write(&path, bytes).unwrap();
+    let report = turnstile_replay::audit_file(&path).unwrap();
+    assert!(report.violations.is_empty(), "{:#?}", report.violations);
+    report
+}
+
+fn lines(bytes: &[u8]) -> Vec<Value> {
+    bytes
+        .split(|&b| b == b'\n')
+        .filter(|l| !l.is_empty())
+        .map(|l| serde_json::from_slice(l).unwrap())
+        .collect()
+}
+
+fn signal(child: &Child, sig: i32) {
+    // SAFETY: kill(2) takes plain integers; the pid is our own child, not yet reaped.
+    unsafe { libc::kill(child.id() as i32, sig) };
+}
+
+#[test]
+fn run_list_export_import_events_audit_and_watch_on_the_store() {
+    let env = Env::new();
+    let nats = env.nats();
+    let store = nats.url();
+    let model = env.model(
+        Script::new()
+            .respond(turnstile_scripted_model::ScriptedResponse::tool_call(
+                "view",
+                json!({"path": "alpha.txt"}),
+            ))
+            .text("It says alpha."),
+    );
+    let id = uuid::Uuid::new_v4().to_string();
+    // A watcher on "another host" started before the session exists.
+    let watch = env
+        .cmd(&store, "watcher", &["watch", &id, "--json"])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    let out = env
+        .loop_cmd(
+            &store,
+            "a",
+            &model,
+            &["run", "--session-id", &id, "what is in alpha.txt?"],
+        )
+        .output()
+        .unwrap();
+    assert_eq!(ok(&out).trim(), "It says alpha.");
+    let watched = watch.wait_with_output().unwrap();
+    let watched: Vec<Value> = String::from_utf8_lossy(&watched.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let types: Vec<&str> = watched
+        .iter()
+        .map(|e| e["type"].as_str().unwrap())
+        .collect();
+    assert!(
+        types.contains(&"assistant.message_delta") || types.contains(&"session.idle"),
+        "{types:?}"
+    );
+    assert!(
+        types.contains(&"session.idle"),
+        "ephemeral idle seen live: {types:?}"
+    );
+    assert_eq!(types.last(), Some(&"session.shutdown"));
+
+    let exported = env.export(&store, &id);
+    let copy = std::fs::read(env.host("a").join(&id).join("events.jsonl")).unwrap();
+    assert_eq!(exported, copy, "the store holds the journal byte for byte");
+    let report = audit_clean(&exported);
+    assert_eq!(report.turns, 2);
+
+    let listed: Value = serde_json::from_str(&ok(&env
+        .cmd(&store, "b", &["sessions", "--json"])
+        .output()
+        .unwrap()))
+    .unwrap();
+    assert_eq!(listed[0]["id"], id.as_str());
+    assert_eq!(listed[0]["size"], copy.len() as u64);
+
+    let events = ok(&env
+        .cmd(&store, "b", &["events", &id, "--json"])
+        .output()
+        .unwrap());
+    assert_eq!(events.lines().count(), lines(&copy).len());
+    let audit = env
+        .cmd(&store, "b", &["audit", &id, "--json"])
+        .output()
+        .unwrap();
+    ok(&audit);
+
+    // Out to a file store and back under the same id: refused only when the bytes differ.
+    let file = env.dir.path().join("exported.jsonl");
+    std::fs::write(&file, &exported).unwrap();
+    let local = env.host("local");
+    let mut import = Command::cargo_bin("turnstile").unwrap();
+    import
+        .arg("--state-dir")
+        .arg(&local)
+        .arg("import")
+        .arg(&file)
+        .env_remove("TURNSTILE_STORE");
+    ok(&import.output().unwrap());
+    assert_eq!(
+        std::fs::read(local.join(&id).join("events.jsonl")).unwrap(),
+        exported
+    );
+    ok(&env
+        .cmd(&store, "b", &["import", file.to_str().unwrap()])
+        .output()
+        .unwrap());
+    let mut changed = exported.clone();
+    let cut = changed[..changed.len() - 1]
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .unwrap()
+        + 1;
+    changed.truncate(cut);
+    std::fs::write(&file, &changed).unwrap();
+    let refused = env
+        .cmd(&store, "b", &["import", file.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        stderr.contains("already exists with a different journal"),
+        "{stderr}"
+    );
+    assert_eq!(env.export(&store, &id), exported, "nothing changed");
+}
+
+#[test]
+fn kill_9_mid_tool_then_another_host_resumes_within_the_lease() {
+    let env = Env::new();
+    let nats = env.nats();
+    let store = nats.url();
+    let model = env.model(
+        Script::new()
+            .tool_call(
+                "bash",
+                json!({"command": "sleep 30", "description": "wait"}),
+            )
+            .text("resumed fine"),
+    );
+    let mut writer = env
+        .loop_cmd(&store, "a", &model, &["run", "--json", "wait"])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let seen = wait_for_event(&mut writer, "tool.execution_start");
+    let id = session_id_of(&seen);
+    signal(&writer, libc::SIGKILL);
+    writer.wait().unwrap();
+    let started = Instant::now();
+    let out = env
+        .loop_cmd(&store, "b", &model, &["resume", &id, "go on"])
+        .output()
+        .unwrap();
+    let waited = started.elapsed();
+    assert_eq!(ok(&out).trim(), "resumed fine");
+    // The lease TTL is 2 s; the taker waits at most TTL + 1 s (and process start-up).
+    assert!(waited < Duration::from_secs(6), "took {waited:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("1 interrupted tool call(s) marked failed"),
+        "{stderr}"
+    );
+    let exported = env.export(&store, &id);
+    assert_eq!(
+        exported,
+        std::fs::read(env.host("b").join(&id).join("events.jsonl")).unwrap()
+    );
+    audit_clean(&exported);
+}
+
+#[test]
+fn a_zombie_writer_fails_its_next_append_and_writes_nothing_after_losing_the_lease() {
+    let env = Env::new();
+    let nats = env.nats();
+    let store = nats.url();
+    let model = env.model(
+        Script::new()
+            .tool_call("bash", json!({"command": "sleep 1", "description": "nap"}))
+            .text("zombie answer")
+            .text("new holder answer"),
+    );
+    let mut zombie = env
+        .loop_cmd(&store, "a", &model, &["run", "--json", "nap"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let seen = wait_for_event(&mut zombie, "tool.execution_start");
+    let id = session_id_of(&seen);
+    signal(&zombie, libc::SIGSTOP);
+    // Past the 2 s lease: the new holder takes it over and writes.
+    let out = env
+        .loop_cmd(&store, "b", &model, &["resume", &id, "take over"])
+        .output()
+        .unwrap();
+    ok(&out);
+    let after_takeover = env.export(&store, &id);
+    signal(&zombie, libc::SIGCONT);
+    let out = zombie.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "the zombie exits with an error");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("lease") && stderr.contains("nothing more is written"),
+        "{stderr}"
+    );
+    let exported = env.export(&store, &id);
+    assert_eq!(
+        exported, after_takeover,
+        "nothing the zombie wrote after losing the lease"
+    );
+    let events = lines(&exported);
+    assert_eq!(events.last().unwrap()["type"], "session.shutdown");
+    audit_clean(&exported);
+}
+
+fn turns_script(turns: usize) -> Script {
+    let mut script = Script::new();
+    for _ in 1..turns {
+        script = script.tool_call("view", json!({"path": "alpha.txt"}));
+    }
+    script.text("all turns done")
+}
+
+/// Runs a session of `turns` turns on a 3-node R3 cluster and SIGKILLs the stream leader
+/// once `kill_after` turns ended; the session goes on (publishes retried with the same ids)
+/// or fails clearly and is resumed from another state directory.
+fn cluster_session_survives_leader_kill(turns: usize, kill_after: usize) {
+    // Long enough to outlast a leader election.
+    let env = Env {
+        lease_ttl: "15",
+        ..Env::new()
+    };
+    let mut nodes = LocalNats::cluster(3, &env.dir.path().join("cluster")).unwrap();
+    let store: String = nodes
+        .iter()
+        .map(LocalNats::url)
+        .collect::<Vec<_>>()
+        .join(",");
+    let model = env.model(turns_script(turns));
+    let store_cmd = |host: &str, args: &[&str]| {
+        let mut cmd = env.cmd(&store, host, args);
+        cmd.arg("--store-replicas").arg("3");
+        cmd
+    };
+    // The cluster elects its meta leader after start: create the stream once it can.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let out = store_cmd("probe", &["sessions"]).output().unwrap();
+        if out.status.success() {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    let mut cmd = env.loop_cmd(
+        &store,
+        "a",
+        &model,
+        &["run", "--json", "--durability", "event", "go"],
+    );
+    cmd.arg("--store-replicas").arg("3");
+    let mut writer = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdout = writer.stdout.take().unwrap();
+    let mut reader = BufReader::new(stdout).lines();
+    let mut id = String::new();
+    let mut ended = 0;
+    for line in reader.by_ref() {
+        let v: Value = serde_json::from_str(&line.unwrap()).unwrap();
+        if v["type"] == "session.start" {
+            id = v["data"]["sessionId"].as_str().unwrap().to_owned();
+        }
+        if v["type"] == "assistant.turn_end" {
+            ended += 1;
+            if ended == kill_after {
+                break;
+            }
+        }
+    }
+    std::thread::spawn(move || for _ in reader {});
+    let leader = env.rt.block_on(async {
+        let mut config = turnstile_store_nats::NatsConfig::new(store.clone());
+        config.replicas = 3;
+        let s = turnstile_store_nats::NatsStore::open(config).await.unwrap();
+        s.stream_leader().await.unwrap()
+    });
+    let leader = leader.expect("a clustered stream has a leader");
+    let index: usize = leader.trim_start_matches("node").parse().unwrap();
+    nodes[index].kill();
+    let out = writer.wait_with_output().unwrap();
+    if !out.status.success() {
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        eprintln!("the writer stopped: {stderr}");
+        assert!(stderr.contains("error:"), "fails clearly: {stderr}");
+        let mut resume = env.loop_cmd(&store, "b", &model, &["resume", &id]);
+        resume.arg("--store-replicas").arg("3");
+        ok(&resume.output().unwrap());
+    }
+    nodes[index].restart().unwrap();
+    let exported = env.export(&store, &id);
+    let events = lines(&exported);
+    let ids: HashSet<&str> = events.iter().map(|e| e["id"].as_str().unwrap()).collect();
+    assert_eq!(ids.len(), events.len(), "no duplicates");
+    // Every line the writer had acknowledged (its working copy before the failure, less a
+    // last line that may not have been stored) is in the store, in order.
+    let copy = std::fs::read(env.host("a").join(&id).join("events.jsonl")).unwrap();
+    let copy_lines: Vec<&[u8]> = copy.split_inclusive(|&b| b == b'\n').collect();
+    let acknowledged: Vec<u8> = copy_lines[..copy_lines.len().saturating_sub(1)].concat();
+    assert!(
+        exported.starts_with(&acknowledged),
+        "0 acknowledged events lost"
+    );
+    let report = audit_clean(&exported);
+    assert!(report.turns >= turns as u64, "{} turns", report.turns);
+}
+
+#[test]
+fn cluster_leader_killed_mid_session_short() {
+    cluster_session_survives_leader_kill(12, 4);
+}
+
+/// The long version (`make cluster-soak`).
+#[test]
+#[ignore = "long: make cluster-soak"]
+fn cluster_leader_killed_mid_session_soak() {
+    cluster_session_survives_leader_kill(200, 80);
+}

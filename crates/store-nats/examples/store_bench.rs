@@ -1,0 +1,266 @@
+//! `make bench-stores`: the file store next to JetStream on loopback (R1, and R3 on a local
+//! 3-node cluster), each on servers this benchmark starts on free ports:
+//! - durable appends/s (`event` durability: fsync, resp. acknowledgement, per append) with 1
+//!   and 16 concurrent sessions;
+//! - the store's share of a turn: 6 appends in `turn` durability, then the turn-end wait;
+//! - resume preparation of a 10 000-event session: working copy from the subject without a
+//!   checkpoint, and with a checkpoint and a matching copy;
+//! - `sessions` over `SESSIONS` (default 100 000) index entries.
+//!
+//! Prints one table; nothing depends on wall-clock speed but the numbers themselves.
+
+use std::time::{Duration, Instant};
+
+use serde_json::value::RawValue;
+use turnstile_journal::{
+    Durability, Event, EventType, JournalWriter, StateRoot, Uuid, WriterOptions,
+};
+use turnstile_store::{AttachMode, Attachment, FileStore, JournalStore};
+use turnstile_store_nats::local_server::LocalNats;
+use turnstile_store_nats::{NatsConfig, NatsStore};
+
+const APPENDS: u64 = 2000;
+
+fn event(parent: Option<Uuid>, n: u64) -> Event {
+    let data = RawValue::from_string(format!(
+        "{{\"message\":\"benchmark line {n} with some text to make it a realistic size, about two hundred bytes in all\"}}"
+    ))
+    .expect("json");
+    Event::with_raw_data(EventType::new("session.info"), data, parent)
+}
+
+/// Opens a writer of a new session, through `store`'s sink when it has one.
+async fn writer<S: JournalStore>(
+    store: &S,
+    root: &StateRoot,
+    durability: Durability,
+) -> (JournalWriter, S::Attachment) {
+    let id = Uuid::new_v4();
+    let attachment = store
+        .attach(id, root, AttachMode::Create)
+        .await
+        .expect("attach");
+    let (w, _) = JournalWriter::create(
+        root,
+        id,
+        WriterOptions {
+            durability,
+            sink: attachment.sink(),
+            ..Default::default()
+        },
+    )
+    .expect("writer");
+    (w, attachment)
+}
+
+/// Durable appends per second over `sessions` concurrent sessions.
+async fn appends_per_s<S: JournalStore + Sync>(
+    store: &S,
+    root: &StateRoot,
+    sessions: usize,
+) -> f64 {
+    let mut writers = Vec::new();
+    for _ in 0..sessions {
+        writers.push(writer(store, root, Durability::Event).await);
+    }
+    let per = APPENDS / sessions as u64;
+    let started = Instant::now();
+    std::thread::scope(|scope| {
+        for (w, _) in &writers {
+            scope.spawn(move || {
+                let mut last = None;
+                for n in 0..per {
+                    let ev = event(last, n);
+                    last = Some(ev.id);
+                    w.append(&ev).expect("append");
+                }
+            });
+        }
+    });
+    let rate = (per * sessions as u64) as f64 / started.elapsed().as_secs_f64();
+    for (w, a) in writers {
+        w.close().expect("close");
+        store.detach(a, root).await.expect("detach");
+    }
+    rate
+}
+
+/// The store's time per turn: 6 appends in `turn` mode and the turn-end wait (median).
+async fn per_turn<S: JournalStore>(store: &S, root: &StateRoot) -> Duration {
+    let (w, a) = writer(store, root, Durability::Turn).await;
+    let mut last = None;
+    let mut times = Vec::new();
+    for turn in 0..200u64 {
+        let started = Instant::now();
+        for n in 0..6 {
+            let ev = event(last, turn * 6 + n);
+            last = Some(ev.id);
+            w.append(&ev).expect("append");
+        }
+        w.durable(w.event_count()).await.expect("durable");
+        times.push(started.elapsed());
+    }
+    w.close().expect("close");
+    store.detach(a, root).await.expect("detach");
+    times.sort();
+    times[times.len() / 2]
+}
+
+/// Resume preparation of a 10 000-event session: (no checkpoint, checkpoint + copy).
+async fn resume_times(store: &NatsStore, scratch: &std::path::Path) -> (Duration, Duration) {
+    let root = StateRoot::new(scratch.join("writer"));
+    let (w, a) = writer(store, &root, Durability::Off).await;
+    let id = w.paths().id.expect("id");
+    let mut last = None;
+    for n in 0..10_000 {
+        let ev = event(last, n);
+        last = Some(ev.id);
+        w.append_unsynced(&ev).expect("append");
+    }
+    w.close().expect("close");
+    store.detach(a, &root).await.expect("detach");
+    let fresh = StateRoot::new(scratch.join("fresh-host"));
+    let started = Instant::now();
+    let a = store
+        .attach(id, &fresh, AttachMode::Read)
+        .await
+        .expect("attach");
+    let cold = started.elapsed();
+    store.detach(a, &fresh).await.expect("detach");
+    let started = Instant::now();
+    let a = store
+        .attach(id, &root, AttachMode::Read)
+        .await
+        .expect("attach");
+    let warm = started.elapsed();
+    assert_eq!(a.synced().fetched, 0, "the checkpoint vouched for the copy");
+    store.detach(a, &root).await.expect("detach");
+    (cold, warm)
+}
+
+/// `sessions` over `count` index entries (written straight into the bucket, pipelined).
+async fn listing(store: &NatsStore, url: &str, count: usize) -> Duration {
+    let client = async_nats::connect(url).await.expect("connect");
+    let js = async_nats::jetstream::new(client);
+    let bucket = store.config().index_bucket();
+    let mut acks = Vec::new();
+    for i in 0..count {
+        let id = Uuid::new_v4();
+        let summary = turnstile_journal::SessionSummary {
+            id: Some(id),
+            cwd: Some("/work/project".into()),
+            created: Some("2026-01-01T00:00:00.000Z".into()),
+            updated: Some(format!(
+                "2026-01-01T00:00:{:02}.{:03}Z",
+                (i / 1000) % 60,
+                i % 1000
+            )),
+            events: 40,
+            size: 12_000,
+            first_prompt: Some("fix the failing test".into()),
+        };
+        let ack = js
+            .publish(
+                format!("$KV.{bucket}.{id}"),
+                serde_json::to_vec(&summary).expect("json").into(),
+            )
+            .await
+            .expect("publish");
+        acks.push(ack);
+        if acks.len() >= 1000 {
+            for ack in acks.drain(..) {
+                ack.await.expect("ack");
+            }
+        }
+    }
+    for ack in acks {
+        ack.await.expect("ack");
+    }
+    let started = Instant::now();
+    let all = store.list().await.expect("list");
+    let took = started.elapsed();
+    assert!(all.len() >= count);
+    took
+}
+
+async fn open(url: String, replicas: usize) -> NatsStore {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let mut config = NatsConfig::new(url.clone());
+        config.replicas = replicas;
+        match NatsStore::open(config).await {
+            Ok(store) => return store,
+            Err(e) if Instant::now() < deadline => {
+                eprintln!("waiting for the server: {e}");
+                tokio::time::sleep(Duration::from_millis(500)).await;
+            }
+            Err(e) => panic!("{e}"),
+        }
+    }
+}
+
+fn main() {
+    let sessions: usize = std::env::var("SESSIONS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(100_000);
+    let r3 = std::env::var("R3").map_or(true, |v| v != "0");
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let scratch = tempfile::tempdir().expect("tmp");
+    runtime.block_on(async {
+        let file_root = StateRoot::new(scratch.path().join("files"));
+        let file = FileStore::new(file_root.clone());
+        println!("| measure | files | JetStream R1 |{}", if r3 { " JetStream R3 |" } else { "" });
+        println!("|---|---|---|{}", if r3 { "---|" } else { "" });
+
+        let one = LocalNats::start(&scratch.path().join("r1")).expect("nats-server");
+        let r1 = open(one.url(), 1).await;
+        let r1_root = StateRoot::new(scratch.path().join("r1-copies"));
+        let cluster = if r3 {
+            Some(LocalNats::cluster(3, &scratch.path().join("r3")).expect("cluster"))
+        } else {
+            None
+        };
+        let r3_store = match &cluster {
+            Some(nodes) => {
+                let url = nodes.iter().map(LocalNats::url).collect::<Vec<_>>().join(",");
+                Some(open(url, 3).await)
+            }
+            None => None,
+        };
+        let r3_root = StateRoot::new(scratch.path().join("r3-copies"));
+
+        for n in [1usize, 16] {
+            let f = appends_per_s(&file, &file_root, n).await;
+            let j = appends_per_s(&r1, &r1_root, n).await;
+            let t = match &r3_store {
+                Some(s) => format!(" {:.0} |", appends_per_s(s, &r3_root, n).await),
+                None => String::new(),
+            };
+            println!("| durable appends/s, {n} session(s) | {f:.0} | {j:.0} |{t}");
+        }
+        let f = per_turn(&file, &file_root).await;
+        let j = per_turn(&r1, &r1_root).await;
+        let t = match &r3_store {
+            Some(s) => format!(" {:.2} ms |", per_turn(s, &r3_root).await.as_secs_f64() * 1e3),
+            None => String::new(),
+        };
+        println!(
+            "| store time per turn (6 appends + turn-end wait, median) | {:.2} ms | {:.2} ms |{t}",
+            f.as_secs_f64() * 1e3,
+            j.as_secs_f64() * 1e3
+        );
+        let (cold, warm) = resume_times(&r1, &scratch.path().join("resume")).await;
+        println!(
+            "| resume prep of 10 000 events: no checkpoint / checkpoint | — | {:.1} ms / {:.1} ms |",
+            cold.as_secs_f64() * 1e3,
+            warm.as_secs_f64() * 1e3
+        );
+        let took = listing(&r1, &one.url(), sessions).await;
+        println!("| `sessions` over {sessions} index entries | see bench-sessions | {:.3} s |", took.as_secs_f64());
+    });
+}

@@ -1,0 +1,115 @@
+//! The one-writer lease: a key per session in a KV bucket whose entries live `ttl` unless
+//! rewritten. Taken with create (fails while a holder's entry lives), renewed with update by
+//! revision (fails once someone else wrote it), given up with delete by revision.
+//!
+//! The lease alone cannot fence a paused writer (it may not know it lost the lease); the
+//! expected-subject-sequence header on every append does (`sink.rs`). The lease decides who
+//! may try, the sequence check decides who succeeds.
+
+use std::time::{Duration, Instant};
+
+use async_nats::jetstream::kv::{CreateErrorKind, Store};
+use turnstile_journal::Uuid;
+use turnstile_store::StoreError;
+
+use crate::records::Holder;
+
+/// A lease this process holds.
+#[derive(Debug, Clone)]
+pub struct LeaseGrant {
+    /// Who we are in the bucket.
+    pub holder: Holder,
+    /// The revision of our entry (the next renewal's expected revision).
+    pub revision: u64,
+    /// When the lease lapses unless renewed (with a margin below the bucket's TTL).
+    pub valid_until: Instant,
+    /// The bucket's TTL.
+    pub ttl: Duration,
+}
+
+/// How much of the TTL a holder counts on: it stops writing before the server forgets it.
+pub(crate) fn usable(ttl: Duration) -> Duration {
+    ttl.mul_f64(0.8)
+}
+
+/// Takes the lease of `id`; with `wait`, waits up to the TTL and a second for a holder that
+/// stopped renewing (a dead process) before giving up.
+pub(crate) async fn take(
+    kv: &Store,
+    store: &str,
+    id: Uuid,
+    ttl: Duration,
+    wait: bool,
+) -> Result<LeaseGrant, StoreError> {
+    let key = id.to_string();
+    let holder = Holder::this_process();
+    let value = serde_json::to_vec(&holder).unwrap_or_default();
+    let deadline = Instant::now() + ttl + Duration::from_secs(1);
+    loop {
+        let asked = Instant::now();
+        match kv.create(&key, value.clone().into()).await {
+            Ok(revision) => {
+                return Ok(LeaseGrant {
+                    holder,
+                    revision,
+                    valid_until: asked + usable(ttl),
+                    ttl,
+                });
+            }
+            Err(e) if e.kind() == CreateErrorKind::AlreadyExists => {
+                if !wait || Instant::now() >= deadline {
+                    let current = kv
+                        .get(&key)
+                        .await
+                        .ok()
+                        .flatten()
+                        .and_then(|v| serde_json::from_slice::<Holder>(&v).ok());
+                    return Err(StoreError::Held {
+                        store: store.to_owned(),
+                        id,
+                        holder: current.map_or_else(|| "another writer".into(), |h| h.describe()),
+                        ttl_secs: ttl.as_secs(),
+                    });
+                }
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            Err(e) => {
+                return Err(StoreError::Remote {
+                    store: store.to_owned(),
+                    what: format!("taking the lease of session {id}"),
+                    reason: e.to_string(),
+                });
+            }
+        }
+    }
+}
+
+/// Renews a lease taken earlier (after a long working-copy sync, before the sink's own renewals
+/// start); fails when someone else holds it now.
+pub(crate) async fn renew(
+    kv: &Store,
+    store: &str,
+    id: Uuid,
+    grant: &mut LeaseGrant,
+) -> Result<(), StoreError> {
+    let value = serde_json::to_vec(&grant.holder).unwrap_or_default();
+    let asked = Instant::now();
+    if asked >= grant.valid_until {
+        return Err(StoreError::Remote {
+            store: store.to_owned(),
+            what: format!("holding the lease of session {id}"),
+            reason: "the lease lapsed while the journal was read; try again".into(),
+        });
+    }
+    let revision = kv
+        .update(id.to_string(), value.into(), grant.revision)
+        .await
+        .map_err(|e| StoreError::Remote {
+            store: store.to_owned(),
+            what: format!("renewing the lease of session {id}"),
+            reason: e.to_string(),
+        })?;
+    grant.revision = revision;
+    grant.valid_until = asked + usable(grant.ttl);
+    Ok(())
+}

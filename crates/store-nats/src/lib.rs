@@ -1,0 +1,402 @@
+//! Session journals on NATS JetStream (`docs/stores.md`).
+//!
+//! One stream holds every journal, one subject per session (`<prefix>.journal.<id>`), one
+//! message per journal line with exactly the bytes of `events.jsonl`. Appends come from the
+//! journal writer through [`NatsSink`], fenced by the expected last subject sequence and
+//! deduplicated by the event id; a KV lease names the one writer; KV buckets hold the session
+//! index and checkpoints; live events travel on core NATS ([`LiveFeed`]).
+
+mod config;
+mod connect;
+mod lease;
+mod live;
+pub mod local_server;
+mod read;
+mod records;
+mod sink;
+mod working_copy;
+
+use std::sync::Arc;
+
+use async_nats::jetstream::consumer::DeliverPolicy;
+use async_nats::jetstream::stream::{LastRawMessageErrorKind, Stream};
+use async_nats::jetstream::{self, kv};
+use turnstile_journal::{Event, JournalSink, SessionSummary, StateRoot, Uuid};
+use turnstile_store::{AttachMode, Attachment, Imported, JournalStore, StoreError, journal_bytes};
+
+pub use config::{NatsConfig, is_nats_url};
+pub use lease::LeaseGrant;
+pub use live::{LiveEvents, LiveFeed};
+pub use records::{Holder, StoreCheckpoint};
+pub use sink::NatsSink;
+pub use working_copy::Synced;
+
+/// A JetStream journal store (see the crate doc).
+#[derive(Debug, Clone)]
+pub struct NatsStore {
+    config: NatsConfig,
+    js: jetstream::Context,
+    stream: Stream,
+    leases: kv::Store,
+    index: kv::Store,
+    checkpoints: kv::Store,
+    lease_ttl: std::time::Duration,
+}
+
+/// A session attached to the JetStream store: its sink (which holds and renews the lease) and
+/// what the working copy held when it was made.
+#[derive(Debug)]
+pub struct NatsAttachment {
+    id: Uuid,
+    sink: Option<Arc<NatsSink>>,
+    synced: Synced,
+}
+
+impl NatsAttachment {
+    /// What the working copy sync did.
+    pub fn synced(&self) -> Synced {
+        self.synced
+    }
+
+    /// The sink, for callers that look at its acknowledgements.
+    pub fn nats_sink(&self) -> Option<&Arc<NatsSink>> {
+        self.sink.as_ref()
+    }
+}
+
+impl Attachment for NatsAttachment {
+    fn sink(&self) -> Option<Arc<dyn JournalSink>> {
+        self.sink
+            .as_ref()
+            .map(|s| Arc::clone(s) as Arc<dyn JournalSink>)
+    }
+}
+
+impl NatsStore {
+    /// Connects and creates the stream and buckets when missing.
+    pub async fn open(config: NatsConfig) -> Result<Self, StoreError> {
+        let js = connect::connect(&config).await?;
+        let stream = connect::journal_stream(&js, &config).await?;
+        let leases = connect::lease_bucket(&js, &config).await?;
+        let index = connect::index_bucket(&js, &config).await?;
+        let checkpoints = connect::checkpoint_bucket(&js, &config).await?;
+        let lease_ttl = connect::lease_ttl(&js, &config).await?;
+        Ok(NatsStore {
+            config,
+            js,
+            stream,
+            leases,
+            index,
+            checkpoints,
+            lease_ttl,
+        })
+    }
+
+    /// The settings.
+    pub fn config(&self) -> &NatsConfig {
+        &self.config
+    }
+
+    fn remote(&self, what: String, e: impl std::fmt::Display) -> StoreError {
+        StoreError::Remote {
+            store: self.describe(),
+            what,
+            reason: e.to_string(),
+        }
+    }
+
+    /// Stream sequence of the last line of `id`'s journal; 0 when the subject is empty.
+    pub async fn last_seq(&self, id: Uuid) -> Result<u64, StoreError> {
+        let started = std::time::Instant::now();
+        loop {
+            match self
+                .stream
+                .get_last_raw_message_by_subject(&self.config.journal_subject(id))
+                .await
+            {
+                Ok(message) => return Ok(message.sequence),
+                Err(e) if e.kind() == LastRawMessageErrorKind::NoMessageFound => return Ok(0),
+                // A cluster electing a leader answers late for a few seconds.
+                Err(e) if started.elapsed() < std::time::Duration::from_secs(20) => {
+                    tracing::warn!(error = %e, "looking up a session failed; retrying");
+                    tokio::time::sleep(std::time::Duration::from_millis(250)).await;
+                }
+                Err(e) => return Err(self.remote(format!("looking up session {id}"), e)),
+            }
+        }
+    }
+
+    /// The server that leads the journal stream (its RAFT leader on a cluster), if known.
+    pub async fn stream_leader(&self) -> Result<Option<String>, StoreError> {
+        let mut stream = self
+            .js
+            .get_stream(&self.config.stream)
+            .await
+            .map_err(|e| self.remote("reading the stream".into(), e))?;
+        let info = stream
+            .info()
+            .await
+            .map_err(|e| self.remote("reading the stream".into(), e))?;
+        Ok(info.cluster.as_ref().and_then(|c| c.leader.clone()))
+    }
+
+    /// The checkpoint of `id`, if one is stored and readable.
+    pub async fn checkpoint(&self, id: Uuid) -> Result<Option<StoreCheckpoint>, StoreError> {
+        let value = self
+            .checkpoints
+            .get(id.to_string())
+            .await
+            .map_err(|e| self.remote(format!("reading the checkpoint of {id}"), e))?;
+        Ok(value.and_then(|v| serde_json::from_slice(&v).ok()))
+    }
+
+    /// Publishes the live events of `id`.
+    pub fn live_feed(&self, id: Uuid) -> LiveFeed {
+        LiveFeed::new(self.js.client(), self.config.live_subject(id))
+    }
+
+    /// Subscribes to the live events of `id` (before reading its history, so nothing falls
+    /// between the two).
+    pub async fn watch(&self, id: Uuid) -> Result<LiveEvents, StoreError> {
+        LiveEvents::subscribe(
+            &self.js.client(),
+            self.config.live_subject(id),
+            id,
+            &self.describe(),
+        )
+        .await
+    }
+
+    async fn lines(&self, id: Uuid, last: u64) -> Result<Vec<read::Stored>, StoreError> {
+        if last == 0 {
+            return Ok(Vec::new());
+        }
+        read::read_all(
+            &self.stream,
+            self.config.journal_subject(id),
+            DeliverPolicy::All,
+        )
+        .await
+        .map_err(|reason| self.remote(format!("reading session {id}"), reason))
+    }
+
+    /// Records the working copy's facts: the index entry always, the checkpoint when the copy
+    /// is exactly what the store acknowledged (`acked` lines ending at `stream_seq`).
+    async fn record(
+        &self,
+        root: &StateRoot,
+        id: Uuid,
+        acked: Option<(u64, u64)>,
+    ) -> Result<(), StoreError> {
+        let summary = SessionSummary::read(&root.session(id))?;
+        let value = serde_json::to_vec(&summary).unwrap_or_default();
+        self.index
+            .put(id.to_string(), value.into())
+            .await
+            .map_err(|e| self.remote(format!("indexing session {id}"), e))?;
+        if let Some((events, stream_seq)) = acked
+            && summary.events == events
+            && let Some(bytes) = working_copy::read_copy(root, id)?
+        {
+            let checkpoint = StoreCheckpoint {
+                events,
+                bytes: bytes.len() as u64,
+                stream_seq,
+                sha256: journal_bytes::sha256_hex(&bytes),
+            };
+            let value = serde_json::to_vec(&checkpoint).unwrap_or_default();
+            self.checkpoints
+                .put(id.to_string(), value.into())
+                .await
+                .map_err(|e| self.remote(format!("writing the checkpoint of {id}"), e))?;
+        }
+        Ok(())
+    }
+}
+
+impl JournalStore for NatsStore {
+    type Attachment = NatsAttachment;
+
+    fn describe(&self) -> String {
+        format!("{} stream {}", self.config.url, self.config.stream)
+    }
+
+    async fn list(&self) -> Result<Vec<SessionSummary>, StoreError> {
+        let mut stream = self
+            .js
+            .get_stream(format!("KV_{}", self.config.index_bucket()))
+            .await
+            .map_err(|e| self.remote("reading the session index".into(), e))?;
+        let messages = stream
+            .info()
+            .await
+            .map_err(|e| self.remote("reading the session index".into(), e))?
+            .state
+            .messages;
+        if messages == 0 {
+            return Ok(Vec::new());
+        }
+        let entries = read::read_all(
+            &stream,
+            format!("$KV.{}.>", self.config.index_bucket()),
+            DeliverPolicy::LastPerSubject,
+        )
+        .await
+        .map_err(|reason| self.remote("reading the session index".into(), reason))?;
+        let mut all = Vec::with_capacity(entries.len());
+        for entry in entries {
+            match serde_json::from_slice::<SessionSummary>(&entry.payload) {
+                Ok(summary) => all.push(summary),
+                Err(e) => {
+                    tracing::warn!(key = %entry.subject, error = %e, "skipping a bad index entry")
+                }
+            }
+        }
+        SessionSummary::sort_newest_first(&mut all);
+        Ok(all)
+    }
+
+    async fn contains(&self, id: Uuid) -> Result<bool, StoreError> {
+        Ok(self.last_seq(id).await? > 0)
+    }
+
+    async fn export(&self, id: Uuid) -> Result<Vec<u8>, StoreError> {
+        let last = self.last_seq(id).await?;
+        if last == 0 {
+            return Err(StoreError::NotFound {
+                store: self.describe(),
+                id,
+            });
+        }
+        let lines = self.lines(id, last).await?;
+        let mut out = Vec::with_capacity(lines.iter().map(|l| l.payload.len()).sum());
+        for line in lines {
+            out.extend_from_slice(&line.payload);
+        }
+        Ok(out)
+    }
+
+    async fn import(&self, id: Uuid, journal: &[u8]) -> Result<Imported, StoreError> {
+        journal_bytes::check(&format!("the journal of {id}"), journal)?;
+        if self.contains(id).await? {
+            let existing = self.export(id).await?;
+            if existing == journal {
+                return Ok(Imported::AlreadyPresent);
+            }
+            return Err(StoreError::Conflict {
+                store: self.describe(),
+                id,
+                existing: existing.len() as u64,
+                imported: journal.len() as u64,
+            });
+        }
+        let lease = lease::take(&self.leases, &self.describe(), id, self.lease_ttl, false).await?;
+        let sink = NatsSink::start(&self.config, id, 0, 0, lease)?;
+        let mut seq = 0;
+        let mut result = Ok(());
+        for line in journal.split_inclusive(|&b| b == b'\n') {
+            seq += 1;
+            let event_id = Event::from_line(line.trim_ascii_end())
+                .map(|e| e.id)
+                .unwrap_or_else(|_| Uuid::new_v4());
+            if let Err(e) = sink.send(seq, event_id, line) {
+                result = Err(e);
+                break;
+            }
+        }
+        if result.is_ok() {
+            result = sink.wait(seq);
+        }
+        let acked = sink.acknowledged();
+        sink.finish();
+        result.map_err(|e| self.remote(format!("importing session {id}"), e))?;
+        // The index and checkpoint come from the same bytes, laid out as a working copy.
+        let scratch = tempfile::tempdir().map_err(|source| StoreError::Io {
+            path: std::env::temp_dir(),
+            source,
+        })?;
+        let root = StateRoot::new(scratch.path());
+        turnstile_store::FileStore::new(root.clone())
+            .import(id, journal)
+            .await?;
+        self.record(&root, id, Some(acked)).await?;
+        Ok(Imported::Created)
+    }
+
+    async fn attach(
+        &self,
+        id: Uuid,
+        root: &StateRoot,
+        mode: AttachMode,
+    ) -> Result<NatsAttachment, StoreError> {
+        let lease = match mode {
+            AttachMode::Read => None,
+            AttachMode::Create => {
+                Some(lease::take(&self.leases, &self.describe(), id, self.lease_ttl, false).await?)
+            }
+            AttachMode::Resume => {
+                Some(lease::take(&self.leases, &self.describe(), id, self.lease_ttl, true).await?)
+            }
+        };
+        // Read only once the lease is ours: no other writer appends after this point.
+        let last = self.last_seq(id).await?;
+        let synced = match mode {
+            AttachMode::Create if last > 0 => {
+                return Err(StoreError::AlreadyExists {
+                    store: self.describe(),
+                    id,
+                });
+            }
+            AttachMode::Create => Synced {
+                events: 0,
+                last_stream_seq: 0,
+                fetched: 0,
+            },
+            _ if last == 0 => {
+                return Err(StoreError::NotFound {
+                    store: self.describe(),
+                    id,
+                });
+            }
+            _ => {
+                let checkpoint = self.checkpoint(id).await?;
+                working_copy::sync(
+                    &self.stream,
+                    &self.config.journal_subject(id),
+                    root,
+                    id,
+                    last,
+                    checkpoint,
+                )
+                .await?
+            }
+        };
+        let sink = match lease {
+            Some(mut lease) => Some(NatsSink::start(
+                &self.config,
+                id,
+                synced.events,
+                synced.last_stream_seq,
+                {
+                    lease::renew(&self.leases, &self.describe(), id, &mut lease).await?;
+                    lease
+                },
+            )?),
+            None => None,
+        };
+        Ok(NatsAttachment { id, sink, synced })
+    }
+
+    async fn detach(&self, attachment: NatsAttachment, root: &StateRoot) -> Result<(), StoreError> {
+        let id = attachment.id;
+        let Some(sink) = attachment.sink else {
+            return Ok(());
+        };
+        sink.finish();
+        let acked = sink.failure().is_none().then(|| sink.acknowledged());
+        if root.session(id).events.exists() {
+            self.record(root, id, acked).await?;
+        }
+        Ok(())
+    }
+}

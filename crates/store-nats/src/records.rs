@@ -1,0 +1,44 @@
+//! The JSON values kept in the store's KV buckets.
+
+use serde::{Deserialize, Serialize};
+
+/// Who holds a session's lease (the value of its key in the lease bucket).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Holder {
+    /// Host name of the writer.
+    pub host: String,
+    /// Its process id.
+    pub pid: u32,
+    /// A fresh id per acquisition, so a holder knows its own lease from a later one.
+    pub token: String,
+}
+
+impl Holder {
+    /// This process, with a fresh token.
+    pub fn this_process() -> Self {
+        Holder {
+            host: gethostname::gethostname().to_string_lossy().into_owned(),
+            pid: std::process::id(),
+            token: uuid::Uuid::new_v4().to_string(),
+        }
+    }
+
+    /// `host pid N` for messages.
+    pub fn describe(&self) -> String {
+        format!("{} pid {}", self.host, self.pid)
+    }
+}
+
+/// A checkpoint: the stream sequence and the hash of the journal prefix it covers, so a
+/// working copy that holds that prefix needs only the messages after it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StoreCheckpoint {
+    /// Events (lines) covered.
+    pub events: u64,
+    /// Bytes covered.
+    pub bytes: u64,
+    /// Stream sequence of the last covered line.
+    pub stream_seq: u64,
+    /// SHA-256 (hex) of the covered bytes.
+    pub sha256: String,
+}

@@ -1,0 +1,247 @@
+//! One journal test suite, run against both stores: the file store of a state directory and
+//! the JetStream store on a real `nats-server` started for the test (its own port and
+//! directory). Each case is written once over `JournalStore`.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::json;
+use turnstile_journal::{StateRoot, Uuid};
+use turnstile_loop::model::{OpenAiConfig, OpenAiProvider};
+use turnstile_loop::permissions::PermissionPolicy;
+use turnstile_loop::tools::ToolRegistry;
+use turnstile_loop::{SendOptions, SessionConfig, SessionHandle, SessionParts};
+use turnstile_scripted_model::{Script, ScriptedServer};
+use turnstile_store::{AttachMode, Attachment, FileStore, Imported, JournalStore, StoreError};
+use turnstile_store_nats::local_server::LocalNats;
+use turnstile_store_nats::{NatsConfig, NatsStore};
+
+/// Where a store keeps the working copy of a session run "on host `n`": the file store has
+/// one place only, the JetStream store any local directory.
+trait Hosts {
+    fn root(&self, host: usize) -> StateRoot;
+}
+
+struct FileHosts(StateRoot);
+impl Hosts for FileHosts {
+    fn root(&self, _host: usize) -> StateRoot {
+        self.0.clone()
+    }
+}
+
+struct NatsHosts(tempfile::TempDir);
+impl Hosts for NatsHosts {
+    fn root(&self, host: usize) -> StateRoot {
+        StateRoot::new(self.0.path().join(format!("host{host}")))
+    }
+}
+
+fn parts(server: &ScriptedServer, work: &std::path::Path, sink: &impl Attachment) -> SessionParts {
+    let mut oc = OpenAiConfig::new(server.url(), "test-model");
+    oc.retry.base_delay = Duration::from_millis(5);
+    let mut config = SessionConfig::new(work, "test-model");
+    config.permissions = PermissionPolicy::from_flags(true, &[], &[]).unwrap();
+    config.journal_sink = sink.sink();
+    SessionParts {
+        config,
+        provider: Arc::new(OpenAiProvider::new(oc).unwrap()),
+        tools: Arc::new(ToolRegistry::builtin(false)),
+        hooks: None,
+        external_tools: None,
+        permission_asker: None,
+        section_transformer: None,
+    }
+}
+
+fn sample_journal() -> (Uuid, Vec<u8>) {
+    // A journal as the engine's writer writes it.
+    let dir = tempfile::tempdir().unwrap();
+    let root = StateRoot::new(dir.path());
+    let id = Uuid::new_v4();
+    let (w, _) = turnstile_journal::JournalWriter::create(&root, id, Default::default()).unwrap();
+    let mut last = None;
+    for n in 0..20 {
+        let data =
+            serde_json::value::RawValue::from_string(format!("{{\"message\":\"line {n}\"}}"))
+                .unwrap();
+        let ev = turnstile_journal::Event::with_raw_data(
+            turnstile_journal::EventType::new("session.info"),
+            data,
+            last,
+        );
+        last = Some(ev.id);
+        w.append(&ev).unwrap();
+    }
+    w.close().unwrap();
+    (id, std::fs::read(root.session(id).events).unwrap())
+}
+
+async fn import_export_round_trip(store: &impl JournalStore) {
+    let (id, bytes) = sample_journal();
+    assert!(!store.contains(id).await.unwrap());
+    assert_eq!(store.import(id, &bytes).await.unwrap(), Imported::Created);
+    assert!(store.contains(id).await.unwrap());
+    assert_eq!(
+        store.export(id).await.unwrap(),
+        bytes,
+        "export is byte-identical"
+    );
+    let listed = store.list().await.unwrap();
+    let entry = listed.iter().find(|s| s.id == Some(id)).expect("listed");
+    assert_eq!((entry.events, entry.size), (20, bytes.len() as u64));
+    // The same bytes again change nothing; other bytes are refused and change nothing.
+    assert_eq!(
+        store.import(id, &bytes).await.unwrap(),
+        Imported::AlreadyPresent
+    );
+    let other = &bytes[..bytes.len() / 2];
+    let cut = other.iter().rposition(|&b| b == b'\n').unwrap() + 1;
+    let err = store.import(id, &bytes[..cut]).await.unwrap_err();
+    assert!(matches!(err, StoreError::Conflict { .. }), "{err}");
+    assert!(err.to_string().contains(&id.to_string()), "{err}");
+    assert_eq!(store.export(id).await.unwrap(), bytes);
+}
+
+async fn bad_journals_are_refused(store: &impl JournalStore) {
+    let (id, bytes) = sample_journal();
+    let torn = &bytes[..bytes.len() - 5];
+    let err = store.import(id, torn).await.unwrap_err();
+    assert!(
+        matches!(err, StoreError::BadJournal { line: 20, .. }),
+        "{err}"
+    );
+    assert!(!store.contains(id).await.unwrap(), "nothing stored");
+    let err = store.export(Uuid::new_v4()).await.unwrap_err();
+    assert!(matches!(err, StoreError::NotFound { .. }), "{err}");
+}
+
+async fn engine_session_then_resume_elsewhere(store: &impl JournalStore, hosts: &impl Hosts) {
+    let server = ScriptedServer::start(
+        Script::new()
+            .tool_call("bash", json!({"command": "echo hi", "description": "say"}))
+            .text("first done")
+            .text("second done"),
+    )
+    .await
+    .unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let id = Uuid::new_v4();
+    let first = hosts.root(1);
+    let attachment = store.attach(id, &first, AttachMode::Create).await.unwrap();
+    let session =
+        SessionHandle::create(&first, Some(id), parts(&server, work.path(), &attachment)).unwrap();
+    session
+        .send_and_wait("one", SendOptions::default())
+        .await
+        .unwrap();
+    session.shutdown().await.unwrap();
+    drop(session);
+    store.detach(attachment, &first).await.unwrap();
+    let copy = std::fs::read(first.session(id).events).unwrap();
+    assert_eq!(store.export(id).await.unwrap(), copy);
+    // A new session under a taken id is refused.
+    assert!(store.attach(id, &first, AttachMode::Create).await.is_err());
+
+    let second = hosts.root(2);
+    let attachment = store.attach(id, &second, AttachMode::Resume).await.unwrap();
+    let (session, report) =
+        SessionHandle::resume(&second, id, parts(&server, work.path(), &attachment)).unwrap();
+    assert!(report.events_before > 5);
+    session
+        .send_and_wait("two", SendOptions::default())
+        .await
+        .unwrap();
+    session.shutdown().await.unwrap();
+    drop(session);
+    store.detach(attachment, &second).await.unwrap();
+    let exported = store.export(id).await.unwrap();
+    assert_eq!(exported, std::fs::read(second.session(id).events).unwrap());
+    assert!(
+        exported.starts_with(&copy),
+        "the resume appended after the first run's lines"
+    );
+    let scratch = tempfile::tempdir().unwrap();
+    let path = scratch.path().join("events.jsonl");
+    std::fs::write(&path, &exported).unwrap();
+    let report = turnstile_replay::audit_file(&path).unwrap();
+    assert!(report.violations.is_empty(), "{:#?}", report.violations);
+    assert_eq!(report.turns, 3);
+    let listed = store.list().await.unwrap();
+    let entry = listed.iter().find(|s| s.id == Some(id)).unwrap();
+    assert_eq!(entry.size, exported.len() as u64);
+    assert_eq!(entry.first_prompt.as_deref(), Some("one"));
+}
+
+async fn moves_between_stores(a: &impl JournalStore, b: &impl JournalStore) {
+    let (id, bytes) = sample_journal();
+    a.import(id, &bytes).await.unwrap();
+    b.import(id, &a.export(id).await.unwrap()).await.unwrap();
+    let back = tempfile::tempdir().unwrap();
+    let c = FileStore::new(StateRoot::new(back.path()));
+    c.import(id, &b.export(id).await.unwrap()).await.unwrap();
+    assert_eq!(c.export(id).await.unwrap(), bytes, "not a byte changed");
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+struct Nats {
+    _server: LocalNats,
+    _data: tempfile::TempDir,
+    store: NatsStore,
+}
+
+async fn nats() -> Nats {
+    let data = tempfile::tempdir().unwrap();
+    let server = LocalNats::start(data.path()).unwrap();
+    let store = NatsStore::open(NatsConfig::new(server.url()))
+        .await
+        .unwrap();
+    Nats {
+        _server: server,
+        _data: data,
+        store,
+    }
+}
+
+fn file_store() -> (tempfile::TempDir, FileStore) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = FileStore::new(StateRoot::new(dir.path().join("state")));
+    (dir, store)
+}
+
+#[test]
+fn file_store_passes_the_suite() {
+    runtime().block_on(async {
+        let (_dir, store) = file_store();
+        import_export_round_trip(&store).await;
+        bad_journals_are_refused(&store).await;
+        engine_session_then_resume_elsewhere(&store, &FileHosts(store.root().clone())).await;
+    });
+}
+
+#[test]
+fn jetstream_store_passes_the_suite() {
+    runtime().block_on(async {
+        let n = nats().await;
+        import_export_round_trip(&n.store).await;
+        bad_journals_are_refused(&n.store).await;
+        engine_session_then_resume_elsewhere(&n.store, &NatsHosts(tempfile::tempdir().unwrap()))
+            .await;
+    });
+}
+
+#[test]
+fn sessions_move_between_stores_without_a_byte_changed() {
+    runtime().block_on(async {
+        let n = nats().await;
+        let (_dir, file) = file_store();
+        moves_between_stores(&file, &n.store).await;
+        moves_between_stores(&n.store, &file).await;
+    });
+}

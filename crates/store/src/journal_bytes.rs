@@ -1,0 +1,73 @@
+//! Checks on a journal held as bytes (an import, a working copy): whole valid lines, and the
+//! hash of a prefix that a checkpoint vouches for.
+
+use sha2::{Digest, Sha256};
+use turnstile_journal::{JournalScan, Verdict};
+
+use crate::StoreError;
+
+/// The number of lines of `bytes`, if it is whole valid journal lines (an empty journal is).
+pub fn check(origin: &str, bytes: &[u8]) -> Result<u64, StoreError> {
+    let scan = JournalScan::of_reader(bytes, 0, 0).map_err(|e| StoreError::BadJournal {
+        origin: origin.to_owned(),
+        line: 0,
+        offset: 0,
+        message: e.to_string(),
+    })?;
+    match scan.verdict() {
+        Verdict::Clean => Ok(scan.good_lines),
+        Verdict::TornTail {
+            cut_at,
+            reason,
+            line,
+            ..
+        } => Err(StoreError::BadJournal {
+            origin: origin.to_owned(),
+            line,
+            offset: cut_at,
+            message: reason,
+        }),
+        Verdict::Damaged { first, .. } => Err(StoreError::BadJournal {
+            origin: origin.to_owned(),
+            line: first.line,
+            offset: first.offset,
+            message: first.message,
+        }),
+    }
+}
+
+/// SHA-256 of `bytes`, lowercase hex.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    let digest = Sha256::digest(bytes);
+    let mut out = String::with_capacity(64);
+    for b in digest {
+        out.push_str(&format!("{b:02x}"));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn torn_and_damaged_journals_are_refused_with_their_line() {
+        assert_eq!(check("x", b"").unwrap(), 0);
+        let err = check("import.jsonl", b"{\"type\":")
+            .unwrap_err()
+            .to_string();
+        assert!(err.starts_with("import.jsonl:1"), "{err}");
+        let err = check("j", b"not json\nnot json either\n")
+            .unwrap_err()
+            .to_string();
+        assert!(err.starts_with("j:1"), "{err}");
+    }
+
+    #[test]
+    fn hash_is_hex_sha256() {
+        assert_eq!(
+            sha256_hex(b""),
+            "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+        );
+    }
+}
