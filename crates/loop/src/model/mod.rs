@@ -46,6 +46,21 @@ pub fn http_provider(
 /// A boxed, sendable future (the trait stays object-safe).
 pub type BoxFuture<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send + 'a>>;
 
+/// `call`, unless `cancel` fires first: the one body of every HTTP provider's
+/// [`ModelProvider::complete`] (a cancelled call is dropped, which closes its connection).
+pub(crate) fn cancellable<'a>(
+    cancel: tokio_util::sync::CancellationToken,
+    call: impl std::future::Future<Output = Result<ModelResponse, ModelError>> + Send + 'a,
+) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
+    Box::pin(async move {
+        tokio::select! {
+            biased;
+            _ = cancel.cancelled() => Err(ModelError::cancelled()),
+            result = call => result,
+        }
+    })
+}
+
 /// One model call: the whole conversation so far and the tools on offer.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ChatRequest {

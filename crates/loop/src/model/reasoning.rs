@@ -8,6 +8,8 @@ use std::collections::VecDeque;
 
 use serde_json::Value;
 
+use super::ModelResponse;
+
 /// Most reasoning entries remembered (one per answer that called tools); older ones are
 /// forgotten first.
 const MAX_REMEMBERED: usize = 256;
@@ -35,6 +37,14 @@ impl ReasoningMemory {
                 Some((_, _, size)) => self.bytes -= size,
                 None => break,
             }
+        }
+    }
+
+    /// Remembers the reasoning that came with `answer`, under its first call (an answer without
+    /// calls, or without reasoning, leaves nothing to send back).
+    pub(super) fn remember_for(&mut self, answer: &ModelResponse, items: Vec<Value>) {
+        if let (Some(first), false) = (answer.tool_calls.first(), items.is_empty()) {
+            self.remember(first.id.clone(), items);
         }
     }
 

@@ -124,9 +124,7 @@ impl AnthropicProvider {
         };
         let limit = self.core.config.limits.max_answer_bytes;
         let (answer, thinking) = answer_of(message, model, started, limit)?;
-        if let (Some(first), false) = (answer.tool_calls.first(), thinking.is_empty()) {
-            self.lock().remember(first.id.clone(), thinking);
-        }
+        self.lock().remember_for(&answer, thinking);
         Ok(answer)
     }
 }
@@ -142,13 +140,7 @@ impl ModelProvider for AnthropicProvider {
         events: UnboundedSender<ModelEvent>,
         cancel: CancellationToken,
     ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
-        Box::pin(async move {
-            tokio::select! {
-                biased;
-                _ = cancel.cancelled() => Err(ModelError::cancelled()),
-                result = self.call(request, &events) => result,
-            }
-        })
+        super::cancellable(cancel, async move { self.call(request, &events).await })
     }
 }
 

@@ -182,13 +182,7 @@ impl ModelProvider for OpenAiProvider {
         events: UnboundedSender<ModelEvent>,
         cancel: CancellationToken,
     ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
-        Box::pin(async move {
-            tokio::select! {
-                biased;
-                _ = cancel.cancelled() => Err(ModelError::cancelled()),
-                result = self.call(request, &events) => result,
-            }
-        })
+        super::cancellable(cancel, async move { self.call(request, &events).await })
     }
 }
 

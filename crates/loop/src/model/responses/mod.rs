@@ -127,9 +127,7 @@ impl ResponsesProvider {
             Output::of_response(whole)?
         };
         let (answer, reasoning) = output.into_answer(model, started, limit)?;
-        if let (Some(first), false) = (answer.tool_calls.first(), reasoning.is_empty()) {
-            self.lock().remember(first.id.clone(), reasoning);
-        }
+        self.lock().remember_for(&answer, reasoning);
         Ok(answer)
     }
 }
@@ -145,13 +143,7 @@ impl ModelProvider for ResponsesProvider {
         events: UnboundedSender<ModelEvent>,
         cancel: CancellationToken,
     ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
-        Box::pin(async move {
-            tokio::select! {
-                biased;
-                _ = cancel.cancelled() => Err(ModelError::cancelled()),
-                result = self.call(request, &events) => result,
-            }
-        })
+        super::cancellable(cancel, async move { self.call(request, &events).await })
     }
 }
 

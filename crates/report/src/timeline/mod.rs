@@ -1,0 +1,284 @@
+//! Journal records into timeline [`Item`]s, one record at a time.
+//!
+//! A turn is held open while its events arrive and handed out when it ends, so memory follows
+//! the open turns (one per agent, capped), never the journal; every text is clipped as it is
+//! read. Marks are handed out where they happen. This file routes each event; `facts.rs` keeps
+//! what the header shows, `turns.rs` opens and closes turns, `calls.rs` nests tool calls with
+//! their permissions and hooks.
+
+mod calls;
+mod facts;
+#[cfg(test)]
+mod tests;
+mod turns;
+
+use std::collections::HashMap;
+
+use turnstile_journal::payload::{self, TypedEvent};
+use turnstile_journal::{Event, ReadError, Record};
+
+use crate::items::{Clipped, Item, Lane, Mark, MarkKind, Note, NoteKind};
+pub use facts::{ModelTokens, Requests, SessionFacts, Usage};
+use turns::{OpenTurn, close};
+
+/// Bytes of a tool call's arguments kept.
+pub const ARGUMENTS_CAP: usize = 2 << 10;
+/// Bytes of a tool result, an answer or a prompt kept.
+pub const TEXT_CAP: usize = 4 << 10;
+/// Bytes of a note or mark kept.
+pub const NOTE_CAP: usize = 1 << 10;
+/// Tool calls kept per turn; the rest are counted.
+pub const MAX_CALLS_PER_TURN: usize = 128;
+/// Notes kept per turn or call; the rest are dropped.
+pub const MAX_NOTES: usize = 64;
+/// Agents with a lane of their own; the turns of any further agent share [`OTHER_AGENTS`].
+pub const MAX_LANES: usize = 16;
+/// The lane of agents beyond [`MAX_LANES`].
+pub const OTHER_AGENTS: &str = "other agents";
+
+/// The builder: feed records in journal order, collect items.
+#[derive(Debug, Default)]
+pub struct Timeline {
+    facts: SessionFacts,
+    open: HashMap<Lane, OpenTurn>,
+    lanes: Vec<String>,
+    turns: u64,
+    /// Permission requests waiting for their answer: request id -> (call id, summary).
+    asks: HashMap<String, (Option<String>, String)>,
+    /// The process writing since the last start or resume has recorded its shutdown.
+    closed_cleanly: bool,
+    started: bool,
+}
+
+/// Where an event sits: its journal line, its agent's lane and its time.
+struct At {
+    line: u64,
+    lane: Lane,
+    ms: i64,
+}
+
+impl At {
+    /// A mark at this event.
+    fn mark(&self, kind: MarkKind, text: &str) -> Item {
+        Item::Mark(Mark {
+            kind,
+            line: self.line,
+            lane: self.lane.clone(),
+            text: Clipped::new(text, NOTE_CAP),
+        })
+    }
+}
+
+impl Timeline {
+    /// An empty timeline.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// What the header shows, as far as read.
+    pub fn facts(&self) -> &SessionFacts {
+        &self.facts
+    }
+
+    /// Folds one result of the journal reader into the timeline; finished items go to `out`.
+    pub fn push(&mut self, record: Result<Record, ReadError>, out: &mut Vec<Item>) {
+        match record {
+            Ok(record) => self.event(record.line, &record.event, out),
+            Err(e) => out.push(Item::Mark(Mark {
+                kind: MarkKind::Unreadable,
+                line: e.line().unwrap_or(0),
+                lane: None,
+                text: Clipped::new(&e.to_string(), NOTE_CAP),
+            })),
+        }
+    }
+
+    /// Hands out the turns still open at the end of the journal, marked as not ended.
+    pub fn finish(&mut self, out: &mut Vec<Item>) {
+        let mut open: Vec<OpenTurn> = self.open.drain().map(|(_, t)| t).collect();
+        open.sort_by_key(|t| t.turn.ordinal);
+        out.extend(open.into_iter().map(|t| Item::Turn(close(t, None))));
+    }
+
+    fn lane_of(&mut self, event: &Event) -> Lane {
+        let id = event.agent_id.as_ref()?;
+        if self.lanes.iter().any(|l| l == id) {
+            return Some(id.clone());
+        }
+        if self.lanes.len() < MAX_LANES {
+            self.lanes.push(id.clone());
+            return Some(id.clone());
+        }
+        Some(OTHER_AGENTS.to_owned())
+    }
+
+    fn event(&mut self, line: u64, event: &Event, out: &mut Vec<Item>) {
+        let lane = self.lane_of(event);
+        let ms = event.timestamp.millis();
+        self.facts.last_time = Some(event.timestamp.to_text());
+        if let Some(open) = self.open.get_mut(&lane) {
+            open.last_ms = open.last_ms.max(ms);
+        }
+        let typed = match payload::typed(event) {
+            Ok(t) => t,
+            Err(e) => {
+                out.push(Item::Mark(Mark {
+                    kind: MarkKind::Unreadable,
+                    line,
+                    lane,
+                    text: Clipped::new(&format!("line {line}: {e}"), NOTE_CAP),
+                }));
+                return;
+            }
+        };
+        let at = At { line, lane, ms };
+        match typed {
+            TypedEvent::SessionStart(start) => self.on_start(&start, &at, out),
+            TypedEvent::SessionResume(resume) => self.on_resume(&resume, &at, out),
+            TypedEvent::SessionShutdown(shutdown) => self.on_shutdown(&shutdown, &at, out),
+            TypedEvent::SessionModelChange(change) => {
+                self.facts.model = Some(change.new_model.clone());
+                let text = format!("model changed to {}", change.new_model);
+                self.note_or_mark(at, NoteKind::Info, MarkKind::Info, false, &text, out);
+            }
+            TypedEvent::UserMessage(msg) => {
+                let kind = if msg.is_autopilot_continuation == Some(true) {
+                    MarkKind::Nudge
+                } else {
+                    MarkKind::Prompt
+                };
+                // The runtime records its autopilot nudge only as what the model read.
+                let text = match &msg.transformed_content {
+                    Some(model_read) if msg.content.is_empty() => model_read,
+                    _ => &msg.content,
+                };
+                out.push(Item::Mark(Mark {
+                    kind,
+                    line,
+                    lane: at.lane,
+                    text: Clipped::new(text, TEXT_CAP),
+                }));
+            }
+            TypedEvent::AssistantTurnStart(start) => self.on_turn_start(&start, at, out),
+            TypedEvent::AssistantMessage(msg) => self.on_message(&msg, &at, out),
+            TypedEvent::AssistantTurnEnd(_) => self.on_turn_end(&at, out),
+            TypedEvent::ToolExecutionStart(start) => self.on_tool_start(&start, &at, out),
+            TypedEvent::ToolExecutionComplete(done) => self.on_tool_complete(&done, &at, out),
+            TypedEvent::PermissionRequested(ask) => self.on_permission_requested(&ask),
+            TypedEvent::PermissionCompleted(done) => self.on_permission_completed(done, at, out),
+            TypedEvent::HookStart(_) => {}
+            TypedEvent::HookEnd(end) => self.on_hook_end(end, at, out),
+            TypedEvent::SessionError(e) => {
+                let status = e
+                    .status_code
+                    .map(|s| format!(" (HTTP {s})"))
+                    .unwrap_or_default();
+                let text = format!("{}{status}: {}", e.error_type, e.message);
+                self.note_or_mark(at, NoteKind::Error, MarkKind::Error, true, &text, out);
+            }
+            TypedEvent::Abort(a) => {
+                let text = format!("aborted: {}", a.reason);
+                self.note_or_mark(at, NoteKind::Abort, MarkKind::Abort, true, &text, out);
+            }
+            TypedEvent::SessionTaskComplete(done) => {
+                out.push(at.mark(
+                    MarkKind::TaskComplete,
+                    &format!("task complete: {}", done.summary.as_deref().unwrap_or("")),
+                ));
+            }
+            TypedEvent::Other(t) => match t.as_str() {
+                "session.warning" => {
+                    let text = event
+                        .payload::<payload::SessionWarning>()
+                        .map(|w| format!("{}: {}", w.warning_type, w.message))
+                        .unwrap_or_else(|e| e.to_string());
+                    self.note_or_mark(at, NoteKind::Warning, MarkKind::Warning, true, &text, out);
+                }
+                "session.compaction_complete"
+                | "session.truncation"
+                | "session.snapshot_rewind"
+                | "subagent.started"
+                | "subagent.completed"
+                | "subagent.failed"
+                | "session.mode_changed"
+                | "session.info" => {
+                    let bad = t.as_str() == "subagent.failed";
+                    self.note_or_mark(at, NoteKind::Info, MarkKind::Info, bad, t.as_str(), out);
+                }
+                _ => {}
+            },
+            _ => {}
+        }
+    }
+
+    /// The lane's open turn, else the main agent's (a runtime may record a sub-agent's tool
+    /// events without its `agentId`).
+    fn open_turn_mut(&mut self, lane: &Lane) -> Option<&mut OpenTurn> {
+        if self.open.contains_key(lane) {
+            return self.open.get_mut(lane);
+        }
+        self.open.get_mut(&None)
+    }
+
+    fn call_note(&mut self, lane: Lane, call_id: Option<String>, note: Note, out: &mut Vec<Item>) {
+        let Some(open) = self.open_turn_mut(&lane) else {
+            out.push(Item::Mark(Mark {
+                kind: if note.bad {
+                    MarkKind::Warning
+                } else {
+                    MarkKind::Info
+                },
+                line: note.line,
+                lane,
+                text: note.text,
+            }));
+            return;
+        };
+        let call = call_id.and_then(|id| open.turn.calls.iter_mut().find(|c| c.id == id));
+        match call {
+            Some(call) => push_note(&mut call.notes, note),
+            None => push_note(&mut open.turn.notes, note),
+        }
+    }
+
+    /// A note on the lane's open turn, or a mark where no turn is open.
+    fn note_or_mark(
+        &mut self,
+        at: At,
+        note: NoteKind,
+        mark: MarkKind,
+        bad: bool,
+        text: &str,
+        out: &mut Vec<Item>,
+    ) {
+        let At { line, lane, .. } = at;
+        match self.open.get_mut(&lane) {
+            Some(open) => push_note(
+                &mut open.turn.notes,
+                Note {
+                    kind: note,
+                    line,
+                    text: Clipped::new(text, NOTE_CAP),
+                    bad,
+                },
+            ),
+            None => out.push(Item::Mark(Mark {
+                kind: mark,
+                line,
+                lane,
+                text: Clipped::new(text, NOTE_CAP),
+            })),
+        }
+    }
+}
+
+fn push_note(notes: &mut Vec<Note>, note: Note) {
+    if notes.len() < MAX_NOTES {
+        notes.push(note);
+    }
+}
+
+/// Milliseconds from `from` to `to`; a clock that went backwards counts as zero.
+fn span(from: i64, to: i64) -> u64 {
+    u64::try_from(to.saturating_sub(from)).unwrap_or(0)
+}
