@@ -6,6 +6,11 @@
 //! writer: the kernel may have dropped the dirty pages, so retrying could claim durability for
 //! data that is gone. Reopen (which recovers the tail) instead.
 
+mod error;
+mod index_facts;
+mod options;
+mod syncer;
+
 use std::fs::File;
 use std::io::{self, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -16,138 +21,17 @@ use tokio::sync::watch;
 use uuid::Uuid;
 
 use crate::event::Event;
-use crate::index::{IndexRecord, JournalId};
 use crate::layout::{EVENTS_FILE, LayoutError, SessionPaths, StateRoot};
-use crate::repair::{RepairError, RepairOutcome, cut_tail};
+use crate::repair::cut_tail;
 use crate::scan::{JournalScan, ScanError, Verdict};
 use crate::session_dir::{Access, SessionDir};
 use crate::sink::{JournalSink, SinkError};
-use crate::summary::{HEAD_LINES, HeadFacts, SessionSummary, last_line_timestamp};
-use crate::writer_lock::{LockError, WriterLock};
-
-/// When appended events are fsynced.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Durability {
-    /// Every append waits for an fsync covering it (group-committed with concurrent appends).
-    Event,
-    /// fsync at turn boundaries and before idle ([`JournalWriter::turn_boundary`]).
-    #[default]
-    Turn,
-    /// Never fsync; the OS writes back when it likes. For throwaway sessions and benchmarks.
-    Off,
-}
-
-impl std::str::FromStr for Durability {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "event" => Ok(Durability::Event),
-            "turn" => Ok(Durability::Turn),
-            "off" => Ok(Durability::Off),
-            other => Err(format!(
-                "unknown durability {other:?}: expected event, turn or off"
-            )),
-        }
-    }
-}
-
-/// Options for opening a writer.
-#[derive(Debug, Clone, Default)]
-pub struct WriterOptions {
-    /// When to fsync.
-    pub durability: Durability,
-    /// A replica every line goes to before the file (a remote store); `None` for the file
-    /// store alone.
-    pub sink: Option<Arc<dyn JournalSink>>,
-    /// Bytes at the start of the journal already known to be whole valid lines (from a verified
-    /// checkpoint), so opening only scans what follows. `None` scans the whole file.
-    pub trusted_prefix: Option<TrustedPrefix>,
-}
-
-/// A prefix of the journal vouched for by a checkpoint.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct TrustedPrefix {
-    /// Length in bytes (at a line boundary).
-    pub len: u64,
-    /// Number of lines in it.
-    pub lines: u64,
-    /// Id of its last event.
-    pub last_id: Option<Uuid>,
-}
-
-/// Why a writer could not open or append.
-#[derive(Debug, thiserror::Error)]
-pub enum WriteError {
-    /// The session is locked by another writer.
-    #[error(transparent)]
-    Locked(#[from] LockError),
-    /// Paths or ids are wrong.
-    #[error(transparent)]
-    Layout(#[from] LayoutError),
-    /// The journal could not be scanned.
-    #[error(transparent)]
-    Scan(#[from] ScanError),
-    /// Cutting a torn tail failed.
-    #[error(transparent)]
-    Repair(#[from] RepairError),
-    /// A line in the middle of the journal is bad; appending is refused.
-    #[error("{}:{line} (byte {offset}): {message}; the journal is damaged before its last line, so nothing will be appended; inspect it with `turnstile fsck` and repair it with `turnstile repair --salvage`", path.display())]
-    Damaged {
-        /// The journal.
-        path: PathBuf,
-        /// The first bad line.
-        line: u64,
-        /// Its byte offset.
-        offset: u64,
-        /// What is wrong with it.
-        message: String,
-    },
-    /// An ephemeral event was handed to the journal.
-    #[error("event type {0} is ephemeral and is never written to disk")]
-    Ephemeral(String),
-    /// The event does not continue the chain of `parentId`s.
-    #[error("event {id} has parentId {parent:?} but the journal's last event is {last:?}")]
-    BrokenChain {
-        /// The refused event.
-        id: Uuid,
-        /// Its parent.
-        parent: Option<Uuid>,
-        /// What it should have been.
-        last: Option<Uuid>,
-    },
-    /// A write or fsync failed earlier; this writer accepts nothing more.
-    #[error("{}: the journal writer is poisoned by an earlier failure ({reason}); reopen the session to recover", path.display())]
-    Poisoned {
-        /// The journal.
-        path: PathBuf,
-        /// The first failure.
-        reason: String,
-    },
-    /// The journal's replica (a remote store) refused or failed; the writer is poisoned.
-    #[error(transparent)]
-    Sink(#[from] SinkError),
-    /// An I/O error.
-    #[error("{}: {source}", path.display())]
-    Io {
-        /// The journal.
-        path: PathBuf,
-        /// The OS error.
-        source: io::Error,
-    },
-}
-
-/// What opening found and did.
-#[derive(Debug, Clone, Default)]
-pub struct Recovery {
-    /// Valid events in the journal after opening.
-    pub events: u64,
-    /// Size in bytes after opening.
-    pub bytes: u64,
-    /// Id of the last event.
-    pub last_id: Option<Uuid>,
-    /// A torn tail that was cut, if any.
-    pub torn_tail: Option<RepairOutcome>,
-}
+use crate::summary::HEAD_LINES;
+use crate::writer_lock::WriterLock;
+pub use error::WriteError;
+use index_facts::{IndexFacts, index_facts};
+pub use options::{Durability, Recovery, TrustedPrefix, UnknownDurability, WriterOptions};
+use syncer::{lock, poison, syncer_loop};
 
 /// Sequence numbers count events appended through this writer plus those already on disk.
 #[derive(Debug)]
@@ -161,41 +45,6 @@ struct State {
     closing: bool,
     /// What the session index needs (`None` when the session is not in a state root).
     facts: Option<IndexFacts>,
-}
-
-/// The listing facts of the session, kept in step with appends for the session index.
-#[derive(Debug)]
-struct IndexFacts {
-    root: PathBuf,
-    id: Uuid,
-    head: HeadFacts,
-    updated: Option<crate::timestamp::Timestamp>,
-    /// A turn ended (or the session shut down) since the last record.
-    due: bool,
-}
-
-/// The index record of the journal as it is now; `None` if the file is not exactly what this
-/// writer wrote (someone else appended: let the listing read it).
-fn index_record(shared: &Shared, st: &State) -> Option<(PathBuf, IndexRecord)> {
-    let facts = st.facts.as_ref()?;
-    let meta = shared.file.metadata().ok()?;
-    let journal = JournalId::of(&meta);
-    if journal.size != st.bytes || st.poisoned.is_some() {
-        return None;
-    }
-    let summary = SessionSummary {
-        id: Some(facts.id),
-        cwd: facts.head.cwd.clone(),
-        created: facts.head.created.clone(),
-        updated: facts.updated.as_ref().map(|t| t.to_text()),
-        events: st.written,
-        size: st.bytes,
-        first_prompt: facts.head.first_prompt.clone(),
-    };
-    Some((
-        facts.root.clone(),
-        IndexRecord::new(facts.id, journal, &summary),
-    ))
 }
 
 #[derive(Debug)]
@@ -574,20 +423,6 @@ impl JournalWriter {
         }
     }
 
-    /// Appends the session's current facts to the session index (no fsync; see `index.rs`).
-    fn update_index(&self) {
-        let record = {
-            let mut st = self.lock_state();
-            if let Some(facts) = st.facts.as_mut() {
-                facts.due = false;
-            }
-            index_record(&self.shared, &st)
-        };
-        if let Some((root, record)) = record {
-            crate::index::append(&root, &record);
-        }
-    }
-
     /// Poisons the writer as if an fsync had failed (for tests of the failure path).
     #[doc(hidden)]
     pub fn poison_for_test(&self, reason: &str) {
@@ -600,85 +435,6 @@ impl Drop for JournalWriter {
     fn drop(&mut self) {
         self.stop_syncer();
     }
-}
-
-fn lock(m: &Mutex<State>) -> MutexGuard<'_, State> {
-    // A panic while holding the lock cannot leave State inconsistent (plain counters).
-    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
-}
-
-fn poison(shared: &Shared, st: &mut State, reason: String) {
-    if st.poisoned.is_none() {
-        tracing::error!(journal = %shared.path.display(), %reason, "journal writer poisoned");
-        st.poisoned = Some(reason);
-    }
-    shared.progress.notify_all();
-    shared.durable_tx.send_replace((st.durable, true));
-}
-
-fn syncer_loop(shared: &Shared) {
-    let mut st = lock(&shared.state);
-    loop {
-        while st.requested <= st.durable && !st.closing && st.poisoned.is_none() {
-            st = shared
-                .work
-                .wait(st)
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
-        }
-        if st.poisoned.is_some() || (st.closing && st.requested <= st.durable) {
-            return;
-        }
-        // Group commit: everything written so far is covered by this one fsync.
-        let target = st.written;
-        drop(st);
-        let result = shared.file.sync_data();
-        st = lock(&shared.state);
-        match result {
-            Ok(()) => {
-                st.durable = st.durable.max(target);
-                shared.progress.notify_all();
-                shared.durable_tx.send_replace((st.durable, false));
-                // After the waiters are woken, so the index costs them nothing.
-                let due = st
-                    .facts
-                    .as_mut()
-                    .is_some_and(|f| std::mem::take(&mut f.due));
-                if due && let Some((root, record)) = index_record(shared, &st) {
-                    drop(st);
-                    crate::index::append(&root, &record);
-                    st = lock(&shared.state);
-                }
-            }
-            Err(e) => poison(shared, &mut st, format!("fsync failed: {e}")),
-        }
-    }
-}
-
-/// The index facts of a session in a state root (a directory named by its id), read from
-/// the head and the last line of the journal as recovered (`bytes` long).
-fn index_facts(
-    paths: &SessionPaths,
-    dir: &SessionDir,
-    name: &str,
-    bytes: u64,
-) -> Option<IndexFacts> {
-    let id = paths.id?;
-    let root = paths.dir.parent()?.to_path_buf();
-    if name != EVENTS_FILE {
-        return None;
-    }
-    let file = dir.open_file(name, Access::Read).ok()?;
-    let head = HeadFacts::read(&file).ok()?;
-    let updated = last_line_timestamp(&file, bytes)
-        .ok()?
-        .and_then(|t| crate::timestamp::Timestamp::parse(&t).ok());
-    Some(IndexFacts {
-        root,
-        id,
-        head,
-        updated,
-        due: false,
-    })
 }
 
 fn scan_from(path: &Path, trusted: Option<TrustedPrefix>) -> Result<JournalScan, ScanError> {
