@@ -4,6 +4,7 @@ mod commands;
 mod config;
 mod live_view;
 mod provider_flags;
+mod served_store;
 mod session_flags;
 mod store;
 mod target;
@@ -223,8 +224,8 @@ fn run_local(
     state_dir: Option<&std::path::Path>,
 ) -> anyhow::Result<ExitCode> {
     match command {
-        Command::Headless => commands::serve::run_headless(&cli.server, state_dir),
-        Command::Serve(args) => commands::serve::run(args, state_dir),
+        Command::Headless => commands::serve::run_headless(&cli.server, state_dir, &cli.store),
+        Command::Serve(args) => commands::serve::run(args, state_dir, &cli.store),
         Command::Sessions { json, no_index } => {
             commands::sessions::run(*json, !*no_index, state_dir)
         }

@@ -2,115 +2,33 @@
 //! (their own flags plus the user's `cliArgs`): each is accepted with its meaning, an unknown
 //! one exits non-zero naming it. Real process, real pipes, a scripted model on 127.0.0.1.
 
-use std::io::{BufRead, BufReader, Read, Write};
+mod common;
+
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 
 use assert_cmd::cargo::CommandCargoExt;
-use serde_json::{Value, json};
+use serde_json::json;
 use turnstile_scripted_model::{Script, ScriptedServer};
 
-/// A runtime on stdio, spoken to frame by frame.
-struct Runtime {
-    child: Child,
-    out: BufReader<std::process::ChildStdout>,
-    next_id: u64,
-}
+use common::rpc::StdioServer;
 
-impl Runtime {
-    fn start(home: &Path, work: &Path, flags: &[&str]) -> Self {
-        let mut child = Command::cargo_bin("turnstile")
-            .unwrap()
-            .args([
-                "--headless",
-                "--no-auto-update",
-                "--stdio",
-                "--no-auto-login",
-            ])
-            .args(flags)
-            .env("COPILOT_HOME", home)
-            .env_remove("TURNSTILE_API_KEY")
-            .env_remove("OPENAI_API_KEY")
-            .current_dir(work)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let out = BufReader::new(child.stdout.take().unwrap());
-        Runtime {
-            child,
-            out,
-            next_id: 1,
-        }
-    }
-
-    fn read(&mut self) -> Value {
-        let mut length = None;
-        loop {
-            let mut line = String::new();
-            assert!(
-                self.out.read_line(&mut line).unwrap() > 0,
-                "the runtime closed stdout"
-            );
-            let line = line.trim_end();
-            if line.is_empty() && length.is_some() {
-                break;
-            }
-            if let Some(n) = line.strip_prefix("Content-Length: ") {
-                length = Some(n.parse::<usize>().unwrap());
-            }
-        }
-        let mut body = vec![0; length.unwrap()];
-        self.out.read_exact(&mut body).unwrap();
-        serde_json::from_slice(&body).unwrap()
-    }
-
-    /// Calls and returns the response, skipping notifications and answering requests `{}`.
-    fn call(&mut self, method: &str, params: Value) -> Value {
-        let id = self.next_id;
-        self.next_id += 1;
-        self.write(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
-        loop {
-            let message = self.read();
-            if message.get("method").is_none() && message["id"] == id {
-                return message;
-            }
-        }
-    }
-
-    /// Reads until a `session.event` matching `done`; returns the events.
-    fn events_until(&mut self, done: impl Fn(&Value) -> bool) -> Vec<Value> {
-        let mut events = Vec::new();
-        loop {
-            let message = self.read();
-            if message["method"] == "session.event" {
-                let event = message["params"]["event"].clone();
-                let stop = done(&event);
-                events.push(event);
-                if stop {
-                    return events;
-                }
-            }
-        }
-    }
-
-    fn write(&mut self, body: &Value) {
-        let body = body.to_string();
-        let stdin = self.child.stdin.as_mut().unwrap();
-        write!(stdin, "Content-Length: {}\r\n\r\n{body}", body.len()).unwrap();
-        stdin.flush().unwrap();
-    }
-
-    /// Closes stdin and returns the exit status and stderr.
-    fn stop(mut self) -> (std::process::ExitStatus, String) {
-        drop(self.child.stdin.take());
-        let mut stderr = String::new();
-        if let Some(mut err) = self.child.stderr.take() {
-            let _ = err.read_to_string(&mut stderr);
-        }
-        (self.child.wait().unwrap(), stderr)
-    }
+/// A runtime on stdio as the clients start it, with these flags.
+fn start_runtime(home: &Path, work: &Path, flags: &[&str]) -> StdioServer {
+    let mut cmd = Command::cargo_bin("turnstile").unwrap();
+    cmd.args([
+        "--headless",
+        "--no-auto-update",
+        "--stdio",
+        "--no-auto-login",
+    ])
+    .args(flags)
+    .env("COPILOT_HOME", home)
+    .env_remove("TURNSTILE_API_KEY")
+    .env_remove("OPENAI_API_KEY")
+    .current_dir(work)
+    .stderr(Stdio::piped());
+    StdioServer::spawn(cmd)
 }
 
 #[test]
@@ -144,7 +62,7 @@ fn every_flag_the_clients_pass_is_accepted() {
         vec!["--max-autopilot-continues", "3"],
     ];
     for flags in sets {
-        let mut runtime = Runtime::start(home.path(), work.path(), &flags);
+        let mut runtime = start_runtime(home.path(), work.path(), &flags);
         let pong = runtime.call("ping", json!({"message": "x"}));
         assert_eq!(pong["result"]["message"], "pong: x", "{flags:?}: {pong}");
         let (status, stderr) = runtime.stop();
@@ -208,7 +126,7 @@ fn an_unknown_flag_exits_non_zero_naming_it() {
 fn mode_plan_is_the_mode_of_new_sessions() {
     let home = tempfile::tempdir().unwrap();
     let work = tempfile::tempdir().unwrap();
-    let mut runtime = Runtime::start(home.path(), work.path(), &["--mode", "plan"]);
+    let mut runtime = start_runtime(home.path(), work.path(), &["--mode", "plan"]);
     let created = runtime.call(
         "session.create",
         json!({"model": "m", "provider": {"type": "openai", "baseUrl": "http://127.0.0.1:9/v1"}}),
@@ -240,7 +158,7 @@ fn yolo_allows_tools_without_asking_and_config_dir_holds_the_sessions() {
     let config_dir = tempfile::tempdir().unwrap();
     let work = tempfile::tempdir().unwrap();
     let config_dir_arg = config_dir.path().to_str().unwrap().to_owned();
-    let mut runtime = Runtime::start(
+    let mut runtime = start_runtime(
         home.path(),
         work.path(),
         &["--yolo", "--config-dir", &config_dir_arg],
@@ -290,7 +208,7 @@ fn without_yolo_the_same_bash_call_is_denied() {
         .unwrap();
     let home = tempfile::tempdir().unwrap();
     let work = tempfile::tempdir().unwrap();
-    let mut runtime = Runtime::start(home.path(), work.path(), &[]);
+    let mut runtime = start_runtime(home.path(), work.path(), &[]);
     let created = runtime.call(
         "session.create",
         json!({

@@ -2,11 +2,14 @@
 //! and `--auth-token-env`: `models.list` comes from the endpoint's `GET /models` with the token
 //! as bearer; `--default-base-url` overrides `COPILOT_API_URL`. The real binary, real pipes.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::process::{Child, ChildStdout, Command, Stdio};
+mod common;
+
+use std::process::{Command, Stdio};
 
 use serde_json::{Value, json};
 use turnstile_scripted_model::{Script, ScriptedServer};
+
+use common::rpc::StdioServer;
 
 struct Runtime(tokio::runtime::Runtime);
 
@@ -26,8 +29,8 @@ impl Runtime {
     }
 }
 
-/// A running server, its stdout, and its state directory (removed when dropped).
-type Spawned = (Child, BufReader<ChildStdout>, tempfile::TempDir);
+/// A running server and its state directory (removed when dropped).
+type Spawned = (StdioServer, tempfile::TempDir);
 
 fn spawn(env: &[(&str, &str)], args: &[&str]) -> Spawned {
     let state = tempfile::tempdir().unwrap();
@@ -40,47 +43,11 @@ fn spawn(env: &[(&str, &str)], args: &[&str]) -> Spawned {
         .env_remove("GH_TOKEN")
         .env_remove("GITHUB_TOKEN")
         .env_remove("COPILOT_SDK_AUTH_TOKEN")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
         .stderr(Stdio::null());
     for (k, v) in env {
         cmd.env(k, v);
     }
-    let mut child = cmd.spawn().unwrap();
-    let stdout = BufReader::new(child.stdout.take().unwrap());
-    (child, stdout, state)
-}
-
-fn call(child: &mut Child, out: &mut BufReader<ChildStdout>, method: &str) -> Value {
-    let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": {}}).to_string();
-    let stdin = child.stdin.as_mut().unwrap();
-    write!(stdin, "Content-Length: {}\r\n\r\n{body}", body.len()).unwrap();
-    stdin.flush().unwrap();
-    loop {
-        let mut length = None;
-        loop {
-            let mut line = String::new();
-            assert!(
-                out.read_line(&mut line).unwrap() > 0,
-                "the server closed stdout"
-            );
-            let line = line.trim_end();
-            if line.is_empty() {
-                break;
-            }
-            if let Some((name, value)) = line.split_once(':')
-                && name.eq_ignore_ascii_case("content-length")
-            {
-                length = Some(value.trim().parse::<usize>().unwrap());
-            }
-        }
-        let mut frame = vec![0; length.expect("a Content-Length header")];
-        out.read_exact(&mut frame).unwrap();
-        let message: Value = serde_json::from_slice(&frame).unwrap();
-        if message["id"] == 1 {
-            return message;
-        }
-    }
+    (StdioServer::spawn(cmd), state)
 }
 
 fn models() -> Vec<Value> {
@@ -94,13 +61,12 @@ fn copilot_api_url_and_the_auth_token_env_give_models_list() {
     let rt = Runtime::new();
     let model = rt.server(Script::new().with_models(models()));
     let base = format!("http://{}", model.addr());
-    let (mut child, mut out, _state) = spawn(
+    let (mut server, _state) = spawn(
         &[("COPILOT_API_URL", &base), ("MY_GH_TOKEN", "gho_from_env")],
         &["--auth-token-env", "MY_GH_TOKEN"],
     );
-    let answer = call(&mut child, &mut out, "models.list");
-    child.kill().unwrap();
-    let _ = child.wait();
+    let answer = server.call("models.list", json!({}));
+    server.kill();
     assert_eq!(answer["result"]["models"][0]["id"], "gpt-5", "{answer}");
     assert_eq!(
         answer["result"]["models"][0]["capabilities"]["limits"]["max_context_window_tokens"],
@@ -119,11 +85,9 @@ fn without_auth_token_env_the_gh_token_is_used() {
     let rt = Runtime::new();
     let model = rt.server(Script::new().with_models(models()));
     let base = format!("http://{}", model.addr());
-    let (mut child, mut out, _state) =
-        spawn(&[("COPILOT_API_URL", &base), ("GH_TOKEN", "gho_gh")], &[]);
-    let answer = call(&mut child, &mut out, "models.list");
-    child.kill().unwrap();
-    let _ = child.wait();
+    let (mut server, _state) = spawn(&[("COPILOT_API_URL", &base), ("GH_TOKEN", "gho_gh")], &[]);
+    let answer = server.call("models.list", json!({}));
+    server.kill();
     assert_eq!(answer["result"]["models"][0]["id"], "gpt-5", "{answer}");
     assert_eq!(
         model.recorded()[0].header("authorization"),
@@ -136,7 +100,7 @@ fn default_base_url_overrides_copilot_api_url() {
     let rt = Runtime::new();
     let model = rt.server(Script::new().with_models(models()));
     let base = format!("http://{}", model.addr());
-    let (mut child, mut out, _state) = spawn(
+    let (mut server, _state) = spawn(
         &[("COPILOT_API_URL", &base)],
         &[
             "--default-base-url",
@@ -145,9 +109,8 @@ fn default_base_url_overrides_copilot_api_url() {
             "local-m",
         ],
     );
-    let answer = call(&mut child, &mut out, "models.list");
-    child.kill().unwrap();
-    let _ = child.wait();
+    let answer = server.call("models.list", json!({}));
+    server.kill();
     // The OpenAI-compatible default: its one model, nothing asked of the Copilot endpoint.
     assert_eq!(answer["result"]["models"][0]["id"], "local-m", "{answer}");
     assert!(model.recorded().is_empty());

@@ -2,7 +2,10 @@
 //! loopback ports (each test its own server and directory): run, list, export and import,
 //! events and audit from the store, a live watch, kill -9 of the writer and a resume from
 //! another state directory, a zombie writer (SIGSTOP past its lease), and the stream leader of
-//! a 3-node cluster killed mid-session.
+//! a 3-node cluster killed mid-session, and the SDK server on the store (a session created
+//! through one server, listed and resumed through another host's server).
+
+mod common;
 
 use std::collections::HashSet;
 use std::io::{BufRead, BufReader};
@@ -14,6 +17,8 @@ use assert_cmd::cargo::CommandCargoExt;
 use serde_json::{Value, json};
 use turnstile_scripted_model::{Script, ScriptedServer};
 use turnstile_store_nats::local_server::LocalNats;
+
+use common::rpc::StdioServer;
 
 struct Env {
     /// The writers' lease TTL in seconds.
@@ -94,6 +99,54 @@ impl Env {
     }
 }
 
+impl Env {
+    /// `turnstile --headless --stdio` on `store` as host `host`, its default model `model`.
+    fn sdk_server(&self, store: &str, host: &str, model: &ScriptedServer) -> StdioServer {
+        let mut cmd = self.cmd(store, host, &["--headless", "--stdio"]);
+        cmd.arg("--default-base-url")
+            .arg(model.url())
+            .arg("--allow-all-tools")
+            .env("COPILOT_HOME", self.host(host))
+            .env_remove("COPILOT_API_URL")
+            .env_remove("TURNSTILE_BASE_URL")
+            .stderr(Stdio::null());
+        StdioServer::spawn(cmd)
+    }
+}
+
+/// A model that views alpha.txt, then says `answers` in turn.
+fn view_alpha_then(answers: &[&str]) -> Script {
+    let mut script = Script::new().respond(turnstile_scripted_model::ScriptedResponse::tool_call(
+        "view",
+        json!({"path": "alpha.txt"}),
+    ));
+    for answer in answers {
+        script = script.text(*answer);
+    }
+    script
+}
+
+/// `turnstile watch ID --json` on "another host", given time to subscribe.
+fn watcher(env: &Env, store: &str, id: &str) -> Child {
+    let watch = env
+        .cmd(store, "watcher", &["watch", id, "--json"])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    watch
+}
+
+/// The event types a watcher printed until it ended.
+fn watched_types(watch: Child) -> Vec<String> {
+    let watched = watch.wait_with_output().unwrap();
+    String::from_utf8_lossy(&watched.stdout)
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter_map(|e| e["type"].as_str().map(str::to_owned))
+        .collect()
+}
+
 fn ok(out: &std::process::Output) -> String {
     assert!(
         out.status.success(),
@@ -153,22 +206,10 @@ fn run_list_export_import_events_audit_and_watch_on_the_store() {
     let env = Env::new();
     let nats = env.nats();
     let store = nats.url();
-    let model = env.model(
-        Script::new()
-            .respond(turnstile_scripted_model::ScriptedResponse::tool_call(
-                "view",
-                json!({"path": "alpha.txt"}),
-            ))
-            .text("It says alpha."),
-    );
+    let model = env.model(view_alpha_then(&["It says alpha."]));
     let id = uuid::Uuid::new_v4().to_string();
     // A watcher on "another host" started before the session exists.
-    let watch = env
-        .cmd(&store, "watcher", &["watch", &id, "--json"])
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(Duration::from_millis(300));
+    let watch = watcher(&env, &store, &id);
     let out = env
         .loop_cmd(
             &store,
@@ -179,24 +220,12 @@ fn run_list_export_import_events_audit_and_watch_on_the_store() {
         .output()
         .unwrap();
     assert_eq!(ok(&out).trim(), "It says alpha.");
-    let watched = watch.wait_with_output().unwrap();
-    let watched: Vec<Value> = String::from_utf8_lossy(&watched.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    let types: Vec<&str> = watched
-        .iter()
-        .map(|e| e["type"].as_str().unwrap())
-        .collect();
+    let types = watched_types(watch);
     assert!(
-        types.contains(&"assistant.message_delta") || types.contains(&"session.idle"),
-        "{types:?}"
-    );
-    assert!(
-        types.contains(&"session.idle"),
+        types.iter().any(|t| t == "session.idle"),
         "ephemeral idle seen live: {types:?}"
     );
-    assert_eq!(types.last(), Some(&"session.shutdown"));
+    assert_eq!(types.last().map(String::as_str), Some("session.shutdown"));
 
     let exported = env.export(&store, &id);
     let copy = std::fs::read(env.host("a").join(&id).join("events.jsonl")).unwrap();
@@ -471,4 +500,89 @@ fn cluster_leader_killed_mid_session_short() {
 #[ignore = "long: make cluster-soak"]
 fn cluster_leader_killed_mid_session_soak() {
     cluster_session_survives_leader_kill(200, 80);
+}
+
+#[test]
+fn the_sdk_server_keeps_sessions_in_the_store_and_another_host_resumes_them() {
+    let env = Env::new();
+    let nats = env.nats();
+    let store = nats.url();
+    let model = env.model(view_alpha_then(&["It says alpha.", "Still alpha."]));
+    let cwd = env.work.path().to_str().unwrap().to_owned();
+
+    // Host a: create and run one message through the SDK server, then close it.
+    let mut a = env.sdk_server(&store, "a", &model);
+    let created = a.ok("session.create", json!({"workingDirectory": cwd}));
+    let id = created["sessionId"].as_str().unwrap().to_owned();
+    let answer = a.ok(
+        "session.sendAndWait",
+        json!({"sessionId": id, "prompt": "what is in alpha.txt?"}),
+    );
+    assert_eq!(
+        answer["response"]["data"]["content"], "It says alpha.",
+        "{answer}"
+    );
+    a.ok("session.destroy", json!({"sessionId": id}));
+    assert!(a.close().success());
+    let first = env.export(&store, &id);
+    let copy = std::fs::read(env.host("a").join(&id).join("events.jsonl")).unwrap();
+    assert_eq!(
+        first, copy,
+        "the store holds host a's journal byte for byte"
+    );
+    assert_eq!(audit_clean(&first).turns, 2);
+
+    // Host b has never seen the session: it lists it from the store and resumes it there,
+    // while a watcher on a third host follows it live.
+    let watch = watcher(&env, &store, &id);
+    let mut b = env.sdk_server(&store, "b", &model);
+    let listed = b.ok("session.list", json!({}));
+    assert_eq!(listed["sessions"][0]["sessionId"], id.as_str(), "{listed}");
+    assert_eq!(
+        b.ok("session.getLastId", json!({}))["sessionId"],
+        id.as_str()
+    );
+    assert_eq!(
+        b.ok("session.getMetadata", json!({"sessionId": id}))["session"]["sessionId"],
+        id.as_str()
+    );
+    b.ok(
+        "session.resume",
+        json!({"sessionId": id, "workingDirectory": cwd}),
+    );
+    let again = b.ok(
+        "session.sendAndWait",
+        json!({"sessionId": id, "prompt": "and now?"}),
+    );
+    assert_eq!(
+        again["response"]["data"]["content"], "Still alpha.",
+        "{again}"
+    );
+    let deleted = b.ok("session.delete", json!({"sessionId": id}));
+    assert_eq!(
+        deleted["success"], false,
+        "a stored session is kept: {deleted}"
+    );
+    b.ok("session.destroy", json!({"sessionId": id}));
+    assert!(b.close().success());
+
+    let second = env.export(&store, &id);
+    assert!(
+        second.starts_with(&first),
+        "host b continued host a's journal"
+    );
+    let report = audit_clean(&second);
+    assert_eq!(report.turns, 3);
+    let types: Vec<String> = lines(&second)
+        .iter()
+        .map(|e| e["type"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(types.iter().filter(|t| *t == "session.resume").count(), 1);
+    assert_eq!(types.last().map(String::as_str), Some("session.shutdown"));
+
+    let watched = watched_types(watch);
+    assert!(
+        watched.iter().any(|t| t == "session.idle"),
+        "the ephemeral idle reached the watcher: {watched:?}"
+    );
 }

@@ -98,6 +98,9 @@ pub struct ServerConfig {
     /// How long a `session.resume` of a session another turnstile server holds waits for it
     /// to be idle and handed over before it is refused (`--takeover-wait`).
     pub takeover_wait: Duration,
+    /// The journal store sessions live in besides the state directory (`--store nats://…`);
+    /// `None` keeps them in the state directory only.
+    pub remote_store: Option<std::sync::Arc<dyn crate::remote_store::RemoteStore>>,
 }
 
 impl ServerConfig {
@@ -131,6 +134,7 @@ impl ServerConfig {
             excluded_tools: Vec::new(),
             additional_dirs: Vec::new(),
             takeover_wait: DEFAULT_TAKEOVER_WAIT,
+            remote_store: None,
         }
     }
 }

@@ -101,9 +101,9 @@ pub(crate) async fn call(
         "session.resume" => lifecycle::resume(&ctx, parse(params)?).await,
         "session.detach" | "session.destroy" => lifecycle::detach(&ctx, parse(params)?).await,
         "session.delete" => lifecycle::delete(&ctx, parse(params)?).await,
-        "session.list" => lifecycle::list(&ctx, parse(params)?),
-        "session.getLastId" => lifecycle::last_id(&ctx),
-        "session.getMetadata" => lifecycle::metadata(&ctx, parse(params)?),
+        "session.list" => lifecycle::list(&ctx, parse(params)?).await,
+        "session.getLastId" => lifecycle::last_id(&ctx).await,
+        "session.getMetadata" => lifecycle::metadata(&ctx, parse(params)?).await,
 
         "session.send" => session::send(&ctx, parse(params)?),
         "session.sendAndWait" => session::send_and_wait(&ctx, parse(params)?).await,

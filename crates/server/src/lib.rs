@@ -28,6 +28,7 @@ mod methods;
 mod peer;
 mod permission_state;
 mod provider;
+pub mod remote_store;
 pub mod rpc;
 mod section_transform;
 mod server;

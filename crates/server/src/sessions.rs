@@ -18,6 +18,7 @@ use crate::broadcast::Broadcaster;
 use crate::client_bridge::ClientBridge;
 use crate::peer::Peer;
 use crate::permission_state::SessionPermissions;
+use crate::remote_store::RemoteSession;
 
 /// What the server tracks about an open session besides the loop's handle.
 #[derive(Debug, Clone)]
@@ -86,6 +87,8 @@ pub(crate) struct OpenSession {
     next_interest: std::sync::atomic::AtomicU64,
     /// Stops the handover listener (`handover.rs`) when the session closes.
     handover: CancellationToken,
+    /// The remote store the session is attached to, detached when it closes.
+    remote: Option<Arc<dyn RemoteSession>>,
 }
 
 /// Interest registrations kept per session at most (a client that never releases cannot
@@ -102,6 +105,7 @@ impl OpenSession {
         events: mpsc::UnboundedReceiver<Arc<Event>>,
         bridge: Arc<ClientBridge>,
         info: SessionInfo,
+        remote: Option<Arc<dyn RemoteSession>>,
     ) -> Arc<Self> {
         let session = Arc::new(OpenSession {
             id: handle.id(),
@@ -118,15 +122,18 @@ impl OpenSession {
             interests: Mutex::default(),
             next_interest: std::sync::atomic::AtomicU64::new(1),
             handover: CancellationToken::new(),
+            remote,
         });
         let forwarder = Forwarder::new(broadcaster, &session);
         // What opening already emitted (`session.start`, or `session.resume` and what it
         // closed) is queued now, so the client sees it before the answer to create/resume.
         let mut events = events;
+        let mut opening = Vec::new();
         while let Ok(event) = events.try_recv() {
             forwarder.deliver(&event);
+            opening.push(event);
         }
-        let task = tokio::spawn(forwarder.run(events));
+        let task = tokio::spawn(forwarder.run(opening, events));
         *lock(&session.forwarder) = Some(task);
         session
     }
@@ -350,6 +357,11 @@ impl OpenSession {
             let _ = task.await;
         }
         self.bridge.close();
+        if let Some(remote) = &self.remote
+            && let Err(e) = remote.detach().await
+        {
+            tracing::warn!(session = %self.id, error = %e, "the session's store was not brought up to date");
+        }
         // Whoever still waits for a message of this session learns that it is gone.
         lock(&self.completions).waiters.clear();
         tracing::info!(session = %self.id, why, "session closed");
@@ -370,6 +382,7 @@ struct Forwarder {
     bridge: Arc<ClientBridge>,
     id: Uuid,
     prefix: String,
+    remote: Option<Arc<dyn RemoteSession>>,
 }
 
 impl Forwarder {
@@ -380,6 +393,7 @@ impl Forwarder {
             session: Arc::downgrade(session),
             clients: session.clients.clone(),
             bridge: Arc::clone(&session.bridge),
+            remote: session.remote.clone(),
             id,
             prefix: format!(
                 "{{\"jsonrpc\":\"2.0\",\"method\":\"session.event\",\"params\":{{\"sessionId\":\"{id}\",\"event\":"
@@ -387,9 +401,19 @@ impl Forwarder {
         }
     }
 
-    async fn run(self, mut events: mpsc::UnboundedReceiver<Arc<Event>>) {
+    /// Forwards until the session's event stream ends; `opening` (delivered already, in
+    /// `start`) goes to the store's live feed first.
+    async fn run(self, opening: Vec<Arc<Event>>, mut events: mpsc::UnboundedReceiver<Arc<Event>>) {
+        if let Some(remote) = &self.remote {
+            for event in &opening {
+                remote.publish_live(event).await;
+            }
+        }
         while let Some(event) = events.recv().await {
             self.deliver(&event);
+            if let Some(remote) = &self.remote {
+                remote.publish_live(&event).await;
+            }
         }
     }
 

@@ -6,6 +6,7 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
@@ -18,6 +19,9 @@ use turnstile_server::{
     DEFAULT_INFLIGHT_FRAME_BYTES, DEFAULT_TAKEOVER_WAIT, DefaultModel, Server, ServerConfig,
     TcpServer, serve_stdio,
 };
+
+use crate::served_store::ServedNats;
+use crate::store::StoreArgs;
 
 /// Exit code after a second Ctrl-C or SIGTERM (128 + SIGINT).
 const EXIT_INTERRUPTED: i32 = 130;
@@ -160,20 +164,31 @@ pub fn log_filter(args: &ServeArgs) -> &'static str {
 }
 
 /// `turnstile` without a subcommand: serves when `--headless` is given.
-pub fn run_headless(args: &ServeArgs, state_dir: Option<&Path>) -> Result<ExitCode> {
+pub fn run_headless(
+    args: &ServeArgs,
+    state_dir: Option<&Path>,
+    store: &StoreArgs,
+) -> Result<ExitCode> {
     if !args.headless {
         bail!(
             "no command given: see `turnstile --help` (the Copilot SDK runtime is `turnstile --headless --stdio` or `turnstile --headless --port N`)"
         );
     }
-    run(args, state_dir)
+    run(args, state_dir, store)
 }
 
 /// `turnstile serve`.
-pub fn run(args: &ServeArgs, state_dir: Option<&Path>) -> Result<ExitCode> {
-    let config = server_config(args, state_dir)?;
+pub fn run(args: &ServeArgs, state_dir: Option<&Path>, store: &StoreArgs) -> Result<ExitCode> {
+    let mut config = server_config(args, state_dir)?;
+    let nats = store.nats()?;
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
-    let result = runtime.block_on(serve(args, config));
+    let result = runtime.block_on(async {
+        if let Some(nats) = nats {
+            let store = crate::store::open_nats(nats).await?;
+            config.remote_store = Some(Arc::new(ServedNats::new(store)));
+        }
+        serve(args, config).await
+    });
     // The stdin reader may sit in a blocking read that nothing will end: do not wait for it.
     runtime.shutdown_background();
     result

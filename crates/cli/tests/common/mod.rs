@@ -2,6 +2,8 @@
 //! `alpha.txt`, a runtime for scripted model servers on 127.0.0.1, and the command line.
 #![allow(dead_code)]
 
+pub mod rpc;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 

@@ -24,6 +24,7 @@ use crate::client_bridge::{ClientBridge, ClientCapabilities};
 use crate::handover;
 use crate::permission_state::SessionPermissions;
 use crate::provider::{self, ProviderParams};
+use crate::remote_store::{AttachMode, RemoteSession, StoreError};
 use crate::rpc::{RpcError, codes};
 use crate::section_transform::ClientTransformer;
 use crate::sessions::{OpenSession, SessionInfo, lifecycle_params, summarize};
@@ -83,10 +84,17 @@ pub(crate) async fn create(ctx: &Ctx<'_>, params: OpenParams) -> Result<Value, R
             format!("session {id} already exists and is open"),
         ));
     }
-    let (parts, bridge, info) = build(ctx, id, &params)?;
+    let (mut parts, bridge, info) = build(ctx, id, &params)?;
     let root = ctx.server.config().state_root.clone();
-    let (handle, events) =
-        SessionHandle::create_subscribed(&root, Some(id), parts).map_err(|e| loop_error(id, e))?;
+    let remote = attach_remote(ctx, id, AttachMode::Create).await?;
+    parts.config.journal_sink = remote.as_ref().and_then(|r| r.sink());
+    let (handle, events) = match SessionHandle::create_subscribed(&root, Some(id), parts) {
+        Ok(opened) => opened,
+        Err(e) => {
+            give_up_remote(id, remote).await;
+            return Err(loop_error(id, e));
+        }
+    };
     let session = register(
         ctx,
         vec![Arc::clone(ctx.peer)],
@@ -94,6 +102,7 @@ pub(crate) async fn create(ctx: &Ctx<'_>, params: OpenParams) -> Result<Value, R
         events,
         bridge,
         info,
+        remote,
     )
     .await?;
     ctx.server
@@ -138,7 +147,10 @@ pub(crate) async fn resume(ctx: &Ctx<'_>, params: OpenParams) -> Result<Value, R
             .close_session(&open, "reopened by session.resume")
             .await;
     }
+    // With a remote store, the working copy is made from the store under the writer's lease.
+    let remote = attach_remote(ctx, id, AttachMode::Resume).await?;
     if !root.session(id).events.is_file() {
+        give_up_remote(id, remote).await;
         return Err(RpcError::new(
             codes::SESSION_NOT_FOUND,
             format!(
@@ -147,28 +159,12 @@ pub(crate) async fn resume(ctx: &Ctx<'_>, params: OpenParams) -> Result<Value, R
             ),
         ));
     }
-    let resumed = match resume_from_disk(ctx, id, &params)? {
-        Ok(opened) => opened,
-        Err(e) if held_by_another_writer(&e) => {
-            // Another process holds it: ask it to hand the session over.
-            let wait = ctx.server.config().takeover_wait;
-            match handover::ask(&root.session(id).dir, wait).await {
-                Some(handover::Answer::Released) => {
-                    resume_from_disk(ctx, id, &params)?.map_err(|e| loop_error(id, e))?
-                }
-                Some(handover::Answer::Busy) => {
-                    let mut error = loop_error(id, e);
-                    error.message = format!(
-                        "{}; it stayed busy for {}s, so it was not handed over: try again once it is idle",
-                        error.message,
-                        wait.as_secs_f32()
-                    );
-                    return Err(error);
-                }
-                None => return Err(loop_error(id, e)),
-            }
+    let resumed = match resume_or_take_over(ctx, id, &params, remote.as_ref()).await {
+        Ok(resumed) => resumed,
+        Err(e) => {
+            give_up_remote(id, remote).await;
+            return Err(e);
         }
-        Err(e) => return Err(loop_error(id, e)),
     };
     let Resumed {
         handle,
@@ -188,8 +184,76 @@ pub(crate) async fn resume(ctx: &Ctx<'_>, params: OpenParams) -> Result<Value, R
         info.start_time = summary.created.unwrap_or(info.start_time);
         info.summary = summary.first_prompt.as_deref().map(summarize);
     }
-    register(ctx, clients, handle, events, bridge, info).await?;
+    register(ctx, clients, handle, events, bridge, info, remote).await?;
     Ok(opened(id))
+}
+
+/// Resumes the journal; when another process holds it, asks that process to hand it over.
+async fn resume_or_take_over(
+    ctx: &Ctx<'_>,
+    id: Uuid,
+    params: &OpenParams,
+    remote: Option<&Arc<dyn RemoteSession>>,
+) -> Result<Resumed, RpcError> {
+    let root = &ctx.server.config().state_root;
+    let sink = remote.and_then(|r| r.sink());
+    match resume_from_disk(ctx, id, params, sink.clone())? {
+        Ok(opened) => Ok(opened),
+        Err(e) if held_by_another_writer(&e) => {
+            let wait = ctx.server.config().takeover_wait;
+            match handover::ask(&root.session(id).dir, wait).await {
+                Some(handover::Answer::Released) => {
+                    resume_from_disk(ctx, id, params, sink)?.map_err(|e| loop_error(id, e))
+                }
+                Some(handover::Answer::Busy) => {
+                    let mut error = loop_error(id, e);
+                    error.message = format!(
+                        "{}; it stayed busy for {}s, so it was not handed over: try again once it is idle",
+                        error.message,
+                        wait.as_secs_f32()
+                    );
+                    Err(error)
+                }
+                None => Err(loop_error(id, e)),
+            }
+        }
+        Err(e) => Err(loop_error(id, e)),
+    }
+}
+
+/// The session attached to the server's remote store, if it has one (`--store`).
+async fn attach_remote(
+    ctx: &Ctx<'_>,
+    id: Uuid,
+    mode: AttachMode,
+) -> Result<Option<Arc<dyn RemoteSession>>, RpcError> {
+    let Some(store) = ctx.server.config().remote_store.clone() else {
+        return Ok(None);
+    };
+    let root = &ctx.server.config().state_root;
+    match store.attach(id, root, mode).await {
+        Ok(attached) => Ok(Some(attached)),
+        Err(StoreError::NotFound { .. }) => Err(RpcError::new(
+            codes::SESSION_NOT_FOUND,
+            format!(
+                "Session not found: {id}. There is no such session in {}.",
+                store.describe()
+            ),
+        )),
+        Err(e) => Err(RpcError::new(
+            codes::SESSION_FAILED,
+            format!("cannot open session {id} in {}: {e}", store.describe()),
+        )),
+    }
+}
+
+/// Gives the store's lease up after opening failed.
+async fn give_up_remote(id: Uuid, remote: Option<Arc<dyn RemoteSession>>) {
+    if let Some(remote) = remote
+        && let Err(e) = remote.detach().await
+    {
+        tracing::warn!(session = %id, error = %e, "the store's lease was not given up");
+    }
 }
 
 /// A session resumed from its journal, with what the server keeps beside it.
@@ -207,8 +271,10 @@ fn resume_from_disk(
     ctx: &Ctx<'_>,
     id: Uuid,
     params: &OpenParams,
+    sink: Option<Arc<dyn turnstile_journal::JournalSink>>,
 ) -> Result<Result<Resumed, LoopError>, RpcError> {
-    let (parts, bridge, info) = build(ctx, id, params)?;
+    let (mut parts, bridge, info) = build(ctx, id, params)?;
+    parts.config.journal_sink = sink;
     let root = &ctx.server.config().state_root;
     let options = turnstile_loop::ResumeOptions {
         continue_pending_work: params.continue_pending_work == Some(true),
@@ -244,6 +310,7 @@ async fn register(
     events: tokio::sync::mpsc::UnboundedReceiver<Arc<turnstile_journal::Event>>,
     bridge: Arc<ClientBridge>,
     info: SessionInfo,
+    remote: Option<Arc<dyn RemoteSession>>,
 ) -> Result<Arc<OpenSession>, RpcError> {
     let id = handle.id();
     let session = OpenSession::start(
@@ -253,6 +320,7 @@ async fn register(
         events,
         bridge,
         info,
+        remote,
     );
     if !ctx.server.insert_session(Arc::clone(&session)) {
         session.close("opened twice").await;
@@ -550,6 +618,14 @@ pub(crate) async fn delete(ctx: &Ctx<'_>, params: SessionIdParams) -> Result<Val
     let Ok(id) = turnstile_journal::parse_session_id(&params.session_id) else {
         return Ok(not_found(&params.session_id));
     };
+    // A stored journal is the record other hosts resume and audit from: it is never deleted
+    // through one server (decisions.md).
+    if let Some(store) = &ctx.server.config().remote_store {
+        return Ok(failure(format!(
+            "session {id} is kept in {}; a stored session is not deleted through the SDK server (export it with `turnstile export` first, then remove it from the stream with the store's own tools)",
+            store.describe()
+        )));
+    }
     if let Some(open) = ctx.server.open_or_wait(id).await {
         ctx.server.remember_closed(id, "it was deleted");
         ctx.server.close_session(&open, "deleted").await;
@@ -598,9 +674,10 @@ pub(crate) struct ListFilter {
 }
 
 /// `session.list`: every session on disk, most recently modified first.
-pub(crate) fn list(ctx: &Ctx<'_>, params: ListParams) -> Result<Value, RpcError> {
+pub(crate) async fn list(ctx: &Ctx<'_>, params: ListParams) -> Result<Value, RpcError> {
     let filter = params.filter.unwrap_or_default();
-    let sessions: Vec<Value> = summaries(ctx)?
+    let sessions: Vec<Value> = summaries(ctx)
+        .await?
         .iter()
         .filter(|s| filter.cwd.is_none() || s.cwd == filter.cwd)
         // turnstile records no git context: a filter on it matches nothing.
@@ -613,8 +690,8 @@ pub(crate) fn list(ctx: &Ctx<'_>, params: ListParams) -> Result<Value, RpcError>
 }
 
 /// `session.getLastId`: the most recently modified session.
-pub(crate) fn last_id(ctx: &Ctx<'_>) -> Result<Value, RpcError> {
-    let newest = summaries(ctx)?.into_iter().find_map(|s| s.id);
+pub(crate) async fn last_id(ctx: &Ctx<'_>) -> Result<Value, RpcError> {
+    let newest = summaries(ctx).await?.into_iter().find_map(|s| s.id);
     Ok(match newest {
         Some(id) => json!({"sessionId": id.to_string()}),
         None => json!({}),
@@ -622,11 +699,18 @@ pub(crate) fn last_id(ctx: &Ctx<'_>) -> Result<Value, RpcError> {
 }
 
 /// `session.getMetadata`.
-pub(crate) fn metadata(ctx: &Ctx<'_>, params: SessionIdParams) -> Result<Value, RpcError> {
+pub(crate) async fn metadata(ctx: &Ctx<'_>, params: SessionIdParams) -> Result<Value, RpcError> {
     // Not a UUID: no such session, and no path is ever built from it.
     let Ok(id) = turnstile_journal::parse_session_id(&params.session_id) else {
         return Ok(json!({}));
     };
+    if ctx.server.config().remote_store.is_some() {
+        let stored = summaries(ctx).await?.into_iter().find(|s| s.id == Some(id));
+        return Ok(match stored.as_ref().and_then(metadata_value) {
+            Some(session) => json!({"session": session}),
+            None => json!({}),
+        });
+    }
     let paths = ctx.server.config().state_root.session(id);
     if !paths.events.is_file() {
         return Ok(json!({}));
@@ -640,7 +724,17 @@ pub(crate) fn metadata(ctx: &Ctx<'_>, params: SessionIdParams) -> Result<Value, 
 }
 
 /// Summaries of every readable session, newest first (an unreadable one is skipped, logged).
-fn summaries(ctx: &Ctx<'_>) -> Result<Vec<SessionSummary>, RpcError> {
+async fn summaries(ctx: &Ctx<'_>) -> Result<Vec<SessionSummary>, RpcError> {
+    if let Some(store) = &ctx.server.config().remote_store {
+        let mut all = store.list().await.map_err(|e| {
+            RpcError::new(
+                codes::SESSION_FAILED,
+                format!("cannot list the sessions of {}: {e}", store.describe()),
+            )
+        })?;
+        all.retain(|s| s.events > 0);
+        return Ok(all);
+    }
     let root = &ctx.server.config().state_root;
     if !root.dir().exists() {
         return Ok(Vec::new());

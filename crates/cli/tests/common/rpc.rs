@@ -1,0 +1,133 @@
+//! A JSON-RPC client of `turnstile --headless --stdio` over real pipes, framed with
+//! `Content-Length` as the SDK clients frame it; notifications are kept for the test to read.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::process::{Child, ChildStdout, Command, ExitStatus, Stdio};
+
+use serde_json::{Value, json};
+
+/// A running server and what it sent besides answers.
+pub struct StdioServer {
+    child: Child,
+    out: BufReader<ChildStdout>,
+    next_id: u64,
+    /// Notifications received so far, in order.
+    pub notifications: Vec<Value>,
+}
+
+impl StdioServer {
+    /// Starts `cmd` (which must serve on stdio) with piped stdin and stdout.
+    pub fn spawn(mut cmd: Command) -> Self {
+        cmd.stdin(Stdio::piped()).stdout(Stdio::piped());
+        let mut child = cmd.spawn().unwrap();
+        let out = BufReader::new(child.stdout.take().unwrap());
+        StdioServer {
+            child,
+            out,
+            next_id: 1,
+            notifications: Vec::new(),
+        }
+    }
+
+    /// Calls `method` and returns the whole answer (`result` or `error`).
+    pub fn call(&mut self, method: &str, params: Value) -> Value {
+        let id = self.next_id;
+        self.next_id += 1;
+        let body =
+            json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string();
+        let stdin = self.child.stdin.as_mut().unwrap();
+        write!(stdin, "Content-Length: {}\r\n\r\n{body}", body.len()).unwrap();
+        stdin.flush().unwrap();
+        loop {
+            let message = self.read_frame();
+            if message["id"] == id && message.get("method").is_none() {
+                return message;
+            }
+            if message.get("id").is_none() {
+                self.notifications.push(message);
+            }
+        }
+    }
+
+    /// Calls `method` and returns its `result`, failing the test on an error answer.
+    pub fn ok(&mut self, method: &str, params: Value) -> Value {
+        let answer = self.call(method, params);
+        assert!(answer.get("error").is_none(), "{method}: {answer}");
+        answer["result"].clone()
+    }
+
+    /// The `session.event` types received so far, in order.
+    pub fn event_types(&self) -> Vec<String> {
+        self.notifications
+            .iter()
+            .filter(|n| n["method"] == "session.event")
+            .filter_map(|n| n["params"]["event"]["type"].as_str().map(str::to_owned))
+            .collect()
+    }
+
+    /// The `session.event` events from the first not yet taken up to one matching `done`
+    /// (reading more as needed); notifications taken are removed from [`Self::notifications`].
+    pub fn events_until(&mut self, done: impl Fn(&Value) -> bool) -> Vec<Value> {
+        let mut events = Vec::new();
+        let mut buffered = std::mem::take(&mut self.notifications).into_iter();
+        loop {
+            let message = match buffered.next() {
+                Some(message) => message,
+                None => self.read_frame(),
+            };
+            if message["method"] == "session.event" {
+                let event = message["params"]["event"].clone();
+                let stop = done(&event);
+                events.push(event);
+                if stop {
+                    self.notifications = buffered.collect();
+                    return events;
+                }
+            }
+        }
+    }
+
+    /// Closes stdin (the client leaves) and waits for the server to exit.
+    pub fn close(self) -> ExitStatus {
+        self.stop().0
+    }
+
+    /// Closes stdin, waits for the exit, and returns the status and stderr (when piped).
+    pub fn stop(mut self) -> (ExitStatus, String) {
+        drop(self.child.stdin.take());
+        let mut stderr = String::new();
+        if let Some(mut err) = self.child.stderr.take() {
+            let _ = err.read_to_string(&mut stderr);
+        }
+        (self.child.wait().unwrap(), stderr)
+    }
+
+    /// Kills the server (a client that vanished) and reaps it.
+    pub fn kill(mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    fn read_frame(&mut self) -> Value {
+        let mut length = None;
+        loop {
+            let mut line = String::new();
+            assert!(
+                self.out.read_line(&mut line).unwrap() > 0,
+                "the server closed stdout"
+            );
+            let line = line.trim_end();
+            if line.is_empty() {
+                break;
+            }
+            if let Some((name, value)) = line.split_once(':')
+                && name.eq_ignore_ascii_case("content-length")
+            {
+                length = Some(value.trim().parse::<usize>().unwrap());
+            }
+        }
+        let mut frame = vec![0; length.expect("a Content-Length header")];
+        self.out.read_exact(&mut frame).unwrap();
+        serde_json::from_slice(&frame).unwrap()
+    }
+}
