@@ -98,6 +98,9 @@ pub struct ServerConfig {
     /// How long a `session.resume` of a session another turnstile server holds waits for it
     /// to be idle and handed over before it is refused (`--takeover-wait`).
     pub takeover_wait: Duration,
+    /// The models' context window in tokens (`--context-window`), for sessions whose provider
+    /// names none; `None` looks the model up in the known-models table.
+    pub context_window: Option<u64>,
 }
 
 impl ServerConfig {
@@ -131,6 +134,7 @@ impl ServerConfig {
             excluded_tools: Vec::new(),
             additional_dirs: Vec::new(),
             takeover_wait: DEFAULT_TAKEOVER_WAIT,
+            context_window: None,
         }
     }
 }
