@@ -161,7 +161,11 @@ impl Actor {
             } else {
                 0.0
             };
-            let plan = self.plan(&state.conversation, &request.messages, limit, keep);
+            // When the newest messages all fit what is kept, the system prompt and the tools
+            // fill the window: all of the history goes into the summary then.
+            let plan = self
+                .plan(&state.conversation, &request.messages, limit, keep)
+                .or_else(|| self.plan(&state.conversation, &request.messages, limit, 0.0));
             let summary_request = plan.as_ref().map(|p| {
                 let mut messages: Vec<ChatMessage> = request.messages[..p.first].to_vec();
                 messages.extend(results_in_request_order(chat_messages(
