@@ -11,7 +11,7 @@ use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::Stdio;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use common::{Env, audit_clean};
 use serde_json::{Value, json};
@@ -20,6 +20,7 @@ use turnstile_loop::model::{OpenAiConfig, OpenAiProvider};
 use turnstile_loop::permissions::PermissionPolicy;
 use turnstile_loop::tools::ToolRegistry;
 use turnstile_loop::{Outcome, SendOptions, SessionConfig, SessionHandle, SessionParts};
+use turnstile_replay::{SessionState, fold_file};
 use turnstile_scripted_model::{Script, ScriptedResponse, ScriptedServer};
 use turnstile_testing::check_sent;
 
@@ -117,6 +118,7 @@ fn a_long_session_in_a_small_window_stays_under_it_and_every_call_is_counted() {
     let root = StateRoot::new(state.path().join("session-state"));
     let script = reading_script(turns).text("Second answer.");
     let server = rt.block_on(ScriptedServer::start(script)).unwrap();
+    let started = Instant::now();
     let id = rt.block_on(async {
         let session =
             SessionHandle::create(&root, None, small_parts(&server, work.path(), window)).unwrap();
@@ -136,6 +138,7 @@ fn a_long_session_in_a_small_window_stays_under_it_and_every_call_is_counted() {
         session.shutdown().await.unwrap();
         session.id()
     });
+    let ran = started.elapsed();
     let requests = server.requests();
     let largest = requests.iter().map(server_tokens).max().unwrap();
     assert!(
@@ -144,10 +147,19 @@ fn a_long_session_in_a_small_window_stays_under_it_and_every_call_is_counted() {
     );
     let events_path = root.session(id).events;
     let report = audit_clean(&events_path);
+    let summary_tokens: u64 = requests
+        .iter()
+        .filter(|r| r.to_string().contains("Summarize the conversation above"))
+        .map(server_tokens)
+        .sum();
+    let all_tokens: u64 = requests.iter().map(server_tokens).sum();
     eprintln!(
-        "{turns} turns: {} requests, {} summary calls, largest request {largest} of {window} tokens",
+        "{turns} turns: {} requests, {} summary calls, largest request {largest} of {window} tokens, \
+         summary calls {:.1}% of the tokens sent, {:.2} ms a turn (wall, model server included)",
         requests.len(),
-        report.compaction_calls
+        report.compaction_calls,
+        100.0 * summary_tokens as f64 / all_tokens as f64,
+        ran.as_secs_f64() * 1000.0 / (turns + 2) as f64
     );
     assert_eq!(report.turns, turns as u64 + 2, "every turn is one LLM call");
     assert!(
@@ -164,6 +176,27 @@ fn a_long_session_in_a_small_window_stays_under_it_and_every_call_is_counted() {
     let checked = check_sent(&events, &requests).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(checked.turns, turns + 2);
     assert_eq!(checked.summaries as u64, report.compaction_calls);
+    // A resume loads the compacted view from the checkpoint written at shutdown.
+    let started = Instant::now();
+    let (loaded, load) = SessionState::load(&root.session(id).dir).unwrap();
+    let load_time = started.elapsed();
+    assert!(load.used_checkpoint, "{load:?}");
+    let started = Instant::now();
+    let folded = fold_file(&events_path).unwrap().state;
+    let fold_time = started.elapsed();
+    assert_eq!(loaded.conversation, folded.conversation);
+    assert!(
+        loaded.conversation.len() < 40,
+        "{} messages",
+        loaded.conversation.len()
+    );
+    eprintln!(
+        "resume state: checkpoint load {:.2} ms, full fold {:.1} ms ({} bytes of journal, {} messages in view)",
+        load_time.as_secs_f64() * 1000.0,
+        fold_time.as_secs_f64() * 1000.0,
+        folded.byte_size,
+        folded.conversation.len()
+    );
     // The summary takes the older history's place: the last request is small again.
     let last = requests.last().unwrap();
     assert!(

@@ -125,21 +125,27 @@ impl Actor {
         self.calibration.apply(&info)
     }
 
-    /// Before a turn's request: compacts the history when the request would pass the
-    /// threshold. A failure is a `session.warning`; the turn goes on with the history as is.
-    pub(super) async fn compact_if_needed(
+    /// A turn's request, the history compacted first when the request would pass the
+    /// threshold. A failed compaction is a `session.warning`; the turn goes on with the
+    /// history as it is.
+    pub(super) async fn request_in_window(
         &mut self,
         mode: AgentMode,
         cancel: &CancellationToken,
-    ) -> Result<(), LoopError> {
+    ) -> Result<ChatRequest, LoopError> {
         let request = self.request(mode);
         let info = self.usage_of(&request, false);
         let limit = info.token_limit as f64;
-        if (info.current_tokens as f64) < self.parts.config.infinite_sessions.threshold() * limit {
-            return Ok(());
+        let threshold = self.parts.config.infinite_sessions.threshold() * limit;
+        if (info.current_tokens as f64) < threshold || cancel.is_cancelled() {
+            return Ok(request);
         }
-        self.compact("threshold", None, mode, cancel).await?;
-        Ok(())
+        let report = self.compact("threshold", None, mode, cancel).await?;
+        Ok(if report.success {
+            self.request(mode)
+        } else {
+            request
+        })
     }
 
     /// One compaction: `session.compaction_start`, the summary call, and
