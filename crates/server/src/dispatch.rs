@@ -41,6 +41,7 @@ pub(crate) const SERVED: &[&str] = &[
     "session.model.getCurrent",
     "session.model.switchTo",
     "session.log",
+    "session.history.compact",
     "session.options.update",
     "session.name.get",
     "session.name.set",
