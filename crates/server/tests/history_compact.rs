@@ -97,7 +97,7 @@ async fn a_manual_compaction_answers_the_result_and_the_next_request_carries_the
 async fn the_providers_prompt_limit_is_the_window_and_thresholds_are_checked() {
     let model = ScriptedServer::start(
         Script::new()
-            .text(&"a long answer ".repeat(200))
+            .text("a long answer ".repeat(200))
             .text("short")
             .summary(ScriptedResponse::text(
                 "<overview>A long answer.</overview>",
