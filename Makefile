@@ -2,7 +2,7 @@
 CARGO ?= cargo
 BIN := target/release/turnstile
 
-.PHONY: demo test build release install lint bench bench-report bench-journal bench-audit bench-loop bench-model bench-sdk bench-sessions bench-stores cluster-soak crash-soak fuzz clean-bench
+.PHONY: demo test build release install lint bench bench-report bench-journal bench-audit bench-loop bench-model bench-sdk bench-sessions bench-stores cluster-soak crash-soak long-soak fuzz clean-bench
 
 ## demo: build, then replay a recorded session with real tools, audit it, resume it, check it
 ## (offline, no model server, under a minute after the build).
@@ -77,6 +77,12 @@ bench-stores:
 ## cluster-soak: a 200-turn session on a 3-node JetStream cluster with the stream leader killed.
 cluster-soak:
 	$(CARGO) test -p turnstile --test store_nats -- --ignored --nocapture cluster_leader_killed_mid_session_soak
+
+## long-soak: a 5000-turn session in an 8000-token window against the scripted model: every
+## request under the window, every LLM call (summary calls included) counted by the audit and
+## rebuilt by the fold (`make test` runs the same with 300 turns).
+long-soak:
+	TURNSTILE_SOAK_TURNS=5000 $(CARGO) test --release -p turnstile --test compaction -- --nocapture a_long_session
 
 ## crash-soak: the SIGKILL crash test for many more rounds than `make test` runs.
 crash-soak:

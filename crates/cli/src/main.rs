@@ -100,6 +100,9 @@ enum Command {
     /// Run a prompt through the agent loop in a new session.
     #[command(after_help = RUN_EXIT_CODES)]
     Run(commands::run::RunArgs),
+    /// Compact a session's history now: one summary call to the model replaces the older messages.
+    #[command(after_help = EXIT_CODES)]
+    Compact(commands::compact::CompactArgs),
     /// Continue a session: close what a crash left open, then run another prompt.
     #[command(after_help = RUN_EXIT_CODES)]
     Resume(commands::run::ResumeArgs),
@@ -242,6 +245,7 @@ fn run_local(
         Command::Checkpoint(args) => commands::checkpoint::run(args, state_dir),
         Command::Run(args) => commands::run::run(args, state_dir, &cli.store),
         Command::Resume(args) => commands::run::resume(args, state_dir, &cli.store),
+        Command::Compact(args) => commands::compact::run(args, state_dir),
         Command::Export(args) => commands::export::run(args, &cli.store, state_dir),
         Command::Import(args) => commands::import::run(args, &cli.store, state_dir),
         Command::Watch(args) => commands::watch::run(args, &cli.store),

@@ -44,6 +44,10 @@ pub struct SessionFlags {
     /// Largest non-streamed model response body, in bytes; past it the call fails.
     #[arg(long, default_value_t = ResponseLimits::DEFAULT_BODY_BYTES, value_name = "BYTES")]
     pub max_model_body_bytes: usize,
+    /// The model's context window in tokens; the history is compacted when a request would
+    /// pass 80% of it [default: the provider's, else the known-models table, else 128000].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub context_window: Option<u64>,
 }
 
 impl SessionFlags {

@@ -17,6 +17,6 @@ pub mod tools;
 
 pub use autopilot::AgentMode;
 pub use session::{
-    LogEntry, LogLevel, Outcome, ResumeOptions, ResumeReport, SendOptions, SessionConfig,
-    SessionHandle, SessionParts,
+    CompactionReport, InfiniteSessions, LogEntry, LogLevel, Outcome, ResumeOptions, ResumeReport,
+    SendOptions, SessionConfig, SessionHandle, SessionParts,
 };

@@ -184,7 +184,10 @@ impl ConversationExt for Vec<Message> {
         let count = removed.map_or(available, |n| {
             usize::try_from(n).unwrap_or(usize::MAX).min(available)
         });
-        let mut end = first + count;
+        // A new summary always takes in the one before it (at the front), even when it
+        // names no message: two summaries would both claim to be the prior context.
+        let earlier_summary = matches!(self.get(first), Some(Message::Summary { .. }));
+        let mut end = first + count.max(usize::from(earlier_summary));
         // Never cut between an assistant message and its tool results.
         while matches!(self.get(end), Some(Message::Tool { .. })) {
             end += 1;
@@ -293,6 +296,22 @@ mod tests {
         let text = c[1].summary_text().expect("a summary");
         assert!(text.ends_with("<user_message>\na\n</user_message>\n<user_message>\nb\n</user_message>\n\nHere is a summary of the prior context:\n<summary>\nsecond\n</summary>\n"), "{text}");
         assert_eq!(c[0].summary_text(), None);
+    }
+
+    #[test]
+    fn a_new_summary_takes_in_the_one_before_even_when_it_names_none() {
+        let mut c = vec![system(), user("a"), call("1"), result("1")];
+        c.compact("first".to_owned(), Some(1));
+        c.compact("second".to_owned(), Some(0));
+        assert_eq!(c.len(), 4, "{c:?}");
+        let text = c[1].summary_text().expect("a summary");
+        assert!(
+            text.contains("<user_message>\na\n</user_message>"),
+            "{text}"
+        );
+        assert!(text.ends_with("<summary>\nsecond\n</summary>\n"), "{text}");
+        assert_eq!(c[0].summary_text(), None);
+        assert!(c[2..].iter().all(|m| m.summary_text().is_none()));
     }
 
     #[test]

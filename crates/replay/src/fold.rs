@@ -433,11 +433,25 @@ impl Folder {
                     // summary. It records the count as `preCompactionMessagesLength`.
                     let removed = messages_removed.or(pre_compaction_messages_length);
                     self.apply_pending_compaction();
-                    self.state.pending_compaction = Some(PendingCompaction {
+                    let pending = PendingCompaction {
                         summary,
                         removed,
                         turn_starts: 0,
-                    });
+                    };
+                    // Finished inside a main-agent turn, it ran in the background of that
+                    // turn (the runtime's way) and reaches the model late; finished between
+                    // turns (turnstile's foreground compaction, a manual one), it is what the
+                    // very next request carries.
+                    let in_turn = self
+                        .state
+                        .open_work
+                        .turns
+                        .iter()
+                        .any(|t| t.agent_id.is_none());
+                    self.state.pending_compaction = Some(pending);
+                    if !in_turn {
+                        self.apply_pending_compaction();
+                    }
                     self.state.compactions += 1;
                 }
             }

@@ -70,7 +70,9 @@ pub struct SessionState {
 /// The Copilot runtime builds a turn's follow-up request as the turn's tool calls finish; a
 /// compaction completing after that (its `session.compaction_complete` comes before the
 /// turn's end) reaches the model one request later: at the next `user.message`, or at the
-/// second `assistant.turn_start` after it, whichever comes first.
+/// second `assistant.turn_start` after it, whichever comes first. A compaction that completes
+/// while no main-agent turn is open (turnstile's, made before a request; a manual one) is
+/// never pending: the next request carries it.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PendingCompaction {

@@ -99,3 +99,31 @@ fn the_view_at_a_call_is_the_fold_before_it() {
         );
     }
 }
+
+#[test]
+fn a_compaction_finished_between_turns_is_what_the_very_next_request_carries() {
+    let mut all = events(&fixture_bytes(NAME));
+    let at = all
+        .iter()
+        .position(|e| e.event_type.as_str() == "session.compaction_complete")
+        .expect("the recording compacts");
+    assert_eq!(all[at + 1].event_type.as_str(), "assistant.turn_end");
+    assert_eq!(all[at + 2].event_type.as_str(), "assistant.turn_start");
+    let has_summary = |m: &[Message]| m.iter().any(|m| matches!(m, Message::Summary { .. }));
+    // As recorded, inside the turn it ran behind: the next turn's request is already built.
+    let inside = fold(&all[..at + 3]);
+    assert!(inside.pending_compaction.is_some());
+    assert!(!has_summary(&inside.conversation));
+    // Finished after the turn ended (turnstile's compaction before a request, a manual one):
+    // the next request carries the summary.
+    all.swap(at, at + 1);
+    let between = fold(&all[..at + 2]);
+    assert!(between.pending_compaction.is_none());
+    assert!(matches!(between.conversation[1], Message::Summary { .. }));
+    assert_eq!(
+        between.conversation.len(),
+        4,
+        "the summary replaces the 15 messages it was started over, the last call and its result stay: {:?}",
+        conversation_shape(&between.conversation)
+    );
+}

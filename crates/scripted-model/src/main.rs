@@ -30,7 +30,9 @@ Script format (JSON):
       {\"content\": \"Let me look.\",
        \"toolCalls\": [{\"name\": \"glob\", \"arguments\": {\"pattern\": \"*.md\"}}]},
       {\"content\": \"Done: the answer.\"}        no toolCalls: the model's final answer
-    ]
+    ],
+    \"summaries\": [{\"content\": \"<overview>...</overview>\"}]   answers to requests whose last
+                                            message mentions \"summar\", cycled (optional)
   }
 A response may also set: \"id\" on a tool call (default call_<n>), \"usage\" (OpenAI field names),
 \"status\" and \"errorBody\" (an HTTP error), \"headers\", \"delayMs\", \"chunkDelayMs\",

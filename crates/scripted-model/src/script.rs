@@ -20,6 +20,12 @@ pub struct Script {
     /// The responses, served in order, one per `POST .../chat/completions`.
     #[serde(default)]
     pub responses: Vec<ScriptedResponse>,
+    /// Answers to summary requests (the request's last message mentions "summar", as a
+    /// history compaction asks), served in order and over again from the first when used up;
+    /// they do not take a place of `responses`. Empty: a summary request is answered from
+    /// `responses` like any other.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub summaries: Vec<ScriptedResponse>,
     /// The `data` entries of `GET /models` (e.g. Copilot-style entries with `capabilities`);
     /// one OpenAI-style entry for `model` when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -211,6 +217,12 @@ impl Script {
     /// Appends a response.
     pub fn respond(mut self, response: ScriptedResponse) -> Self {
         self.responses.push(response);
+        self
+    }
+
+    /// Adds an answer to summary requests (see [`Script::summaries`]).
+    pub fn summary(mut self, response: ScriptedResponse) -> Self {
+        self.summaries.push(response);
         self
     }
 

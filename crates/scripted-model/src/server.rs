@@ -44,6 +44,8 @@ struct Shared {
 struct State {
     /// Index of the next scripted response.
     next: usize,
+    /// Summary requests answered so far.
+    summaries: usize,
     /// Every chat completion request body received, in order.
     requests: Vec<Value>,
     /// Every request received (any method and path), in order.
@@ -259,18 +261,34 @@ async fn write_error(
 }
 
 impl Shared {
-    /// Records a request and hands out the index of the response it gets.
-    fn take(&self, body: Value) -> usize {
+    /// Records a request and hands out the index of the response it gets: in `summaries`
+    /// for a summary request when the script has some, else in `responses`.
+    fn take(&self, body: Value, summary: bool) -> usize {
         if let Some(file) = &self.record {
             let mut file = file.lock().unwrap();
             let _ = writeln!(file, "{body}");
         }
         let mut state = self.state.lock().unwrap();
         state.requests.push(body);
+        if summary {
+            let index = state.summaries;
+            state.summaries += 1;
+            return index;
+        }
         let index = state.next;
         state.next += 1;
         index
     }
+}
+
+/// Whether a model request asks for a summary: its last message (`messages` or the Responses
+/// API's `input`) mentions "summar" in any case.
+fn asks_for_summary(request: &Value) -> bool {
+    let last = ["messages", "input"]
+        .iter()
+        .find_map(|k| request.get(*k).and_then(Value::as_array))
+        .and_then(|m| m.last());
+    last.is_some_and(|m| m.to_string().to_ascii_lowercase().contains("summar"))
 }
 
 fn now_secs() -> u64 {
@@ -290,11 +308,18 @@ async fn model_request(
     let recorded = parsed
         .clone()
         .unwrap_or_else(|| Value::String(String::from_utf8_lossy(body).into_owned()));
-    let index = shared.take(recorded);
+    let summary = !shared.script.summaries.is_empty() && asks_for_summary(&recorded);
+    let index = shared.take(recorded, summary);
     let Some(request) = parsed.filter(Value::is_object) else {
         return write_error(stream, 400, "the request body is not a JSON object", &[]).await;
     };
-    let Some(response) = shared.script.responses.get(index) else {
+    let scripted = if summary {
+        let all = &shared.script.summaries;
+        all.get(index % all.len())
+    } else {
+        shared.script.responses.get(index)
+    };
+    let Some(response) = scripted else {
         let n = shared.script.responses.len();
         let msg = format!(
             "the script has no more responses ({n} were scripted, this is request {})",

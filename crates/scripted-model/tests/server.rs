@@ -274,6 +274,43 @@ async fn answers_whole_when_not_streaming() {
 }
 
 #[tokio::test]
+async fn summary_requests_get_the_summaries_in_turn_and_leave_the_responses_in_order() {
+    let server = ScriptedServer::start(
+        Script::new()
+            .text("first")
+            .text("second")
+            .summary(ScriptedResponse::text("<overview>one</overview>"))
+            .summary(ScriptedResponse::text("<overview>two</overview>")),
+    )
+    .await
+    .unwrap();
+    let summary_request = json!({
+        "model": "gpt-test",
+        "messages": [{"role": "user", "content": "hi"}, {"role": "user", "content": "Please SUMMARIZE the above"}],
+    });
+    let content = |r: Reply| r.json()["choices"][0]["message"]["content"].clone();
+    let addr = server.addr();
+    let path = "/v1/chat/completions";
+    assert_eq!(content(post(addr, path, &chat(false)).await), "first");
+    assert_eq!(
+        content(post(addr, path, &summary_request).await),
+        "<overview>one</overview>"
+    );
+    assert_eq!(
+        content(post(addr, path, &summary_request).await),
+        "<overview>two</overview>"
+    );
+    assert_eq!(
+        content(post(addr, path, &summary_request).await),
+        "<overview>one</overview>",
+        "cycled"
+    );
+    assert_eq!(content(post(addr, path, &chat(false)).await), "second");
+    assert_eq!(server.requests().len(), 5, "every request is recorded");
+    assert_eq!(server.responses_served(), 2);
+}
+
+#[tokio::test]
 async fn raw_string_arguments_are_sent_verbatim() {
     let server = ScriptedServer::start(Script::new().respond(ScriptedResponse::tool_call(
         "bash",

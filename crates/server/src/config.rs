@@ -101,6 +101,9 @@ pub struct ServerConfig {
     /// The journal store sessions live in besides the state directory (`--store nats://…`);
     /// `None` keeps them in the state directory only.
     pub remote_store: Option<std::sync::Arc<dyn crate::remote_store::RemoteStore>>,
+    /// The models' context window in tokens (`--context-window`), for sessions whose provider
+    /// names none; `None` looks the model up in the known-models table.
+    pub context_window: Option<u64>,
 }
 
 impl ServerConfig {
@@ -135,6 +138,7 @@ impl ServerConfig {
             additional_dirs: Vec::new(),
             takeover_wait: DEFAULT_TAKEOVER_WAIT,
             remote_store: None,
+            context_window: None,
         }
     }
 }

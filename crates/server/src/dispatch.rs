@@ -6,8 +6,8 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::methods::{
-    Ctx, event_log, lifecycle, log, options, pending, permissions, plan, server as server_methods,
-    session, unsupported,
+    Ctx, event_log, history, lifecycle, log, options, pending, permissions, plan,
+    server as server_methods, session, unsupported,
 };
 use crate::peer::Peer;
 use crate::rpc::{RpcError, codes, kind_of};
@@ -41,6 +41,7 @@ pub(crate) const SERVED: &[&str] = &[
     "session.model.getCurrent",
     "session.model.switchTo",
     "session.log",
+    "session.history.compact",
     "session.options.update",
     "session.name.get",
     "session.name.set",
@@ -116,6 +117,7 @@ pub(crate) async fn call(
         "session.model.switchTo" => session::model_switch(&ctx, parse(params)?).await,
         "session.name.set" => session::name_set(&ctx, parse(params)?).await,
         "session.log" => log::log(&ctx, parse(params)?).await,
+        "session.history.compact" => history::compact(&ctx, parse(params)?).await,
         "session.options.update" => options::update(&ctx, params).await,
         "session.getForeground" => Ok(session::foreground_get()),
         "session.setForeground" => Ok(session::foreground_set()),

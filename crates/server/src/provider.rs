@@ -45,6 +45,9 @@ pub(crate) struct ProviderParams {
     /// Largest answer in tokens (Anthropic's `max_tokens`, the Responses API's
     /// `max_output_tokens`).
     pub max_output_tokens: Option<f64>,
+    /// Largest request in tokens: the model's context window for this session (the
+    /// compaction threshold is a share of it).
+    pub max_prompt_tokens: Option<f64>,
 }
 
 /// `provider.azure`.

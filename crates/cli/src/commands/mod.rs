@@ -2,6 +2,7 @@
 
 pub mod audit;
 pub mod checkpoint;
+pub mod compact;
 pub mod config;
 pub mod events;
 pub mod export;

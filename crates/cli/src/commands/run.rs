@@ -45,6 +45,10 @@ pub struct LoopArgs {
     /// Print every event (ephemeral ones too) as a JSON line on stdout.
     #[arg(long)]
     pub json: bool,
+    /// Compact the history only when a request would not fit the window at all (the SDK's
+    /// `infiniteSessions.enabled: false`).
+    #[arg(long)]
+    pub no_infinite_sessions: bool,
 }
 
 /// `turnstile run` arguments.
@@ -91,7 +95,8 @@ impl ResumeArgs {
     }
 }
 
-fn parts(opts: &LoopArgs, cwd: &Path) -> Result<SessionParts> {
+/// The parts of a session the loop flags describe.
+pub(crate) fn parts(opts: &LoopArgs, cwd: &Path) -> Result<SessionParts> {
     let mut flags = opts.session.config_flags();
     opts.model.fill(&mut flags)?;
     let effective = crate::config::effective(&flags)?;
@@ -122,6 +127,8 @@ fn parts(opts: &LoopArgs, cwd: &Path) -> Result<SessionParts> {
     config.permissions = session_flags::policy(&effective)?;
     config.allow_outside_cwd = opts.session.allow_outside_cwd;
     config.streaming = !opts.no_stream;
+    config.token_limit = opts.session.context_window;
+    config.infinite_sessions.enabled = !opts.no_infinite_sessions;
     let trust = session_flags::hook_trust(opts.session.trust_hooks, &effective);
     let (hooks, warnings) = CommandHooks::load(cwd, &trust)?;
     for warning in warnings {
@@ -138,7 +145,8 @@ fn parts(opts: &LoopArgs, cwd: &Path) -> Result<SessionParts> {
     })
 }
 
-fn working_dir(opts: &LoopArgs) -> Result<PathBuf> {
+/// The tools' working directory (`--cwd`, else the current one).
+pub(crate) fn working_dir(opts: &LoopArgs) -> Result<PathBuf> {
     let dir = match &opts.cwd {
         Some(d) => d.clone(),
         None => std::env::current_dir().context("cannot read the current directory")?,

@@ -232,6 +232,7 @@ fn server_config(args: &ServeArgs, state_dir: Option<&Path>) -> Result<ServerCon
     config.takeover_wait = Duration::from_secs(args.takeover_wait);
     config.hook_trust = crate::session_flags::hook_trust(args.session.trust_hooks, &effective);
     config.max_autopilot_continues = args.session.max_autopilot_continues;
+    config.context_window = args.session.context_window;
     config.session_idle_timeout = args
         .session_idle_timeout
         .filter(|s| *s > 0)

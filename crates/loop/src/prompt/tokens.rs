@@ -44,33 +44,43 @@ pub fn estimate(text: &str) -> u64 {
     (text.len() as u64).div_ceil(4)
 }
 
-/// The usage of a request against a window of `token_limit` tokens; `is_initial` marks the
-/// session's first report.
+/// Estimated tokens of one message of a request.
+pub fn message_tokens(message: &ChatMessage) -> u64 {
+    match message {
+        ChatMessage::System { content } => estimate(content),
+        ChatMessage::User { content, parts } => {
+            estimate(content)
+                + parts
+                    .iter()
+                    .map(|p| match p {
+                        ContentPart::Text(t) => estimate(t),
+                        ContentPart::ImageUrl(_) => IMAGE_TOKENS,
+                    })
+                    .sum::<u64>()
+        }
+        ChatMessage::Assistant {
+            content,
+            tool_calls,
+        } => {
+            content.as_deref().map_or(0, estimate)
+                + tool_calls
+                    .iter()
+                    .map(|c| estimate(&c.name) + estimate(&c.arguments))
+                    .sum::<u64>()
+        }
+        ChatMessage::Tool { content, .. } => estimate(content),
+    }
+}
+
+/// The estimated usage of a request against a window of `token_limit` tokens; `is_initial`
+/// marks the session's first report.
 pub fn usage_info(request: &ChatRequest, token_limit: u64, is_initial: bool) -> SessionUsageInfo {
     let mut system = 0;
     let mut conversation = 0;
     for m in &request.messages {
         match m {
-            ChatMessage::System { content } => system += estimate(content),
-            ChatMessage::User { content, parts } => {
-                conversation += estimate(content);
-                for p in parts {
-                    conversation += match p {
-                        ContentPart::Text(t) => estimate(t),
-                        ContentPart::ImageUrl(_) => IMAGE_TOKENS,
-                    };
-                }
-            }
-            ChatMessage::Assistant {
-                content,
-                tool_calls,
-            } => {
-                conversation += content.as_deref().map_or(0, estimate);
-                for c in tool_calls {
-                    conversation += estimate(&c.name) + estimate(&c.arguments);
-                }
-            }
-            ChatMessage::Tool { content, .. } => conversation += estimate(content),
+            ChatMessage::System { .. } => system += message_tokens(m),
+            _ => conversation += message_tokens(m),
         }
     }
     let tools: u64 = request
@@ -86,6 +96,57 @@ pub fn usage_info(request: &ChatRequest, token_limit: u64, is_initial: bool) -> 
         conversation_tokens: Some(conversation),
         tool_definitions_tokens: Some(tools),
         is_initial: Some(is_initial),
+    }
+}
+
+/// How the model server counts against the estimate: the prompt tokens it reported for the
+/// last call over what [`usage_info`] estimated for that request. The byte heuristic misses
+/// the wire format's overhead and the tokenizer's real rate; scaling by the last report keeps
+/// the size of the next request close to what the server will count.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Calibration {
+    estimated: u64,
+    reported: u64,
+}
+
+impl Calibration {
+    /// Takes the server's report for a request estimated at `estimated` tokens.
+    pub fn observe(&mut self, estimated: u64, reported: u64) {
+        if estimated > 0 && reported > 0 {
+            *self = Calibration {
+                estimated,
+                reported,
+            };
+        }
+    }
+
+    /// `tokens` (an estimate) as the server would count them; unchanged before any report.
+    pub fn scale(&self, tokens: u64) -> u64 {
+        if self.estimated == 0 {
+            return tokens;
+        }
+        let scaled = u128::from(tokens) * u128::from(self.reported) / u128::from(self.estimated);
+        u64::try_from(scaled).unwrap_or(u64::MAX)
+    }
+
+    /// A usage report with every figure scaled (see [`Calibration::scale`]).
+    pub fn apply(&self, info: &SessionUsageInfo) -> SessionUsageInfo {
+        let part = |v: Option<u64>| v.map(|t| self.scale(t));
+        let (system, conversation, tools) = (
+            part(info.system_tokens),
+            part(info.conversation_tokens),
+            part(info.tool_definitions_tokens),
+        );
+        SessionUsageInfo {
+            current_tokens: match (system, conversation, tools) {
+                (Some(s), Some(c), Some(t)) => s + c + t,
+                _ => self.scale(info.current_tokens),
+            },
+            system_tokens: system,
+            conversation_tokens: conversation,
+            tool_definitions_tokens: tools,
+            ..info.clone()
+        }
     }
 }
 
@@ -129,5 +190,30 @@ mod tests {
         assert_eq!(info.messages_length, 2);
         assert_eq!(info.token_limit, 1000);
         assert_eq!(info.is_initial, Some(true));
+    }
+
+    #[test]
+    fn calibration_scales_by_the_last_report_and_keeps_the_sum() {
+        let mut c = Calibration::default();
+        assert_eq!(c.scale(1000), 1000, "no report yet: the estimate");
+        c.observe(1000, 1250);
+        assert_eq!(c.scale(800), 1000);
+        c.observe(0, 10);
+        assert_eq!(c.scale(800), 1000, "an empty estimate teaches nothing");
+        let info = SessionUsageInfo {
+            token_limit: 9000,
+            current_tokens: 700,
+            messages_length: 3,
+            system_tokens: Some(100),
+            conversation_tokens: Some(400),
+            tool_definitions_tokens: Some(200),
+            is_initial: Some(false),
+        };
+        let scaled = c.apply(&info);
+        assert_eq!(scaled.system_tokens, Some(125));
+        assert_eq!(scaled.conversation_tokens, Some(500));
+        assert_eq!(scaled.tool_definitions_tokens, Some(250));
+        assert_eq!(scaled.current_tokens, 875);
+        assert_eq!((scaled.token_limit, scaled.messages_length), (9000, 3));
     }
 }

@@ -30,6 +30,8 @@ pub(super) struct Actor {
     pub(super) processes: Arc<ProcessTable>,
     /// The session's shells: they outlive a message and are stopped when the session closes.
     pub(super) shells: Arc<Shells>,
+    /// How the model server counts against the token estimate (its last report).
+    pub(super) calibration: crate::prompt::tokens::Calibration,
     /// Work a resume continues before taking any command.
     pending: Option<PendingWork>,
     checkpoint_at: u64,
@@ -56,6 +58,7 @@ impl Actor {
             needs_system,
             processes,
             shells,
+            calibration: Default::default(),
             pending,
             checkpoint_at,
         }
@@ -145,6 +148,18 @@ impl Actor {
                 Command::Log { entry, done } => {
                     let event = entry.event(self.emitter.writer().last_id());
                     let result = self.emitter.emit_event(event).map(|e| e.id);
+                    let _ = done.send(result.map_err(|e| e.to_string()));
+                }
+                Command::Compact {
+                    custom_instructions,
+                    trigger,
+                    done,
+                } => {
+                    let cancel = tokio_util::sync::CancellationToken::new();
+                    let mode = self.parts.config.mode;
+                    let result = self
+                        .compact(&trigger, custom_instructions, mode, &cancel)
+                        .await;
                     let _ = done.send(result.map_err(|e| e.to_string()));
                 }
                 Command::Shutdown { done } => {

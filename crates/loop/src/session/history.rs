@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use turnstile_replay::{BinaryAsset, Message};
+use turnstile_replay::{BinaryAsset, Message, SessionState};
 
 use crate::model::{ChatMessage, ToolCall};
 use crate::prompt::attachments::{Asset, model_content};
@@ -71,6 +71,43 @@ pub fn chat_messages(
         .collect()
 }
 
+/// The messages of the next request of a session in `state`: its conversation as chat
+/// messages, each assistant message's tool results in the order of its calls.
+pub fn request_messages(state: &SessionState) -> Vec<ChatMessage> {
+    results_in_request_order(chat_messages(&state.conversation, &state.assets))
+}
+
+/// Puts the tool results that follow each assistant message in the order of its tool calls.
+/// Calls run concurrently and are recorded as they complete; the model gets them as asked.
+pub(super) fn results_in_request_order(mut messages: Vec<ChatMessage>) -> Vec<ChatMessage> {
+    let mut i = 0;
+    while i < messages.len() {
+        let order: Vec<String> = match &messages[i] {
+            ChatMessage::Assistant { tool_calls, .. } if !tool_calls.is_empty() => {
+                tool_calls.iter().map(|c| c.id.clone()).collect()
+            }
+            _ => {
+                i += 1;
+                continue;
+            }
+        };
+        let start = i + 1;
+        let mut end = start;
+        while matches!(messages.get(end), Some(ChatMessage::Tool { .. })) {
+            end += 1;
+        }
+        messages[start..end].sort_by_key(|m| match m {
+            ChatMessage::Tool { tool_call_id, .. } => order
+                .iter()
+                .position(|id| id == tool_call_id)
+                .unwrap_or(usize::MAX),
+            _ => usize::MAX,
+        });
+        i = end.max(start);
+    }
+    messages
+}
+
 /// The engine's system prompt with no client changes, for a session whose context is not
 /// known here (no working directory, tools or repository instructions); sessions build theirs
 /// with [`crate::prompt::build_system_prompt`] from their real context.
@@ -97,5 +134,45 @@ mod tests {
         assert!(text.starts_with("Some of the conversation history has been summarized"));
         assert!(text.contains("<user_message>\nRead every part\n</user_message>"));
         assert_eq!(sent, vec![ChatMessage::user(text)]);
+    }
+
+    fn call(id: &str) -> ToolCall {
+        ToolCall {
+            id: id.into(),
+            name: "bash".into(),
+            arguments: "{}".into(),
+        }
+    }
+
+    #[test]
+    fn tool_results_follow_the_order_of_the_calls() {
+        let tool = |id: &str| ChatMessage::Tool {
+            tool_call_id: id.into(),
+            content: id.into(),
+        };
+        let assistant = ChatMessage::Assistant {
+            content: None,
+            tool_calls: vec![call("a"), call("b"), call("c")],
+        };
+        let user = ChatMessage::user("u");
+        let messages = vec![
+            user.clone(),
+            assistant.clone(),
+            tool("c"),
+            tool("a"),
+            tool("b"),
+            user.clone(),
+        ];
+        assert_eq!(
+            results_in_request_order(messages),
+            vec![
+                user.clone(),
+                assistant,
+                tool("a"),
+                tool("b"),
+                tool("c"),
+                user
+            ]
+        );
     }
 }

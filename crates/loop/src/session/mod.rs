@@ -7,6 +7,7 @@
 //! as its `user.message` with no turn (no LLM call is recorded that was never made).
 
 mod actor;
+mod compaction;
 mod emitter;
 mod history;
 mod hooks_glue;
@@ -30,7 +31,8 @@ use turnstile_journal::{
 };
 use turnstile_replay::{SessionState, resume_plan};
 
-pub use history::{chat_messages, default_system_prompt};
+pub use compaction::{CompactionReport, InfiniteSessions, SUMMARY_INSTRUCTION};
+pub use history::{chat_messages, default_system_prompt, request_messages};
 pub use log_entry::{LogEntry, LogLevel};
 
 use crate::autopilot::{AgentMode, DEFAULT_MAX_CONTINUES};
@@ -77,6 +79,8 @@ pub struct SessionConfig {
     /// The model's context window in tokens; `None` looks the model up in
     /// [`crate::prompt::tokens::token_limit`].
     pub token_limit: Option<u64>,
+    /// When the history is compacted (SDK `infiniteSessions`).
+    pub infinite_sessions: InfiniteSessions,
     /// Leave the repository's instruction files out of the system prompt (SDK
     /// `skipCustomInstructions`).
     pub skip_custom_instructions: bool,
@@ -103,6 +107,7 @@ impl SessionConfig {
             reasoning_effort: None,
             excluded_tools: Vec::new(),
             token_limit: None,
+            infinite_sessions: InfiniteSessions::default(),
             skip_custom_instructions: false,
             journal_sink: None,
         }
@@ -199,6 +204,11 @@ enum Command {
     Log {
         entry: LogEntry,
         done: oneshot::Sender<Result<Uuid, String>>,
+    },
+    Compact {
+        custom_instructions: Option<String>,
+        trigger: String,
+        done: oneshot::Sender<Result<CompactionReport, String>>,
     },
     Shutdown {
         done: oneshot::Sender<Result<(), String>>,
@@ -567,6 +577,23 @@ impl SessionHandle {
     pub async fn log(&self, entry: LogEntry) -> Result<Uuid, LoopError> {
         let (done, rx) = oneshot::channel();
         self.command(Command::Log { entry, done }, rx).await
+    }
+
+    /// Compacts the history now (SDK `session.history.compact`, `turnstile compact`), after
+    /// the messages sent before it: one summary call to the model, recorded as
+    /// `session.compaction_start`/`complete` with `trigger` (`manual`, `model_switch`).
+    pub async fn compact(
+        &self,
+        custom_instructions: Option<String>,
+        trigger: impl Into<String>,
+    ) -> Result<CompactionReport, LoopError> {
+        let (done, rx) = oneshot::channel();
+        let cmd = Command::Compact {
+            custom_instructions,
+            trigger: trigger.into(),
+            done,
+        };
+        self.command(cmd, rx).await
     }
 
     async fn command<T>(

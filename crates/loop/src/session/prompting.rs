@@ -124,26 +124,23 @@ impl Actor {
 
     /// The notices right before a model call: how full the request leaves the context window
     /// (the first call of a message is `isInitial`, as the Copilot CLI reports it), then
-    /// `model.call_start`.
+    /// `model.call_start`. Returns the request's plain estimate, to calibrate against the
+    /// server's report.
     pub(super) fn announce_call(
         &mut self,
         request: &ChatRequest,
         turn_id: &str,
         first_of_message: bool,
-    ) -> Result<(), LoopError> {
-        let limit = self
-            .parts
-            .config
-            .token_limit
-            .unwrap_or_else(|| tokens::token_limit(&self.parts.config.model));
-        let info: SessionUsageInfo = tokens::usage_info(request, limit, first_of_message);
+    ) -> Result<u64, LoopError> {
+        let estimate = tokens::usage_info(request, self.token_limit(), first_of_message);
+        let info: SessionUsageInfo = self.calibration.apply(&estimate);
         self.emitter.emit(&info)?;
         self.emitter.emit(&ModelCallStart {
             turn_id: turn_id.to_owned(),
             model: Some(self.parts.config.model.clone()),
             ..Default::default()
         })?;
-        Ok(())
+        Ok(estimate.current_tokens)
     }
 
     /// Announces a new title (ephemeral, as the Copilot CLI's `session.name.set` does).

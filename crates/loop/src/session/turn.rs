@@ -14,12 +14,11 @@ use turnstile_journal::payload::{
 
 use super::LoopError;
 use super::actor::Actor;
-use super::history::chat_messages;
+use super::history::request_messages;
 use super::message::Message;
 use crate::autopilot::AgentMode;
 use crate::model::{
-    ChatMessage, ChatRequest, ModelError, ModelErrorKind, ModelEvent, ModelResponse, ToolCall,
-    ToolSchema,
+    ChatRequest, ModelError, ModelErrorKind, ModelEvent, ModelResponse, ToolCall, ToolSchema,
 };
 
 /// How a turn ended.
@@ -45,7 +44,7 @@ impl Actor {
         msg: &mut Message<'_>,
     ) -> Result<TurnEnd, LoopError> {
         let turn_id = turn.to_string();
-        let mut request = self.request(msg.mode);
+        let mut request = self.request_in_window(msg.mode, msg.cancel).await?;
         request.headers = msg.headers.clone();
         // As the Copilot CLI marks its calls: the prompt's first call is the user's, the
         // calls after tool results the agent's. A client's own header of that name wins.
@@ -70,7 +69,7 @@ impl Actor {
             interaction_id: Some(msg.interaction_id.clone()),
             ..Default::default()
         })?;
-        self.announce_call(&request, &turn_id, turn == 0)?;
+        let estimated = self.announce_call(&request, &turn_id, turn == 0)?;
         let assistant_message_id = Uuid::new_v4().to_string();
         let response = match self
             .call_model(&request, &turn_id, &assistant_message_id, msg.cancel)
@@ -126,6 +125,7 @@ impl Actor {
             ..Default::default()
         })?;
         if let Some(usage) = &response.usage {
+            self.calibration.observe(estimated, usage.input_tokens);
             self.emitter.emit(&AssistantUsage {
                 model: model.clone(),
                 input_tokens: Some(usage.input_tokens),
@@ -196,10 +196,7 @@ impl Actor {
             .collect();
         ChatRequest {
             model: self.parts.config.model.clone(),
-            messages: {
-                let state = self.emitter.state();
-                results_in_request_order(chat_messages(&state.conversation, &state.assets))
-            },
+            messages: request_messages(&self.emitter.state()),
             reasoning_effort: self.parts.config.reasoning_effort.clone(),
             tools,
             stream: self.parts.config.streaming,
@@ -323,37 +320,6 @@ fn unique_ids(calls: &[ToolCall]) -> (Vec<ToolCall>, Vec<(String, String)>) {
     (out, renamed)
 }
 
-/// Puts the tool results that follow each assistant message in the order of its tool calls.
-/// Calls run concurrently and are recorded as they complete; the model gets them as asked.
-fn results_in_request_order(mut messages: Vec<ChatMessage>) -> Vec<ChatMessage> {
-    let mut i = 0;
-    while i < messages.len() {
-        let order: Vec<String> = match &messages[i] {
-            ChatMessage::Assistant { tool_calls, .. } if !tool_calls.is_empty() => {
-                tool_calls.iter().map(|c| c.id.clone()).collect()
-            }
-            _ => {
-                i += 1;
-                continue;
-            }
-        };
-        let start = i + 1;
-        let mut end = start;
-        while matches!(messages.get(end), Some(ChatMessage::Tool { .. })) {
-            end += 1;
-        }
-        messages[start..end].sort_by_key(|m| match m {
-            ChatMessage::Tool { tool_call_id, .. } => order
-                .iter()
-                .position(|id| id == tool_call_id)
-                .unwrap_or(usize::MAX),
-            _ => usize::MAX,
-        });
-        i = end.max(start);
-    }
-    messages
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -386,37 +352,5 @@ mod tests {
         let (calls, renamed) = unique_ids(&[call("a"), call("b")]);
         assert_eq!(calls, [call("a"), call("b")]);
         assert!(renamed.is_empty());
-    }
-
-    #[test]
-    fn tool_results_follow_the_order_of_the_calls() {
-        let tool = |id: &str| ChatMessage::Tool {
-            tool_call_id: id.into(),
-            content: id.into(),
-        };
-        let assistant = ChatMessage::Assistant {
-            content: None,
-            tool_calls: vec![call("a"), call("b"), call("c")],
-        };
-        let user = ChatMessage::user("u");
-        let messages = vec![
-            user.clone(),
-            assistant.clone(),
-            tool("c"),
-            tool("a"),
-            tool("b"),
-            user.clone(),
-        ];
-        assert_eq!(
-            results_in_request_order(messages),
-            vec![
-                user.clone(),
-                assistant,
-                tool("a"),
-                tool("b"),
-                tool("c"),
-                user
-            ]
-        );
     }
 }

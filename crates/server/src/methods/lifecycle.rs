@@ -16,7 +16,7 @@ use turnstile_loop::hooks::{CommandHooks, HookRunner};
 use turnstile_loop::prompt::SystemMessageConfig;
 use turnstile_loop::session::LoopError;
 use turnstile_loop::tools::{ToolRegistry, ToolSpec};
-use turnstile_loop::{SessionConfig, SessionHandle, SessionParts};
+use turnstile_loop::{InfiniteSessions, SessionConfig, SessionHandle, SessionParts};
 
 use super::Ctx;
 use super::{open_session, session_id};
@@ -70,6 +70,44 @@ pub(crate) struct OpenParams {
     /// Keep a dead engine's pending permission and client tool requests open (`true`) or
     /// close them as interrupted.
     continue_pending_work: Option<bool>,
+    infinite_sessions: Option<InfiniteSessionParams>,
+}
+
+/// `infiniteSessions` of `session.create`/`session.resume` (the SDK's `InfiniteSessionConfig`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct InfiniteSessionParams {
+    enabled: Option<bool>,
+    background_compaction_threshold: Option<f64>,
+    buffer_exhaustion_threshold: Option<f64>,
+}
+
+impl InfiniteSessionParams {
+    /// The loop's settings, the runtime's defaults for what is left out; a threshold outside
+    /// 0–1 is refused by name.
+    fn settings(&self) -> Result<InfiniteSessions, RpcError> {
+        let defaults = InfiniteSessions::default();
+        let share = |name: &str, value: Option<f64>, default: f64| match value {
+            None => Ok(default),
+            Some(v) if (0.0..=1.0).contains(&v) => Ok(v),
+            Some(v) => Err(RpcError::invalid_params(format!(
+                "infiniteSessions.{name} is {v}; it is a share of the context window, from 0.0 to 1.0"
+            ))),
+        };
+        Ok(InfiniteSessions {
+            enabled: self.enabled.unwrap_or(defaults.enabled),
+            background_threshold: share(
+                "backgroundCompactionThreshold",
+                self.background_compaction_threshold,
+                defaults.background_threshold,
+            )?,
+            buffer_exhaustion_threshold: share(
+                "bufferExhaustionThreshold",
+                self.buffer_exhaustion_threshold,
+                defaults.buffer_exhaustion_threshold,
+            )?,
+        })
+    }
 }
 
 /// `session.create`.
@@ -413,6 +451,18 @@ fn build(
         .reasoning_effort
         .clone()
         .or_else(|| config.default_reasoning_effort.clone());
+    if let Some(infinite) = &params.infinite_sessions {
+        session_config.infinite_sessions = infinite.settings()?;
+    }
+    // The window: the provider's `maxPromptTokens`, else the server's `--context-window`,
+    // else the known-models table (in the loop).
+    session_config.token_limit = params
+        .provider
+        .as_ref()
+        .and_then(|p| p.max_prompt_tokens)
+        .filter(|n| *n >= 1.0)
+        .map(|n| n as u64)
+        .or(config.context_window);
     session_config.excluded_tools = params
         .default_agent
         .as_ref()

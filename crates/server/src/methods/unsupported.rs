@@ -84,7 +84,7 @@ pub(crate) const REASONS: &[(&str, &str)] = &[
     ),
     (
         "session.history.",
-        "the journal is append-only: no compaction, truncation or rewind",
+        "the journal is append-only: history is compacted (session.history.compact), never truncated or rewound in place",
     ),
     (
         "session.queue.",

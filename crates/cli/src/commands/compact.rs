@@ -1,0 +1,84 @@
+//! `turnstile compact SESSION`: the history compacted now, as the SDK's
+//! `session.history.compact` does: one summary call to the model, recorded in the journal.
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+use clap::Args;
+use turnstile_journal::StateRoot;
+use turnstile_loop::SessionHandle;
+
+use super::run::{LoopArgs, parts, working_dir};
+
+/// `turnstile compact` arguments.
+#[derive(Debug, Clone, Args)]
+pub struct CompactArgs {
+    /// The session (id, unique id prefix or session directory).
+    pub session: String,
+    /// What the summary should focus on.
+    #[arg(long, value_name = "TEXT")]
+    pub instructions: Option<String>,
+    #[command(flatten)]
+    pub opts: LoopArgs,
+}
+
+/// Runs `turnstile compact`: exit 0 when a summary replaced part of the history, 1 when
+/// nothing was compacted (the reason is printed and, for a failed call, in the journal).
+pub fn run(args: &CompactArgs, state_dir: Option<&Path>) -> Result<ExitCode> {
+    let root = StateRoot::resolve(state_dir)?;
+    let paths = crate::target::resolve(&args.session, state_dir)?;
+    let id = paths
+        .id
+        .with_context(|| format!("{} is not a session of the state directory", args.session))?;
+    let cwd = working_dir(&args.opts)?;
+    let parts = parts(&args.opts, &cwd)?;
+    let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
+    runtime.block_on(async {
+        let (session, _) = SessionHandle::resume(&root, id, parts)
+            .with_context(|| format!("cannot open session {id}"))?;
+        let report = session
+            .compact(args.instructions.clone(), "manual")
+            .await
+            .with_context(|| format!("cannot compact session {id}"));
+        session
+            .shutdown()
+            .await
+            .context("could not close the session cleanly")?;
+        let report = report?;
+        let window = &report.context_window;
+        if args.opts.json {
+            let value = serde_json::json!({
+                "success": report.success,
+                "messagesRemoved": report.messages_removed,
+                "tokensRemoved": report.tokens_removed,
+                "summaryContent": report.summary,
+                "error": report.error,
+                "contextWindow": {
+                    "tokenLimit": window.token_limit,
+                    "currentTokens": window.current_tokens,
+                    "messagesLength": window.messages_length,
+                },
+            });
+            println!("{value}");
+        } else if report.success {
+            println!(
+                "compacted {id}: {} messages ({} tokens) replaced by a summary; the next request holds about {} of {} tokens",
+                report.messages_removed,
+                report.tokens_removed,
+                window.current_tokens,
+                window.token_limit
+            );
+        } else {
+            eprintln!(
+                "session {id} was not compacted: {}",
+                report.error.as_deref().unwrap_or("no reason given")
+            );
+        }
+        Ok(if report.success {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::from(1)
+        })
+    })
+}

@@ -1,0 +1,360 @@
+//! Compaction of the model's history: when the next request would pass a share of the context
+//! window, one summary call to the model replaces the older history by its summary.
+//!
+//! The journal is the one truth: the loop only records `session.compaction_start` and
+//! `session.compaction_complete` (summary and the count of messages it replaces); the fold
+//! applies them, and every request is built from the folded conversation, so a resume
+//! rebuilds exactly the request the loop would have sent.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+use turnstile_journal::payload::{
+    CompactionComplete, CompactionStart, CompactionTokensUsed, SessionUsageInfo, SessionWarning,
+};
+use turnstile_replay::Message;
+
+use super::LoopError;
+use super::actor::Actor;
+use super::history::{chat_messages, results_in_request_order};
+use crate::autopilot::AgentMode;
+use crate::model::{ChatMessage, ChatRequest};
+use crate::prompt::tokens;
+
+/// The SDK's `infiniteSessions`: whether and when the history is compacted.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct InfiniteSessions {
+    /// Compaction on (the runtime's default). Off, the history is still compacted when the
+    /// next request would not fit the window at all: a summary loses less than a refusal.
+    pub enabled: bool,
+    /// Share of the window (0–1) the next request may reach before it is compacted.
+    pub background_threshold: f64,
+    /// Share of the window at which the runtime blocks until its background compaction ends;
+    /// turnstile compacts before the request at `background_threshold` already, so a request
+    /// never waits on it (kept for the session's options).
+    pub buffer_exhaustion_threshold: f64,
+}
+
+impl Default for InfiniteSessions {
+    fn default() -> Self {
+        InfiniteSessions {
+            enabled: true,
+            background_threshold: 0.80,
+            buffer_exhaustion_threshold: 0.95,
+        }
+    }
+}
+
+impl InfiniteSessions {
+    /// The share of the window that starts a compaction.
+    fn threshold(&self) -> f64 {
+        if self.enabled {
+            self.background_threshold.clamp(0.0, 1.0)
+        } else {
+            1.0
+        }
+    }
+}
+
+/// Share of the window the newest messages may keep, unsummarized, after a compaction the
+/// threshold started (the loop is mid-task: the latest results stay word for word). A
+/// compaction asked for (`manual`, `model_switch`) summarizes everything, as the runtime's
+/// `/compact` does.
+const KEPT_SHARE: f64 = 0.25;
+
+/// The instruction that ends a summary request.
+pub const SUMMARY_INSTRUCTION: &str = "Summarize the conversation above so the work can go on from the summary alone. \
+Keep the user's goals and instructions, what was done (files read or changed, commands run and what they showed), \
+the decisions taken and why, and what remains to do. Answer with the summary only, inside <overview>...</overview>.";
+
+/// What a compaction did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CompactionReport {
+    /// A summary replaced part of the history.
+    pub success: bool,
+    /// Tokens the replaced messages held (estimated as the next request counts them).
+    pub tokens_removed: u64,
+    /// Messages the summary replaced.
+    pub messages_removed: u64,
+    /// The summary, on success.
+    pub summary: Option<String>,
+    /// Why there is none, on failure.
+    pub error: Option<String>,
+    /// The context window after it.
+    pub context_window: SessionUsageInfo,
+}
+
+impl CompactionReport {
+    /// No compaction, for `error`; the window is as it was.
+    fn failed(error: String, context_window: SessionUsageInfo) -> Self {
+        CompactionReport {
+            success: false,
+            tokens_removed: 0,
+            messages_removed: 0,
+            summary: None,
+            error: Some(error),
+            context_window,
+        }
+    }
+}
+
+/// Which messages a compaction replaces.
+struct Plan {
+    /// Index of the first non-system message.
+    first: usize,
+    /// Index of the first message kept (the tail starts here).
+    end: usize,
+    /// Tokens of `first..end`.
+    tokens: u64,
+}
+
+impl Actor {
+    /// The model's context window: the session's setting, else the known-models table.
+    pub(super) fn token_limit(&self) -> u64 {
+        self.parts
+            .config
+            .token_limit
+            .unwrap_or_else(|| tokens::token_limit(&self.parts.config.model))
+    }
+
+    /// The next request's usage of the window, as the model server will count it.
+    pub(super) fn usage_of(&self, request: &ChatRequest, is_initial: bool) -> SessionUsageInfo {
+        let info = tokens::usage_info(request, self.token_limit(), is_initial);
+        self.calibration.apply(&info)
+    }
+
+    /// A turn's request, the history compacted first when the request would pass the
+    /// threshold. A failed compaction is a `session.warning`; the turn goes on with the
+    /// history as it is.
+    pub(super) async fn request_in_window(
+        &mut self,
+        mode: AgentMode,
+        cancel: &CancellationToken,
+    ) -> Result<ChatRequest, LoopError> {
+        let request = self.request(mode);
+        let info = self.usage_of(&request, false);
+        let limit = info.token_limit as f64;
+        let threshold = self.parts.config.infinite_sessions.threshold() * limit;
+        if (info.current_tokens as f64) < threshold || cancel.is_cancelled() {
+            return Ok(request);
+        }
+        let report = self.compact("threshold", None, mode, cancel).await?;
+        Ok(if report.success {
+            self.request(mode)
+        } else {
+            request
+        })
+    }
+
+    /// One compaction: `session.compaction_start`, the summary call, and
+    /// `session.compaction_complete` (plus a `session.warning` when it fails).
+    pub(super) async fn compact(
+        &mut self,
+        trigger: &str,
+        custom_instructions: Option<String>,
+        mode: AgentMode,
+        cancel: &CancellationToken,
+    ) -> Result<CompactionReport, LoopError> {
+        let request = self.request(mode);
+        let before = self.usage_of(&request, false);
+        let limit = before.token_limit;
+        let (plan, summary_request) = {
+            let state = self.emitter.state();
+            let keep = if trigger == "threshold" {
+                KEPT_SHARE
+            } else {
+                0.0
+            };
+            // When the newest messages all fit what is kept, the system prompt and the tools
+            // fill the window: all of the history goes into the summary then.
+            let plan = self
+                .plan(&state.conversation, &request.messages, limit, keep)
+                .or_else(|| self.plan(&state.conversation, &request.messages, limit, 0.0));
+            let summary_request = plan.as_ref().map(|p| {
+                let mut messages: Vec<ChatMessage> = request.messages[..p.first].to_vec();
+                messages.extend(results_in_request_order(chat_messages(
+                    &state.conversation[p.first..p.end],
+                    &state.assets,
+                )));
+                let mut instruction = SUMMARY_INSTRUCTION.to_owned();
+                if let Some(focus) = &custom_instructions {
+                    instruction.push_str("\n\nFocus the summary on: ");
+                    instruction.push_str(focus);
+                }
+                messages.push(ChatMessage::user(instruction));
+                ChatRequest {
+                    model: request.model.clone(),
+                    messages,
+                    tools: request.tools.clone(),
+                    stream: false,
+                    reasoning_effort: request.reasoning_effort.clone(),
+                    headers: vec![("x-initiator".into(), "agent".into())],
+                }
+            });
+            (plan, summary_request)
+        };
+        let (Some(plan), Some(summary_request)) = (plan, summary_request) else {
+            let error = "nothing to compact: the history is only the newest messages".to_owned();
+            return Ok(CompactionReport::failed(error, before));
+        };
+        // The summary call is an LLM call: its `session.compaction_start` counts it.
+        self.emitter.emit(&CompactionStart {
+            system_tokens: before.system_tokens,
+            conversation_tokens: before.conversation_tokens,
+            tool_definitions_tokens: before.tool_definitions_tokens,
+            current_tokens: Some(before.current_tokens),
+            token_limit: Some(limit),
+            trigger: Some(trigger.to_owned()),
+        })?;
+        let estimated = tokens::usage_info(&summary_request, limit, false).current_tokens;
+        let started = Instant::now();
+        let answer = self.summary_call(&summary_request, cancel).await;
+        let messages_length = (request.messages.len() - plan.first) as u64;
+        let removed = (plan.end - plan.first) as u64;
+        let mut complete = CompactionComplete {
+            pre_compaction_tokens: Some(before.current_tokens),
+            pre_compaction_messages_length: Some(messages_length),
+            custom_instructions: custom_instructions.clone(),
+            token_limit: Some(limit),
+            trigger: Some(trigger.to_owned()),
+            ..Default::default()
+        };
+        let summary = match answer {
+            Ok(response) if !response.content.trim().is_empty() => {
+                if let Some(usage) = &response.usage {
+                    self.calibration.observe(estimated, usage.input_tokens);
+                    complete.compaction_tokens_used = Some(CompactionTokensUsed {
+                        input_tokens: usage.input_tokens,
+                        output_tokens: usage.output_tokens,
+                        cache_read_tokens: usage.cache_read_tokens,
+                        cache_write_tokens: usage.cache_write_tokens,
+                        duration: started.elapsed().as_millis() as u64,
+                        model: if response.model.is_empty() {
+                            self.parts.config.model.clone()
+                        } else {
+                            response.model.clone()
+                        },
+                    });
+                }
+                Ok(response.content.trim().to_owned())
+            }
+            Ok(_) => Err("the model answered the summary request with no text".to_owned()),
+            Err(e) => Err(format!("the summary request failed: {}", e.message)),
+        };
+        match summary {
+            Ok(summary) => {
+                complete.success = true;
+                complete.messages_removed = Some(removed);
+                complete.tokens_removed = Some(plan.tokens);
+                complete.summary_content = Some(summary.clone());
+                self.emitter.emit(&complete)?;
+                let after = self.usage_of(&self.request(mode), false);
+                Ok(CompactionReport {
+                    success: true,
+                    tokens_removed: plan.tokens,
+                    messages_removed: removed,
+                    summary: Some(summary),
+                    error: None,
+                    context_window: after,
+                })
+            }
+            Err(error) => {
+                complete.error = Some(error.clone());
+                self.emitter.emit(&complete)?;
+                self.emitter.emit(&SessionWarning {
+                    warning_type: "compaction".into(),
+                    message: format!(
+                        "the history was not compacted ({error}); the session goes on with it as it is"
+                    ),
+                    ..Default::default()
+                })?;
+                Ok(CompactionReport::failed(error, before))
+            }
+        }
+    }
+
+    /// The oldest messages to replace: all but the newest that fit `keep` of the window,
+    /// never starting the kept tail on a tool result (its request goes with it, as the fold's
+    /// compaction does). `None` when that would replace nothing new.
+    fn plan(
+        &self,
+        conversation: &[Message],
+        sent: &[ChatMessage],
+        limit: u64,
+        keep: f64,
+    ) -> Option<Plan> {
+        // The request has one chat message per conversation message, in the same order.
+        debug_assert_eq!(conversation.len(), sent.len());
+        let first = usize::from(matches!(conversation.first(), Some(Message::System { .. })));
+        let budget = (limit as f64 * keep) as u64;
+        let mut end = conversation.len();
+        let mut kept = 0;
+        while end > first {
+            let size = self
+                .calibration
+                .scale(tokens::message_tokens(&sent[end - 1]));
+            if kept + size > budget {
+                break;
+            }
+            kept += size;
+            end -= 1;
+        }
+        while matches!(conversation.get(end), Some(Message::Tool { .. })) {
+            end += 1;
+        }
+        let only_a_summary =
+            end == first + 1 && matches!(conversation.get(first), Some(Message::Summary { .. }));
+        if end <= first || only_a_summary {
+            return None;
+        }
+        let tokens = sent[first..end]
+            .iter()
+            .map(|m| self.calibration.scale(tokens::message_tokens(m)))
+            .sum();
+        Some(Plan { first, end, tokens })
+    }
+
+    /// The summary call: its deltas and retry notices are not the assistant's and go nowhere.
+    async fn summary_call(
+        &self,
+        request: &ChatRequest,
+        cancel: &CancellationToken,
+    ) -> Result<crate::model::ModelResponse, crate::model::ModelError> {
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let provider = Arc::clone(&self.parts.provider);
+        let call = provider.complete(request, tx, cancel.child_token());
+        tokio::pin!(call);
+        loop {
+            tokio::select! {
+                biased;
+                Some(_) = rx.recv() => {}
+                result = &mut call => return result,
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_runtimes_defaults_and_off_means_only_when_full() {
+        let on = InfiniteSessions::default();
+        assert!(on.enabled);
+        assert_eq!(on.threshold(), 0.80);
+        assert_eq!(on.buffer_exhaustion_threshold, 0.95);
+        let off = InfiniteSessions {
+            enabled: false,
+            ..on
+        };
+        assert_eq!(off.threshold(), 1.0);
+        let odd = InfiniteSessions {
+            background_threshold: 7.0,
+            ..on
+        };
+        assert_eq!(odd.threshold(), 1.0);
+    }
+}
