@@ -54,17 +54,23 @@ pub(crate) async fn journal_stream(
     if let Ok(stream) = js.get_stream(&config.stream).await {
         return Ok(stream);
     }
-    js.get_or_create_stream(stream::Config {
-        name: config.stream.clone(),
-        subjects: vec![config.journal_subjects()],
-        storage: stream::StorageType::File,
-        num_replicas: config.replicas,
-        allow_direct: true,
-        duplicate_window: Duration::from_secs(120),
-        ..Default::default()
-    })
-    .await
-    .map_err(|e| remote(config, "creating the journal stream", e))
+    let created = js
+        .get_or_create_stream(stream::Config {
+            name: config.stream.clone(),
+            subjects: vec![config.journal_subjects()],
+            storage: stream::StorageType::File,
+            num_replicas: config.replicas,
+            allow_direct: true,
+            duplicate_window: Duration::from_secs(120),
+            ..Default::default()
+        })
+        .await;
+    match created {
+        Ok(stream) => Ok(stream),
+        Err(e) => retry_get(|| js.get_stream(&config.stream))
+            .await
+            .ok_or_else(|| remote(config, "creating the journal stream", e)),
+    }
 }
 
 async fn bucket(
@@ -79,29 +85,58 @@ async fn bucket(
     // The bucket's stream made here as the KV convention lays it out: the client's own
     // bucket creation first asks for account limits in a shape servers before 2.10 do not
     // answer.
-    js.create_stream(stream::Config {
-        name: format!("KV_{name}"),
-        subjects: vec![format!("$KV.{name}.>")],
-        max_messages_per_subject: 1,
-        max_age,
-        storage: stream::StorageType::File,
-        num_replicas: config.replicas,
-        allow_rollup: true,
-        deny_delete: true,
-        allow_direct: true,
-        discard: stream::DiscardPolicy::New,
-        duplicate_window: Duration::from_secs(120).min(if max_age.is_zero() {
-            Duration::from_secs(120)
-        } else {
-            max_age
-        }),
-        ..Default::default()
-    })
-    .await
-    .map_err(|e| remote(config, &format!("creating bucket {name}"), e))?;
+    let created = js
+        .create_stream(stream::Config {
+            name: format!("KV_{name}"),
+            subjects: vec![format!("$KV.{name}.>")],
+            max_messages_per_subject: 1,
+            max_age,
+            storage: stream::StorageType::File,
+            num_replicas: config.replicas,
+            allow_rollup: true,
+            deny_delete: true,
+            allow_direct: true,
+            discard: stream::DiscardPolicy::New,
+            duplicate_window: Duration::from_secs(120).min(if max_age.is_zero() {
+                Duration::from_secs(120)
+            } else {
+                max_age
+            }),
+            ..Default::default()
+        })
+        .await;
+    if let Err(e) = created {
+        // Creation fails when the bucket exists but could not be read a moment ago (a cluster
+        // electing a leader answers neither): read it again before giving up.
+        return retry_get(|| js.get_key_value(&name))
+            .await
+            .ok_or_else(|| remote(config, &format!("creating bucket {name}"), e));
+    }
     js.get_key_value(&name)
         .await
         .map_err(|e| remote(config, &format!("opening bucket {name}"), e))
+}
+
+/// Reads that could not be answered while a cluster elects a stream leader are tried again
+/// for this long.
+const ELECTION_WAIT: Duration = Duration::from_secs(10);
+
+/// `get` tried every 250 ms for [`ELECTION_WAIT`]; the first success, or `None`.
+async fn retry_get<T, E, F, Fut>(mut get: F) -> Option<T>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<T, E>>,
+{
+    let deadline = tokio::time::Instant::now() + ELECTION_WAIT;
+    loop {
+        if let Ok(found) = get().await {
+            return Some(found);
+        }
+        if tokio::time::Instant::now() >= deadline {
+            return None;
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
 }
 
 /// The lease bucket (entries live `lease_ttl`).
