@@ -32,7 +32,7 @@ async fn a_manual_compaction_answers_the_result_and_the_next_request_carries_the
     let result = client
         .ok(
             "session.history.compact",
-            json!({"sessionId": id, "customInstructions": "the greeting"}),
+            json!({"sessionId": id, "customInstructions": "the greeting", "tokenLimit": 4096}),
         )
         .await;
     assert_eq!(result["success"], true, "{result}");
@@ -70,6 +70,10 @@ async fn a_manual_compaction_answers_the_result_and_the_next_request_carries_the
         .unwrap();
     assert_eq!(complete["data"]["trigger"], "manual");
     assert_eq!(complete["data"]["customInstructions"], "the greeting");
+    assert_eq!(
+        complete["data"]["tokenLimit"], 4096,
+        "the window it targets, recorded"
+    );
     assert_eq!(
         lines
             .iter()
@@ -137,7 +141,7 @@ async fn the_providers_prompt_limit_is_the_window_and_thresholds_are_checked() {
         client
             .ok(
                 "session.sendAndWait",
-                json!({"sessionId": id, "prompt": prompt}),
+                json!({"sessionId": id, "prompt": prompt, "requestHeaders": {"X-Trace-Id": prompt}}),
             )
             .await;
     }
@@ -159,4 +163,17 @@ async fn the_providers_prompt_limit_is_the_window_and_thresholds_are_checked() {
     assert_eq!(start["data"]["tokenLimit"], 6000);
     assert_eq!(start["data"]["trigger"], "threshold");
     assert_eq!(model.requests().len(), 3, "two turns and one summary call");
+    // The summary call is one of the second message's model calls: its headers go with it.
+    let summary_call = model
+        .recorded()
+        .into_iter()
+        .filter(|r| r.method == "POST")
+        .find(|r| {
+            r.body
+                .to_string()
+                .contains("Summarize the conversation above")
+        })
+        .expect("the summary request");
+    assert_eq!(summary_call.header("x-trace-id"), Some("second"));
+    assert_eq!(summary_call.header("x-initiator"), Some("agent"));
 }

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 use clap::Args;
 use turnstile_journal::StateRoot;
-use turnstile_loop::SessionHandle;
+use turnstile_loop::{CompactOptions, SessionHandle};
 
 use super::run::{LoopArgs, parts, working_dir};
 
@@ -38,7 +38,10 @@ pub fn run(args: &CompactArgs, state_dir: Option<&Path>) -> Result<ExitCode> {
         let (session, _) = SessionHandle::resume(&root, id, parts)
             .with_context(|| format!("cannot open session {id}"))?;
         let report = session
-            .compact(args.instructions.clone(), "manual")
+            .compact(CompactOptions {
+                custom_instructions: args.instructions.clone(),
+                ..Default::default()
+            })
             .await
             .with_context(|| format!("cannot compact session {id}"));
         session

@@ -150,16 +150,10 @@ impl Actor {
                     let result = self.emitter.emit_event(event).map(|e| e.id);
                     let _ = done.send(result.map_err(|e| e.to_string()));
                 }
-                Command::Compact {
-                    custom_instructions,
-                    trigger,
-                    done,
-                } => {
+                Command::Compact { options, done } => {
                     let cancel = tokio_util::sync::CancellationToken::new();
                     let mode = self.parts.config.mode;
-                    let result = self
-                        .compact(&trigger, custom_instructions, mode, &cancel)
-                        .await;
+                    let result = self.compact(&options, &[], mode, &cancel).await;
                     let _ = done.send(result.map_err(|e| e.to_string()));
                 }
                 Command::Shutdown { done } => {

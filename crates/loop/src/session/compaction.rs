@@ -69,6 +69,28 @@ pub const SUMMARY_INSTRUCTION: &str = "Summarize the conversation above so the w
 Keep the user's goals and instructions, what was done (files read or changed, commands run and what they showed), \
 the decisions taken and why, and what remains to do. Answer with the summary only, inside <overview>...</overview>.";
 
+/// A compaction asked for (`session.history.compact`, `turnstile compact`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CompactOptions {
+    /// What the summary should focus on (added to the summary request, recorded).
+    pub custom_instructions: Option<String>,
+    /// Recorded as the events' `trigger`: `manual`, `model_switch`.
+    pub trigger: String,
+    /// The window the compaction targets, recorded as the events' `tokenLimit` when it is not
+    /// the session's own (attribution only: it does not change what is summarized).
+    pub token_limit: Option<u64>,
+}
+
+impl Default for CompactOptions {
+    fn default() -> Self {
+        CompactOptions {
+            custom_instructions: None,
+            trigger: "manual".into(),
+            token_limit: None,
+        }
+    }
+}
+
 /// What a compaction did.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CompactionReport {
@@ -98,6 +120,19 @@ impl CompactionReport {
             context_window,
         }
     }
+}
+
+/// The summary call's headers: the message's own, marked as the agent's call (as the turns
+/// after the first are) unless the message names an initiator.
+fn summary_headers(headers: &[(String, String)]) -> Vec<(String, String)> {
+    let mut all = headers.to_vec();
+    if !all
+        .iter()
+        .any(|(name, _)| name.eq_ignore_ascii_case("x-initiator"))
+    {
+        all.push(("x-initiator".into(), "agent".into()));
+    }
+    all
 }
 
 /// Which messages a compaction replaces.
@@ -131,6 +166,7 @@ impl Actor {
     pub(super) async fn request_in_window(
         &mut self,
         mode: AgentMode,
+        headers: &[(String, String)],
         cancel: &CancellationToken,
     ) -> Result<ChatRequest, LoopError> {
         let request = self.request(mode);
@@ -140,7 +176,11 @@ impl Actor {
         if (info.current_tokens as f64) < threshold || cancel.is_cancelled() {
             return Ok(request);
         }
-        let report = self.compact("threshold", None, mode, cancel).await?;
+        let options = CompactOptions {
+            trigger: "threshold".into(),
+            ..Default::default()
+        };
+        let report = self.compact(&options, headers, mode, cancel).await?;
         Ok(if report.success {
             self.request(mode)
         } else {
@@ -148,18 +188,22 @@ impl Actor {
         })
     }
 
-    /// One compaction: `session.compaction_start`, the summary call, and
-    /// `session.compaction_complete` (plus a `session.warning` when it fails).
+    /// One compaction: `session.compaction_start`, the summary call (with the message's
+    /// extra `headers`), and `session.compaction_complete` (plus a `session.warning` when it
+    /// fails).
     pub(super) async fn compact(
         &mut self,
-        trigger: &str,
-        custom_instructions: Option<String>,
+        options: &CompactOptions,
+        headers: &[(String, String)],
         mode: AgentMode,
         cancel: &CancellationToken,
     ) -> Result<CompactionReport, LoopError> {
+        let trigger = options.trigger.as_str();
+        let custom_instructions = options.custom_instructions.clone();
         let request = self.request(mode);
         let before = self.usage_of(&request, false);
         let limit = before.token_limit;
+        let recorded_limit = options.token_limit.unwrap_or(limit);
         let (plan, summary_request) = {
             let state = self.emitter.state();
             let keep = if trigger == "threshold" {
@@ -190,7 +234,7 @@ impl Actor {
                     tools: request.tools.clone(),
                     stream: false,
                     reasoning_effort: request.reasoning_effort.clone(),
-                    headers: vec![("x-initiator".into(), "agent".into())],
+                    headers: summary_headers(headers),
                 }
             });
             (plan, summary_request)
@@ -205,7 +249,7 @@ impl Actor {
             conversation_tokens: before.conversation_tokens,
             tool_definitions_tokens: before.tool_definitions_tokens,
             current_tokens: Some(before.current_tokens),
-            token_limit: Some(limit),
+            token_limit: Some(recorded_limit),
             trigger: Some(trigger.to_owned()),
         })?;
         let estimated = tokens::usage_info(&summary_request, limit, false).current_tokens;
@@ -217,7 +261,7 @@ impl Actor {
             pre_compaction_tokens: Some(before.current_tokens),
             pre_compaction_messages_length: Some(messages_length),
             custom_instructions: custom_instructions.clone(),
-            token_limit: Some(limit),
+            token_limit: Some(recorded_limit),
             trigger: Some(trigger.to_owned()),
             ..Default::default()
         };

@@ -31,7 +31,7 @@ use turnstile_journal::{
 };
 use turnstile_replay::{SessionState, resume_plan};
 
-pub use compaction::{CompactionReport, InfiniteSessions, SUMMARY_INSTRUCTION};
+pub use compaction::{CompactOptions, CompactionReport, InfiniteSessions, SUMMARY_INSTRUCTION};
 pub use history::{chat_messages, default_system_prompt, request_messages};
 pub use log_entry::{LogEntry, LogLevel};
 
@@ -206,8 +206,7 @@ enum Command {
         done: oneshot::Sender<Result<Uuid, String>>,
     },
     Compact {
-        custom_instructions: Option<String>,
-        trigger: String,
+        options: CompactOptions,
         done: oneshot::Sender<Result<CompactionReport, String>>,
     },
     Shutdown {
@@ -581,19 +580,10 @@ impl SessionHandle {
 
     /// Compacts the history now (SDK `session.history.compact`, `turnstile compact`), after
     /// the messages sent before it: one summary call to the model, recorded as
-    /// `session.compaction_start`/`complete` with `trigger` (`manual`, `model_switch`).
-    pub async fn compact(
-        &self,
-        custom_instructions: Option<String>,
-        trigger: impl Into<String>,
-    ) -> Result<CompactionReport, LoopError> {
+    /// `session.compaction_start`/`complete` with the options' `trigger`.
+    pub async fn compact(&self, options: CompactOptions) -> Result<CompactionReport, LoopError> {
         let (done, rx) = oneshot::channel();
-        let cmd = Command::Compact {
-            custom_instructions,
-            trigger: trigger.into(),
-            done,
-        };
-        self.command(cmd, rx).await
+        self.command(Command::Compact { options, done }, rx).await
     }
 
     async fn command<T>(

@@ -44,7 +44,9 @@ impl Actor {
         msg: &mut Message<'_>,
     ) -> Result<TurnEnd, LoopError> {
         let turn_id = turn.to_string();
-        let mut request = self.request_in_window(msg.mode, msg.cancel).await?;
+        let mut request = self
+            .request_in_window(msg.mode, &msg.headers, msg.cancel)
+            .await?;
         request.headers = msg.headers.clone();
         // As the Copilot CLI marks its calls: the prompt's first call is the user's, the
         // calls after tool results the agent's. A client's own header of that name wins.

@@ -3,6 +3,8 @@
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use turnstile_loop::CompactOptions;
+
 use super::{Ctx, open_session};
 use crate::rpc::{RpcError, codes};
 
@@ -44,10 +46,14 @@ pub(crate) async fn compact(ctx: &Ctx<'_>, params: CompactParams) -> Result<Valu
     if params.token_limit == Some(0) {
         return Err(RpcError::invalid_params("tokenLimit must be at least 1"));
     }
-    let instructions = params.custom_instructions.filter(|t| !t.trim().is_empty());
+    let options = CompactOptions {
+        custom_instructions: params.custom_instructions.filter(|t| !t.trim().is_empty()),
+        trigger: trigger.to_owned(),
+        token_limit: params.token_limit,
+    };
     let report = session
         .handle()
-        .compact(instructions, trigger)
+        .compact(options)
         .await
         .map_err(|e| RpcError::new(codes::SESSION_FAILED, e.to_string()))?;
     let window = &report.context_window;
