@@ -16,6 +16,7 @@ use super::{Command, LoopError, Outcome, SessionParts, Shared, lock, shutdown_pa
 use crate::autopilot::AgentMode;
 use crate::tools::processes::ProcessTable;
 use crate::tools::shells::{LostShell, Shells};
+use crate::tools::sql::SessionDatabase;
 
 /// Bytes of growth after which going idle refreshes the checkpoint.
 const CHECKPOINT_EVERY_BYTES: u64 = 1 << 20;
@@ -32,6 +33,8 @@ pub(super) struct Actor {
     pub(super) shells: Arc<Shells>,
     /// How the model server counts against the token estimate (its last report).
     pub(super) calibration: crate::prompt::tokens::Calibration,
+    /// The session's database (`sql`), opened on first use and closed with the session.
+    pub(super) database: Arc<SessionDatabase>,
     /// Work a resume continues before taking any command.
     pending: Option<PendingWork>,
     checkpoint_at: u64,
@@ -49,6 +52,7 @@ impl Actor {
         let checkpoint_at = emitter.state().byte_size;
         let dir = emitter.writer().paths().dir.clone();
         let processes = Arc::new(ProcessTable::new(&dir));
+        let database = Arc::new(SessionDatabase::new(Some(dir.clone())));
         let shells = Arc::new(Shells::new(Some(dir)));
         shells.add_lost(lost_shells);
         Actor {
@@ -59,6 +63,7 @@ impl Actor {
             processes,
             shells,
             calibration: Default::default(),
+            database,
             pending,
             checkpoint_at,
         }
