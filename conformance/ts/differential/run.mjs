@@ -8,7 +8,7 @@ import { spawn } from "node:child_process";
 import { createInterface } from "node:readline";
 import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { isAbsolute, join, resolve } from "node:path";
 import { startRecordingProxy } from "../record_proxy.mjs";
 import { OUT, ROOT, SCRIPTED_MODEL, sdk, withGuard } from "../harness.mjs";
 
@@ -71,10 +71,12 @@ export class Run {
     return join(this.project, name);
   }
 
-  /** Starts the scripted model on conformance/scripts/differential/<script> behind the
-   * recording proxy; resolves to the BYOK base URL. */
+  /** Starts the scripted model on conformance/scripts/differential/<script> (or a script
+   * written by the scenario, at an absolute path) behind the recording proxy; resolves to
+   * the BYOK base URL. */
   async model(script) {
-    const child = spawn(SCRIPTED_MODEL, ["--script", join(SCRIPTS, script)], {
+    const path = isAbsolute(script) ? script : join(SCRIPTS, script);
+    const child = spawn(SCRIPTED_MODEL, ["--script", path], {
       stdio: ["ignore", "pipe", "inherit"],
     });
     this.stops.push(async () => {

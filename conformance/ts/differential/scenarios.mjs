@@ -7,7 +7,8 @@
 // copilot/copilot and turnstile/turnstile they run with the runtimes mixed, both ways.
 
 import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { createServer } from "node:http";
 import { join } from "node:path";
 import { OUT, ROOT, sdk, withGuard } from "../harness.mjs";
 import { outcomeOf, waitFor, waitUntil } from "./run.mjs";
@@ -21,6 +22,21 @@ const lookupCapital = (handler) => ({
   parameters: { type: "object", properties: { country: { type: "string" } }, required: ["country"] },
   handler,
 });
+
+/** The port of the web-fetch scenario's server, chosen by its first run. */
+let webFetchPort = 0;
+
+/** The HTML page the web-fetch scenario serves. */
+const PAGE =
+  "<html><head><title>T</title><style>p{}</style><script>x()</script></head><body><h1>Title</h1>" +
+  "<p>Hello <b>web</b> and <a href=\"/other\">a link</a>.</p><ul><li>one</li><li>two</li></ul></body></html>";
+
+/** What the model read of each tool call: success and the result or error text. */
+function toolResultTexts(events) {
+  return events
+    .filter((e) => e.type === "tool.execution_complete")
+    .map((e) => ({ success: e.data.success, text: e.data.success ? e.data.result?.content : e.data.error?.message }));
+}
 
 /** Prompt -> bash, view, final text; then disconnect. */
 async function basic(run) {
@@ -417,13 +433,81 @@ export const SCENARIOS = {
     run.session("main", session.sessionId);
     const answer = await session.sendAndWait("Use the shells", GUARD);
     run.observe("answer", answer?.data?.content ?? null);
-    run.observe(
-      "tool result texts",
-      run.events.main
-        .filter((e) => e.type === "tool.execution_complete")
-        .map((e) => ({ success: e.data.success, text: e.data.success ? e.data.result?.content : e.data.error?.message })),
-    );
+    run.observe("tool result texts", toolResultTexts(run.events.main));
     await session.disconnect();
+  },
+
+  // The session database: the runtime's own tables, DDL, writes, reads of every value type,
+  // several statements in one call, and the errors; the model must read the same texts.
+  async sql(run) {
+    await run.model("sql.json");
+    const client = run.client();
+    const session = await client.createSession(run.options("main", { onPermissionRequest: approveAll }));
+    run.session("main", session.sessionId);
+    const answer = await session.sendAndWait("Use the database", GUARD);
+    run.observe("answer", answer?.data?.content ?? null);
+    run.observe("tool result texts", toolResultTexts(run.events.main));
+    await session.disconnect();
+  },
+
+  // web_fetch: private and link-local targets refused, then pages of a local HTTP server.
+  // Both engines refuse loopback by default; the CLI is let through by its
+  // COPILOT_WEB_FETCH_ALLOW_LOCALHOST switch, turnstile by naming the host (--allow-url).
+  async "web-fetch"(run) {
+    const server = createServer((req, res) => {
+      const send = (status, type, body, headers = {}) => {
+        res.writeHead(status, { "Content-Type": type, ...headers });
+        res.end(body);
+      };
+      if (req.url === "/page") send(200, "text/html; charset=utf-8", PAGE);
+      else if (req.url === "/text") send(200, "text/plain", "0123456789abcdefghij");
+      else if (req.url === "/json") send(200, "application/json", '{"a": [1, 2]}');
+      else if (req.url === "/redirect") send(302, "text/plain", "", { Location: "/page" });
+      else send(404, "text/plain", "missing");
+    });
+    // The same port in every run: the URLs are part of what is compared.
+    await new Promise((resolve) => server.listen(webFetchPort, "127.0.0.1", resolve));
+    webFetchPort = server.address().port;
+    run.stops.push(() => new Promise((resolve) => server.close(resolve)));
+    const base = `http://127.0.0.1:${server.address().port}`;
+    const fetch = (args) => ({ toolCalls: [{ name: "web_fetch", arguments: args }] });
+    const script = join(run.base, "web-fetch.json");
+    writeFileSync(
+      script,
+      JSON.stringify({
+        model: "scripted-model",
+        responses: [
+          fetch({ url: "http://10.0.0.1/private" }),
+          fetch({ url: "http://169.254.169.254/latest/meta-data" }),
+          fetch({ url: "not a url" }),
+          fetch({ url: "ftp://example.com/file" }),
+          fetch({ url: "file:///etc/hostname" }),
+          fetch({ url: `${base}/page` }),
+          fetch({ url: `${base}/page`, raw: true }),
+          fetch({ url: `${base}/text`, max_length: 8 }),
+          fetch({ url: `${base}/text`, max_length: 8, start_index: 16 }),
+          fetch({ url: `${base}/text`, start_index: 20 }),
+          fetch({ url: `${base}/json` }),
+          fetch({ url: `${base}/redirect` }),
+          fetch({ url: `${base}/missing` }),
+          { content: "Fetched." },
+        ],
+      }),
+    );
+    await run.model(script);
+    const copilot = run.runtime().name === "copilot";
+    if (copilot) process.env.COPILOT_WEB_FETCH_ALLOW_LOCALHOST = "1";
+    try {
+      const client = run.client("a", { args: copilot ? [] : ["--allow-url", "127.0.0.1"] });
+      const session = await client.createSession(run.options("main", { onPermissionRequest: approveAll }));
+      run.session("main", session.sessionId);
+      const answer = await session.sendAndWait("Fetch the pages", GUARD);
+      run.observe("answer", answer?.data?.content ?? null);
+      run.observe("tool result texts", toolResultTexts(run.events.main));
+      await session.disconnect();
+    } finally {
+      delete process.env.COPILOT_WEB_FETCH_ALLOW_LOCALHOST;
+    }
   },
 
   // The permission handler rejects the shell and approves the file creation.

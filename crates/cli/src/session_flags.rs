@@ -22,6 +22,12 @@ pub struct SessionFlags {
     /// Deny calls matching PATTERN (deny wins over allow, also over a client's approval).
     #[arg(long, value_name = "PATTERN")]
     pub deny_tool: Vec<String>,
+    /// Let web_fetch fetch from HOST without asking (example.com, *.example.com, 127.0.0.1:8080); a named host may be a local address.
+    #[arg(long, value_name = "HOST")]
+    pub allow_url: Vec<String>,
+    /// Refuse web_fetch fetches from HOST, also after a redirect (deny wins).
+    #[arg(long, value_name = "HOST")]
+    pub deny_url: Vec<String>,
     /// Run the hook files of `.github/hooks` in the working directory even if the folder is
     /// not in `trustedFolders` of `$COPILOT_HOME/settings.json` or `config.json`.
     #[arg(long)]
@@ -58,9 +64,11 @@ impl SessionFlags {
 
     /// What these flags say to the settings resolution.
     pub fn config_flags(&self) -> config::Flags {
+        // `--allow-url HOST` is the rule `url(HOST)`: one policy holds both.
+        let urls = |v: &[String]| v.iter().map(|h| format!("url({h})")).collect::<Vec<_>>();
         config::Flags {
-            allowed_tools: self.allow_tool.clone(),
-            denied_tools: self.deny_tool.clone(),
+            allowed_tools: [self.allow_tool.clone(), urls(&self.allow_url)].concat(),
+            denied_tools: [self.deny_tool.clone(), urls(&self.deny_url)].concat(),
             allow_all_tools: self.allow_all_tools,
             durability: self.durability.as_deref().and_then(|d| match d {
                 "event" => Some(DurabilitySetting::Event),

@@ -10,7 +10,7 @@ use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
 
-use common::{Env, audit_clean};
+use common::{Env, audit_clean, tool_result};
 use serde_json::{Value, json};
 use turnstile_scripted_model::{Script, ScriptedResponse};
 
@@ -20,19 +20,6 @@ fn journal(path: &Path) -> Vec<Value> {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect()
-}
-
-/// The text the model read as the result of call `id` in `request`.
-fn tool_result(request: &Value, id: &str) -> String {
-    request["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|m| m["role"] == "tool" && m["tool_call_id"] == id)
-        .unwrap_or_else(|| panic!("no result for {id} in {request}"))["content"]
-        .as_str()
-        .unwrap()
-        .to_owned()
 }
 
 fn alive(pid: i32) -> bool {
@@ -101,7 +88,7 @@ fn an_async_shell_runs_past_the_answer_and_stops_when_the_session_closes() {
     ));
     assert_eq!(
         tool_result(last, "c4"),
-        "Tool 'nosuch' does not exist. Available tools that can be called are bash, read_bash, stop_bash, list_bash, view, create, edit, grep, glob."
+        "Tool 'nosuch' does not exist. Available tools that can be called are bash, read_bash, stop_bash, list_bash, view, create, edit, web_fetch, sql, grep, glob."
     );
     // The run ended the session: the shell and its background job were stopped (on a slow
     // machine the close may come before the job started: then there is nothing to outlive it).

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use assert_cmd::cargo::CommandCargoExt;
+use serde_json::Value;
 use turnstile_scripted_model::{Script, ScriptedServer};
 
 /// One test's directories and server runtime.
@@ -74,4 +75,17 @@ pub fn audit_clean(path: &Path) -> turnstile_replay::AuditReport {
     let report = turnstile_replay::audit_file(path).unwrap();
     assert!(report.violations.is_empty(), "{:#?}", report.violations);
     report
+}
+
+/// The text the model read as the result of call `id` in `request`.
+pub fn tool_result(request: &Value, id: &str) -> String {
+    request["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "tool" && m["tool_call_id"] == id)
+        .unwrap_or_else(|| panic!("no result for {id} in {request}"))["content"]
+        .as_str()
+        .unwrap()
+        .to_owned()
 }

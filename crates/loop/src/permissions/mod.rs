@@ -7,6 +7,8 @@
 //!   or `tee`s), `read` / `read(GLOB)` (`view`, `grep`, `glob`); globs are relative to the
 //!   session's working directory unless absolute, `*` stays within a path component, `**`
 //!   crosses them; `create(GLOB)`, `view(GLOB)`... narrow to one tool;
+//! - `url` / `url(HOST)` (`web_fetch`; `--allow-url HOST` and `--deny-url HOST` are
+//!   `url(HOST)` rules, see `tools::web_fetch::hosts`);
 //! - `custom-tool` / `custom-tool(NAME)`: tools an SDK client provides (named when the session
 //!   is created, so they cannot be checked at start-up);
 //! - a built-in tool name alone: every call of it.
@@ -27,6 +29,7 @@ mod shell_rules;
 
 use std::path::{Path, PathBuf};
 
+pub use crate::tools::web_fetch::hosts::{HostPattern, UrlPatternError, UrlRules};
 pub use live::{LiveDecision, LiveRules, PermissionRule, RuleScope, rules_of_approval};
 pub use pattern::{BUILTIN_TOOLS, KINDS, PatternError, ToolPattern};
 use pattern::{Family, PatternArg, family_of};
@@ -128,6 +131,25 @@ impl PermissionPolicy {
         })
     }
 
+    /// The host rules of the `url(HOST)` patterns (from `--allow-url`, `--deny-url` or
+    /// `--allow-tool 'url(HOST)'`), which `web_fetch` applies to every redirect and to the
+    /// block on local addresses.
+    pub fn url_rules(&self) -> UrlRules {
+        let hosts = |v: &[ToolPattern]| {
+            v.iter()
+                .filter(|p| p.family == Family::Url)
+                .filter_map(|p| match &p.arg {
+                    Some(PatternArg::Host(h)) => Some(h.clone()),
+                    _ => None,
+                })
+                .collect()
+        };
+        UrlRules {
+            allow: hosts(&self.allow),
+            deny: hosts(&self.deny),
+        }
+    }
+
     /// Decides a call of `tool` that asked for `ask`, in working directory `cwd`. `can_ask`
     /// says whether a client can be asked.
     pub fn decide(&self, tool: &str, ask: &PermissionAsk, cwd: &Path, can_ask: bool) -> Decision {
@@ -159,6 +181,18 @@ impl PermissionPolicy {
                 let hint = format!("{kind}({})", paths::display_relative(path, cwd));
                 (ok, vec![hint], Vec::new())
             }
+            (_, Family::Url) => {
+                let (host, port) = url_host(&ask.subject);
+                let ok = self.allow.iter().any(|p| {
+                    p.covers(tool, Family::Url)
+                        && match &p.arg {
+                            None => true,
+                            Some(PatternArg::Host(h)) => h.matches(&host, port),
+                            Some(_) => false,
+                        }
+                });
+                (ok, vec![format!("url({host})")], Vec::new())
+            }
             _ => (
                 self.allow.iter().any(|p| p.head == tool && p.arg.is_none()),
                 vec![tool.to_owned()],
@@ -189,6 +223,15 @@ impl PermissionPolicy {
                         && match &p.arg {
                             None => true,
                             Some(PatternArg::Path(g)) => g.matches(Path::new(&ask.subject), cwd),
+                            Some(_) => false,
+                        }
+                }
+                (_, Family::Url) => {
+                    let (host, port) = url_host(&ask.subject);
+                    p.covers(tool, family)
+                        && match &p.arg {
+                            None => true,
+                            Some(PatternArg::Host(h)) => h.matches(&host, port),
                             Some(_) => false,
                         }
                 }
@@ -301,7 +344,20 @@ fn family_of_ask(tool: &str, ask: &PermissionAsk) -> Family {
         PermissionKind::Shell => Family::Shell,
         PermissionKind::Write => Family::Write,
         PermissionKind::Read => Family::Read,
+        PermissionKind::Url => Family::Url,
         PermissionKind::Other(_) => family_of(tool).unwrap_or(Family::Plain),
+    }
+}
+
+/// The host (lower case) and port of a URL a fetch asks for; an unparsable one matches no
+/// host pattern.
+fn url_host(url: &str) -> (String, u16) {
+    match reqwest::Url::parse(url) {
+        Ok(u) => (
+            u.host_str().unwrap_or_default().to_ascii_lowercase(),
+            u.port_or_known_default().unwrap_or(0),
+        ),
+        Err(_) => (String::new(), 0),
     }
 }
 

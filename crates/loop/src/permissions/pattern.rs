@@ -2,12 +2,13 @@
 //! exist, so that a typo is an error at start-up instead of a rule that never matches.
 
 use super::paths::PathGlob;
+use crate::tools::web_fetch::hosts::HostPattern;
 
 /// The permission kinds a pattern may name.
-pub const KINDS: [&str; 4] = ["shell", "write", "read", "custom-tool"];
+pub const KINDS: [&str; 5] = ["shell", "write", "read", "url", "custom-tool"];
 
 /// The built-in tools a pattern may name.
-pub const BUILTIN_TOOLS: [&str; 10] = [
+pub const BUILTIN_TOOLS: [&str; 12] = [
     "bash",
     "read_bash",
     "stop_bash",
@@ -15,6 +16,8 @@ pub const BUILTIN_TOOLS: [&str; 10] = [
     "view",
     "create",
     "edit",
+    "web_fetch",
+    "sql",
     "glob",
     "grep",
     "task_complete",
@@ -29,6 +32,8 @@ pub(crate) enum Family {
     Write,
     /// Reads files: arguments are path globs.
     Read,
+    /// Fetches URLs: arguments are host patterns.
+    Url,
     /// A tool an SDK client provides: the argument is its name.
     Client,
     /// Takes no argument.
@@ -41,8 +46,9 @@ pub(crate) fn family_of(name: &str) -> Option<Family> {
         "shell" | "bash" => Family::Shell,
         "write" | "create" | "edit" => Family::Write,
         "read" | "view" | "grep" | "glob" => Family::Read,
+        "url" | "web_fetch" => Family::Url,
         "custom-tool" => Family::Client,
-        "read_bash" | "stop_bash" | "list_bash" | "task_complete" => Family::Plain,
+        "read_bash" | "stop_bash" | "list_bash" | "sql" | "task_complete" => Family::Plain,
         _ => return None,
     })
 }
@@ -66,12 +72,14 @@ pub(crate) enum PatternArg {
     Path(PathGlob),
     /// `custom-tool(deploy)`: the client tool of this name.
     Name(String),
+    /// `url(example.com)`: fetches of this host (`--allow-url`, `--deny-url`).
+    Host(HostPattern),
 }
 
 /// A pattern that could not be parsed.
 #[derive(Debug, thiserror::Error)]
 #[error(
-    "invalid tool pattern {pattern:?}: {reason} (valid kinds: shell, shell(CMD), shell(CMD:*), write, write(GLOB), read, read(GLOB), custom-tool, custom-tool(NAME); valid tools: bash, read_bash, stop_bash, list_bash, view, create, edit, glob, grep, task_complete)"
+    "invalid tool pattern {pattern:?}: {reason} (valid kinds: shell, shell(CMD), shell(CMD:*), write, write(GLOB), read, read(GLOB), url, url(HOST), custom-tool, custom-tool(NAME); valid tools: bash, read_bash, stop_bash, list_bash, view, create, edit, web_fetch, sql, glob, grep, task_complete)"
 )]
 pub struct PatternError {
     /// The pattern as given.
@@ -127,6 +135,9 @@ impl ToolPattern {
                 Some(PatternArg::Path(PathGlob::new(a).map_err(err)?))
             }
             (Family::Client, Some(a)) => Some(PatternArg::Name(a.to_owned())),
+            (Family::Url, Some(a)) => Some(PatternArg::Host(
+                HostPattern::parse(a).map_err(|e| err(e.reason))?,
+            )),
         };
         Ok(ToolPattern {
             text: trimmed.to_owned(),

@@ -195,7 +195,7 @@ fn bad_and_unknown_patterns_are_clear() {
         "sh ell",
         "write([)",
         "viwe",
-        "url(x)",
+        "url(a*b)",
         "task_complete(x)",
     ] {
         let err = ToolPattern::parse(bad).unwrap_err().to_string();
@@ -224,4 +224,56 @@ fn builtin_names_are_the_registry_names() {
     let mut ours = BUILTIN_TOOLS.to_vec();
     ours.sort();
     assert_eq!(names, ours);
+}
+
+fn fetch(url: &str) -> PermissionAsk {
+    crate::tools::web_fetch::WebFetchTool
+        .permission(&json!({"url": url}), &ToolContext::new(CWD))
+        .unwrap()
+        .unwrap()
+}
+
+#[test]
+fn url_rules_by_host_deny_wins() {
+    let p = policy(
+        false,
+        &["url(*.example.com)", "url(127.0.0.1:8080)"],
+        &["url(secret.example.com)"],
+    );
+    let d = |url: &str| decide(&p, "web_fetch", &fetch(url));
+    assert_eq!(d("https://docs.example.com/a"), Decision::Approved);
+    assert_eq!(d("http://127.0.0.1:8080/"), Decision::Approved);
+    assert!(matches!(
+        d("http://127.0.0.1:9090/"),
+        Decision::NoApprovalRule { .. }
+    ));
+    assert_eq!(
+        d("https://secret.example.com/"),
+        Decision::DeniedByRules(vec!["url(secret.example.com)".into()])
+    );
+    assert_eq!(
+        d("https://other.org/").hint(),
+        " (allow with --allow-tool 'url(other.org)')"
+    );
+    let rules = p.url_rules();
+    assert!(rules.allowed("127.0.0.1", 8080));
+    assert!(!rules.allowed("secret.example.com", 443));
+    // The kind alone and the tool name cover every fetch.
+    assert_eq!(
+        decide(
+            &policy(false, &["url"], &[]),
+            "web_fetch",
+            &fetch("https://a.org")
+        ),
+        Decision::Approved
+    );
+    assert!(matches!(
+        decide(
+            &policy(true, &[], &["web_fetch"]),
+            "web_fetch",
+            &fetch("https://a.org")
+        ),
+        Decision::DeniedByRules(_)
+    ));
+    assert!(ToolPattern::parse("url(a*b)").is_err());
 }

@@ -16,6 +16,7 @@ use super::{Command, LoopError, Outcome, SessionParts, Shared, lock, shutdown_pa
 use crate::autopilot::AgentMode;
 use crate::tools::processes::ProcessTable;
 use crate::tools::shells::{LostShell, Shells};
+use crate::tools::sql::SessionDatabase;
 
 /// Bytes of growth after which going idle refreshes the checkpoint.
 const CHECKPOINT_EVERY_BYTES: u64 = 1 << 20;
@@ -30,6 +31,8 @@ pub(super) struct Actor {
     pub(super) processes: Arc<ProcessTable>,
     /// The session's shells: they outlive a message and are stopped when the session closes.
     pub(super) shells: Arc<Shells>,
+    /// The session's database (`sql`), opened on first use and closed with the session.
+    pub(super) database: Arc<SessionDatabase>,
     /// Work a resume continues before taking any command.
     pending: Option<PendingWork>,
     checkpoint_at: u64,
@@ -47,6 +50,7 @@ impl Actor {
         let checkpoint_at = emitter.state().byte_size;
         let dir = emitter.writer().paths().dir.clone();
         let processes = Arc::new(ProcessTable::new(&dir));
+        let database = Arc::new(SessionDatabase::new(Some(dir.clone())));
         let shells = Arc::new(Shells::new(Some(dir)));
         shells.add_lost(lost_shells);
         Actor {
@@ -56,6 +60,7 @@ impl Actor {
             needs_system,
             processes,
             shells,
+            database,
             pending,
             checkpoint_at,
         }

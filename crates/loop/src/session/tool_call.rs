@@ -87,6 +87,8 @@ impl Actor {
         ctx.cancel = cancel.child_token();
         ctx.processes = Some(std::sync::Arc::clone(&self.processes));
         ctx.shells = std::sync::Arc::clone(&self.shells);
+        ctx.database = std::sync::Arc::clone(&self.database);
+        ctx.urls = std::sync::Arc::new(self.parts.config.permissions.url_rules());
         ctx
     }
 

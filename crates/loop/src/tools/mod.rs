@@ -1,6 +1,6 @@
 //! The tool layer: the `Tool` trait, the values tools exchange with the loop,
 //! the registry and the built-in tools (`bash`, `read_bash`, `stop_bash`, `list_bash`,
-//! `view`, `create`, `edit`, `grep`, `glob`, `task_complete`).
+//! `view`, `create`, `edit`, `web_fetch`, `sql`, `grep`, `glob`, `task_complete`).
 //!
 //! Names, parameters and result texts follow the Copilot runtime
 //! (`docs/tools.md`) so that journals recorded by either
@@ -26,9 +26,11 @@ pub mod read_bash;
 mod registry;
 pub mod shell;
 pub mod shells;
+pub mod sql;
 pub mod stop_bash;
 pub mod task_complete;
 pub mod view;
+pub mod web_fetch;
 
 pub use registry::ToolRegistry;
 
@@ -63,6 +65,8 @@ pub enum PermissionKind {
     Write,
     /// Reading a file or directory (`permissionRequest.kind` "read").
     Read,
+    /// Fetching a URL (`permissionRequest.kind` "url").
+    Url,
     /// Any other kind, named as the schema names it (e.g. "custom-tool").
     Other(String),
 }
@@ -74,6 +78,7 @@ impl PermissionKind {
             PermissionKind::Shell => "shell",
             PermissionKind::Write => "write",
             PermissionKind::Read => "read",
+            PermissionKind::Url => "url",
             PermissionKind::Other(kind) => kind,
         }
     }
@@ -128,6 +133,11 @@ pub struct ToolContext {
     /// The session's shells (`bash`, `read_bash`, `stop_bash`, `list_bash`); they outlive a
     /// call, so a session passes the same set to every call.
     pub shells: std::sync::Arc<shells::Shells>,
+    /// The session's SQLite database (`sql`), kept open across calls; the default has no
+    /// session directory, so `sql` fails in it.
+    pub database: std::sync::Arc<sql::SessionDatabase>,
+    /// The host rules `web_fetch` applies to every hop (`--allow-url`, `--deny-url`).
+    pub urls: std::sync::Arc<web_fetch::hosts::UrlRules>,
 }
 
 impl ToolContext {
@@ -142,6 +152,8 @@ impl ToolContext {
             processes: None,
             tool_call_id: None,
             shells: std::sync::Arc::default(),
+            database: std::sync::Arc::default(),
+            urls: std::sync::Arc::default(),
         }
     }
 }

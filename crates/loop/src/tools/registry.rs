@@ -3,8 +3,8 @@
 use serde_json::Value;
 
 use super::{
-    Tool, ToolSpec, bash, create, edit, glob, grep, list_bash, read_bash, stop_bash, task_complete,
-    view,
+    Tool, ToolSpec, bash, create, edit, glob, grep, list_bash, read_bash, sql, stop_bash,
+    task_complete, view, web_fetch,
 };
 
 /// The tools of a session, looked up by name; keeps registration order so the
@@ -31,6 +31,8 @@ impl ToolRegistry {
         registry.register(Box::new(view::ViewTool));
         registry.register(Box::new(create::CreateTool));
         registry.register(Box::new(edit::EditTool));
+        registry.register(Box::new(web_fetch::WebFetchTool));
+        registry.register(Box::new(sql::SqlTool));
         registry.register(Box::new(grep::GrepTool));
         registry.register(Box::new(glob::GlobTool));
         if autopilot {
@@ -120,6 +122,8 @@ mod tests {
                 "view",
                 "create",
                 "edit",
+                "web_fetch",
+                "sql",
                 "grep",
                 "glob"
             ]
@@ -135,7 +139,7 @@ mod tests {
         let registry = ToolRegistry::builtin(false);
         assert_eq!(
             registry.unknown_tool_message("read_file"),
-            "Tool 'read_file' does not exist. Available tools that can be called are bash, read_bash, stop_bash, list_bash, view, create, edit, grep, glob."
+            "Tool 'read_file' does not exist. Available tools that can be called are bash, read_bash, stop_bash, list_bash, view, create, edit, web_fetch, sql, grep, glob."
         );
     }
 
@@ -144,7 +148,7 @@ mod tests {
         let mut registry = ToolRegistry::builtin(false);
         registry.register(Box::new(task_complete::TaskCompleteTool));
         registry.register(Box::new(view::ViewTool));
-        assert_eq!(registry.len(), 10);
+        assert_eq!(registry.len(), 12);
         assert_eq!(registry.names()[4], "view");
         assert!(registry.unregister("view").is_some());
         assert!(registry.get("view").is_none());

@@ -1,0 +1,276 @@
+//! Against a real HTTP server on 127.0.0.1 (a thread on a std listener), reached because the
+//! tests' rules name that host, as `--allow-url 127.0.0.1` does.
+
+use std::io::{BufRead, BufReader, Write};
+use std::net::TcpListener;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use super::*;
+use crate::tools::web_fetch::hosts::UrlRules;
+
+/// A local server; counts the requests per path.
+struct Server {
+    port: u16,
+    page_hits: Arc<AtomicUsize>,
+}
+
+fn respond(stream: &mut std::net::TcpStream, status: &str, headers: &str, body: &[u8]) {
+    let head = format!(
+        "HTTP/1.1 {status}\r\nContent-Length: {}\r\nConnection: close\r\n{headers}\r\n",
+        body.len()
+    );
+    let _ = stream.write_all(head.as_bytes());
+    let _ = stream.write_all(body);
+}
+
+fn serve() -> Server {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let page_hits = Arc::new(AtomicUsize::new(0));
+    let hits = Arc::clone(&page_hits);
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let hits = Arc::clone(&hits);
+            std::thread::spawn(move || {
+                let mut reader = BufReader::new(stream.try_clone().unwrap());
+                let mut line = String::new();
+                if reader.read_line(&mut line).is_err() {
+                    return;
+                }
+                let path = line.split_whitespace().nth(1).unwrap_or("/").to_owned();
+                loop {
+                    let mut header = String::new();
+                    if reader.read_line(&mut header).unwrap_or(0) == 0 || header == "\r\n" {
+                        break;
+                    }
+                }
+                match path.as_str() {
+                    "/page" => {
+                        hits.fetch_add(1, Ordering::SeqCst);
+                        respond(
+                            &mut stream,
+                            "200 OK",
+                            "Content-Type: text/html; charset=utf-8\r\n",
+                            b"<html><head><title>T</title><script>x()</script></head><body><h1>Title</h1><p>Hello <b>web</b>.</p></body></html>",
+                        );
+                    }
+                    "/text" => respond(
+                        &mut stream,
+                        "200 OK",
+                        "Content-Type: text/plain\r\n",
+                        b"0123456789abcdefghij",
+                    ),
+                    "/redirect" => respond(&mut stream, "302 Found", "Location: /page\r\n", b""),
+                    "/to-localhost" => {
+                        let to = format!("Location: http://localhost:{port}/page\r\n");
+                        respond(&mut stream, "302 Found", &to, b"");
+                    }
+                    "/loop" => respond(&mut stream, "302 Found", "Location: /loop\r\n", b""),
+                    "/big" => {
+                        let head = "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 100000000\r\n\r\n";
+                        let _ = stream.write_all(head.as_bytes());
+                        let chunk = vec![b'x'; 64 * 1024];
+                        // Stops when the client hangs up: a fetch reads its cap and goes.
+                        for _ in 0..1600 {
+                            if stream.write_all(&chunk).is_err() {
+                                break;
+                            }
+                        }
+                    }
+                    "/slow" => std::thread::sleep(std::time::Duration::from_secs(30)),
+                    _ => respond(&mut stream, "404 Not Found", "", b"missing"),
+                }
+            });
+        }
+    });
+    Server { port, page_hits }
+}
+
+fn ctx_allowing(hosts: &[&str], denied: &[&str]) -> ToolContext {
+    let s = |v: &[&str]| v.iter().map(|h| h.to_string()).collect::<Vec<_>>();
+    let mut ctx = ToolContext::new(std::env::temp_dir());
+    ctx.urls = Arc::new(UrlRules::from_flags(&s(hosts), &s(denied)).unwrap());
+    ctx
+}
+
+async fn fetch_text(ctx: &ToolContext, args: Value) -> Result<String, ToolFailure> {
+    WebFetchTool.run(args, ctx).await.map(|o| o.content)
+}
+
+#[tokio::test]
+async fn local_addresses_are_refused_in_the_runtime_words() {
+    let server = serve();
+    let ctx = ToolContext::new(std::env::temp_dir());
+    for host in ["127.0.0.1", "localhost"] {
+        let url = format!("http://{host}:{}/page", server.port);
+        let err = fetch_text(&ctx, json!({"url": url})).await.unwrap_err();
+        assert_eq!(
+            err.message,
+            format!(
+                "WebFetchBlockedUrlError: web_fetch URL \"{url}\" resolves to blocked address 127.0.0.1. URLs must not target loopback, private, or link-local addresses."
+            )
+        );
+    }
+    assert_eq!(server.page_hits.load(Ordering::SeqCst), 0);
+}
+
+#[tokio::test]
+async fn an_allowed_host_is_fetched_as_markdown_or_raw() {
+    let server = serve();
+    let ctx = ctx_allowing(&["127.0.0.1"], &[]);
+    let url = format!("http://127.0.0.1:{}/page", server.port);
+    let text = fetch_text(&ctx, json!({"url": url})).await.unwrap();
+    assert_eq!(
+        text,
+        format!("Contents of {url}:\nT\n\n# Title\n\nHello **web**.")
+    );
+    let raw = fetch_text(&ctx, json!({"url": url, "raw": true}))
+        .await
+        .unwrap();
+    assert!(
+        raw.starts_with(&format!(
+            "Here is the raw content:\nContents of {url}:\n<html>"
+        )),
+        "{raw}"
+    );
+    let redirected = format!("http://127.0.0.1:{}/redirect", server.port);
+    let text = fetch_text(&ctx, json!({"url": redirected})).await.unwrap();
+    assert!(
+        text.starts_with(&format!(
+            "Contents of {url} (redirected from {redirected}):\nT\n"
+        )),
+        "{text}"
+    );
+}
+
+#[tokio::test]
+async fn long_pages_come_in_parts() {
+    let server = serve();
+    let ctx = ctx_allowing(&["127.0.0.1"], &[]);
+    let url = format!("http://127.0.0.1:{}/text", server.port);
+    let lead =
+        "Content type text/plain cannot be simplified to markdown. Here is the raw content:\n";
+    let first = fetch_text(&ctx, json!({"url": url, "max_length": 8}))
+        .await
+        .unwrap();
+    assert_eq!(
+        first,
+        format!(
+            "{lead}Contents of {url}:\n01234567\n\n<note>Content truncated. Call the fetch tool with a start_index of 8 to get more content.</note>"
+        )
+    );
+    let last = fetch_text(
+        &ctx,
+        json!({"url": url, "max_length": "8", "start_index": 16}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(last, format!("{lead}Contents of {url}:\nghij"));
+    let past = fetch_text(&ctx, json!({"url": url, "start_index": 20}))
+        .await
+        .unwrap();
+    assert_eq!(
+        past,
+        format!("{lead}Contents of {url}:\n<error>No more content available.</error>")
+    );
+}
+
+#[tokio::test]
+async fn every_redirect_hop_is_checked_again() {
+    let server = serve();
+    // 127.0.0.1 is allowed, localhost is not: a redirect there is a new, blocked target.
+    let ctx = ctx_allowing(&["127.0.0.1"], &[]);
+    let url = format!("http://127.0.0.1:{}/to-localhost", server.port);
+    let err = fetch_text(&ctx, json!({"url": url})).await.unwrap_err();
+    assert_eq!(
+        err.message,
+        format!(
+            "WebFetchBlockedUrlError: web_fetch URL \"http://localhost:{}/page\" resolves to blocked address 127.0.0.1. URLs must not target loopback, private, or link-local addresses.",
+            server.port
+        )
+    );
+    assert_eq!(server.page_hits.load(Ordering::SeqCst), 0);
+    // A deny rule wins over the allow rule, on the hop as on the first URL.
+    let ctx = ctx_allowing(&["127.0.0.1", "localhost"], &["localhost"]);
+    let err = fetch_text(&ctx, json!({"url": url})).await.unwrap_err();
+    assert!(
+        err.message.contains("denied by the rule localhost"),
+        "{err}"
+    );
+    assert_eq!(server.page_hits.load(Ordering::SeqCst), 0);
+
+    let ctx = ctx_allowing(&["127.0.0.1"], &[]);
+    let looping = format!("http://127.0.0.1:{}/loop", server.port);
+    let err = fetch_text(&ctx, json!({"url": looping})).await.unwrap_err();
+    assert_eq!(
+        err.message,
+        format!("Failed to fetch URL: {looping} redirected more than {MAX_REDIRECTS} times.")
+    );
+    let missing = format!("http://127.0.0.1:{}/nothing", server.port);
+    let err = fetch_text(&ctx, json!({"url": missing})).await.unwrap_err();
+    assert_eq!(
+        err.message,
+        format!("Error: Failed to fetch {missing} - status code 404")
+    );
+}
+
+#[tokio::test]
+async fn the_body_is_read_up_to_its_cap() {
+    let server = serve();
+    let rules = UrlRules::from_flags(&["127.0.0.1".into()], &[]).unwrap();
+    let url = Url::parse(&format!("http://127.0.0.1:{}/big", server.port)).unwrap();
+    let limits = fetch::Limits {
+        max_body_bytes: 100_000,
+        max_redirects: 0,
+    };
+    let fetched = fetch::fetch(url, &rules, limits).await.unwrap();
+    assert_eq!(fetched.body.len(), 100_000);
+    assert!(fetched.cut);
+}
+
+#[tokio::test]
+async fn an_abort_stops_a_fetch() {
+    let server = serve();
+    let ctx = ctx_allowing(&["127.0.0.1"], &[]);
+    let cancel = ctx.cancel.clone();
+    let url = format!("http://127.0.0.1:{}/slow", server.port);
+    let running = tokio::spawn(async move { fetch_text(&ctx, json!({"url": url})).await });
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    cancel.cancel();
+    let err = running.await.unwrap().unwrap_err();
+    assert_eq!(err.code.as_deref(), Some("cancelled"));
+}
+
+#[tokio::test]
+async fn bad_urls_and_the_permission_request() {
+    let ctx = ToolContext::new(std::env::temp_dir());
+    for (url, message) in [
+        ("not a url", "Invalid URL"),
+        ("file:///etc/passwd", "file protocol not supported"),
+        ("ftp://example.com/x", "unsupported protocol"),
+    ] {
+        let err = WebFetchTool
+            .permission(&json!({"url": url}), &ctx)
+            .unwrap_err();
+        assert_eq!(err.message, message);
+    }
+    let ask = WebFetchTool
+        .permission(&json!({"url": "https://example.com/a"}), &ctx)
+        .unwrap()
+        .unwrap();
+    assert_eq!(ask.kind, PermissionKind::Url);
+    assert_eq!(
+        ask.request,
+        json!({"kind": "url", "intention": "Fetch web content", "url": "https://example.com/a"})
+    );
+    assert_eq!(
+        fetching_summary("https://example.com/a"),
+        "Fetching https://example.com/a"
+    );
+    let long = format!("https://docs.example.com/{}", "segment/".repeat(10));
+    let short = fetching_summary(&long);
+    assert!(short.starts_with("Fetching docs.example.com..."), "{short}");
+    assert_eq!(short.chars().count(), "Fetching ".len() + 50);
+}
