@@ -3,6 +3,7 @@
 mod commands;
 mod config;
 mod live_view;
+mod mcp_servers;
 mod provider_flags;
 mod session_flags;
 mod store;

@@ -45,6 +45,10 @@ pub struct LoopArgs {
     /// Print every event (ephemeral ones too) as a JSON line on stdout.
     #[arg(long)]
     pub json: bool,
+    /// MCP servers to start for the session, in the format of `$COPILOT_HOME/mcp-config.json`
+    /// (`{"mcpServers": {...}}`); they join the servers of that file and the settings files.
+    #[arg(long, value_name = "FILE")]
+    pub mcp_config: Option<PathBuf>,
 }
 
 /// `turnstile run` arguments.
@@ -91,7 +95,7 @@ impl ResumeArgs {
     }
 }
 
-fn parts(opts: &LoopArgs, cwd: &Path) -> Result<SessionParts> {
+fn parts(opts: &LoopArgs, cwd: &Path) -> Result<(SessionParts, turnstile_mcp::McpServers)> {
     let mut flags = opts.session.config_flags();
     opts.model.fill(&mut flags)?;
     let effective = crate::config::effective(&flags)?;
@@ -119,7 +123,8 @@ fn parts(opts: &LoopArgs, cwd: &Path) -> Result<SessionParts> {
         AgentMode::Interactive
     };
     config.max_autopilot_continues = opts.session.max_autopilot_continues;
-    config.permissions = session_flags::policy(&effective)?;
+    let mcp = crate::mcp_servers::configured(&effective, opts.mcp_config.as_deref())?;
+    config.permissions = session_flags::policy(&effective, &mcp.names())?;
     config.allow_outside_cwd = opts.session.allow_outside_cwd;
     config.streaming = !opts.no_stream;
     let trust = session_flags::hook_trust(opts.session.trust_hooks, &effective);
@@ -127,7 +132,7 @@ fn parts(opts: &LoopArgs, cwd: &Path) -> Result<SessionParts> {
     for warning in warnings {
         eprintln!("warning: {warning}");
     }
-    Ok(SessionParts {
+    let parts = SessionParts {
         config,
         provider,
         tools: Arc::new(ToolRegistry::builtin(true)),
@@ -135,7 +140,8 @@ fn parts(opts: &LoopArgs, cwd: &Path) -> Result<SessionParts> {
         external_tools: None,
         permission_asker: None,
         section_transformer: None,
-    })
+    };
+    Ok((parts, mcp))
 }
 
 fn working_dir(opts: &LoopArgs) -> Result<PathBuf> {
@@ -232,9 +238,10 @@ pub fn run(args: &RunArgs, state_dir: Option<&Path>, store: &StoreArgs) -> Resul
         .transpose()?;
     let cwd = working_dir(&args.opts)?;
     let root = StateRoot::resolve(state_dir)?;
-    let mut parts = parts(&args.opts, &cwd)?;
+    let (mut parts, mcp) = parts(&args.opts, &cwd)?;
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
     runtime.block_on(async {
+        crate::mcp_servers::attach(&mcp, &mut parts).await?;
         let id = id.unwrap_or_else(uuid::Uuid::new_v4);
         let remote = Remote::attach(store, id, &root, AttachMode::Create, &mut parts).await?;
         let live = remote.as_ref().map(|r| r.live.clone());
@@ -288,9 +295,10 @@ pub fn resume(args: &ResumeArgs, state_dir: Option<&Path>, store: &StoreArgs) ->
         None => None,
     };
     let cwd = working_dir(&args.opts)?;
-    let mut parts = parts(&args.opts, &cwd)?;
+    let (mut parts, mcp) = parts(&args.opts, &cwd)?;
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
     runtime.block_on(async {
+        crate::mcp_servers::attach(&mcp, &mut parts).await?;
         let remote = Remote::attach(store, id, &root, AttachMode::Resume, &mut parts).await?;
         let live = remote.as_ref().map(|r| r.live.clone());
         let ran = resume_session(&root, id, parts, prompt, args, live).await;

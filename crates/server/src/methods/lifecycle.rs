@@ -17,6 +17,7 @@ use turnstile_loop::prompt::SystemMessageConfig;
 use turnstile_loop::session::LoopError;
 use turnstile_loop::tools::{ToolRegistry, ToolSpec};
 use turnstile_loop::{SessionConfig, SessionHandle, SessionParts};
+use turnstile_mcp::{McpHost, McpServers, StartOptions};
 
 use super::Ctx;
 use super::{open_session, session_id};
@@ -69,6 +70,9 @@ pub(crate) struct OpenParams {
     /// Keep a dead engine's pending permission and client tool requests open (`true`) or
     /// close them as interrupted.
     continue_pending_work: Option<bool>,
+    /// MCP servers of the session, by name, in the Copilot CLI's format (on top of the
+    /// server's own, from its configuration files).
+    mcp_servers: Option<Value>,
 }
 
 /// `session.create`.
@@ -83,7 +87,8 @@ pub(crate) async fn create(ctx: &Ctx<'_>, params: OpenParams) -> Result<Value, R
             format!("session {id} already exists and is open"),
         ));
     }
-    let (parts, bridge, info) = build(ctx, id, &params)?;
+    let mcp = start_mcp(ctx, &params).await?;
+    let (parts, bridge, info) = build(ctx, id, &params, mcp.as_ref())?;
     let root = ctx.server.config().state_root.clone();
     let (handle, events) =
         SessionHandle::create_subscribed(&root, Some(id), parts).map_err(|e| loop_error(id, e))?;
@@ -147,14 +152,16 @@ pub(crate) async fn resume(ctx: &Ctx<'_>, params: OpenParams) -> Result<Value, R
             ),
         ));
     }
-    let resumed = match resume_from_disk(ctx, id, &params)? {
+    let mcp = start_mcp(ctx, &params).await?;
+    let resumed = match resume_from_disk(ctx, id, &params, mcp.as_ref())? {
         Ok(opened) => opened,
         Err(e) if held_by_another_writer(&e) => {
             // Another process holds it: ask it to hand the session over.
             let wait = ctx.server.config().takeover_wait;
             match handover::ask(&root.session(id).dir, wait).await {
                 Some(handover::Answer::Released) => {
-                    resume_from_disk(ctx, id, &params)?.map_err(|e| loop_error(id, e))?
+                    resume_from_disk(ctx, id, &params, mcp.as_ref())?
+                        .map_err(|e| loop_error(id, e))?
                 }
                 Some(handover::Answer::Busy) => {
                     let mut error = loop_error(id, e);
@@ -207,8 +214,9 @@ fn resume_from_disk(
     ctx: &Ctx<'_>,
     id: Uuid,
     params: &OpenParams,
+    mcp: Option<&Arc<McpHost>>,
 ) -> Result<Result<Resumed, LoopError>, RpcError> {
-    let (parts, bridge, info) = build(ctx, id, params)?;
+    let (parts, bridge, info) = build(ctx, id, params, mcp)?;
     let root = &ctx.server.config().state_root;
     let options = turnstile_loop::ResumeOptions {
         continue_pending_work: params.continue_pending_work == Some(true),
@@ -290,11 +298,32 @@ async fn register(
     Ok(session)
 }
 
+/// Starts the session's MCP servers: the server's configured ones with the params'
+/// `mcpServers` on top (`None` when there are none). A server that fails to start does not
+/// fail the call: the session announces it and offers the others' tools.
+async fn start_mcp(ctx: &Ctx<'_>, params: &OpenParams) -> Result<Option<Arc<McpHost>>, RpcError> {
+    let config = ctx.server.config();
+    let mut servers = config.mcp_servers.clone();
+    if let Some(value) = &params.mcp_servers {
+        let asked = McpServers::from_value(value, "params")
+            .map_err(|e| RpcError::invalid_params(format!("invalid params: {e}")))?;
+        servers = servers.overlay(asked);
+    }
+    if servers.is_empty() {
+        return Ok(None);
+    }
+    let cwd = working_dir(&config.default_cwd, params.working_directory.as_deref())?;
+    Ok(Some(Arc::new(
+        McpHost::start(&servers, &StartOptions::new(cwd)).await,
+    )))
+}
+
 /// Builds the loop's parts, the bridge and the tracked info from the params.
 fn build(
     ctx: &Ctx<'_>,
     id: Uuid,
     params: &OpenParams,
+    mcp: Option<&Arc<McpHost>>,
 ) -> Result<(SessionParts, Arc<ClientBridge>, SessionInfo), RpcError> {
     let config = ctx.server.config();
     let cwd = working_dir(&config.default_cwd, params.working_directory.as_deref())?;
@@ -318,6 +347,10 @@ fn build(
             registry.unregister(&name);
         }
     }
+    // MCP tools come after the built-ins, as the runtime offers them.
+    if let Some(host) = mcp {
+        turnstile_loop::tools::mcp::register(host, &mut registry);
+    }
     let client_tools = client_tools(&registry, params.tools.as_deref().unwrap_or_default())?;
     let capabilities = ClientCapabilities {
         tools: client_tools,
@@ -336,6 +369,7 @@ fn build(
     session_config.max_autopilot_continues = config.max_autopilot_continues;
     session_config.permissions = config.permissions.clone();
     session_config.allow_outside_cwd = config.allow_outside_cwd;
+    session_config.mcp = mcp.cloned();
     // The SDKs stream deltas only when asked to.
     session_config.streaming = params.streaming.unwrap_or(false);
     // The loop builds the prompt from the client's systemMessage (append, replace, customize
