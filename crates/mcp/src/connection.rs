@@ -107,16 +107,18 @@ impl McpConnection {
                 } => {
                     let cwd = cwd.clone().unwrap_or_else(|| options.cwd.clone());
                     let (transport, guard) = stdio::spawn(command, args, env, &cwd)?;
-                    let stderr = guard.stderr_tail();
-                    child = Some(guard);
-                    client_config().serve(transport).await.map_err(|e| {
-                        let tail = stderr.text();
-                        if tail.is_empty() {
-                            McpError::Initialize(e.to_string())
-                        } else {
-                            McpError::Initialize(format!("{e} (stderr: {tail})"))
+                    let guard = child.insert(guard);
+                    match client_config().serve(transport).await {
+                        Ok(service) => service,
+                        Err(e) => {
+                            let tail = guard.stderr_at_exit().await;
+                            return Err(if tail.is_empty() {
+                                McpError::Initialize(e.to_string())
+                            } else {
+                                McpError::Initialize(format!("{e} (stderr: {tail})"))
+                            });
                         }
-                    })?
+                    }
                 }
                 Transport::Http { url, headers } => {
                     crate::http::connect(url, headers, client_config()).await?

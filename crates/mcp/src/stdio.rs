@@ -41,6 +41,8 @@ impl StderrTail {
 pub struct ChildGuard {
     pid: u32,
     stderr: StderrTail,
+    /// The task reading stderr; it ends when the process closes it (exits).
+    reader: Option<tokio::task::JoinHandle<()>>,
     killed: bool,
 }
 
@@ -50,9 +52,13 @@ impl ChildGuard {
         self.pid
     }
 
-    /// Its stderr, as kept so far.
-    pub fn stderr_tail(&self) -> StderrTail {
-        self.stderr.clone()
+    /// Its stderr once the process closed it (it exited), waiting at most a second: what a
+    /// server said before it died explains a failed start.
+    pub async fn stderr_at_exit(&mut self) -> String {
+        if let Some(reader) = self.reader.take() {
+            let _ = tokio::time::timeout(std::time::Duration::from_secs(1), reader).await;
+        }
+        self.stderr.text()
     }
 
     /// Kills the process group (the server and whatever it started, e.g. `npx`'s node).
@@ -115,7 +121,7 @@ pub(crate) fn spawn(
         message: "the process exited at once".into(),
     })?;
     let tail = StderrTail::default();
-    if let Some(mut stderr) = stderr {
+    let reader = stderr.map(|mut stderr| {
         let tail = tail.clone();
         tokio::spawn(async move {
             let mut buf = [0u8; 1024];
@@ -125,13 +131,14 @@ pub(crate) fn spawn(
                 }
                 tail.push(&buf[..n]);
             }
-        });
-    }
+        })
+    });
     Ok((
         transport,
         ChildGuard {
             pid,
             stderr: tail,
+            reader,
             killed: false,
         },
     ))

@@ -195,6 +195,7 @@ async fn a_server_exiting_at_once_names_its_stderr() {
         .await
         .unwrap_err();
     assert!(matches!(err, McpError::Initialize(_)), "{err}");
+    assert!(err.to_string().contains("no config found"), "{err}");
 }
 
 async fn http_lists_and_calls() {
