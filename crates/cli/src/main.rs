@@ -3,6 +3,7 @@
 mod commands;
 mod config;
 mod live_view;
+mod mcp_servers;
 mod provider_flags;
 mod served_store;
 mod session_flags;

@@ -16,7 +16,7 @@ pub struct SessionFlags {
     /// Allow every tool call without asking.
     #[arg(long)]
     pub allow_all_tools: bool,
-    /// Allow calls matching PATTERN: shell, shell(git), shell(git push:*), write, write(GLOB), read, read(GLOB), custom-tool(NAME), a built-in tool name.
+    /// Allow calls matching PATTERN: shell, shell(git), shell(git push:*), write, write(GLOB), read, read(GLOB), custom-tool(NAME), a built-in tool name, an MCP server's name or SERVER(TOOL).
     #[arg(long, value_name = "PATTERN")]
     pub allow_tool: Vec<String>,
     /// Deny calls matching PATTERN (deny wins over allow, also over a client's approval).
@@ -86,8 +86,11 @@ impl SessionFlags {
 }
 
 /// The permission policy of the effective allow/deny patterns (flags, settings files,
-/// `COPILOT_ALLOW_ALL`).
-pub fn policy(effective: &Effective) -> Result<PermissionPolicy, PatternError> {
+/// `COPILOT_ALLOW_ALL`); patterns may name the configured MCP servers `mcp_servers`.
+pub fn policy(
+    effective: &Effective,
+    mcp_servers: &[String],
+) -> Result<PermissionPolicy, PatternError> {
     let allowed: Vec<String> = effective
         .allowed_tools
         .iter()
@@ -98,7 +101,12 @@ pub fn policy(effective: &Effective) -> Result<PermissionPolicy, PatternError> {
         .iter()
         .map(|p| p.value.clone())
         .collect();
-    PermissionPolicy::from_flags(effective.allow_all_tools.is_some(), &allowed, &denied)
+    PermissionPolicy::from_flags_with_mcp(
+        effective.allow_all_tools.is_some(),
+        &allowed,
+        &denied,
+        mcp_servers,
+    )
 }
 
 /// The durability in effect.

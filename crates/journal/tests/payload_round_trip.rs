@@ -10,7 +10,7 @@ use turnstile_journal::payload::*;
 use turnstile_journal::{Event, EventError, EventType};
 
 /// The event types that must have a payload struct.
-const TYPED: [&str; 34] = [
+const TYPED: [&str; 36] = [
     "session.start",
     "session.resume",
     "session.error",
@@ -45,6 +45,8 @@ const TYPED: [&str; 34] = [
     "assistant.idle",
     "session.model_change",
     "session.binary_asset",
+    "session.mcp_server_status_changed",
+    "session.mcp_servers_loaded",
 ];
 
 fn fixtures() -> PathBuf {
@@ -370,6 +372,22 @@ fn constructed() -> Vec<TypedEvent> {
         .into(),
         SessionTitleChanged { title: "t".into() }.into(),
         SessionToolsUpdated { model: "m".into() }.into(),
+        McpServerStatusChanged {
+            server_name: "s".into(),
+            status: "connected".into(),
+            error: None,
+        }
+        .into(),
+        McpServersLoaded {
+            servers: vec![McpServerSummary {
+                name: "s".into(),
+                status: "failed".into(),
+                error: Some("e".into()),
+                transport: Some("http".into()),
+                ..Default::default()
+            }],
+        }
+        .into(),
         PendingMessagesModified {}.into(),
         ModelCallStart {
             turn_id: "0".into(),

@@ -385,6 +385,21 @@ fn realistic_events() -> Vec<Event> {
         .into(),
         SessionTitleChanged { title: "Fix the failing test".into() }.into(),
         SessionToolsUpdated { model: "gpt-4.1".into() }.into(),
+        McpServerStatusChanged {
+            server_name: "files".into(),
+            status: "failed".into(),
+            error: Some("failed to start MCP server process \"x\": not found".into()),
+        }
+        .into(),
+        McpServersLoaded {
+            servers: vec![McpServerSummary {
+                name: "files".into(),
+                status: "connected".into(),
+                transport: Some("stdio".into()),
+                ..Default::default()
+            }],
+        }
+        .into(),
         PendingMessagesModified {}.into(),
         ModelCallStart { turn_id: "0".into(), model: Some("gpt-4.1".into()), ..Default::default() }.into(),
         AssistantIdle { aborted: None }.into(),
@@ -424,7 +439,7 @@ fn a_realistic_event_of_each_typed_payload_conforms() {
     let covered: BTreeSet<&str> = events.iter().map(|e| e.event_type.as_str()).collect();
     let expected: BTreeSet<&str> = TypedEvent::TYPES.iter().copied().collect();
     assert_eq!(covered, expected, "one realistic event per typed payload");
-    assert_eq!(expected.len(), 34);
+    assert_eq!(expected.len(), 36);
 
     for event in &events {
         let line = line_of(event);

@@ -61,6 +61,9 @@ pub struct ServerConfig {
     pub default_model: DefaultModel,
     /// Permission policy for clients that do not handle permission requests.
     pub permissions: PermissionPolicy,
+    /// MCP servers every session starts (the configuration files'); a session's `mcpServers`
+    /// param adds to them.
+    pub mcp_servers: turnstile_mcp::McpServers,
     /// When journals are fsynced.
     pub durability: Durability,
     /// Let file tools reach outside a session's working directory.
@@ -120,6 +123,7 @@ impl ServerConfig {
                 limits: ResponseLimits::default(),
             },
             permissions: PermissionPolicy::default(),
+            mcp_servers: turnstile_mcp::McpServers::default(),
             durability: Durability::Turn,
             allow_outside_cwd: false,
             hook_trust: HookTrust::default(),

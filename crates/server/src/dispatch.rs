@@ -6,7 +6,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::methods::{
-    Ctx, event_log, history, lifecycle, log, options, pending, permissions, plan,
+    Ctx, event_log, history, lifecycle, log, mcp, options, pending, permissions, plan,
     server as server_methods, session, unsupported,
 };
 use crate::peer::Peer;
@@ -50,6 +50,8 @@ pub(crate) const SERVED: &[&str] = &[
     "session.plan.read",
     "session.plan.update",
     "session.plan.delete",
+    "session.mcp.list",
+    "session.mcp.listTools",
     "session.eventLog.read",
     "session.eventLog.tail",
     "session.eventLog.registerInterest",
@@ -124,6 +126,8 @@ pub(crate) async fn call(
         "session.plan.read" => plan::read(&ctx, parse(params)?),
         "session.plan.update" => plan::update(&ctx, parse(params)?),
         "session.plan.delete" => plan::delete(&ctx, parse(params)?),
+        "session.mcp.list" => mcp::list(&ctx, parse(params)?),
+        "session.mcp.listTools" => mcp::list_tools(&ctx, parse(params)?),
 
         "session.eventLog.read" => event_log::read(&ctx, parse(params)?).await,
         "session.eventLog.tail" => event_log::tail(&ctx, parse(params)?),

@@ -32,7 +32,8 @@ pub fn run(args: &CompactArgs, state_dir: Option<&Path>) -> Result<ExitCode> {
         .id
         .with_context(|| format!("{} is not a session of the state directory", args.session))?;
     let cwd = working_dir(&args.opts)?;
-    let parts = parts(&args.opts, &cwd)?;
+    // A summary call runs no tools: the MCP servers the flags name are not started for it.
+    let (parts, _mcp) = parts(&args.opts, &cwd)?;
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
     runtime.block_on(async {
         let (session, _) = SessionHandle::resume(&root, id, parts)

@@ -49,6 +49,10 @@ pub struct LoopArgs {
     /// `infiniteSessions.enabled: false`).
     #[arg(long)]
     pub no_infinite_sessions: bool,
+    /// MCP servers to start for the session, in the format of `$COPILOT_HOME/mcp-config.json`
+    /// (`{"mcpServers": {...}}`); they join the servers of that file and the settings files.
+    #[arg(long, value_name = "FILE")]
+    pub mcp_config: Option<PathBuf>,
 }
 
 /// `turnstile run` arguments.
@@ -95,8 +99,11 @@ impl ResumeArgs {
     }
 }
 
-/// The parts of a session the loop flags describe.
-pub(crate) fn parts(opts: &LoopArgs, cwd: &Path) -> Result<SessionParts> {
+/// The parts of a session the loop flags describe, and the MCP servers they name.
+pub(crate) fn parts(
+    opts: &LoopArgs,
+    cwd: &Path,
+) -> Result<(SessionParts, turnstile_mcp::McpServers)> {
     let mut flags = opts.session.config_flags();
     opts.model.fill(&mut flags)?;
     let effective = crate::config::effective(&flags)?;
@@ -124,7 +131,8 @@ pub(crate) fn parts(opts: &LoopArgs, cwd: &Path) -> Result<SessionParts> {
         AgentMode::Interactive
     };
     config.max_autopilot_continues = opts.session.max_autopilot_continues;
-    config.permissions = session_flags::policy(&effective)?;
+    let mcp = crate::mcp_servers::configured(&effective, opts.mcp_config.as_deref())?;
+    config.permissions = session_flags::policy(&effective, &mcp.names())?;
     config.allow_outside_cwd = opts.session.allow_outside_cwd;
     config.streaming = !opts.no_stream;
     config.token_limit = opts.session.context_window;
@@ -134,7 +142,7 @@ pub(crate) fn parts(opts: &LoopArgs, cwd: &Path) -> Result<SessionParts> {
     for warning in warnings {
         eprintln!("warning: {warning}");
     }
-    Ok(SessionParts {
+    let parts = SessionParts {
         config,
         provider,
         tools: Arc::new(ToolRegistry::builtin(true)),
@@ -142,7 +150,8 @@ pub(crate) fn parts(opts: &LoopArgs, cwd: &Path) -> Result<SessionParts> {
         external_tools: None,
         permission_asker: None,
         section_transformer: None,
-    })
+    };
+    Ok((parts, mcp))
 }
 
 /// The tools' working directory (`--cwd`, else the current one).
@@ -240,9 +249,10 @@ pub fn run(args: &RunArgs, state_dir: Option<&Path>, store: &StoreArgs) -> Resul
         .transpose()?;
     let cwd = working_dir(&args.opts)?;
     let root = StateRoot::resolve(state_dir)?;
-    let mut parts = parts(&args.opts, &cwd)?;
+    let (mut parts, mcp) = parts(&args.opts, &cwd)?;
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
     runtime.block_on(async {
+        crate::mcp_servers::attach(&mcp, &mut parts).await?;
         let id = id.unwrap_or_else(uuid::Uuid::new_v4);
         let remote = Remote::attach(store, id, &root, AttachMode::Create, &mut parts).await?;
         let live = remote.as_ref().map(|r| r.live.clone());
@@ -296,9 +306,10 @@ pub fn resume(args: &ResumeArgs, state_dir: Option<&Path>, store: &StoreArgs) ->
         None => None,
     };
     let cwd = working_dir(&args.opts)?;
-    let mut parts = parts(&args.opts, &cwd)?;
+    let (mut parts, mcp) = parts(&args.opts, &cwd)?;
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
     runtime.block_on(async {
+        crate::mcp_servers::attach(&mcp, &mut parts).await?;
         let remote = Remote::attach(store, id, &root, AttachMode::Resume, &mut parts).await?;
         let live = remote.as_ref().map(|r| r.live.clone());
         let ran = resume_session(&root, id, parts, prompt, args, live).await;

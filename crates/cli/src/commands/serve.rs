@@ -211,7 +211,9 @@ fn server_config(args: &ServeArgs, state_dir: Option<&Path>) -> Result<ServerCon
     let mut flags = args.session.config_flags();
     flags.allow_all_tools |= args.yolo;
     let effective = crate::config::effective(&flags)?;
-    config.permissions = crate::session_flags::policy(&effective)?;
+    let mcp = crate::mcp_servers::configured(&effective, None)?;
+    config.permissions = crate::session_flags::policy(&effective, &mcp.names())?;
+    config.mcp_servers = mcp;
     config.durability = crate::session_flags::durability(&effective);
     config.allow_outside_cwd = args.session.allow_outside_cwd || args.allow_all_paths || args.yolo;
     config.default_mode = match args.mode.as_deref() {

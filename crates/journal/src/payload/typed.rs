@@ -104,6 +104,8 @@ typed_events!(
     AssistantIdle,
     SessionModelChange,
     SessionBinaryAsset,
+    McpServerStatusChanged,
+    McpServersLoaded,
 );
 
 impl TypedEvent {

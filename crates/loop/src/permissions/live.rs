@@ -236,6 +236,21 @@ pub fn rules_of_approval(approval: &Value) -> Vec<PermissionRule> {
     }
 }
 
+/// Whether a rule names an MCP request's server (its `kind` is the server's name, as the
+/// runtime writes it) and, when narrowed, its tool: the server's own name for it (the ask's
+/// subject) or the name the model calls (`toolName`).
+fn mcp_touches(rule: &PermissionRule, ask: &PermissionAsk) -> bool {
+    let server = ask.request.get("serverName").and_then(Value::as_str);
+    server.is_some_and(|s| !s.is_empty() && rule.kind == s)
+        && match rule.argument.as_deref() {
+            None => true,
+            Some(tool) => {
+                tool == ask.subject
+                    || ask.request.get("toolName").and_then(Value::as_str) == Some(tool)
+            }
+        }
+}
+
 /// The request's `kind` as the schema names it.
 fn request_kind(ask: &PermissionAsk) -> &str {
     ask.request
@@ -301,6 +316,7 @@ fn covered(rules: &[&PermissionRule], ask: &PermissionAsk) -> bool {
             Some(argument) => has(kind, Some(argument)),
             None => false,
         },
+        "mcp" => rules.iter().any(|r| mcp_touches(r, ask)),
         "" => false,
         kind => rules.iter().any(|r| r.kind == kind && r.argument.is_none()),
     }
@@ -328,6 +344,9 @@ fn touches(rule: &PermissionRule, ask: &PermissionAsk) -> bool {
     }
     if kind == "shell" && rule.kind == "write" {
         return ask.shell.as_deref().is_some_and(|a| !a.writes.is_empty());
+    }
+    if kind == "mcp" {
+        return mcp_touches(rule, ask);
     }
     rule.kind == kind
         && match &rule.argument {

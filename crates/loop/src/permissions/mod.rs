@@ -11,7 +11,10 @@
 //!   `url(HOST)` rules, see `tools::web_fetch::hosts`);
 //! - `custom-tool` / `custom-tool(NAME)`: tools an SDK client provides (named when the session
 //!   is created, so they cannot be checked at start-up);
-//! - a built-in tool name alone: every call of it.
+//! - a built-in tool name alone: every call of it;
+//! - an MCP server's name (`server`: every tool of it) or `server(tool)` (one tool, by its
+//!   own name on the server), the Copilot CLI's spelling; the servers are the configured ones,
+//!   so a typo is still an error.
 //!
 //! On top of this start-up policy, a client changes [`LiveRules`] while the session runs
 //! (approve-all, configured rules, session- and location-scoped approvals).
@@ -119,9 +122,20 @@ impl PermissionPolicy {
         allow: &[String],
         deny: &[String],
     ) -> Result<Self, PatternError> {
+        Self::from_flags_with_mcp(allow_all, allow, deny, &[])
+    }
+
+    /// Like [`Self::from_flags`], with the names of the configured MCP servers, which
+    /// patterns may name (`server`, `server(tool)`).
+    pub fn from_flags_with_mcp(
+        allow_all: bool,
+        allow: &[String],
+        deny: &[String],
+        mcp_servers: &[String],
+    ) -> Result<Self, PatternError> {
         let parse = |v: &[String]| {
             v.iter()
-                .map(|p| ToolPattern::parse(p))
+                .map(|p| ToolPattern::parse_with(p, mcp_servers))
                 .collect::<Result<Vec<_>, _>>()
         };
         Ok(PermissionPolicy {
@@ -163,6 +177,14 @@ impl PermissionPolicy {
         let family = family_of_ask(tool, ask);
         let (approved, allow_with, unresolved) = match (&ask.shell, family) {
             (Some(analysis), Family::Shell) => self.allow_shell(tool, analysis, cwd),
+            (_, Family::Mcp) => {
+                let server = mcp_server(ask);
+                let ok = self
+                    .allow
+                    .iter()
+                    .any(|p| mcp_covers(p, server, &ask.subject));
+                (ok, vec![format!("{server}({})", ask.subject)], Vec::new())
+            }
             (_, Family::Write | Family::Read) => {
                 let path = Path::new(&ask.subject);
                 let ok = self.allow.iter().any(|p| {
@@ -218,6 +240,7 @@ impl PermissionPolicy {
         for p in &self.deny {
             let hit = match (&ask.shell, family) {
                 (Some(analysis), Family::Shell) => denies_shell(p, tool, analysis, cwd),
+                (_, Family::Mcp) => mcp_covers(p, mcp_server(ask), &ask.subject),
                 (_, Family::Write | Family::Read) => {
                     p.covers(tool, family)
                         && match &p.arg {
@@ -345,6 +368,7 @@ fn family_of_ask(tool: &str, ask: &PermissionAsk) -> Family {
         PermissionKind::Write => Family::Write,
         PermissionKind::Read => Family::Read,
         PermissionKind::Url => Family::Url,
+        PermissionKind::Other(kind) if kind == crate::tools::mcp::MCP_KIND => Family::Mcp,
         PermissionKind::Other(_) => family_of(tool).unwrap_or(Family::Plain),
     }
 }
@@ -359,6 +383,26 @@ fn url_host(url: &str) -> (String, u16) {
         ),
         Err(_) => (String::new(), 0),
     }
+}
+
+/// The server of an MCP call's request (`serverName`; its tool is the ask's subject).
+fn mcp_server(ask: &PermissionAsk) -> &str {
+    ask.request
+        .get("serverName")
+        .and_then(serde_json::Value::as_str)
+        .unwrap_or_default()
+}
+
+/// Whether a pattern names this MCP server (and, when narrowed, exactly this tool of it).
+fn mcp_covers(p: &ToolPattern, server: &str, tool: &str) -> bool {
+    p.family == Family::Mcp
+        && !server.is_empty()
+        && p.head == server
+        && match &p.arg {
+            None => true,
+            Some(PatternArg::Name(name)) => name == tool,
+            Some(_) => false,
+        }
 }
 
 /// Whether the line changes directory, so relative redirect targets have an unknown base.

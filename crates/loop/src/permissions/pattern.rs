@@ -36,6 +36,9 @@ pub(crate) enum Family {
     Url,
     /// A tool an SDK client provides: the argument is its name.
     Client,
+    /// The tools of an MCP server (the pattern's head is the server's name): the argument is
+    /// the tool's own name on the server.
+    Mcp,
     /// Takes no argument.
     Plain,
 }
@@ -79,7 +82,7 @@ pub(crate) enum PatternArg {
 /// A pattern that could not be parsed.
 #[derive(Debug, thiserror::Error)]
 #[error(
-    "invalid tool pattern {pattern:?}: {reason} (valid kinds: shell, shell(CMD), shell(CMD:*), write, write(GLOB), read, read(GLOB), url, url(HOST), custom-tool, custom-tool(NAME); valid tools: bash, read_bash, stop_bash, list_bash, view, create, edit, web_fetch, sql, glob, grep, task_complete)"
+    "invalid tool pattern {pattern:?}: {reason} (valid kinds: shell, shell(CMD), shell(CMD:*), write, write(GLOB), read, read(GLOB), url, url(HOST), custom-tool, custom-tool(NAME), SERVER, SERVER(TOOL) for an MCP server; valid tools: bash, read_bash, stop_bash, list_bash, view, create, edit, web_fetch, sql, glob, grep, task_complete)"
 )]
 pub struct PatternError {
     /// The pattern as given.
@@ -91,6 +94,13 @@ pub struct PatternError {
 impl ToolPattern {
     /// Parses and validates a pattern such as `shell(git:*)` or `write(src/**)`.
     pub fn parse(text: &str) -> Result<Self, PatternError> {
+        Self::parse_with(text, &[])
+    }
+
+    /// Like [`Self::parse`], where the names of `mcp_servers` are heads too: `server` (every
+    /// tool of the server) and `server(tool)` (one of them), as the Copilot CLI spells them.
+    /// A kind or a built-in tool of the same name wins over a server.
+    pub fn parse_with(text: &str, mcp_servers: &[String]) -> Result<Self, PatternError> {
         let err = |reason: String| PatternError {
             pattern: text.to_owned(),
             reason,
@@ -111,11 +121,13 @@ impl ToolPattern {
         if head.is_empty() {
             return Err(err("expected a kind or a tool name".into()));
         }
-        let family = family_of(head).ok_or_else(|| {
-            err(format!(
-                "unknown kind or tool {head:?} (a tool an SDK client registers is matched as custom-tool({head}))"
-            ))
-        })?;
+        let family = family_of(head)
+            .or_else(|| mcp_servers.iter().any(|s| s == head).then_some(Family::Mcp))
+            .ok_or_else(|| {
+                err(format!(
+                    "unknown kind, tool or MCP server {head:?} (a tool an SDK client registers is matched as custom-tool({head}); an MCP server's name must be in the MCP configuration)"
+                ))
+            })?;
         let arg = match (family, arg) {
             (_, None) => None,
             (Family::Plain, Some(_)) => {
@@ -134,7 +146,7 @@ impl ToolPattern {
             (Family::Write | Family::Read, Some(a)) => {
                 Some(PatternArg::Path(PathGlob::new(a).map_err(err)?))
             }
-            (Family::Client, Some(a)) => Some(PatternArg::Name(a.to_owned())),
+            (Family::Client | Family::Mcp, Some(a)) => Some(PatternArg::Name(a.to_owned())),
             (Family::Url, Some(a)) => Some(PatternArg::Host(
                 HostPattern::parse(a).map_err(|e| err(e.reason))?,
             )),

@@ -277,3 +277,128 @@ fn url_rules_by_host_deny_wins() {
     ));
     assert!(ToolPattern::parse("url(a*b)").is_err());
 }
+
+/// The request an MCP tool of `server` called `tool` asks (the adapter's shape).
+fn mcp(server: &str, tool: &str) -> PermissionAsk {
+    PermissionAsk {
+        kind: PermissionKind::Other("mcp".into()),
+        request: json!({"kind": "mcp", "serverName": server, "toolName": format!("{server}-{tool}"),
+                        "toolTitle": tool, "args": {}, "readOnly": false}),
+        intention: String::new(),
+        subject: tool.to_owned(),
+        shell: None,
+    }
+}
+
+fn mcp_policy(
+    allow_all: bool,
+    allow: &[&str],
+    deny: &[&str],
+    servers: &[&str],
+) -> PermissionPolicy {
+    let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+    PermissionPolicy::from_flags_with_mcp(allow_all, &s(allow), &s(deny), &s(servers)).unwrap()
+}
+
+#[test]
+fn mcp_patterns_name_a_server_or_one_of_its_tools() {
+    let servers = ["demo", "demo2", "a-b", "a"];
+    let p = mcp_policy(false, &["demo"], &[], &servers);
+    assert_eq!(
+        decide(&p, "demo-echo", &mcp("demo", "echo")),
+        Decision::Approved
+    );
+    // Not a prefix of the server's name, nor another server.
+    assert!(matches!(
+        decide(&p, "demo2-echo", &mcp("demo2", "echo")),
+        Decision::NoApprovalRule { .. }
+    ));
+    let p = mcp_policy(false, &["demo(echo)"], &[], &servers);
+    assert_eq!(
+        decide(&p, "demo-echo", &mcp("demo", "echo")),
+        Decision::Approved
+    );
+    for (server, tool) in [
+        ("demo", "echo2"),
+        ("demo", "ech"),
+        ("demo", "Echo"),
+        ("demo2", "echo"),
+        ("demo", "*"),
+    ] {
+        assert!(
+            matches!(
+                decide(&p, &format!("{server}-{tool}"), &mcp(server, tool)),
+                Decision::NoApprovalRule { .. }
+            ),
+            "{server}({tool})"
+        );
+    }
+    // `a(b-c)` and `a-b(c)` both flatten to `a-b-c`: the pattern matches the pair, not the name.
+    let p = mcp_policy(false, &["a(b-c)"], &[], &servers);
+    assert_eq!(decide(&p, "a-b-c", &mcp("a", "b-c")), Decision::Approved);
+    assert!(matches!(
+        decide(&p, "a-b-c", &mcp("a-b", "c")),
+        Decision::NoApprovalRule { .. }
+    ));
+    // A glob is a name, not a wildcard.
+    let p = mcp_policy(false, &["demo(*)"], &[], &servers);
+    assert!(matches!(
+        decide(&p, "demo-echo", &mcp("demo", "echo")),
+        Decision::NoApprovalRule { .. }
+    ));
+}
+
+#[test]
+fn mcp_deny_wins_over_allow_all_and_the_server_allow() {
+    let servers = ["demo"];
+    let p = mcp_policy(true, &["demo"], &["demo(pid)"], &servers);
+    assert_eq!(
+        decide(&p, "demo-pid", &mcp("demo", "pid")),
+        Decision::DeniedByRules(vec!["demo(pid)".into()])
+    );
+    assert_eq!(
+        decide(&p, "demo-echo", &mcp("demo", "echo")),
+        Decision::Approved
+    );
+    let p = mcp_policy(true, &[], &["demo"], &servers);
+    assert!(matches!(
+        decide(&p, "demo-echo", &mcp("demo", "echo")),
+        Decision::DeniedByRules(_)
+    ));
+    // Another kind's rules do not reach MCP calls, nor MCP rules other calls.
+    let p = mcp_policy(false, &["shell", "write", "custom-tool"], &[], &servers);
+    assert!(matches!(
+        decide(&p, "demo-echo", &mcp("demo", "echo")),
+        Decision::NoApprovalRule { .. }
+    ));
+    let p = mcp_policy(false, &["demo"], &[], &servers);
+    assert!(matches!(
+        decide(&p, "bash", &shell("ls")),
+        Decision::NoApprovalRule { .. }
+    ));
+    // A request without a server name (a forged one) matches no server rule.
+    let mut forged = mcp("demo", "echo");
+    forged.request["serverName"] = json!("");
+    assert!(matches!(
+        decide(&p, "demo-echo", &forged),
+        Decision::NoApprovalRule { .. }
+    ));
+}
+
+#[test]
+fn mcp_patterns_need_a_configured_server_and_say_how_to_allow() {
+    let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+    let err = PermissionPolicy::from_flags_with_mcp(false, &s(&["dmeo(echo)"]), &[], &s(&["demo"]))
+        .unwrap_err();
+    assert!(err.to_string().contains("MCP server"), "{err}");
+    assert!(PermissionPolicy::from_flags(false, &s(&["demo"]), &[]).is_err());
+    // A built-in name stays the built-in even when a server has that name.
+    let p = mcp_policy(false, &["bash"], &[], &["bash"]);
+    assert!(matches!(
+        decide(&p, "bash-x", &mcp("bash", "x")),
+        Decision::NoApprovalRule { .. }
+    ));
+    let p = mcp_policy(false, &[], &[], &["demo"]);
+    let d = decide(&p, "demo-echo", &mcp("demo", "echo"));
+    assert_eq!(d.hint(), " (allow with --allow-tool 'demo(echo)')");
+}

@@ -38,6 +38,8 @@ pub(super) struct Actor {
     /// Work a resume continues before taking any command.
     pending: Option<PendingWork>,
     checkpoint_at: u64,
+    /// The MCP servers a call found gone (each is warned about once).
+    pub(super) mcp_gone: std::sync::Mutex<std::collections::HashSet<String>>,
 }
 
 impl Actor {
@@ -66,6 +68,7 @@ impl Actor {
             database,
             pending,
             checkpoint_at,
+            mcp_gone: std::sync::Mutex::default(),
         }
     }
 
@@ -82,6 +85,10 @@ impl Actor {
         };
         self.hook_notify("sessionStart", json!({"source": source}))
             .await;
+        if let Err(e) = self.announce_mcp() {
+            tracing::error!(session = %self.id, error = %e, "journal failure; the session stops");
+            return;
+        }
         if let Some(work) = self.pending.take() {
             // Sends wait behind the pending work (they queue on the channel meanwhile); an
             // abort reaches it like a running message.
@@ -186,6 +193,9 @@ impl Actor {
                 ),
                 ..Default::default()
             })?;
+        }
+        if let Some(host) = &self.parts.config.mcp {
+            host.stop_all().await;
         }
         let payload = shutdown_payload(&self.emitter.state(), &self.parts.config.model);
         self.emitter.emit(&payload)?;

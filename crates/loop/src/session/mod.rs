@@ -12,6 +12,7 @@ mod emitter;
 mod history;
 mod hooks_glue;
 mod log_entry;
+mod mcp_glue;
 mod message;
 mod pending;
 mod prompting;
@@ -87,6 +88,9 @@ pub struct SessionConfig {
     /// A remote store every journal line also goes to, fenced and acknowledged before the
     /// line counts as durable (`turnstile_journal::sink`); `None` for the file store alone.
     pub journal_sink: Option<Arc<dyn turnstile_journal::JournalSink>>,
+    /// The session's MCP servers, started before it (`tools::mcp::register` put their tools
+    /// in the registry); their status is announced at the start and they stop with it.
+    pub mcp: Option<Arc<turnstile_mcp::McpHost>>,
 }
 
 impl SessionConfig {
@@ -110,6 +114,7 @@ impl SessionConfig {
             infinite_sessions: InfiniteSessions::default(),
             skip_custom_instructions: false,
             journal_sink: None,
+            mcp: None,
         }
     }
 }
@@ -219,6 +224,8 @@ struct Shared {
     running: Mutex<Option<CancellationToken>>,
     /// Tokens of the messages sent and not yet started, by message id.
     queued: Mutex<Vec<(String, CancellationToken)>>,
+    /// The session's MCP servers (`SessionConfig::mcp`).
+    mcp: Option<Arc<turnstile_mcp::McpHost>>,
 }
 
 /// A handle to a running session; cheap to clone.
@@ -477,6 +484,7 @@ impl SessionHandle {
             subscribers,
             running: Mutex::new(None),
             queued: Mutex::new(Vec::new()),
+            mcp: parts.config.mcp.clone(),
         });
         let actor = actor::Actor::new(id, emitter, parts, needs_system, pending, lost_shells);
         tokio::spawn(actor.run(rx, Arc::clone(&shared)));
@@ -486,6 +494,11 @@ impl SessionHandle {
     /// The session id.
     pub fn id(&self) -> Uuid {
         self.id
+    }
+
+    /// The session's MCP servers, if it has any.
+    pub fn mcp(&self) -> Option<&Arc<turnstile_mcp::McpHost>> {
+        self.shared.mcp.as_ref()
     }
 
     /// Every event from now on, ephemeral ones too, in order.

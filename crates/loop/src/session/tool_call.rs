@@ -101,12 +101,19 @@ impl Actor {
         model: &str,
     ) -> Result<ToolsEnd, LoopError> {
         for call in calls {
+            let origin = self
+                .parts
+                .tools
+                .get(&call.name)
+                .and_then(|t| t.mcp_origin());
             self.emitter.emit(&ToolExecutionStart {
                 tool_call_id: call.id.clone(),
                 tool_name: call.name.clone(),
                 arguments: Some(call.arguments_value()),
                 turn_id: Some(turn_id.to_owned()),
                 model: Some(model.to_owned()),
+                mcp_server_name: origin.map(|o| o.0.to_owned()),
+                mcp_tool_name: origin.map(|o| o.1.to_owned()),
                 ..Default::default()
             })?;
         }
@@ -363,6 +370,9 @@ impl Actor {
         };
         if msg.cancel.is_cancelled() {
             return Ok(Finished::interrupted());
+        }
+        if let (Err(failure), Some((server, _))) = (&result, tool.mcp_origin()) {
+            self.warn_server_gone(server, failure)?;
         }
         if let Ok(output) = &mut result {
             let input = json!({"toolName": call.name, "toolArgs": args.to_string(), "toolResult": {"resultType": "success", "textResultForLlm": output.content}});

@@ -109,6 +109,8 @@ impl Actor {
                         (summary.is_some() || t.tool_title().is_none()).then_some(summary)
                     }),
                     tool_title: tool.and_then(|t| t.tool_title()).map(str::to_owned),
+                    mcp_server_name: tool.and_then(|t| t.mcp_origin()).map(|o| o.0.to_owned()),
+                    mcp_tool_name: tool.and_then(|t| t.mcp_origin()).map(|o| o.1.to_owned()),
                     arguments: Some(args),
                     kind: Some("function".into()),
                     ..Default::default()

@@ -30,7 +30,7 @@ impl Tool for ListBashTool {
         Ok(None)
     }
 
-    fn tool_title(&self) -> Option<&'static str> {
+    fn tool_title(&self) -> Option<&str> {
         Some("List shells")
     }
 

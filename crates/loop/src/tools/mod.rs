@@ -1,6 +1,7 @@
 //! The tool layer: the `Tool` trait, the values tools exchange with the loop,
 //! the registry and the built-in tools (`bash`, `read_bash`, `stop_bash`, `list_bash`,
-//! `view`, `create`, `edit`, `web_fetch`, `sql`, `grep`, `glob`, `task_complete`).
+//! `view`, `create`, `edit`, `web_fetch`, `sql`, `grep`, `glob`, `task_complete`), and the adapter of MCP servers'
+//! tools (`mcp`).
 //!
 //! Names, parameters and result texts follow the Copilot runtime
 //! (`docs/tools.md`) so that journals recorded by either
@@ -20,6 +21,7 @@ pub mod edit;
 pub mod glob;
 pub mod grep;
 pub mod list_bash;
+pub mod mcp;
 pub mod paths;
 pub mod processes;
 pub mod read_bash;
@@ -275,7 +277,12 @@ pub trait Tool: Send + Sync {
     }
 
     /// The tool's display title where the runtime gives one (`toolRequests[].toolTitle`).
-    fn tool_title(&self) -> Option<&'static str> {
+    fn tool_title(&self) -> Option<&str> {
+        None
+    }
+
+    /// For a tool of an MCP server: the server's name and the tool's own name there.
+    fn mcp_origin(&self) -> Option<(&str, &str)> {
         None
     }
 }

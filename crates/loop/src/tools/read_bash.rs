@@ -76,7 +76,7 @@ impl Tool for ReadBashTool {
         parse(args).map(|_| None)
     }
 
-    fn tool_title(&self) -> Option<&'static str> {
+    fn tool_title(&self) -> Option<&str> {
         Some("Read shell output")
     }
 

@@ -36,7 +36,7 @@ impl Tool for StopBashTool {
         args::required_str(args, "shellId").map(|_| None)
     }
 
-    fn tool_title(&self) -> Option<&'static str> {
+    fn tool_title(&self) -> Option<&str> {
         Some("Stop shell")
     }
 

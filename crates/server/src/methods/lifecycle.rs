@@ -17,6 +17,7 @@ use turnstile_loop::prompt::SystemMessageConfig;
 use turnstile_loop::session::LoopError;
 use turnstile_loop::tools::{ToolRegistry, ToolSpec};
 use turnstile_loop::{InfiniteSessions, SessionConfig, SessionHandle, SessionParts};
+use turnstile_mcp::{McpHost, McpServers, StartOptions};
 
 use super::Ctx;
 use super::{open_session, session_id};
@@ -70,6 +71,9 @@ pub(crate) struct OpenParams {
     /// Keep a dead engine's pending permission and client tool requests open (`true`) or
     /// close them as interrupted.
     continue_pending_work: Option<bool>,
+    /// MCP servers of the session, by name, in the Copilot CLI's format (on top of the
+    /// server's own, from its configuration files).
+    mcp_servers: Option<Value>,
     infinite_sessions: Option<InfiniteSessionParams>,
 }
 
@@ -122,7 +126,8 @@ pub(crate) async fn create(ctx: &Ctx<'_>, params: OpenParams) -> Result<Value, R
             format!("session {id} already exists and is open"),
         ));
     }
-    let (mut parts, bridge, info) = build(ctx, id, &params)?;
+    let mcp = start_mcp(ctx, &params).await?;
+    let (mut parts, bridge, info) = build(ctx, id, &params, mcp.as_ref())?;
     let root = ctx.server.config().state_root.clone();
     let remote = attach_remote(ctx, id, AttachMode::Create).await?;
     parts.config.journal_sink = remote.as_ref().and_then(|r| r.sink());
@@ -197,7 +202,8 @@ pub(crate) async fn resume(ctx: &Ctx<'_>, params: OpenParams) -> Result<Value, R
             ),
         ));
     }
-    let resumed = match resume_or_take_over(ctx, id, &params, remote.as_ref()).await {
+    let mcp = start_mcp(ctx, &params).await?;
+    let resumed = match resume_or_take_over(ctx, id, &params, remote.as_ref(), mcp.as_ref()).await {
         Ok(resumed) => resumed,
         Err(e) => {
             give_up_remote(id, remote).await;
@@ -232,16 +238,17 @@ async fn resume_or_take_over(
     id: Uuid,
     params: &OpenParams,
     remote: Option<&Arc<dyn RemoteSession>>,
+    mcp: Option<&Arc<McpHost>>,
 ) -> Result<Resumed, RpcError> {
     let root = &ctx.server.config().state_root;
     let sink = remote.and_then(|r| r.sink());
-    match resume_from_disk(ctx, id, params, sink.clone())? {
+    match resume_from_disk(ctx, id, params, sink.clone(), mcp)? {
         Ok(opened) => Ok(opened),
         Err(e) if held_by_another_writer(&e) => {
             let wait = ctx.server.config().takeover_wait;
             match handover::ask(&root.session(id).dir, wait).await {
                 Some(handover::Answer::Released) => {
-                    resume_from_disk(ctx, id, params, sink)?.map_err(|e| loop_error(id, e))
+                    resume_from_disk(ctx, id, params, sink, mcp)?.map_err(|e| loop_error(id, e))
                 }
                 Some(handover::Answer::Busy) => {
                     let mut error = loop_error(id, e);
@@ -310,8 +317,9 @@ fn resume_from_disk(
     id: Uuid,
     params: &OpenParams,
     sink: Option<Arc<dyn turnstile_journal::JournalSink>>,
+    mcp: Option<&Arc<McpHost>>,
 ) -> Result<Result<Resumed, LoopError>, RpcError> {
-    let (mut parts, bridge, info) = build(ctx, id, params)?;
+    let (mut parts, bridge, info) = build(ctx, id, params, mcp)?;
     parts.config.journal_sink = sink;
     let root = &ctx.server.config().state_root;
     let options = turnstile_loop::ResumeOptions {
@@ -396,11 +404,32 @@ async fn register(
     Ok(session)
 }
 
+/// Starts the session's MCP servers: the server's configured ones with the params'
+/// `mcpServers` on top (`None` when there are none). A server that fails to start does not
+/// fail the call: the session announces it and offers the others' tools.
+async fn start_mcp(ctx: &Ctx<'_>, params: &OpenParams) -> Result<Option<Arc<McpHost>>, RpcError> {
+    let config = ctx.server.config();
+    let mut servers = config.mcp_servers.clone();
+    if let Some(value) = &params.mcp_servers {
+        let asked = McpServers::from_value(value, "params")
+            .map_err(|e| RpcError::invalid_params(format!("invalid params: {e}")))?;
+        servers = servers.overlay(asked);
+    }
+    if servers.is_empty() {
+        return Ok(None);
+    }
+    let cwd = working_dir(&config.default_cwd, params.working_directory.as_deref())?;
+    Ok(Some(Arc::new(
+        McpHost::start(&servers, &StartOptions::new(cwd)).await,
+    )))
+}
+
 /// Builds the loop's parts, the bridge and the tracked info from the params.
 fn build(
     ctx: &Ctx<'_>,
     id: Uuid,
     params: &OpenParams,
+    mcp: Option<&Arc<McpHost>>,
 ) -> Result<(SessionParts, Arc<ClientBridge>, SessionInfo), RpcError> {
     let config = ctx.server.config();
     let cwd = working_dir(&config.default_cwd, params.working_directory.as_deref())?;
@@ -424,6 +453,10 @@ fn build(
             registry.unregister(&name);
         }
     }
+    // MCP tools come after the built-ins, as the runtime offers them.
+    if let Some(host) = mcp {
+        turnstile_loop::tools::mcp::register(host, &mut registry);
+    }
     let client_tools = client_tools(&registry, params.tools.as_deref().unwrap_or_default())?;
     let capabilities = ClientCapabilities {
         tools: client_tools,
@@ -442,6 +475,7 @@ fn build(
     session_config.max_autopilot_continues = config.max_autopilot_continues;
     session_config.permissions = config.permissions.clone();
     session_config.allow_outside_cwd = config.allow_outside_cwd;
+    session_config.mcp = mcp.cloned();
     // The SDKs stream deltas only when asked to.
     session_config.streaming = params.streaming.unwrap_or(false);
     // The loop builds the prompt from the client's systemMessage (append, replace, customize

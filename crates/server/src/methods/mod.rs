@@ -5,6 +5,7 @@ pub(crate) mod event_log;
 pub(crate) mod history;
 pub(crate) mod lifecycle;
 pub(crate) mod log;
+pub(crate) mod mcp;
 pub(crate) mod options;
 pub(crate) mod pending;
 pub(crate) mod permissions;

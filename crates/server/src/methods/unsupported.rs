@@ -34,8 +34,14 @@ pub(crate) const REASONS: &[(&str, &str)] = &[
         "session.tools.",
         "tools are declared in session.create/resume; only handlePendingToolCall is served",
     ),
-    ("session.mcp.", "turnstile runs no MCP servers"),
-    ("mcp.", "turnstile runs no MCP servers"),
+    (
+        "session.mcp.",
+        "only list and listTools are served; a session's servers are its create/resume mcpServers and the configuration files'",
+    ),
+    (
+        "mcp.",
+        "MCP servers are configured in mcp-config.json and session.create/resume, not managed over RPC",
+    ),
     (
         "session.ui.",
         "turnstile makes no user-input, elicitation, sampling or mode-switch requests",

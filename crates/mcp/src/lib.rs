@@ -1,0 +1,39 @@
+//! MCP client connections for turnstile's sessions, with the official Rust SDK (`rmcp`).
+//!
+//! One job: reach the MCP servers a user configured, in the Copilot CLI's format
+//! ([`McpServers`]: `$COPILOT_HOME/mcp-config.json`, the SDK's `mcpServers`), over stdio (a
+//! child process in its own group, killed with the session and with the engine) or
+//! streamable HTTP; list their tools, call them with a time limit, stop them. Everything that
+//! goes wrong is an [`McpError`] value naming the server, never a wait without end.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! use turnstile_mcp::{McpConnection, McpServers, StartOptions};
+//! let servers = McpServers::from_value(
+//!     &serde_json::json!({"files": {"command": "my-mcp-server"}}),
+//!     "example",
+//! )?;
+//! let files = McpConnection::start(&servers.servers[0], &StartOptions::new("/tmp")).await?;
+//! let cancel = tokio_util::sync::CancellationToken::new();
+//! let outcome = files.call("read", serde_json::json!({"path": "a.txt"}), &cancel).await?;
+//! println!("{}", outcome.text);
+//! files.stop().await;
+//! # Ok(()) }
+//! ```
+
+mod config;
+mod connection;
+mod error;
+mod host;
+mod http;
+mod result;
+mod stdio;
+
+pub use config::{MAX_SERVERS, McpServers, ServerConfig, Transport};
+pub use connection::{
+    DEFAULT_CALL_TIMEOUT, DEFAULT_START_TIMEOUT, MAX_TOOLS, McpConnection, McpToolInfo,
+    StartOptions,
+};
+pub use error::{ConfigError, McpError};
+pub use host::{HostedServer, McpHost, ServerState};
+pub use result::{CallOutcome, MAX_RESULT_BYTES};

@@ -1,0 +1,129 @@
+//! `mcpServers` in `session.create` through the SDK server: the session offers the rmcp test
+//! server's tools (streamable HTTP on 127.0.0.1), calls them, and answers `session.mcp.list`
+//! and `session.mcp.listTools`; a server that cannot start is listed as failed.
+
+mod common;
+#[path = "../../mcp/tests/support/server.rs"]
+mod server;
+
+use common::{Client, TestServer, create_params, is_idle, journal_lines, no_answers};
+use serde_json::json;
+use turnstile_loop::permissions::PermissionPolicy;
+use turnstile_scripted_model::{Script, ScriptedServer};
+
+#[tokio::test]
+async fn session_create_mcp_servers_are_offered_called_and_listed() {
+    let url = server::serve_http().await;
+    let model = ScriptedServer::start(
+        Script::new()
+            .tool_call("demo-echo", json!({"text": "sdk"}))
+            .text("done"),
+    )
+    .await
+    .unwrap();
+    let t = TestServer::start(|c| {
+        c.permissions = PermissionPolicy::from_flags(true, &[], &[]).unwrap();
+    })
+    .await;
+    let mut client = Client::connect(t.addr).await;
+    let params = create_params(
+        &model.url(),
+        json!({"mcpServers": {
+            "demo": {"type": "http", "url": url, "tools": ["*"]},
+            "broken": {"type": "stdio", "command": "/nonexistent/mcp-server", "args": []}
+        }}),
+    );
+    let created = client.ok("session.create", params).await;
+    let id = created["sessionId"].as_str().unwrap().to_owned();
+
+    let listed = client
+        .ok("session.mcp.list", json!({"sessionId": id}))
+        .await;
+    assert_eq!(
+        listed["servers"][0],
+        json!({"name": "demo", "status": "connected"})
+    );
+    assert_eq!(listed["servers"][1]["name"], "broken");
+    assert_eq!(listed["servers"][1]["status"], "failed");
+    assert!(
+        listed["servers"][1]["error"]
+            .as_str()
+            .unwrap()
+            .contains("/nonexistent")
+    );
+    let tools = client
+        .ok(
+            "session.mcp.listTools",
+            json!({"sessionId": id, "serverName": "demo"}),
+        )
+        .await;
+    let names: Vec<&str> = tools["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["echo", "fail", "hang", "pid"]);
+    assert_eq!(tools["tools"][0]["description"], "Echoes the text back.");
+    let failed = client
+        .err(
+            "session.mcp.listTools",
+            json!({"sessionId": id, "serverName": "broken"}),
+        )
+        .await;
+    assert!(
+        failed["message"]
+            .as_str()
+            .unwrap()
+            .contains("not connected"),
+        "{failed}"
+    );
+    let unknown = client
+        .err(
+            "session.mcp.listTools",
+            json!({"sessionId": id, "serverName": "nope"}),
+        )
+        .await;
+    assert!(
+        unknown["message"].as_str().unwrap().contains("serverName"),
+        "{unknown}"
+    );
+
+    client
+        .ok("session.send", json!({"sessionId": id, "prompt": "echo"}))
+        .await;
+    client.events_until(no_answers, is_idle).await;
+    let journal = journal_lines(&t.journal(&id));
+    let done = journal
+        .iter()
+        .find(|e| e["type"] == "tool.execution_complete")
+        .unwrap();
+    assert_eq!(done["data"]["success"], true, "{done}");
+    assert_eq!(done["data"]["result"]["content"], "echo: sdksecond block");
+    let start = journal
+        .iter()
+        .find(|e| e["type"] == "tool.execution_start")
+        .unwrap();
+    assert_eq!(start["data"]["mcpServerName"], "demo");
+    t.stop().await;
+}
+
+#[tokio::test]
+async fn a_bad_mcp_servers_param_names_the_field() {
+    let model = ScriptedServer::start(Script::new()).await.unwrap();
+    let t = TestServer::start(|_| {}).await;
+    let mut client = Client::connect(t.addr).await;
+    let params = create_params(
+        &model.url(),
+        json!({"mcpServers": {"files": {"type": "stdio", "args": ["x"]}}}),
+    );
+    let error = client.err("session.create", params).await;
+    assert!(
+        error["message"]
+            .as_str()
+            .unwrap()
+            .contains("mcpServers.files.command"),
+        "{error}"
+    );
+    t.stop().await;
+}
