@@ -65,5 +65,5 @@ pub use journal::{JournalLine, read_journal};
 pub use manifest::{Manifest, Profile};
 pub use runner::{Observer, Replay, ReplayRun};
 pub use turns::TurnRef;
-pub use volatile::VOLATILE_FIELDS;
+pub use volatile::{VOLATILE_FIELDS, VOLATILE_TEXT};
 pub use workdir::copy_tree;

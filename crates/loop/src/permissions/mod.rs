@@ -23,6 +23,7 @@
 mod live;
 mod paths;
 mod pattern;
+mod prompt_request;
 mod shell_rules;
 
 use std::path::{Path, PathBuf};
@@ -30,6 +31,7 @@ use std::path::{Path, PathBuf};
 pub use live::{LiveDecision, LiveRules, PermissionRule, RuleScope, rules_of_approval};
 pub use pattern::{BUILTIN_TOOLS, KINDS, PatternError, ToolPattern};
 use pattern::{Family, PatternArg, family_of};
+pub use prompt_request::{prompt_request, with_tool_call_id};
 
 use crate::tools::shell::ShellAnalysis;
 use crate::tools::{PermissionAsk, PermissionKind};

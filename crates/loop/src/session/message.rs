@@ -111,9 +111,11 @@ impl Actor {
             turn = 0;
             self.emitter.emit(&UserMessage {
                 content: String::new(),
-                transformed_content: Some(NUDGE.to_owned()),
+                transformed_content: Some(self.wrap(NUDGE, AgentMode::Autopilot)),
                 source: Some("system".into()),
                 message_id: Some(Uuid::new_v4().to_string()),
+                attachments: Some(Vec::new()),
+                supported_native_document_mime_types: Some(Vec::new()),
                 agent_mode: Some(AgentMode::Autopilot.as_str().into()),
                 is_autopilot_continuation: Some(true),
                 interaction_id: Some(msg.interaction_id.clone()),
