@@ -471,6 +471,13 @@ async fn a_queued_send_is_announced_when_it_joins_and_when_it_leaves_the_queue()
         "it leaves the queue before it runs: {t:?}"
     );
     assert!(pending[2] > t.iter().position(|x| *x == "session.idle").unwrap());
+    // The first was taken up at once, the second waited: their `delivery` says so.
+    let delivery: Vec<Value> = live
+        .iter()
+        .filter(|e| e.event_type.as_str() == "user.message")
+        .map(|e| data(e)["delivery"].clone())
+        .collect();
+    assert_eq!(delivery, [json!("idle"), json!("queued")]);
     session.shutdown().await.unwrap();
 }
 

@@ -17,18 +17,25 @@ use crate::model::ChatRequest;
 use crate::prompt::attachments::{Prepared, prepare};
 use crate::prompt::{Attachment, PromptContext, build_system_prompt, tokens, wrap_prompt};
 
+/// `user.message` `delivery` of a message the loop took up at once.
+pub(super) const IDLE_DELIVERY: &str = "idle";
+/// `user.message` `delivery` of a message that waited behind another one.
+pub(super) const QUEUED_DELIVERY: &str = "queued";
+
 /// Characters of the first prompt line a session's title keeps.
 const TITLE_CHARS: usize = 100;
 
 impl Actor {
     /// Records the user's message: the assets its attachments carry, a warning per attachment
-    /// problem, the `user.message` itself and, for the session's first message, its title.
+    /// problem, the `user.message` itself (`delivery` `queued` when it `waited` behind another
+    /// message, else `idle`) and, for the session's first message, its title.
     pub(super) async fn record_user_message(
         &mut self,
         prompt: String,
         transformed: String,
         attachments: &[Attachment],
         msg: &Message<'_>,
+        waited: bool,
     ) -> Result<(), LoopError> {
         let first = !self
             .emitter
@@ -74,6 +81,14 @@ impl Actor {
             attachments: Some(prepared.recorded),
             supported_native_document_mime_types: Some(Vec::new()),
             agent_mode: (msg.mode != AgentMode::Interactive).then(|| msg.mode.as_str().to_owned()),
+            delivery: Some(
+                if waited {
+                    QUEUED_DELIVERY
+                } else {
+                    IDLE_DELIVERY
+                }
+                .into(),
+            ),
             interaction_id: Some(msg.interaction_id.clone()),
             ..Default::default()
         })?;
