@@ -12,15 +12,22 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 ROOT=${TURNSTILE_RECORD_DIR:-/tmp/turnstile-record}
-BIN=target/release/turnstile
-MODEL=target/release/scripted-model
+# TURNSTILE_RECORD_PROFILE=debug records with the dev build (no release build needed).
+PROFILE=${TURNSTILE_RECORD_PROFILE:-release}
+case "$PROFILE" in
+  release) BUILD_FLAGS=(--release) ;;
+  debug) BUILD_FLAGS=() ;;
+  *) echo "TURNSTILE_RECORD_PROFILE must be release or debug, not $PROFILE" >&2; exit 2 ;;
+esac
+BIN=target/$PROFILE/turnstile
+MODEL=target/$PROFILE/scripted-model
 ALL=(multi-turn autopilot crash-resume model-error abort permission-denied hook-rewrite long-session)
 NAMES=("$@")
 [ ${#NAMES[@]} -gt 0 ] || NAMES=("${ALL[@]}")
 
 say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 
-cargo build --release --quiet -p turnstile -p turnstile-scripted-model
+cargo build "${BUILD_FLAGS[@]}" --quiet -p turnstile -p turnstile-scripted-model
 
 # Fixed session ids keep re-recordings easy to diff.
 session_id() {

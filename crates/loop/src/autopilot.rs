@@ -1,7 +1,7 @@
 //! Autopilot: when the model stops without calling `task_complete`, the engine nudges it.
 
 /// The nudge appended as a `user.message` (`isAutopilotContinuation: true`).
-pub const NUDGE: &str = "You have not yet marked the task as complete using the task_complete tool. If you were planning, stop planning and start implementing. You aren't done until you have fully completed the task.";
+pub const NUDGE: &str = "You have not yet marked the task as complete using the task_complete tool. If you were planning, stop planning and start implementing. You aren't done until you have fully completed the task.\n\nIMPORTANT: Do NOT call task_complete if:\n- You have open questions or ambiguities - make good decisions and keep working\n- You encountered an error - try to resolve it or find an alternative approach\n- There are remaining steps - complete them first\n\nKeep working autonomously until the task is truly finished, then call task_complete.";
 
 /// Default for `--max-autopilot-continues`.
 pub const DEFAULT_MAX_CONTINUES: u32 = 5;

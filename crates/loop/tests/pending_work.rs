@@ -191,6 +191,7 @@ async fn continued_pending_work_is_announced_again_and_completed() {
         parts(&c.server.url(), c.work.path(), true),
         ResumeOptions {
             continue_pending_work: true,
+            continue_pending_work_named: true,
         },
     )
     .unwrap();

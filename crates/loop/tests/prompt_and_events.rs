@@ -247,10 +247,27 @@ async fn attachments_are_rendered_recorded_and_sent_again_after_a_resume() {
     let id = session.id();
     session.shutdown().await.unwrap();
 
+    // The prompt follows the time it was sent, as recorded in the journal.
+    let journal = fx.journal(id);
+    let sent_at = journal
+        .iter()
+        .find(|e| e.event_type.as_str() == "user.message")
+        .and_then(|e| {
+            let text = data(e)["transformedContent"].as_str()?.to_owned();
+            let start = text.find("<current_datetime>")? + "<current_datetime>".len();
+            let end = text.find("</current_datetime>")?;
+            Some(text[start..end].to_owned())
+        })
+        .expect("the user.message records the time of sending");
+    assert!(
+        sent_at.ends_with("+00:00")
+            && turnstile_journal::Timestamp::parse(&sent_at.replace("+00:00", "Z")).is_ok(),
+        "{sent_at}"
+    );
     let expected_text = format!(
         "<ide_selection>\nThe user has the following text selected in their IDE. This may or may \
          not be related to their request.\nFile: sub/a.txt (line 1)\n```\na\n```\n</ide_selection>\
-         \n\nPlease look\n\n<system_reminder>\nThe user mentioned images and they have been \
+         \n\n<current_datetime>{sent_at}</current_datetime>\n\nPlease look\n\n<system_reminder>\nThe user mentioned images and they have been \
          attached to this message in the order they were mentioned.\n</system_reminder>\n\n\
          <tagged_files>\n* {cwd}/notes.txt (3 lines)\n* {cwd}/sub (1 items)\n* {cwd}/missing.txt \
          (error: no such file or directory)\n</tagged_files>"
@@ -273,7 +290,6 @@ async fn attachments_are_rendered_recorded_and_sent_again_after_a_resume() {
 
     // The journal: the asset first, a warning for the missing file, the user.message with the
     // attachments as recorded (no bytes), schema-valid on disk.
-    let journal = fx.journal(id);
     let types: Vec<&str> = journal.iter().map(|e| e.event_type.as_str()).collect();
     let asset_at = types
         .iter()
@@ -455,6 +471,13 @@ async fn a_queued_send_is_announced_when_it_joins_and_when_it_leaves_the_queue()
         "it leaves the queue before it runs: {t:?}"
     );
     assert!(pending[2] > t.iter().position(|x| *x == "session.idle").unwrap());
+    // The first was taken up at once, the second waited: their `delivery` says so.
+    let delivery: Vec<Value> = live
+        .iter()
+        .filter(|e| e.event_type.as_str() == "user.message")
+        .map(|e| data(e)["delivery"].clone())
+        .collect();
+    assert_eq!(delivery, [json!("idle"), json!("queued")]);
     session.shutdown().await.unwrap();
 }
 

@@ -178,7 +178,7 @@ async fn non_streaming_answers() {
         .find(|e| e.event_type.as_str() == "assistant.message")
         .unwrap();
     assert_eq!(data(msg)["content"], "plain answer");
-    assert_eq!(fx.server.requests()[0]["stream"], false);
+    assert!(fx.server.requests()[0].get("stream").is_none());
     session.shutdown().await.unwrap();
     fx.audit_clean(session.id());
 }
@@ -209,12 +209,14 @@ async fn autopilot_nudges_until_task_complete() {
     assert_eq!(nudge["content"], "");
     assert_eq!(nudge["source"], "system");
     assert_eq!(nudge["agentMode"], "autopilot");
+    // Wrapped as a prompt is: the time of sending first, then the nudge.
+    let text = nudge["transformedContent"].as_str().unwrap();
+    assert!(text.starts_with("<current_datetime>"), "{text}");
     assert!(
-        nudge["transformedContent"]
-            .as_str()
-            .unwrap()
-            .starts_with("You have not yet marked the task as complete")
+        text.contains("</current_datetime>\n\nYou have not yet marked the task as complete"),
+        "{text}"
     );
+    assert!(text.ends_with("then call task_complete."), "{text}");
     assert!(types(&live).contains(&"session.task_complete"));
     // The idle that ends an autopilot run carries no `mode: "autopilot"`: SDK clients read that
     // as a continuation boundary and would keep waiting.

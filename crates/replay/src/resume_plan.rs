@@ -68,9 +68,15 @@ pub fn resume_plan(state: &SessionState, now: Timestamp) -> ResumePlan {
     let resume = SessionResume {
         resume_time: now.to_text(),
         selected_model: state.session.model.clone(),
+        // As the Copilot CLI writes them: no tiered model, no session limits, never steered
+        // remotely, and the journal in no other writer's use (the writer lock is held).
+        context_tier: Some(None),
+        session_limits: Some(None),
         context: state.session.context.clone(),
+        remote_steerable: Some(false),
         event_count: state.event_count,
         events_file_size_bytes: Some(state.byte_size),
+        already_in_use: Some(false),
         session_was_active: Some(active),
         ..SessionResume::default()
     };

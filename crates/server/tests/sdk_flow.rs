@@ -283,7 +283,10 @@ async fn permission_requests_go_to_the_client_which_can_reject_or_approve() {
             break;
         }
         let request = &last["data"]["permissionRequest"];
-        // The open request is listed until it is answered.
+        // The open request is listed until it is answered, as its prompt (as the runtime
+        // lists it).
+        let prompt = &last["data"]["promptRequest"];
+        assert_eq!(prompt["toolCallId"], request["toolCallId"]);
         let pending = client
             .ok(
                 "session.permissions.pendingRequests",
@@ -292,7 +295,7 @@ async fn permission_requests_go_to_the_client_which_can_reject_or_approve() {
             .await;
         assert_eq!(
             pending["items"],
-            json!([{"requestId": last["data"]["requestId"], "request": request}])
+            json!([{"requestId": last["data"]["requestId"], "request": prompt}])
         );
         let result = if request["kind"] == "shell" {
             json!({"kind": "reject", "feedback": "no shell today"})

@@ -29,7 +29,7 @@ use crate::journal::{JournalLine, read_journal};
 use crate::manifest::Profile;
 use crate::runner::ReplayRun;
 use crate::turns::{TurnRef, turn_refs};
-use crate::volatile::strip_volatile;
+use crate::volatile::{is_volatile_event, strip_volatile};
 
 /// Divergences kept at most (the first is the one that matters; the rest follow from it).
 pub const MAX_DIVERGENCES: usize = 200;
@@ -352,6 +352,7 @@ impl<'a> Side<'a> {
             normalise(&mut data);
             let kind = line.event_type().to_owned();
             let value = match profile {
+                Profile::Strict if is_volatile_event(&kind, &data) => continue,
                 Profile::Strict => {
                     strip_volatile(&kind, &mut data);
                     let mut value = json!({"data": data});

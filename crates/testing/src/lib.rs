@@ -67,5 +67,5 @@ pub use manifest::{Manifest, Profile};
 pub use runner::{Observer, Replay, ReplayRun};
 pub use sent::{SentCheck, Shape, check_sent, shape_of_message, shape_of_wire};
 pub use turns::TurnRef;
-pub use volatile::VOLATILE_FIELDS;
+pub use volatile::{VOLATILE_FIELDS, VOLATILE_TEXT};
 pub use workdir::copy_tree;

@@ -29,9 +29,15 @@ pub const VOLATILE_FIELDS: &[(&str, &[&str])] = &[
     ("user.message", &["/messageId", "/interactionId"]),
     ("system.message", &["/interactionId"]),
     ("assistant.turn_start", &["/interactionId"]),
+    // Output tokens are the model server's count, as in `session.shutdown`.
     (
         "assistant.message",
-        &["/messageId", "/originatingMessageId", "/interactionId"],
+        &[
+            "/messageId",
+            "/originatingMessageId",
+            "/interactionId",
+            "/outputTokens",
+        ],
     ),
     ("tool.execution_complete", &["/interactionId"]),
     ("permission.requested", &["/requestId"]),
@@ -44,8 +50,20 @@ pub const VOLATILE_FIELDS: &[(&str, &[&str])] = &[
     ("external_tool.requested", &["/requestId", "/sessionId"]),
 ];
 
-/// Removes the volatile fields of an event of type `event_type` from its `data`.
+/// Text inside `data` that holds the time of sending, by event type: the JSON pointer of the
+/// string and the tag whose content is blanked (the prompt the model reads starts with the
+/// time it was sent; the rest of the text is the agent's and is compared).
+pub const VOLATILE_TEXT: &[(&str, &str, &str)] =
+    &[("user.message", "/transformedContent", "current_datetime")];
+
+/// Removes the volatile fields of an event of type `event_type` from its `data`, and blanks
+/// its volatile text.
 pub fn strip_volatile(event_type: &str, data: &mut Value) {
+    for (_, pointer, tag) in VOLATILE_TEXT.iter().filter(|(t, _, _)| *t == event_type) {
+        if let Some(Value::String(text)) = data.pointer_mut(pointer) {
+            *text = blank_tag(text, tag);
+        }
+    }
     let Some((_, pointers)) = VOLATILE_FIELDS.iter().find(|(t, _)| *t == event_type) else {
         return;
     };
@@ -60,6 +78,31 @@ pub fn strip_volatile(event_type: &str, data: &mut Value) {
             map.shift_remove(key);
         }
     }
+}
+
+/// Whether a whole event is left out of the comparison: the warning about shells a killed
+/// process left running (`warningType: "shells"`) says how far each command got when the kill
+/// came, which depends on timing, not on what the agent did.
+pub fn is_volatile_event(event_type: &str, data: &Value) -> bool {
+    event_type == "session.warning"
+        && data.get("warningType").and_then(Value::as_str) == Some("shells")
+}
+
+/// `text` with the content of every `<tag>...</tag>` removed.
+fn blank_tag(text: &str, tag: &str) -> String {
+    let (open, close) = (format!("<{tag}>"), format!("</{tag}>"));
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = rest.find(&open) {
+        let inner = start + open.len();
+        let Some(len) = rest[inner..].find(&close) else {
+            break;
+        };
+        out.push_str(&rest[..inner]);
+        rest = &rest[inner + len..];
+    }
+    out.push_str(rest);
+    out
 }
 
 #[cfg(test)]
@@ -79,5 +122,40 @@ mod tests {
         let mut other = json!({"messageId": "kept: not a listed type"});
         strip_volatile("session.task_complete", &mut other);
         assert_eq!(other["messageId"], "kept: not a listed type");
+    }
+
+    #[test]
+    fn the_time_of_sending_is_blanked_and_the_prompt_kept() {
+        let wrapped = |time: &str, prompt: &str| {
+            json!({"content": prompt, "transformedContent":
+                format!("<current_datetime>{time}</current_datetime>\n\n{prompt}")})
+        };
+        let (mut a, mut b) = (
+            wrapped("2026-12-01T14:10:25.009+00:00", "Run it."),
+            wrapped("2027-01-02T03:04:05.006+00:00", "Run it."),
+        );
+        strip_volatile("user.message", &mut a);
+        strip_volatile("user.message", &mut b);
+        assert_eq!(a, b);
+        assert_eq!(
+            a["transformedContent"],
+            "<current_datetime></current_datetime>\n\nRun it."
+        );
+        let mut other = wrapped("2026-12-01T14:10:25.009+00:00", "Run something else.");
+        strip_volatile("user.message", &mut other);
+        assert_ne!(a, other, "the prompt itself is compared");
+        assert!(is_volatile_event(
+            "session.warning",
+            &json!({"warningType": "shells"})
+        ));
+        assert!(!is_volatile_event(
+            "session.warning",
+            &json!({"warningType": "attachment"})
+        ));
+        // A tag left open is kept as it is.
+        assert_eq!(
+            blank_tag("<current_datetime>x", "current_datetime"),
+            "<current_datetime>x"
+        );
     }
 }

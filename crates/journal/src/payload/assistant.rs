@@ -58,15 +58,15 @@ pub struct AssistantMessage {
     /// Number of chunks the response was split into.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub chunk_count: Option<u32>,
-    /// Output tokens reported by the API.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub output_tokens: Option<u64>,
     /// Interaction the message belongs to.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub interaction_id: Option<String>,
     /// Turn that produced the message.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub turn_id: Option<String>,
+    /// Output tokens reported by the API.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_tokens: Option<u64>,
     /// `x-github-request-id` of the call.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request_id: Option<String>,

@@ -50,12 +50,12 @@ pub struct SessionStart {
     /// Per-session override of the built-in GitHub MCP server, kept for cold resume.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub github_mcp_tool_config: Option<GitHubMcpToolConfig>,
-    /// Whether the session can be steered remotely.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub remote_steerable: Option<bool>,
     /// Whether another client already had the session open.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub already_in_use: Option<bool>,
+    /// Whether the session can be steered remotely.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remote_steerable: Option<bool>,
     /// Parent session whose context this one continues (telemetry is reported under it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub detached_from_spawning_parent_session_id: Option<String>,
@@ -68,6 +68,11 @@ payload!(SessionStart, "session.start");
 pub struct SessionResume {
     /// When the session was resumed (ISO 8601).
     pub resume_time: String,
+    /// Number of persisted events at resume.
+    pub event_count: u64,
+    /// Size of `events.jsonl` at resume; absent when it could not be stat'd.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub events_file_size_bytes: Option<u64>,
     /// Model selected at resume.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub selected_model: Option<String>,
@@ -100,23 +105,18 @@ pub struct SessionResume {
     /// Working directory and git context at resume.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub context: Option<WorkingDirectoryContext>,
-    /// Whether the session can be steered remotely.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub remote_steerable: Option<bool>,
-    /// Size of `events.jsonl` at resume; absent when it could not be stat'd.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub events_file_size_bytes: Option<u64>,
-    /// Number of persisted events at resume.
-    pub event_count: u64,
     /// Whether another client already had the session open.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub already_in_use: Option<bool>,
-    /// True when the resume joined live work another client was driving.
+    /// Whether the session can be steered remotely.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub session_was_active: Option<bool>,
+    pub remote_steerable: Option<bool>,
     /// True when tool calls and permission requests left in flight stay pending after resume.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub continue_pending_work: Option<bool>,
+    /// True when the resume joined live work another client was driving.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_was_active: Option<bool>,
 }
 payload!(SessionResume, "session.resume");
 

@@ -20,9 +20,6 @@ pub struct ToolExecutionStart {
         deserialize_with = "crate::payload::present"
     )]
     pub arguments: Option<Value>,
-    /// Paths a shell command may touch, captured before it runs (shell tools only).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub shell_tool_info: Option<ShellToolInfo>,
     /// Turn the call was made in.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub turn_id: Option<String>,
@@ -36,6 +33,9 @@ pub struct ToolExecutionStart {
     /// `X-GitHub-Copilot-Request-TE` signal of the model call.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rte: Option<bool>,
+    /// Paths a shell command may touch, captured before it runs (shell tools only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shell_tool_info: Option<ShellToolInfo>,
     /// MCP server display name, for MCP tools.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mcp_server_name: Option<String>,

@@ -28,6 +28,7 @@
 mod live;
 mod paths;
 mod pattern;
+mod prompt_request;
 mod shell_rules;
 
 use std::path::{Path, PathBuf};
@@ -36,6 +37,7 @@ pub use crate::tools::web_fetch::hosts::{HostPattern, UrlPatternError, UrlRules}
 pub use live::{LiveDecision, LiveRules, PermissionRule, RuleScope, rules_of_approval};
 pub use pattern::{BUILTIN_TOOLS, KINDS, PatternError, ToolPattern};
 use pattern::{Family, PatternArg, family_of};
+pub use prompt_request::{prompt_request, with_tool_call_id};
 
 use crate::tools::shell::ShellAnalysis;
 use crate::tools::{PermissionAsk, PermissionKind};

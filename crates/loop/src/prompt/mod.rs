@@ -1,6 +1,7 @@
 //! What the model sees besides the conversation itself: the system prompt (named sections a
-//! client can replace, remove, extend or transform), the attachments of a user message, and
-//! how full a request leaves the context window.
+//! client can replace, remove, extend or transform), the attachments of a user message, how
+//! its text is wrapped (time of sending, reminders), and how full a request leaves the context
+//! window.
 //!
 //! ```
 //! use turnstile_loop::prompt::{PromptContext, SystemMessageConfig, build_system_prompt};
@@ -23,6 +24,7 @@ mod config;
 mod context;
 mod sections;
 pub mod tokens;
+mod wrap;
 
 pub use attachments::{Attachment, ContentPart};
 pub use build::{SectionTransformer, TransformError, build_system_prompt, default_prompt};
@@ -31,3 +33,4 @@ pub use context::{
     CustomInstructions, INSTRUCTION_FILES, MAX_INSTRUCTIONS_BYTES, PromptContext, os_name,
 };
 pub use sections::{IDENTITY_GROUP, Section, SectionId, default_sections, default_text};
+pub use wrap::{SQL_TABLES, SQL_TOOL, wrap_prompt};

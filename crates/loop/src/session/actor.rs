@@ -123,7 +123,10 @@ impl Actor {
                     if waited && let Err(e) = self.emitter.emit(&PendingMessagesModified {}) {
                         tracing::warn!(session = %self.id, error = %e, "could not announce the queue");
                     }
-                    let outcome = match self.message(prompt, options, message_id, &cancel).await {
+                    let outcome = match self
+                        .message(prompt, options, message_id, waited, &cancel)
+                        .await
+                    {
                         Ok(outcome) => outcome,
                         Err(e) => {
                             tracing::error!(session = %self.id, error = %e, "journal failure; the session stops");

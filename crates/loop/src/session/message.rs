@@ -7,6 +7,7 @@ use turnstile_journal::Uuid;
 use turnstile_journal::payload::{SessionError, SessionWarning, UserMessage};
 
 use super::actor::Actor;
+use super::prompting::IDLE_DELIVERY;
 use super::turn::TurnEnd;
 use super::{LoopError, Outcome, SendOptions};
 use crate::autopilot::{AgentMode, NUDGE};
@@ -29,6 +30,7 @@ impl Actor {
         prompt: String,
         options: SendOptions,
         message_id: String,
+        waited: bool,
         cancel: &CancellationToken,
     ) -> Result<Outcome, LoopError> {
         if cancel.is_cancelled() {
@@ -48,7 +50,7 @@ impl Actor {
             headers: options.request_headers.clone(),
         };
         let transformed = self.prompt_hook(&prompt).await?;
-        self.record_user_message(prompt, transformed, &options.attachments, &msg)
+        self.record_user_message(prompt, transformed, &options.attachments, &msg, waited)
             .await?;
         self.record_system_message(&msg).await?;
         self.run_turns(&mut msg, 0).await
@@ -111,11 +113,14 @@ impl Actor {
             turn = 0;
             self.emitter.emit(&UserMessage {
                 content: String::new(),
-                transformed_content: Some(NUDGE.to_owned()),
+                transformed_content: Some(self.wrap(NUDGE, AgentMode::Autopilot)),
                 source: Some("system".into()),
                 message_id: Some(Uuid::new_v4().to_string()),
+                attachments: Some(Vec::new()),
+                supported_native_document_mime_types: Some(Vec::new()),
                 agent_mode: Some(AgentMode::Autopilot.as_str().into()),
                 is_autopilot_continuation: Some(true),
+                delivery: Some(IDLE_DELIVERY.into()),
                 interaction_id: Some(msg.interaction_id.clone()),
                 ..Default::default()
             })?;

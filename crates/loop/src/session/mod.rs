@@ -25,7 +25,8 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 use turnstile_journal::payload::{
-    PendingMessagesModified, SessionShutdown, SessionStart, SessionWarning, WorkingDirectoryContext,
+    PendingMessagesModified, SessionResume, SessionShutdown, SessionStart, SessionWarning,
+    WorkingDirectoryContext,
 };
 use turnstile_journal::{
     Durability, Event, JournalWriter, StateRoot, Timestamp, TrustedPrefix, Uuid, WriterOptions,
@@ -176,6 +177,9 @@ pub struct ResumeOptions {
     /// on once they are answered (`session.resume` records `continuePendingWork: true`).
     /// `false`: they are closed as interrupted.
     pub continue_pending_work: bool,
+    /// The client named `continuePendingWork`: `session.resume` records the choice (`false`
+    /// included), as the Copilot CLI does; unnamed, only a continued resume records it.
+    pub continue_pending_work_named: bool,
 }
 
 enum Command {
@@ -317,10 +321,15 @@ impl SessionHandle {
             start_time: Timestamp::now().to_text(),
             selected_model: Some(parts.config.model.clone()),
             reasoning_effort: parts.config.reasoning_effort.clone(),
+            // As the Copilot CLI writes them: no tiered model, never steered remotely, and a
+            // new session is in no other process's use.
+            context_tier: Some(None),
             context: Some(WorkingDirectoryContext {
                 cwd: parts.config.cwd.display().to_string(),
                 ..Default::default()
             }),
+            already_in_use: Some(false),
+            remote_steerable: Some(false),
             ..Default::default()
         })?;
         // The send queue starts empty, as the Copilot CLI announces right after the start.
@@ -416,6 +425,9 @@ impl SessionHandle {
         let (writer, recovery) = JournalWriter::open(&paths, options)?;
         let (state, load) = SessionState::load_with(&paths.dir, checkpoint)?;
         let mut plan = resume_plan(&state, Timestamp::now());
+        if resume_options.continue_pending_work_named {
+            record_continue_pending_work(&mut plan.events, resume_options.continue_pending_work);
+        }
         let pending = if resume_options.continue_pending_work {
             pending::collect(&state, &paths.events)?
         } else {
@@ -753,5 +765,16 @@ fn shutdown_payload(state: &SessionState, model: &str) -> SessionShutdown {
         model_metrics: metrics,
         current_model: Some(model.to_owned()),
         ..Default::default()
+    }
+}
+
+/// Sets `continuePendingWork` in the plan's `session.resume` (its first event).
+fn record_continue_pending_work(events: &mut [Event], value: bool) {
+    let Some(first) = events.first_mut() else {
+        return;
+    };
+    if let Ok(mut resume) = first.payload::<SessionResume>() {
+        resume.continue_pending_work = Some(value);
+        first.data = Event::new(&resume, first.parent_id).data;
     }
 }

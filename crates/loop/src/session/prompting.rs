@@ -2,6 +2,7 @@
 //! the `user.message`, the session's title, the system prompt and the tool set; and the
 //! notices of a model call (`session.usage_info`, `model.call_start`).
 
+use turnstile_journal::Timestamp;
 use turnstile_journal::payload::{
     ModelCallStart, SessionModelChange, SessionTitleChanged, SessionToolsUpdated, SessionUsageInfo,
     SessionWarning, SystemMessage, UserMessage,
@@ -14,20 +15,27 @@ use super::message::Message;
 use crate::autopilot::{AgentMode, PLAN_PREFIX};
 use crate::model::ChatRequest;
 use crate::prompt::attachments::{Prepared, prepare};
-use crate::prompt::{Attachment, PromptContext, build_system_prompt, tokens};
+use crate::prompt::{Attachment, PromptContext, build_system_prompt, tokens, wrap_prompt};
+
+/// `user.message` `delivery` of a message the loop took up at once.
+pub(super) const IDLE_DELIVERY: &str = "idle";
+/// `user.message` `delivery` of a message that waited behind another one.
+pub(super) const QUEUED_DELIVERY: &str = "queued";
 
 /// Characters of the first prompt line a session's title keeps.
 const TITLE_CHARS: usize = 100;
 
 impl Actor {
     /// Records the user's message: the assets its attachments carry, a warning per attachment
-    /// problem, the `user.message` itself and, for the session's first message, its title.
+    /// problem, the `user.message` itself (`delivery` `queued` when it `waited` behind another
+    /// message, else `idle`) and, for the session's first message, its title.
     pub(super) async fn record_user_message(
         &mut self,
         prompt: String,
         transformed: String,
         attachments: &[Attachment],
         msg: &Message<'_>,
+        waited: bool,
     ) -> Result<(), LoopError> {
         let first = !self
             .emitter
@@ -65,12 +73,22 @@ impl Actor {
             })?;
         }
         let title = first.then(|| title_of(&prompt)).flatten();
+        let wrapped = self.wrap(&planned(msg.mode, transformed), msg.mode);
         self.emitter.emit(&UserMessage {
             content: prompt,
-            transformed_content: Some(prepared.transform(&planned(msg.mode, transformed))),
+            transformed_content: Some(prepared.transform(&wrapped)),
             message_id: Some(msg.message_id.clone()),
-            attachments: (!prepared.recorded.is_empty()).then_some(prepared.recorded),
+            attachments: Some(prepared.recorded),
+            supported_native_document_mime_types: Some(Vec::new()),
             agent_mode: (msg.mode != AgentMode::Interactive).then(|| msg.mode.as_str().to_owned()),
+            delivery: Some(
+                if waited {
+                    QUEUED_DELIVERY
+                } else {
+                    IDLE_DELIVERY
+                }
+                .into(),
+            ),
             interaction_id: Some(msg.interaction_id.clone()),
             ..Default::default()
         })?;
@@ -78,6 +96,16 @@ impl Actor {
             self.emitter.emit(&SessionTitleChanged { title })?;
         }
         Ok(())
+    }
+
+    /// `text` as the model reads it now, with the tools offered in `mode` (`prompt::wrap`).
+    pub(super) fn wrap(&self, text: &str, mode: AgentMode) -> String {
+        let offered = self.tool_specs(mode);
+        wrap_prompt(
+            text,
+            &Timestamp::now(),
+            offered.iter().map(|t| t.name.as_str()),
+        )
     }
 
     /// Records the system prompt once per session (built from the session's context and the

@@ -24,7 +24,9 @@ use super::message::Message;
 use super::pending::{PendingCall, Waiting};
 use crate::client::{AskError, ExternalToolCall};
 use crate::model::ToolCall;
-use crate::permissions::{Decision, LiveDecision, PermissionPolicy, Unasked};
+use crate::permissions::{
+    Decision, LiveDecision, PermissionPolicy, Unasked, prompt_request, with_tool_call_id,
+};
 use crate::tools::{
     PermissionAsk, PermissionKind, Tool, ToolContext, ToolFailure, ToolOutput, ToolSpec,
 };
@@ -106,14 +108,22 @@ impl Actor {
                 .tools
                 .get(&call.name)
                 .and_then(|t| t.mcp_origin());
+            let arguments = call.arguments_value();
+            let shell_tool_info = self
+                .parts
+                .tools
+                .get(&call.name)
+                .and_then(|t| t.shell_tool_info(&arguments));
             self.emitter.emit(&ToolExecutionStart {
                 tool_call_id: call.id.clone(),
                 tool_name: call.name.clone(),
-                arguments: Some(call.arguments_value()),
+                arguments: Some(arguments),
                 turn_id: Some(turn_id.to_owned()),
                 model: Some(model.to_owned()),
                 mcp_server_name: origin.map(|o| o.0.to_owned()),
                 mcp_tool_name: origin.map(|o| o.1.to_owned()),
+                rte: Some(false),
+                shell_tool_info,
                 ..Default::default()
             })?;
         }
@@ -418,12 +428,10 @@ impl Actor {
             });
         }
         let request_id = Uuid::new_v4().to_string();
-        let mut request = ask.request.clone();
-        if let Some(obj) = request.as_object_mut() {
-            obj.insert("toolCallId".into(), Value::String(call.id.clone()));
-        }
+        let request = with_tool_call_id(&ask.request, &call.id);
         self.emitter.emit(&PermissionRequested {
             request_id: request_id.clone(),
+            prompt_request: prompt_request(&request),
             permission_request: request.clone(),
             agent_mode: Some(msg.mode.as_str().into()),
             ..Default::default()
@@ -639,6 +647,7 @@ impl Actor {
             model: Some(turn.model.to_owned()),
             interaction_id: Some(turn.msg.interaction_id.clone()),
             turn_id: Some(turn.turn_id.to_owned()),
+            rte: Some(false),
             success,
             result,
             error,

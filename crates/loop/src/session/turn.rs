@@ -125,6 +125,9 @@ impl Actor {
             tool_requests: Some(requests),
             interaction_id: Some(msg.interaction_id.clone()),
             turn_id: Some(turn_id.clone()),
+            output_tokens: response.usage.as_ref().map(|u| u.output_tokens),
+            // No call runs tools remotely here.
+            rte: Some(false),
             api_call_id: response.api_call_id.clone(),
             ..Default::default()
         })?;

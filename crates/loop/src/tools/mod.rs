@@ -285,6 +285,12 @@ pub trait Tool: Send + Sync {
     fn mcp_origin(&self) -> Option<(&str, &str)> {
         None
     }
+
+    /// What a shell tool's command may touch, recorded in `tool.execution_start` before it
+    /// runs; `None` for other tools and for arguments that do not parse.
+    fn shell_tool_info(&self, _args: &Value) -> Option<turnstile_journal::payload::ShellToolInfo> {
+        None
+    }
 }
 
 /// A tool whose call is one piece of synchronous work on checked arguments (the file tools):

@@ -324,6 +324,7 @@ fn resume_from_disk(
     let root = &ctx.server.config().state_root;
     let options = turnstile_loop::ResumeOptions {
         continue_pending_work: params.continue_pending_work == Some(true),
+        continue_pending_work_named: params.continue_pending_work.is_some(),
     };
     Ok(
         SessionHandle::resume_with(root, id, parts, options).map(|(handle, report, events)| {

@@ -18,6 +18,8 @@ pub(crate) struct RequestBody<'a> {
     /// Left out when empty: some servers reject an empty list.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub tools: Vec<RequestTool<'a>>,
+    /// Left out when false (the API's default), as the Copilot CLI sends a non-streaming call.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub stream: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stream_options: Option<StreamOptions>,

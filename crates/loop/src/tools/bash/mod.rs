@@ -28,6 +28,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
+use turnstile_journal::payload::ShellToolInfo;
 
 use super::args;
 use super::shell::{self, ShellAnalysis};
@@ -164,6 +165,16 @@ impl Tool for BashTool {
             .filter(|d| !d.trim().is_empty())
             .or_else(|| args::optional_str(args, "command").ok().flatten())
             .map(str::to_owned)
+    }
+
+    fn shell_tool_info(&self, args: &Value) -> Option<ShellToolInfo> {
+        let a = parse(args).ok()?;
+        let analysis = shell::analyze(&a.command);
+        Some(ShellToolInfo {
+            possible_paths: analysis.redirect_paths(),
+            has_write_file_redirection: analysis.write_redirection(),
+            display_command: None,
+        })
     }
 }
 
