@@ -267,7 +267,9 @@ async fn attachments_are_rendered_recorded_and_sent_again_after_a_resume() {
     let expected_text = format!(
         "<ide_selection>\nThe user has the following text selected in their IDE. This may or may \
          not be related to their request.\nFile: sub/a.txt (line 1)\n```\na\n```\n</ide_selection>\
-         \n\n<current_datetime>{sent_at}</current_datetime>\n\nPlease look\n\n<system_reminder>\nThe user mentioned images and they have been \
+         \n\n<current_datetime>{sent_at}</current_datetime>\n\nPlease look\n\n<system_reminder>\n\
+         <sql_tables>Available tables: todos, todo_deps</sql_tables>\n</system_reminder>\n\n\
+         <system_reminder>\nThe user mentioned images and they have been \
          attached to this message in the order they were mentioned.\n</system_reminder>\n\n\
          <tagged_files>\n* {cwd}/notes.txt (3 lines)\n* {cwd}/sub (1 items)\n* {cwd}/missing.txt \
          (error: no such file or directory)\n</tagged_files>"

@@ -216,7 +216,13 @@ async fn autopilot_nudges_until_task_complete() {
         text.contains("</current_datetime>\n\nYou have not yet marked the task as complete"),
         "{text}"
     );
-    assert!(text.ends_with("then call task_complete."), "{text}");
+    // The sql tool is offered, so the runtime's reminder of its tables follows.
+    assert!(
+        text.ends_with(
+            "then call task_complete.\n\n<system_reminder>\n<sql_tables>Available tables: todos, todo_deps</sql_tables>\n</system_reminder>"
+        ),
+        "{text}"
+    );
     assert!(types(&live).contains(&"session.task_complete"));
     // The idle that ends an autopilot run carries no `mode: "autopilot"`: SDK clients read that
     // as a continuation boundary and would keep waiting.
