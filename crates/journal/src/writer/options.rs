@@ -13,7 +13,7 @@ use crate::sink::JournalSink;
 pub enum Durability {
     /// Every append waits for an fsync covering it (group-committed with concurrent appends).
     Event,
-    /// fsync at turn boundaries and before idle ([`JournalWriter::turn_boundary`]).
+    /// fsync at turn boundaries and before idle ([`JournalWriter::turn_boundary`](super::JournalWriter::turn_boundary)).
     #[default]
     Turn,
     /// Never fsync; the OS writes back when it likes. For throwaway sessions and benchmarks.
