@@ -94,15 +94,20 @@ pub(crate) fn spawn(
 ) -> Result<(TokioChildProcess, ChildGuard), McpError> {
     let mut cmd = tokio::process::Command::new(command);
     cmd.args(args).envs(env).current_dir(cwd).process_group(0);
+    // Compared with the child's parent after PR_SET_PDEATHSIG: a different parent means the
+    // engine died before the signal was armed (comparing with 1 would refuse every server of
+    // an engine that is itself PID 1, as in a container).
+    let engine = std::process::id() as libc::pid_t;
     // SAFETY: the closure runs in the child between fork and exec and calls only prctl(2)
-    // and getppid(2), which are async-signal-safe; it touches no memory of the parent.
+    // and getppid(2), which are async-signal-safe; it reads a copied integer and touches no
+    // other memory of the parent.
     unsafe {
-        cmd.pre_exec(|| {
+        cmd.pre_exec(move || {
             // The server dies with the engine, even when the engine is SIGKILLed.
             if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong) != 0 {
                 return Err(std::io::Error::last_os_error());
             }
-            if libc::getppid() == 1 {
+            if libc::getppid() != engine {
                 return Err(std::io::Error::other("the engine exited"));
             }
             Ok(())

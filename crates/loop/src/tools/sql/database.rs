@@ -136,6 +136,11 @@ fn open(dir: &Path) -> Result<Connection, ToolFailure> {
         MAX_VALUE_BYTES,
     )
     .map_err(setup)?;
+    // No other database may be attached: `ATTACH` (and `VACUUM INTO`, which attaches its
+    // target) would read or create SQLite files anywhere, past the read and write permissions
+    // the file tools ask for. The session's database is the only one the tool reaches.
+    conn.set_limit(rusqlite::limits::Limit::SQLITE_LIMIT_ATTACHED, 0)
+        .map_err(setup)?;
     conn.execute_batch(SCHEMA).map_err(setup)?;
     Ok(conn)
 }

@@ -336,3 +336,29 @@ async fn a_link_in_place_of_the_database_is_refused() {
         "1 row(s) returned:\n\n| one |\n| --- |\n| 1 |"
     );
 }
+
+#[tokio::test]
+async fn no_other_database_can_be_attached_or_written() {
+    let (_dir, ctx) = setup();
+    let elsewhere = tempfile::tempdir().unwrap();
+    let other = elsewhere.path().join("other.db");
+    {
+        let conn = rusqlite::Connection::open(&other).unwrap();
+        conn.execute_batch("CREATE TABLE secrets (s TEXT); INSERT INTO secrets VALUES ('x')")
+            .unwrap();
+    }
+    let attach = format!("ATTACH '{}' AS o; SELECT * FROM o.secrets", other.display());
+    let err = sql(&ctx, &attach).await.unwrap_err();
+    assert!(err.message.contains("too many attached databases"), "{err}");
+    let created = elsewhere.path().join("created.db");
+    for query in [
+        format!("ATTACH '{}' AS c; CREATE TABLE c.t (a)", created.display()),
+        format!("VACUUM INTO '{}'", created.display()),
+    ] {
+        assert!(sql(&ctx, &query).await.is_err(), "{query}");
+        assert!(
+            !created.exists(),
+            "{query} created a file outside the session"
+        );
+    }
+}

@@ -178,7 +178,9 @@ fn fetching_summary(url: &str) -> String {
             url.chars().take(WIDTH - 3).collect::<String>()
         );
     };
-    if chars(&host) >= WIDTH {
+    // A host this long leaves no room for the path after it (and `WIDTH - host - 3` would
+    // not exist).
+    if chars(&host) + 3 >= WIDTH {
         return format!(
             "Fetching {}...",
             host.chars().take(WIDTH - 3).collect::<String>()

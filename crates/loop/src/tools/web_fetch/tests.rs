@@ -273,4 +273,11 @@ async fn bad_urls_and_the_permission_request() {
     let short = fetching_summary(&long);
     assert!(short.starts_with("Fetching docs.example.com..."), "{short}");
     assert_eq!(short.chars().count(), "Fetching ".len() + 50);
+    // Hosts of every length around the width, from the model: a title, never a panic.
+    for len in 40..=60 {
+        let host = format!("{}.org", "h".repeat(len - 4));
+        let title = fetching_summary(&format!("https://{host}/{}", "p".repeat(80)));
+        assert!(title.starts_with("Fetching "), "{title}");
+        assert!(title.chars().count() <= "Fetching ".len() + 50, "{title}");
+    }
 }
