@@ -340,6 +340,9 @@ async function systemTransform(run) {
   run.session("main", session.sessionId);
   const answer = await session.sendAndWait("Hello", GUARD);
   run.observe("answer", answer?.data?.content ?? null);
+  // A second prompt: the runtime writes the system message again before every prompt.
+  const again = await session.sendAndWait("Hello again", GUARD);
+  run.observe("second answer", again?.data?.content ?? null);
   run.observe("transform calls (non-empty section)", seen);
   const system = run.requests().filter((r) => Array.isArray(r.body?.messages)).at(-1)?.body?.messages?.find((m) => m.role === "system")?.content ?? "";
   run.observe("the model read the transformed section", String(system).includes("ALWAYS ANSWER IN UPPER CASE."));

@@ -10,7 +10,7 @@ use turnstile_journal::payload::*;
 use turnstile_journal::{Event, EventError, EventType};
 
 /// The event types that must have a payload struct.
-const TYPED: [&str; 36] = [
+const TYPED: [&str; 39] = [
     "session.start",
     "session.resume",
     "session.error",
@@ -43,6 +43,9 @@ const TYPED: [&str; 36] = [
     "pending_messages.modified",
     "model.call_start",
     "assistant.idle",
+    "assistant.message_start",
+    "assistant.streaming_delta",
+    "assistant.tool_call_delta",
     "session.model_change",
     "session.binary_asset",
     "session.mcp_server_status_changed",
@@ -397,6 +400,22 @@ fn constructed() -> Vec<TypedEvent> {
         .into(),
         AssistantIdle {
             aborted: Some(true),
+        }
+        .into(),
+        AssistantMessageStart {
+            message_id: "m1".into(),
+            ..Default::default()
+        }
+        .into(),
+        AssistantStreamingDelta {
+            total_response_size_bytes: 27,
+        }
+        .into(),
+        AssistantToolCallDelta {
+            tool_call_id: "call_1".into(),
+            tool_name: Some("bash".into()),
+            tool_type: Some("function".into()),
+            input_delta: "{\"command\":".into(),
         }
         .into(),
         SessionModelChange {

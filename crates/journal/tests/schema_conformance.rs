@@ -403,6 +403,15 @@ fn realistic_events() -> Vec<Event> {
         PendingMessagesModified {}.into(),
         ModelCallStart { turn_id: "0".into(), model: Some("gpt-4.1".into()), ..Default::default() }.into(),
         AssistantIdle { aborted: None }.into(),
+        AssistantMessageStart { message_id: "m1".into(), phase: None }.into(),
+        AssistantStreamingDelta { total_response_size_bytes: 4 }.into(),
+        AssistantToolCallDelta {
+            tool_call_id: "call_1".into(),
+            tool_name: Some("bash".into()),
+            tool_type: Some("function".into()),
+            input_delta: "{}".into(),
+        }
+        .into(),
         SessionModelChange {
             context_tier: Some(None),
             new_model: "gpt-5".into(),
@@ -439,7 +448,7 @@ fn a_realistic_event_of_each_typed_payload_conforms() {
     let covered: BTreeSet<&str> = events.iter().map(|e| e.event_type.as_str()).collect();
     let expected: BTreeSet<&str> = TypedEvent::TYPES.iter().copied().collect();
     assert_eq!(covered, expected, "one realistic event per typed payload");
-    assert_eq!(expected.len(), 36);
+    assert_eq!(expected.len(), 39);
 
     for event in &events {
         let line = line_of(event);

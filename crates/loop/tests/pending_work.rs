@@ -192,11 +192,22 @@ async fn continued_pending_work_is_announced_again_and_completed() {
         ResumeOptions {
             continue_pending_work: true,
             continue_pending_work_named: true,
+            hold_pending_work: true,
         },
     )
     .unwrap();
     assert_eq!(report.continued_tool_calls, ["call_1", "call_2"]);
     assert!(report.closed_tool_calls.is_empty());
+    // Held: nothing is announced again until the owner releases it (a server registers the
+    // session first, so a client can answer at once).
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert_eq!(
+        of(&journal(&c.root, c.id), "permission.requested").len(),
+        1,
+        "held pending work was announced before its release"
+    );
+    assert!(session.is_busy(), "held pending work counts as running");
+    session.release_pending_work();
     let waited = tokio::time::timeout(PATIENCE, async {
         while c.server.requests().len() < 2 || session.is_busy() {
             tokio::time::sleep(Duration::from_millis(20)).await;

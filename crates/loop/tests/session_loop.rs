@@ -623,8 +623,8 @@ async fn resume_continues_with_the_whole_history_and_refuses_a_second_writer() {
             .iter()
             .filter(|e| e.event_type.as_str() == "system.message")
             .count(),
-        1,
-        "system prompt recorded once"
+        2,
+        "the system prompt is recorded before each prompt, the resumed one included"
     );
 }
 

@@ -105,10 +105,13 @@ async fn pages_filters_tail_long_poll_and_backward_reads() {
     let events = woken["result"]["events"].as_array().unwrap();
     assert!(!events.is_empty(), "{woken}");
     let journal = journal_lines(&t.journal(&id));
+    // The message's events begin with the system message written before every prompt.
     let first_new = journal
         .iter()
         .position(|e| e["data"]["content"] == "second")
-        .unwrap();
+        .unwrap()
+        - 1;
+    assert_eq!(journal[first_new]["type"], "system.message");
     assert_eq!(
         events[0]["id"], journal[first_new]["id"],
         "the poll starts right after its cursor"

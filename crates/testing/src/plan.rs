@@ -54,6 +54,9 @@ pub struct Segment {
     pub sends: Vec<PlannedSend>,
     /// How the process ended.
     pub end: SegmentEnd,
+    /// The first `system.message` this process recorded (the runtime writes one before every
+    /// prompt, built where and when the process ran, so a resumed process may carry another).
+    pub system_prompt: Option<String>,
 }
 
 /// Everything a replay needs from the recording.
@@ -124,6 +127,7 @@ pub fn plan(lines: &[JournalLine], profile: Profile, path: &Path) -> Result<Plan
         resume: false,
         sends: Vec::new(),
         end: SegmentEnd::Shutdown,
+        system_prompt: None,
     };
     let mut counts: HashMap<&str, usize> = HashMap::new();
     // The last event a trigger may name, so far.
@@ -172,6 +176,7 @@ pub fn plan(lines: &[JournalLine], profile: Profile, path: &Path) -> Result<Plan
                         resume: true,
                         sends: Vec::new(),
                         end: SegmentEnd::Shutdown,
+                        system_prompt: None,
                     },
                 ));
                 if plan.recorded_cwd.is_none() {
@@ -185,8 +190,14 @@ pub fn plan(lines: &[JournalLine], profile: Profile, path: &Path) -> Result<Plan
                     .and_then(AgentMode::parse)
                     .unwrap_or(session_mode);
             }
-            "system.message" if top && plan.system_prompt.is_none() => {
-                plan.system_prompt = data["content"].as_str().map(str::to_owned);
+            "system.message" if top => {
+                let content = data["content"].as_str().map(str::to_owned);
+                if segment.system_prompt.is_none() {
+                    segment.system_prompt = content.clone();
+                }
+                if plan.system_prompt.is_none() {
+                    plan.system_prompt = content;
+                }
             }
             "assistant.turn_start" if plan.model.is_empty() => {
                 plan.model = data["model"].as_str().unwrap_or_default().to_owned();

@@ -276,7 +276,9 @@ impl<'f> Driver<'f> {
         })
     }
 
-    fn parts(&self) -> SessionParts {
+    /// The session as the recording's process `segment` ran it: its own recorded system
+    /// prompt when it wrote one (else the recording's first).
+    fn parts(&self, segment: &Segment) -> SessionParts {
         let plan = self.fixture.plan();
         let manifest = self.fixture.manifest();
         let mut config = SessionConfig::new(&self.workdir, plan.model.clone());
@@ -285,7 +287,10 @@ impl<'f> Driver<'f> {
         config.permissions = self.policy.clone();
         config.allow_outside_cwd = manifest.allow_outside_cwd;
         config.streaming = true;
-        config.system_prompt = plan.system_prompt.clone();
+        config.system_prompt = segment
+            .system_prompt
+            .clone()
+            .or_else(|| plan.system_prompt.clone());
         SessionParts {
             config,
             provider: Arc::clone(&self.provider),
@@ -329,11 +334,11 @@ impl<'f> Driver<'f> {
             |e: turnstile_loop::session::LoopError| FixtureError::Session(e.to_string());
         let (handle, mut events) = if segment.resume {
             let (handle, _, events) =
-                SessionHandle::resume_subscribed(&self.root, self.id, self.parts())
+                SessionHandle::resume_subscribed(&self.root, self.id, self.parts(segment))
                     .map_err(session_error)?;
             (handle, events)
         } else {
-            SessionHandle::create_subscribed(&self.root, Some(self.id), self.parts())
+            SessionHandle::create_subscribed(&self.root, Some(self.id), self.parts(segment))
                 .map_err(session_error)?
         };
         let cut = match &segment.end {

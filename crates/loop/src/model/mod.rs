@@ -221,6 +221,10 @@ pub struct Usage {
     pub reasoning_tokens: u64,
     /// Milliseconds from sending the (successful) request to the end of the answer.
     pub duration_ms: u64,
+    /// Microseconds from sending the request to the first streamed piece (streamed calls).
+    pub time_to_first_token_us: Option<u64>,
+    /// Mean microseconds between streamed pieces after the first (streamed calls).
+    pub inter_token_latency_us: Option<u64>,
 }
 
 /// What kind of failure a [`ModelError`] is; [`ModelErrorKind::as_str`] is its spelling in
@@ -341,6 +345,12 @@ impl std::error::Error for ModelError {}
 pub trait ModelProvider: Send + Sync {
     /// Short name of the provider (`openai`, `replay`, ...).
     fn name(&self) -> &str;
+
+    /// The API path the calls go to, as `assistant.usage` names it (`/chat/completions`);
+    /// `None` where the runtime's spelling for the API is not known.
+    fn api_endpoint(&self) -> Option<&str> {
+        None
+    }
 
     /// Exactly one model call (retries before any output are part of this call). `events`
     /// receives streaming deltas and retry notices as they happen.

@@ -26,7 +26,6 @@ pub(super) struct Actor {
     pub(super) id: Uuid,
     pub(super) emitter: Emitter,
     pub(super) parts: SessionParts,
-    pub(super) needs_system: bool,
     /// The process groups of running tool commands (`<session>/processes.json`).
     pub(super) processes: Arc<ProcessTable>,
     /// The session's shells: they outlive a message and are stopped when the session closes.
@@ -40,6 +39,8 @@ pub(super) struct Actor {
     checkpoint_at: u64,
     /// The MCP servers a call found gone (each is warned about once).
     pub(super) mcp_gone: std::sync::Mutex<std::collections::HashSet<String>>,
+    /// Bytes of streamed answers received in this session (`assistant.streaming_delta`).
+    pub(super) streamed_bytes: std::sync::atomic::AtomicU64,
 }
 
 impl Actor {
@@ -47,7 +48,6 @@ impl Actor {
         id: Uuid,
         emitter: Emitter,
         parts: SessionParts,
-        needs_system: bool,
         pending: Option<PendingWork>,
         lost_shells: Vec<LostShell>,
     ) -> Self {
@@ -61,7 +61,6 @@ impl Actor {
             id,
             emitter,
             parts,
-            needs_system,
             processes,
             shells,
             calibration: Default::default(),
@@ -69,6 +68,7 @@ impl Actor {
             pending,
             checkpoint_at,
             mcp_gone: std::sync::Mutex::default(),
+            streamed_bytes: Default::default(),
         }
     }
 
@@ -94,6 +94,8 @@ impl Actor {
             // abort reaches it like a running message.
             let cancel = tokio_util::sync::CancellationToken::new();
             *lock(&shared.running) = Some(cancel.clone());
+            // Running before it is released, so an abort in between reaches it.
+            shared.release.cancelled().await;
             let continued = self.continue_pending(work, &cancel).await;
             *lock(&shared.running) = None;
             if let Err(e) = continued {

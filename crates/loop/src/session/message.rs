@@ -50,9 +50,10 @@ impl Actor {
             headers: options.request_headers.clone(),
         };
         let transformed = self.prompt_hook(&prompt).await?;
+        // As the runtime: the system message comes first, before every prompt.
+        self.record_system_message(&msg).await?;
         self.record_user_message(prompt, transformed, &options.attachments, &msg, waited)
             .await?;
-        self.record_system_message(&msg).await?;
         self.run_turns(&mut msg, 0).await
     }
 

@@ -16,8 +16,10 @@ mod mcp_glue;
 mod message;
 mod pending;
 mod prompting;
+mod streaming;
 mod tool_call;
 mod turn;
+mod usage;
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -180,6 +182,10 @@ pub struct ResumeOptions {
     /// The client named `continuePendingWork`: `session.resume` records the choice (`false`
     /// included), as the Copilot CLI does; unnamed, only a continued resume records it.
     pub continue_pending_work_named: bool,
+    /// The continued work waits for [`SessionHandle::release_pending_work`] (or an abort)
+    /// before its requests are announced again: a server registers the session first, so a
+    /// client that answers at once finds it open.
+    pub hold_pending_work: bool,
 }
 
 enum Command {
@@ -230,6 +236,8 @@ struct Shared {
     queued: Mutex<Vec<(String, CancellationToken)>>,
     /// The session's MCP servers (`SessionConfig::mcp`).
     mcp: Option<Arc<turnstile_mcp::McpHost>>,
+    /// Fired when held pending work may go on (`ResumeOptions::hold_pending_work`).
+    release: CancellationToken,
 }
 
 /// A handle to a running session; cheap to clone.
@@ -339,9 +347,9 @@ impl SessionHandle {
             emitter,
             subscribers,
             parts,
-            true,
             None,
             Vec::new(),
+            false,
         ))
     }
 
@@ -463,20 +471,15 @@ impl SessionHandle {
             stopped_process_groups,
             ..report
         };
-        let system_written = emitter
-            .state()
-            .conversation
-            .iter()
-            .any(|m| matches!(m, turnstile_replay::Message::System { .. }));
         Ok((
             Self::spawn(
                 id,
                 emitter,
                 subscribers,
                 parts,
-                !system_written,
                 pending,
                 lost_shells,
+                resume_options.hold_pending_work,
             ),
             report,
         ))
@@ -487,18 +490,23 @@ impl SessionHandle {
         emitter: Emitter,
         subscribers: Subscribers,
         parts: SessionParts,
-        needs_system: bool,
         pending: Option<pending::PendingWork>,
         lost_shells: Vec<LostShell>,
+        hold_pending_work: bool,
     ) -> Self {
         let (tx, rx) = mpsc::unbounded_channel();
+        let release = CancellationToken::new();
+        if !hold_pending_work {
+            release.cancel();
+        }
         let shared = Arc::new(Shared {
             subscribers,
             running: Mutex::new(None),
             queued: Mutex::new(Vec::new()),
             mcp: parts.config.mcp.clone(),
+            release,
         });
-        let actor = actor::Actor::new(id, emitter, parts, needs_system, pending, lost_shells);
+        let actor = actor::Actor::new(id, emitter, parts, pending, lost_shells);
         tokio::spawn(actor.run(rx, Arc::clone(&shared)));
         SessionHandle { id, tx, shared }
     }
@@ -639,12 +647,20 @@ impl SessionHandle {
 
     /// Aborts the running message, if any, and every message queued behind it.
     pub fn abort(&self) {
+        // Held pending work goes on, to be closed as interrupted.
+        self.shared.release.cancel();
         for (_, token) in lock(&self.shared.queued).iter() {
             token.cancel();
         }
         if let Some(token) = lock(&self.shared.running).as_ref() {
             token.cancel();
         }
+    }
+
+    /// Lets pending work held by [`ResumeOptions::hold_pending_work`] go on: its requests are
+    /// announced again and wait for their answers.
+    pub fn release_pending_work(&self) {
+        self.shared.release.cancel();
     }
 
     /// True while a message is running.

@@ -108,42 +108,40 @@ impl Actor {
         )
     }
 
-    /// Records the system prompt once per session (built from the session's context and the
-    /// client's `systemMessage`), then announces the tools offered for this message.
+    /// Records the system prompt before every prompt, as the runtime does (built again from the
+    /// session's context and the client's `systemMessage`, so a model switch or a changed
+    /// section shows in the next prompt), then announces the tools offered for this message.
     pub(super) async fn record_system_message(
         &mut self,
         msg: &Message<'_>,
     ) -> Result<(), LoopError> {
-        if self.needs_system {
-            let content = match &self.parts.config.system_prompt {
-                Some(exact) => exact.clone(),
-                None => {
-                    let tools = self.tool_specs(msg.mode).into_iter().map(|t| t.name);
-                    let mut ctx = PromptContext::discover(
-                        &self.parts.config.cwd,
-                        &self.parts.config.model,
-                        tools.collect(),
-                    );
-                    if self.parts.config.skip_custom_instructions {
-                        ctx.custom_instructions.clear();
-                    }
-                    let transformer = self.parts.section_transformer.clone();
-                    build_system_prompt(
-                        &self.parts.config.system_message,
-                        ctx,
-                        transformer.as_deref(),
-                    )
-                    .await
+        let content = match &self.parts.config.system_prompt {
+            Some(exact) => exact.clone(),
+            None => {
+                let tools = self.tool_specs(msg.mode).into_iter().map(|t| t.name);
+                let mut ctx = PromptContext::discover(
+                    &self.parts.config.cwd,
+                    &self.parts.config.model,
+                    tools.collect(),
+                );
+                if self.parts.config.skip_custom_instructions {
+                    ctx.custom_instructions.clear();
                 }
-            };
-            self.emitter.emit(&SystemMessage {
-                role: "system".into(),
-                content,
-                interaction_id: Some(msg.interaction_id.clone()),
-                ..Default::default()
-            })?;
-            self.needs_system = false;
-        }
+                let transformer = self.parts.section_transformer.clone();
+                build_system_prompt(
+                    &self.parts.config.system_message,
+                    ctx,
+                    transformer.as_deref(),
+                )
+                .await
+            }
+        };
+        self.emitter.emit(&SystemMessage {
+            role: "system".into(),
+            content,
+            interaction_id: Some(msg.interaction_id.clone()),
+            ..Default::default()
+        })?;
         self.emitter.emit(&SessionToolsUpdated {
             model: self.parts.config.model.clone(),
         })?;
@@ -153,13 +151,13 @@ impl Actor {
     /// The notices right before a model call: how full the request leaves the context window
     /// (the first call of a message is `isInitial`, as the Copilot CLI reports it), then
     /// `model.call_start`. Returns the request's plain estimate, to calibrate against the
-    /// server's report.
+    /// server's report, and the figures announced.
     pub(super) fn announce_call(
         &mut self,
         request: &ChatRequest,
         turn_id: &str,
         first_of_message: bool,
-    ) -> Result<u64, LoopError> {
+    ) -> Result<(u64, SessionUsageInfo), LoopError> {
         let estimate = tokens::usage_info(request, self.token_limit(), first_of_message);
         let info: SessionUsageInfo = self.calibration.apply(&estimate);
         self.emitter.emit(&info)?;
@@ -168,7 +166,7 @@ impl Actor {
             model: Some(self.parts.config.model.clone()),
             ..Default::default()
         })?;
-        Ok(estimate.current_tokens)
+        Ok((estimate.current_tokens, info))
     }
 
     /// Announces a new title (ephemeral, as the Copilot CLI's `session.name.set` does).

@@ -1,15 +1,9 @@
 //! One turn: exactly one LLM call between `assistant.turn_start` and `assistant.turn_end`,
 //! its streamed deltas and retries, then the tools it asked for.
 
-use std::sync::Arc;
-use std::time::Instant;
-
-use tokio::sync::mpsc;
-use tokio_util::sync::CancellationToken;
 use turnstile_journal::Uuid;
 use turnstile_journal::payload::{
-    Abort, AssistantMessage, AssistantMessageDelta, AssistantTurnEnd, AssistantTurnRetry,
-    AssistantTurnStart, AssistantUsage, SessionWarning, ToolRequest,
+    Abort, AssistantMessage, AssistantTurnEnd, AssistantTurnStart, SessionWarning, ToolRequest,
 };
 
 use super::LoopError;
@@ -17,9 +11,7 @@ use super::actor::Actor;
 use super::history::request_messages;
 use super::message::Message;
 use crate::autopilot::AgentMode;
-use crate::model::{
-    ChatRequest, ModelError, ModelErrorKind, ModelEvent, ModelResponse, ToolCall, ToolSchema,
-};
+use crate::model::{ChatRequest, ModelError, ModelErrorKind, ToolCall, ToolSchema};
 
 /// How a turn ended.
 pub(super) enum TurnEnd {
@@ -71,7 +63,7 @@ impl Actor {
             interaction_id: Some(msg.interaction_id.clone()),
             ..Default::default()
         })?;
-        let estimated = self.announce_call(&request, &turn_id, turn == 0)?;
+        let (estimated, announced) = self.announce_call(&request, &turn_id, turn == 0)?;
         let assistant_message_id = Uuid::new_v4().to_string();
         let response = match self
             .call_model(&request, &turn_id, &assistant_message_id, msg.cancel)
@@ -117,6 +109,20 @@ impl Actor {
                 }
             })
             .collect();
+        // As the runtime: the call's usage is announced before its message.
+        if let Some(usage) = &response.usage {
+            self.calibration.observe(estimated, usage.input_tokens);
+            let call = super::usage::Call {
+                response: &response,
+                usage,
+                model: &model,
+                calls: &calls,
+                offered_tools: request.tools.len(),
+                tool_tokens: announced.tool_definitions_tokens,
+                api_endpoint: self.parts.provider.api_endpoint(),
+            };
+            self.emitter.emit(&call.event())?;
+        }
         self.emitter.emit(&AssistantMessage {
             message_id: assistant_message_id,
             originating_message_id: Some(msg.message_id.clone()),
@@ -131,21 +137,6 @@ impl Actor {
             api_call_id: response.api_call_id.clone(),
             ..Default::default()
         })?;
-        if let Some(usage) = &response.usage {
-            self.calibration.observe(estimated, usage.input_tokens);
-            self.emitter.emit(&AssistantUsage {
-                model: model.clone(),
-                input_tokens: Some(usage.input_tokens),
-                output_tokens: Some(usage.output_tokens),
-                cache_read_tokens: Some(usage.cache_read_tokens),
-                cache_write_tokens: Some(usage.cache_write_tokens),
-                reasoning_tokens: Some(usage.reasoning_tokens),
-                duration: Some(usage.duration_ms),
-                api_call_id: response.api_call_id.clone(),
-                finish_reason: response.finish_reason.clone(),
-                ..Default::default()
-            })?;
-        }
         if !renamed.is_empty() {
             let renames: Vec<String> = renamed
                 .iter()
@@ -236,63 +227,6 @@ impl Actor {
     /// Whether the session keeps the tool `name` from the model (`excludedTools`).
     pub(super) fn is_excluded(&self, name: &str) -> bool {
         self.parts.config.excluded_tools.iter().any(|t| t == name)
-    }
-
-    /// The one LLM call of a turn, forwarding deltas and retries as ephemeral events.
-    pub(super) async fn call_model(
-        &self,
-        request: &ChatRequest,
-        turn_id: &str,
-        message_id: &str,
-        cancel: &CancellationToken,
-    ) -> Result<Result<ModelResponse, ModelError>, LoopError> {
-        let (tx, mut rx) = mpsc::unbounded_channel();
-        let provider = Arc::clone(&self.parts.provider);
-        let started = Instant::now();
-        let call = provider.complete(request, tx, cancel.child_token());
-        tokio::pin!(call);
-        let result = loop {
-            tokio::select! {
-                biased;
-                Some(event) = rx.recv() => self.model_event(event, turn_id, message_id)?,
-                result = &mut call => break result,
-            }
-        };
-        while let Ok(event) = rx.try_recv() {
-            self.model_event(event, turn_id, message_id)?;
-        }
-        Ok(result.map(|mut r| {
-            if let Some(u) = r.usage.as_mut().filter(|u| u.duration_ms == 0) {
-                u.duration_ms = started.elapsed().as_millis() as u64;
-            }
-            r
-        }))
-    }
-
-    pub(super) fn model_event(
-        &self,
-        event: ModelEvent,
-        turn_id: &str,
-        message_id: &str,
-    ) -> Result<(), LoopError> {
-        match event {
-            ModelEvent::TextDelta(text) => {
-                self.emitter.emit(&AssistantMessageDelta {
-                    message_id: message_id.to_owned(),
-                    delta_content: text,
-                    ..Default::default()
-                })?;
-            }
-            ModelEvent::Retry { reason, .. } => {
-                self.emitter.emit(&AssistantTurnRetry {
-                    turn_id: turn_id.to_owned(),
-                    model: Some(self.parts.config.model.clone()),
-                    reason: Some(reason),
-                })?;
-            }
-            ModelEvent::ToolCallDelta { .. } => {}
-        }
-        Ok(())
     }
 }
 

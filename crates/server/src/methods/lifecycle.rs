@@ -325,6 +325,9 @@ fn resume_from_disk(
     let options = turnstile_loop::ResumeOptions {
         continue_pending_work: params.continue_pending_work == Some(true),
         continue_pending_work_named: params.continue_pending_work.is_some(),
+        // Released once the session is registered (`register`), so the client can answer the
+        // requests announced again.
+        hold_pending_work: true,
     };
     Ok(
         SessionHandle::resume_with(root, id, parts, options).map(|(handle, report, events)| {
@@ -377,6 +380,7 @@ async fn register(
             format!("session {id} was opened by another request at the same time"),
         ));
     }
+    session.handle().release_pending_work();
     // A connection that left while we were opening is gone from the server already.
     for peer in session.clients() {
         if peer.is_closed() {

@@ -85,6 +85,7 @@ impl WireUsage {
                 .unwrap_or(0),
             reasoning_tokens: completion.and_then(|d| d.reasoning_tokens).unwrap_or(0),
             duration_ms,
+            ..Usage::default()
         }
     }
 }
@@ -146,7 +147,8 @@ mod tests {
                 cache_read_tokens: 3,
                 cache_write_tokens: 0,
                 reasoning_tokens: 2,
-                duration_ms: 7
+                duration_ms: 7,
+                ..Usage::default()
             }
         );
         let anthropic: WireUsage = serde_json::from_value(

@@ -176,6 +176,10 @@ impl ModelProvider for OpenAiProvider {
         "openai"
     }
 
+    fn api_endpoint(&self) -> Option<&str> {
+        Some("/chat/completions")
+    }
+
     fn complete<'a>(
         &'a self,
         request: &'a ChatRequest,

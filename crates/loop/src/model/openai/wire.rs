@@ -31,9 +31,24 @@ pub(crate) struct RequestBody<'a> {
 impl<'a> RequestBody<'a> {
     /// The body of `request` sent to `model`.
     pub(crate) fn new(request: &'a ChatRequest, model: &'a str) -> Self {
+        let mut messages: Vec<RequestMessage<'a>> =
+            request.messages.iter().map(RequestMessage::from).collect();
+        if request.stream {
+            // The Copilot CLI's stream assembly keeps `refusal: null` on the answers it
+            // received for the current prompt (those after the last user message).
+            let current = messages
+                .iter()
+                .rposition(|m| matches!(m, RequestMessage::User { .. }))
+                .map_or(0, |i| i + 1);
+            for message in &mut messages[current..] {
+                if let RequestMessage::Assistant { refusal, .. } = message {
+                    *refusal = Some(None);
+                }
+            }
+        }
         RequestBody {
             model,
-            messages: request.messages.iter().map(RequestMessage::from).collect(),
+            messages,
             tools: request.tools.iter().map(RequestTool::from).collect(),
             stream: request.stream,
             stream_options: request.stream.then_some(StreamOptions {
@@ -85,6 +100,9 @@ pub(crate) enum RequestMessage<'a> {
     Assistant {
         /// `null` only next to tool calls (servers reject a null content alone).
         content: Option<&'a str>,
+        /// `Some(None)` writes `"refusal": null`; absent otherwise.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        refusal: Option<Option<&'a str>>,
         #[serde(skip_serializing_if = "Vec::is_empty")]
         tool_calls: Vec<RequestToolCall<'a>>,
     },
@@ -123,6 +141,7 @@ impl<'a> From<&'a ChatMessage> for RequestMessage<'a> {
                     None if !tool_calls.is_empty() => None,
                     None => Some(""),
                 },
+                refusal: None,
                 tool_calls: tool_calls
                     .iter()
                     .map(|c| RequestToolCall {
@@ -309,6 +328,44 @@ impl AnswerFunction {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_streamed_request_keeps_refusal_null_on_the_current_prompts_answers_only() {
+        let answer = |text: &str| ChatMessage::Assistant {
+            content: Some(text.into()),
+            tool_calls: Vec::new(),
+        };
+        let user = |text: &str| ChatMessage::User {
+            content: text.into(),
+            parts: Vec::new(),
+        };
+        let mut request = ChatRequest {
+            messages: vec![
+                user("one"),
+                answer("a"),
+                user("two"),
+                answer("b"),
+                answer("c"),
+            ],
+            stream: true,
+            ..Default::default()
+        };
+        let refusals = |request: &ChatRequest| -> Vec<bool> {
+            let body = serde_json::to_value(RequestBody::new(request, "m")).unwrap();
+            body["messages"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|m| m["role"] == "assistant")
+                .map(|m| m.as_object().unwrap().contains_key("refusal"))
+                .collect()
+        };
+        assert_eq!(refusals(&request), [false, true, true]);
+        let body = serde_json::to_string(&RequestBody::new(&request, "m")).unwrap();
+        assert!(body.contains(r#"{"role":"assistant","content":"c","refusal":null}"#));
+        request.stream = false;
+        assert_eq!(refusals(&request), [false, false, false]);
+    }
 
     #[test]
     fn fields_of_the_wrong_type_read_as_absent() {
