@@ -403,6 +403,30 @@ export const SCENARIOS = {
   basic,
   ...(pythonClientAvailable() ? { "py-basic": pyBasic } : {}),
 
+  // `session.log` at each level, and an ephemeral entry (live only, never in the journal).
+  async log(run) {
+    await run.model("log.json");
+    const client = run.client();
+    const session = await client.createSession(run.options("main", { onPermissionRequest: approveAll }));
+    run.session("main", session.sessionId);
+    await session.sendAndWait("Hello", GUARD);
+    const answers = [];
+    for (const [message, options] of [
+      ["an info entry", undefined],
+      ["a warning entry", { level: "warning" }],
+      ["an error entry", { level: "error" }],
+      ["a live-only entry", { ephemeral: true }],
+    ]) {
+      const result = await session.log(message, options).then(
+        (r) => ({ ok: typeof r?.eventId === "string" }),
+        (e) => ({ error: String(e?.message ?? e) }),
+      );
+      answers.push(result);
+    }
+    run.observe("log answers", answers);
+    await session.disconnect();
+  },
+
   // A tool implemented by the client.
   async "client-tool"(run) {
     await run.model("client-tool.json");

@@ -109,6 +109,13 @@ impl Event {
         self.event_type.is_ephemeral()
     }
 
+    /// True when this event goes to live subscribers only: its type is ephemeral, or this one
+    /// event was made live only (it carries the live mark, e.g. an `ephemeral` log entry of a
+    /// type that is otherwise persisted).
+    pub fn is_live_only(&self) -> bool {
+        self.is_ephemeral() || self.live_mark != LiveMark::Absent
+    }
+
     /// Parses one journal line (without its `\n`).
     pub fn from_line(line: &[u8]) -> Result<Self, EventError> {
         Ok(serde_json::from_slice(line)?)

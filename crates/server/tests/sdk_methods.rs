@@ -124,9 +124,22 @@ async fn switch_model_name_log_and_request_headers_go_through_the_loop() {
             json!({"sessionId": id, "message": "m", "type": "model", "tip": "try /model", "url": "https://example.invalid/doc"}),
         )
         .await;
+    // A live-only entry: announced marked ephemeral, never journaled (checked below).
+    let live = client
+        .ok(
+            "session.log",
+            json!({"sessionId": id, "message": "live only", "ephemeral": true}),
+        )
+        .await;
+    assert!(live["eventId"].is_string(), "{live}");
+    let seen = client
+        .events_until(no_answers, |e| {
+            e["type"] == "session.info" && e["data"]["message"] == "live only"
+        })
+        .await;
+    assert_eq!(seen.last().unwrap()["ephemeral"], true);
     for bad in [
         json!({"sessionId": id, "message": "m", "level": "debug"}),
-        json!({"sessionId": id, "message": "m", "ephemeral": true}),
         json!({"sessionId": id}),
     ] {
         let error = client.err("session.log", bad).await;
@@ -166,7 +179,8 @@ async fn switch_model_name_log_and_request_headers_go_through_the_loop() {
         "the title is ephemeral"
     );
     let info = of("session.info");
-    assert_eq!(info.len(), 2);
+    assert_eq!(info.len(), 2, "the live-only entry is not in the journal");
+    assert!(lines.iter().all(|l| l["data"]["message"] != "live only"));
     assert_eq!(info[0]["id"], logged[0].as_str());
     assert_eq!(
         info[0]["data"],

@@ -80,7 +80,7 @@ impl Emitter {
     }
 
     fn emit_locked(&self, folder: &mut Folder, event: Event) -> Result<Arc<Event>, LoopError> {
-        if !event.is_ephemeral() {
+        if !event.is_live_only() {
             let before = self.writer.byte_len();
             // `append` fsyncs before returning in `event` mode (the mode that pays for it);
             // otherwise durability is awaited at turn boundaries.

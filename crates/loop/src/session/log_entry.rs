@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 use turnstile_journal::payload::{Payload, SessionError, SessionWarning};
-use turnstile_journal::{Event, Uuid};
+use turnstile_journal::{Event, LiveMark, Uuid};
 
 /// Severity of a log entry; picks the event type it is recorded as.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -42,6 +42,9 @@ pub struct LogEntry {
     pub url: Option<String>,
     /// A tip shown with the message; kept only on `info` entries (the schema's rule).
     pub tip: Option<String>,
+    /// Live only (`ephemeral: true`): sent to the subscribers with `"ephemeral":true`, never
+    /// written to the journal, as the Copilot CLI treats such an entry.
+    pub ephemeral: bool,
 }
 
 impl LogEntry {
@@ -53,11 +56,21 @@ impl LogEntry {
             message: message.into(),
             url: None,
             tip: None,
+            ephemeral: false,
         }
     }
 
-    /// The event recording this entry, chained after `parent`.
+    /// The event recording this entry, chained after `parent`; a live-only entry carries the
+    /// live mark, which keeps it out of the journal and the fold's persisted state.
     pub(super) fn event(&self, parent: Option<Uuid>) -> Event {
+        let mut event = self.event_of_level(parent);
+        if self.ephemeral {
+            event.live_mark = LiveMark::AfterData;
+        }
+        event
+    }
+
+    fn event_of_level(&self, parent: Option<Uuid>) -> Event {
         match self.level {
             LogLevel::Info => Event::new(
                 &SessionInfo {
@@ -142,6 +155,23 @@ mod tests {
         entry.level = LogLevel::Info;
         let data: Value = serde_json::from_str(entry.event(None).data.get()).unwrap();
         assert_eq!(data["tip"], "t");
+    }
+
+    #[test]
+    fn an_ephemeral_entry_is_marked_live_only() {
+        let mut entry = LogEntry::new(LogLevel::Info, "m");
+        entry.ephemeral = true;
+        let event = entry.event(None);
+        assert!(event.is_live_only());
+        let mut live = Vec::new();
+        event.write_live(&mut live);
+        assert!(
+            String::from_utf8(live)
+                .unwrap()
+                .contains(r#""ephemeral":true"#)
+        );
+        entry.ephemeral = false;
+        assert!(!entry.event(None).is_live_only());
     }
 
     #[test]

@@ -31,19 +31,15 @@ pub(crate) async fn log(ctx: &Ctx<'_>, params: LogParams) -> Result<Value, RpcEr
             RpcError::invalid_params(format!("level {name:?} is not one of info, warning, error"))
         })?,
     };
-    if params.ephemeral == Some(true) {
-        // The journal's event types fix what is persisted: a live-only `session.info` would
-        // reach the client looking persisted and be missing from every replay.
-        return Err(RpcError::invalid_params(
-            "ephemeral log entries are not supported: every session.log entry is recorded in the journal; leave ephemeral out or false",
-        ));
-    }
     let mut entry = LogEntry::new(level, params.message);
     if let Some(category) = params.category.filter(|c| !c.is_empty()) {
         entry.category = category;
     }
     entry.url = params.url;
     entry.tip = params.tip;
+    // Live only, as in the Copilot CLI: the subscribers see it marked ephemeral; the journal
+    // and every replay never have it.
+    entry.ephemeral = params.ephemeral == Some(true);
     let id = session
         .handle()
         .log(entry)
