@@ -391,6 +391,10 @@ fn realistic_events() -> Vec<Event> {
             error: Some("failed to start MCP server process \"x\": not found".into()),
         }
         .into(),
+        McpToolsListChanged {
+            server_name: "files".into(),
+        }
+        .into(),
         McpServersLoaded {
             servers: vec![McpServerSummary {
                 name: "files".into(),
@@ -439,7 +443,7 @@ fn a_realistic_event_of_each_typed_payload_conforms() {
     let covered: BTreeSet<&str> = events.iter().map(|e| e.event_type.as_str()).collect();
     let expected: BTreeSet<&str> = TypedEvent::TYPES.iter().copied().collect();
     assert_eq!(covered, expected, "one realistic event per typed payload");
-    assert_eq!(expected.len(), 36);
+    assert_eq!(expected.len(), 37);
 
     for event in &events {
         let line = line_of(event);

@@ -61,14 +61,15 @@ async fn stdio_lists_calls_and_stops() {
     let c = McpConnection::start(&config("demo", server::stdio_entry()), &options())
         .await
         .expect("the stdio server starts");
-    let names: Vec<&str> = c.tools().iter().map(|t| t.name.as_str()).collect();
+    let listing = c.listing();
+    let names: Vec<&str> = listing.tools.iter().map(|t| t.name.as_str()).collect();
     assert_eq!(
         names,
-        ["crash", "echo", "fail", "hang", "pid"],
+        ["crash", "echo", "fail", "grow", "hang", "pid"],
         "sorted by name"
     );
     assert_eq!(c.transport(), "stdio");
-    let echo = c.tools().iter().find(|t| t.name == "echo").unwrap();
+    let echo = listing.tools.iter().find(|t| t.name == "echo").unwrap();
     assert_eq!(echo.description, "Echoes the text back.");
     assert_eq!(echo.input_schema["required"], json!(["text"]));
     assert_eq!(
@@ -207,8 +208,9 @@ async fn http_lists_and_calls() {
     .await
     .expect("the HTTP server connects");
     assert_eq!(c.transport(), "http");
-    let names: Vec<&str> = c.tools().iter().map(|t| t.name.as_str()).collect();
-    assert_eq!(names, ["echo", "fail", "hang", "pid"]);
+    let listing = c.listing();
+    let names: Vec<&str> = listing.tools.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, ["echo", "fail", "grow", "hang", "pid"]);
     assert_eq!(
         call_text(&c, "echo", json!({"text": "web"})).await.unwrap(),
         "echo: websecond block"
@@ -266,7 +268,8 @@ async fn the_reference_server_everything_over_stdio() {
     let c = McpConnection::start(&config("everything", entry), &options())
         .await
         .expect("server-everything starts");
-    let names: Vec<&str> = c.tools().iter().map(|t| t.name.as_str()).collect();
+    let listing = c.listing();
+    let names: Vec<&str> = listing.tools.iter().map(|t| t.name.as_str()).collect();
     assert!(names.contains(&"echo"), "{names:?}");
     assert_eq!(
         call_text(&c, "echo", json!({"message": "from turnstile"}))

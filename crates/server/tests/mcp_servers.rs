@@ -41,7 +41,7 @@ async fn session_create_mcp_servers_are_offered_called_and_listed() {
         .await;
     assert_eq!(
         listed["servers"][0],
-        json!({"name": "demo", "status": "connected"})
+        json!({"name": "demo", "status": "connected", "transport": "http"})
     );
     assert_eq!(listed["servers"][1]["name"], "broken");
     assert_eq!(listed["servers"][1]["status"], "failed");
@@ -63,7 +63,7 @@ async fn session_create_mcp_servers_are_offered_called_and_listed() {
         .iter()
         .map(|t| t["name"].as_str().unwrap())
         .collect();
-    assert_eq!(names, ["echo", "fail", "hang", "pid"]);
+    assert_eq!(names, ["echo", "fail", "grow", "hang", "pid"]);
     assert_eq!(tools["tools"][0]["description"], "Echoes the text back.");
     let failed = client
         .err(

@@ -106,6 +106,7 @@ typed_events!(
     SessionBinaryAsset,
     McpServerStatusChanged,
     McpServersLoaded,
+    McpToolsListChanged,
 );
 
 impl TypedEvent {
