@@ -178,7 +178,7 @@ impl McpConnection {
     }
 
     /// The last listing: the tools offered (sorted by name, filtered by the configuration's
-    /// `tools`, within the caps of [`crate::listing`]) and what the caps left out.
+    /// `tools`, within the caps, [`crate::MAX_TOOLS`] and the others) and what the caps left out.
     pub fn listing(&self) -> Arc<ToolListing> {
         self.listing
             .read()
