@@ -158,24 +158,17 @@ async fn session_mcp_disable_enable_and_reload_answer_as_the_runtime_does() {
             .contains("not connected"),
         "{not_connected}"
     );
-    assert_eq!(
-        client.ok("session.mcp.enable", named("demo")).await,
-        json!({})
-    );
-    let listed = client
-        .ok("session.mcp.list", json!({"sessionId": id}))
-        .await;
-    assert_eq!(status(&listed), "connected");
-    assert_eq!(
-        client
-            .ok("session.mcp.reload", json!({"sessionId": id}))
-            .await,
-        json!({})
-    );
-    let listed = client
-        .ok("session.mcp.list", json!({"sessionId": id}))
-        .await;
-    assert_eq!(status(&listed), "connected");
+    // Each change answers `{}`; the server then stands as the change left it.
+    for (method, params) in [
+        ("session.mcp.enable", named("demo")),
+        ("session.mcp.reload", json!({"sessionId": id})),
+    ] {
+        assert_eq!(client.ok(method, params).await, json!({}), "{method}");
+        let listed = client
+            .ok("session.mcp.list", json!({"sessionId": id}))
+            .await;
+        assert_eq!(status(&listed), "connected", "after {method}");
+    }
     // A name the session does not have is ignored, as the runtime ignores it.
     assert_eq!(
         client.ok("session.mcp.enable", named("nosuch")).await,
