@@ -634,6 +634,39 @@ export const SCENARIOS = {
     await session.disconnect();
   },
 
+  // MCP servers on stdio (conformance/mcp/changing-server.mjs): the tools offered (names,
+  // order, schemas; a long name, a built-in's name, two servers' names colliding), a call, the
+  // tool list changing after it (the next request offers the new tool), the RPC view of the
+  // servers, and a server disabled and enabled again.
+  async mcp(run) {
+    await run.model("mcp.json");
+    const server = join(ROOT, "conformance", "mcp", "changing-server.mjs");
+    const client = run.client();
+    const session = await client.createSession(
+      run.options("main", {
+        onPermissionRequest: approveAll,
+        mcpServers: {
+          changing: { type: "local", command: "node", args: [server], tools: ["*"] },
+          "changing-b": { type: "local", command: "node", args: [server], env: { MCP_SECOND: "1" }, tools: ["*"] },
+        },
+      }),
+    );
+    run.session("main", session.sessionId);
+    run.observe("mcp.list", await outcomeOf(session.rpc.mcp.list()));
+    const answer = await session.sendAndWait("Use the MCP tools", GUARD);
+    run.observe("answer", answer?.data?.content ?? null);
+    run.observe("tool result texts", toolResultTexts(run.events.main));
+    run.observe("tools offered", run.requests().map((r) => (r.body?.tools ?? []).map((t) => t.function?.name).filter((n) => n.startsWith("changing"))));
+    run.observe("disable", await outcomeOf(session.rpc.mcp.disable({ serverName: "changing-b" })));
+    run.observe("mcp.list after disable", await outcomeOf(session.rpc.mcp.list()));
+    run.observe("enable", await outcomeOf(session.rpc.mcp.enable({ serverName: "changing-b" })));
+    run.observe("mcp.list after enable", await outcomeOf(session.rpc.mcp.list()));
+    run.observe("reload", await outcomeOf(session.rpc.mcp.reload()));
+    run.observe("mcp.list after reload", await outcomeOf(session.rpc.mcp.list()));
+    run.observe("enable unknown", await outcomeOf(session.rpc.mcp.enable({ serverName: "nosuch" })));
+    await session.disconnect();
+  },
+
   "session-approval": sessionApproval,
   "add-dir": addDir,
   "system-transform": systemTransform,

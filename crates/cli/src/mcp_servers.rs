@@ -57,7 +57,7 @@ fn settings_value(s: &McpServerSettings) -> Value {
     Value::Object(entry)
 }
 
-/// Starts `servers` and gives them to the session: their tools join the registry after the
+/// Starts `servers` and gives them to the session: it offers their tools after the
 /// built-ins, the session announces their status and stops them when it ends. A server that
 /// fails to start is reported on stderr and by the session; the others still run.
 pub async fn attach(servers: &McpServers, parts: &mut SessionParts) -> Result<()> {
@@ -73,9 +73,6 @@ pub async fn attach(servers: &McpServers, parts: &mut SessionParts) -> Result<()
             );
         }
     }
-    let registry = Arc::get_mut(&mut parts.tools)
-        .context("the tool registry is shared before the MCP servers joined it")?;
-    turnstile_loop::tools::mcp::register(&host, registry);
     parts.config.mcp = Some(host);
     Ok(())
 }

@@ -10,7 +10,7 @@ use turnstile_journal::payload::*;
 use turnstile_journal::{Event, EventError, EventType};
 
 /// The event types that must have a payload struct.
-const TYPED: [&str; 39] = [
+const TYPED: [&str; 40] = [
     "session.start",
     "session.resume",
     "session.error",
@@ -50,6 +50,7 @@ const TYPED: [&str; 39] = [
     "session.binary_asset",
     "session.mcp_server_status_changed",
     "session.mcp_servers_loaded",
+    "mcp.tools.list_changed",
 ];
 
 fn fixtures() -> PathBuf {
@@ -380,6 +381,10 @@ fn constructed() -> Vec<TypedEvent> {
             server_name: "s".into(),
             status: "connected".into(),
             error: None,
+        }
+        .into(),
+        McpToolsListChanged {
+            server_name: "files".into(),
         }
         .into(),
         McpServersLoaded {

@@ -391,6 +391,10 @@ fn realistic_events() -> Vec<Event> {
             error: Some("failed to start MCP server process \"x\": not found".into()),
         }
         .into(),
+        McpToolsListChanged {
+            server_name: "files".into(),
+        }
+        .into(),
         McpServersLoaded {
             servers: vec![McpServerSummary {
                 name: "files".into(),
@@ -448,7 +452,7 @@ fn a_realistic_event_of_each_typed_payload_conforms() {
     let covered: BTreeSet<&str> = events.iter().map(|e| e.event_type.as_str()).collect();
     let expected: BTreeSet<&str> = TypedEvent::TYPES.iter().copied().collect();
     assert_eq!(covered, expected, "one realistic event per typed payload");
-    assert_eq!(expected.len(), 39);
+    assert_eq!(expected.len(), 40);
 
     for event in &events {
         let line = line_of(event);

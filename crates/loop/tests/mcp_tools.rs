@@ -44,9 +44,7 @@ fn parts(fx: &Fixture, host: &Arc<McpHost>, policy: PermissionPolicy) -> Session
         c.permissions = policy;
         c.mcp = Some(Arc::clone(host));
     });
-    let mut registry = ToolRegistry::builtin(false);
-    turnstile_loop::tools::mcp::register(host, &mut registry);
-    parts.tools = Arc::new(registry);
+    parts.tools = Arc::new(ToolRegistry::builtin(false));
     parts
 }
 
@@ -102,7 +100,13 @@ async fn mcp_tools_are_offered_called_and_recorded_as_the_runtime_does() {
     let builtin = ToolRegistry::builtin(false).names().len();
     assert_eq!(
         &tools[builtin..],
-        ["demo-echo", "demo-fail", "demo-hang", "demo-pid"]
+        [
+            "demo-echo",
+            "demo-fail",
+            "demo-grow",
+            "demo-hang",
+            "demo-pid"
+        ]
     );
     let echo = &first.body["tools"][builtin]["function"];
     assert_eq!(echo["description"], "Echoes the text back.");

@@ -1,18 +1,20 @@
-//! One live MCP server: started (stdio child or streamable HTTP), its tools listed once,
-//! calls with a time limit, stopped. A server that died answers every later call at once
-//! with [`McpError::Closed`].
+//! One live MCP server: started (stdio child or streamable HTTP), its tools listed (again
+//! when it says they changed), calls with a time limit, stopped. A server that died answers
+//! every later call at once with [`McpError::Closed`].
 
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
-use rmcp::ServiceExt;
 use rmcp::model::{CallToolRequestParams, ClientConfig};
-use rmcp::service::{Peer, RoleClient, RunningService, ServiceError};
+use rmcp::service::{NotificationContext, Peer, RoleClient, RunningService, ServiceError};
+use rmcp::{ClientHandler, ServiceExt};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::{ServerConfig, Transport};
 use crate::error::McpError;
+use crate::listing::{self, ToolListing};
 use crate::result::CallOutcome;
 use crate::stdio::{self, ChildGuard};
 
@@ -20,8 +22,6 @@ use crate::stdio::{self, ChildGuard};
 pub const DEFAULT_START_TIMEOUT: Duration = Duration::from_secs(60);
 /// How long a call may take when the configuration gives no `timeout`.
 pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(600);
-/// The most tools one server may offer (a hostile server cannot grow the request unbounded).
-pub const MAX_TOOLS: usize = 512;
 
 /// What a start needs besides the server's configuration.
 #[derive(Debug, Clone)]
@@ -45,19 +45,22 @@ impl StartOptions {
     }
 }
 
-/// One tool a server offers, as it described it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct McpToolInfo {
-    /// The tool's own name on its server.
-    pub name: String,
-    /// Its title, if the server gave one.
-    pub title: Option<String>,
-    /// Its description (empty if none).
-    pub description: String,
-    /// JSON Schema of its arguments.
-    pub input_schema: Value,
-    /// The server says the tool only reads (`annotations.readOnlyHint`).
-    pub read_only: bool,
+/// The client side of a connection: who we are, and a flag the server's
+/// `notifications/tools/list_changed` raises (the session lists the tools again between turns).
+#[derive(Clone)]
+pub(crate) struct Client {
+    info: ClientConfig,
+    tools_changed: Arc<AtomicBool>,
+}
+
+impl ClientHandler for Client {
+    fn get_info(&self) -> ClientConfig {
+        self.info.clone()
+    }
+
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.tools_changed.store(true, Ordering::SeqCst);
+    }
 }
 
 /// A connected server.
@@ -65,9 +68,11 @@ pub struct McpConnection {
     name: String,
     transport: &'static str,
     peer: Peer<RoleClient>,
-    service: tokio::sync::Mutex<Option<RunningService<RoleClient, ClientConfig>>>,
+    service: tokio::sync::Mutex<Option<RunningService<RoleClient, Client>>>,
     child: Mutex<Option<ChildGuard>>,
-    tools: Vec<McpToolInfo>,
+    config: ServerConfig,
+    listing: RwLock<Arc<ToolListing>>,
+    tools_changed: Arc<AtomicBool>,
     call_timeout: Duration,
     /// Cancelled when the connection ends (the server closed it or `stop` was called).
     closed: CancellationToken,
@@ -78,16 +83,19 @@ impl std::fmt::Debug for McpConnection {
         f.debug_struct("McpConnection")
             .field("name", &self.name)
             .field("transport", &self.transport)
-            .field("tools", &self.tools.len())
+            .field("tools", &self.listing().tools.len())
             .finish()
     }
 }
 
-fn client_config() -> ClientConfig {
+fn client(tools_changed: &Arc<AtomicBool>) -> Client {
     let mut info = ClientConfig::default();
     info.client_info.name = "turnstile".into();
     info.client_info.version = env!("CARGO_PKG_VERSION").into();
-    info
+    Client {
+        info,
+        tools_changed: Arc::clone(tools_changed),
+    }
 }
 
 impl McpConnection {
@@ -97,6 +105,7 @@ impl McpConnection {
         let limit = config.timeout.unwrap_or(options.start_timeout);
         let call_timeout = config.timeout.unwrap_or(options.call_timeout);
         let mut child = None;
+        let tools_changed = Arc::new(AtomicBool::new(false));
         let started = tokio::time::timeout(limit, async {
             let service = match &config.transport {
                 Transport::Stdio {
@@ -108,7 +117,7 @@ impl McpConnection {
                     let cwd = cwd.clone().unwrap_or_else(|| options.cwd.clone());
                     let (transport, guard) = stdio::spawn(command, args, env, &cwd)?;
                     let guard = child.insert(guard);
-                    match client_config().serve(transport).await {
+                    match client(&tools_changed).serve(transport).await {
                         Ok(service) => service,
                         Err(e) => {
                             let tail = guard.stderr_at_exit().await;
@@ -121,14 +130,10 @@ impl McpConnection {
                     }
                 }
                 Transport::Http { url, headers } => {
-                    crate::http::connect(url, headers, client_config()).await?
+                    crate::http::connect(url, headers, client(&tools_changed)).await?
                 }
             };
-            let tools = service
-                .peer()
-                .list_all_tools()
-                .await
-                .map_err(|e| McpError::Initialize(format!("listing tools failed: {e}")))?;
+            let tools = listing::list_tools(service.peer(), config).await?;
             Ok::<_, McpError>((service, tools))
         })
         .await;
@@ -147,25 +152,6 @@ impl McpConnection {
                 return Err(McpError::StartTimeout(limit));
             }
         };
-        let mut tools: Vec<McpToolInfo> = listed
-            .into_iter()
-            .filter(|t| config.offers(&t.name))
-            .take(MAX_TOOLS)
-            .map(|t| McpToolInfo {
-                read_only: t
-                    .annotations
-                    .as_ref()
-                    .and_then(|a| a.read_only_hint)
-                    .unwrap_or(false),
-                title: t.title.clone(),
-                description: t.description.as_deref().unwrap_or_default().to_owned(),
-                input_schema: Value::Object((*t.input_schema).clone()),
-                name: t.name.into_owned(),
-            })
-            .collect();
-        // The runtime offers a server's tools sorted by name.
-        tools.sort_by(|a, b| a.name.cmp(&b.name));
-        tools.dedup_by(|a, b| a.name == b.name);
         let peer = service.peer().clone();
         Ok(McpConnection {
             name: config.name.clone(),
@@ -173,7 +159,9 @@ impl McpConnection {
             peer,
             service: tokio::sync::Mutex::new(Some(service)),
             child: Mutex::new(child),
-            tools,
+            config: config.clone(),
+            listing: RwLock::new(Arc::new(listed)),
+            tools_changed,
             call_timeout,
             closed: CancellationToken::new(),
         })
@@ -189,9 +177,39 @@ impl McpConnection {
         self.transport
     }
 
-    /// The tools offered, sorted by name, filtered by the configuration's `tools`.
-    pub fn tools(&self) -> &[McpToolInfo] {
-        &self.tools
+    /// The last listing: the tools offered (sorted by name, filtered by the configuration's
+    /// `tools`, within the caps, [`crate::MAX_TOOLS`] and the others) and what the caps left out.
+    pub fn listing(&self) -> Arc<ToolListing> {
+        self.listing
+            .read()
+            .map(|l| Arc::clone(&l))
+            .unwrap_or_default()
+    }
+
+    /// Whether the server said its tools changed since they were last listed.
+    pub fn tools_changed(&self) -> bool {
+        self.tools_changed.load(Ordering::SeqCst)
+    }
+
+    /// Lists the tools again (within the call limit) after the server said they changed;
+    /// `Ok(false)` when it had not.
+    pub async fn refresh_tools(&self) -> Result<bool, McpError> {
+        if !self.tools_changed.swap(false, Ordering::SeqCst) {
+            return Ok(false);
+        }
+        if self.is_closed() {
+            return Err(McpError::Closed);
+        }
+        let listed = tokio::time::timeout(
+            self.call_timeout,
+            listing::list_tools(&self.peer, &self.config),
+        )
+        .await
+        .map_err(|_| McpError::CallTimeout(self.call_timeout))??;
+        if let Ok(mut listing) = self.listing.write() {
+            *listing = Arc::new(listed);
+        }
+        Ok(true)
     }
 
     /// The process id of a stdio server.

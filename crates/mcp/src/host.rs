@@ -1,6 +1,11 @@
 //! The MCP servers of one session: started together, each connected or failed with its
-//! reason, stopped together.
+//! reason; one disabled, enabled or all reloaded on a client's word; their tools listed
+//! again when they change; stopped together.
+//!
+//! Every change that alters the tools offered bumps [`McpHost::version`], so the session
+//! rebuilds its tool set before the next model request (and only then).
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use futures_util::future::join_all;
@@ -44,39 +49,49 @@ pub struct HostedServer {
     pub connection: Option<Arc<McpConnection>>,
 }
 
+impl HostedServer {
+    fn of(config: ServerConfig, started: Result<McpConnection, McpError>) -> Self {
+        match started {
+            Ok(connection) => HostedServer {
+                config,
+                state: ServerState::Connected,
+                error: None,
+                connection: Some(Arc::new(connection)),
+            },
+            Err(error) => HostedServer {
+                config,
+                state: ServerState::Failed,
+                error: Some(error),
+                connection: None,
+            },
+        }
+    }
+}
+
 /// The servers of a session.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct McpHost {
     servers: Mutex<Vec<HostedServer>>,
+    options: StartOptions,
+    version: AtomicU64,
+}
+
+/// Starts every server of `servers` at once; each start is bounded by its limit.
+async fn start_all(servers: &[ServerConfig], options: &StartOptions) -> Vec<HostedServer> {
+    let starts = servers.iter().map(|config| async move {
+        HostedServer::of(config.clone(), McpConnection::start(config, options).await)
+    });
+    join_all(starts).await
 }
 
 impl McpHost {
     /// Starts every server at once; each start is bounded by its limit, so a hanging server
     /// delays the session by at most that long and ends as `failed`.
     pub async fn start(servers: &McpServers, options: &StartOptions) -> Self {
-        let starts = servers.servers.iter().map(|config| async move {
-            (config.clone(), McpConnection::start(config, options).await)
-        });
-        let hosted = join_all(starts)
-            .await
-            .into_iter()
-            .map(|(config, started)| match started {
-                Ok(connection) => HostedServer {
-                    config,
-                    state: ServerState::Connected,
-                    error: None,
-                    connection: Some(Arc::new(connection)),
-                },
-                Err(error) => HostedServer {
-                    config,
-                    state: ServerState::Failed,
-                    error: Some(error),
-                    connection: None,
-                },
-            })
-            .collect();
         McpHost {
-            servers: Mutex::new(hosted),
+            servers: Mutex::new(start_all(&servers.servers, options).await),
+            options: options.clone(),
+            version: AtomicU64::new(0),
         }
     }
 
@@ -88,6 +103,132 @@ impl McpHost {
     /// The server called `name`.
     pub fn server(&self, name: &str) -> Option<HostedServer> {
         self.servers().into_iter().find(|s| s.config.name == name)
+    }
+
+    /// Bumped by every change of the tools offered (a server disabled, enabled, reloaded, or
+    /// its tools listed again).
+    pub fn version(&self) -> u64 {
+        self.version.load(Ordering::SeqCst)
+    }
+
+    fn changed(&self) {
+        self.version.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// Stops the server `name` and offers none of its tools; `false` when no server has that
+    /// name or it is already disabled.
+    pub async fn disable(&self, name: &str) -> bool {
+        let connection = {
+            let Ok(mut servers) = self.servers.lock() else {
+                return false;
+            };
+            let Some(server) = servers
+                .iter_mut()
+                .find(|s| s.config.name == name && s.state != ServerState::Disabled)
+            else {
+                return false;
+            };
+            server.state = ServerState::Disabled;
+            server.error = None;
+            server.connection.take()
+        };
+        if let Some(connection) = connection {
+            connection.stop().await;
+        }
+        self.changed();
+        true
+    }
+
+    /// Starts the server `name` again if it is disabled, failed or gone (a live one is left
+    /// as it is); `None` when no server has that name, else where it stands after.
+    pub async fn enable(&self, name: &str) -> Option<HostedServer> {
+        let (config, gone) = {
+            let servers = self.servers.lock().ok()?;
+            let server = servers.iter().find(|s| s.config.name == name)?;
+            let live = server.connection.as_ref().is_some_and(|c| !c.is_closed());
+            if server.state == ServerState::Connected && live {
+                return Some(server.clone());
+            }
+            (server.config.clone(), server.connection.clone())
+        };
+        if let Some(gone) = gone {
+            gone.stop().await;
+        }
+        let started = HostedServer::of(
+            config.clone(),
+            McpConnection::start(&config, &self.options).await,
+        );
+        let mut servers = self.servers.lock().ok()?;
+        let slot = servers.iter_mut().find(|s| s.config.name == name)?;
+        if slot.state == ServerState::Connected
+            && slot.connection.as_ref().is_some_and(|c| !c.is_closed())
+        {
+            // Enabled twice at once: the first start won; this one's process goes.
+            drop(started);
+            return Some(slot.clone());
+        }
+        *slot = started.clone();
+        drop(servers);
+        self.changed();
+        Some(started)
+    }
+
+    /// Stops every server that is not disabled and starts it again (a failed one too): the
+    /// connections are new and the tools listed afresh. Disabled servers stay disabled.
+    pub async fn reload(&self) {
+        let (configs, connections): (Vec<ServerConfig>, Vec<Arc<McpConnection>>) =
+            match self.servers.lock() {
+                Ok(mut servers) => {
+                    let configs = servers
+                        .iter()
+                        .filter(|s| s.state != ServerState::Disabled)
+                        .map(|s| s.config.clone())
+                        .collect();
+                    let connections = servers
+                        .iter_mut()
+                        .filter_map(|s| s.connection.take())
+                        .collect();
+                    (configs, connections)
+                }
+                Err(_) => return,
+            };
+        join_all(connections.iter().map(|c| c.stop())).await;
+        let started = start_all(&configs, &self.options).await;
+        if let Ok(mut servers) = self.servers.lock() {
+            for server in started {
+                if let Some(slot) = servers
+                    .iter_mut()
+                    .find(|s| s.config.name == server.config.name)
+                {
+                    *slot = server;
+                }
+            }
+        }
+        self.changed();
+    }
+
+    /// Lists again the tools of every connected server that said they changed; returns
+    /// those servers' names (a server whose listing failed is left with its old tools and
+    /// named with the error).
+    pub async fn refresh_changed(&self) -> Vec<(String, Result<(), McpError>)> {
+        let changed: Vec<(String, Arc<McpConnection>)> = self
+            .servers()
+            .into_iter()
+            .filter_map(|s| Some((s.config.name, s.connection?)))
+            .filter(|(_, c)| c.tools_changed())
+            .collect();
+        let mut refreshed = Vec::new();
+        for (name, connection) in changed {
+            match connection.refresh_tools().await {
+                Ok(false) => {}
+                Ok(true) => refreshed.push((name, Ok(()))),
+                Err(e) => refreshed.push((name, Err(e))),
+            }
+        }
+        if refreshed.iter().any(|(_, r)| r.is_ok()) {
+            self.changed();
+        }
+        refreshed
     }
 
     /// Stops every connected server (their processes are killed).

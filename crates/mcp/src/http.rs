@@ -3,19 +3,19 @@
 use std::collections::{BTreeMap, HashMap};
 
 use rmcp::ServiceExt;
-use rmcp::model::ClientConfig;
 use rmcp::service::{RoleClient, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 
+use crate::connection::Client;
 use crate::error::McpError;
 
 /// Connects to `url`, sending `headers` with every request, and runs the handshake.
 pub(crate) async fn connect(
     url: &str,
     headers: &BTreeMap<String, String>,
-    client: ClientConfig,
-) -> Result<RunningService<RoleClient, ClientConfig>, McpError> {
+    client: Client,
+) -> Result<RunningService<RoleClient, Client>, McpError> {
     // reqwest is built without a crypto provider of its own; the process's default is ring.
     let _ = rustls::crypto::ring::default_provider().install_default();
     let mut custom = HashMap::with_capacity(headers.len());

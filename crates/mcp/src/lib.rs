@@ -26,14 +26,16 @@ mod connection;
 mod error;
 mod host;
 mod http;
+mod listing;
 mod result;
 mod stdio;
 
 pub use config::{MAX_SERVERS, McpServers, ServerConfig, Transport};
-pub use connection::{
-    DEFAULT_CALL_TIMEOUT, DEFAULT_START_TIMEOUT, MAX_TOOLS, McpConnection, McpToolInfo,
-    StartOptions,
-};
+pub use connection::{DEFAULT_CALL_TIMEOUT, DEFAULT_START_TIMEOUT, McpConnection, StartOptions};
 pub use error::{ConfigError, McpError};
 pub use host::{HostedServer, McpHost, ServerState};
+pub use listing::{
+    MAX_DESCRIPTION_BYTES, MAX_LIST_PAGES, MAX_SCHEMA_BYTES, MAX_SERVER_TOOL_BYTES, MAX_TOOLS,
+    McpToolInfo, ToolListing,
+};
 pub use result::{CallOutcome, MAX_RESULT_BYTES};

@@ -1,6 +1,7 @@
 //! The MCP client against real servers: the rmcp server of `support/server.rs` on stdio (this
 //! binary re-run as the server) and over streamable HTTP on 127.0.0.1, and the reference
-//! `@modelcontextprotocol/server-everything` from npm run with node. Servers that fail to
+//! `@modelcontextprotocol/server-everything` from npm run with node (stdio, and streamable HTTP
+//! held to 127.0.0.1 by `conformance/mcp/loopback.mjs`). Servers that fail to
 //! start, hang or die mid-call end as errors naming what happened, and no server process
 //! outlives its connection or the engine.
 //!
@@ -61,14 +62,15 @@ async fn stdio_lists_calls_and_stops() {
     let c = McpConnection::start(&config("demo", server::stdio_entry()), &options())
         .await
         .expect("the stdio server starts");
-    let names: Vec<&str> = c.tools().iter().map(|t| t.name.as_str()).collect();
+    let listing = c.listing();
+    let names: Vec<&str> = listing.tools.iter().map(|t| t.name.as_str()).collect();
     assert_eq!(
         names,
-        ["crash", "echo", "fail", "hang", "pid"],
+        ["crash", "echo", "fail", "grow", "hang", "pid"],
         "sorted by name"
     );
     assert_eq!(c.transport(), "stdio");
-    let echo = c.tools().iter().find(|t| t.name == "echo").unwrap();
+    let echo = listing.tools.iter().find(|t| t.name == "echo").unwrap();
     assert_eq!(echo.description, "Echoes the text back.");
     assert_eq!(echo.input_schema["required"], json!(["text"]));
     assert_eq!(
@@ -207,8 +209,9 @@ async fn http_lists_and_calls() {
     .await
     .expect("the HTTP server connects");
     assert_eq!(c.transport(), "http");
-    let names: Vec<&str> = c.tools().iter().map(|t| t.name.as_str()).collect();
-    assert_eq!(names, ["echo", "fail", "hang", "pid"]);
+    let listing = c.listing();
+    let names: Vec<&str> = listing.tools.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, ["echo", "fail", "grow", "hang", "pid"]);
     assert_eq!(
         call_text(&c, "echo", json!({"text": "web"})).await.unwrap(),
         "echo: websecond block"
@@ -266,7 +269,8 @@ async fn the_reference_server_everything_over_stdio() {
     let c = McpConnection::start(&config("everything", entry), &options())
         .await
         .expect("server-everything starts");
-    let names: Vec<&str> = c.tools().iter().map(|t| t.name.as_str()).collect();
+    let listing = c.listing();
+    let names: Vec<&str> = listing.tools.iter().map(|t| t.name.as_str()).collect();
     assert!(names.contains(&"echo"), "{names:?}");
     assert_eq!(
         call_text(&c, "echo", json!({"message": "from turnstile"}))
@@ -281,6 +285,74 @@ async fn the_reference_server_everything_over_stdio() {
     let pid = c.pid().unwrap();
     c.stop().await;
     assert!(wait_gone(pid).await);
+}
+
+/// Whether the only listener on `port` is bound to 127.0.0.1 (`/proc/net/tcp{,6}`).
+fn listens_on_loopback_only(port: u16) -> bool {
+    let hex = format!(":{port:04X}");
+    let mut listeners = Vec::new();
+    for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
+        let text = std::fs::read_to_string(table).unwrap_or_default();
+        for line in text.lines().skip(1) {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            if fields.len() > 3 && fields[3] == "0A" && fields[1].ends_with(&hex) {
+                listeners.push(fields[1].to_owned());
+            }
+        }
+    }
+    !listeners.is_empty() && listeners.iter().all(|l| l == &format!("0100007F{hex}"))
+}
+
+async fn the_reference_server_everything_over_http_on_loopback() {
+    use tokio::io::AsyncBufReadExt;
+    let Some(entry) = server_everything() else {
+        println!("SKIP the_reference_server_everything_over_http_on_loopback: not installed");
+        return;
+    };
+    let preload = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../conformance/mcp/loopback.mjs");
+    let mut child = tokio::process::Command::new("node")
+        .arg("--import")
+        .arg(&preload)
+        .arg(&entry)
+        .arg("streamableHttp")
+        .env("PORT", "0")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("node starts");
+    let mut lines = tokio::io::BufReader::new(child.stderr.take().unwrap()).lines();
+    let port = tokio::time::timeout(Duration::from_secs(30), async {
+        while let Ok(Some(line)) = lines.next_line().await {
+            if let Some(port) = line.strip_prefix("loopback port ") {
+                return port.trim().parse::<u16>().ok();
+            }
+        }
+        None
+    })
+    .await
+    .ok()
+    .flatten()
+    .expect("server-everything says its port (a failure guard of 30 s)");
+    assert!(
+        listens_on_loopback_only(port),
+        "listening on 127.0.0.1 only"
+    );
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let c = McpConnection::start(&config("everything", json!({"url": url})), &options())
+        .await
+        .expect("server-everything over streamable HTTP");
+    assert_eq!(c.transport(), "http");
+    assert!(c.listing().tools.iter().any(|t| t.name == "echo"));
+    assert_eq!(
+        call_text(&c, "echo", json!({"message": "over http"}))
+            .await
+            .unwrap(),
+        "Echo: over http"
+    );
+    c.stop().await;
+    let _ = child.kill().await;
 }
 
 /// The child of `the_engine_dying_takes_its_servers_along`: starts a server, prints its pid,
@@ -355,6 +427,7 @@ fn main() {
         http_lists_and_calls,
         http_to_nothing_fails_to_start,
         the_reference_server_everything_over_stdio,
+        the_reference_server_everything_over_http_on_loopback,
         the_engine_dying_takes_its_servers_along,
     ];
     let (mut passed, mut failed) = (0, 0);

@@ -1,6 +1,7 @@
 //! `mcpServers` in `session.create` through the SDK server: the session offers the rmcp test
 //! server's tools (streamable HTTP on 127.0.0.1), calls them, and answers `session.mcp.list`
-//! and `session.mcp.listTools`; a server that cannot start is listed as failed.
+//! and `session.mcp.listTools`; a server that cannot start is listed as failed; a server
+//! disabled, enabled and reloaded over `session.mcp.*`.
 
 mod common;
 #[path = "../../mcp/tests/support/server.rs"]
@@ -41,7 +42,7 @@ async fn session_create_mcp_servers_are_offered_called_and_listed() {
         .await;
     assert_eq!(
         listed["servers"][0],
-        json!({"name": "demo", "status": "connected"})
+        json!({"name": "demo", "status": "connected", "transport": "http"})
     );
     assert_eq!(listed["servers"][1]["name"], "broken");
     assert_eq!(listed["servers"][1]["status"], "failed");
@@ -63,7 +64,7 @@ async fn session_create_mcp_servers_are_offered_called_and_listed() {
         .iter()
         .map(|t| t["name"].as_str().unwrap())
         .collect();
-    assert_eq!(names, ["echo", "fail", "hang", "pid"]);
+    assert_eq!(names, ["echo", "fail", "grow", "hang", "pid"]);
     assert_eq!(tools["tools"][0]["description"], "Echoes the text back.");
     let failed = client
         .err(
@@ -124,6 +125,69 @@ async fn a_bad_mcp_servers_param_names_the_field() {
             .unwrap()
             .contains("mcpServers.files.command"),
         "{error}"
+    );
+    t.stop().await;
+}
+
+#[tokio::test]
+async fn session_mcp_disable_enable_and_reload_answer_as_the_runtime_does() {
+    let url = server::serve_http().await;
+    let model = ScriptedServer::start(Script::new()).await.unwrap();
+    let t = TestServer::start(|_| {}).await;
+    let mut client = Client::connect(t.addr).await;
+    let params = create_params(
+        &model.url(),
+        json!({"mcpServers": {"demo": {"type": "http", "url": url}}}),
+    );
+    let created = client.ok("session.create", params).await;
+    let id = created["sessionId"].as_str().unwrap().to_owned();
+    let status = |listed: &serde_json::Value| listed["servers"][0]["status"].clone();
+    let named = |name: &str| json!({"sessionId": id, "serverName": name});
+
+    let answer = client.ok("session.mcp.disable", named("demo")).await;
+    assert_eq!(answer, json!({}));
+    let listed = client
+        .ok("session.mcp.list", json!({"sessionId": id}))
+        .await;
+    assert_eq!(status(&listed), "disabled");
+    let not_connected = client.err("session.mcp.listTools", named("demo")).await;
+    assert!(
+        not_connected["message"]
+            .as_str()
+            .unwrap()
+            .contains("not connected"),
+        "{not_connected}"
+    );
+    // Each change answers `{}`; the server then stands as the change left it.
+    for (method, params) in [
+        ("session.mcp.enable", named("demo")),
+        ("session.mcp.reload", json!({"sessionId": id})),
+    ] {
+        assert_eq!(client.ok(method, params).await, json!({}), "{method}");
+        let listed = client
+            .ok("session.mcp.list", json!({"sessionId": id}))
+            .await;
+        assert_eq!(status(&listed), "connected", "after {method}");
+    }
+    // A name the session does not have is ignored, as the runtime ignores it.
+    assert_eq!(
+        client.ok("session.mcp.enable", named("nosuch")).await,
+        json!({})
+    );
+    let empty = client.err("session.mcp.disable", named("")).await;
+    assert!(
+        empty["message"].as_str().unwrap().contains("serverName"),
+        "{empty}"
+    );
+    let extra = client
+        .err(
+            "session.mcp.enable",
+            json!({"sessionId": id, "serverName": "demo", "other": 1}),
+        )
+        .await;
+    assert!(
+        extra["message"].as_str().unwrap().contains("other"),
+        "{extra}"
     );
     t.stop().await;
 }

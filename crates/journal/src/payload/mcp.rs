@@ -58,3 +58,13 @@ pub struct McpServersLoaded {
     pub servers: Vec<McpServerSummary>,
 }
 payload!(McpServersLoaded, "session.mcp_servers_loaded");
+
+/// `mcp.tools.list_changed` (ephemeral): a server said its tools changed
+/// (`notifications/tools/list_changed`) and they were listed again.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct McpToolsListChanged {
+    /// The server's config key.
+    pub server_name: String,
+}
+payload!(McpToolsListChanged, "mcp.tools.list_changed");

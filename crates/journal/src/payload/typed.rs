@@ -109,6 +109,7 @@ typed_events!(
     SessionBinaryAsset,
     McpServerStatusChanged,
     McpServersLoaded,
+    McpToolsListChanged,
 );
 
 impl TypedEvent {

@@ -41,6 +41,13 @@ pub(super) struct Actor {
     pub(super) mcp_gone: std::sync::Mutex<std::collections::HashSet<String>>,
     /// Bytes of streamed answers received in this session (`assistant.streaming_delta`).
     pub(super) streamed_bytes: std::sync::atomic::AtomicU64,
+    /// The tools the session was built with; `parts.tools` is this plus the MCP servers'
+    /// tools, rebuilt when they change (`mcp_glue`).
+    pub(super) base_tools: Arc<crate::tools::ToolRegistry>,
+    /// The MCP host's version `parts.tools` was built at (`None`: not built yet).
+    pub(super) mcp_version: Option<u64>,
+    /// What the session already warned about its MCP tools (each is said once).
+    pub(super) mcp_warned: std::collections::HashSet<String>,
 }
 
 impl Actor {
@@ -57,6 +64,7 @@ impl Actor {
         let database = Arc::new(SessionDatabase::new(Some(dir.clone())));
         let shells = Arc::new(Shells::new(Some(dir)));
         shells.add_lost(lost_shells);
+        let base_tools = Arc::clone(&parts.tools);
         Actor {
             id,
             emitter,
@@ -69,6 +77,9 @@ impl Actor {
             checkpoint_at,
             mcp_gone: std::sync::Mutex::default(),
             streamed_bytes: Default::default(),
+            base_tools,
+            mcp_version: None,
+            mcp_warned: std::collections::HashSet::new(),
         }
     }
 
@@ -172,6 +183,9 @@ impl Actor {
                     let mode = self.parts.config.mode;
                     let result = self.compact(&options, &[], mode, &cancel).await;
                     let _ = done.send(result.map_err(|e| e.to_string()));
+                }
+                Command::Mcp { change, done } => {
+                    let _ = done.send(self.change_mcp(change).await.map_err(|e| e.to_string()));
                 }
                 Command::Shutdown { done } => {
                     shutdown_reply = Some(done);

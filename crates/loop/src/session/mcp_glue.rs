@@ -1,54 +1,80 @@
-//! What a session says about its MCP servers: each server's status and the summary at the
-//! start (ephemeral, as the runtime announces them), a `session.warning` for a server that
-//! failed to start (so the journal says why its tools are missing) and for one that went away
-//! during a call, once per server.
+//! What a session does with its MCP servers: announces each server's status and the summary
+//! at the start (ephemeral, as the runtime announces them); keeps the tools it offers in step
+//! with the servers (rebuilt before a model request when a server's tools changed, or a client
+//! enabled, disabled or reloaded servers; `session.tools_updated` says so); warns in the
+//! journal about a server that failed to start, about what the caps or the naming left out,
+//! and about one that went away during a call, each once.
+
+use std::sync::Arc;
 
 use turnstile_journal::payload::{
-    McpServerStatusChanged, McpServerSummary, McpServersLoaded, SessionWarning,
+    McpServerStatusChanged, McpServerSummary, McpServersLoaded, McpToolsListChanged,
+    SessionToolsUpdated, SessionWarning,
 };
-use turnstile_mcp::ServerState;
+use turnstile_mcp::{HostedServer, McpHost, ServerState};
 
-use super::LoopError;
 use super::actor::Actor;
+use super::{LoopError, McpChange};
 use crate::tools::ToolFailure;
-use crate::tools::mcp::SERVER_GONE_CODE;
+use crate::tools::mcp::{SERVER_GONE_CODE, with_mcp_tools};
 
 /// `warningType` of the session's MCP warnings.
 const WARNING_TYPE: &str = "mcp";
 
 impl Actor {
-    /// Announces the servers' status (nothing without servers).
-    pub(super) fn announce_mcp(&self) -> Result<(), LoopError> {
-        let Some(host) = &self.parts.config.mcp else {
+    fn host(&self) -> Option<Arc<McpHost>> {
+        self.parts.config.mcp.clone()
+    }
+
+    fn warn_mcp(&self, message: String) -> Result<(), LoopError> {
+        self.emitter.emit(&SessionWarning {
+            warning_type: WARNING_TYPE.into(),
+            message,
+            ..Default::default()
+        })?;
+        Ok(())
+    }
+
+    /// One server's status; a failed one also gets a warning in the journal.
+    fn announce_server(&self, server: &HostedServer) -> Result<(), LoopError> {
+        let error = server.error.as_ref().map(ToString::to_string);
+        self.emitter.emit(&McpServerStatusChanged {
+            server_name: server.config.name.clone(),
+            status: server.state.as_str().into(),
+            error: error.clone(),
+        })?;
+        if server.state == ServerState::Failed {
+            self.warn_mcp(format!(
+                "MCP server '{}' is not available: {}; its tools are not offered",
+                server.config.name,
+                error.as_deref().unwrap_or("it failed to start")
+            ))?;
+        }
+        Ok(())
+    }
+
+    /// Announces the servers' status (nothing without servers) and builds the tools offered.
+    pub(super) fn announce_mcp(&mut self) -> Result<(), LoopError> {
+        let Some(host) = self.host() else {
             return Ok(());
         };
+        self.announce_servers(&host)?;
+        self.rebuild_tools(&host)
+    }
+
+    /// Every server's status, then the summary (`session.mcp_servers_loaded`).
+    fn announce_servers(&self, host: &McpHost) -> Result<(), LoopError> {
         let servers = host.servers();
         if servers.is_empty() {
             return Ok(());
         }
         let mut summaries = Vec::with_capacity(servers.len());
         for server in &servers {
-            let error = server.error.as_ref().map(ToString::to_string);
-            self.emitter.emit(&McpServerStatusChanged {
-                server_name: server.config.name.clone(),
-                status: server.state.as_str().into(),
-                error: error.clone(),
-            })?;
-            if server.state == ServerState::Failed {
-                self.emitter.emit(&SessionWarning {
-                    warning_type: WARNING_TYPE.into(),
-                    message: format!(
-                        "MCP server '{}' is not available: {}; its tools are not offered",
-                        server.config.name,
-                        error.as_deref().unwrap_or("it failed to start")
-                    ),
-                    ..Default::default()
-                })?;
-            }
+            self.announce_server(server)?;
             summaries.push(McpServerSummary {
                 name: server.config.name.clone(),
                 status: server.state.as_str().into(),
-                error,
+                error: server.error.as_ref().map(ToString::to_string),
                 transport: Some(server.config.transport.kind().into()),
                 ..Default::default()
             });
@@ -56,6 +82,110 @@ impl Actor {
         self.emitter
             .emit(&McpServersLoaded { servers: summaries })?;
         Ok(())
+    }
+
+    /// `parts.tools` from the base tools and the servers' tools as they are now, with a
+    /// warning for each new thing to say about them.
+    fn rebuild_tools(&mut self, host: &McpHost) -> Result<(), LoopError> {
+        // Read before building: a change while building bumps it again and is not missed.
+        let version = host.version();
+        let (tools, warnings) = with_mcp_tools(&self.base_tools, host);
+        self.parts.tools = Arc::new(tools);
+        self.mcp_version = Some(version);
+        for warning in warnings {
+            if self.mcp_warned.insert(warning.clone()) {
+                self.warn_mcp(warning)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Before a model request: lists again the tools of the servers that said they changed
+    /// and rebuilds the tools offered if anything changed since they were built.
+    pub(super) async fn refresh_mcp_tools(&mut self) -> Result<(), LoopError> {
+        let Some(host) = self.host() else {
+            return Ok(());
+        };
+        for (server, refreshed) in host.refresh_changed().await {
+            match refreshed {
+                Ok(()) => {
+                    self.emitter.emit(&McpToolsListChanged {
+                        server_name: server.clone(),
+                    })?;
+                    self.emitter.emit(&McpServerStatusChanged {
+                        server_name: server,
+                        status: ServerState::Connected.as_str().into(),
+                        error: None,
+                    })?;
+                }
+                Err(e) => self.warn_mcp(format!(
+                    "MCP server '{server}' said its tools changed, but listing them again failed ({e}); its earlier tools are still offered"
+                ))?,
+            }
+        }
+        if self.mcp_version == Some(host.version()) {
+            return Ok(());
+        }
+        self.rebuild_tools(&host)?;
+        self.emitter.emit(&SessionToolsUpdated {
+            model: self.parts.config.model.clone(),
+        })?;
+        Ok(())
+    }
+
+    /// A client's enable, disable or reload; the tools offered follow at the next request.
+    pub(super) async fn change_mcp(&mut self, change: McpChange) -> Result<bool, LoopError> {
+        let Some(host) = self.host() else {
+            return Ok(false);
+        };
+        match change {
+            McpChange::Disable(name) => {
+                if !host.disable(&name).await {
+                    return Ok(false);
+                }
+                self.emitter.emit(&McpServerStatusChanged {
+                    server_name: name,
+                    status: ServerState::Disabled.as_str().into(),
+                    error: None,
+                })?;
+            }
+            McpChange::Enable(name) => {
+                let Some(before) = host.server(&name) else {
+                    return Ok(false);
+                };
+                let live = before.connection.as_ref().is_some_and(|c| !c.is_closed());
+                if before.state == ServerState::Connected && live {
+                    return Ok(false);
+                }
+                self.emitter.emit(&McpServerStatusChanged {
+                    server_name: name.clone(),
+                    status: "pending".into(),
+                    error: None,
+                })?;
+                if let Some(server) = host.enable(&name).await {
+                    self.forget_gone(Some(&name));
+                    self.announce_server(&server)?;
+                }
+            }
+            McpChange::Reload => {
+                host.reload().await;
+                self.forget_gone(None);
+                self.announce_servers(&host)?;
+            }
+        }
+        Ok(true)
+    }
+
+    /// A server started again may be warned about again when it goes away (`None`: all).
+    fn forget_gone(&self, server: Option<&str>) {
+        if let Ok(mut gone) = self.mcp_gone.lock() {
+            match server {
+                Some(name) => {
+                    gone.remove(name);
+                }
+                None => gone.clear(),
+            }
+        }
     }
 
     /// Records a warning the first time a call finds its server gone.
@@ -73,14 +203,10 @@ impl Actor {
             .map(|mut gone| gone.insert(server.to_owned()))
             .unwrap_or(false);
         if first {
-            self.emitter.emit(&SessionWarning {
-                warning_type: WARNING_TYPE.into(),
-                message: format!(
-                    "MCP server '{server}' stopped answering ({}); calls of its tools fail until the session is restarted",
-                    failure.message
-                ),
-                ..Default::default()
-            })?;
+            self.warn_mcp(format!(
+                "MCP server '{server}' stopped answering ({}); calls of its tools fail until it is enabled again or the servers are reloaded",
+                failure.message
+            ))?;
         }
         Ok(())
     }

@@ -91,8 +91,9 @@ pub struct SessionConfig {
     /// A remote store every journal line also goes to, fenced and acknowledged before the
     /// line counts as durable (`turnstile_journal::sink`); `None` for the file store alone.
     pub journal_sink: Option<Arc<dyn turnstile_journal::JournalSink>>,
-    /// The session's MCP servers, started before it (`tools::mcp::register` put their tools
-    /// in the registry); their status is announced at the start and they stop with it.
+    /// The session's MCP servers, started before it; the session offers their tools after
+    /// `SessionParts::tools` (and follows their changes), announces their status at the
+    /// start and stops them with it.
     pub mcp: Option<Arc<turnstile_mcp::McpHost>>,
 }
 
@@ -224,9 +225,24 @@ enum Command {
         options: CompactOptions,
         done: oneshot::Sender<Result<CompactionReport, String>>,
     },
+    Mcp {
+        change: McpChange,
+        done: oneshot::Sender<Result<bool, String>>,
+    },
     Shutdown {
         done: oneshot::Sender<Result<(), String>>,
     },
+}
+
+/// A client's change to a session's MCP servers (`session.mcp.enable|disable|reload`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum McpChange {
+    /// Start the server again if it is disabled or failed.
+    Enable(String),
+    /// Stop the server and offer none of its tools.
+    Disable(String),
+    /// Restart every server that is not disabled.
+    Reload,
 }
 
 struct Shared {
@@ -602,6 +618,14 @@ impl SessionHandle {
         let (done, rx) = oneshot::channel();
         self.command(Command::SkipCustomInstructions { skip, done }, rx)
             .await
+    }
+
+    /// Enables, disables or reloads the session's MCP servers after the messages sent before
+    /// it; the next model request offers the tools as they are then. `Ok(false)` when the
+    /// change named no server of the session (or nothing changed), as the runtime ignores it.
+    pub async fn change_mcp(&self, change: McpChange) -> Result<bool, LoopError> {
+        let (done, rx) = oneshot::channel();
+        self.command(Command::Mcp { change, done }, rx).await
     }
 
     /// Records a client log entry (`session.info`/`session.warning`/`session.error`) after

@@ -36,6 +36,8 @@ impl Actor {
         msg: &mut Message<'_>,
     ) -> Result<TurnEnd, LoopError> {
         let turn_id = turn.to_string();
+        // The request offers the MCP tools as they are now (a server's list may have changed).
+        self.refresh_mcp_tools().await?;
         let mut request = self
             .request_in_window(msg.mode, &msg.headers, msg.cancel)
             .await?;

@@ -1,7 +1,8 @@
-//! Tools from MCP servers, offered as the runtime offers them: named `server-tool`, after the
-//! built-ins, each server's tools sorted by name, the server's description and schema as
-//! given. A call asks permission of kind `mcp`; a server that failed, hangs or died is a
-//! tool failure naming the server (`MCP server 'name': ...`), never a stuck call.
+//! Tools from MCP servers, offered as the runtime offers them: named `server-tool` (cut to
+//! the model APIs' 64 characters), after the built-ins, each server's tools sorted by name,
+//! the server's description and schema as given (within `turnstile_mcp`'s caps). A call asks
+//! permission of kind `mcp`; a server that failed, hangs or died is a tool failure naming the
+//! server (`MCP server 'name': ...`), never a stuck call.
 
 use std::sync::Arc;
 
@@ -20,8 +21,12 @@ pub const SERVER_GONE_CODE: &str = "mcp_server_gone";
 /// The permission kind of an MCP call.
 pub const MCP_KIND: &str = "mcp";
 
+/// The longest function name the model APIs accept; the runtime cuts longer names here.
+pub const MAX_TOOL_NAME: usize = 64;
+
 /// The name the model calls a server's tool by (the runtime's `server-tool`), with what the
-/// model APIs refuse in a function name replaced by `_`.
+/// model APIs refuse in a function name replaced by `_`, cut to [`MAX_TOOL_NAME`] characters
+/// as the runtime cuts it.
 pub fn tool_name(server: &str, tool: &str) -> String {
     format!("{server}-{tool}")
         .chars()
@@ -32,6 +37,7 @@ pub fn tool_name(server: &str, tool: &str) -> String {
                 '_'
             }
         })
+        .take(MAX_TOOL_NAME)
         .collect()
 }
 
@@ -64,20 +70,49 @@ impl McpTool {
     }
 }
 
-/// Adds the tools of every connected server of `host` to `registry`, after what is there
-/// (the built-ins). A name already taken keeps its first tool.
-pub fn register(host: &McpHost, registry: &mut ToolRegistry) {
+/// `base` (the built-ins) with the tools of every connected server of `host` after it, and
+/// a warning for each thing the session should say about them: what a server's listing
+/// left out (`turnstile_mcp::ToolListing::notes`), a name cut to [`MAX_TOOL_NAME`], and two
+/// tools under one name. Of two MCP tools with one name the later server's is offered (the
+/// runtime offers both and calls the later one); a name taken by `base` keeps its tool.
+pub fn with_mcp_tools(base: &ToolRegistry, host: &McpHost) -> (ToolRegistry, Vec<String>) {
+    let mut registry = base.clone();
+    let mut warnings = Vec::new();
+    let mut offered: Vec<(String, String)> = Vec::new();
     for server in host.servers() {
         let Some(connection) = server.connection else {
             continue;
         };
-        for info in connection.tools() {
+        let listing = connection.listing();
+        warnings.extend(listing.notes.iter().cloned());
+        for info in &listing.tools {
             let tool = McpTool::new(Arc::clone(&connection), info.clone());
-            if registry.get(tool.name()).is_none() {
-                registry.register(Box::new(tool));
+            let full = format!("{}-{}", tool.server, info.name);
+            if full.chars().count() > MAX_TOOL_NAME {
+                warnings.push(format!(
+                    "MCP server '{}': the tool name {full:?} is longer than {MAX_TOOL_NAME} characters; it is offered as {:?}",
+                    tool.server, tool.name
+                ));
             }
+            let origin = format!("tool '{}' of MCP server '{}'", info.name, tool.server);
+            if let Some((_, earlier)) = offered.iter().find(|(name, _)| *name == tool.name) {
+                warnings.push(format!(
+                    "{earlier} and {origin} are both named {:?}; the model is offered the second",
+                    tool.name
+                ));
+            } else if registry.get(&tool.name).is_some() {
+                warnings.push(format!(
+                    "MCP tool {full:?} is not offered: the name {:?} is taken by another tool",
+                    tool.name
+                ));
+                continue;
+            }
+            offered.retain(|(name, _)| *name != tool.name);
+            offered.push((tool.name.clone(), origin));
+            registry.register_shared(Arc::new(tool));
         }
     }
+    (registry, warnings)
 }
 
 impl Tool for McpTool {
@@ -181,5 +216,15 @@ mod tests {
         assert_eq!(tool_name("demo", "echo"), "demo-echo");
         assert_eq!(tool_name("my.server", "get file"), "my_server-get_file");
         assert_eq!(tool_name("a/b", "ü"), "a_b-_");
+    }
+
+    #[test]
+    fn names_are_cut_to_64_characters_as_the_runtime_cuts_them() {
+        let long = "x".repeat(70);
+        let name = tool_name("changing", &long);
+        assert_eq!(name.len(), 64);
+        assert_eq!(name, format!("changing-{}", "x".repeat(55)));
+        // Replaced characters count as one each.
+        assert_eq!(tool_name("s", &"ü".repeat(80)).chars().count(), 64);
     }
 }

@@ -1,5 +1,7 @@
 //! The set of tools a session offers the model, in the order they are offered.
 
+use std::sync::Arc;
+
 use serde_json::Value;
 
 use super::{
@@ -8,10 +10,11 @@ use super::{
 };
 
 /// The tools of a session, looked up by name; keeps registration order so the
-/// `tools` array and the unknown-tool message are stable.
-#[derive(Default)]
+/// `tools` array and the unknown-tool message are stable. Cloning shares the tools (a
+/// session's set is rebuilt, not edited, when its MCP servers' tools change).
+#[derive(Default, Clone)]
 pub struct ToolRegistry {
-    tools: Vec<Box<dyn Tool>>,
+    tools: Vec<Arc<dyn Tool>>,
 }
 
 impl ToolRegistry {
@@ -44,6 +47,11 @@ impl ToolRegistry {
     /// Adds a tool; one with the same name is replaced in place (so an SDK
     /// client can override a built-in without reordering the list).
     pub fn register(&mut self, tool: Box<dyn Tool>) {
+        self.register_shared(Arc::from(tool));
+    }
+
+    /// [`ToolRegistry::register`] for a tool already shared.
+    pub fn register_shared(&mut self, tool: Arc<dyn Tool>) {
         match self.tools.iter_mut().find(|t| t.name() == tool.name()) {
             Some(slot) => *slot = tool,
             None => self.tools.push(tool),
@@ -51,7 +59,7 @@ impl ToolRegistry {
     }
 
     /// Removes the tool called `name`, if any.
-    pub fn unregister(&mut self, name: &str) -> Option<Box<dyn Tool>> {
+    pub fn unregister(&mut self, name: &str) -> Option<Arc<dyn Tool>> {
         let index = self.tools.iter().position(|t| t.name() == name)?;
         Some(self.tools.remove(index))
     }

@@ -126,11 +126,13 @@ pub(crate) async fn create(ctx: &Ctx<'_>, params: OpenParams) -> Result<Value, R
             format!("session {id} already exists and is open"),
         ));
     }
-    let mcp = start_mcp(ctx, &params).await?;
-    let (mut parts, bridge, info) = build(ctx, id, &params, mcp.as_ref())?;
+    let servers = mcp_servers(ctx, &params)?;
+    let (mut parts, bridge, info) = build(ctx, id, &params)?;
     let root = ctx.server.config().state_root.clone();
     let remote = attach_remote(ctx, id, AttachMode::Create).await?;
     parts.config.journal_sink = remote.as_ref().and_then(|r| r.sink());
+    // Under the store's lease: a create that loses the session id starts no server.
+    parts.config.mcp = start_mcp(&servers, &parts.config.cwd).await;
     let (handle, events) = match SessionHandle::create_subscribed(&root, Some(id), parts) {
         Ok(opened) => opened,
         Err(e) => {
@@ -202,7 +204,12 @@ pub(crate) async fn resume(ctx: &Ctx<'_>, params: OpenParams) -> Result<Value, R
             ),
         ));
     }
-    let mcp = start_mcp(ctx, &params).await?;
+    let servers = mcp_servers(ctx, &params)?;
+    let cwd = working_dir(
+        &ctx.server.config().default_cwd,
+        params.working_directory.as_deref(),
+    )?;
+    let mcp = start_mcp(&servers, &cwd).await;
     let resumed = match resume_or_take_over(ctx, id, &params, remote.as_ref(), mcp.as_ref()).await {
         Ok(resumed) => resumed,
         Err(e) => {
@@ -319,8 +326,9 @@ fn resume_from_disk(
     sink: Option<Arc<dyn turnstile_journal::JournalSink>>,
     mcp: Option<&Arc<McpHost>>,
 ) -> Result<Result<Resumed, LoopError>, RpcError> {
-    let (mut parts, bridge, info) = build(ctx, id, params, mcp)?;
+    let (mut parts, bridge, info) = build(ctx, id, params)?;
     parts.config.journal_sink = sink;
+    parts.config.mcp = mcp.cloned();
     let root = &ctx.server.config().state_root;
     let options = turnstile_loop::ResumeOptions {
         continue_pending_work: params.continue_pending_work == Some(true),
@@ -409,24 +417,27 @@ async fn register(
     Ok(session)
 }
 
-/// Starts the session's MCP servers: the server's configured ones with the params'
-/// `mcpServers` on top (`None` when there are none). A server that fails to start does not
-/// fail the call: the session announces it and offers the others' tools.
-async fn start_mcp(ctx: &Ctx<'_>, params: &OpenParams) -> Result<Option<Arc<McpHost>>, RpcError> {
-    let config = ctx.server.config();
-    let mut servers = config.mcp_servers.clone();
+/// The session's MCP servers: the server's configured ones with the params' `mcpServers` on
+/// top.
+fn mcp_servers(ctx: &Ctx<'_>, params: &OpenParams) -> Result<McpServers, RpcError> {
+    let mut servers = ctx.server.config().mcp_servers.clone();
     if let Some(value) = &params.mcp_servers {
         let asked = McpServers::from_value(value, "params")
             .map_err(|e| RpcError::invalid_params(format!("invalid params: {e}")))?;
         servers = servers.overlay(asked);
     }
+    Ok(servers)
+}
+
+/// Starts the session's MCP servers (`None` when there are none). A server that fails to
+/// start does not fail the call: the session announces it and offers the others' tools.
+async fn start_mcp(servers: &McpServers, cwd: &Path) -> Option<Arc<McpHost>> {
     if servers.is_empty() {
-        return Ok(None);
+        return None;
     }
-    let cwd = working_dir(&config.default_cwd, params.working_directory.as_deref())?;
-    Ok(Some(Arc::new(
-        McpHost::start(&servers, &StartOptions::new(cwd)).await,
-    )))
+    Some(Arc::new(
+        McpHost::start(servers, &StartOptions::new(cwd)).await,
+    ))
 }
 
 /// Builds the loop's parts, the bridge and the tracked info from the params.
@@ -434,7 +445,6 @@ fn build(
     ctx: &Ctx<'_>,
     id: Uuid,
     params: &OpenParams,
-    mcp: Option<&Arc<McpHost>>,
 ) -> Result<(SessionParts, Arc<ClientBridge>, SessionInfo), RpcError> {
     let config = ctx.server.config();
     let cwd = working_dir(&config.default_cwd, params.working_directory.as_deref())?;
@@ -458,10 +468,8 @@ fn build(
             registry.unregister(&name);
         }
     }
-    // MCP tools come after the built-ins, as the runtime offers them.
-    if let Some(host) = mcp {
-        turnstile_loop::tools::mcp::register(host, &mut registry);
-    }
+    // The session adds the MCP tools after the built-ins (and keeps them in step with the
+    // servers).
     let client_tools = client_tools(&registry, params.tools.as_deref().unwrap_or_default())?;
     let capabilities = ClientCapabilities {
         tools: client_tools,
@@ -480,7 +488,6 @@ fn build(
     session_config.max_autopilot_continues = config.max_autopilot_continues;
     session_config.permissions = config.permissions.clone();
     session_config.allow_outside_cwd = config.allow_outside_cwd;
-    session_config.mcp = mcp.cloned();
     // The SDKs stream deltas only when asked to.
     session_config.streaming = params.streaming.unwrap_or(false);
     // The loop builds the prompt from the client's systemMessage (append, replace, customize

@@ -1,8 +1,10 @@
-//! `session.mcp.list` and `session.mcp.listTools`: a session's MCP servers, their status and
-//! tools, in the schema's shapes (`McpServerList`, `McpListToolsResult`).
+//! `session.mcp.*`: a session's MCP servers, their status and tools, in the schema's shapes
+//! (`McpServerList`, `McpListToolsResult`); one server disabled or enabled, all reloaded, as
+//! the Copilot CLI does it (a name the session does not have is ignored).
 
 use serde::Deserialize;
 use serde_json::{Value, json};
+use turnstile_loop::McpChange;
 
 use super::lifecycle::SessionIdParams;
 use super::{Ctx, open_session};
@@ -18,7 +20,12 @@ pub(crate) fn list(ctx: &Ctx<'_>, params: SessionIdParams) -> Result<Value, RpcE
         .unwrap_or_default()
         .into_iter()
         .map(|s| {
-            let mut entry = json!({"name": s.config.name, "status": s.state.as_str()});
+            // `transport` as the runtime answers (the schema's `McpServer` does not name it).
+            let mut entry = json!({
+                "name": s.config.name,
+                "status": s.state.as_str(),
+                "transport": s.config.transport.kind(),
+            });
             if let Some(error) = &s.error {
                 entry["error"] = json!(error.to_string());
             }
@@ -58,7 +65,8 @@ pub(crate) fn list_tools(ctx: &Ctx<'_>, params: ListToolsParams) -> Result<Value
         ));
     };
     let tools: Vec<Value> = connection
-        .tools()
+        .listing()
+        .tools
         .iter()
         .map(|t| {
             let mut tool = json!({"name": t.name});
@@ -69,4 +77,56 @@ pub(crate) fn list_tools(ctx: &Ctx<'_>, params: ListToolsParams) -> Result<Value
         })
         .collect();
     Ok(json!({ "tools": tools }))
+}
+
+/// `session.mcp.enable` / `disable` params.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub(crate) struct ServerNameParams {
+    session_id: String,
+    server_name: String,
+}
+
+/// `session.mcp.enable`: starts a disabled (or failed) server again; its tools are offered
+/// from the next model request on.
+pub(crate) async fn enable(ctx: &Ctx<'_>, params: ServerNameParams) -> Result<Value, RpcError> {
+    change(
+        ctx,
+        &params.session_id,
+        McpChange::Enable(params.server_name),
+    )
+    .await
+}
+
+/// `session.mcp.disable`: stops a server; its tools are no longer offered.
+pub(crate) async fn disable(ctx: &Ctx<'_>, params: ServerNameParams) -> Result<Value, RpcError> {
+    change(
+        ctx,
+        &params.session_id,
+        McpChange::Disable(params.server_name),
+    )
+    .await
+}
+
+/// `session.mcp.reload`: restarts every server that is not disabled.
+pub(crate) async fn reload(ctx: &Ctx<'_>, params: SessionIdParams) -> Result<Value, RpcError> {
+    change(ctx, params.id(), McpChange::Reload).await
+}
+
+async fn change(ctx: &Ctx<'_>, id: &str, change: McpChange) -> Result<Value, RpcError> {
+    if let McpChange::Enable(name) | McpChange::Disable(name) = &change
+        && name.is_empty()
+    {
+        return Err(RpcError::invalid_params(
+            "invalid params: serverName: must not be empty",
+        ));
+    }
+    let session = open_session(ctx, id)?;
+    session
+        .handle()
+        .change_mcp(change)
+        .await
+        .map_err(|e| RpcError::new(codes::SESSION_FAILED, e.to_string()))?;
+    // The runtime answers `{}` (the schema says `null`; the clients take either).
+    Ok(json!({}))
 }

@@ -36,7 +36,7 @@ pub(crate) const REASONS: &[(&str, &str)] = &[
     ),
     (
         "session.mcp.",
-        "only list and listTools are served; a session's servers are its create/resume mcpServers and the configuration files'",
+        "only list, listTools, enable, disable and reload are served; a session's servers are its create/resume mcpServers and the configuration files'",
     ),
     (
         "mcp.",
