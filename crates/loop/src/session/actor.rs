@@ -14,6 +14,7 @@ use super::emitter::Emitter;
 use super::pending::PendingWork;
 use super::{Command, LoopError, Outcome, SessionParts, Shared, lock, shutdown_payload};
 use crate::autopilot::AgentMode;
+use crate::permissions::UrlRules;
 use crate::tools::processes::ProcessTable;
 use crate::tools::shells::{LostShell, Shells};
 use crate::tools::sql::SessionDatabase;
@@ -35,6 +36,9 @@ pub(super) struct Actor {
     pub(super) calibration: crate::prompt::tokens::Calibration,
     /// The session's database (`sql`), opened on first use and closed with the session.
     pub(super) database: Arc<SessionDatabase>,
+    /// The host rules of `--allow-url`/`--deny-url`, which `web_fetch` applies to every hop;
+    /// the policy is fixed for the session, so they are built once.
+    pub(super) urls: Arc<UrlRules>,
     /// Work a resume continues before taking any command.
     pending: Option<PendingWork>,
     checkpoint_at: u64,
@@ -57,6 +61,7 @@ impl Actor {
         let database = Arc::new(SessionDatabase::new(Some(dir.clone())));
         let shells = Arc::new(Shells::new(Some(dir)));
         shells.add_lost(lost_shells);
+        let urls = Arc::new(parts.config.permissions.url_rules());
         Actor {
             id,
             emitter,
@@ -66,6 +71,7 @@ impl Actor {
             shells,
             calibration: Default::default(),
             database,
+            urls,
             pending,
             checkpoint_at,
             mcp_gone: std::sync::Mutex::default(),

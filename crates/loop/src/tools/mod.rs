@@ -14,6 +14,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 mod args;
+pub mod asks;
 pub mod bash;
 pub mod create;
 mod diff;
@@ -140,6 +141,9 @@ pub struct ToolContext {
     pub database: std::sync::Arc<sql::SessionDatabase>,
     /// The host rules `web_fetch` applies to every hop (`--allow-url`, `--deny-url`).
     pub urls: std::sync::Arc<web_fetch::hosts::UrlRules>,
+    /// Where the call asks for permissions it finds it needs while running (`None`: outside
+    /// a session, nobody can be asked; see [`ToolContext::permit`]).
+    pub asks: Option<asks::AskSender>,
 }
 
 impl ToolContext {
@@ -156,6 +160,7 @@ impl ToolContext {
             shells: std::sync::Arc::default(),
             database: std::sync::Arc::default(),
             urls: std::sync::Arc::default(),
+            asks: None,
         }
     }
 }
