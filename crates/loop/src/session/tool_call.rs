@@ -13,8 +13,8 @@ use tokio_util::sync::CancellationToken;
 use turnstile_journal::Uuid;
 use turnstile_journal::payload::{
     ExternalToolCompleted, ExternalToolRequested, PermissionCompleted, PermissionRequested,
-    SessionTaskComplete, ToolError, ToolExecutionComplete, ToolExecutionPartialResult,
-    ToolExecutionStart, ToolResult,
+    SessionTaskComplete, SessionTodosChanged, ToolError, ToolExecutionComplete,
+    ToolExecutionPartialResult, ToolExecutionStart, ToolResult,
 };
 use turnstile_replay::resume_plan::{INTERRUPTED_CODE, INTERRUPTED_MESSAGE};
 
@@ -28,6 +28,7 @@ use crate::permissions::{
     Decision, LiveDecision, PermissionPolicy, Unasked, prompt_request, with_tool_call_id,
 };
 use crate::tools::asks::FurtherAsk;
+use crate::tools::events::ToolEvent;
 use crate::tools::{
     PermissionAsk, PermissionKind, Tool, ToolContext, ToolFailure, ToolOutput, ToolSpec,
 };
@@ -383,6 +384,8 @@ impl Actor {
         ctx.partial = Some(partial_tx);
         let (asks_tx, mut asks_rx) = mpsc::unbounded_channel::<FurtherAsk>();
         ctx.asks = Some(asks_tx);
+        let (events_tx, mut events_rx) = mpsc::unbounded_channel();
+        ctx.events = Some(events_tx);
         let mut result = {
             let run = tool.run(args.clone(), &ctx);
             tokio::pin!(run);
@@ -398,10 +401,15 @@ impl Actor {
                         let answer = denial.map_or(Ok(()), Err);
                         let _ = further.reply.send(answer);
                     }
+                    Some(event) = events_rx.recv() => self.tool_event(event)?,
                     r = &mut run => break r,
                 }
             }
         };
+        // What the call sent just before it ended still precedes its completion.
+        while let Ok(event) = events_rx.try_recv() {
+            self.tool_event(event)?;
+        }
         if msg.cancel.is_cancelled() {
             return Ok(Finished::interrupted());
         }
@@ -429,6 +437,14 @@ impl Actor {
             interrupted: false,
             task_summary,
         })
+    }
+
+    /// Records an event a running tool caused.
+    fn tool_event(&self, event: ToolEvent) -> Result<(), LoopError> {
+        match event {
+            ToolEvent::TodosChanged => self.emitter.emit(&SessionTodosChanged {})?,
+        };
+        Ok(())
     }
 
     /// Decides a call that asks permission. What the client's live rules decide (approve-all,

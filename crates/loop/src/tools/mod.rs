@@ -19,6 +19,7 @@ pub mod bash;
 pub mod create;
 mod diff;
 pub mod edit;
+pub mod events;
 pub mod glob;
 pub mod grep;
 pub mod list_bash;
@@ -144,6 +145,8 @@ pub struct ToolContext {
     /// Where the call asks for permissions it finds it needs while running (`None`: outside
     /// a session, nobody can be asked; see [`ToolContext::permit`]).
     pub asks: Option<asks::AskSender>,
+    /// Where the call sends the session events it causes (`None`: outside a session).
+    pub events: Option<events::EventSender>,
 }
 
 impl ToolContext {
@@ -161,6 +164,7 @@ impl ToolContext {
             database: std::sync::Arc::default(),
             urls: std::sync::Arc::default(),
             asks: None,
+            events: None,
         }
     }
 }
