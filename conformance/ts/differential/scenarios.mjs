@@ -25,6 +25,8 @@ const lookupCapital = (handler) => ({
 
 /** The port of the web-fetch scenario's server, chosen by its first run. */
 let webFetchPort = 0;
+/** The ports of the web-fetch-redirect scenario's two servers, chosen by its first run. */
+const webFetchRedirectPorts = { a: 0, b: 0 };
 
 /** The HTML page the web-fetch scenario serves. */
 const PAGE =
@@ -531,6 +533,73 @@ export const SCENARIOS = {
       const answer = await session.sendAndWait("Fetch the pages", GUARD);
       run.observe("answer", answer?.data?.content ?? null);
       run.observe("tool result texts", toolResultTexts(run.events.main));
+      await session.disconnect();
+    } finally {
+      delete process.env.COPILOT_WEB_FETCH_ALLOW_LOCALHOST;
+    }
+  },
+
+  // web_fetch redirects: each hop is a url permission request of its own (`redirectedFrom`),
+  // decided like the first URL. The handler approves everything but a hop to server B (on
+  // 127.0.0.2, another loopback host), which must then never be reached; turnstile's rule
+  // names 127.0.0.1 only, so its hop to B is asked of the handler too.
+  async "web-fetch-redirect"(run) {
+    let secretHits = 0;
+    const secret = createServer((req, res) => {
+      secretHits += 1;
+      res.writeHead(200, { "Content-Type": "text/plain" });
+      res.end("secret");
+    });
+    await new Promise((resolve) => secret.listen(webFetchRedirectPorts.b, "127.0.0.2", resolve));
+    webFetchRedirectPorts.b = secret.address().port;
+    const target = `http://127.0.0.2:${webFetchRedirectPorts.b}/secret`;
+    const open = createServer((req, res) => {
+      if (req.url === "/go") {
+        res.writeHead(302, { Location: target, "Content-Type": "text/plain" });
+        res.end();
+      } else if (req.url === "/same") {
+        res.writeHead(302, { Location: "/page", "Content-Type": "text/plain" });
+        res.end();
+      } else {
+        res.writeHead(200, { "Content-Type": "text/plain" });
+        res.end("page");
+      }
+    });
+    await new Promise((resolve) => open.listen(webFetchRedirectPorts.a, "127.0.0.1", resolve));
+    webFetchRedirectPorts.a = open.address().port;
+    run.stops.push(() => new Promise((resolve) => open.close(resolve)));
+    run.stops.push(() => new Promise((resolve) => secret.close(resolve)));
+    const base = `http://127.0.0.1:${webFetchRedirectPorts.a}`;
+    const fetch = (args) => ({ toolCalls: [{ name: "web_fetch", arguments: args }] });
+    const script = join(run.base, "web-fetch-redirect.json");
+    writeFileSync(
+      script,
+      JSON.stringify({
+        model: "scripted-model",
+        responses: [fetch({ url: `${base}/same` }), fetch({ url: `${base}/go` }), { content: "Done." }],
+      }),
+    );
+    await run.model(script);
+    const copilot = run.runtime().name === "copilot";
+    if (copilot) process.env.COPILOT_WEB_FETCH_ALLOW_LOCALHOST = "1";
+    const asked = [];
+    try {
+      const client = run.client("a", { args: ["--allow-url", "127.0.0.1"] });
+      const session = await client.createSession(
+        run.options("main", {
+          onPermissionRequest: (request) => {
+            asked.push({ kind: request.kind, url: request.url, redirectedFrom: request.redirectedFrom });
+            const elsewhere = request.redirectedFrom !== undefined && new URL(request.url).hostname !== "127.0.0.1";
+            return elsewhere ? { kind: "reject" } : { kind: "approve-once" };
+          },
+        }),
+      );
+      run.session("main", session.sessionId);
+      const answer = await session.sendAndWait("Fetch the pages", GUARD);
+      run.observe("answer", answer?.data?.content ?? null);
+      run.observe("tool result texts", toolResultTexts(run.events.main));
+      run.observe("asked", asked);
+      run.observe("secret hits", secretHits);
       await session.disconnect();
     } finally {
       delete process.env.COPILOT_WEB_FETCH_ALLOW_LOCALHOST;

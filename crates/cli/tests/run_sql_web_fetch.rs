@@ -1,7 +1,8 @@
 //! `sql` and `web_fetch` through `turnstile run` and `turnstile resume` on a scripted model at
 //! 127.0.0.1: the session database lives in the session directory and survives a resume;
 //! web_fetch refuses loopback unless `--allow-url` names the host, follows a redirect only
-//! to a target that passes again, and `--deny-url` wins.
+//! to a target approved as a URL of its own (recorded as its own permission request) that
+//! passes the checks again, and `--deny-url` wins.
 
 mod common;
 
@@ -158,12 +159,20 @@ fn web_fetch_reaches_only_the_hosts_the_user_names() {
     );
     assert_eq!(page_hits(), 0);
 
-    // Named: fetched; the redirect to localhost (not named) is refused again.
+    // Named: fetched; the redirect to localhost (not named) is a request nobody can approve.
     let last = run(&["--allow-url", "127.0.0.1"]);
     assert_eq!(
         tool_result(&last, "c1"),
         format!("Contents of {page}:\n# Local\n\npage")
     );
+    assert_eq!(
+        tool_result(&last, "c2"),
+        "Permission denied and could not request permission from user"
+    );
+    assert_eq!(page_hits(), 1);
+
+    // Approved for every tool but not named: the redirect target is still a blocked address.
+    let last = run(&["--allow-url", "127.0.0.1", "--allow-all-tools"]);
     let hop_text = tool_result(&last, "c2");
     assert!(
         hop_text.contains(&format!(
@@ -171,13 +180,13 @@ fn web_fetch_reaches_only_the_hosts_the_user_names() {
         )),
         "{hop_text}"
     );
-    assert_eq!(page_hits(), 1);
+    assert_eq!(page_hits(), 2);
 
     // Deny wins over allow.
     let last = run(&["--allow-url", "127.0.0.1", "--deny-url", "127.0.0.1"]);
     let denied = tool_result(&last, "c1");
     assert!(denied.contains("url(127.0.0.1)"), "{denied}");
-    assert_eq!(page_hits(), 1);
+    assert_eq!(page_hits(), 2);
 
     // A pattern that is no host is an error at start-up, naming it.
     let server = env.server(script());
@@ -187,4 +196,61 @@ fn web_fetch_reaches_only_the_hosts_the_user_names() {
         .unwrap();
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("a*b"));
+}
+
+#[test]
+fn a_redirect_target_is_asked_for_as_its_own_url() {
+    let (port, hits) = http_server();
+    let hop = format!("http://127.0.0.1:{port}/hop");
+    let target = format!("http://localhost:{port}/page");
+    let env = Env::new();
+    let server = env.server(
+        Script::new()
+            .respond(call("c1", "web_fetch", json!({"url": hop})))
+            .text("Fetched."),
+    );
+    let args = [
+        "run",
+        "--allow-url",
+        "127.0.0.1",
+        "--allow-url",
+        "localhost",
+        "fetch",
+    ];
+    let out = env.cmd(&server, &args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let last = server.requests().last().unwrap().clone();
+    assert_eq!(
+        tool_result(&last, "c1"),
+        format!("Contents of {target} (redirected from {hop}):\n# Local\n\npage")
+    );
+    assert_eq!(hits.load(std::sync::atomic::Ordering::SeqCst), 1);
+    let (_, events) = env.only_session();
+    let journal: Vec<Value> = std::fs::read_to_string(&events)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let asked: Vec<&Value> = journal
+        .iter()
+        .filter(|e| e["type"] == "permission.requested")
+        .map(|e| &e["data"]["permissionRequest"])
+        .collect();
+    assert_eq!(asked.len(), 2, "{asked:?}");
+    assert_eq!(asked[0]["url"], hop.as_str());
+    assert_eq!(asked[0].get("redirectedFrom"), None);
+    assert_eq!(asked[1]["url"], target.as_str());
+    assert_eq!(asked[1]["redirectedFrom"], hop.as_str());
+    assert_eq!(asked[1]["toolCallId"], "c1");
+    let approved = journal
+        .iter()
+        .filter(|e| e["type"] == "permission.completed")
+        .filter(|e| e["data"]["result"]["kind"] == "approved")
+        .count();
+    assert_eq!(approved, 2);
+    audit_clean(&events);
 }

@@ -10,7 +10,7 @@ use turnstile_journal::payload::*;
 use turnstile_journal::{Event, EventError, EventType};
 
 /// The event types that must have a payload struct.
-const TYPED: [&str; 40] = [
+const TYPED: [&str; 41] = [
     "session.start",
     "session.resume",
     "session.error",
@@ -41,6 +41,7 @@ const TYPED: [&str; 40] = [
     "session.title_changed",
     "session.tools_updated",
     "pending_messages.modified",
+    "session.todos_changed",
     "model.call_start",
     "assistant.idle",
     "assistant.message_start",
@@ -398,6 +399,7 @@ fn constructed() -> Vec<TypedEvent> {
         }
         .into(),
         PendingMessagesModified {}.into(),
+        SessionTodosChanged {}.into(),
         ModelCallStart {
             turn_id: "0".into(),
             ..Default::default()

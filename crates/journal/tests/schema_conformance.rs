@@ -405,6 +405,7 @@ fn realistic_events() -> Vec<Event> {
         }
         .into(),
         PendingMessagesModified {}.into(),
+        SessionTodosChanged {}.into(),
         ModelCallStart { turn_id: "0".into(), model: Some("gpt-4.1".into()), ..Default::default() }.into(),
         AssistantIdle { aborted: None }.into(),
         AssistantMessageStart { message_id: "m1".into(), phase: None }.into(),
@@ -452,7 +453,7 @@ fn a_realistic_event_of_each_typed_payload_conforms() {
     let covered: BTreeSet<&str> = events.iter().map(|e| e.event_type.as_str()).collect();
     let expected: BTreeSet<&str> = TypedEvent::TYPES.iter().copied().collect();
     assert_eq!(covered, expected, "one realistic event per typed payload");
-    assert_eq!(expected.len(), 40);
+    assert_eq!(expected.len(), 41);
 
     for event in &events {
         let line = line_of(event);

@@ -336,23 +336,32 @@ async fn attachments_are_rendered_recorded_and_sent_again_after_a_resume() {
     assert_eq!(user(&fx.server.requests()[1]), expected_content);
 }
 
-#[tokio::test]
-async fn a_message_and_its_calls_carry_the_events_clients_expect() {
+/// A subscribed session whose model calls `tool` once and then answers; the live events of
+/// sending `prompt` (checked against the schema).
+async fn one_call_then_text(
+    tool: &str,
+    args: Value,
+    prompt: &str,
+) -> (Fixture, SessionHandle, Vec<Arc<Event>>) {
     let script = Script::new()
-        .respond(ScriptedResponse::tool_call(
-            "view",
-            json!({"path": "notes.txt"}),
-        ))
+        .respond(ScriptedResponse::tool_call(tool, args))
         .respond(ScriptedResponse::text("done"));
     let fx = fixture(script).await;
     let (session, mut rx) =
         SessionHandle::create_subscribed(&fx.root, None, fx.parts(|_| {})).unwrap();
     session
-        .send_and_wait("Read the notes", SendOptions::default())
+        .send_and_wait(prompt, SendOptions::default())
         .await
         .unwrap();
     let live = drain(&mut rx);
     assert_conforms(&live);
+    (fx, session, live)
+}
+
+#[tokio::test]
+async fn a_message_and_its_calls_carry_the_events_clients_expect() {
+    let (fx, session, live) =
+        one_call_then_text("view", json!({"path": "notes.txt"}), "Read the notes").await;
     let t: Vec<&str> = names(&live)
         .into_iter()
         .filter(|t| !t.ends_with("_delta") && !t.starts_with("tool."))
@@ -438,6 +447,39 @@ async fn a_message_and_its_calls_carry_the_events_clients_expect() {
             "{t} on disk"
         );
     }
+    session.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn writes_to_the_todo_tables_are_announced_before_the_call_completes() {
+    let query = "INSERT INTO todos (id, title) VALUES ('a', 'A'); SELECT * FROM todos; UPDATE todos SET status = 'done'";
+    let args = json!({"description": "Track the work", "query": query});
+    let (fx, session, live) = one_call_then_text("sql", args, "Plan").await;
+    let t: Vec<&str> = names(&live)
+        .into_iter()
+        .filter(|t| t.starts_with("tool.") || *t == "session.todos_changed")
+        .collect();
+    assert_eq!(
+        t,
+        [
+            "tool.execution_start",
+            "session.todos_changed",
+            "session.todos_changed",
+            "tool.execution_complete",
+        ]
+    );
+    let changed = live
+        .iter()
+        .find(|e| e.event_type.as_str() == "session.todos_changed")
+        .unwrap();
+    assert_eq!(data(changed), json!({}));
+    assert!(changed.is_ephemeral());
+    let journal = fx.journal(session.id());
+    assert!(
+        journal
+            .iter()
+            .all(|e| e.event_type.as_str() != "session.todos_changed")
+    );
     session.shutdown().await.unwrap();
 }
 

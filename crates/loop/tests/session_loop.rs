@@ -805,7 +805,7 @@ async fn client_tools_and_client_permission_decisions() {
     assert!(
         fx.server.requests()[2]
             .to_string()
-            .contains("Permission denied by the user: not today")
+            .contains("The user rejected this tool call. User feedback: not today")
     );
     assert!(!fx.work.path().join("made.txt").exists());
     let asked: Vec<Value> = live

@@ -54,6 +54,13 @@ payload!(SessionToolsUpdated, "session.tools_updated");
 pub struct PendingMessagesModified {}
 payload!(PendingMessagesModified, "pending_messages.modified");
 
+/// `session.todos_changed` (ephemeral, empty): a statement wrote the `todos` or `todo_deps`
+/// table of the session database; a client reads the tables again.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SessionTodosChanged {}
+payload!(SessionTodosChanged, "session.todos_changed");
+
 /// `model.call_start` (ephemeral): a model request is being sent for a turn.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

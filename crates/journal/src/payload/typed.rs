@@ -100,6 +100,7 @@ typed_events!(
     SessionTitleChanged,
     SessionToolsUpdated,
     PendingMessagesModified,
+    SessionTodosChanged,
     ModelCallStart,
     AssistantIdle,
     AssistantMessageStart,

@@ -14,6 +14,7 @@ use super::emitter::Emitter;
 use super::pending::PendingWork;
 use super::{Command, LoopError, Outcome, SessionParts, Shared, lock, shutdown_payload};
 use crate::autopilot::AgentMode;
+use crate::permissions::UrlRules;
 use crate::tools::processes::ProcessTable;
 use crate::tools::shells::{LostShell, Shells};
 use crate::tools::sql::SessionDatabase;
@@ -34,6 +35,9 @@ pub(super) struct Actor {
     pub(super) calibration: crate::prompt::tokens::Calibration,
     /// The session's database (`sql`), opened on first use and closed with the session.
     pub(super) database: Arc<SessionDatabase>,
+    /// The host rules of `--allow-url`/`--deny-url`, which `web_fetch` applies to every hop;
+    /// the policy is fixed for the session, so they are built once.
+    pub(super) urls: Arc<UrlRules>,
     /// Work a resume continues before taking any command.
     pending: Option<PendingWork>,
     checkpoint_at: u64,
@@ -65,6 +69,7 @@ impl Actor {
         let shells = Arc::new(Shells::new(Some(dir)));
         shells.add_lost(lost_shells);
         let base_tools = Arc::clone(&parts.tools);
+        let urls = Arc::new(parts.config.permissions.url_rules());
         Actor {
             id,
             emitter,
@@ -73,6 +78,7 @@ impl Actor {
             shells,
             calibration: Default::default(),
             database,
+            urls,
             pending,
             checkpoint_at,
             mcp_gone: std::sync::Mutex::default(),

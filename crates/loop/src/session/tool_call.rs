@@ -13,8 +13,8 @@ use tokio_util::sync::CancellationToken;
 use turnstile_journal::Uuid;
 use turnstile_journal::payload::{
     ExternalToolCompleted, ExternalToolRequested, PermissionCompleted, PermissionRequested,
-    SessionTaskComplete, ToolError, ToolExecutionComplete, ToolExecutionPartialResult,
-    ToolExecutionStart, ToolResult,
+    SessionTaskComplete, SessionTodosChanged, ToolError, ToolExecutionComplete,
+    ToolExecutionPartialResult, ToolExecutionStart, ToolResult,
 };
 use turnstile_replay::resume_plan::{INTERRUPTED_CODE, INTERRUPTED_MESSAGE};
 
@@ -27,15 +27,33 @@ use crate::model::ToolCall;
 use crate::permissions::{
     Decision, LiveDecision, PermissionPolicy, Unasked, prompt_request, with_tool_call_id,
 };
+use crate::tools::asks::FurtherAsk;
+use crate::tools::events::ToolEvent;
 use crate::tools::{
     PermissionAsk, PermissionKind, Tool, ToolContext, ToolFailure, ToolOutput, ToolSpec,
 };
 
 /// Text the model sees when the policy denies a call and nobody can be asked (runtime wording).
-const DENIED_NO_RULE: &str = "Permission denied and could not request permission from user";
+use crate::tools::asks::NOBODY_TO_ASK as DENIED_NO_RULE;
 /// `error.code` of a result the client marked `rejected`: the runtime ends the loop after the
 /// turn instead of calling the model again.
 pub(super) const REJECTED_CODE: &str = "rejected";
+
+/// A call the permission decision refused (code "denied": the model reads why and goes on).
+fn denied(message: impl Into<String>) -> ToolFailure {
+    ToolFailure::new(message, "denied")
+}
+
+/// The runtime's answer to a permission the user rejected: with feedback the model reads it
+/// and goes on (code "denied"); a bare rejection ends the message after the turn, as a client
+/// tool's `rejected` result does.
+fn rejected_by_user(feedback: Option<&str>) -> ToolFailure {
+    const REJECTED: &str = "The user rejected this tool call.";
+    match feedback {
+        Some(feedback) => denied(format!("{REJECTED} User feedback: {feedback}")),
+        None => ToolFailure::new(REJECTED, REJECTED_CODE),
+    }
+}
 
 /// What the tool calls of one turn came to.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -90,7 +108,7 @@ impl Actor {
         ctx.processes = Some(std::sync::Arc::clone(&self.processes));
         ctx.shells = std::sync::Arc::clone(&self.shells);
         ctx.database = std::sync::Arc::clone(&self.database);
-        ctx.urls = std::sync::Arc::new(self.parts.config.permissions.url_rules());
+        ctx.urls = std::sync::Arc::clone(&self.urls);
         ctx
     }
 
@@ -223,7 +241,7 @@ impl Actor {
                     return Ok(Finished::interrupted());
                 }
                 if let Some(denial) = denial {
-                    return Ok(Finished::of(Err(ToolFailure::new(denial, "denied"))));
+                    return Ok(Finished::of(Err(denial)));
                 }
                 if self.external_spec(&call.name).is_some() {
                     return self.external_tool(call, turn, args).await;
@@ -331,7 +349,7 @@ impl Actor {
                     return Ok(Finished::interrupted());
                 }
                 if let Some(denial) = denial {
-                    return Ok(Finished::of(Err(ToolFailure::new(denial, "denied"))));
+                    return Ok(Finished::of(Err(denial)));
                 }
             }
             let failure = ToolFailure::new(denied_by_rules(&denied), "denied");
@@ -343,8 +361,7 @@ impl Actor {
                 return Ok(Finished::interrupted());
             }
             if let Some(denial) = denial {
-                let failure = ToolFailure::new(denial, "denied");
-                return Ok(Finished::of(Err(failure)));
+                return Ok(Finished::of(Err(denial)));
             }
         }
         let Some(tool) = builtin else {
@@ -365,6 +382,10 @@ impl Actor {
         let msg = turn.msg;
         let (partial_tx, mut partial_rx) = mpsc::unbounded_channel();
         ctx.partial = Some(partial_tx);
+        let (asks_tx, mut asks_rx) = mpsc::unbounded_channel::<FurtherAsk>();
+        ctx.asks = Some(asks_tx);
+        let (events_tx, mut events_rx) = mpsc::unbounded_channel();
+        ctx.events = Some(events_tx);
         let mut result = {
             let run = tool.run(args.clone(), &ctx);
             tokio::pin!(run);
@@ -374,10 +395,21 @@ impl Actor {
                     Some(chunk) = partial_rx.recv() => {
                         self.emitter.emit(&ToolExecutionPartialResult { tool_call_id: call.id.clone(), partial_output: chunk })?;
                     }
+                    // A permission the call needs midway goes the way its first one went.
+                    Some(further) = asks_rx.recv() => {
+                        let denial = self.permit(call, &further.ask, msg).await?;
+                        let answer = denial.map_or(Ok(()), Err);
+                        let _ = further.reply.send(answer);
+                    }
+                    Some(event) = events_rx.recv() => self.tool_event(event)?,
                     r = &mut run => break r,
                 }
             }
         };
+        // What the call sent just before it ended still precedes its completion.
+        while let Ok(event) = events_rx.try_recv() {
+            self.tool_event(event)?;
+        }
         if msg.cancel.is_cancelled() {
             return Ok(Finished::interrupted());
         }
@@ -407,24 +439,32 @@ impl Actor {
         })
     }
 
+    /// Records an event a running tool caused.
+    fn tool_event(&self, event: ToolEvent) -> Result<(), LoopError> {
+        match event {
+            ToolEvent::TodosChanged => self.emitter.emit(&SessionTodosChanged {})?,
+        };
+        Ok(())
+    }
+
     /// Decides a call that asks permission. What the client's live rules decide (approve-all,
     /// a session or location approval, a configured deny) is settled without a
     /// `permission.requested`, as the Copilot CLI records none for it; otherwise records
     /// `permission.requested`, decides (policy, else the client), records
-    /// `permission.completed`. Returns the text the model sees when the call is denied.
+    /// `permission.completed`. Returns the failure the model reads when the call is denied.
     async fn permit(
         &self,
         call: &ToolCall,
         ask: &PermissionAsk,
         msg: &Message<'_>,
-    ) -> Result<Option<String>, LoopError> {
+    ) -> Result<Option<ToolFailure>, LoopError> {
         let asker = self.parts.permission_asker.clone();
         let (decision, settled) = self.decide_permission(&call.name, ask, asker.is_some());
         if settled {
             return Ok(match decision {
                 Decision::Approved => None,
-                Decision::DeniedByRules(rules) => Some(denied_by_live_rules(&rules)),
-                _ => Some(DENIED_NO_RULE.to_owned()),
+                Decision::DeniedByRules(rules) => Some(denied(denied_by_live_rules(&rules))),
+                _ => Some(denied(DENIED_NO_RULE)),
             });
         }
         let request_id = Uuid::new_v4().to_string();
@@ -483,7 +523,7 @@ impl Actor {
 
     /// Decides a recorded permission request (`decision` from the policy; `None`: ask the
     /// client, as a request left pending by a previous engine was) and records
-    /// `permission.completed`; returns the text the model sees when the call is denied.
+    /// `permission.completed`; returns the failure the model reads when the call is denied.
     async fn answer_permission(
         &self,
         call: &ToolCall,
@@ -491,14 +531,14 @@ impl Actor {
         request: Value,
         decision: Option<Decision>,
         msg: &Message<'_>,
-    ) -> Result<Option<String>, LoopError> {
+    ) -> Result<Option<ToolFailure>, LoopError> {
         let asker = self.parts.permission_asker.clone();
         let decision = decision.unwrap_or(Decision::Ask);
         let mut source = "host_policy";
         let (result, denial) = match (decision, asker) {
             (Decision::Approved, _) => (json!({"kind": "approved"}), None),
             (Decision::DeniedByRules(rules), _) => {
-                let denial = denied_by_rules(&rules);
+                let denial = denied(denied_by_rules(&rules));
                 (
                     json!({"kind": "denied-by-rules", "rules": rules}),
                     Some(denial),
@@ -521,18 +561,13 @@ impl Actor {
                         (result, None)
                     }
                     Ok(result) => {
-                        let feedback = result["feedback"]
-                            .as_str()
-                            .map(|f| format!(": {f}"))
-                            .unwrap_or_default();
-                        (
-                            result,
-                            Some(format!("Permission denied by the user{feedback}")),
-                        )
+                        let feedback = result["feedback"].as_str().filter(|f| !f.is_empty());
+                        let denial = rejected_by_user(feedback);
+                        (result, Some(denial))
                     }
                     Err(reason) => (
                         json!({"kind": "cancelled", "reason": reason.to_string()}),
-                        Some(DENIED_NO_RULE.to_owned()),
+                        Some(denied(DENIED_NO_RULE)),
                     ),
                 }
             }
@@ -545,7 +580,7 @@ impl Actor {
                 }
                 (
                     json!({"kind": "denied-no-approval-rule-and-could-not-request-from-user"}),
-                    Some(DENIED_NO_RULE.to_owned()),
+                    Some(denied(DENIED_NO_RULE)),
                 )
             }
         };

@@ -14,10 +14,12 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 mod args;
+pub mod asks;
 pub mod bash;
 pub mod create;
 mod diff;
 pub mod edit;
+pub mod events;
 pub mod glob;
 pub mod grep;
 pub mod list_bash;
@@ -140,6 +142,11 @@ pub struct ToolContext {
     pub database: std::sync::Arc<sql::SessionDatabase>,
     /// The host rules `web_fetch` applies to every hop (`--allow-url`, `--deny-url`).
     pub urls: std::sync::Arc<web_fetch::hosts::UrlRules>,
+    /// Where the call asks for permissions it finds it needs while running (`None`: outside
+    /// a session, nobody can be asked; see [`ToolContext::permit`]).
+    pub asks: Option<asks::AskSender>,
+    /// Where the call sends the session events it causes (`None`: outside a session).
+    pub events: Option<events::EventSender>,
 }
 
 impl ToolContext {
@@ -156,6 +163,8 @@ impl ToolContext {
             shells: std::sync::Arc::default(),
             database: std::sync::Arc::default(),
             urls: std::sync::Arc::default(),
+            asks: None,
+            events: None,
         }
     }
 }

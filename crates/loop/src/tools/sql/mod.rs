@@ -12,11 +12,13 @@
 //!   statement, [`MAX_OUTPUT_BYTES`] of result text, [`TIME_CAP`] for the whole call (then the
 //!   query is interrupted), a busy timeout when another process holds the database, and
 //!   SQLite's length limit on one value.
-//! - Result texts follow the runtime (`format`).
+//! - Result texts follow the runtime (`format`); each statement that writes the todo tables
+//!   is announced to the session (`todos`, `session.todos_changed`).
 
 mod database;
 mod format;
 mod split;
+mod todos;
 mod watchdog;
 
 use std::time::Duration;
@@ -24,6 +26,7 @@ use std::time::Duration;
 use rusqlite::Connection;
 use serde_json::{Value, json};
 
+use super::events::ToolEvent;
 use super::{BlockingTool, ToolContext, ToolFailure, ToolOutput, ToolSpec};
 pub use database::{DATABASE_FILE, SessionDatabase};
 use format::Outcome;
@@ -117,7 +120,13 @@ fn run_call(query: &str, ctx: &ToolContext, cap: Duration) -> Result<ToolOutput,
     }
     ctx.database.with(|conn| {
         let watch = watchdog::Watchdog::start(conn, ctx, cap);
-        let result = run_statements(conn, &statements);
+        let todos = todos::TodoWatch::start(conn);
+        let result = run_statements(conn, &statements, &mut |ran| {
+            if todos.take() && ran {
+                ctx.notify(ToolEvent::TodosChanged);
+            }
+        });
+        drop(todos);
         if ctx.cancel.is_cancelled() {
             return Err(ToolFailure::cancelled());
         }
@@ -138,20 +147,30 @@ fn run_call(query: &str, ctx: &ToolContext, cap: Duration) -> Result<ToolOutput,
     })
 }
 
-/// Runs the statements in order; the first failure is the call's answer.
-fn run_statements(conn: &Connection, statements: &[&str]) -> Result<String, ToolFailure> {
+/// Runs the statements in order; the first failure is the call's answer. `after` is told
+/// after each statement whether it ran.
+fn run_statements(
+    conn: &Connection,
+    statements: &[&str],
+    after: &mut dyn FnMut(bool),
+) -> Result<String, ToolFailure> {
     let Some(first) = statements.first() else {
         // Only separators: the runtime's answer for a query it found nothing to run in.
         return Err(format::failure(format::NOTHING_TO_RUN));
     };
+    let mut run = |sql: &str| {
+        let outcome = run_statement(conn, sql);
+        after(outcome.is_ok());
+        outcome
+    };
     if statements.len() == 1 {
-        return run_statement(conn, first)
+        return run(first)
             .map(|o| o.text())
             .map_err(|e| format::failure(format::error_text(&e)));
     }
     let mut done = Vec::with_capacity(statements.len());
     for sql in statements {
-        match run_statement(conn, sql) {
+        match run(sql) {
             Ok(outcome) => done.push(outcome),
             Err(e) => {
                 return Err(format::failure(format::several_failed(

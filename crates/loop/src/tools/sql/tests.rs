@@ -5,6 +5,7 @@ use serde_json::json;
 use super::format::js_number;
 use super::*;
 use crate::tools::Tool;
+use crate::tools::events::ToolEvent;
 
 fn setup() -> (tempfile::TempDir, ToolContext) {
     let dir = tempfile::tempdir().unwrap();
@@ -360,5 +361,59 @@ async fn no_other_database_can_be_attached_or_written() {
             !created.exists(),
             "{query} created a file outside the session"
         );
+    }
+}
+
+#[tokio::test]
+async fn each_statement_that_writes_the_todo_tables_is_announced() {
+    let (_dir, mut ctx) = setup();
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    ctx.events = Some(tx);
+    let mut announced = async |query: &str| {
+        let _ = sql(&ctx, query).await;
+        let mut n = 0;
+        while let Ok(event) = rx.try_recv() {
+            assert_eq!(event, ToolEvent::TodosChanged);
+            n += 1;
+        }
+        n
+    };
+    // As the runtime counts them (conformance scenario `sql`): one per statement that ran
+    // and writes `todos` or `todo_deps`, matching rows or not; reads and failures none.
+    for (query, expected) in [
+        ("SELECT * FROM todos", 0),
+        ("CREATE TABLE other (x)", 0),
+        ("INSERT INTO other VALUES (1)", 0),
+        ("INSERT INTO todos (id, title) VALUES ('a', 'A')", 1),
+        (
+            "INSERT INTO todos (id, title) VALUES ('b', 'B'); INSERT INTO todo_deps VALUES ('b', 'a'); SELECT * FROM todos; UPDATE todos SET status = 'done'",
+            3,
+        ),
+        ("UPDATE todos SET title = 'x' WHERE id = 'none'", 1),
+        (
+            "INSERT INTO todos (id, title, status) VALUES ('c', 'C', 'later')",
+            0,
+        ),
+        (
+            "INSERT INTO todos (id, title) VALUES ('d', 'D'); SELECT * FROM nope",
+            1,
+        ),
+        (
+            "INSERT INTO TODOS (id, title) VALUES ('e', 'E') RETURNING id",
+            1,
+        ),
+        // A trigger's body writes the table: the statement that fires it does.
+        (
+            "CREATE TRIGGER t AFTER INSERT ON other BEGIN UPDATE todos SET title = 'T'; END",
+            0,
+        ),
+        ("INSERT INTO other VALUES (2)", 1),
+        (
+            "CREATE TEMP TABLE todos (x); INSERT INTO temp.todos VALUES (1)",
+            0,
+        ),
+        ("DELETE FROM todo_deps; DELETE FROM main.todos", 2),
+    ] {
+        assert_eq!(announced(query).await, expected, "{query}");
     }
 }

@@ -1,6 +1,7 @@
-//! One fetch: a GET that follows at most a few redirects, each hop checked again against the
-//! host rules and the address block (`address`), the body read incrementally up to a cap.
-//! The caller bounds the whole fetch in time.
+//! One fetch: a GET that follows at most a few redirects, the body read incrementally up to a
+//! cap. Each redirect target is a URL of its own: it is approved (`Approve`, the permission
+//! path a first URL takes) before it is requested, then checked again against the deny rules
+//! and the address block (`address`). The caller bounds the whole fetch in time.
 
 use std::net::SocketAddr;
 
@@ -9,6 +10,7 @@ use reqwest::header::{ACCEPT, CONTENT_TYPE, LOCATION, USER_AGENT};
 
 use super::address;
 use super::hosts::UrlRules;
+use crate::tools::ToolFailure;
 
 /// The bounds of one fetch.
 #[derive(Debug, Clone, Copy)]
@@ -17,6 +19,20 @@ pub struct Limits {
     pub max_body_bytes: usize,
     /// Redirects followed at most.
     pub max_redirects: usize,
+    /// Whether loopback, private and link-local addresses are refused for hosts no allow rule
+    /// names (always in a session; lifted to test the other checks alone, as the runtime's
+    /// `COPILOT_WEB_FETCH_ALLOW_LOCALHOST` lifts its block).
+    pub block_local: bool,
+}
+
+/// Decides a redirect `target` reached from the first URL `from`: `Ok` follows it.
+pub trait Approve {
+    /// Whether the fetch may go on to `target`.
+    fn approve(
+        &mut self,
+        target: &Url,
+        from: &Url,
+    ) -> impl std::future::Future<Output = Result<(), ToolFailure>> + Send;
 }
 
 /// What a fetch brought back.
@@ -90,14 +106,22 @@ pub enum FetchError {
     /// The connection or the transfer failed.
     #[error("Failed to fetch URL: {0}")]
     Transport(String),
+    /// A redirect target was not approved (the denial the model reads).
+    #[error("{0}")]
+    NotApproved(ToolFailure),
 }
 
 /// Fetches `url` under `rules` and `limits`.
-pub async fn fetch(url: Url, rules: &UrlRules, limits: Limits) -> Result<Fetched, FetchError> {
+pub async fn fetch(
+    url: Url,
+    rules: &UrlRules,
+    limits: Limits,
+    approve: &mut impl Approve,
+) -> Result<Fetched, FetchError> {
     let first = url.clone();
     let mut url = url;
     for hop in 0..=limits.max_redirects {
-        let response = get(&url, rules).await?;
+        let response = get(&url, rules, limits.block_local).await?;
         let status = response.status();
         if status.is_redirection()
             && let Some(location) = response.headers().get(LOCATION)
@@ -111,6 +135,15 @@ pub async fn fetch(url: Url, rules: &UrlRules, limits: Limits) -> Result<Fetched
             if hop == limits.max_redirects {
                 break;
             }
+            if !matches!(next.scheme(), "http" | "https") {
+                return Err(FetchError::Scheme(next.to_string()));
+            }
+            // An allowed host must not vouch for where it sends the fetch (an open redirect
+            // would reach any host): the target is approved as a URL of its own.
+            approve
+                .approve(&next, &first)
+                .await
+                .map_err(FetchError::NotApproved)?;
             url = next;
             continue;
         }
@@ -141,7 +174,11 @@ pub async fn fetch(url: Url, rules: &UrlRules, limits: Limits) -> Result<Fetched
 }
 
 /// One request, to addresses checked first (a hop's own check; redirects are not followed).
-async fn get(url: &Url, rules: &UrlRules) -> Result<reqwest::Response, FetchError> {
+async fn get(
+    url: &Url,
+    rules: &UrlRules,
+    block_local: bool,
+) -> Result<reqwest::Response, FetchError> {
     if !matches!(url.scheme(), "http" | "https") {
         return Err(FetchError::Scheme(url.to_string()));
     }
@@ -174,7 +211,8 @@ async fn get(url: &Url, rules: &UrlRules) -> Result<reqwest::Response, FetchErro
             message: "no addresses".into(),
         });
     }
-    if !rules.allowed(&host, port)
+    if block_local
+        && !rules.allowed(&host, port)
         && let Some(ip) = address::first_blocked(&addrs)
     {
         return Err(FetchError::Blocked {

@@ -5,8 +5,10 @@
 //! - The `url` permission kind: the request names the URL; `--allow-url` / `--deny-url` rules
 //!   decide it by host (`hosts`), deny winning.
 //! - Loopback, private and link-local targets are refused with the runtime's words unless an
-//!   allow rule names the host (`address`); every redirect hop is checked again, at most
-//!   [`MAX_REDIRECTS`] are followed (`fetch`).
+//!   allow rule names the host (`address`). A redirect target is a `url` permission request
+//!   of its own (with `redirectedFrom`), decided like the first URL's (an allow rule naming
+//!   its host, else the client), then checked again; at most [`MAX_REDIRECTS`] are followed
+//!   (`fetch`).
 //! - Bounded: [`MAX_BODY_BYTES`] of body are read (incrementally; the rest is never
 //!   received), the whole fetch takes at most [`TIME_CAP`], and an abort stops it.
 
@@ -108,14 +110,7 @@ impl Tool for WebFetchTool {
         args: &Value,
         _ctx: &ToolContext,
     ) -> Result<Option<PermissionAsk>, ToolFailure> {
-        let a = check(args)?;
-        Ok(Some(PermissionAsk {
-            kind: PermissionKind::Url,
-            request: json!({"kind": "url", "intention": INTENTION, "url": a.url.as_str()}),
-            intention: INTENTION.into(),
-            subject: a.url.to_string(),
-            shell: None,
-        }))
+        Ok(Some(url_ask(&check(args)?.url, None)))
     }
 
     fn run<'a>(
@@ -128,10 +123,13 @@ impl Tool for WebFetchTool {
             let limits = fetch::Limits {
                 max_body_bytes: MAX_BODY_BYTES,
                 max_redirects: MAX_REDIRECTS,
+                block_local: true,
             };
+            let mut ask = AskFor(ctx);
+            let fetching = fetch::fetch(a.url.clone(), &ctx.urls, limits, &mut ask);
             let fetched = tokio::select! {
                 _ = ctx.cancel.cancelled() => return Err(ToolFailure::cancelled()),
-                done = tokio::time::timeout(TIME_CAP, fetch::fetch(a.url.clone(), &ctx.urls, limits)) => match done {
+                done = tokio::time::timeout(TIME_CAP, fetching) => match done {
                     Err(_) => {
                         return Err(ToolFailure::new(
                             format!(
@@ -142,6 +140,7 @@ impl Tool for WebFetchTool {
                             "timeout",
                         ))
                     }
+                    Ok(Err(fetch::FetchError::NotApproved(denial))) => return Err(denial),
                     Ok(result) => result.map_err(|e| ToolFailure::new(e.to_string(), "failure"))?,
                 },
             };
@@ -158,6 +157,34 @@ impl Tool for WebFetchTool {
             .ok()
             .flatten()
             .map(fetching_summary)
+    }
+}
+
+/// The `url` permission request for `url` (the runtime's: a redirect target names the URL
+/// the fetch started from).
+fn url_ask(url: &Url, redirected_from: Option<&Url>) -> PermissionAsk {
+    let mut request = json!({"kind": "url", "intention": INTENTION, "url": url.as_str()});
+    if let Some(from) = redirected_from {
+        request["redirectedFrom"] = json!(from.as_str());
+    }
+    PermissionAsk {
+        kind: PermissionKind::Url,
+        request,
+        intention: INTENTION.into(),
+        subject: url.to_string(),
+        shell: None,
+    }
+}
+
+/// Redirect targets are asked for through the call's context, as the runtime asks for each.
+struct AskFor<'a>(&'a ToolContext);
+
+impl fetch::Approve for AskFor<'_> {
+    async fn approve(&mut self, target: &Url, from: &Url) -> Result<(), ToolFailure> {
+        let host = target.host_str().unwrap_or_default();
+        let port = target.port_or_known_default().unwrap_or(80);
+        let by_rule = self.0.urls.allowed(host, port);
+        self.0.permit(url_ask(target, Some(from)), by_rule).await
     }
 }
 

@@ -68,6 +68,11 @@ fn serve() -> Server {
                         respond(&mut stream, "302 Found", &to, b"");
                     }
                     "/loop" => respond(&mut stream, "302 Found", "Location: /loop\r\n", b""),
+                    // An open redirect: wherever the query says.
+                    open if open.starts_with("/open?to=") => {
+                        let to = format!("Location: {}\r\n", &open["/open?to=".len()..]);
+                        respond(&mut stream, "302 Found", &to, b"");
+                    }
                     "/big" => {
                         let head = "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 100000000\r\n\r\n";
                         let _ = stream.write_all(head.as_bytes());
@@ -177,28 +182,95 @@ async fn long_pages_come_in_parts() {
     );
 }
 
+/// Approves a redirect target as a context's own rules would, and keeps each request.
+struct ByRules {
+    rules: UrlRules,
+    asked: Vec<(String, String)>,
+}
+
+impl fetch::Approve for ByRules {
+    async fn approve(&mut self, target: &Url, from: &Url) -> Result<(), ToolFailure> {
+        self.asked.push((target.to_string(), from.to_string()));
+        let port = target.port_or_known_default().unwrap_or(80);
+        if self
+            .rules
+            .allowed(target.host_str().unwrap_or_default(), port)
+        {
+            Ok(())
+        } else {
+            Err(ToolFailure::new("not approved", "denied"))
+        }
+    }
+}
+
+#[tokio::test]
+async fn an_allowed_host_does_not_vouch_for_its_redirects() {
+    // Two servers; the rule names the first one's port only. The address block is lifted (as
+    // the runtime's COPILOT_WEB_FETCH_ALLOW_LOCALHOST lifts it) so that the approval of the
+    // redirect target is all that stands between the open redirect and the second server.
+    let (open, secret) = (serve(), serve());
+    let mut approve = ByRules {
+        rules: UrlRules::from_flags(&[format!("127.0.0.1:{}", open.port)], &[]).unwrap(),
+        asked: Vec::new(),
+    };
+    let limits = fetch::Limits {
+        max_body_bytes: 1000,
+        max_redirects: MAX_REDIRECTS,
+        block_local: false,
+    };
+    let target = format!("http://127.0.0.1:{}/page", secret.port);
+    let first = Url::parse(&format!("http://127.0.0.1:{}/open?to={target}", open.port)).unwrap();
+    let err = fetch::fetch(first.clone(), &approve.rules.clone(), limits, &mut approve)
+        .await
+        .unwrap_err();
+    assert!(matches!(err, fetch::FetchError::NotApproved(_)), "{err}");
+    assert_eq!(secret.page_hits.load(Ordering::SeqCst), 0);
+    assert_eq!(approve.asked, [(target, first.to_string())]);
+
+    // A redirect within the named host is asked for too, and approved.
+    approve.asked.clear();
+    let same = format!("http://127.0.0.1:{}/page", open.port);
+    let first = Url::parse(&format!("http://127.0.0.1:{}/open?to={same}", open.port)).unwrap();
+    let rules = approve.rules.clone();
+    let fetched = fetch::fetch(first.clone(), &rules, limits, &mut approve)
+        .await
+        .unwrap();
+    assert_eq!(fetched.url.as_str(), same);
+    assert_eq!(approve.asked, [(same, first.to_string())]);
+    assert_eq!(open.page_hits.load(Ordering::SeqCst), 1);
+}
+
 #[tokio::test]
 async fn every_redirect_hop_is_checked_again() {
     let server = serve();
-    // 127.0.0.1 is allowed, localhost is not: a redirect there is a new, blocked target.
+    // 127.0.0.1 is allowed, localhost is not: outside a session nobody can approve the
+    // redirect there.
     let ctx = ctx_allowing(&["127.0.0.1"], &[]);
     let url = format!("http://127.0.0.1:{}/to-localhost", server.port);
     let err = fetch_text(&ctx, json!({"url": url})).await.unwrap_err();
-    assert_eq!(
-        err.message,
-        format!(
-            "WebFetchBlockedUrlError: web_fetch URL \"http://localhost:{}/page\" resolves to blocked address 127.0.0.1. URLs must not target loopback, private, or link-local addresses.",
-            server.port
-        )
-    );
+    assert_eq!(err.message, crate::tools::asks::NOBODY_TO_ASK);
+    assert_eq!(err.code.as_deref(), Some("denied"));
     assert_eq!(server.page_hits.load(Ordering::SeqCst), 0);
     // A deny rule wins over the allow rule, on the hop as on the first URL.
     let ctx = ctx_allowing(&["127.0.0.1", "localhost"], &["localhost"]);
     let err = fetch_text(&ctx, json!({"url": url})).await.unwrap_err();
-    assert!(
-        err.message.contains("denied by the rule localhost"),
-        "{err}"
-    );
+    assert_eq!(err.code.as_deref(), Some("denied"), "{err}");
+    assert_eq!(server.page_hits.load(Ordering::SeqCst), 0);
+    // Approved but local: the block still holds for a host no allow rule names.
+    let rules = UrlRules::from_flags(&["127.0.0.1".into()], &[]).unwrap();
+    let mut approve_all = ByRules {
+        rules: UrlRules::from_flags(&["localhost".into()], &[]).unwrap(),
+        asked: Vec::new(),
+    };
+    let limits = fetch::Limits {
+        max_body_bytes: 1000,
+        max_redirects: MAX_REDIRECTS,
+        block_local: true,
+    };
+    let err = fetch::fetch(Url::parse(&url).unwrap(), &rules, limits, &mut approve_all)
+        .await
+        .unwrap_err();
+    assert!(matches!(err, fetch::FetchError::Blocked { .. }), "{err}");
     assert_eq!(server.page_hits.load(Ordering::SeqCst), 0);
 
     let ctx = ctx_allowing(&["127.0.0.1"], &[]);
@@ -224,8 +296,15 @@ async fn the_body_is_read_up_to_its_cap() {
     let limits = fetch::Limits {
         max_body_bytes: 100_000,
         max_redirects: 0,
+        block_local: true,
     };
-    let fetched = fetch::fetch(url, &rules, limits).await.unwrap();
+    let mut approve = ByRules {
+        rules: rules.clone(),
+        asked: Vec::new(),
+    };
+    let fetched = fetch::fetch(url, &rules, limits, &mut approve)
+        .await
+        .unwrap();
     assert_eq!(fetched.body.len(), 100_000);
     assert!(fetched.cut);
 }

@@ -1,0 +1,27 @@
+//! What a running tool tells its session besides its result: a narrow handle in the call's
+//! context (not the session), through which the loop records the matching event while the
+//! call runs, before its `tool.execution_complete`.
+
+use tokio::sync::mpsc;
+
+use super::ToolContext;
+
+/// A session event a tool may cause.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToolEvent {
+    /// A statement wrote the `todos` or `todo_deps` table (`session.todos_changed`).
+    TodosChanged,
+}
+
+/// Where a running call sends its events.
+pub type EventSender = mpsc::UnboundedSender<ToolEvent>;
+
+impl ToolContext {
+    /// Tells the session `event` (nothing outside a session); callable from a blocking thread.
+    pub fn notify(&self, event: ToolEvent) {
+        if let Some(events) = &self.events {
+            // The loop stops listening only once the call is over: nothing is left to tell.
+            let _ = events.send(event);
+        }
+    }
+}
