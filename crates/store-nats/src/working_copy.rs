@@ -11,7 +11,7 @@ use turnstile_journal::session_dir::{Access, SessionDir};
 use turnstile_journal::{StateRoot, Uuid};
 use turnstile_store::{StoreError, journal_bytes};
 
-use crate::read::read_all;
+use crate::read::read_until;
 use crate::records::StoreCheckpoint;
 
 /// What a sync found.
@@ -71,12 +71,13 @@ pub(crate) async fn sync(
         None => (0, 0, 1),
     };
     let fetched = if last >= from {
-        read_all(
+        read_until(
             stream,
             subject.to_owned(),
             DeliverPolicy::ByStartSequence {
                 start_sequence: from,
             },
+            last,
         )
         .await
         .map_err(|reason| StoreError::Remote {
