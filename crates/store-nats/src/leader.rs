@@ -13,8 +13,8 @@ use crate::transient::retry;
 
 /// The last message of `subject` (a filter, wildcards allowed) as the leader of `stream`
 /// holds it; `None` when there is none. Asked again while the cluster cannot answer.
-pub(crate) async fn last_message(
-    stream: &Stream,
+pub(crate) async fn last_message<I>(
+    stream: &Stream<I>,
     subject: &str,
 ) -> Result<Option<StreamMessage>, async_nats::Error> {
     match retry("reading the last message", || {
