@@ -19,6 +19,7 @@ mod transient;
 mod working_copy;
 
 use std::collections::HashMap;
+use std::collections::hash_map::Entry;
 use std::sync::Arc;
 
 use async_nats::jetstream::consumer::DeliverPolicy;
@@ -173,6 +174,7 @@ impl NatsStore {
 
     async fn lines(&self, id: Uuid, last: u64) -> Result<Vec<read::Stored>, StoreError> {
         read::read_until(
+            &self.js.client(),
             &self.stream,
             self.config.journal_subject(id),
             DeliverPolicy::All,
@@ -234,21 +236,32 @@ impl JournalStore for NatsStore {
             .await
             .map_err(|e| self.remote(what(), e))?;
         let entries = read::read_until(
+            &self.js.client(),
             &self.index.stream,
             filter,
-            DeliverPolicy::LastPerSubject,
+            DeliverPolicy::All,
             until,
         )
         .await
         .map_err(|reason| self.remote(what(), reason))?;
-        // A reader on a replica still catching up delivers its old value of a key first and
-        // the new one when it arrives: the later message of a key wins.
-        let mut latest: HashMap<&str, &read::Stored> = HashMap::with_capacity(entries.len());
+        // Every message, not the last per key: with one message kept per key they are the
+        // same set, and a plain pass costs the server far less than a per-key lookup. A key
+        // that comes twice (a bucket kept with history, a reader on a replica that caught up
+        // meanwhile) keeps its later message, in the place of its first. Stream order is the
+        // order the entries were written, close to newest-last, which keeps the sort cheap.
+        let mut place: HashMap<&str, usize> = HashMap::with_capacity(entries.len());
+        let mut latest: Vec<&read::Stored> = Vec::with_capacity(entries.len());
         for entry in &entries {
-            latest.insert(&entry.subject, entry);
+            match place.entry(entry.subject.as_str()) {
+                Entry::Occupied(at) => latest[*at.get()] = entry,
+                Entry::Vacant(at) => {
+                    at.insert(latest.len());
+                    latest.push(entry);
+                }
+            }
         }
         let mut all = Vec::with_capacity(latest.len());
-        for entry in latest.into_values() {
+        for entry in latest {
             if entry.payload.is_empty() {
                 // A deleted or purged key.
                 continue;
@@ -369,6 +382,7 @@ impl JournalStore for NatsStore {
             _ => {
                 let checkpoint = self.checkpoint(id).await?;
                 working_copy::sync(
+                    &self.js.client(),
                     &self.stream,
                     &self.config.journal_subject(id),
                     root,

@@ -1,5 +1,6 @@
-//! Reading stored messages in order: a session's subject, or the last value of every key of
-//! a bucket, through an ordered consumer (no state left on the server).
+//! Reading stored messages in order: a session's subject, or every entry of a bucket, through
+//! an ordered push consumer (no state left on the server; the server sends without waiting
+//! for pull requests, under flow control, and the client recreates it on a gap).
 //!
 //! The server places such a reader on any replica of the stream, and a replica that has just
 //! come back serves what it holds so far: its "nothing pending" can come before the end. So a
@@ -9,7 +10,7 @@
 use std::time::Duration;
 
 use async_nats::jetstream::consumer::DeliverPolicy;
-use async_nats::jetstream::consumer::pull::OrderedConfig;
+use async_nats::jetstream::consumer::push::OrderedConfig;
 use async_nats::jetstream::stream::Stream;
 use futures_util::StreamExt;
 
@@ -25,7 +26,7 @@ const REPLACE_AFTER: Duration = Duration::from_millis(500);
 /// One stored message: its stream sequence, subject and payload.
 pub(crate) struct Stored {
     pub seq: u64,
-    pub subject: String,
+    pub subject: async_nats::Subject,
     pub payload: bytes::Bytes,
 }
 
@@ -37,6 +38,7 @@ pub(crate) struct Stored {
 /// sequence (`LastPerSubject` starts over: the caller keeps a key's later message). After
 /// [`STALL`] without any progress the read fails.
 pub(crate) async fn read_until(
+    client: &async_nats::Client,
     stream: &Stream,
     filter: String,
     deliver: DeliverPolicy,
@@ -49,8 +51,10 @@ pub(crate) async fn read_until(
     let mut progress_at = tokio::time::Instant::now();
     let mut from = deliver;
     loop {
+        let inbox = client.new_inbox();
         let consumer = retry("creating a reader", || {
             stream.create_consumer(OrderedConfig {
+                deliver_subject: inbox.clone(),
                 filter_subject: filter.clone(),
                 deliver_policy: from,
                 ..Default::default()
@@ -75,7 +79,7 @@ pub(crate) async fn read_until(
                 .stream_sequence;
             out.push(Stored {
                 seq,
-                subject: message.subject.to_string(),
+                subject: message.subject.clone(),
                 payload: message.payload.clone(),
             });
             progress_at = tokio::time::Instant::now();

@@ -48,6 +48,7 @@ pub(crate) fn read_copy(root: &StateRoot, id: Uuid) -> Result<Option<Vec<u8>>, S
 /// Makes the working copy of `id` under `root` equal to the subject, which ends at stream
 /// sequence `last` (0: empty).
 pub(crate) async fn sync(
+    client: &async_nats::Client,
     stream: &async_nats::jetstream::stream::Stream,
     subject: &str,
     root: &StateRoot,
@@ -72,6 +73,7 @@ pub(crate) async fn sync(
     };
     let fetched = if last >= from {
         read_until(
+            client,
             stream,
             subject.to_owned(),
             DeliverPolicy::ByStartSequence {
