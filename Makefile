@@ -74,9 +74,11 @@ bench-stores:
 	$(CARGO) build --release -p turnstile-store-nats --example store_bench
 	target/release/examples/store_bench
 
-## cluster-soak: a 200-turn session on a 3-node JetStream cluster with the stream leader killed.
+## cluster-soak: a 200-turn session on a 3-node JetStream cluster with the stream leader killed,
+## then 20 rounds of reads right after a node that missed writes comes back.
 cluster-soak:
 	$(CARGO) test -p turnstile --test store_nats -- --ignored --nocapture cluster_leader_killed_mid_session_soak
+	CLUSTER_READ_ROUNDS=20 $(CARGO) test -p turnstile-store-nats --test cluster
 
 ## long-soak: a 5000-turn session in an 8000-token window against the scripted model: every
 ## request under the window, every LLM call (summary calls included) counted by the audit and

@@ -53,6 +53,10 @@ impl RemoteStore for ServedNats {
     fn list(&self) -> StoreFuture<'_, Result<Vec<SessionSummary>, StoreError>> {
         Box::pin(self.store.list())
     }
+
+    fn summary(&self, id: Uuid) -> StoreFuture<'_, Result<Option<SessionSummary>, StoreError>> {
+        Box::pin(self.store.summary(id))
+    }
 }
 
 /// One session attached to JetStream while the server has it open.

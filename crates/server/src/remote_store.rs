@@ -38,6 +38,10 @@ pub trait RemoteStore: Send + Sync + std::fmt::Debug {
 
     /// Every stored session, most recently updated first (from the store's index).
     fn list(&self) -> StoreFuture<'_, Result<Vec<SessionSummary>, StoreError>>;
+
+    /// The index entry of one session (`None`: the index does not know it), without
+    /// listing the others.
+    fn summary(&self, id: Uuid) -> StoreFuture<'_, Result<Option<SessionSummary>, StoreError>>;
 }
 
 /// A session attached to a [`RemoteStore`] while it is open in this server.

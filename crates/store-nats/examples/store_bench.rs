@@ -139,7 +139,7 @@ async fn resume_times(store: &NatsStore, scratch: &std::path::Path) -> (Duration
 }
 
 /// `sessions` over `count` index entries (written straight into the bucket, pipelined).
-async fn listing(store: &NatsStore, url: &str, count: usize) -> Duration {
+async fn listing(store: &NatsStore, url: &str, server_pid: u32, count: usize) -> Listing {
     let client = async_nats::connect(url).await.expect("connect");
     let js = async_nats::jetstream::new(client);
     let bucket = store.config().index_bucket();
@@ -176,11 +176,42 @@ async fn listing(store: &NatsStore, url: &str, count: usize) -> Duration {
     for ack in acks {
         ack.await.expect("ack");
     }
+    let (client_cpu, server_cpu) = (cpu_seconds("self"), cpu_seconds(&server_pid.to_string()));
     let started = Instant::now();
     let all = store.list().await.expect("list");
     let took = started.elapsed();
     assert!(all.len() >= count);
-    took
+    Listing {
+        wall: took,
+        client_cpu: cpu_seconds("self") - client_cpu,
+        server_cpu: cpu_seconds(&server_pid.to_string()) - server_cpu,
+    }
+}
+
+/// What one listing cost.
+struct Listing {
+    wall: Duration,
+    /// CPU seconds of this process (all its threads).
+    client_cpu: f64,
+    /// CPU seconds of the `nats-server` process.
+    server_cpu: f64,
+}
+
+/// User + system CPU seconds of process `pid` (`self`: this one), from `/proc`.
+fn cpu_seconds(pid: &str) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // Fields after the parenthesised command name: state is field 3, utime 14, stime 15.
+    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|f| f.parse::<f64>().ok())
+            .unwrap_or(0.0)
+    };
+    // SAFETY: sysconf reads a constant of the running system.
+    let per_second = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
+    (ticks(11) + ticks(12)) / per_second
 }
 
 async fn open(url: String, replicas: usize) -> NatsStore {
@@ -260,7 +291,13 @@ fn main() {
             cold.as_secs_f64() * 1e3,
             warm.as_secs_f64() * 1e3
         );
-        let took = listing(&r1, &one.url(), sessions).await;
-        println!("| `sessions` over {sessions} index entries | see bench-sessions | {:.3} s |", took.as_secs_f64());
+        let pid = one.pid().expect("nats-server runs");
+        let took = listing(&r1, &one.url(), pid, sessions).await;
+        println!(
+            "| `sessions` over {sessions} index entries: wall (CPU: client, server) | see bench-sessions | {:.3} s ({:.2} s, {:.2} s) |",
+            took.wall.as_secs_f64(),
+            took.client_cpu,
+            took.server_cpu
+        );
     });
 }

@@ -6,6 +6,7 @@ use async_nats::jetstream::{self, kv, stream};
 use turnstile_store::StoreError;
 
 use crate::config::NatsConfig;
+use crate::transient::{self, ELECTION_WAIT, RETRY_PAUSE};
 
 fn remote(config: &NatsConfig, what: &str, e: impl std::fmt::Display) -> StoreError {
     StoreError::Remote {
@@ -51,42 +52,74 @@ pub(crate) async fn journal_stream(
     js: &jetstream::Context,
     config: &NatsConfig,
 ) -> Result<stream::Stream, StoreError> {
-    if let Ok(stream) = js.get_stream(&config.stream).await {
-        return Ok(stream);
-    }
-    let created = js
-        .get_or_create_stream(stream::Config {
+    find_or_create(
+        js,
+        config,
+        "the journal stream",
+        stream::Config {
             name: config.stream.clone(),
             subjects: vec![config.journal_subjects()],
             storage: stream::StorageType::File,
             num_replicas: config.replicas,
-            allow_direct: true,
+            // Every read goes to the stream leader (`leader.rs`); no replica answers alone.
+            allow_direct: false,
             duplicate_window: Duration::from_secs(120),
             ..Default::default()
-        })
-        .await;
-    match created {
-        Ok(stream) => Ok(stream),
-        Err(e) => retry_get(|| js.get_stream(&config.stream))
-            .await
-            .ok_or_else(|| remote(config, "creating the journal stream", e)),
+        },
+    )
+    .await
+}
+
+/// The stream `wanted.name`, made with `wanted` when it does not exist. What the cluster
+/// cannot answer while it elects a leader is asked again for [`ELECTION_WAIT`]; any other
+/// failure is reported at once.
+async fn find_or_create(
+    js: &jetstream::Context,
+    config: &NatsConfig,
+    what: &str,
+    wanted: stream::Config,
+) -> Result<stream::Stream, StoreError> {
+    let deadline = tokio::time::Instant::now() + ELECTION_WAIT;
+    loop {
+        let failed: async_nats::Error = match js.get_stream(&wanted.name).await {
+            Ok(found) => return Ok(found),
+            Err(e) if transient::is_missing_stream(&e) => {
+                match js.create_stream(wanted.clone()).await {
+                    Ok(made) => return Ok(made),
+                    // Made by another process since the read: read it again.
+                    Err(e) if transient::is_name_taken(&e) => {
+                        if let Ok(found) = js.get_stream(&wanted.name).await {
+                            return Ok(found);
+                        }
+                        Box::new(e)
+                    }
+                    Err(e) => Box::new(e),
+                }
+            }
+            Err(e) => Box::new(e),
+        };
+        if !transient::is_transient(failed.as_ref()) || tokio::time::Instant::now() >= deadline {
+            return Err(remote(config, &format!("opening {what}"), failed));
+        }
+        tracing::warn!(error = %failed, "opening {what} failed; asking again");
+        tokio::time::sleep(RETRY_PAUSE).await;
     }
 }
 
+/// Bucket `name` (its stream laid out as the KV convention has it), created when missing.
 async fn bucket(
     js: &jetstream::Context,
     config: &NatsConfig,
     name: String,
     max_age: Duration,
 ) -> Result<kv::Store, StoreError> {
-    if let Ok(kv) = js.get_key_value(&name).await {
-        return Ok(kv);
-    }
-    // The bucket's stream made here as the KV convention lays it out: the client's own
-    // bucket creation first asks for account limits in a shape servers before 2.10 do not
-    // answer.
-    let created = js
-        .create_stream(stream::Config {
+    // The stream made here rather than by the client's bucket creation, which first asks
+    // for account limits in a shape servers before 2.10 do not answer.
+    let stream = find_or_create(
+        js,
+        config,
+        &format!("bucket {name}"),
+        stream::Config {
             name: format!("KV_{name}"),
             subjects: vec![format!("$KV.{name}.>")],
             max_messages_per_subject: 1,
@@ -95,7 +128,7 @@ async fn bucket(
             num_replicas: config.replicas,
             allow_rollup: true,
             deny_delete: true,
-            allow_direct: true,
+            allow_direct: false,
             discard: stream::DiscardPolicy::New,
             duplicate_window: Duration::from_secs(120).min(if max_age.is_zero() {
                 Duration::from_secs(120)
@@ -103,40 +136,18 @@ async fn bucket(
                 max_age
             }),
             ..Default::default()
-        })
-        .await;
-    if let Err(e) = created {
-        // Creation fails when the bucket exists but could not be read a moment ago (a cluster
-        // electing a leader answers neither): read it again before giving up.
-        return retry_get(|| js.get_key_value(&name))
-            .await
-            .ok_or_else(|| remote(config, &format!("creating bucket {name}"), e));
-    }
-    js.get_key_value(&name)
-        .await
-        .map_err(|e| remote(config, &format!("opening bucket {name}"), e))
-}
-
-/// Reads that could not be answered while a cluster elects a stream leader are tried again
-/// for this long.
-const ELECTION_WAIT: Duration = Duration::from_secs(10);
-
-/// `get` tried every 250 ms for [`ELECTION_WAIT`]; the first success, or `None`.
-async fn retry_get<T, E, F, Fut>(mut get: F) -> Option<T>
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = Result<T, E>>,
-{
-    let deadline = tokio::time::Instant::now() + ELECTION_WAIT;
-    loop {
-        if let Ok(found) = get().await {
-            return Some(found);
-        }
-        if tokio::time::Instant::now() >= deadline {
-            return None;
-        }
-        tokio::time::sleep(Duration::from_millis(250)).await;
-    }
+        },
+    )
+    .await?;
+    // What `get_key_value` builds from the same stream, without asking for it again.
+    Ok(kv::Store {
+        prefix: format!("$KV.{name}."),
+        stream_name: format!("KV_{name}"),
+        name,
+        stream,
+        put_prefix: None,
+        use_jetstream_prefix: false,
+    })
 }
 
 /// The lease bucket (entries live `lease_ttl`).
@@ -165,18 +176,7 @@ pub(crate) async fn checkpoint_bucket(
 
 /// The TTL the lease bucket really has: a bucket made earlier with another TTL keeps its own,
 /// and the server's expiry is what a holder and a waiting taker must go by.
-pub(crate) async fn lease_ttl(
-    js: &jetstream::Context,
-    config: &NatsConfig,
-) -> Result<Duration, StoreError> {
-    let mut stream = js
-        .get_stream(format!("KV_{}", config.lease_bucket()))
-        .await
-        .map_err(|e| remote(config, "reading the lease bucket", e))?;
-    let info = stream
-        .info()
-        .await
-        .map_err(|e| remote(config, "reading the lease bucket", e))?;
-    let age = info.config.max_age;
-    Ok(if age.is_zero() { config.lease_ttl } else { age })
+pub(crate) fn lease_ttl(leases: &kv::Store, config: &NatsConfig) -> Duration {
+    let age = leases.stream.cached_info().config.max_age;
+    if age.is_zero() { config.lease_ttl } else { age }
 }

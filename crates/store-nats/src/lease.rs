@@ -12,7 +12,9 @@ use async_nats::jetstream::kv::{CreateErrorKind, Store};
 use turnstile_journal::Uuid;
 use turnstile_store::StoreError;
 
+use crate::leader;
 use crate::records::Holder;
+use crate::transient::{ELECTION_WAIT, RETRY_PAUSE, is_transient};
 
 /// A lease this process holds.
 #[derive(Debug, Clone)]
@@ -45,9 +47,11 @@ pub(crate) async fn take(
     let holder = Holder::this_process();
     let value = serde_json::to_vec(&holder).unwrap_or_default();
     let deadline = Instant::now() + ttl + Duration::from_secs(1);
+    // A cluster electing the bucket's leader cannot answer for a few seconds.
+    let answer_by = deadline.max(Instant::now() + ELECTION_WAIT);
     loop {
         let asked = Instant::now();
-        match kv.create(&key, value.clone().into()).await {
+        let failed = match kv.create(&key, value.clone().into()).await {
             Ok(revision) => {
                 return Ok(LeaseGrant {
                     holder,
@@ -57,31 +61,53 @@ pub(crate) async fn take(
                 });
             }
             Err(e) if e.kind() == CreateErrorKind::AlreadyExists => {
+                let current = current_holder(kv, &key).await;
+                if let Some((held, revision)) = &current
+                    && held.token == holder.token
+                {
+                    // An earlier try was stored but its answer lost: the lease is ours.
+                    return Ok(LeaseGrant {
+                        holder,
+                        revision: *revision,
+                        valid_until: asked + usable(ttl),
+                        ttl,
+                    });
+                }
                 if !wait || Instant::now() >= deadline {
-                    let current = kv
-                        .get(&key)
-                        .await
-                        .ok()
-                        .flatten()
-                        .and_then(|v| serde_json::from_slice::<Holder>(&v).ok());
                     return Err(StoreError::Held {
                         store: store.to_owned(),
                         id,
-                        holder: current.map_or_else(|| "another writer".into(), |h| h.describe()),
+                        holder: current
+                            .map_or_else(|| "another writer".into(), |(h, _)| h.describe()),
                         ttl_secs: ttl.as_secs(),
                     });
                 }
                 tokio::time::sleep(Duration::from_millis(100)).await;
+                continue;
             }
-            Err(e) => {
-                return Err(StoreError::Remote {
-                    store: store.to_owned(),
-                    what: format!("taking the lease of session {id}"),
-                    reason: e.to_string(),
-                });
-            }
+            Err(e) => e,
+        };
+        if !is_transient(&failed) || Instant::now() >= answer_by {
+            return Err(StoreError::Remote {
+                store: store.to_owned(),
+                what: format!("taking the lease of session {id}"),
+                reason: failed.to_string(),
+            });
         }
+        tracing::warn!(error = %failed, "taking a lease failed; asking again");
+        tokio::time::sleep(RETRY_PAUSE).await;
     }
+}
+
+/// Who holds the lease `key` now and the revision of their entry, as the bucket's leader has
+/// it; `None` when nobody does or it cannot be read.
+async fn current_holder(kv: &Store, key: &str) -> Option<(Holder, u64)> {
+    let message = leader::last_message(&kv.stream, &format!("{}{key}", kv.prefix))
+        .await
+        .ok()
+        .flatten()?;
+    let holder = serde_json::from_slice::<Holder>(&message.payload).ok()?;
+    Some((holder, message.sequence))
 }
 
 /// Renews a lease taken earlier (after a long working-copy sync, before the sink's own renewals

@@ -8,18 +8,22 @@
 
 mod config;
 mod connect;
+mod leader;
 mod lease;
 mod live;
 pub mod local_server;
 mod read;
 mod records;
 mod sink;
+mod transient;
 mod working_copy;
 
+use std::collections::HashMap;
+use std::collections::hash_map::Entry;
 use std::sync::Arc;
 
 use async_nats::jetstream::consumer::DeliverPolicy;
-use async_nats::jetstream::stream::{LastRawMessageErrorKind, Stream};
+use async_nats::jetstream::stream::Stream;
 use async_nats::jetstream::{self, kv};
 use turnstile_journal::{Event, JournalSink, SessionSummary, StateRoot, Uuid};
 use turnstile_store::{AttachMode, Attachment, Imported, JournalStore, StoreError, journal_bytes};
@@ -80,7 +84,7 @@ impl NatsStore {
         let leases = connect::lease_bucket(&js, &config).await?;
         let index = connect::index_bucket(&js, &config).await?;
         let checkpoints = connect::checkpoint_bucket(&js, &config).await?;
-        let lease_ttl = connect::lease_ttl(&js, &config).await?;
+        let lease_ttl = connect::lease_ttl(&leases, &config);
         Ok(NatsStore {
             config,
             js,
@@ -105,25 +109,27 @@ impl NatsStore {
         }
     }
 
-    /// Stream sequence of the last line of `id`'s journal; 0 when the subject is empty.
+    /// Stream sequence of the last line of `id`'s journal as the stream leader has it; 0 when
+    /// the subject is empty.
     pub async fn last_seq(&self, id: Uuid) -> Result<u64, StoreError> {
-        let started = std::time::Instant::now();
-        loop {
-            match self
-                .stream
-                .get_last_raw_message_by_subject(&self.config.journal_subject(id))
-                .await
-            {
-                Ok(message) => return Ok(message.sequence),
-                Err(e) if e.kind() == LastRawMessageErrorKind::NoMessageFound => return Ok(0),
-                // A cluster electing a leader answers late for a few seconds.
-                Err(e) if started.elapsed() < std::time::Duration::from_secs(20) => {
-                    tracing::warn!(error = %e, "looking up a session failed; retrying");
-                    tokio::time::sleep(std::time::Duration::from_millis(250)).await;
-                }
-                Err(e) => return Err(self.remote(format!("looking up session {id}"), e)),
-            }
-        }
+        leader::last_sequence(&self.stream, &self.config.journal_subject(id))
+            .await
+            .map_err(|e| self.remote(format!("looking up session {id}"), e))
+    }
+
+    /// The index entry of `id` (what `sessions` lists for it), read from the one key; `None`
+    /// when the session was never indexed.
+    pub async fn summary(&self, id: Uuid) -> Result<Option<SessionSummary>, StoreError> {
+        let what = || format!("reading the index entry of session {id}");
+        let Some(value) = leader::kv_value(&self.index, &id.to_string())
+            .await
+            .map_err(|e| self.remote(what(), e))?
+        else {
+            return Ok(None);
+        };
+        serde_json::from_slice(&value)
+            .map(Some)
+            .map_err(|e| self.remote(what(), e))
     }
 
     /// The server that leads the journal stream (its RAFT leader on a cluster), if known.
@@ -142,11 +148,10 @@ impl NatsStore {
 
     /// The checkpoint of `id`, if one is stored and readable.
     pub async fn checkpoint(&self, id: Uuid) -> Result<Option<StoreCheckpoint>, StoreError> {
-        let value = self
-            .checkpoints
-            .get(id.to_string())
+        let value = leader::kv_value(&self.checkpoints, &id.to_string())
             .await
             .map_err(|e| self.remote(format!("reading the checkpoint of {id}"), e))?;
+        // An unreadable checkpoint only costs a full read of the subject.
         Ok(value.and_then(|v| serde_json::from_slice(&v).ok()))
     }
 
@@ -168,13 +173,12 @@ impl NatsStore {
     }
 
     async fn lines(&self, id: Uuid, last: u64) -> Result<Vec<read::Stored>, StoreError> {
-        if last == 0 {
-            return Ok(Vec::new());
-        }
-        read::read_all(
+        read::read_until(
+            &self.js.client(),
             &self.stream,
             self.config.journal_subject(id),
             DeliverPolicy::All,
+            last,
         )
         .await
         .map_err(|reason| self.remote(format!("reading session {id}"), reason))
@@ -190,10 +194,12 @@ impl NatsStore {
     ) -> Result<(), StoreError> {
         let summary = SessionSummary::read(&root.session(id))?;
         let value = serde_json::to_vec(&summary).unwrap_or_default();
-        self.index
-            .put(id.to_string(), value.into())
-            .await
-            .map_err(|e| self.remote(format!("indexing session {id}"), e))?;
+        let value = bytes::Bytes::from(value);
+        transient::retry("indexing a session", || {
+            self.index.put(id.to_string(), value.clone())
+        })
+        .await
+        .map_err(|e| self.remote(format!("indexing session {id}"), e))?;
         if let Some((events, stream_seq)) = acked
             && summary.events == events
             && let Some(bytes) = working_copy::read_copy(root, id)?
@@ -205,10 +211,12 @@ impl NatsStore {
                 sha256: journal_bytes::sha256_hex(&bytes),
             };
             let value = serde_json::to_vec(&checkpoint).unwrap_or_default();
-            self.checkpoints
-                .put(id.to_string(), value.into())
-                .await
-                .map_err(|e| self.remote(format!("writing the checkpoint of {id}"), e))?;
+            let value = bytes::Bytes::from(value);
+            transient::retry("writing a checkpoint", || {
+                self.checkpoints.put(id.to_string(), value.clone())
+            })
+            .await
+            .map_err(|e| self.remote(format!("writing the checkpoint of {id}"), e))?;
         }
         Ok(())
     }
@@ -222,29 +230,42 @@ impl JournalStore for NatsStore {
     }
 
     async fn list(&self) -> Result<Vec<SessionSummary>, StoreError> {
-        let mut stream = self
-            .js
-            .get_stream(format!("KV_{}", self.config.index_bucket()))
+        let what = || "reading the session index".to_owned();
+        let filter = format!("{}>", self.index.prefix);
+        let until = leader::last_sequence(&self.index.stream, &filter)
             .await
-            .map_err(|e| self.remote("reading the session index".into(), e))?;
-        let messages = stream
-            .info()
-            .await
-            .map_err(|e| self.remote("reading the session index".into(), e))?
-            .state
-            .messages;
-        if messages == 0 {
-            return Ok(Vec::new());
-        }
-        let entries = read::read_all(
-            &stream,
-            format!("$KV.{}.>", self.config.index_bucket()),
-            DeliverPolicy::LastPerSubject,
+            .map_err(|e| self.remote(what(), e))?;
+        let entries = read::read_until(
+            &self.js.client(),
+            &self.index.stream,
+            filter,
+            DeliverPolicy::All,
+            until,
         )
         .await
-        .map_err(|reason| self.remote("reading the session index".into(), reason))?;
-        let mut all = Vec::with_capacity(entries.len());
-        for entry in entries {
+        .map_err(|reason| self.remote(what(), reason))?;
+        // Every message, not the last per key: with one message kept per key they are the
+        // same set, and a plain pass costs the server far less than a per-key lookup. A key
+        // that comes twice (a bucket kept with history, a reader on a replica that caught up
+        // meanwhile) keeps its later message, in the place of its first. Stream order is the
+        // order the entries were written, close to newest-last, which keeps the sort cheap.
+        let mut place: HashMap<&str, usize> = HashMap::with_capacity(entries.len());
+        let mut latest: Vec<&read::Stored> = Vec::with_capacity(entries.len());
+        for entry in &entries {
+            match place.entry(entry.subject.as_str()) {
+                Entry::Occupied(at) => latest[*at.get()] = entry,
+                Entry::Vacant(at) => {
+                    at.insert(latest.len());
+                    latest.push(entry);
+                }
+            }
+        }
+        let mut all = Vec::with_capacity(latest.len());
+        for entry in latest {
+            if entry.payload.is_empty() {
+                // A deleted or purged key.
+                continue;
+            }
             match serde_json::from_slice::<SessionSummary>(&entry.payload) {
                 Ok(summary) => all.push(summary),
                 Err(e) => {
@@ -361,6 +382,7 @@ impl JournalStore for NatsStore {
             _ => {
                 let checkpoint = self.checkpoint(id).await?;
                 working_copy::sync(
+                    &self.js.client(),
                     &self.stream,
                     &self.config.journal_subject(id),
                     root,

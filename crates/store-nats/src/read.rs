@@ -1,66 +1,106 @@
-//! Reading stored messages in order: a session's subject, or the last value of every key of
-//! a bucket, through an ordered consumer (no state left on the server).
+//! Reading stored messages in order: a session's subject, or every entry of a bucket, through
+//! an ordered push consumer (no state left on the server; the server sends without waiting
+//! for pull requests, under flow control, and the client recreates it on a gap).
+//!
+//! The server places such a reader on any replica of the stream, and a replica that has just
+//! come back serves what it holds so far: its "nothing pending" can come before the end. So a
+//! read goes on until the message the stream leader named as the last one (`leader.rs`), not
+//! until the reader's replica has nothing more.
+
+use std::time::Duration;
 
 use async_nats::jetstream::consumer::DeliverPolicy;
-use async_nats::jetstream::consumer::pull::OrderedConfig;
+use async_nats::jetstream::consumer::push::OrderedConfig;
 use async_nats::jetstream::stream::Stream;
 use futures_util::StreamExt;
 
-/// How long reads are retried while a cluster elects a leader.
-const RETRY_FOR: std::time::Duration = std::time::Duration::from_secs(20);
+use crate::transient::retry;
 
-/// One stored message: its stream sequence and payload.
+/// Longest a read may go without a message before it fails: a lagging replica catches up
+/// well within it, a stream that lost the message never will.
+const STALL: Duration = Duration::from_secs(20);
+
+/// How long one reader may go without a message before it is replaced.
+const REPLACE_AFTER: Duration = Duration::from_millis(500);
+
+/// One stored message: its stream sequence, subject and payload.
 pub(crate) struct Stored {
     pub seq: u64,
-    pub subject: String,
+    pub subject: async_nats::Subject,
     pub payload: bytes::Bytes,
 }
 
-/// Every message of `filter` from `deliver` on, until the consumer has none pending. The
-/// caller knows there is at least one (an empty filter would wait for the first publish).
-pub(crate) async fn read_all(
+/// Every message of `filter` from `deliver` on, up to and including stream sequence `until`
+/// (the leader's last message of `filter`, which must exist: 0 reads nothing).
+///
+/// A reader that goes [`REPLACE_AFTER`] without a message is most likely on a replica that
+/// lags: it is dropped and a new one (placed anew by the server) goes on from the next
+/// sequence (`LastPerSubject` starts over: the caller keeps a key's later message). After
+/// [`STALL`] without any progress the read fails.
+pub(crate) async fn read_until(
+    client: &async_nats::Client,
     stream: &Stream,
     filter: String,
     deliver: DeliverPolicy,
+    until: u64,
 ) -> Result<Vec<Stored>, String> {
-    // A cluster electing a stream leader times requests out for a few seconds: retry.
-    let started = std::time::Instant::now();
-    let consumer = loop {
-        match stream
-            .create_consumer(OrderedConfig {
+    let mut out: Vec<Stored> = Vec::new();
+    if until == 0 {
+        return Ok(out);
+    }
+    let mut progress_at = tokio::time::Instant::now();
+    let mut from = deliver;
+    loop {
+        let inbox = client.new_inbox();
+        let consumer = retry("creating a reader", || {
+            stream.create_consumer(OrderedConfig {
+                deliver_subject: inbox.clone(),
                 filter_subject: filter.clone(),
-                deliver_policy: deliver,
+                deliver_policy: from,
                 ..Default::default()
             })
-            .await
-        {
-            Ok(consumer) => break consumer,
-            Err(e) if started.elapsed() < RETRY_FOR => {
-                tracing::warn!(error = %e, "creating a reader failed; retrying");
-                tokio::time::sleep(std::time::Duration::from_millis(250)).await;
-            }
-            Err(e) => return Err(format!("cannot create a reader: {e}")),
-        }
-    };
-    let mut messages = consumer
-        .messages()
+        })
         .await
-        .map_err(|e| format!("cannot read: {e}"))?;
-    let mut out = Vec::new();
-    while let Some(message) = messages.next().await {
-        let message = message.map_err(|e| format!("read failed: {e}"))?;
-        let info = message
-            .info()
-            .map_err(|e| format!("bad message metadata: {e}"))?;
-        let (seq, pending) = (info.stream_sequence, info.pending);
-        out.push(Stored {
-            seq,
-            subject: message.subject.to_string(),
-            payload: message.payload.clone(),
-        });
-        if pending == 0 {
-            break;
+        .map_err(|e| format!("cannot create a reader: {e}"))?;
+        let mut messages = consumer
+            .messages()
+            .await
+            .map_err(|e| format!("cannot read: {e}"))?;
+        loop {
+            let Ok(next) = tokio::time::timeout(REPLACE_AFTER, messages.next()).await else {
+                break;
+            };
+            let message = next
+                .ok_or_else(|| format!("the reader ended before stream sequence {until}"))?
+                .map_err(|e| format!("read failed: {e}"))?;
+            let seq = message
+                .info()
+                .map_err(|e| format!("bad message metadata: {e}"))?
+                .stream_sequence;
+            out.push(Stored {
+                seq,
+                subject: message.subject.clone(),
+                payload: message.payload.clone(),
+            });
+            progress_at = tokio::time::Instant::now();
+            if seq >= until {
+                return Ok(out);
+            }
+        }
+        if progress_at.elapsed() >= STALL {
+            return Err(format!(
+                "no message for {} s before stream sequence {until} (read up to {})",
+                STALL.as_secs(),
+                out.last().map_or(0, |m| m.seq)
+            ));
+        }
+        tracing::debug!(until, "a reader stalled; placing a new one");
+        if let (DeliverPolicy::All | DeliverPolicy::ByStartSequence { .. }, Some(last)) =
+            (deliver, out.last())
+        {
+            from = DeliverPolicy::ByStartSequence {
+                start_sequence: last.seq + 1,
+            };
         }
     }
-    Ok(out)
 }

@@ -19,7 +19,11 @@ use turnstile_store::StoreError;
 
 use crate::config::NatsConfig;
 use crate::connect::{connect, lease_bucket};
+use crate::leader;
 use crate::lease::{LeaseGrant, usable};
+
+/// The header that names a message for the stream's duplicate window: the event id.
+const MSG_ID: &str = "Nats-Msg-Id";
 
 /// Longest a publish is retried (leader elections, reconnects) before the writer gives up.
 const RETRY_FOR: Duration = Duration::from_secs(30);
@@ -285,9 +289,21 @@ fn publisher_thread(
                 return;
             }
         };
+        let stream = match js.get_stream_no_info(&config.stream).await {
+            Ok(stream) => stream,
+            Err(e) => {
+                let _ = ready.send(Err(StoreError::Remote {
+                    store: config_name(&config),
+                    what: "starting the publisher".into(),
+                    reason: e.to_string(),
+                }));
+                return;
+            }
+        };
         let _ = ready.send(Ok(()));
         let publisher = Publisher {
             js,
+            stream,
             subject: config.journal_subject(id),
             store: config_name(&config),
             id,
@@ -299,6 +315,8 @@ fn publisher_thread(
 
 struct Publisher {
     js: async_nats::jetstream::Context,
+    /// The journal stream, for the leader's view of the subject.
+    stream: async_nats::jetstream::stream::Stream<()>,
     subject: String,
     store: String,
     id: Uuid,
@@ -371,6 +389,35 @@ impl Publisher {
         }
     }
 
+    /// Counts the line in flight as stored at stream sequence `seq`.
+    fn acknowledged(&self, seq: u64) {
+        let mut st = lock(&self.shared.state);
+        st.acked += 1;
+        st.last_stream_seq = seq;
+        self.shared.progress.notify_all();
+        self.shared.changed.send_replace(());
+    }
+
+    /// The stream sequence of `line` when it is the subject's last message, stored right after
+    /// `expected` by an earlier try whose acknowledgement was lost. A clustered 2.9 server
+    /// checks the expected sequence before its duplicate window, so it refuses such a retry
+    /// as if another writer had appended; the leader's last message tells the two apart (a
+    /// line of ours carrying `expected` can only have been stored right after it).
+    async fn stored_already(&self, line: &Line, expected: u64) -> Option<u64> {
+        let last = match leader::last_message(&self.stream, &self.subject).await {
+            Ok(last) => last?,
+            Err(e) => {
+                tracing::warn!(error = %e, "could not read the subject's last line after a refused retry");
+                return None;
+            }
+        };
+        let ours = last
+            .headers
+            .get(MSG_ID)
+            .is_some_and(|id| id.as_str() == line.id.to_string());
+        (ours && last.sequence > expected).then_some(last.sequence)
+    }
+
     async fn publish(&self, line: Line) {
         let started = Instant::now();
         let mut backoff = Duration::from_millis(20);
@@ -391,7 +438,7 @@ impl Publisher {
                 st.last_stream_seq
             };
             let mut headers = HeaderMap::new();
-            headers.insert("Nats-Msg-Id", line.id.to_string().as_str());
+            headers.insert(MSG_ID, line.id.to_string().as_str());
             headers.insert(
                 "Nats-Expected-Last-Subject-Sequence",
                 expected.to_string().as_str(),
@@ -406,14 +453,14 @@ impl Publisher {
             };
             match outcome {
                 Ok(ack) => {
-                    let mut st = lock(&self.shared.state);
-                    st.acked += 1;
-                    st.last_stream_seq = ack.sequence;
-                    self.shared.progress.notify_all();
-                    self.shared.changed.send_replace(());
+                    self.acknowledged(ack.sequence);
                     return;
                 }
                 Err(e) if e.kind() == PublishErrorKind::WrongLastSequence => {
+                    if let Some(seq) = self.stored_already(&line, expected).await {
+                        self.acknowledged(seq);
+                        return;
+                    }
                     let mut st = lock(&self.shared.state);
                     let e = self.error(
                         SinkErrorKind::Fenced,

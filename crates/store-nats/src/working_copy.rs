@@ -11,7 +11,7 @@ use turnstile_journal::session_dir::{Access, SessionDir};
 use turnstile_journal::{StateRoot, Uuid};
 use turnstile_store::{StoreError, journal_bytes};
 
-use crate::read::read_all;
+use crate::read::read_until;
 use crate::records::StoreCheckpoint;
 
 /// What a sync found.
@@ -48,6 +48,7 @@ pub(crate) fn read_copy(root: &StateRoot, id: Uuid) -> Result<Option<Vec<u8>>, S
 /// Makes the working copy of `id` under `root` equal to the subject, which ends at stream
 /// sequence `last` (0: empty).
 pub(crate) async fn sync(
+    client: &async_nats::Client,
     stream: &async_nats::jetstream::stream::Stream,
     subject: &str,
     root: &StateRoot,
@@ -71,12 +72,14 @@ pub(crate) async fn sync(
         None => (0, 0, 1),
     };
     let fetched = if last >= from {
-        read_all(
+        read_until(
+            client,
             stream,
             subject.to_owned(),
             DeliverPolicy::ByStartSequence {
                 start_sequence: from,
             },
+            last,
         )
         .await
         .map_err(|reason| StoreError::Remote {

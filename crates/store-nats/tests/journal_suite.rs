@@ -2,6 +2,8 @@
 //! the JetStream store on a real `nats-server` started for the test (its own port and
 //! directory). Each case is written once over `JournalStore`.
 
+mod common;
+
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -54,26 +56,7 @@ fn parts(server: &ScriptedServer, work: &std::path::Path, sink: &impl Attachment
 }
 
 fn sample_journal() -> (Uuid, Vec<u8>) {
-    // A journal as the engine's writer writes it.
-    let dir = tempfile::tempdir().unwrap();
-    let root = StateRoot::new(dir.path());
-    let id = Uuid::new_v4();
-    let (w, _) = turnstile_journal::JournalWriter::create(&root, id, Default::default()).unwrap();
-    let mut last = None;
-    for n in 0..20 {
-        let data =
-            serde_json::value::RawValue::from_string(format!("{{\"message\":\"line {n}\"}}"))
-                .unwrap();
-        let ev = turnstile_journal::Event::with_raw_data(
-            turnstile_journal::EventType::new("session.info"),
-            data,
-            last,
-        );
-        last = Some(ev.id);
-        w.append(&ev).unwrap();
-    }
-    w.close().unwrap();
-    (id, std::fs::read(root.session(id).events).unwrap())
+    common::journal(20)
 }
 
 async fn import_export_round_trip(store: &impl JournalStore) {
@@ -182,6 +165,22 @@ async fn moves_between_stores(a: &impl JournalStore, b: &impl JournalStore) {
     assert_eq!(c.export(id).await.unwrap(), bytes, "not a byte changed");
 }
 
+/// `summary` reads the key of one session: the same entry the listing has, nothing for an
+/// id the index does not know.
+async fn one_index_entry_is_read_without_the_others(store: &NatsStore) {
+    let (id, bytes) = sample_journal();
+    store.import(id, &bytes).await.unwrap();
+    let listed = store.list().await.unwrap();
+    let entry = listed.iter().find(|s| s.id == Some(id)).unwrap();
+    let one = store.summary(id).await.unwrap().expect("indexed");
+    assert_eq!(
+        serde_json::to_value(&one).unwrap(),
+        serde_json::to_value(entry).unwrap()
+    );
+    assert_eq!(one.size, bytes.len() as u64);
+    assert!(store.summary(Uuid::new_v4()).await.unwrap().is_none());
+}
+
 fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -233,6 +232,7 @@ fn jetstream_store_passes_the_suite() {
         bad_journals_are_refused(&n.store).await;
         engine_session_then_resume_elsewhere(&n.store, &NatsHosts(tempfile::tempdir().unwrap()))
             .await;
+        one_index_entry_is_read_without_the_others(&n.store).await;
     });
 }
 
@@ -243,5 +243,36 @@ fn sessions_move_between_stores_without_a_byte_changed() {
         let (_dir, file) = file_store();
         moves_between_stores(&file, &n.store).await;
         moves_between_stores(&n.store, &file).await;
+    });
+}
+
+#[test]
+fn a_stream_the_server_refuses_is_reported_with_its_reason() {
+    runtime().block_on(async {
+        let data = tempfile::tempdir().unwrap();
+        let server = LocalNats::start(data.path()).unwrap();
+        // Another stream already captures the journal subjects: creating ours is refused for
+        // good (no election to wait out), and the server's reason is what the user reads.
+        let js = async_nats::jetstream::new(async_nats::connect(server.url()).await.unwrap());
+        js.create_stream(async_nats::jetstream::stream::Config {
+            name: "SQUATTER".into(),
+            subjects: vec!["turnstile.journal.*".into()],
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+        let err = NatsStore::open(NatsConfig::new(server.url()))
+            .await
+            .unwrap_err();
+        match &err {
+            StoreError::Remote { what, reason, .. } => {
+                assert_eq!(what, "opening the journal stream");
+                assert!(
+                    reason.contains("10065"),
+                    "the server's overlap code: {reason}"
+                );
+            }
+            other => panic!("{other}"),
+        }
     });
 }

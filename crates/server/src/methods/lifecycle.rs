@@ -800,8 +800,16 @@ pub(crate) async fn metadata(ctx: &Ctx<'_>, params: SessionIdParams) -> Result<V
     let Ok(id) = turnstile_journal::parse_session_id(&params.session_id) else {
         return Ok(json!({}));
     };
-    if ctx.server.config().remote_store.is_some() {
-        let stored = summaries(ctx).await?.into_iter().find(|s| s.id == Some(id));
+    if let Some(store) = &ctx.server.config().remote_store {
+        // One key of the store's index, not the whole index.
+        let stored = store.summary(id).await.map_err(|e| {
+            RpcError::new(
+                codes::SESSION_FAILED,
+                format!("cannot read session {id} from {}: {e}", store.describe()),
+            )
+        })?;
+        // As in the listing: a session without events is not offered.
+        let stored = stored.filter(|s| s.events > 0 && s.id == Some(id));
         return Ok(match stored.as_ref().and_then(metadata_value) {
             Some(session) => json!({"session": session}),
             None => json!({}),
