@@ -17,6 +17,6 @@ pub mod tools;
 
 pub use autopilot::AgentMode;
 pub use session::{
-    CompactOptions, CompactionReport, InfiniteSessions, LogEntry, LogLevel, Outcome, ResumeOptions,
-    ResumeReport, SendOptions, SessionConfig, SessionHandle, SessionParts,
+    CompactOptions, CompactionReport, InfiniteSessions, LogEntry, LogLevel, LoopError, Outcome,
+    ResumeOptions, ResumeReport, SendOptions, SessionConfig, SessionHandle, SessionParts,
 };

@@ -51,7 +51,8 @@ pub use fold::{FoldedJournal, Folder, fold, fold_file};
 pub use open_work::{OpenToolCall, OpenTurn, OpenWork, PendingExternalTool, PendingPermission};
 pub use resume_plan::{ResumePlan, resume_plan};
 pub use rewind::{
-    CutKind, RewindError, RewindPoint, hidden_ids, plan_cut, rewind_points, visible_events,
+    CutKind, RewindError, RewindPoint, hidden_ids, hidden_in_file, plan_cut, rewind_points,
+    visible_events,
 };
 pub use state::{BinaryAsset, SessionState};
 pub use tracking::Counters;

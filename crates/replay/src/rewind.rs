@@ -8,18 +8,21 @@
 //! of the view it removes: the last `eventsRemoved` events before it that are still visible.
 
 use std::collections::HashSet;
+use std::path::Path;
 
 use turnstile_journal::payload::{SnapshotRewind, UserMessage};
-use turnstile_journal::{Event, REWIND_MARKER, Uuid};
+use turnstile_journal::{Event, JournalReader, REWIND_MARKER, ReadError, ReadMode, Uuid};
+
+use crate::ReplayError;
 
 /// Why a rewind or truncation cannot be made.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum RewindError {
     /// The event is not in the session's current view (never was, or a rewind removed it).
-    #[error("event {0} not found")]
+    #[error("Event {0} not found")]
     NotFound(String),
     /// A rewind target that is not a main-agent `user.message` of the current view.
-    #[error("rewind event '{0}' is not a current root user turn")]
+    #[error("Rewind event '{0}' is not a current root user turn")]
     NotUserTurn(String),
     /// The cut would remove a compaction: the history it replaced is no longer in the fold.
     #[error(
@@ -43,6 +46,23 @@ pub fn hidden_ids<'a>(events: impl IntoIterator<Item = &'a Event>) -> HashSet<Uu
         hidden.extend(visible.drain(keep..));
     }
     hidden
+}
+
+/// [`hidden_ids`] of the journal at `path`; a journal without a marker (found by the exact
+/// fast count) is not parsed. A torn last line is left out, as readers do.
+pub fn hidden_in_file(path: &Path) -> Result<HashSet<Uuid>, ReplayError> {
+    if crate::count_type(path, REWIND_MARKER)? == 0 {
+        return Ok(HashSet::new());
+    }
+    let mut events = Vec::new();
+    for record in JournalReader::open(path, ReadMode::Lenient)? {
+        match record {
+            Ok(record) => events.push(record.event),
+            Err(ReadError::TornTail { .. }) => break,
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(hidden_ids(&events))
 }
 
 /// The events as a client of the runtime sees them: without what rewinds removed, without

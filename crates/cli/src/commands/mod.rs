@@ -12,6 +12,7 @@ pub mod import;
 pub mod repair;
 pub mod replay;
 pub mod report;
+pub mod rewind;
 pub mod run;
 pub mod serve;
 pub mod sessions;

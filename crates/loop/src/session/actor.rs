@@ -171,6 +171,10 @@ impl Actor {
                     let result = self.compact(&options, &[], mode, &cancel).await;
                     let _ = done.send(result.map_err(|e| e.to_string()));
                 }
+                Command::Cut { target, kind, done } => {
+                    let result = self.cut(&target, kind).await;
+                    let _ = done.send(result.map_err(|e| e.to_string()));
+                }
                 Command::Shutdown { done } => {
                     shutdown_reply = Some(done);
                     break;

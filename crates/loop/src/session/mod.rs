@@ -16,6 +16,7 @@ mod mcp_glue;
 mod message;
 mod pending;
 mod prompting;
+mod rewind;
 mod tool_call;
 mod turn;
 
@@ -24,6 +25,7 @@ use std::sync::{Arc, Mutex};
 
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
+use turnstile_journal::payload::SnapshotRewind;
 use turnstile_journal::payload::{
     PendingMessagesModified, SessionResume, SessionShutdown, SessionStart, SessionWarning,
     WorkingDirectoryContext,
@@ -31,7 +33,7 @@ use turnstile_journal::payload::{
 use turnstile_journal::{
     Durability, Event, JournalWriter, StateRoot, Timestamp, TrustedPrefix, Uuid, WriterOptions,
 };
-use turnstile_replay::{SessionState, resume_plan};
+use turnstile_replay::{RewindError, SessionState, resume_plan};
 
 pub use compaction::{CompactOptions, CompactionReport, InfiniteSessions, SUMMARY_INSTRUCTION};
 pub use history::{chat_messages, default_system_prompt, request_messages};
@@ -167,6 +169,9 @@ pub enum LoopError {
     /// The journal could not be read back (for the pending work a resume continues).
     #[error(transparent)]
     Read(#[from] turnstile_journal::ReadError),
+    /// A rewind or truncation that cannot be made (unknown event, not a user turn).
+    #[error(transparent)]
+    Rewind(#[from] RewindError),
 }
 
 /// How a resume treats work the previous engine left in flight.
@@ -217,6 +222,11 @@ enum Command {
     Compact {
         options: CompactOptions,
         done: oneshot::Sender<Result<CompactionReport, String>>,
+    },
+    Cut {
+        target: String,
+        kind: turnstile_replay::CutKind,
+        done: oneshot::Sender<Result<Result<SnapshotRewind, RewindError>, String>>,
     },
     Shutdown {
         done: oneshot::Sender<Result<(), String>>,
@@ -609,6 +619,20 @@ impl SessionHandle {
     pub async fn compact(&self, options: CompactOptions) -> Result<CompactionReport, LoopError> {
         let (done, rx) = oneshot::channel();
         self.command(Command::Compact { options, done }, rx).await
+    }
+
+    /// Removes `target` and every later event from the conversation (a `session.snapshot_rewind`
+    /// marker appended after the messages sent before it, made durable): any event for
+    /// [`CutKind::Truncate`], a main-agent user message for [`CutKind::UserTurn`].
+    pub async fn cut(
+        &self,
+        target: impl Into<String>,
+        kind: turnstile_replay::CutKind,
+    ) -> Result<SnapshotRewind, LoopError> {
+        let (done, rx) = oneshot::channel();
+        let target = target.into();
+        let cmd = Command::Cut { target, kind, done };
+        Ok(self.command(cmd, rx).await??)
     }
 
     async fn command<T>(

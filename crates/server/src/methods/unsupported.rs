@@ -90,7 +90,7 @@ pub(crate) const REASONS: &[(&str, &str)] = &[
     ),
     (
         "session.history.",
-        "the journal is append-only: history is compacted (session.history.compact), never truncated or rewound in place",
+        "served: compact, truncate, listRewindPoints, previewRewind, rewind; the other history methods are not (compaction runs before a request, never in the background)",
     ),
     (
         "session.queue.",
