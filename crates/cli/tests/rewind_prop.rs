@@ -5,17 +5,14 @@
 //! session refuses (an event before a compaction) writes nothing.
 
 use std::path::Path;
-use std::sync::Arc;
-use std::time::Duration;
+
+mod common;
 
 use proptest::prelude::*;
 use serde_json::json;
 use turnstile_journal::{Event, JournalReader, ReadMode, StateRoot};
-use turnstile_loop::model::{OpenAiConfig, OpenAiProvider};
-use turnstile_loop::permissions::PermissionPolicy;
-use turnstile_loop::tools::ToolRegistry;
 use turnstile_loop::{
-    CompactOptions, LoopError, Outcome, SendOptions, SessionConfig, SessionHandle, SessionParts,
+    CompactOptions, LoopError, Outcome, SendOptions, SessionHandle, SessionParts,
 };
 use turnstile_replay::{CutKind, audit_file, rewind_points, visible_events};
 use turnstile_scripted_model::{Script, ScriptedResponse, ScriptedServer};
@@ -44,27 +41,13 @@ fn step() -> impl Strategy<Value = Step> {
 }
 
 fn parts(server: &ScriptedServer, work: &Path) -> SessionParts {
-    let mut oc = OpenAiConfig::new(server.url(), "test-model");
-    oc.retry.base_delay = Duration::from_millis(5);
-    let mut config = SessionConfig::new(work, "test-model");
-    config.permissions = PermissionPolicy::from_flags(true, &[], &[]).unwrap();
-    config.system_prompt = Some("You read files with the view tool.".into());
     // Large enough that only the manual compactions summarize.
-    config.token_limit = Some(1_000_000);
-    let mut tools = ToolRegistry::builtin(false);
-    let names: Vec<String> = tools.names().into_iter().map(str::to_owned).collect();
-    for name in names.iter().filter(|n| *n != "view") {
-        tools.unregister(name);
-    }
-    SessionParts {
-        config,
-        provider: Arc::new(OpenAiProvider::new(oc).unwrap()),
-        tools: Arc::new(tools),
-        hooks: None,
-        external_tools: None,
-        permission_asker: None,
-        section_transformer: None,
-    }
+    common::view_only_parts(
+        server,
+        work,
+        "You read files with the view tool.",
+        1_000_000,
+    )
 }
 
 /// The answers the steps consume, in order, and a summary for every compaction.

@@ -9,6 +9,7 @@ pub mod export;
 pub mod fsck;
 pub mod history;
 pub mod import;
+mod one_operation;
 pub mod repair;
 pub mod replay;
 pub mod report;

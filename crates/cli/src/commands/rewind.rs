@@ -9,10 +9,10 @@ use std::process::ExitCode;
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use turnstile_journal::{Event, JournalReader, ReadMode, StateRoot};
-use turnstile_loop::SessionHandle;
 use turnstile_replay::{CutKind, RewindPoint, rewind_points, visible_events};
 
-use super::run::{LoopArgs, parts, working_dir};
+use super::one_operation::{session_id, with_session};
+use super::run::LoopArgs;
 
 /// `turnstile rewind` arguments.
 #[derive(Debug, Clone, Args)]
@@ -66,12 +66,9 @@ fn print_points(points: &[RewindPoint], json: bool) {
 /// Runs `turnstile rewind`: exit 0 when the marker is written (or the points are listed);
 /// an error names an event that is not in the conversation.
 pub fn run(args: &RewindArgs, state_dir: Option<&Path>) -> Result<ExitCode> {
-    let root = StateRoot::resolve(state_dir)?;
-    let paths = crate::target::resolve(&args.session, state_dir)?;
-    let id = paths
-        .id
-        .with_context(|| format!("{} is not a session of the state directory", args.session))?;
-    let points = rewind_points(&visible(&paths.events)?);
+    let id = session_id(&args.session, state_dir)?;
+    let events = StateRoot::resolve(state_dir)?.session(id).events;
+    let points = rewind_points(&visible(&events)?);
     let Some(to) = &args.to else {
         print_points(&points, args.opts.json);
         return Ok(ExitCode::SUCCESS);
@@ -86,34 +83,23 @@ pub fn run(args: &RewindArgs, state_dir: Option<&Path>) -> Result<ExitCode> {
         },
         Err(_) => (to.clone(), CutKind::Truncate),
     };
-    let cwd = working_dir(&args.opts)?;
-    // A rewind calls no model and runs no tools: the MCP servers the flags name are not started.
-    let (parts, _mcp) = parts(&args.opts, &cwd)?;
-    let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
-    runtime.block_on(async {
-        let (session, _) = SessionHandle::resume(&root, id, parts)
-            .with_context(|| format!("cannot open session {id}"))?;
-        let marker = session
+    let marker = with_session(id, &args.opts, state_dir, async |session| {
+        session
             .cut(target, kind)
             .await
-            .with_context(|| format!("cannot rewind session {id}"));
-        session
-            .shutdown()
-            .await
-            .context("could not close the session cleanly")?;
-        let marker = marker?;
-        if args.opts.json {
-            let value = serde_json::json!({
-                "upToEventId": marker.up_to_event_id,
-                "eventsRemoved": marker.events_removed,
-            });
-            println!("{value}");
-        } else {
-            println!(
-                "rewound {id}: {} events from {} on are out of the conversation (the journal keeps them)",
-                marker.events_removed, marker.up_to_event_id
-            );
-        }
-        Ok(ExitCode::SUCCESS)
-    })
+            .with_context(|| format!("cannot rewind session {id}"))
+    })?;
+    if args.opts.json {
+        let value = serde_json::json!({
+            "upToEventId": marker.up_to_event_id,
+            "eventsRemoved": marker.events_removed,
+        });
+        println!("{value}");
+    } else {
+        println!(
+            "rewound {id}: {} events from {} on are out of the conversation (the journal keeps them)",
+            marker.events_removed, marker.up_to_event_id
+        );
+    }
+    Ok(ExitCode::SUCCESS)
 }

@@ -623,7 +623,7 @@ impl SessionHandle {
 
     /// Removes `target` and every later event from the conversation (a `session.snapshot_rewind`
     /// marker appended after the messages sent before it, made durable): any event for
-    /// [`CutKind::Truncate`], a main-agent user message for [`CutKind::UserTurn`].
+    /// [`turnstile_replay::CutKind::Truncate`], a main-agent user message for [`turnstile_replay::CutKind::UserTurn`].
     pub async fn cut(
         &self,
         target: impl Into<String>,

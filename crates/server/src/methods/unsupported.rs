@@ -90,7 +90,7 @@ pub(crate) const REASONS: &[(&str, &str)] = &[
     ),
     (
         "session.history.",
-        "served: compact, truncate, listRewindPoints, previewRewind, rewind; the other history methods are not (compaction runs before a request, never in the background)",
+        "compaction runs before a request, never in the background (compact, truncate, listRewindPoints, previewRewind and rewind are served)",
     ),
     (
         "session.queue.",
