@@ -227,7 +227,118 @@ async function long(infinite) {
   }
 }
 
-const scenarios = { crash, truncate: () => long(false), compact: () => long(true) };
+/** Three prompts (a file created, then edited, then a plain answer), then the history RPCs:
+ * list and preview the rewind points, rewind conversation-only to the third prompt, send,
+ * rewind with files to the second, send, truncate to an event, send, and resume in a new
+ * process. Writes the journal after each step (`NN-step.events.jsonl`), every live event
+ * (`live.jsonl`) and the RPC answers (`answers.json`). */
+async function rewind() {
+  const d = dirs();
+  const requests = join(outDir, "requests.jsonl");
+  writeFileSync(requests, "");
+  const notes = join(d.project, "notes.txt");
+  const model = await startModel(
+    {
+      model: "scripted-model",
+      responses: [
+        { toolCalls: [{ name: "create", arguments: { path: notes, file_text: "one\n" } }] },
+        { content: "Created notes.txt." },
+        { toolCalls: [{ name: "edit", arguments: { path: notes, old_str: "one", new_str: "two" } }] },
+        { content: "Edited notes.txt." },
+        { content: "Hi." },
+        { content: "Answer after the conversation rewind." },
+        { content: "Answer after the files rewind." },
+        { content: "Answer after the truncation." },
+        { content: "Answer after the resume." },
+      ],
+    },
+    requests,
+  );
+  const answers = {};
+  const live = [];
+  let step = 0;
+  // The runtime writes its journal behind the live events: wait until it stops growing.
+  const snap = async (name, id) => {
+    step += 1;
+    const path = journalPath(d.home, id);
+    let last = -1;
+    for (let i = 0; i < 50; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      const size = existsSync(path) ? readFileSync(path).length : 0;
+      if (size === last) break;
+      last = size;
+    }
+    const file = join(outDir, `${String(step).padStart(2, "0")}-${name}.events.jsonl`);
+    if (existsSync(path)) copyFileSync(path, file);
+  };
+  try {
+    const c = client(d);
+    const session = await c.createSession(options(model.url, { enableFileChangeTracking: true }));
+    const id = session.sessionId;
+    session.on((e) => live.push(e));
+    for (const prompt of ["Create notes.txt", "Change one to two in notes.txt", "Say hi"]) {
+      const a = await session.sendAndWait(prompt, GUARD_MS);
+      console.log(`answer: ${a?.data?.content}`);
+    }
+    await snap("three-prompts", id);
+    const users = async () => (await session.getEvents()).filter((l) => l.type === "user.message");
+    answers.listRewindPoints = await session.rpc.history.listRewindPoints();
+    const [u1, u2, u3] = await users();
+    answers.previewRewindSecond = await session.rpc.history.previewRewind({ eventId: u2.id });
+    answers.rewindThirdConversation = await session.rpc.history.rewind({ eventId: u3.id, mode: "conversation" });
+    await snap("rewound-third", id);
+    answers.messagesAfterRewind = (await session.getEvents()).map((e) => e.type);
+    const a4 = await session.sendAndWait("After the rewind", GUARD_MS);
+    console.log(`answer: ${a4?.data?.content}`);
+    await snap("sent-after-rewind", id);
+    answers.rewindSecondFiles = await session.rpc.history.rewind({ eventId: u2.id, mode: "conversation-and-files" });
+    answers.notesAfterFilesRewind = existsSync(notes) ? readFileSync(notes, "utf8") : null;
+    await snap("rewound-second-files", id);
+    answers.listAfterFilesRewind = await session.rpc.history.listRewindPoints();
+    const a5 = await session.sendAndWait("After the files rewind", GUARD_MS);
+    console.log(`answer: ${a5?.data?.content}`);
+    await snap("sent-after-files-rewind", id);
+    const lastUser = (await users()).at(-1);
+    const after = await session.getEvents();
+    const cut = after[after.findIndex((l) => l.id === lastUser.id) + 1];
+    answers.truncateTo = { type: cut.type, id: cut.id };
+    answers.truncate = await session.rpc.history.truncate({ eventId: cut.id });
+    await snap("truncated", id);
+    answers.messagesAfterTruncate = (await session.getEvents()).map((e) => e.type);
+    const a6 = await session.sendAndWait("After the truncation", GUARD_MS);
+    console.log(`answer: ${a6?.data?.content}`);
+    await snap("sent-after-truncate", id);
+    try {
+      answers.rewindGone = await session.rpc.history.rewind({ eventId: u3.id, mode: "conversation" });
+    } catch (e) {
+      answers.rewindGone = { error: String(e?.message ?? e), code: e?.code };
+    }
+    try {
+      answers.truncateUnknown = await session.rpc.history.truncate({ eventId: "00000000-0000-4000-8000-000000000000" });
+    } catch (e) {
+      answers.truncateUnknown = { error: String(e?.message ?? e), code: e?.code };
+    }
+    await session.disconnect();
+    await c.stop();
+    const second = client(d);
+    const resumed = await second.resumeSession(id, options(model.url));
+    answers.messagesOnResume = (await resumed.getEvents()).map((e) => e.type);
+    answers.listOnResume = await resumed.rpc.history.listRewindPoints();
+    const a7 = await resumed.sendAndWait("After the resume", GUARD_MS);
+    console.log(`answer: ${a7?.data?.content}`);
+    await resumed.disconnect();
+    await second.stop();
+    await snap("resumed", id);
+    answers.notesAtEnd = existsSync(notes) ? readFileSync(notes, "utf8") : null;
+    void u1;
+  } finally {
+    writeFileSync(join(outDir, "answers.json"), JSON.stringify(answers, null, 2) + "\n");
+    writeFileSync(join(outDir, "live.jsonl"), live.map((e) => JSON.stringify(e)).join("\n") + "\n");
+    model.stop();
+  }
+}
+
+const scenarios = { crash, rewind, truncate: () => long(false), compact: () => long(true) };
 if (!scenarios[scenario]) {
   console.error(`unknown scenario ${scenario}; one of ${Object.keys(scenarios).join(", ")}`);
   process.exit(2);

@@ -403,6 +403,40 @@ async function pyBasic(run) {
 
 export const SCENARIOS = {
   basic,
+
+  // History cut back: rewind points listed, a conversation rewind to the third prompt, a
+  // prompt, a truncation to the turn start of that prompt, a files rewind (no file tracking
+  // asked), refused cuts, and a last prompt: its request shows what the model still sees.
+  async rewind(run) {
+    await run.model("rewind.json");
+    const client = run.client();
+    const session = await client.createSession(run.options("main", { onPermissionRequest: approveAll }));
+    run.session("main", session.sessionId);
+    for (const prompt of ["Say one", "Say two", "Say three"]) await session.sendAndWait(prompt, GUARD);
+    const h = session.rpc.history;
+    const points = await h.listRewindPoints();
+    const strip = (list) => ({ ...list, points: list.points.map(({ eventId, timestamp, ...rest }) => rest) });
+    run.observe("listRewindPoints", strip(points));
+    const [, second, third] = points.points;
+    run.observe("previewRewind", await outcomeOf(h.previewRewind({ eventId: second.eventId })));
+    run.observe("rewind conversation", await outcomeOf(h.rewind({ eventId: third.eventId, mode: "conversation" })));
+    // The system prompt's events are left out: turnstile records it once (another difference).
+    const types = async () => (await session.getEvents()).map((e) => e.type).filter((t) => t !== "system.message");
+    run.observe("getMessages after rewind", await types());
+    await session.sendAndWait("Say four", GUARD);
+    const events = await session.getEvents();
+    const lastStart = events.filter((e) => e.type === "assistant.turn_start").at(-1);
+    run.observe("truncate", await outcomeOf(h.truncate({ eventId: lastStart.id })));
+    run.observe("getMessages after truncate", await types());
+    run.observe("rewind with files", await outcomeOf(h.rewind({ eventId: second.eventId, mode: "conversation-and-files" })));
+    const noIds = (o) => JSON.parse(JSON.stringify(o).replace(/[0-9a-f]{8}-[0-9a-f-]{27}/g, "<id>"));
+    run.observe("rewind to a removed turn", noIds(await outcomeOf(h.rewind({ eventId: third.eventId, mode: "conversation" }))));
+    run.observe("truncate to a removed event", noIds(await outcomeOf(h.truncate({ eventId: lastStart.id }))));
+    run.observe("points at the end", strip(await h.listRewindPoints()));
+    const answer = await session.sendAndWait("Say five", GUARD);
+    run.observe("answer", answer?.data?.content ?? null);
+    await session.disconnect();
+  },
   ...(pythonClientAvailable() ? { "py-basic": pyBasic } : {}),
 
   // `session.log` at each level, and an ephemeral entry (live only, never in the journal).

@@ -104,6 +104,9 @@ enum Command {
     /// Compact a session's history now: one summary call to the model replaces the older messages.
     #[command(after_help = EXIT_CODES)]
     Compact(commands::compact::CompactArgs),
+    /// Rewind a session's conversation to before a user turn or an event (the journal keeps
+    /// every line: a marker is appended); without --to, list the turns.
+    Rewind(commands::rewind::RewindArgs),
     /// Continue a session: close what a crash left open, then run another prompt.
     #[command(after_help = RUN_EXIT_CODES)]
     Resume(commands::run::ResumeArgs),
@@ -247,6 +250,7 @@ fn run_local(
         Command::Run(args) => commands::run::run(args, state_dir, &cli.store),
         Command::Resume(args) => commands::run::resume(args, state_dir, &cli.store),
         Command::Compact(args) => commands::compact::run(args, state_dir),
+        Command::Rewind(args) => commands::rewind::run(args, state_dir),
         Command::Export(args) => commands::export::run(args, &cli.store, state_dir),
         Command::Import(args) => commands::import::run(args, &cli.store, state_dir),
         Command::Watch(args) => commands::watch::run(args, &cli.store),

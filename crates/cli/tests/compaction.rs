@@ -10,16 +10,12 @@ mod common;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::Stdio;
-use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use common::{Env, audit_clean};
 use serde_json::{Value, json};
 use turnstile_journal::{Event, JournalReader, ReadMode, StateRoot};
-use turnstile_loop::model::{OpenAiConfig, OpenAiProvider};
-use turnstile_loop::permissions::PermissionPolicy;
-use turnstile_loop::tools::ToolRegistry;
-use turnstile_loop::{Outcome, SendOptions, SessionConfig, SessionHandle, SessionParts};
+use turnstile_loop::{Outcome, SendOptions, SessionHandle, SessionParts};
 use turnstile_replay::{SessionState, fold_file};
 use turnstile_scripted_model::{Script, ScriptedResponse, ScriptedServer};
 use turnstile_testing::check_sent;
@@ -82,26 +78,12 @@ fn journal(path: &Path) -> Vec<Event> {
 /// A session with a short system prompt and only the `view` tool, so an 8 000-token window
 /// holds real history.
 fn small_parts(server: &ScriptedServer, work: &Path, window: u64) -> SessionParts {
-    let mut oc = OpenAiConfig::new(server.url(), "test-model");
-    oc.retry.base_delay = Duration::from_millis(5);
-    let mut config = SessionConfig::new(work, "test-model");
-    config.permissions = PermissionPolicy::from_flags(true, &[], &[]).unwrap();
-    config.system_prompt = Some("You are a careful reader. Use the view tool.".into());
-    config.token_limit = Some(window);
-    let mut tools = ToolRegistry::builtin(false);
-    let names: Vec<String> = tools.names().into_iter().map(str::to_owned).collect();
-    for name in names.iter().filter(|n| *n != "view") {
-        tools.unregister(name);
-    }
-    SessionParts {
-        config,
-        provider: Arc::new(OpenAiProvider::new(oc).unwrap()),
-        tools: Arc::new(tools),
-        hooks: None,
-        external_tools: None,
-        permission_asker: None,
-        section_transformer: None,
-    }
+    common::view_only_parts(
+        server,
+        work,
+        "You are a careful reader. Use the view tool.",
+        window,
+    )
 }
 
 #[test]

@@ -127,9 +127,12 @@ impl Event {
         self.write(out, LiveMark::Absent);
     }
 
-    /// Serializes the live copy sent to subscribers; ephemeral types carry `"ephemeral":true`.
+    /// Serializes the live copy sent to subscribers; types the schema calls ephemeral carry
+    /// `"ephemeral":true` (the persisted rewind marker too, as the runtime sends it).
     pub fn write_live(&self, out: &mut Vec<u8>) {
-        let mark = if self.is_ephemeral() {
+        let schema_ephemeral = crate::event_type::schema_persistence(self.event_type.as_str())
+            == crate::event_type::Persistence::Ephemeral;
+        let mark = if schema_ephemeral {
             match self.live_mark {
                 LiveMark::BeforeData => LiveMark::BeforeData,
                 _ => LiveMark::AfterData,

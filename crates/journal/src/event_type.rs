@@ -57,8 +57,22 @@ impl EventType {
     }
 }
 
-/// Persistence of a type name (unknown names count as persisted).
+/// The rewind marker's type. The schema makes `session.snapshot_rewind` ephemeral because the
+/// runtime rewinds by cutting its journal file; a turnstile journal never loses a line, so the
+/// rewind is this event written to disk, and the fold drops the events it names from the view.
+pub const REWIND_MARKER: &str = "session.snapshot_rewind";
+
+/// Persistence of a type name (unknown names count as persisted; the one type the schema
+/// calls ephemeral and turnstile persists is [`REWIND_MARKER`]).
 pub fn persistence_of(name: &str) -> Persistence {
+    if name == REWIND_MARKER {
+        return Persistence::Persisted;
+    }
+    schema_persistence(name)
+}
+
+/// Persistence as the schema gives it (`ephemeral: true` on live copies follows this).
+pub fn schema_persistence(name: &str) -> Persistence {
     lookup(name).map_or(Persistence::Persisted, |i| EVENT_TYPES[i].1)
 }
 
@@ -112,6 +126,12 @@ mod tests {
         assert!(EventType::new("external_tool.completed").is_ephemeral());
         assert!(!EventType::new("assistant.turn_start").is_ephemeral());
         assert!(!EventType::new("external_tool.requested").is_ephemeral());
+        assert!(!EventType::new(REWIND_MARKER).is_ephemeral());
+        assert_eq!(
+            schema_persistence(REWIND_MARKER),
+            Persistence::Ephemeral,
+            "live copies of the marker carry the schema's flag"
+        );
         let future = EventType::new("session.something_new");
         assert!(!future.is_known());
         assert_eq!(future.persistence(), Persistence::Persisted);

@@ -23,7 +23,9 @@ pub mod writer;
 pub mod writer_lock;
 
 pub use event::{Event, EventError, LiveMark};
-pub use event_type::{EventType, Persistence, all_event_types, persistence_of};
+pub use event_type::{
+    EventType, Persistence, REWIND_MARKER, all_event_types, persistence_of, schema_persistence,
+};
 pub use layout::{SessionPaths, StateRoot, parse_session_id};
 pub use reader::{JournalReader, ReadError, ReadMode, Record};
 pub use repair::{RepairError, RepairOutcome, repair};

@@ -17,6 +17,7 @@ pub mod tools;
 
 pub use autopilot::AgentMode;
 pub use session::{
-    CompactOptions, CompactionReport, InfiniteSessions, LogEntry, LogLevel, McpChange, Outcome,
+    CompactOptions, CompactionReport, InfiniteSessions, LogEntry, LogLevel, LoopError, McpChange,
+    Outcome,
     ResumeOptions, ResumeReport, SendOptions, SessionConfig, SessionHandle, SessionParts,
 };

@@ -36,8 +36,9 @@ use crate::state::SessionState;
 /// Name of the sidecar in the session directory.
 pub const CHECKPOINT_FILE: &str = "checkpoint.json";
 /// Format version; a checkpoint of another version is ignored. 2: the state keeps user
-/// message attachments and binary assets.
-pub const CHECKPOINT_VERSION: u32 = 2;
+/// message attachments and binary assets. 3: each message's view position and the view's
+/// length, which rewind markers need.
+pub const CHECKPOINT_VERSION: u32 = 3;
 /// Bytes before the offset covered by the guard CRC.
 pub const GUARD_BYTES: u64 = 64 * 1024;
 

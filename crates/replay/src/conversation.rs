@@ -115,46 +115,69 @@ pub struct ToolCallRequest {
     pub arguments: Option<Value>,
 }
 
-/// Operations on a conversation kept as a `Vec<Message>`.
-pub(crate) trait ConversationExt {
-    /// Sets the system prompt (replacing an earlier one: the model sees the latest).
-    fn set_system(&mut self, content: String);
-    /// Adds a tool result after the assistant message that requested the call, behind the
-    /// results already there, so the history stays valid even when a result arrives late.
-    fn add_tool_result(&mut self, message: Message, tool_call_id: &str);
-    /// Adds the result a resumed runtime makes up for a call the crash cut off, when an
-    /// assistant message requested it (a call nobody requested is not in the model's view).
-    fn add_interrupted_result(&mut self, tool_call_id: &str, name: &str);
-    /// Replaces the oldest `removed` messages (all when `None`) by a compaction summary.
-    fn compact(&mut self, summary: String, removed: Option<u64>);
-    /// Drops the oldest `removed` non-system messages (a `session.truncation`), and the tool
-    /// results that would be left without their request.
-    fn truncate_oldest(&mut self, removed: u64);
+/// A conversation being changed by the event at view position `at`, with the view position
+/// of the event each message came from (`origins`, kept beside the messages), so that a
+/// rewind can drop what the removed events added.
+pub(crate) struct Conversation<'a> {
+    messages: &'a mut Vec<Message>,
+    origins: &'a mut Vec<u64>,
+    at: u64,
 }
 
-impl ConversationExt for Vec<Message> {
-    fn set_system(&mut self, content: String) {
-        match self.first_mut() {
+impl<'a> Conversation<'a> {
+    /// The conversation with its origins, changed by the event at view position `at`.
+    pub(crate) fn new(messages: &'a mut Vec<Message>, origins: &'a mut Vec<u64>, at: u64) -> Self {
+        // A state from before origins were kept: its messages predate every later event.
+        if origins.len() != messages.len() {
+            let missing = messages.len().saturating_sub(origins.len());
+            origins.truncate(messages.len());
+            origins.splice(0..0, std::iter::repeat_n(0, missing));
+        }
+        Conversation {
+            messages,
+            origins,
+            at,
+        }
+    }
+
+    /// Appends a message.
+    pub(crate) fn push(&mut self, message: Message) {
+        self.messages.push(message);
+        self.origins.push(self.at);
+    }
+
+    fn insert(&mut self, index: usize, message: Message) {
+        self.messages.insert(index, message);
+        self.origins.insert(index, self.at);
+    }
+
+    /// Sets the system prompt (replacing an earlier one: the model sees the latest).
+    pub(crate) fn set_system(&mut self, content: String) {
+        match self.messages.first_mut() {
             Some(Message::System { content: old }) => *old = content,
             _ => self.insert(0, Message::System { content }),
         }
     }
 
-    fn add_tool_result(&mut self, message: Message, tool_call_id: &str) {
-        let Some(owner) = owner_of(self, tool_call_id) else {
+    /// Adds a tool result after the assistant message that requested the call, behind the
+    /// results already there, so the history stays valid even when a result arrives late.
+    pub(crate) fn add_tool_result(&mut self, message: Message, tool_call_id: &str) {
+        let Some(owner) = owner_of(self.messages, tool_call_id) else {
             // No request recorded (user-initiated or runtime tools): the result goes last.
             self.push(message);
             return;
         };
         let mut at = owner + 1;
-        while matches!(self.get(at), Some(Message::Tool { .. })) {
+        while matches!(self.messages.get(at), Some(Message::Tool { .. })) {
             at += 1;
         }
         self.insert(at, message);
     }
 
-    fn add_interrupted_result(&mut self, tool_call_id: &str, name: &str) {
-        if owner_of(self, tool_call_id).is_some() {
+    /// Adds the result a resumed runtime makes up for a call the crash cut off, when an
+    /// assistant message requested it (a call nobody requested is not in the model's view).
+    pub(crate) fn add_interrupted_result(&mut self, tool_call_id: &str, name: &str) {
+        if owner_of(self.messages, tool_call_id).is_some() {
             let message = Message::Tool {
                 tool_call_id: tool_call_id.to_owned(),
                 name: name.to_owned(),
@@ -165,35 +188,43 @@ impl ConversationExt for Vec<Message> {
         }
     }
 
-    fn truncate_oldest(&mut self, removed: u64) {
-        let first = usize::from(matches!(self.first(), Some(Message::System { .. })));
-        let available = self.len() - first;
+    /// Drops the oldest `removed` non-system messages (a `session.truncation`), and the tool
+    /// results that would be left without their request.
+    pub(crate) fn truncate_oldest(&mut self, removed: u64) {
+        let first = usize::from(matches!(
+            self.messages.first(),
+            Some(Message::System { .. })
+        ));
+        let available = self.messages.len() - first;
         let mut end = first
             + usize::try_from(removed)
                 .unwrap_or(usize::MAX)
                 .min(available);
-        while matches!(self.get(end), Some(Message::Tool { .. })) {
+        while matches!(self.messages.get(end), Some(Message::Tool { .. })) {
             end += 1;
         }
-        self.drain(first..end);
+        self.messages.drain(first..end);
+        self.origins.drain(first..end);
     }
 
-    fn compact(&mut self, summary: String, removed: Option<u64>) {
-        let first = usize::from(matches!(self.first(), Some(Message::System { .. })));
-        let available = self.len() - first;
+    /// Replaces the oldest `removed` messages (all when `None`) by a compaction summary.
+    pub(crate) fn compact(&mut self, summary: String, removed: Option<u64>) {
+        let messages = &mut *self.messages;
+        let first = usize::from(matches!(messages.first(), Some(Message::System { .. })));
+        let available = messages.len() - first;
         let count = removed.map_or(available, |n| {
             usize::try_from(n).unwrap_or(usize::MAX).min(available)
         });
         // A new summary always takes in the one before it (at the front), even when it
         // names no message: two summaries would both claim to be the prior context.
-        let earlier_summary = matches!(self.get(first), Some(Message::Summary { .. }));
+        let earlier_summary = matches!(messages.get(first), Some(Message::Summary { .. }));
         let mut end = first + count.max(usize::from(earlier_summary));
         // Never cut between an assistant message and its tool results.
-        while matches!(self.get(end), Some(Message::Tool { .. })) {
+        while matches!(messages.get(end), Some(Message::Tool { .. })) {
             end += 1;
         }
         let mut user_messages = Vec::new();
-        for m in &self[first..end] {
+        for m in &messages[first..end] {
             match m {
                 Message::User {
                     content,
@@ -208,13 +239,33 @@ impl ConversationExt for Vec<Message> {
                 _ => {}
             }
         }
-        self.splice(
+        messages.splice(
             first..end,
             std::iter::once(Message::Summary {
                 content: summary,
                 user_messages,
             }),
         );
+        self.origins.splice(first..end, std::iter::once(self.at));
+    }
+
+    /// Drops every message that an event at view position `cut` or later added (a rewind).
+    /// The system prompt stays: the model is always sent one. Returns how many went.
+    pub(crate) fn rewind_to(&mut self, cut: u64) -> usize {
+        let keep: Vec<bool> = self
+            .origins
+            .iter()
+            .zip(self.messages.iter())
+            .map(|(o, m)| *o < cut || matches!(m, Message::System { .. }))
+            .collect();
+        let before = self.messages.len();
+        let mut decisions = keep.iter();
+        self.messages
+            .retain(|_| decisions.next().copied().unwrap_or(true));
+        let mut decisions = keep.iter();
+        self.origins
+            .retain(|_| decisions.next().copied().unwrap_or(true));
+        before - self.messages.len()
     }
 }
 
@@ -270,13 +321,57 @@ mod tests {
         }
     }
 
+    /// Runs `change` on `c` as the event after all of its messages.
+    fn with(c: &mut Vec<Message>, change: impl FnOnce(&mut Conversation<'_>)) {
+        let mut origins: Vec<u64> = (0..c.len() as u64).collect();
+        let at = c.len() as u64;
+        change(&mut Conversation::new(c, &mut origins, at));
+    }
+
+    #[test]
+    fn a_rewind_drops_what_the_removed_events_added_and_keeps_the_prompt() {
+        let mut messages = Vec::new();
+        let mut origins = Vec::new();
+        Conversation::new(&mut messages, &mut origins, 0).set_system("sys".to_owned());
+        Conversation::new(&mut messages, &mut origins, 1).push(user("a"));
+        Conversation::new(&mut messages, &mut origins, 2).push(call("1"));
+        Conversation::new(&mut messages, &mut origins, 3).push(user("b"));
+        // A late result (event 4) lands before `b`: a cut at 4 must drop it all the same.
+        Conversation::new(&mut messages, &mut origins, 4).add_tool_result(result("1"), "1");
+        assert_eq!(messages[3], result("1"));
+        Conversation::new(&mut messages, &mut origins, 5).set_system("new".to_owned());
+        let removed = Conversation::new(&mut messages, &mut origins, 6).rewind_to(3);
+        assert_eq!(removed, 2);
+        assert_eq!(
+            messages,
+            vec![
+                Message::System {
+                    content: "new".to_owned()
+                },
+                user("a"),
+                call("1")
+            ]
+        );
+        assert_eq!(origins, vec![0, 1, 2]);
+    }
+
+    #[test]
+    fn origins_missing_from_an_older_state_count_as_before_every_cut() {
+        let mut messages = vec![system(), user("a")];
+        let mut origins = Vec::new();
+        let mut c = Conversation::new(&mut messages, &mut origins, 7);
+        c.push(user("b"));
+        assert_eq!(c.rewind_to(1), 1);
+        assert_eq!(messages, vec![system(), user("a")]);
+    }
+
     #[test]
     fn truncation_drops_the_oldest_and_never_leaves_a_result_alone() {
         let mut c = vec![system(), user("a"), call("1"), result("1"), user("b")];
-        c.truncate_oldest(2);
+        with(&mut c, |v| v.truncate_oldest(2));
         assert_eq!(c, vec![system(), user("b")]);
         let mut c = vec![system(), user("a")];
-        c.truncate_oldest(10);
+        with(&mut c, |v| v.truncate_oldest(10));
         assert_eq!(c, vec![system()]);
     }
 
@@ -290,8 +385,8 @@ mod tests {
             user("b"),
             call("2"),
         ];
-        c.compact("first".to_owned(), Some(3));
-        c.compact("second".to_owned(), Some(2));
+        with(&mut c, |v| v.compact("first".to_owned(), Some(3)));
+        with(&mut c, |v| v.compact("second".to_owned(), Some(2)));
         assert_eq!(c.len(), 3, "{c:?}");
         let text = c[1].summary_text().expect("a summary");
         assert!(text.ends_with("<user_message>\na\n</user_message>\n<user_message>\nb\n</user_message>\n\nHere is a summary of the prior context:\n<summary>\nsecond\n</summary>\n"), "{text}");
@@ -301,8 +396,8 @@ mod tests {
     #[test]
     fn a_new_summary_takes_in_the_one_before_even_when_it_names_none() {
         let mut c = vec![system(), user("a"), call("1"), result("1")];
-        c.compact("first".to_owned(), Some(1));
-        c.compact("second".to_owned(), Some(0));
+        with(&mut c, |v| v.compact("first".to_owned(), Some(1)));
+        with(&mut c, |v| v.compact("second".to_owned(), Some(0)));
         assert_eq!(c.len(), 4, "{c:?}");
         let text = c[1].summary_text().expect("a summary");
         assert!(
@@ -317,8 +412,8 @@ mod tests {
     #[test]
     fn an_interrupted_result_only_answers_a_requested_call() {
         let mut c = vec![system(), user("a"), call("1"), user("b")];
-        c.add_interrupted_result("1", "view");
-        c.add_interrupted_result("nobody", "view");
+        with(&mut c, |v| v.add_interrupted_result("1", "view"));
+        with(&mut c, |v| v.add_interrupted_result("nobody", "view"));
         assert_eq!(c.len(), 5);
         assert!(
             matches!(&c[3], Message::Tool { tool_call_id, success: false, .. } if tool_call_id == "1")

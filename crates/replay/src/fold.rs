@@ -13,14 +13,14 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 use turnstile_journal::payload::{
     AssistantMessage, AssistantUsage, Payload, SessionBinaryAsset, SessionError, SessionResume,
-    SessionStart, SystemMessage, ToolExecutionComplete, UserMessage,
+    SessionStart, SnapshotRewind, SystemMessage, ToolExecutionComplete, UserMessage,
 };
-use turnstile_journal::{Event, LiveMark, Record, Uuid};
+use turnstile_journal::{Event, LiveMark, REWIND_MARKER, Record, Uuid};
 
 use crate::audit::fields::{Fields, Kind, Store};
 use crate::audit::json;
 use crate::audit::line::{Scratch, head_type, standard_envelope};
-use crate::conversation::{ConversationExt, Message, ToolCallRequest};
+use crate::conversation::{Conversation, Message, ToolCallRequest};
 use crate::error::ReplayError;
 use crate::open_work::OpenToolCall;
 use crate::state::BinaryAsset;
@@ -187,6 +187,10 @@ impl Folder {
         let line = self.state.event_count + 1;
         self.step(event, line, fields);
         self.state.event_count += 1;
+        // A rewind marker is not itself in the view it cuts.
+        if event.event_type != REWIND_MARKER {
+            self.state.view_events += 1;
+        }
         self.state.byte_size += line_len;
         // An ephemeral event on disk is an error the audit reports; the chain skips it.
         if !event.ephemeral_type {
@@ -277,8 +281,7 @@ impl Folder {
         if let Step::Abandoned(abandoned) = &step {
             // The resumed runtime answers a cut-off call with a made-up interrupted result.
             for call in abandoned.tool_calls.iter().filter(|c| c.agent_id.is_none()) {
-                self.state
-                    .conversation
+                self.conversation()
                     .add_interrupted_result(&call.tool_call_id, &call.name);
             }
         }
@@ -337,10 +340,9 @@ impl Folder {
             "system.message" if main => {
                 if let Some(p) = self.payload::<SystemMessage>(line, event) {
                     if p.role == "system" {
-                        self.state.conversation.set_system(p.content);
+                        self.conversation().set_system(p.content);
                     } else {
-                        self.state
-                            .conversation
+                        self.conversation()
                             .push(Message::Developer { content: p.content });
                     }
                 }
@@ -354,7 +356,7 @@ impl Folder {
                         Some(sent) if sent != p.content => (sent, Some(p.content)),
                         _ => (p.content, None),
                     };
-                    self.state.conversation.push(Message::User {
+                    self.conversation().push(Message::User {
                         content,
                         typed,
                         autopilot_continuation: p.is_autopilot_continuation == Some(true),
@@ -384,7 +386,7 @@ impl Folder {
                             arguments: r.arguments,
                         })
                         .collect();
-                    self.state.conversation.push(Message::Assistant {
+                    self.conversation().push(Message::Assistant {
                         content: p.content,
                         tool_requests,
                         message_id: Some(p.message_id),
@@ -437,6 +439,7 @@ impl Folder {
                         summary,
                         removed,
                         turn_starts: 0,
+                        at: self.state.view_events,
                     };
                     // Finished inside a main-agent turn, it ran in the background of that
                     // turn (the runtime's way) and reaches the model late; finished between
@@ -460,8 +463,13 @@ impl Folder {
                     messages_removed_during_truncation: Some(removed),
                 }) = self.lenient::<Truncation>(line, event)
                 {
-                    self.state.conversation.truncate_oldest(removed);
+                    self.conversation().truncate_oldest(removed);
                     self.state.truncations += 1;
+                }
+            }
+            REWIND_MARKER if main => {
+                if let Some(p) = self.payload::<SnapshotRewind>(line, event) {
+                    self.rewind(p.events_removed);
                 }
             }
             "assistant.usage" => {
@@ -484,10 +492,38 @@ impl Folder {
         }
     }
 
+    /// The conversation, changed by the event being folded.
+    fn conversation(&mut self) -> Conversation<'_> {
+        Conversation::new(
+            &mut self.state.conversation,
+            &mut self.state.origins,
+            self.state.view_events,
+        )
+    }
+
+    /// Applies a rewind marker: the last `removed` events of the view leave it, and with them
+    /// every message they added and a compaction they finished that the model has not seen.
+    fn rewind(&mut self, removed: u64) {
+        let cut = self.state.view_events.saturating_sub(removed);
+        self.conversation().rewind_to(cut);
+        if self
+            .state
+            .pending_compaction
+            .as_ref()
+            .is_some_and(|p| p.at >= cut)
+        {
+            self.state.pending_compaction = None;
+        }
+        self.state.view_events = cut;
+        self.state.rewinds += 1;
+    }
+
     /// Lets the model see a finished compaction: its summary replaces the history it covered.
     fn apply_pending_compaction(&mut self) {
         if let Some(p) = self.state.pending_compaction.take() {
-            self.state.conversation.compact(p.summary, p.removed);
+            let mut conversation =
+                Conversation::new(&mut self.state.conversation, &mut self.state.origins, p.at);
+            conversation.compact(p.summary, p.removed);
         }
     }
 
@@ -524,7 +560,7 @@ impl Folder {
             // Still answer the call, so the history stays valid.
             None => (String::new(), fields.success == Some(true)),
         };
-        self.state.conversation.add_tool_result(
+        self.conversation().add_tool_result(
             Message::Tool {
                 tool_call_id: id.clone(),
                 name,

@@ -13,6 +13,7 @@
 //!   on every core; faster than `grep -c` and never fooled by quoted JSON.
 //! - [`checkpoint`]: the sidecar that makes loading cost the journal's tail, not its size.
 //! - [`view_at`]: the conversation the model was sent at any LLM call of a journal.
+//! - [`rewind`]: what rewind markers hide, the rewind points, the marker a new cut needs.
 
 #![warn(missing_docs)]
 
@@ -25,6 +26,7 @@ pub mod fold;
 mod fold_read;
 pub mod open_work;
 pub mod resume_plan;
+pub mod rewind;
 pub mod state;
 pub mod tracking;
 pub mod view;
@@ -48,6 +50,10 @@ pub use error::ReplayError;
 pub use fold::{FoldedJournal, Folder, fold, fold_file};
 pub use open_work::{OpenToolCall, OpenTurn, OpenWork, PendingExternalTool, PendingPermission};
 pub use resume_plan::{ResumePlan, resume_plan};
+pub use rewind::{
+    CutKind, RewindError, RewindPoint, hidden_ids, hidden_in_file, plan_cut, rewind_points,
+    visible_events,
+};
 pub use state::{BinaryAsset, SessionState};
 pub use tracking::Counters;
 pub use view::{TurnView, ViewError, view_at};

@@ -21,6 +21,17 @@ pub struct SessionState {
     pub session: SessionMeta,
     /// The messages the model sees on its next call, in order (system message first).
     pub conversation: Vec<Message>,
+    /// For each message of `conversation`, the view position of the event that added it (see
+    /// `view_events`); a rewind drops the messages of the events it removes.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub origins: Vec<u64>,
+    /// Persisted events in the view: folded, less the rewind markers and the events they
+    /// removed. The next event's view position.
+    #[serde(default)]
+    pub view_events: u64,
+    /// Rewind markers (`session.snapshot_rewind` on disk) applied.
+    #[serde(default)]
+    pub rewinds: u64,
     /// Counts of turns, messages, tool outcomes, task completion, errors and resumes.
     pub counts: Counters,
     /// Turns since the last `user.message` of the main agent (the next `turnId`).
@@ -83,6 +94,9 @@ pub struct PendingCompaction {
     pub removed: Option<u64>,
     /// Main-agent turn starts seen since it finished.
     pub turn_starts: u32,
+    /// View position of the `session.compaction_complete` (a rewind before it drops it).
+    #[serde(default)]
+    pub at: u64,
 }
 
 /// The bytes of one `session.binary_asset`.

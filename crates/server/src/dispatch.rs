@@ -6,7 +6,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::methods::{
-    Ctx, event_log, history, lifecycle, log, mcp, options, pending, permissions, plan,
+    Ctx, event_log, history, lifecycle, log, mcp, options, pending, permissions, plan, rewind,
     server as server_methods, session, unsupported,
 };
 use crate::peer::Peer;
@@ -42,6 +42,10 @@ pub(crate) const SERVED: &[&str] = &[
     "session.model.switchTo",
     "session.log",
     "session.history.compact",
+    "session.history.truncate",
+    "session.history.listRewindPoints",
+    "session.history.previewRewind",
+    "session.history.rewind",
     "session.options.update",
     "session.name.get",
     "session.name.set",
@@ -123,6 +127,10 @@ pub(crate) async fn call(
         "session.name.set" => session::name_set(&ctx, parse(params)?).await,
         "session.log" => log::log(&ctx, parse(params)?).await,
         "session.history.compact" => history::compact(&ctx, parse(params)?).await,
+        "session.history.truncate" => rewind::truncate(&ctx, parse(params)?).await,
+        "session.history.listRewindPoints" => rewind::list_points(&ctx, parse(params)?),
+        "session.history.previewRewind" => rewind::preview(&ctx, parse(params)?),
+        "session.history.rewind" => rewind::rewind(&ctx, parse(params)?).await,
         "session.options.update" => options::update(&ctx, params).await,
         "session.getForeground" => Ok(session::foreground_get()),
         "session.setForeground" => Ok(session::foreground_set()),

@@ -6,10 +6,10 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 use clap::Args;
-use turnstile_journal::StateRoot;
-use turnstile_loop::{CompactOptions, SessionHandle};
+use turnstile_loop::CompactOptions;
 
-use super::run::{LoopArgs, parts, working_dir};
+use super::one_operation::{session_id, with_session};
+use super::run::LoopArgs;
 
 /// `turnstile compact` arguments.
 #[derive(Debug, Clone, Args)]
@@ -26,63 +26,48 @@ pub struct CompactArgs {
 /// Runs `turnstile compact`: exit 0 when a summary replaced part of the history, 1 when
 /// nothing was compacted (the reason is printed and, for a failed call, in the journal).
 pub fn run(args: &CompactArgs, state_dir: Option<&Path>) -> Result<ExitCode> {
-    let root = StateRoot::resolve(state_dir)?;
-    let paths = crate::target::resolve(&args.session, state_dir)?;
-    let id = paths
-        .id
-        .with_context(|| format!("{} is not a session of the state directory", args.session))?;
-    let cwd = working_dir(&args.opts)?;
-    // A summary call runs no tools: the MCP servers the flags name are not started for it.
-    let (parts, _mcp) = parts(&args.opts, &cwd)?;
-    let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
-    runtime.block_on(async {
-        let (session, _) = SessionHandle::resume(&root, id, parts)
-            .with_context(|| format!("cannot open session {id}"))?;
-        let report = session
+    let id = session_id(&args.session, state_dir)?;
+    let report = with_session(id, &args.opts, state_dir, async |session| {
+        session
             .compact(CompactOptions {
                 custom_instructions: args.instructions.clone(),
                 ..Default::default()
             })
             .await
-            .with_context(|| format!("cannot compact session {id}"));
-        session
-            .shutdown()
-            .await
-            .context("could not close the session cleanly")?;
-        let report = report?;
-        let window = &report.context_window;
-        if args.opts.json {
-            let value = serde_json::json!({
-                "success": report.success,
-                "messagesRemoved": report.messages_removed,
-                "tokensRemoved": report.tokens_removed,
-                "summaryContent": report.summary,
-                "error": report.error,
-                "contextWindow": {
-                    "tokenLimit": window.token_limit,
-                    "currentTokens": window.current_tokens,
-                    "messagesLength": window.messages_length,
-                },
-            });
-            println!("{value}");
-        } else if report.success {
-            println!(
-                "compacted {id}: {} messages ({} tokens) replaced by a summary; the next request holds about {} of {} tokens",
-                report.messages_removed,
-                report.tokens_removed,
-                window.current_tokens,
-                window.token_limit
-            );
-        } else {
-            eprintln!(
-                "session {id} was not compacted: {}",
-                report.error.as_deref().unwrap_or("no reason given")
-            );
-        }
-        Ok(if report.success {
-            ExitCode::SUCCESS
-        } else {
-            ExitCode::from(1)
-        })
+            .with_context(|| format!("cannot compact session {id}"))
+    })?;
+    let window = &report.context_window;
+    if args.opts.json {
+        let value = serde_json::json!({
+            "success": report.success,
+            "messagesRemoved": report.messages_removed,
+            "tokensRemoved": report.tokens_removed,
+            "summaryContent": report.summary,
+            "error": report.error,
+            "contextWindow": {
+                "tokenLimit": window.token_limit,
+                "currentTokens": window.current_tokens,
+                "messagesLength": window.messages_length,
+            },
+        });
+        println!("{value}");
+    } else if report.success {
+        println!(
+            "compacted {id}: {} messages ({} tokens) replaced by a summary; the next request holds about {} of {} tokens",
+            report.messages_removed,
+            report.tokens_removed,
+            window.current_tokens,
+            window.token_limit
+        );
+    } else {
+        eprintln!(
+            "session {id} was not compacted: {}",
+            report.error.as_deref().unwrap_or("no reason given")
+        );
+    }
+    Ok(if report.success {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
     })
 }

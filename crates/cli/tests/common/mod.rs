@@ -9,6 +9,10 @@ use std::process::Command;
 
 use assert_cmd::cargo::CommandCargoExt;
 use serde_json::Value;
+use turnstile_loop::model::{OpenAiConfig, OpenAiProvider};
+use turnstile_loop::permissions::PermissionPolicy;
+use turnstile_loop::tools::ToolRegistry;
+use turnstile_loop::{SessionConfig, SessionParts};
 use turnstile_scripted_model::{Script, ScriptedServer};
 
 /// One test's directories and server runtime.
@@ -90,4 +94,34 @@ pub fn tool_result(request: &Value, id: &str) -> String {
         .as_str()
         .unwrap()
         .to_owned()
+}
+
+/// Session parts on `server` with a short system prompt, only the `view` tool and a window of
+/// `window` tokens, so a small window holds real history.
+pub fn view_only_parts(
+    server: &ScriptedServer,
+    work: &Path,
+    prompt: &str,
+    window: u64,
+) -> SessionParts {
+    let mut oc = OpenAiConfig::new(server.url(), "test-model");
+    oc.retry.base_delay = std::time::Duration::from_millis(5);
+    let mut config = SessionConfig::new(work, "test-model");
+    config.permissions = PermissionPolicy::from_flags(true, &[], &[]).unwrap();
+    config.system_prompt = Some(prompt.into());
+    config.token_limit = Some(window);
+    let mut tools = ToolRegistry::builtin(false);
+    let names: Vec<String> = tools.names().into_iter().map(str::to_owned).collect();
+    for name in names.iter().filter(|n| *n != "view") {
+        tools.unregister(name);
+    }
+    SessionParts {
+        config,
+        provider: std::sync::Arc::new(OpenAiProvider::new(oc).unwrap()),
+        tools: std::sync::Arc::new(tools),
+        hooks: None,
+        external_tools: None,
+        permission_asker: None,
+        section_transformer: None,
+    }
 }

@@ -193,6 +193,10 @@ impl Actor {
                 Command::Mcp { change, done } => {
                     let _ = done.send(self.change_mcp(change).await.map_err(|e| e.to_string()));
                 }
+                Command::Cut { target, kind, done } => {
+                    let result = self.cut(&target, kind).await;
+                    let _ = done.send(result.map_err(|e| e.to_string()));
+                }
                 Command::Shutdown { done } => {
                     shutdown_reply = Some(done);
                     break;

@@ -17,6 +17,7 @@ mod message;
 mod pending;
 mod prompting;
 mod streaming;
+mod rewind;
 mod tool_call;
 mod turn;
 mod usage;
@@ -26,6 +27,7 @@ use std::sync::{Arc, Mutex};
 
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
+use turnstile_journal::payload::SnapshotRewind;
 use turnstile_journal::payload::{
     PendingMessagesModified, SessionResume, SessionShutdown, SessionStart, SessionWarning,
     WorkingDirectoryContext,
@@ -33,7 +35,7 @@ use turnstile_journal::payload::{
 use turnstile_journal::{
     Durability, Event, JournalWriter, StateRoot, Timestamp, TrustedPrefix, Uuid, WriterOptions,
 };
-use turnstile_replay::{SessionState, resume_plan};
+use turnstile_replay::{RewindError, SessionState, resume_plan};
 
 pub use compaction::{CompactOptions, CompactionReport, InfiniteSessions, SUMMARY_INSTRUCTION};
 pub use history::{chat_messages, default_system_prompt, request_messages};
@@ -170,6 +172,9 @@ pub enum LoopError {
     /// The journal could not be read back (for the pending work a resume continues).
     #[error(transparent)]
     Read(#[from] turnstile_journal::ReadError),
+    /// A rewind or truncation that cannot be made (unknown event, not a user turn).
+    #[error(transparent)]
+    Rewind(#[from] RewindError),
 }
 
 /// How a resume treats work the previous engine left in flight.
@@ -228,6 +233,11 @@ enum Command {
     Mcp {
         change: McpChange,
         done: oneshot::Sender<Result<bool, String>>,
+    },
+    Cut {
+        target: String,
+        kind: turnstile_replay::CutKind,
+        done: oneshot::Sender<Result<Result<SnapshotRewind, RewindError>, String>>,
     },
     Shutdown {
         done: oneshot::Sender<Result<(), String>>,
@@ -641,6 +651,20 @@ impl SessionHandle {
     pub async fn compact(&self, options: CompactOptions) -> Result<CompactionReport, LoopError> {
         let (done, rx) = oneshot::channel();
         self.command(Command::Compact { options, done }, rx).await
+    }
+
+    /// Removes `target` and every later event from the conversation (a `session.snapshot_rewind`
+    /// marker appended after the messages sent before it, made durable): any event for
+    /// [`turnstile_replay::CutKind::Truncate`], a main-agent user message for [`turnstile_replay::CutKind::UserTurn`].
+    pub async fn cut(
+        &self,
+        target: impl Into<String>,
+        kind: turnstile_replay::CutKind,
+    ) -> Result<SnapshotRewind, LoopError> {
+        let (done, rx) = oneshot::channel();
+        let target = target.into();
+        let cmd = Command::Cut { target, kind, done };
+        Ok(self.command(cmd, rx).await??)
     }
 
     async fn command<T>(

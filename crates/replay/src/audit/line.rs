@@ -55,8 +55,12 @@ pub(crate) enum TypeRef {
 pub(crate) fn known_types() -> &'static [(&'static str, bool)] {
     static TABLE: OnceLock<Vec<(&'static str, bool)>> = OnceLock::new();
     TABLE.get_or_init(|| {
+        // The effective policy: the rewind marker is the one schema-ephemeral type on disk.
         let mut table: Vec<(&'static str, bool)> = all_event_types()
-            .map(|(name, p)| (name, p == turnstile_journal::Persistence::Ephemeral))
+            .map(|(name, _)| {
+                let p = turnstile_journal::persistence_of(name);
+                (name, p == turnstile_journal::Persistence::Ephemeral)
+            })
             .collect();
         table.sort_by(|a, b| a.0.cmp(b.0));
         table

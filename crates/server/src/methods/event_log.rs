@@ -6,7 +6,7 @@
 //! and in bytes. A forward read at the tail may wait (`waitMs`, at most 30 s) for the next
 //! event of a session open in this server.
 
-use std::collections::VecDeque;
+use std::collections::{HashSet, VecDeque};
 use std::fs::File;
 use std::io::{BufReader, Read, Seek, SeekFrom};
 use std::path::Path;
@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use serde::Deserialize;
 use serde_json::{Value, json};
-use turnstile_journal::{Event, JournalReader, ReadError, ReadMode, Record};
+use turnstile_journal::{Event, JournalReader, ReadError, ReadMode, Record, Uuid};
 
 use super::{Ctx, open_session};
 use crate::rpc::{RpcError, codes};
@@ -58,6 +58,8 @@ struct Filter {
     types: Option<Vec<String>>,
     primary_only: bool,
     agent_ids: Option<Vec<String>>,
+    /// Events rewinds removed and their markers: the runtime's journal no longer has them.
+    hidden: HashSet<Uuid>,
 }
 
 impl Filter {
@@ -93,10 +95,14 @@ impl Filter {
             types,
             primary_only,
             agent_ids: params.agent_ids.clone(),
+            hidden: HashSet::new(),
         })
     }
 
     fn matches(&self, event: &Event) -> bool {
+        if self.hidden.contains(&event.id) {
+            return false;
+        }
         let kind = event.event_type.as_str();
         if let Some(types) = &self.types
             && !types.iter().any(|t| t == kind)
@@ -331,7 +337,7 @@ fn read_once(path: &Path, params: &ReadParams, filter: &Filter) -> Result<Page, 
 /// `session.eventLog.read`.
 pub(crate) async fn read(ctx: &Ctx<'_>, params: ReadParams) -> Result<Value, RpcError> {
     let session = open_session(ctx, &params.session_id)?;
-    let filter = Filter::from_params(&params)?;
+    let mut filter = Filter::from_params(&params)?;
     let path = ctx.server.config().state_root.session(session.id()).events;
     let wait = Duration::from_millis(params.wait_ms.unwrap_or(0).min(MAX_WAIT_MS));
     let deadline = tokio::time::Instant::now() + wait;
@@ -339,6 +345,8 @@ pub(crate) async fn read(ctx: &Ctx<'_>, params: ReadParams) -> Result<Value, Rpc
     loop {
         // Marked seen before reading: an event appended during the read wakes the next wait.
         appended.borrow_and_update();
+        filter.hidden = turnstile_replay::hidden_in_file(&path)
+            .map_err(|e| RpcError::new(codes::SESSION_FAILED, e.to_string()))?;
         let page = read_once(&path, &params, &filter)?;
         let backward = params.direction.as_deref() == Some("backward")
             || params

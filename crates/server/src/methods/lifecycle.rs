@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use turnstile_journal::layout::LayoutError;
 use turnstile_journal::writer_lock::WriterLock;
 use turnstile_journal::{
-    JournalReader, LockError, ReadMode, SessionSummary, Timestamp, Uuid, WriteError,
+    Event, JournalReader, LockError, ReadMode, SessionSummary, Timestamp, Uuid, WriteError,
 };
 use turnstile_loop::hooks::{CommandHooks, HookRunner};
 use turnstile_loop::prompt::SystemMessageConfig;
@@ -892,19 +892,23 @@ fn metadata_value(s: &SessionSummary) -> Option<Value> {
 }
 
 /// Reads the persisted events of a session (a torn last line, being written right now, is
-/// left out).
+/// left out). Events a rewind removed, and its marker, are left out too: the runtime cuts them
+/// from its file.
 pub(crate) fn persisted_events(path: &Path) -> Result<Vec<Value>, RpcError> {
     let reader = JournalReader::open(path, ReadMode::Lenient)
         .map_err(|e| RpcError::new(codes::SESSION_FAILED, e.to_string()))?;
     let mut events = Vec::new();
     for record in reader {
         match record {
-            Ok(record) => events.push(record.event.to_live_value()),
+            Ok(record) => events.push(record.event),
             Err(turnstile_journal::ReadError::TornTail { .. }) => break,
             Err(e) => return Err(RpcError::new(codes::SESSION_FAILED, e.to_string())),
         }
     }
-    Ok(events)
+    Ok(turnstile_replay::visible_events(events)
+        .iter()
+        .map(Event::to_live_value)
+        .collect())
 }
 
 #[cfg(test)]

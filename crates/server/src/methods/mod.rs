@@ -10,6 +10,7 @@ pub(crate) mod options;
 pub(crate) mod pending;
 pub(crate) mod permissions;
 pub(crate) mod plan;
+pub(crate) mod rewind;
 pub(crate) mod server;
 pub(crate) mod session;
 pub(crate) mod unsupported;

@@ -90,7 +90,7 @@ pub(crate) const REASONS: &[(&str, &str)] = &[
     ),
     (
         "session.history.",
-        "the journal is append-only: history is compacted (session.history.compact), never truncated or rewound in place",
+        "compaction runs before a request, never in the background (compact, truncate, listRewindPoints, previewRewind and rewind are served)",
     ),
     (
         "session.queue.",
