@@ -306,8 +306,16 @@ fn kill_9_mid_tool_then_another_host_resumes_within_the_lease() {
             )
             .text("resumed fine"),
     );
+    // `event` durability: each line is acknowledged by JetStream before it is shown, so the
+    // tool start the kill waits for is in the store (under `turn`, acknowledgements are only
+    // awaited at the turn's end and a kill may come before the publisher sent the line).
     let mut writer = env
-        .loop_cmd(&store, "a", &model, &["run", "--json", "wait"])
+        .loop_cmd(
+            &store,
+            "a",
+            &model,
+            &["run", "--json", "--durability", "event", "wait"],
+        )
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();

@@ -18,6 +18,5 @@ pub mod tools;
 pub use autopilot::AgentMode;
 pub use session::{
     CompactOptions, CompactionReport, InfiniteSessions, LogEntry, LogLevel, LoopError, McpChange,
-    Outcome,
-    ResumeOptions, ResumeReport, SendOptions, SessionConfig, SessionHandle, SessionParts,
+    Outcome, ResumeOptions, ResumeReport, SendOptions, SessionConfig, SessionHandle, SessionParts,
 };
