@@ -65,8 +65,8 @@ const scenarios = {
         persisted,
         [
           "session.start",
-          "user.message",
           "system.message",
+          "user.message",
           "assistant.turn_start",
           "assistant.message",
           "tool.execution_start",
