@@ -14,6 +14,7 @@ mod hooks_glue;
 mod log_entry;
 mod mcp_glue;
 mod message;
+mod open;
 mod pending;
 mod prompting;
 mod rewind;
@@ -28,14 +29,9 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 use turnstile_journal::payload::SnapshotRewind;
-use turnstile_journal::payload::{
-    PendingMessagesModified, SessionResume, SessionShutdown, SessionStart, SessionWarning,
-    WorkingDirectoryContext,
-};
-use turnstile_journal::{
-    Durability, Event, JournalWriter, StateRoot, Timestamp, TrustedPrefix, Uuid, WriterOptions,
-};
-use turnstile_replay::{RewindError, SessionState, resume_plan};
+use turnstile_journal::payload::{PendingMessagesModified, SessionShutdown};
+use turnstile_journal::{Durability, Event, StateRoot, Timestamp, Uuid};
+use turnstile_replay::{RewindError, SessionState};
 
 pub use compaction::{CompactOptions, CompactionReport, InfiniteSessions, SUMMARY_INSTRUCTION};
 pub use history::{chat_messages, default_system_prompt, request_messages};
@@ -48,7 +44,7 @@ use crate::model::ModelProvider;
 use crate::permissions::{LiveRules, PermissionPolicy};
 use crate::prompt::{Attachment, SectionTransformer, SystemMessageConfig};
 use crate::tools::ToolRegistry;
-use crate::tools::processes::{self, StoppedGroup};
+use crate::tools::processes::StoppedGroup;
 use crate::tools::shells::LostShell;
 use emitter::{Emitter, Subscribers};
 
@@ -333,52 +329,6 @@ impl SessionHandle {
         Ok((Self::create_inner(root, id, parts, subscribers)?, rx))
     }
 
-    fn create_inner(
-        root: &StateRoot,
-        id: Option<Uuid>,
-        parts: SessionParts,
-        subscribers: Subscribers,
-    ) -> Result<Self, LoopError> {
-        let id = id.unwrap_or_else(Uuid::new_v4);
-        let options = WriterOptions {
-            durability: parts.config.durability,
-            sink: parts.config.journal_sink.clone(),
-            ..Default::default()
-        };
-        let (writer, _) = JournalWriter::create(root, id, options)?;
-        let emitter = Emitter::new(writer, SessionState::default(), Arc::clone(&subscribers));
-        emitter.emit(&SessionStart {
-            session_id: id.to_string(),
-            version: 1,
-            producer: "turnstile".into(),
-            copilot_version: env!("CARGO_PKG_VERSION").into(),
-            start_time: Timestamp::now().to_text(),
-            selected_model: Some(parts.config.model.clone()),
-            reasoning_effort: parts.config.reasoning_effort.clone(),
-            // As the Copilot CLI writes them: no tiered model, never steered remotely, and a
-            // new session is in no other process's use.
-            context_tier: Some(None),
-            context: Some(WorkingDirectoryContext {
-                cwd: parts.config.cwd.display().to_string(),
-                ..Default::default()
-            }),
-            already_in_use: Some(false),
-            remote_steerable: Some(false),
-            ..Default::default()
-        })?;
-        // The send queue starts empty, as the Copilot CLI announces right after the start.
-        emitter.emit(&PendingMessagesModified {})?;
-        Ok(Self::spawn(
-            id,
-            emitter,
-            subscribers,
-            parts,
-            None,
-            Vec::new(),
-            false,
-        ))
-    }
-
     /// Resumes an existing session: takes the writer lock (recovering a torn tail), folds the
     /// journal (from its checkpoint when valid), appends the resume plan, and starts it.
     pub fn resume(
@@ -412,103 +362,6 @@ impl SessionHandle {
         let (handle, report) =
             Self::resume_inner(root, id, parts, subscribers, ResumeOptions::default())?;
         Ok((handle, report, rx))
-    }
-
-    fn resume_inner(
-        root: &StateRoot,
-        id: Uuid,
-        parts: SessionParts,
-        subscribers: Subscribers,
-        resume_options: ResumeOptions,
-    ) -> Result<(Self, ResumeReport), LoopError> {
-        let paths = root.session(id);
-        if std::fs::symlink_metadata(&paths.events).is_err() {
-            return Err(turnstile_journal::layout::LayoutError::NotFound {
-                id,
-                root: root.dir().to_path_buf(),
-            }
-            .into());
-        }
-        // Links are refused before anything (the checkpoint below) is written.
-        paths.check_events_file()?;
-        // A checkpoint that passes its guard vouches for the journal's prefix, so opening scans
-        // only the tail: resume costs the tail, not the session's size. (Should the journal be
-        // replaced meanwhile, the fold below notices and refolds everything.)
-        let mut checkpoint = turnstile_replay::Checkpoint::trusted(&paths.dir);
-        if checkpoint.is_err() {
-            // No checkpoint, or a stale one (a copied, restored or salvaged session): fold the
-            // journal once now and write the checkpoint from that fold, so the writer's open,
-            // the load below and the checkpoint at shutdown all cost only the tail instead of
-            // each reading the whole journal again. A journal that cannot be folded (damage)
-            // is left to the writer's open, which names the damage.
-            if turnstile_replay::write_checkpoint(&paths.dir).is_ok() {
-                checkpoint = turnstile_replay::Checkpoint::trusted(&paths.dir);
-            }
-        }
-        let trusted_prefix = checkpoint.as_ref().ok().map(|cp| TrustedPrefix {
-            len: cp.offset,
-            lines: cp.event_count,
-            last_id: cp.last_line_id,
-        });
-        let options = WriterOptions {
-            durability: parts.config.durability,
-            trusted_prefix,
-            sink: parts.config.journal_sink.clone(),
-        };
-        // Lock first: the state must be folded from the journal this writer will append to.
-        let (writer, recovery) = JournalWriter::open(&paths, options)?;
-        let (state, load) = SessionState::load_with(&paths.dir, checkpoint)?;
-        let mut plan = resume_plan(&state, Timestamp::now());
-        if resume_options.continue_pending_work_named {
-            record_continue_pending_work(&mut plan.events, resume_options.continue_pending_work);
-        }
-        let pending = if resume_options.continue_pending_work {
-            pending::collect(&state, &paths.events)?
-        } else {
-            None
-        };
-        let continued_tool_calls: Vec<String> = pending
-            .iter()
-            .flat_map(|w| w.calls.iter().map(|c| c.call.id.clone()))
-            .collect();
-        if let Some(work) = &pending {
-            plan.events = pending::keep_pending_open(plan.events, work, state.last_event_id);
-            plan.closed_tool_calls
-                .retain(|c| !continued_tool_calls.contains(c));
-            plan.closed_turns.retain(|t| *t != work.turn_id);
-        }
-        let report = ResumeReport {
-            events_before: state.event_count,
-            was_active: plan.session_was_active,
-            closed_tool_calls: plan.closed_tool_calls.clone(),
-            closed_turns: plan.closed_turns.clone(),
-            used_checkpoint: load.used_checkpoint,
-            torn_tail_cut: recovery.torn_tail.is_some(),
-            continued_tool_calls,
-            stopped_process_groups: Vec::new(),
-        };
-        let emitter = Emitter::new(writer, state, Arc::clone(&subscribers));
-        for event in plan.events {
-            emitter.emit_event(event)?;
-        }
-        let lost_shells = lost_shells(&emitter, &paths.dir)?;
-        let stopped_process_groups = stop_left_processes(&emitter, &paths.dir)?;
-        let report = ResumeReport {
-            stopped_process_groups,
-            ..report
-        };
-        Ok((
-            Self::spawn(
-                id,
-                emitter,
-                subscribers,
-                parts,
-                pending,
-                lost_shells,
-                resume_options.hold_pending_work,
-            ),
-            report,
-        ))
     }
 
     fn spawn(
@@ -734,62 +587,6 @@ impl SessionHandle {
     }
 }
 
-/// The shells a dead engine was running (recorded in `<session>/processes.json`): their
-/// processes died with it or are stopped next, so each is recorded in a `session.warning` and
-/// the model finds it listed as lost.
-fn lost_shells(emitter: &Emitter, dir: &std::path::Path) -> Result<Vec<LostShell>, LoopError> {
-    let mut lost = Vec::new();
-    for record in processes::lost_shells(dir) {
-        let Some(id) = record.shell_id else { continue };
-        emitter.emit(&SessionWarning {
-            warning_type: "shells".into(),
-            message: format!(
-                "shell {id} (tool call {}) was lost: the previous engine stopped while it ran",
-                record.tool_call_id
-            ),
-            ..Default::default()
-        })?;
-        lost.push(LostShell {
-            id,
-            command: record.command.unwrap_or_default(),
-        });
-    }
-    Ok(lost)
-}
-
-/// Kills the tool process groups a dead engine left running (recorded in
-/// `<session>/processes.json`) and records each in a `session.warning`. A list that cannot be
-/// read is reported the same way and left in place.
-fn stop_left_processes(
-    emitter: &Emitter,
-    dir: &std::path::Path,
-) -> Result<Vec<StoppedGroup>, LoopError> {
-    let stopped = match processes::stop_leftovers(dir) {
-        Ok(stopped) => stopped,
-        Err(e) => {
-            emitter.emit(&SessionWarning {
-                warning_type: "processes".into(),
-                message: format!(
-                    "could not check for tool processes left running by the previous engine: {e}"
-                ),
-                ..Default::default()
-            })?;
-            return Ok(Vec::new());
-        }
-    };
-    for group in &stopped {
-        emitter.emit(&SessionWarning {
-            warning_type: "processes".into(),
-            message: format!(
-                "stopped {} process(es) of tool call {} (process group {}) that the previous engine left running",
-                group.processes, group.record.tool_call_id, group.record.pgid
-            ),
-            ..Default::default()
-        })?;
-    }
-    Ok(stopped)
-}
-
 fn subscribed() -> (Subscribers, mpsc::UnboundedReceiver<Arc<Event>>) {
     let (tx, rx) = mpsc::unbounded_channel();
     (Arc::new(Mutex::new(vec![tx])), rx)
@@ -829,16 +626,5 @@ fn shutdown_payload(state: &SessionState, model: &str) -> SessionShutdown {
         model_metrics: metrics,
         current_model: Some(model.to_owned()),
         ..Default::default()
-    }
-}
-
-/// Sets `continuePendingWork` in the plan's `session.resume` (its first event).
-fn record_continue_pending_work(events: &mut [Event], value: bool) {
-    let Some(first) = events.first_mut() else {
-        return;
-    };
-    if let Ok(mut resume) = first.payload::<SessionResume>() {
-        resume.continue_pending_work = Some(value);
-        first.data = Event::new(&resume, first.parent_id).data;
     }
 }
