@@ -6,8 +6,8 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::methods::{
-    Ctx, event_log, history, lifecycle, log, mcp, options, pending, permissions, plan, rewind,
-    server as server_methods, session, unsupported,
+    Ctx, event_log, history, lifecycle, listing, log, mcp, options, pending, permissions, plan,
+    rewind, server as server_methods, session, unsupported,
 };
 use crate::peer::Peer;
 use crate::rpc::{RpcError, codes, kind_of};
@@ -111,9 +111,9 @@ pub(crate) async fn call(
         "session.resume" => lifecycle::resume(&ctx, parse(params)?).await,
         "session.detach" | "session.destroy" => lifecycle::detach(&ctx, parse(params)?).await,
         "session.delete" => lifecycle::delete(&ctx, parse(params)?).await,
-        "session.list" => lifecycle::list(&ctx, parse(params)?).await,
-        "session.getLastId" => lifecycle::last_id(&ctx).await,
-        "session.getMetadata" => lifecycle::metadata(&ctx, parse(params)?).await,
+        "session.list" => listing::list(&ctx, parse(params)?).await,
+        "session.getLastId" => listing::last_id(&ctx).await,
+        "session.getMetadata" => listing::metadata(&ctx, parse(params)?).await,
 
         "session.send" => session::send(&ctx, parse(params)?),
         "session.sendAndWait" => session::send_and_wait(&ctx, parse(params)?).await,

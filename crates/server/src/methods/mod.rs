@@ -4,6 +4,7 @@
 pub(crate) mod event_log;
 pub(crate) mod history;
 pub(crate) mod lifecycle;
+pub(crate) mod listing;
 pub(crate) mod log;
 pub(crate) mod mcp;
 pub(crate) mod options;
