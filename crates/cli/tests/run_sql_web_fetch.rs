@@ -40,12 +40,7 @@ fn the_session_database_survives_a_resume() {
             ))
             .text("Noted."),
     );
-    let out = env.cmd(&first, &["run", "keep notes"]).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    env.run_ok(&first, &["run", "keep notes"]);
     let last = first.requests().last().unwrap().clone();
     assert_eq!(
         tool_result(&last, "c1"),
@@ -63,15 +58,7 @@ fn the_session_database_survives_a_resume() {
             ))
             .text("Still there."),
     );
-    let out = env
-        .cmd(&second, &["resume", &id[..8], "what was kept?"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    env.run_ok(&second, &["resume", &id[..8], "what was kept?"]);
     let last = second.requests().last().unwrap().clone();
     assert_eq!(
         tool_result(&last, "c3"),
@@ -138,12 +125,7 @@ fn web_fetch_reaches_only_the_hosts_the_user_names() {
     let run = |flags: &[&str]| {
         let server = env.server(script());
         let args = [&["run"], flags, &["fetch"]].concat();
-        let out = env.cmd(&server, &args).output().unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        env.run_ok(&server, &args);
         server.requests().last().unwrap().clone()
     };
     let page_hits = || hits.load(std::sync::atomic::Ordering::SeqCst);
@@ -217,12 +199,7 @@ fn a_redirect_target_is_asked_for_as_its_own_url() {
         "localhost",
         "fetch",
     ];
-    let out = env.cmd(&server, &args).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    env.run_ok(&server, &args);
     let last = server.requests().last().unwrap().clone();
     assert_eq!(
         tool_result(&last, "c1"),

@@ -111,14 +111,7 @@ async fn thousands_of_small_tools_stop_at_the_tool_cap() {
     assert_eq!(server.pages_served.load(Ordering::SeqCst), 1);
     let listing = c.listing();
     assert_eq!(listing.tools.len(), MAX_TOOLS);
-    assert!(
-        listing
-            .notes
-            .iter()
-            .any(|n| n.contains(&format!("more than {MAX_TOOLS} tools"))),
-        "{:?}",
-        listing.notes
-    );
+    assert_noted(&listing.notes, &format!("more than {MAX_TOOLS} tools"));
     c.stop().await;
 }
 
@@ -133,14 +126,7 @@ async fn a_tool_list_without_end_is_read_to_the_page_limit() {
     assert_eq!(server.pages_served.load(Ordering::SeqCst), MAX_LIST_PAGES);
     let listing = c.listing();
     assert_eq!(listing.tools.len(), MAX_LIST_PAGES);
-    assert!(
-        listing
-            .notes
-            .iter()
-            .any(|n| n.contains(&format!("past {MAX_LIST_PAGES} pages"))),
-        "{:?}",
-        listing.notes
-    );
+    assert_noted(&listing.notes, &format!("past {MAX_LIST_PAGES} pages"));
     c.stop().await;
 }
 
@@ -171,4 +157,12 @@ async fn a_changed_tool_list_is_read_again() {
     assert!(c.listing().tools.iter().any(|t| t.name == "grown"));
     assert!(!c.tools_changed());
     c.stop().await;
+}
+
+/// Asserts that one of a listing's notes says `what`.
+fn assert_noted(notes: &[String], what: &str) {
+    assert!(
+        notes.iter().any(|n| n.contains(what)),
+        "{what:?} not in {notes:?}"
+    );
 }

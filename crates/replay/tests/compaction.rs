@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{conversation_shape, events, fixture_bytes, fixture_path, request_shape};
+use common::{conversation_shape, events, fixture_bytes, fixture_path, request_shape, turn_starts};
 use serde_json::Value;
 use turnstile_replay::{Folder, Message, ViewError, audit_bytes, fold, view_at};
 
@@ -20,12 +20,7 @@ fn recorded_requests() -> Vec<Value> {
 #[test]
 fn the_view_before_each_call_is_what_the_runtime_sent() {
     let all = events(&fixture_bytes(NAME));
-    let starts: Vec<usize> = all
-        .iter()
-        .enumerate()
-        .filter(|(_, e)| e.event_type.as_str() == "assistant.turn_start")
-        .map(|(i, _)| i)
-        .collect();
+    let starts = turn_starts(&all);
     // The last two main-agent requests: the turn right after the compaction finished (still
     // the whole history) and the next prompt's (the summary in place of what it covered).
     let requests = recorded_requests();
@@ -77,12 +72,7 @@ fn compaction_is_counted_and_the_state_stays_small() {
 fn the_view_at_a_call_is_the_fold_before_it() {
     let all = events(&fixture_bytes(NAME));
     let path = fixture_path(NAME);
-    let starts: Vec<usize> = all
-        .iter()
-        .enumerate()
-        .filter(|(_, e)| e.event_type.as_str() == "assistant.turn_start")
-        .map(|(i, _)| i)
-        .collect();
+    let starts = turn_starts(&all);
     for (n, start) in starts.iter().enumerate() {
         let view = view_at(&path, Some(n as u64 + 1)).expect("a view");
         assert_eq!(view.turns, 10);

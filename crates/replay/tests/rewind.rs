@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{conversation_shape, events, journal, request_shape};
+use common::{conversation_shape, events, journal, request_shape, turn_starts};
 use serde_json::Value;
 use turnstile_journal::Event;
 use turnstile_journal::payload::SnapshotRewind;
@@ -170,12 +170,7 @@ fn markers_remove_what_the_runtime_removed() {
 fn the_append_only_journal_folds_to_every_request_the_runtime_sent() {
     let (all, _) = append_only();
     let requests = requests();
-    let starts: Vec<usize> = all
-        .iter()
-        .enumerate()
-        .filter(|(_, e)| e.event_type.as_str() == "assistant.turn_start")
-        .map(|(i, _)| i)
-        .collect();
+    let starts = turn_starts(&all);
     assert_eq!(starts.len(), requests.len());
     for (n, (start, request)) in starts.iter().zip(&requests).enumerate() {
         let state = fold(&all[..*start]);

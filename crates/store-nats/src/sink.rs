@@ -252,6 +252,15 @@ impl JournalSink for NatsSink {
     }
 }
 
+/// The error of a publisher thread that could not start (its runtime or its stream).
+fn not_started(config: &NatsConfig, e: impl std::fmt::Display) -> StoreError {
+    StoreError::Remote {
+        store: config_name(config),
+        what: "starting the publisher".into(),
+        reason: e.to_string(),
+    }
+}
+
 fn publisher_thread(
     config: NatsConfig,
     id: Uuid,
@@ -266,11 +275,7 @@ fn publisher_thread(
     {
         Ok(rt) => rt,
         Err(e) => {
-            let _ = ready.send(Err(StoreError::Remote {
-                store: config_name(&config),
-                what: "starting the publisher".into(),
-                reason: e.to_string(),
-            }));
+            let _ = ready.send(Err(not_started(&config, e)));
             return;
         }
     };
@@ -292,11 +297,7 @@ fn publisher_thread(
         let stream = match js.get_stream_no_info(&config.stream).await {
             Ok(stream) => stream,
             Err(e) => {
-                let _ = ready.send(Err(StoreError::Remote {
-                    store: config_name(&config),
-                    what: "starting the publisher".into(),
-                    reason: e.to_string(),
-                }));
+                let _ = ready.send(Err(not_started(&config, e)));
                 return;
             }
         };

@@ -58,6 +58,17 @@ impl Env {
         cmd
     }
 
+    /// `turnstile ARGS` run to its end, asserted successful (its stderr shown otherwise).
+    pub fn run_ok(&self, server: &ScriptedServer, args: &[&str]) -> std::process::Output {
+        let out = self.cmd(server, args).output().unwrap();
+        assert!(
+            out.status.success(),
+            "turnstile {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        out
+    }
+
     /// The one session of the state directory: its id and journal.
     pub fn only_session(&self) -> (String, PathBuf) {
         // The state root holds session directories (and the session index file).

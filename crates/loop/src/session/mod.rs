@@ -16,6 +16,7 @@ mod mcp_glue;
 mod message;
 mod open;
 mod pending;
+mod permission;
 mod prompting;
 mod rewind;
 mod streaming;

@@ -45,6 +45,16 @@ pub fn events(bytes: &[u8]) -> Vec<Event> {
         .collect()
 }
 
+/// The indices of the `assistant.turn_start` events: where each LLM call's request was made.
+pub fn turn_starts(events: &[Event]) -> Vec<usize> {
+    events
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| e.event_type.as_str() == "assistant.turn_start")
+        .map(|(i, _)| i)
+        .collect()
+}
+
 /// Journal bytes of events.
 pub fn journal(events: &[Event]) -> Vec<u8> {
     let mut out = Vec::new();

@@ -1,7 +1,7 @@
 //! Opening and closing sessions: `session.create`, `session.resume`, `session.detach`
 //! (alias `session.destroy`) and `session.delete` (the listings are `listing.rs`).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 use serde::Deserialize;
@@ -9,109 +9,20 @@ use serde_json::{Value, json};
 use turnstile_journal::layout::LayoutError;
 use turnstile_journal::writer_lock::WriterLock;
 use turnstile_journal::{
-    Event, JournalReader, LockError, ReadMode, SessionSummary, Timestamp, Uuid, WriteError,
+    Event, JournalReader, LockError, ReadMode, SessionSummary, Uuid, WriteError,
 };
-use turnstile_loop::hooks::{CommandHooks, HookRunner};
-use turnstile_loop::prompt::SystemMessageConfig;
+use turnstile_loop::SessionHandle;
 use turnstile_loop::session::LoopError;
-use turnstile_loop::tools::{ToolRegistry, ToolSpec};
-use turnstile_loop::{InfiniteSessions, SessionConfig, SessionHandle, SessionParts};
 use turnstile_mcp::{McpHost, McpServers, StartOptions};
 
 use super::Ctx;
+use super::open_params::{OpenParams, build, working_dir};
 use super::{open_session, session_id};
-use crate::client_bridge::{ClientBridge, ClientCapabilities};
+use crate::client_bridge::ClientBridge;
 use crate::handover;
-use crate::permission_state::SessionPermissions;
-use crate::provider::{self, ProviderParams};
 use crate::remote_store::{AttachMode, RemoteSession, StoreError};
 use crate::rpc::{RpcError, codes};
-use crate::section_transform::ClientTransformer;
 use crate::sessions::{OpenSession, SessionInfo, lifecycle_params, summarize};
-
-/// A tool the client implements (`tools[]` of create/resume).
-#[derive(Debug, Clone, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub(crate) struct ToolParams {
-    name: String,
-    description: Option<String>,
-    parameters: Option<Value>,
-    overrides_built_in_tool: Option<bool>,
-    /// Runs without a `custom-tool` permission request.
-    skip_permission: Option<bool>,
-}
-
-/// `defaultAgent` of create/resume: what the main agent is not given.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub(crate) struct DefaultAgentParams {
-    excluded_tools: Option<Vec<String>>,
-}
-
-/// The params `session.create` and `session.resume` share (the SDKs send many more; the
-/// ones this engine has no use for are ignored, see docs/protocol.md).
-#[derive(Debug, Clone, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub(crate) struct OpenParams {
-    session_id: Option<String>,
-    model: Option<String>,
-    provider: Option<ProviderParams>,
-    working_directory: Option<String>,
-    tools: Option<Vec<ToolParams>>,
-    system_message: Option<SystemMessageConfig>,
-    streaming: Option<bool>,
-    request_permission: Option<bool>,
-    hooks: Option<bool>,
-    enable_file_hooks: Option<bool>,
-    available_tools: Option<Vec<String>>,
-    excluded_tools: Option<Vec<String>>,
-    reasoning_effort: Option<String>,
-    default_agent: Option<DefaultAgentParams>,
-    /// Keep a dead engine's pending permission and client tool requests open (`true`) or
-    /// close them as interrupted.
-    continue_pending_work: Option<bool>,
-    /// MCP servers of the session, by name, in the Copilot CLI's format (on top of the
-    /// server's own, from its configuration files).
-    mcp_servers: Option<Value>,
-    infinite_sessions: Option<InfiniteSessionParams>,
-}
-
-/// `infiniteSessions` of `session.create`/`session.resume` (the SDK's `InfiniteSessionConfig`).
-#[derive(Debug, Clone, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub(crate) struct InfiniteSessionParams {
-    enabled: Option<bool>,
-    background_compaction_threshold: Option<f64>,
-    buffer_exhaustion_threshold: Option<f64>,
-}
-
-impl InfiniteSessionParams {
-    /// The loop's settings, the runtime's defaults for what is left out; a threshold outside
-    /// 0–1 is refused by name.
-    fn settings(&self) -> Result<InfiniteSessions, RpcError> {
-        let defaults = InfiniteSessions::default();
-        let share = |name: &str, value: Option<f64>, default: f64| match value {
-            None => Ok(default),
-            Some(v) if (0.0..=1.0).contains(&v) => Ok(v),
-            Some(v) => Err(RpcError::invalid_params(format!(
-                "infiniteSessions.{name} is {v}; it is a share of the context window, from 0.0 to 1.0"
-            ))),
-        };
-        Ok(InfiniteSessions {
-            enabled: self.enabled.unwrap_or(defaults.enabled),
-            background_threshold: share(
-                "backgroundCompactionThreshold",
-                self.background_compaction_threshold,
-                defaults.background_threshold,
-            )?,
-            buffer_exhaustion_threshold: share(
-                "bufferExhaustionThreshold",
-                self.buffer_exhaustion_threshold,
-                defaults.buffer_exhaustion_threshold,
-            )?,
-        })
-    }
-}
 
 /// `session.create`.
 pub(crate) async fn create(ctx: &Ctx<'_>, params: OpenParams) -> Result<Value, RpcError> {
@@ -439,214 +350,6 @@ async fn start_mcp(servers: &McpServers, cwd: &Path) -> Option<Arc<McpHost>> {
     ))
 }
 
-/// Builds the loop's parts, the bridge and the tracked info from the params.
-fn build(
-    ctx: &Ctx<'_>,
-    id: Uuid,
-    params: &OpenParams,
-) -> Result<(SessionParts, Arc<ClientBridge>, SessionInfo), RpcError> {
-    let config = ctx.server.config();
-    let cwd = working_dir(&config.default_cwd, params.working_directory.as_deref())?;
-    let chosen = provider::choose(
-        &config.default_model,
-        params.model.as_deref(),
-        params.provider.as_ref(),
-    )?;
-    let mut registry = builtin_tools(
-        params.available_tools.as_deref(),
-        params.excluded_tools.as_deref(),
-    );
-    // The server's own filters (`--available-tools`, `--excluded-tools`) apply on top.
-    let server_filtered = builtin_tools(
-        config.available_tools.as_deref(),
-        Some(&config.excluded_tools),
-    );
-    let names: Vec<String> = registry.names().into_iter().map(str::to_owned).collect();
-    for name in names {
-        if server_filtered.get(&name).is_none() {
-            registry.unregister(&name);
-        }
-    }
-    // The session adds the MCP tools after the built-ins (and keeps them in step with the
-    // servers).
-    let client_tools = client_tools(&registry, params.tools.as_deref().unwrap_or_default())?;
-    let capabilities = ClientCapabilities {
-        tools: client_tools,
-        permissions: params.request_permission.unwrap_or(false),
-        hooks: params.hooks.unwrap_or(false),
-    };
-    let bridge = Arc::new(ClientBridge::new(
-        id.to_string(),
-        Arc::clone(ctx.peer),
-        capabilities.clone(),
-    ));
-    let mut session_config = SessionConfig::new(&cwd, chosen.model.clone());
-    session_config.durability = config.durability;
-    // The loop records mode changes from this one (`session.mode_changed`).
-    session_config.mode = config.default_mode;
-    session_config.max_autopilot_continues = config.max_autopilot_continues;
-    session_config.permissions = config.permissions.clone();
-    session_config.allow_outside_cwd = config.allow_outside_cwd;
-    // The SDKs stream deltas only when asked to.
-    session_config.streaming = params.streaming.unwrap_or(false);
-    // The loop builds the prompt from the client's systemMessage (append, replace, customize
-    // with sections).
-    session_config.system_message = params.system_message.clone().unwrap_or_default();
-    session_config.reasoning_effort = params
-        .reasoning_effort
-        .clone()
-        .or_else(|| config.default_reasoning_effort.clone());
-    if let Some(infinite) = &params.infinite_sessions {
-        session_config.infinite_sessions = infinite.settings()?;
-    }
-    // The window: the provider's `maxPromptTokens`, else the server's `--context-window`,
-    // else the known-models table (in the loop).
-    session_config.token_limit = params
-        .provider
-        .as_ref()
-        .and_then(|p| p.max_prompt_tokens)
-        .filter(|n| *n >= 1.0)
-        .map(|n| n as u64)
-        .or(config.context_window);
-    session_config.excluded_tools = params
-        .default_agent
-        .as_ref()
-        .and_then(|a| a.excluded_tools.clone())
-        .unwrap_or_default();
-    let hooks: Option<Arc<dyn HookRunner>> = if capabilities.hooks {
-        Some(Arc::clone(&bridge) as Arc<dyn HookRunner>)
-    } else if params.enable_file_hooks == Some(true) {
-        let (hooks, warnings) = CommandHooks::load(&cwd, &config.hook_trust)
-            .map_err(|e| RpcError::invalid_params(format!("cannot load the hook files: {e}")))?;
-        for warning in warnings {
-            tracing::warn!(%warning, "hook files not loaded");
-        }
-        Some(Arc::new(hooks) as Arc<dyn HookRunner>)
-    } else {
-        None
-    };
-    let permissions = Arc::new(SessionPermissions::new(
-        Arc::clone(&session_config.live_permissions),
-        &cwd,
-        &config.additional_dirs,
-        config.state_root.session(id).dir,
-    ));
-    super::permissions::open_with_location_rules(config.state_root.dir(), &cwd, &permissions);
-    let parts = SessionParts {
-        config: session_config,
-        provider: chosen.provider,
-        tools: Arc::new(registry),
-        hooks,
-        external_tools: (!capabilities.tools.is_empty())
-            .then(|| Arc::clone(&bridge) as Arc<dyn turnstile_loop::client::ExternalTools>),
-        permission_asker: capabilities
-            .permissions
-            .then(|| Arc::clone(&bridge) as Arc<dyn turnstile_loop::client::PermissionAsker>),
-        section_transformer: Some(Arc::new(ClientTransformer::new(
-            id.to_string(),
-            Arc::clone(ctx.peer),
-        ))),
-    };
-    let now = Timestamp::now().to_text();
-    let info = SessionInfo {
-        mode: config.default_mode,
-        model: chosen.model,
-        start_time: now.clone(),
-        modified_time: now,
-        summary: None,
-        name: None,
-        reasoning_effort: params
-            .reasoning_effort
-            .clone()
-            .or_else(|| config.default_reasoning_effort.clone()),
-        permissions,
-    };
-    Ok((parts, bridge, info))
-}
-
-fn working_dir(default: &Path, asked: Option<&str>) -> Result<PathBuf, RpcError> {
-    let dir = match asked {
-        Some(d) if !d.is_empty() => default.join(d),
-        _ => default.to_path_buf(),
-    };
-    let dir = dir.canonicalize().map_err(|e| {
-        RpcError::invalid_params(format!(
-            "workingDirectory {} cannot be used: {e}",
-            dir.display()
-        ))
-    })?;
-    if !dir.is_dir() {
-        return Err(RpcError::invalid_params(format!(
-            "workingDirectory {} is not a directory",
-            dir.display()
-        )));
-    }
-    Ok(dir)
-}
-
-/// Whether a tool filter entry names the built-in `name` (`bash`, `builtin:bash`, `builtin:*`).
-fn names_builtin(entry: &str, name: &str) -> bool {
-    entry == name || entry == "builtin:*" || entry.strip_prefix("builtin:") == Some(name)
-}
-
-/// The built-in tools after `availableTools`/`excludedTools` (exclusion wins).
-fn builtin_tools(available: Option<&[String]>, excluded: Option<&[String]>) -> ToolRegistry {
-    let mut registry = ToolRegistry::builtin(true);
-    let names: Vec<String> = registry.names().into_iter().map(str::to_owned).collect();
-    for name in names {
-        let kept = available.is_none_or(|list| list.iter().any(|e| names_builtin(e, &name)));
-        let dropped = excluded.is_some_and(|list| list.iter().any(|e| names_builtin(e, &name)));
-        if !kept || dropped {
-            registry.unregister(&name);
-        }
-    }
-    registry
-}
-
-/// Validates the client's tools.
-fn client_tools(registry: &ToolRegistry, tools: &[ToolParams]) -> Result<Vec<ToolSpec>, RpcError> {
-    let mut specs: Vec<ToolSpec> = Vec::new();
-    for (i, tool) in tools.iter().enumerate() {
-        let name = &tool.name;
-        if name.is_empty()
-            || name.len() > 64
-            || !name
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
-        {
-            return Err(RpcError::invalid_params(format!(
-                "tools[{i}].name {name:?} must be 1 to 64 characters of [a-zA-Z0-9_-]"
-            )));
-        }
-        if specs.iter().any(|s| &s.name == name) {
-            return Err(RpcError::invalid_params(format!(
-                "tools[{i}]: tool {name:?} is declared twice"
-            )));
-        }
-        if registry.get(name).is_some() && tool.overrides_built_in_tool != Some(true) {
-            return Err(RpcError::invalid_params(format!(
-                "tools[{i}]: {name:?} is the name of a built-in tool; set overridesBuiltInTool to replace it"
-            )));
-        }
-        let parameters = match &tool.parameters {
-            None | Some(Value::Null) => json!({"type": "object", "properties": {}}),
-            Some(p @ Value::Object(_)) => p.clone(),
-            Some(_) => {
-                return Err(RpcError::invalid_params(format!(
-                    "tools[{i}].parameters must be a JSON Schema object"
-                )));
-            }
-        };
-        specs.push(ToolSpec {
-            name: name.clone(),
-            description: tool.description.clone().unwrap_or_default(),
-            parameters,
-            skip_permission: tool.skip_permission == Some(true),
-        });
-    }
-    Ok(specs)
-}
-
 /// Maps a loop error at open time to a JSON-RPC error.
 fn loop_error(id: Uuid, e: LoopError) -> RpcError {
     let code = match &e {
@@ -770,38 +473,4 @@ pub(crate) fn persisted_events(path: &Path) -> Result<Vec<Value>, RpcError> {
         .iter()
         .map(Event::to_live_value)
         .collect())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn tool_filters() {
-        let all = builtin_tools(None, None);
-        assert!(all.get("bash").is_some());
-        let only = builtin_tools(Some(&["builtin:view".into(), "grep".into()]), None);
-        assert_eq!(only.names(), vec!["view", "grep"]);
-        let without = builtin_tools(None, Some(&["builtin:bash".into()]));
-        assert!(without.get("bash").is_none() && without.get("view").is_some());
-        let none = builtin_tools(None, Some(&["builtin:*".into()]));
-        assert!(none.is_empty());
-    }
-
-    #[test]
-    fn client_tools_are_checked() {
-        let registry = builtin_tools(None, None);
-        let tool = |name: &str, over: Option<bool>| ToolParams {
-            name: name.into(),
-            description: None,
-            parameters: None,
-            overrides_built_in_tool: over,
-            skip_permission: None,
-        };
-        assert!(client_tools(&registry, &[tool("weather", None)]).is_ok());
-        assert!(client_tools(&registry, &[tool("bash", None)]).is_err());
-        assert!(client_tools(&registry, &[tool("bash", Some(true))]).is_ok());
-        assert!(client_tools(&registry, &[tool("a b", None)]).is_err());
-        assert!(client_tools(&registry, &[tool("x", None), tool("x", None)]).is_err());
-    }
 }

@@ -7,6 +7,7 @@ pub(crate) mod lifecycle;
 pub(crate) mod listing;
 pub(crate) mod log;
 pub(crate) mod mcp;
+pub(crate) mod open_params;
 pub(crate) mod options;
 pub(crate) mod pending;
 pub(crate) mod permissions;

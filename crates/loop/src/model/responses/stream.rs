@@ -51,6 +51,9 @@ impl ResponsesProvider {
 struct PartialItem {
     /// The item as `response.output_item.added` (then `done`) gave it.
     raw: Value,
+    /// The call id and tool name of a `function_call` item, read once when it is added so
+    /// that each argument delta costs no parse of the item.
+    call: Option<(String, String)>,
     text: String,
     arguments: String,
     done: bool,
@@ -109,17 +112,23 @@ impl StreamState {
             "response.output_item.added" => {
                 let raw = event.item.unwrap_or_else(|| json!({}));
                 let item: OutputItem = serde_json::from_value(raw.clone()).unwrap_or_default();
-                if item.kind.as_deref() == Some("function_call") {
+                let call = (item.kind.as_deref() == Some("function_call")).then(|| {
+                    let call = (
+                        item.call_id.unwrap_or_default(),
+                        item.name.unwrap_or_default(),
+                    );
                     let _ = events.send(ModelEvent::ToolCallDelta {
-                        id: item.call_id.unwrap_or_default(),
-                        name: item.name.unwrap_or_default(),
+                        id: call.0.clone(),
+                        name: call.1.clone(),
                         arguments_delta: String::new(),
                     });
-                }
+                    call
+                });
                 self.items.insert(
                     index,
                     PartialItem {
                         raw,
+                        call,
                         ..PartialItem::default()
                     },
                 );
@@ -135,11 +144,10 @@ impl StreamState {
                 self.grow(delta.len())?;
                 let partial = self.items.entry(index).or_default();
                 partial.arguments.push_str(&delta);
-                let item: OutputItem =
-                    serde_json::from_value(partial.raw.clone()).unwrap_or_default();
+                let (id, name) = partial.call.clone().unwrap_or_default();
                 let _ = events.send(ModelEvent::ToolCallDelta {
-                    id: item.call_id.unwrap_or_default(),
-                    name: item.name.unwrap_or_default(),
+                    id,
+                    name,
                     arguments_delta: delta,
                 });
             }

@@ -1,0 +1,245 @@
+//! The permission decision of one tool call: the start-up policy with the client's live rules
+//! on top, settled silently when the live rules decide (the Copilot CLI records nothing then),
+//! else recorded as `permission.requested`/`permission.completed` around the policy's or the
+//! client's answer. The texts the model reads on a denial are the runtime's.
+
+use serde_json::{Value, json};
+use turnstile_journal::Uuid;
+use turnstile_journal::payload::{PermissionCompleted, PermissionRequested};
+
+use super::LoopError;
+use super::actor::Actor;
+use super::message::Message;
+use crate::client::AskError;
+use crate::model::ToolCall;
+use crate::permissions::{
+    Decision, LiveDecision, PermissionPolicy, Unasked, prompt_request, with_tool_call_id,
+};
+use crate::tools::{PermissionAsk, PermissionKind, ToolFailure, ToolSpec};
+
+/// Text the model sees when the policy denies a call and nobody can be asked (runtime wording).
+use crate::tools::asks::NOBODY_TO_ASK as DENIED_NO_RULE;
+
+/// `error.code` of a result the client marked `rejected`: the runtime ends the loop after the
+/// turn instead of calling the model again.
+pub(super) const REJECTED_CODE: &str = "rejected";
+
+/// A call the permission decision refused (code "denied": the model reads why and goes on).
+pub(super) fn denied(message: impl Into<String>) -> ToolFailure {
+    ToolFailure::new(message, "denied")
+}
+
+/// The runtime's answer to a permission the user rejected: with feedback the model reads it
+/// and goes on (code "denied"); a bare rejection ends the message after the turn, as a client
+/// tool's `rejected` result does.
+fn rejected_by_user(feedback: Option<&str>) -> ToolFailure {
+    const REJECTED: &str = "The user rejected this tool call.";
+    match feedback {
+        Some(feedback) => denied(format!("{REJECTED} User feedback: {feedback}")),
+        None => ToolFailure::new(REJECTED, REJECTED_CODE),
+    }
+}
+
+impl Actor {
+    /// Decides a call that asks permission. What the client's live rules decide (approve-all,
+    /// a session or location approval, a configured deny) is settled without a
+    /// `permission.requested`, as the Copilot CLI records none for it; otherwise records
+    /// `permission.requested`, decides (policy, else the client), records
+    /// `permission.completed`. Returns the failure the model reads when the call is denied.
+    pub(super) async fn permit(
+        &self,
+        call: &ToolCall,
+        ask: &PermissionAsk,
+        msg: &Message<'_>,
+    ) -> Result<Option<ToolFailure>, LoopError> {
+        let asker = self.parts.permission_asker.clone();
+        let (decision, settled) = self.decide_permission(&call.name, ask, asker.is_some());
+        if settled {
+            return Ok(match decision {
+                Decision::Approved => None,
+                Decision::DeniedByRules(rules) => Some(denied(denied_by_live_rules(&rules))),
+                _ => Some(denied(DENIED_NO_RULE)),
+            });
+        }
+        let request_id = Uuid::new_v4().to_string();
+        let request = with_tool_call_id(&ask.request, &call.id);
+        self.emitter.emit(&PermissionRequested {
+            request_id: request_id.clone(),
+            prompt_request: prompt_request(&request),
+            permission_request: request.clone(),
+            agent_mode: Some(msg.mode.as_str().into()),
+            ..Default::default()
+        })?;
+        self.answer_permission(call, request_id, request, Some(decision), msg)
+            .await
+    }
+
+    /// The start-up policy's decision with the client's live rules on top: a deny of the
+    /// policy wins, then what the live rules say (a deny, then an approval), then the policy.
+    /// The client's approve-all setting replaces `--allow-all-tools`; a client that said it
+    /// shows no prompts (`setRequired(false)`) is not asked. The flag is true when the live
+    /// rules settled it (nothing is recorded then, as in the Copilot CLI).
+    fn decide_permission(
+        &self,
+        tool: &str,
+        ask: &PermissionAsk,
+        can_ask: bool,
+    ) -> (Decision, bool) {
+        let config = &self.parts.config;
+        let live = &config.live_permissions;
+        let overridden;
+        let policy = match live.approve_all() {
+            Some(all) if all != config.permissions.allow_all => {
+                overridden = PermissionPolicy {
+                    allow_all: all,
+                    ..config.permissions.clone()
+                };
+                &overridden
+            }
+            _ => &config.permissions,
+        };
+        let denied = policy.denied_by(tool, ask, &config.cwd);
+        if !denied.is_empty() {
+            return (Decision::DeniedByRules(denied), false);
+        }
+        match live.decide(ask) {
+            Some(LiveDecision::Denied(rules)) => (Decision::DeniedByRules(rules), true),
+            Some(LiveDecision::Approved) => (Decision::Approved, true),
+            None => {
+                // A client that shows no prompts: what no rule decides is denied unasked.
+                let muted = live.prompts_wanted() == Some(false);
+                let decision = policy.decide(tool, ask, &config.cwd, can_ask && !muted);
+                let settled = muted && matches!(decision, Decision::NoApprovalRule { .. });
+                (decision, settled)
+            }
+        }
+    }
+
+    /// Decides a recorded permission request (`decision` from the policy; `None`: ask the
+    /// client, as a request left pending by a previous engine was) and records
+    /// `permission.completed`; returns the failure the model reads when the call is denied.
+    pub(super) async fn answer_permission(
+        &self,
+        call: &ToolCall,
+        request_id: String,
+        request: Value,
+        decision: Option<Decision>,
+        msg: &Message<'_>,
+    ) -> Result<Option<ToolFailure>, LoopError> {
+        let asker = self.parts.permission_asker.clone();
+        let decision = decision.unwrap_or(Decision::Ask);
+        let mut source = "host_policy";
+        let (result, denial) = match (decision, asker) {
+            (Decision::Approved, _) => (json!({"kind": "approved"}), None),
+            (Decision::DeniedByRules(rules), _) => {
+                let denial = denied(denied_by_rules(&rules));
+                (
+                    json!({"kind": "denied-by-rules", "rules": rules}),
+                    Some(denial),
+                )
+            }
+            (Decision::Ask, Some(asker)) => {
+                source = "human_response";
+                let answer = tokio::select! {
+                    r = asker.ask(request_id.clone(), request) => r,
+                    _ = msg.cancel.cancelled() => Err(AskError::Aborted),
+                };
+                match answer {
+                    Ok(result)
+                        if result["kind"]
+                            .as_str()
+                            .is_some_and(|k| k.starts_with("approved")) =>
+                    {
+                        // A session- or location-scoped answer also decides later requests.
+                        self.parts.config.live_permissions.remember(&result);
+                        (result, None)
+                    }
+                    Ok(result) => {
+                        let feedback = result["feedback"].as_str().filter(|f| !f.is_empty());
+                        let denial = rejected_by_user(feedback);
+                        (result, Some(denial))
+                    }
+                    Err(reason) => (
+                        json!({"kind": "cancelled", "reason": reason.to_string()}),
+                        Some(denied(DENIED_NO_RULE)),
+                    ),
+                }
+            }
+            (decision @ (Decision::NoApprovalRule { .. } | Decision::Ask), _) => {
+                // The model reads the runtime's wording; the person running the engine is told
+                // which flag would have allowed the call.
+                let hint = decision.hint();
+                if !hint.is_empty() {
+                    tracing::warn!(session = %self.id, tool = %call.name, "permission denied{hint}");
+                }
+                (
+                    json!({"kind": "denied-no-approval-rule-and-could-not-request-from-user"}),
+                    Some(denied(DENIED_NO_RULE)),
+                )
+            }
+        };
+        self.emitter.emit(&PermissionCompleted {
+            request_id,
+            tool_call_id: Some(call.id.clone()),
+            result,
+            decision_source: Some(source.into()),
+        })?;
+        Ok(denial)
+    }
+}
+
+/// The runtime's permission request for a client tool (`kind: "custom-tool"`).
+pub(super) fn custom_tool_ask(spec: &ToolSpec, args: &Value) -> PermissionAsk {
+    PermissionAsk {
+        kind: PermissionKind::Other("custom-tool".into()),
+        request: json!({
+            "kind": "custom-tool",
+            "toolName": spec.name,
+            "toolDescription": spec.description,
+            "args": args,
+        }),
+        intention: format!("Run the client tool {}", spec.name),
+        subject: spec.name.clone(),
+        shell: None,
+    }
+}
+
+/// The text the model sees when a client's deny rules refuse a call (the runtime's wording).
+fn denied_by_live_rules(rules: &[String]) -> String {
+    let rules: Vec<String> = rules.iter().map(|r| format!("`{r}`")).collect();
+    format!(
+        "Permission to run this tool was denied due to the following rules: {}",
+        rules.join(", ")
+    )
+}
+
+/// The text the model sees when deny rules refuse a call.
+pub(super) fn denied_by_rules(rules: &[String]) -> String {
+    format!("Permission denied by rule: {}", rules.join(", "))
+}
+
+/// The deny rules refusing a call before anyone is asked: the policy's on the permission
+/// request, or, for a call that asks none (reads), on the tool and the paths it reads.
+pub(super) fn denied_without_asking(
+    policy: &PermissionPolicy,
+    tool: &str,
+    ask: Option<&PermissionAsk>,
+    args: &Value,
+    cwd: &std::path::Path,
+) -> Vec<String> {
+    match ask {
+        Some(ask) => policy.denied_by(tool, ask, cwd),
+        None => {
+            let paths: Vec<std::path::PathBuf> = match args.get("path") {
+                Some(Value::String(p)) => vec![p.into()],
+                Some(Value::Array(list)) => list
+                    .iter()
+                    .filter_map(Value::as_str)
+                    .map(Into::into)
+                    .collect(),
+                _ => Vec::new(),
+            };
+            policy.denied_unasked(tool, Unasked::Builtin(&paths), cwd)
+        }
+    }
+}
