@@ -414,12 +414,15 @@ impl Folder {
                 self.state.shutdowns += 1;
                 if let Some(Shutdown {
                     model_metrics: Some(metrics),
+                    total_api_duration_ms,
                 }) = self.lenient::<Shutdown>(line, event)
                 {
                     self.state.usage.at_shutdown = metrics
                         .iter()
                         .map(|(m, v)| (m.clone(), model_usage(v)))
                         .collect();
+                    self.state.usage.api_duration_ms_at_shutdown =
+                        total_api_duration_ms.unwrap_or(0);
                 }
             }
             "session.compaction_complete" if main => {
@@ -614,6 +617,7 @@ struct ModelChange {
 #[serde(rename_all = "camelCase")]
 struct Shutdown {
     model_metrics: Option<Map<String, Value>>,
+    total_api_duration_ms: Option<u64>,
 }
 
 /// `session.compaction_complete` (no typed payload in the journal crate).

@@ -224,6 +224,14 @@ pub struct Usage {
     /// Model metrics of the last `session.shutdown`, by model.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub at_shutdown: BTreeMap<String, ModelUsage>,
+    /// `totalApiDurationMs` of the last `session.shutdown` (cumulative, like its metrics).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub api_duration_ms_at_shutdown: u64,
+}
+
+/// True for 0 (a figure left out of a checkpoint when nothing was recorded).
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// Token counters.

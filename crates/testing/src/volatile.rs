@@ -16,7 +16,8 @@ pub const VOLATILE_FIELDS: &[(&str, &[&str])] = &[
     // Sizes in bytes follow the length of the working directory's path.
     ("session.resume", &["/resumeTime", "/eventsFileSizeBytes"]),
     // Token counts and API time come from the model server; per-call usage is never on disk,
-    // so a replay cannot reproduce them.
+    // so a replay cannot reproduce them. The context's token estimate counts the system
+    // prompt, which names the working directory.
     (
         "session.shutdown",
         &[
@@ -24,6 +25,10 @@ pub const VOLATILE_FIELDS: &[(&str, &[&str])] = &[
             "/totalApiDurationMs",
             "/eventsFileSizeBytes",
             "/modelMetrics",
+            "/currentTokens",
+            "/systemTokens",
+            "/conversationTokens",
+            "/toolDefinitionsTokens",
         ],
     ),
     ("user.message", &["/messageId", "/interactionId"]),

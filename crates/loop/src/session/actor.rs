@@ -12,7 +12,8 @@ use turnstile_journal::payload::{
 
 use super::emitter::Emitter;
 use super::pending::PendingWork;
-use super::{Command, LoopError, Outcome, SessionParts, Shared, lock, shutdown_payload};
+use super::totals::shutdown_payload;
+use super::{Command, LoopError, Outcome, SessionParts, Shared, lock};
 use crate::autopilot::AgentMode;
 use crate::permissions::UrlRules;
 use crate::tools::processes::ProcessTable;
@@ -52,6 +53,8 @@ pub(super) struct Actor {
     pub(super) mcp_version: Option<u64>,
     /// What the session already warned about its MCP tools (each is said once).
     pub(super) mcp_warned: std::collections::HashSet<String>,
+    /// This process's model calls, for the totals `session.shutdown` reports.
+    pub(super) process_usage: super::totals::ProcessUsage,
 }
 
 impl Actor {
@@ -86,6 +89,7 @@ impl Actor {
             base_tools,
             mcp_version: None,
             mcp_warned: std::collections::HashSet::new(),
+            process_usage: Default::default(),
         }
     }
 
@@ -226,7 +230,15 @@ impl Actor {
         if let Some(host) = &self.parts.config.mcp {
             host.stop_all().await;
         }
-        let payload = shutdown_payload(&self.emitter.state(), &self.parts.config.model);
+        // The state's lock is taken once at a time: building the request takes it too.
+        let mode = AgentMode::parse(&self.emitter.state().session.mode).unwrap_or_default();
+        let window = self.usage_of(&self.request(mode), false);
+        let payload = shutdown_payload(
+            &self.emitter.state(),
+            &self.process_usage,
+            &self.parts.config.model,
+            &window,
+        );
         self.emitter.emit(&payload)?;
         self.emitter.boundary().await?;
         let dir = self.emitter.writer().paths().dir.clone();

@@ -21,6 +21,7 @@ mod prompting;
 mod rewind;
 mod streaming;
 mod tool_call;
+mod totals;
 mod turn;
 mod usage;
 
@@ -29,10 +30,10 @@ use std::sync::{Arc, Mutex};
 
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
+use turnstile_journal::payload::PendingMessagesModified;
 use turnstile_journal::payload::SnapshotRewind;
-use turnstile_journal::payload::{PendingMessagesModified, SessionShutdown};
-use turnstile_journal::{Durability, Event, StateRoot, Timestamp, Uuid};
-use turnstile_replay::{RewindError, SessionState};
+use turnstile_journal::{Durability, Event, StateRoot, Uuid};
+use turnstile_replay::RewindError;
 
 pub use compaction::{CompactOptions, CompactionReport, InfiniteSessions, SUMMARY_INSTRUCTION};
 pub use history::{chat_messages, default_system_prompt, request_messages};
@@ -595,37 +596,4 @@ fn subscribed() -> (Subscribers, mpsc::UnboundedReceiver<Arc<Event>>) {
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
-}
-
-/// Builds the `session.shutdown` payload from the folded state.
-fn shutdown_payload(state: &SessionState, model: &str) -> SessionShutdown {
-    let mut metrics = serde_json::Map::new();
-    metrics.insert(
-        model.to_owned(),
-        serde_json::json!({
-            "requests": {"count": state.usage.calls, "cost": 0},
-            "usage": {
-                "inputTokens": state.usage.tokens.input,
-                "outputTokens": state.usage.tokens.output,
-                "cacheReadTokens": state.usage.tokens.cache_read,
-                "cacheWriteTokens": state.usage.tokens.cache_write,
-                "reasoningTokens": state.usage.tokens.reasoning,
-            }
-        }),
-    );
-    let start = state
-        .session
-        .start_time
-        .as_deref()
-        .and_then(|t| Timestamp::parse(t).ok())
-        .map_or(0, |t| t.millis().max(0) as u64);
-    SessionShutdown {
-        shutdown_type: "routine".into(),
-        total_api_duration_ms: 0,
-        session_start_time: start,
-        events_file_size_bytes: Some(state.byte_size),
-        model_metrics: metrics,
-        current_model: Some(model.to_owned()),
-        ..Default::default()
-    }
 }
