@@ -8,7 +8,7 @@ import { spawn } from "node:child_process";
 import { createInterface } from "node:readline";
 import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { isAbsolute, join, resolve } from "node:path";
+import { dirname, isAbsolute, join, resolve } from "node:path";
 import { startRecordingProxy } from "../record_proxy.mjs";
 import { OUT, ROOT, SCRIPTED_MODEL, sdk, withGuard } from "../harness.mjs";
 
@@ -65,8 +65,9 @@ export class Run {
     return this.roles[role] ?? this.roles.a;
   }
 
-  /** Writes a file into the project. */
+  /** Writes a file into the project (its directories made as needed). */
   file(name, text) {
+    mkdirSync(dirname(join(this.project, name)), { recursive: true });
     writeFileSync(join(this.project, name), text);
     return join(this.project, name);
   }

@@ -351,6 +351,23 @@ async function systemTransform(run) {
   await session.disconnect();
 }
 
+/** A session of `client` whose permission handler answers approve-once, after one prompt:
+ * observes the kinds it was asked for and each tool call's success. */
+async function approvingOnce(run, client, prompt) {
+  const asked = [];
+  const session = await client.createSession(
+    run.options("main", { onPermissionRequest: (r) => (asked.push(r.kind), { kind: "approve-once" }) }),
+  );
+  run.session("main", session.sessionId);
+  await session.sendAndWait(prompt, GUARD);
+  run.observe("asked", asked);
+  run.observe(
+    "results",
+    (run.events.main ?? []).filter((e) => e.type === "tool.execution_complete").map((e) => e.data.success),
+  );
+  return session;
+}
+
 /** `--add-dir` given to the runtime, then a file read in that directory and one in another
  * directory outside the working directory, each approved when asked. */
 async function addDir(run) {
@@ -361,19 +378,18 @@ async function addDir(run) {
   writeFileSync(join(extra, "x.txt"), "inside an added directory\n");
   mkdir(join(run.scratch, "elsewhere"));
   writeFileSync(join(run.scratch, "elsewhere", "y.txt"), "outside every allowed directory\n");
-  const asked = [];
-  const client = run.client("a", { args: ["--add-dir", extra] });
-  const session = await client.createSession(
-    run.options("main", { onPermissionRequest: (r) => (asked.push(r.kind), { kind: "approve-once" }) }),
-  );
-  run.session("main", session.sessionId);
-  await session.sendAndWait("Read both files", GUARD);
-  run.observe("asked", asked);
-  run.observe(
-    "results",
-    (run.events.main ?? []).filter((e) => e.type === "tool.execution_complete").map((e) => e.data.success),
-  );
+  const session = await approvingOnce(run, run.client("a", { args: ["--add-dir", extra] }), "Read both files");
   run.observe("paths.list", await outcomeOf(session.rpc.permissions.paths.list({})));
+  await session.disconnect();
+}
+
+/** The read-only tools inside the working directory (view of a file and of a directory, glob,
+ * grep), each permission the runtime asks for answered approve-once; the file is read twice. */
+async function readTools(run) {
+  await run.model("read-tools.json");
+  run.file("a.txt", "alpha\n");
+  run.file("src/main.rs", "fn main() {}\n");
+  const session = await approvingOnce(run, run.client(), "Look around the project");
   await session.disconnect();
 }
 
@@ -772,6 +788,7 @@ export const SCENARIOS = {
 
   "session-approval": sessionApproval,
   "add-dir": addDir,
+  "read-tools": readTools,
   "system-transform": systemTransform,
   "location-approval": locationApproval,
   "permissions-rpc": permissionsRpc,

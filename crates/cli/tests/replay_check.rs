@@ -97,8 +97,8 @@ fn a_changed_file_fails_the_check_with_the_field_the_lines_and_the_turn() {
         "FAILED: the replay diverged from the recording",
         "at prompt 1, LLM call 2 (turn 1): tool.execution_complete differs in data.result.content",
         "multi-turn/events.jsonl:16",
-        "recorded value: \"2. apples,3\\n3. pears,0\\n4. plums,7\"",
-        "replayed value: \"2. apples,3\\n3. pears,2\\n4. plums,0\"",
+        "recorded value: \"2. apples,3\\n3. pears,0\\n4. plums,7\\n5. \"",
+        "replayed value: \"2. apples,3\\n3. pears,2\\n4. plums,0\\n5. \"",
     ] {
         assert!(
             stdout.contains(expected),

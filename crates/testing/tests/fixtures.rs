@@ -44,11 +44,11 @@ fn changing_a_file_the_recording_read_names_the_tool_result_that_differs() {
     assert_eq!(first.field.as_deref(), Some("data.result.content"));
     assert_eq!(
         first.recorded_value.as_ref().and_then(|v| v.as_str()),
-        Some("2. apples,3\n3. pears,0\n4. plums,7")
+        Some("2. apples,3\n3. pears,0\n4. plums,7\n5. ")
     );
     assert_eq!(
         first.replayed_value.as_ref().and_then(|v| v.as_str()),
-        Some("2. apples,3\n3. pears,2\n4. plums,0")
+        Some("2. apples,3\n3. pears,2\n4. plums,0\n5. ")
     );
     assert_eq!((first.turn.prompt, first.turn.llm_call), (1, 2));
     let recorded = first.recorded.as_ref().unwrap();

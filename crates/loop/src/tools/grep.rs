@@ -7,7 +7,11 @@
 //!   one path a line; `content` prints matching lines as `PATH:text`, or
 //!   `PATH:LINE:text` with `-n` (TOOLS.md), context lines (`-A`/`-B`/`-C`) as
 //!   `PATH-LINE-text` with `--` between groups, like ripgrep; `count` prints
-//!   `PATH:N`, N being matching lines. Paths are absolute.
+//!   `PATH:N`, N being matching lines. Paths are shown as ripgrep shows them
+//!   for the search roots as the model gave them: below the working directory
+//!   (no `paths`) as `./src/main.rs`, below `paths: "src"` as `src/main.rs`,
+//!   below an absolute root as absolute paths (the runtime's output, which
+//!   runs ripgrep on the roots as given).
 //! - `-i` ignores case; `multiline` lets a match span lines and `.` match a
 //!   newline (`rg -U --multiline-dotall`); `head_limit` keeps the first N
 //!   lines of output. Output is capped at 64 KiB and each line at 1000
@@ -48,6 +52,8 @@ enum Mode {
 pub struct GrepArgs {
     matcher: RegexMatcher,
     roots: Vec<PathBuf>,
+    /// Each root as the output spells it (`.` for the working directory).
+    labels: Vec<String>,
     mode: Mode,
     filter: Option<GlobFilter>,
     types: Option<Types>,
@@ -109,9 +115,12 @@ fn parse(args: &Value, ctx: &ToolContext) -> Result<GrepArgs, ToolFailure> {
         }
         _ => None,
     };
+    let roots = search_roots(args, ctx)?;
+    let labels = root_labels(args, roots.len());
     Ok(GrepArgs {
         matcher,
-        roots: search_roots(args, ctx)?,
+        roots,
+        labels,
         mode,
         filter,
         types,
@@ -192,7 +201,7 @@ fn search_file(a: &GrepArgs, file: &std::path::Path, out: &mut Output) {
         builder.before_context(a.before).after_context(a.after);
     }
     let mut searcher = builder.build();
-    let path = file.display().to_string();
+    let path = shown_path(a, file);
     let mut sink = FileSink {
         args: a,
         path: &path,
@@ -208,6 +217,45 @@ fn search_file(a: &GrepArgs, file: &std::path::Path, out: &mut Output) {
         Mode::Count if matched > 0 => out.push(format!("{path}:{matched}")),
         _ => {}
     }
+}
+
+/// The roots as the model spelled them, one per root of `search_roots` (`.` when it gave none).
+fn root_labels(args: &Value, roots: usize) -> Vec<String> {
+    let given = match args::string_list(args, "paths") {
+        Ok(Some(list)) if !list.is_empty() => list,
+        _ => args::string_list(args, "path")
+            .ok()
+            .flatten()
+            .unwrap_or_default(),
+    };
+    if given.len() != roots {
+        return vec![".".to_owned(); roots];
+    }
+    given
+        .into_iter()
+        .map(|g| {
+            let trimmed = g.trim_end_matches('/');
+            if trimmed.is_empty() {
+                g
+            } else {
+                trimmed.to_owned()
+            }
+        })
+        .collect()
+}
+
+/// `file` as the output names it: its root's spelling joined with the path below that root.
+fn shown_path(a: &GrepArgs, file: &std::path::Path) -> String {
+    for (root, label) in a.roots.iter().zip(&a.labels) {
+        if let Ok(rest) = file.strip_prefix(root) {
+            if rest.as_os_str().is_empty() {
+                return label.clone();
+            }
+            let sep = if label.ends_with('/') { "" } else { "/" };
+            return format!("{label}{sep}{}", rest.display());
+        }
+    }
+    file.display().to_string()
 }
 
 /// Collects one file's results into the shared output.
@@ -387,63 +435,72 @@ mod tests {
         let (_dir, ctx, root) = tree();
         assert_eq!(
             grep(&ctx, json!({"pattern": "TODO"})).await,
-            format!("{root}/alpha.txt\n{root}/beta.txt\n{root}/src/lib.py\n{root}/src/main.rs")
+            format!("./alpha.txt\n./beta.txt\n./src/lib.py\n./src/main.rs")
+        );
+        // Below a root given as a relative or an absolute path, paths start as it was given.
+        assert_eq!(
+            grep(&ctx, json!({"pattern": "TODO", "paths": "src/"})).await,
+            "src/lib.py\nsrc/main.rs"
+        );
+        assert_eq!(
+            grep(
+                &ctx,
+                json!({"pattern": "TODO", "paths": [format!("{root}/src"), "beta.txt"]})
+            )
+            .await,
+            format!("beta.txt\n{root}/src/lib.py\n{root}/src/main.rs")
         );
     }
 
     #[tokio::test]
     async fn content_with_line_numbers() {
-        let (_dir, ctx, root) = tree();
+        let (_dir, ctx, _root) = tree();
         assert_eq!(
             grep(&ctx, json!({"pattern": "TODO", "output_mode": "content", "-n": true, "paths": ["beta.txt"]})).await,
-            format!("{root}/beta.txt:3:TODO: one\n{root}/beta.txt:4:TODO: two")
+            "beta.txt:3:TODO: one\nbeta.txt:4:TODO: two"
         );
         assert_eq!(
             grep(&ctx, json!({"pattern": "apples", "output_mode": "content"})).await,
-            format!("{root}/alpha.txt:It mentions apples and TODO items.")
+            format!("./alpha.txt:It mentions apples and TODO items.")
         );
     }
 
     #[tokio::test]
     async fn context_lines() {
-        let (_dir, ctx, root) = tree();
+        let (_dir, ctx, _root) = tree();
         assert_eq!(
             grep(&ctx, json!({"pattern": "run", "output_mode": "content", "-n": true, "-C": 1, "paths": "src/main.rs"})).await,
-            format!("{root}/src/main.rs-2-    // TODO wire up\n{root}/src/main.rs:3:    run();\n{root}/src/main.rs-4-}}")
+            "src/main.rs-2-    // TODO wire up\nsrc/main.rs:3:    run();\nsrc/main.rs-4-}"
         );
         let out = grep(&ctx, json!({"pattern": "^beta|two", "output_mode": "content", "-A": 0, "-B": 1, "path": "beta.txt"})).await;
         assert_eq!(
             out,
-            format!(
-                "{root}/beta.txt:beta\n--\n{root}/beta.txt-TODO: one\n{root}/beta.txt:TODO: two"
-            )
+            "beta.txt:beta\n--\nbeta.txt-TODO: one\nbeta.txt:TODO: two"
         );
     }
 
     #[tokio::test]
     async fn count_case_glob_type_and_head_limit() {
-        let (_dir, ctx, root) = tree();
+        let (_dir, ctx, _root) = tree();
         assert_eq!(
             grep(
                 &ctx,
                 json!({"pattern": "todo", "output_mode": "count", "-i": true})
             )
             .await,
-            format!(
-                "{root}/alpha.txt:1\n{root}/beta.txt:3\n{root}/src/lib.py:1\n{root}/src/main.rs:1"
-            )
+            format!("./alpha.txt:1\n./beta.txt:3\n./src/lib.py:1\n./src/main.rs:1")
         );
         assert_eq!(
             grep(&ctx, json!({"pattern": "TODO", "glob": "*.rs"})).await,
-            format!("{root}/src/main.rs")
+            format!("./src/main.rs")
         );
         assert_eq!(
             grep(&ctx, json!({"pattern": "TODO", "type": "py"})).await,
-            format!("{root}/src/lib.py")
+            format!("./src/lib.py")
         );
         assert_eq!(
             grep(&ctx, json!({"pattern": "TODO", "head_limit": 2})).await,
-            format!("{root}/alpha.txt\n{root}/beta.txt")
+            format!("./alpha.txt\n./beta.txt")
         );
         assert_eq!(
             grep(&ctx, json!({"pattern": "nothing-like-this"})).await,
@@ -453,18 +510,18 @@ mod tests {
 
     #[tokio::test]
     async fn multiline() {
-        let (_dir, ctx, root) = tree();
+        let (_dir, ctx, _root) = tree();
         assert_eq!(
             grep(&ctx, json!({"pattern": "main.*run"})).await,
             NO_MATCHES
         );
         assert_eq!(
             grep(&ctx, json!({"pattern": "main.*run", "multiline": true})).await,
-            format!("{root}/src/main.rs")
+            format!("./src/main.rs")
         );
         assert_eq!(
             grep(&ctx, json!({"pattern": "fn main\\(\\) \\{\\n.*TODO", "multiline": true, "output_mode": "content", "-n": true})).await,
-            format!("{root}/src/main.rs:1:fn main() {{\n{root}/src/main.rs:2:    // TODO wire up")
+            format!("./src/main.rs:1:fn main() {{\n./src/main.rs:2:    // TODO wire up")
         );
     }
 

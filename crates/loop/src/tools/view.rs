@@ -169,20 +169,36 @@ fn view_file(path: &Path, range: Option<(usize, Option<usize>)>) -> Result<Strin
     let (start, end) = range.unwrap_or((1, None));
     let mut shown = Vec::new();
     let mut count = 0usize;
-    // Split on '\n' ourselves rather than `lines()`, which fails on invalid UTF-8.
-    for line in reader.split(b'\n') {
-        let line = line.map_err(|e| io_failure("read", path, &e))?;
+    // The runtime numbers the pieces of the text split at each '\n': a file that ends with a
+    // newline has an empty last line, shown as `N. `. Split ourselves rather than `lines()`,
+    // which fails on invalid UTF-8.
+    let mut line = Vec::new();
+    let mut ended_with_newline = false;
+    loop {
+        line.clear();
+        let n = reader
+            .read_until(b'\n', &mut line)
+            .map_err(|e| io_failure("read", path, &e))?;
+        let last = n == 0;
+        if last && (count == 0 || !ended_with_newline) {
+            break; // an empty file has nothing to number
+        }
+        ended_with_newline = line.last() == Some(&b'\n');
         count += 1;
         if end.is_some_and(|end| count > end) {
             break;
         }
         if count >= start {
-            let line = line.strip_suffix(b"\r").unwrap_or(&line);
-            shown.push(format!("{count}. {}", String::from_utf8_lossy(line)));
+            let text = line.strip_suffix(b"\n").unwrap_or(&line);
+            let text = text.strip_suffix(b"\r").unwrap_or(text);
+            shown.push(format!("{count}. {}", String::from_utf8_lossy(text)));
+        }
+        if last {
+            break;
         }
     }
     if count == 0 {
-        return Ok(String::new()); // an empty file has nothing to number
+        return Ok(String::new());
     }
     if start > count {
         return Err(ToolFailure::invalid(format!(
@@ -269,12 +285,18 @@ mod tests {
         .unwrap();
         assert_eq!(
             view_ok(&ctx, json!({"path": "a.txt"})).await,
-            "1. alpha: the first file\n2. second\n3. third"
+            "1. alpha: the first file\n2. second\n3. third\n4. "
         );
         let abs = dir.path().join("a.txt");
         assert_eq!(
             view_ok(&ctx, json!({"path": abs.to_str().unwrap()})).await,
-            "1. alpha: the first file\n2. second\n3. third"
+            "1. alpha: the first file\n2. second\n3. third\n4. "
+        );
+        // Without a final newline there is no empty last line.
+        fs::write(dir.path().join("b.txt"), "one\ntwo").unwrap();
+        assert_eq!(
+            view_ok(&ctx, json!({"path": "b.txt"})).await,
+            "1. one\n2. two"
         );
         fs::write(dir.path().join("empty"), "").unwrap();
         assert_eq!(view_ok(&ctx, json!({"path": "empty"})).await, "");
@@ -291,18 +313,18 @@ mod tests {
         );
         assert_eq!(
             view_ok(&ctx, json!({"path": "f", "view_range": [9, -1]})).await,
-            "9. line9\n10. line10"
+            "9. line9\n10. line10\n11. "
         );
         assert_eq!(
             view_ok(&ctx, json!({"path": "f", "view_range": [10, 99]})).await,
-            "10. line10"
+            "10. line10\n11. "
         );
         for bad in [
             json!([0, 3]),
             json!([5, 2]),
             json!([1]),
             json!("1-3"),
-            json!([11, -1]),
+            json!([12, -1]),
         ] {
             let err = ViewTool
                 .run(json!({"path": "f", "view_range": bad}), &ctx)
@@ -324,9 +346,13 @@ mod tests {
         assert_eq!(err.code.as_deref(), Some("too_large"));
         assert!(err.message.contains("view_range"));
         let part = view_ok(&ctx, json!({"path": "big", "view_range": [2999, -1]})).await;
-        assert_eq!(part.lines().count(), 2);
+        assert_eq!(
+            part.lines().count(),
+            3,
+            "2999, 3000 and the empty line after the last newline"
+        );
         let all = view_ok(&ctx, json!({"path": "big", "forceReadLargeFiles": true})).await;
-        assert!(all.ends_with(&format!("3000. {}", "x".repeat(99))));
+        assert!(all.ends_with(&format!("3000. {}\n3001. ", "x".repeat(99))));
     }
 
     #[tokio::test]
