@@ -41,6 +41,60 @@ function toolResultTexts(events) {
 }
 
 /** Prompt -> bash, view, final text; then disconnect. */
+async function mcpServers(run) {
+  await run.model("mcp-servers.json");
+  const changing = join(ROOT, "conformance", "mcp", "changing-server.mjs");
+  const everything = join(ROOT, "target", "mcp-servers", "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js");
+  const client = run.client();
+  const session = await client.createSession(
+    run.options("main", {
+      onPermissionRequest: approveAll,
+      mcpServers: {
+        changing: { type: "local", command: "node", args: [changing], tools: ["*"] },
+        everything: { type: "local", command: "node", args: [everything, "stdio"], tools: ["*"] },
+        broken: { type: "local", command: join(run.project, "no-such-server"), args: [], tools: ["*"] },
+      },
+    }),
+  );
+  run.session("main", session.sessionId);
+  const mcp = session.rpc.mcp;
+  const offered = () => run.requests().map((r) => (r.body?.tools ?? []).map((t) => t.function?.name).filter((n) => n.startsWith("changing")));
+  run.observe("list", await outcomeOf(mcp.list()));
+  run.observe("running", await outcomeOf(mcp.isServerRunning({ serverName: "changing" })));
+  run.observe("running unknown", await outcomeOf(mcp.isServerRunning({ serverName: "nosuch" })));
+  run.observe("stop", await outcomeOf(mcp.stopServer({ serverName: "changing" })));
+  run.observe("running after stop", await outcomeOf(mcp.isServerRunning({ serverName: "changing" })));
+  run.observe("list after stop", await outcomeOf(mcp.list()));
+  run.observe("stop again", await outcomeOf(mcp.stopServer({ serverName: "changing" })));
+  run.observe("stop unknown", await outcomeOf(mcp.stopServer({ serverName: "nosuch" })));
+  await session.sendAndWait("After the stop", GUARD);
+  run.observe("start", await outcomeOf(mcp.startServer({ serverName: "changing" })));
+  run.observe("running after start", await outcomeOf(mcp.isServerRunning({ serverName: "changing" })));
+  run.observe("start again", await outcomeOf(mcp.startServer({ serverName: "changing" })));
+  run.observe("start unknown", await outcomeOf(mcp.startServer({ serverName: "nosuch" })));
+  run.observe("restart", await outcomeOf(mcp.restartServer({ serverName: "changing" })));
+  run.observe("restart unknown", await outcomeOf(mcp.restartServer({ serverName: "nosuch" })));
+  run.observe(
+    "start with config",
+    await outcomeOf(mcp.startServer({ serverName: "extra", config: { type: "local", command: "node", args: [changing], env: { MCP_SECOND: "1" }, tools: ["*"] } })),
+  );
+  run.observe("list after start with config", await outcomeOf(mcp.list()));
+  await session.sendAndWait("After the starts", GUARD);
+  run.observe("tools offered", offered());
+  const r = mcp.resources;
+  const page = await outcomeOf(r.list({ serverName: "everything" }));
+  run.observe("resources.list", page);
+  if (page.ok?.nextCursor) run.observe("resources.list page 2", await outcomeOf(r.list({ serverName: "everything", cursor: page.ok.nextCursor })));
+  run.observe("resources.listTemplates", await outcomeOf(r.listTemplates({ serverName: "everything" })));
+  const first = page.ok?.resources?.[0]?.uri;
+  if (first) run.observe("resources.read", await outcomeOf(r.read({ serverName: "everything", uri: first })));
+  run.observe("resources.read bad uri", await outcomeOf(r.read({ serverName: "everything", uri: "demo://nosuch/1" })));
+  run.observe("resources.list no resources", await outcomeOf(r.list({ serverName: "changing" })));
+  run.observe("resources.list unknown", await outcomeOf(r.list({ serverName: "nosuch" })));
+  await session.disconnect();
+}
+
+
 async function basic(run) {
   await run.model("basic.json");
   run.file("notes.txt", "first line\nsecond line\n");
@@ -785,6 +839,11 @@ export const SCENARIOS = {
     run.observe("enable unknown", await outcomeOf(session.rpc.mcp.enable({ serverName: "nosuch" })));
     await session.disconnect();
   },
+
+  // A session's MCP servers one at a time (start, stop, restart, running; a server that
+  // fails to start), the resources of the reference server-everything, and the host view in
+  // session.mcp.list.
+  "mcp-servers": mcpServers,
 
   "session-approval": sessionApproval,
   "add-dir": addDir,

@@ -259,7 +259,12 @@ impl McpConnection {
         }
     }
 
-    fn classify(&self, e: ServiceError) -> McpError {
+    /// The peer to send requests to, with the limit every request waits at most.
+    pub(crate) fn requests(&self) -> (&Peer<RoleClient>, Duration) {
+        (&self.peer, self.call_timeout)
+    }
+
+    pub(crate) fn classify(&self, e: ServiceError) -> McpError {
         match e {
             ServiceError::TransportClosed | ServiceError::TransportSend(_) => {
                 self.closed.cancel();

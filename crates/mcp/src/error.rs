@@ -79,3 +79,9 @@ pub enum McpError {
     #[error("MCP request failed: {0}")]
     Request(String),
 }
+
+/// A server named by a client that the session has no configuration for (the runtime's
+/// wording follows "Cannot start MCP server "x": ").
+#[derive(Debug, Clone, Copy, thiserror::Error, PartialEq, Eq)]
+#[error("no configuration is registered for it")]
+pub struct NotRegistered;

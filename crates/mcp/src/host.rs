@@ -12,7 +12,7 @@ use futures_util::future::join_all;
 
 use crate::config::{McpServers, ServerConfig};
 use crate::connection::{McpConnection, StartOptions};
-use crate::error::McpError;
+use crate::error::{McpError, NotRegistered};
 
 /// Where a server stands (the SDK's `McpServerStatus` values turnstile reaches).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -23,6 +23,9 @@ pub enum ServerState {
     Failed,
     /// Stopped by the session (or disabled by a client).
     Disabled,
+    /// Stopped by a client's `stopServer`: its configuration is kept, so it can be started
+    /// again by name.
+    Stopped,
 }
 
 impl ServerState {
@@ -32,6 +35,8 @@ impl ServerState {
             ServerState::Connected => "connected",
             ServerState::Failed => "failed",
             ServerState::Disabled => "disabled",
+            // The runtime's word for a server stopped on its own.
+            ServerState::Stopped => "not_configured",
         }
     }
 }
@@ -50,6 +55,12 @@ pub struct HostedServer {
 }
 
 impl HostedServer {
+    /// Whether it is connected and its connection is not known to be gone.
+    pub fn is_running(&self) -> bool {
+        self.state == ServerState::Connected
+            && self.connection.as_ref().is_some_and(|c| !c.is_closed())
+    }
+
     fn of(config: ServerConfig, started: Result<McpConnection, McpError>) -> Self {
         match started {
             Ok(connection) => HostedServer {
@@ -118,17 +129,29 @@ impl McpHost {
     /// Stops the server `name` and offers none of its tools; `false` when no server has that
     /// name or it is already disabled.
     pub async fn disable(&self, name: &str) -> bool {
+        self.take_down(name, |s| s != ServerState::Disabled, ServerState::Disabled)
+            .await
+    }
+
+    /// Stops the server `name` if its state passes `from` and leaves it in `to`; `false` when
+    /// no server has that name or its state does not pass.
+    async fn take_down(
+        &self,
+        name: &str,
+        from: impl Fn(ServerState) -> bool,
+        to: ServerState,
+    ) -> bool {
         let connection = {
             let Ok(mut servers) = self.servers.lock() else {
                 return false;
             };
             let Some(server) = servers
                 .iter_mut()
-                .find(|s| s.config.name == name && s.state != ServerState::Disabled)
+                .find(|s| s.config.name == name && from(s.state))
             else {
                 return false;
             };
-            server.state = ServerState::Disabled;
+            server.state = to;
             server.error = None;
             server.connection.take()
         };
@@ -171,6 +194,71 @@ impl McpHost {
         drop(servers);
         self.changed();
         Some(started)
+    }
+
+    /// Stops the server `name` (a client's `stopServer`): it is [`ServerState::Stopped`] and
+    /// none of its tools are offered; `false` when no server has that name or it is neither
+    /// connected nor failed (nothing to stop).
+    pub async fn stop(&self, name: &str) -> bool {
+        let running = |s| matches!(s, ServerState::Connected | ServerState::Failed);
+        self.take_down(name, running, ServerState::Stopped).await
+    }
+
+    /// Starts the server `name` (a client's `startServer`): with `config`, from that
+    /// configuration (a new server is added); without, from the one it has. A running server
+    /// is left as it is (`Ok(None)`). A server started is last in the order, as the runtime
+    /// lists it. `Err(())` when no configuration is known for `name`.
+    pub async fn start_server(
+        &self,
+        name: &str,
+        config: Option<ServerConfig>,
+    ) -> Result<Option<HostedServer>, NotRegistered> {
+        let known = self.server(name);
+        if known.as_ref().is_some_and(HostedServer::is_running) {
+            return Ok(None);
+        }
+        let config = config
+            .or_else(|| known.map(|s| s.config))
+            .ok_or(NotRegistered)?;
+        Ok(Some(self.replace(name, config).await))
+    }
+
+    /// Stops the server `name` if it runs and starts it again (a client's `restartServer`),
+    /// from `config` when given; last in the order after. `Err(())` when no configuration is
+    /// known for `name`.
+    pub async fn restart_server(
+        &self,
+        name: &str,
+        config: Option<ServerConfig>,
+    ) -> Result<HostedServer, NotRegistered> {
+        let config = config
+            .or_else(|| self.server(name).map(|s| s.config))
+            .ok_or(NotRegistered)?;
+        Ok(self.replace(name, config).await)
+    }
+
+    /// Stops what runs under `name`, starts `config` and puts it last.
+    async fn replace(&self, name: &str, config: ServerConfig) -> HostedServer {
+        let old = self.servers.lock().ok().and_then(|mut servers| {
+            let at = servers.iter().position(|s| s.config.name == name)?;
+            servers.remove(at).connection
+        });
+        if let Some(old) = old {
+            old.stop().await;
+        }
+        let started = HostedServer::of(
+            config.clone(),
+            McpConnection::start(&config, &self.options).await,
+        );
+        if let Ok(mut servers) = self.servers.lock() {
+            if let Some(i) = servers.iter().position(|s| s.config.name == name) {
+                // Started twice at once: the later start wins; the earlier one's process goes.
+                servers.remove(i);
+            }
+            servers.push(started.clone());
+        }
+        self.changed();
+        started
     }
 
     /// Stops every server that is not disabled and starts it again (a failed one too): the

@@ -27,15 +27,17 @@ mod error;
 mod host;
 mod http;
 mod listing;
+mod resources;
 mod result;
 mod stdio;
 
 pub use config::{MAX_SERVERS, McpServers, ServerConfig, Transport};
 pub use connection::{DEFAULT_CALL_TIMEOUT, DEFAULT_START_TIMEOUT, McpConnection, StartOptions};
-pub use error::{ConfigError, McpError};
+pub use error::{ConfigError, McpError, NotRegistered};
 pub use host::{HostedServer, McpHost, ServerState};
 pub use listing::{
     MAX_DESCRIPTION_BYTES, MAX_LIST_PAGES, MAX_SCHEMA_BYTES, MAX_SERVER_TOOL_BYTES, MAX_TOOLS,
     McpToolInfo, ToolListing,
 };
+pub use resources::{MAX_RESOURCE_BYTES, MAX_RESOURCES_PER_PAGE, ResourceListing};
 pub use result::{CallOutcome, MAX_RESULT_BYTES};

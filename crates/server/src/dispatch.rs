@@ -6,8 +6,8 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::methods::{
-    Ctx, event_log, history, lifecycle, listing, log, mcp, options, pending, permissions, plan,
-    rewind, server as server_methods, session, unsupported,
+    Ctx, event_log, history, lifecycle, listing, log, mcp, mcp_resources, mcp_servers, options,
+    pending, permissions, plan, rewind, server as server_methods, session, unsupported,
 };
 use crate::peer::Peer;
 use crate::rpc::{RpcError, codes, kind_of};
@@ -59,6 +59,13 @@ pub(crate) const SERVED: &[&str] = &[
     "session.mcp.enable",
     "session.mcp.disable",
     "session.mcp.reload",
+    "session.mcp.startServer",
+    "session.mcp.stopServer",
+    "session.mcp.restartServer",
+    "session.mcp.isServerRunning",
+    "session.mcp.resources.list",
+    "session.mcp.resources.listTemplates",
+    "session.mcp.resources.read",
     "session.eventLog.read",
     "session.eventLog.tail",
     "session.eventLog.registerInterest",
@@ -142,6 +149,15 @@ pub(crate) async fn call(
         "session.mcp.enable" => mcp::enable(&ctx, parse(params)?).await,
         "session.mcp.disable" => mcp::disable(&ctx, parse(params)?).await,
         "session.mcp.reload" => mcp::reload(&ctx, parse(params)?).await,
+        "session.mcp.startServer" => mcp_servers::start(&ctx, parse(params)?).await,
+        "session.mcp.stopServer" => mcp_servers::stop(&ctx, parse(params)?).await,
+        "session.mcp.restartServer" => mcp_servers::restart(&ctx, parse(params)?).await,
+        "session.mcp.isServerRunning" => mcp_servers::is_running(&ctx, parse(params)?),
+        "session.mcp.resources.list" => mcp_resources::list(&ctx, parse(params)?).await,
+        "session.mcp.resources.listTemplates" => {
+            mcp_resources::list_templates(&ctx, parse(params)?).await
+        }
+        "session.mcp.resources.read" => mcp_resources::read(&ctx, parse(params)?).await,
 
         "session.eventLog.read" => event_log::read(&ctx, parse(params)?).await,
         "session.eventLog.tail" => event_log::tail(&ctx, parse(params)?),

@@ -1,9 +1,10 @@
 //! What a session does with its MCP servers: announces each server's status and the summary
 //! at the start (ephemeral, as the runtime announces them); keeps the tools it offers in step
 //! with the servers (rebuilt before a model request when a server's tools changed, or a client
-//! enabled, disabled or reloaded servers; `session.tools_updated` says so); warns in the
-//! journal about a server that failed to start, about what the caps or the naming left out,
-//! and about one that went away during a call, each once.
+//! enabled, disabled, started, stopped, restarted or reloaded servers;
+//! `session.tools_updated` says so); warns in the journal about a server that failed to
+//! start, about what the caps or the naming left out, and about one that went away during a
+//! call, each once.
 
 use std::sync::Arc;
 
@@ -133,7 +134,8 @@ impl Actor {
         Ok(())
     }
 
-    /// A client's enable, disable or reload; the tools offered follow at the next request.
+    /// A client's enable, disable, start, stop, restart or reload; the tools offered follow
+    /// at the next request.
     pub(super) async fn change_mcp(&mut self, change: McpChange) -> Result<bool, LoopError> {
         let Some(host) = self.host() else {
             return Ok(false);
@@ -157,12 +159,43 @@ impl Actor {
                 if before.state == ServerState::Connected && live {
                     return Ok(false);
                 }
-                self.emitter.emit(&McpServerStatusChanged {
-                    server_name: name.clone(),
-                    status: "pending".into(),
-                    error: None,
-                })?;
+                self.announce_pending(&name)?;
                 if let Some(server) = host.enable(&name).await {
+                    self.forget_gone(Some(&name));
+                    self.announce_server(&server)?;
+                }
+            }
+            McpChange::Stop(name) => {
+                if !host.stop(&name).await {
+                    return Ok(false);
+                }
+                self.announce_stopped(name)?;
+            }
+            McpChange::Start { name, config } => {
+                let known = host.server(&name);
+                if known.as_ref().is_some_and(HostedServer::is_running) {
+                    return Ok(false);
+                }
+                if config.is_none() && known.is_none() {
+                    return Ok(false);
+                }
+                self.announce_pending(&name)?;
+                let Ok(Some(server)) = host.start_server(&name, config.map(|c| *c)).await else {
+                    return Ok(false);
+                };
+                self.forget_gone(Some(&name));
+                self.announce_server(&server)?;
+            }
+            McpChange::Restart { name, config } => {
+                let before = host.server(&name);
+                if before.is_none() && config.is_none() {
+                    return Ok(false);
+                }
+                if before.as_ref().is_some_and(HostedServer::is_running) {
+                    self.announce_stopped(name.clone())?;
+                }
+                self.announce_pending(&name)?;
+                if let Ok(server) = host.restart_server(&name, config.map(|c| *c)).await {
                     self.forget_gone(Some(&name));
                     self.announce_server(&server)?;
                 }
@@ -174,6 +207,26 @@ impl Actor {
             }
         }
         Ok(true)
+    }
+
+    /// A server about to start (`pending`, the runtime's word).
+    fn announce_pending(&self, name: &str) -> Result<(), LoopError> {
+        self.emitter.emit(&McpServerStatusChanged {
+            server_name: name.to_owned(),
+            status: "pending".into(),
+            error: None,
+        })?;
+        Ok(())
+    }
+
+    /// A server a client stopped.
+    fn announce_stopped(&self, name: String) -> Result<(), LoopError> {
+        self.emitter.emit(&McpServerStatusChanged {
+            server_name: name,
+            status: ServerState::Stopped.as_str().into(),
+            error: None,
+        })?;
+        Ok(())
     }
 
     /// A server started again may be warned about again when it goes away (`None`: all).

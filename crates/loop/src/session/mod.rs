@@ -242,9 +242,27 @@ enum Command {
     },
 }
 
-/// A client's change to a session's MCP servers (`session.mcp.enable|disable|reload`).
+/// A client's change to a session's MCP servers (`session.mcp.enable|disable|reload`,
+/// `startServer|stopServer|restartServer`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum McpChange {
+    /// Start the server if it is not running, from `config` when given (a new server is
+    /// added), else from the configuration it has.
+    Start {
+        /// The server.
+        name: String,
+        /// Its configuration, when the client gives one.
+        config: Option<Box<turnstile_mcp::ServerConfig>>,
+    },
+    /// Stop the server (its configuration is kept) and offer none of its tools.
+    Stop(String),
+    /// Stop the server if it runs and start it again, from `config` when given.
+    Restart {
+        /// The server.
+        name: String,
+        /// Its new configuration, when the client gives one.
+        config: Option<Box<turnstile_mcp::ServerConfig>>,
+    },
     /// Start the server again if it is disabled or failed.
     Enable(String),
     /// Stop the server and offer none of its tools.

@@ -339,12 +339,10 @@ fn mcp_servers(ctx: &Ctx<'_>, params: &OpenParams) -> Result<McpServers, RpcErro
     Ok(servers)
 }
 
-/// Starts the session's MCP servers (`None` when there are none). A server that fails to
-/// start does not fail the call: the session announces it and offers the others' tools.
+/// Starts the session's MCP servers. A server that fails to start does not fail the call: the
+/// session announces it and offers the others' tools. A session without servers has a host
+/// too, so that a client can start one on it (`session.mcp.startServer` with a `config`).
 async fn start_mcp(servers: &McpServers, cwd: &Path) -> Option<Arc<McpHost>> {
-    if servers.is_empty() {
-        return None;
-    }
     Some(Arc::new(
         McpHost::start(servers, &StartOptions::new(cwd)).await,
     ))

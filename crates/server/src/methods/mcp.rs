@@ -1,24 +1,29 @@
 //! `session.mcp.*`: a session's MCP servers, their status and tools, in the schema's shapes
-//! (`McpServerList`, `McpListToolsResult`); one server disabled or enabled, all reloaded, as
-//! the Copilot CLI does it (a name the session does not have is ignored).
+//! (`McpServerList` with the runtime's `host`, `McpListToolsResult`); one server disabled or
+//! enabled, all reloaded, as the Copilot CLI does it (a name the session does not have is
+//! ignored). One server started, stopped or restarted is `mcp_servers.rs`, resources
+//! `mcp_resources.rs`.
 
 use serde::Deserialize;
 use serde_json::{Value, json};
 use turnstile_loop::McpChange;
+use turnstile_mcp::{HostedServer, ServerState};
 
 use super::lifecycle::SessionIdParams;
 use super::{Ctx, open_session};
 use crate::rpc::{RpcError, codes};
 
-/// `session.mcp.list`: every configured server with its status (and why it failed).
+/// `session.mcp.list`: every configured server with its status (and why it failed), and the
+/// host's view as the runtime answers it (`host`).
 pub(crate) fn list(ctx: &Ctx<'_>, params: SessionIdParams) -> Result<Value, RpcError> {
     let session = open_session(ctx, params.id())?;
-    let servers: Vec<Value> = session
+    let servers = session
         .handle()
         .mcp()
         .map(|host| host.servers())
-        .unwrap_or_default()
-        .into_iter()
+        .unwrap_or_default();
+    let entries: Vec<Value> = servers
+        .iter()
         .map(|s| {
             // `transport` as the runtime answers (the schema's `McpServer` does not name it).
             let mut entry = json!({
@@ -32,7 +37,41 @@ pub(crate) fn list(ctx: &Ctx<'_>, params: SessionIdParams) -> Result<Value, RpcE
             entry
         })
         .collect();
-    Ok(json!({ "servers": servers }))
+    Ok(json!({ "servers": entries, "host": host_view(&servers) }))
+}
+
+/// The runtime's `host` object: the servers with a live client, the disabled and the failed
+/// ones; turnstile has no policy filter, OAuth or background loading, so those stay empty.
+fn host_view(servers: &[HostedServer]) -> Value {
+    let names = |state: ServerState| -> Vec<&str> {
+        servers
+            .iter()
+            .filter(|s| s.state == state)
+            .map(|s| s.config.name.as_str())
+            .collect()
+    };
+    let clients: Vec<&str> = servers
+        .iter()
+        .filter(|s| s.is_running())
+        .map(|s| s.config.name.as_str())
+        .collect();
+    let failed: serde_json::Map<String, Value> = servers
+        .iter()
+        .filter(|s| s.state == ServerState::Failed)
+        .map(|s| {
+            let error = s.error.as_ref().map(ToString::to_string);
+            (s.config.name.clone(), json!({ "message": error }))
+        })
+        .collect();
+    json!({
+        "clients": clients,
+        "disabledServers": names(ServerState::Disabled),
+        "failedServers": failed,
+        "filteredServers": [],
+        "mcp3pEnabled": true,
+        "needsAuthServers": {},
+        "pendingConnections": [],
+    })
 }
 
 /// `session.mcp.listTools` params.

@@ -35,12 +35,64 @@ pub(crate) const REASONS: &[(&str, &str)] = &[
         "tools are declared in session.create/resume; only handlePendingToolCall is served",
     ),
     (
+        "session.mcp.oauth.",
+        "turnstile does no MCP OAuth; give an http server its token in the configuration's headers",
+    ),
+    (
+        "session.mcp.headers.",
+        "turnstile does not refresh MCP headers; an http server's headers are its configuration's",
+    ),
+    (
+        "session.mcp.apps.",
+        "turnstile hosts no MCP apps (UI resources)",
+    ),
+    (
+        "session.mcp.executeSampling",
+        "turnstile advertises no MCP sampling capability, so no server asks it to sample",
+    ),
+    (
+        "session.mcp.cancelSamplingExecution",
+        "turnstile advertises no MCP sampling capability, so no server asks it to sample",
+    ),
+    (
+        "session.mcp.configureGitHub",
+        "turnstile has no built-in GitHub MCP server; configure one in mcpServers",
+    ),
+    (
+        "session.mcp.removeGitHub",
+        "turnstile has no built-in GitHub MCP server; configure one in mcpServers",
+    ),
+    (
+        "session.mcp.registerExternalClient",
+        "a session's MCP clients are the connections turnstile makes; no external client can be registered",
+    ),
+    (
+        "session.mcp.unregisterExternalClient",
+        "a session's MCP clients are the connections turnstile makes; no external client can be registered",
+    ),
+    (
+        "session.mcp.moveLoadingToBackground",
+        "turnstile starts a session's servers before session.create answers; there is no loading to move",
+    ),
+    (
+        "session.mcp.setEnvValueMode",
+        "turnstile passes a server's env values as the configuration writes them",
+    ),
+    (
+        "session.mcp.reloadWithConfig",
+        "its configuration is opaque in the schema; use session.mcp.reload, or startServer/restartServer with a config",
+    ),
+    (
         "session.mcp.",
-        "only list, listTools, enable, disable and reload are served; a session's servers are its create/resume mcpServers and the configuration files'",
+        "served: list, listTools, enable, disable, reload, startServer, stopServer, restartServer, isServerRunning and resources.*",
+    ),
+    (
+        "mcp.config.",
+        "not served yet: turnstile reads $COPILOT_HOME/mcp-config.json but does not edit it over RPC (the Copilot CLI 1.0.81-0 does); edit the file, or give servers in session.create/resume or startServer",
     ),
     (
         "mcp.",
-        "MCP servers are configured in mcp-config.json and session.create/resume, not managed over RPC",
+        "turnstile discovers no MCP servers and installs none; servers are the configuration files' and session.create/resume's",
     ),
     (
         "session.ui.",
