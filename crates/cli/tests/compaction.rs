@@ -256,6 +256,10 @@ fn a_failed_summary_call_is_a_warning_and_the_session_goes_on() {
         .map(|e| serde_json::from_str::<Value>(e.data.get()).unwrap())
         .expect("the failed compaction is recorded");
     assert_eq!(failed["success"], false);
+    // The runtime's fields of a failure.
+    assert_eq!(failed["statusCode"], 400);
+    assert_eq!(failed["trigger"], "threshold");
+    assert!(failed.get("preCompactionTokens").is_none(), "{failed}");
     let report = audit_clean(&root.session(id).events);
     assert_eq!(
         report.turns + report.compaction_calls,
@@ -459,6 +463,10 @@ fn turnstile_compact_summarizes_on_demand_and_the_next_request_carries_it() {
     ));
     assert!(printed.contains("replaced by a summary"), "{printed}");
     let summary_request = &summaries.requests()[0];
+    // As the runtime's: the tools are offered (the history holds their calls), none may be
+    // called.
+    assert_eq!(summary_request["tool_choice"], "none");
+    assert!(!summary_request["tools"].as_array().unwrap().is_empty());
     let instruction = summary_request["messages"]
         .as_array()
         .unwrap()

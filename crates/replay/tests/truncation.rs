@@ -7,24 +7,18 @@
 
 mod common;
 
-use common::{conversation_shape, events, fixture_bytes, fixture_path, request_shape};
-use serde_json::Value;
-use turnstile_replay::{Folder, audit_bytes, fold, view_at};
+use common::{
+    assert_resumes_from_every_cut, conversation_shape, events, fixture_bytes, fixture_path,
+    recorded_requests, request_shape,
+};
+use turnstile_replay::{audit_bytes, fold, view_at};
 
 const NAME: &str = "t1-truncated";
-
-/// The recorded requests: `turn` is the main-agent call (0-based) each was sent at.
-fn recorded_requests() -> Vec<Value> {
-    let path = fixture_path(NAME).with_file_name(format!("{NAME}.requests.json"));
-    let text = std::fs::read(path).expect("requests recorded");
-    let requests: Value = serde_json::from_slice(&text).expect("requests are JSON");
-    requests.as_array().expect("a list").clone()
-}
 
 #[test]
 fn the_view_before_each_call_is_what_the_runtime_sent_around_its_truncations() {
     let path = fixture_path(NAME);
-    let requests = recorded_requests();
+    let requests = recorded_requests(NAME);
     // Before the first truncation, right after it, the call after (still truncated), and the
     // next message's first call (the whole history, truncated again).
     assert_eq!(requests.len(), 4);
@@ -65,11 +59,5 @@ fn truncations_are_counted_undone_by_the_next_prompt_and_resume_from_any_cut() {
         before.conversation.len() + before.hidden.messages.len() + 1
     );
     // Incremental from every cut: what is hidden goes through a checkpoint's state.
-    for cut in 0..=all.len() {
-        let mut folder = Folder::from_state(fold(&all[..cut]));
-        for e in &all[cut..] {
-            folder.apply(e);
-        }
-        assert_eq!(folder.into_state(), state, "resumed at {cut}");
-    }
+    assert_resumes_from_every_cut(&all, &state);
 }

@@ -335,7 +335,10 @@ impl Actor {
                 Ok(response.content.trim().to_owned())
             }
             Ok(_) => Err("the model answered the summary request with no text".to_owned()),
-            Err(e) => Err(format!("the summary request failed: {}", e.message)),
+            Err(e) => {
+                complete.status_code = e.status_code;
+                Err(format!("the summary request failed: {}", e.message))
+            }
         };
         match summary {
             Ok(summary) => {
@@ -358,7 +361,10 @@ impl Actor {
             }
             Err(error) => {
                 self.retry.failed(before.current_tokens);
+                // As the runtime records a failure: why, the status, the window, the trigger.
                 complete.error = Some(error.clone());
+                complete.pre_compaction_tokens = None;
+                complete.pre_compaction_messages_length = None;
                 self.emitter.emit(&complete)?;
                 self.emitter.emit(&SessionWarning {
                     warning_type: "compaction".into(),

@@ -59,6 +59,8 @@ pub(super) fn summary_request(
         stream: false,
         reasoning_effort: request.reasoning_effort.clone(),
         headers: summary_headers(headers),
+        // The runtime offers the tools (the history holds calls of them) but forbids a call.
+        no_tool_calls: true,
     }
 }
 
