@@ -27,7 +27,7 @@ const [scenario, outDir] = process.argv.slice(2);
 const CLI = resolve(process.env.COPILOT_CLI_PATH ?? "");
 const SDK = resolve(process.env.COPILOT_SDK_DIR ?? "");
 const MODEL_BIN = resolve(process.env.SCRIPTED_MODEL_BIN ?? "target/debug/scripted-model");
-const GUARD_MS = 60_000;
+const GUARD_MS = Number(process.env.GUARD_MS ?? "60000");
 const sdk = await import(join(SDK, "dist", "index.js"));
 
 function guard(promise, what) {
@@ -156,6 +156,7 @@ async function routingProxy(main, summaries, requests) {
     req.on("data", (c) => chunks.push(c));
     req.on("end", () => {
       const body = Buffer.concat(chunks);
+      writeFileSync(join(outDir, ".paths.jsonl"), JSON.stringify({ t: Date.now(), method: req.method, path: req.url, summary: /summar/i.test(Buffer.concat(chunks).toString("utf8").slice(-3000)) }) + "\n", { flag: "a" });
       let route = main;
       let parsed = null;
       try {
@@ -184,8 +185,11 @@ async function routingProxy(main, summaries, requests) {
   return { url: `http://127.0.0.1:${server.address().port}/v1`, stop: () => server.close() };
 }
 
-/** Many large tool results under a small prompt limit; `infinite` turns compaction on. */
-async function long(infinite) {
+/** Many large tool results under a small prompt limit; `infinite` turns compaction on.
+ * `summaryFails` answers every summary request with HTTP 500; `models` serves the prompt
+ * limit in `GET /models` capabilities instead of the provider's `maxPromptTokens`;
+ * `overflowAt` answers that main request (0-based) with a context-length error. */
+async function long(infinite, { summaryFails = false, models = false, overflowAt = -1 } = {}) {
   const d = dirs();
   const limit = Number(process.env.PROMPT_TOKENS ?? "30000");
   const turns = Number(process.env.TURNS ?? "8");
@@ -197,29 +201,53 @@ async function long(infinite) {
   for (let i = 0; i < turns; i++) responses.push({ toolCalls: [{ name: "view", arguments: { path: join(d.project, `part${i}.txt`) } }] });
   responses.push({ content: "I read every part." });
   responses.push({ content: "Second answer." });
+  if (overflowAt >= 0) {
+    responses.splice(overflowAt, 0, {
+      status: 400,
+      errorBody: { error: { message: `This model's maximum context length is ${limit} tokens. However, your messages resulted in more tokens. Please reduce the length of the messages.`, type: "invalid_request_error", param: "messages", code: "context_length_exceeded" } },
+    });
+  }
   const requests = join(outDir, "requests.jsonl");
   writeFileSync(requests, "");
-  const model = await startModel({ model: "scripted-model", responses }, join(outDir, ".main-requests.jsonl"));
-  const summaryResponses = Array.from({ length: 20 }, (_, i) => ({
-    content: `<overview>Summary ${i + 1}: the user asked to read the parts; the assistant viewed them one by one.</overview>`,
-  }));
+  const script = { model: "scripted-model", responses };
+  if (models) {
+    script.models = [{ id: "scripted-model", name: "Scripted", object: "model", capabilities: { family: "scripted", type: "chat", limits: { max_prompt_tokens: limit, max_context_window_tokens: limit + 10000, max_output_tokens: 4000 }, supports: { streaming: true, tool_calls: true } } }];
+  }
+  const model = await startModel(script, join(outDir, ".main-requests.jsonl"));
+  const summaryResponses = Array.from({ length: 20 }, (_, i) =>
+    summaryFails
+      ? { status: 500, errorBody: { error: { message: "the summary model is down", type: "server_error" } } }
+      : { content: `<overview>Summary ${i + 1}: the user asked to read the parts; the assistant viewed them one by one.</overview>` },
+  );
   const summaries = await startModel({ model: "scripted-model", responses: summaryResponses }, null, "summary-script");
   const proxy = await routingProxy(model.url.replace(/\/v1$/, ""), summaries.url.replace(/\/v1$/, ""), requests);
   try {
     const c = client(d);
     const session = await c.createSession({
       ...options(proxy.url),
-      provider: { type: "openai", baseUrl: proxy.url, apiKey: "recording-key", maxPromptTokens: limit },
+      provider: models
+        ? { type: "openai", baseUrl: proxy.url, apiKey: "recording-key" }
+        : { type: "openai", baseUrl: proxy.url, apiKey: "recording-key", maxPromptTokens: limit },
       infiniteSessions: { enabled: infinite },
     });
     const id = session.sessionId;
-    const first = await session.sendAndWait("Read every part file, one at a time", GUARD_MS);
-    console.log(`answer: ${first?.data?.content}`);
-    const second = await session.sendAndWait("And now?", GUARD_MS);
-    console.log(`answer: ${second?.data?.content}`);
+    const live = [];
+    session.on((e) => {
+      if (e.type !== "assistant.streaming_delta" && e.type !== "assistant.message_delta") live.push(e);
+    });
+    // A refused request ends its prompt with an error; the next prompt still goes.
+    for (const prompt of ["Read every part file, one at a time", "And now?"]) {
+      try {
+        const answer = await session.sendAndWait(prompt, GUARD_MS);
+        console.log(`answer: ${answer?.data?.content}`);
+      } catch (e) {
+        console.log(`error: ${e?.message ?? e}`);
+      }
+    }
     await session.disconnect();
     await c.stop();
     copyFileSync(journalPath(d.home, id), join(outDir, "events.jsonl"));
+    writeFileSync(join(outDir, "live.jsonl"), live.map((e) => JSON.stringify(e)).join("\n") + "\n");
   } finally {
     proxy.stop();
     model.stop();
@@ -338,7 +366,15 @@ async function rewind() {
   }
 }
 
-const scenarios = { crash, rewind, truncate: () => long(false), compact: () => long(true) };
+const scenarios = {
+  crash,
+  rewind,
+  truncate: () => long(false),
+  compact: () => long(true),
+  "compact-fail": () => long(true, { summaryFails: true }),
+  "models-window": () => long(true, { models: true }),
+  overflow: () => long(false, { overflowAt: Number(process.env.OVERFLOW_AT ?? "4") }),
+};
 if (!scenarios[scenario]) {
   console.error(`unknown scenario ${scenario}; one of ${Object.keys(scenarios).join(", ")}`);
   process.exit(2);

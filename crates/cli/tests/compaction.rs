@@ -118,8 +118,9 @@ fn a_long_session_in_a_small_window_stays_under_it_and_every_call_is_counted() {
             .unwrap();
         assert_eq!(second, Outcome::Idle);
         session.shutdown().await.unwrap();
-        session.id()
+        (session.id(), session.requests_measured())
     });
+    let (id, measured) = id;
     let ran = started.elapsed();
     let requests = server.requests();
     let largest = requests.iter().map(server_tokens).max().unwrap();
@@ -153,6 +154,11 @@ fn a_long_session_in_a_small_window_stays_under_it_and_every_call_is_counted() {
         report.turns + report.compaction_calls,
         requests.len() as u64,
         "the audit counts exactly the requests the server received"
+    );
+    assert_eq!(
+        measured,
+        report.turns + report.compaction_calls,
+        "each turn's request is built and measured once, and once more after a compaction"
     );
     let events = journal(&events_path);
     let checked = check_sent(&events, &requests).unwrap_or_else(|e| panic!("{e}"));
@@ -250,6 +256,10 @@ fn a_failed_summary_call_is_a_warning_and_the_session_goes_on() {
         .map(|e| serde_json::from_str::<Value>(e.data.get()).unwrap())
         .expect("the failed compaction is recorded");
     assert_eq!(failed["success"], false);
+    // The runtime's fields of a failure.
+    assert_eq!(failed["statusCode"], 400);
+    assert_eq!(failed["trigger"], "threshold");
+    assert!(failed.get("preCompactionTokens").is_none(), "{failed}");
     let report = audit_clean(&root.session(id).events);
     assert_eq!(
         report.turns + report.compaction_calls,
@@ -257,6 +267,62 @@ fn a_failed_summary_call_is_a_warning_and_the_session_goes_on() {
         "a failed summary call is still counted"
     );
     check_sent(&events, &server.requests()).unwrap_or_else(|e| panic!("{e}"));
+}
+
+#[test]
+fn after_a_failed_summary_call_the_threshold_waits_five_turns_before_trying_again() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    std::fs::write(work.path().join("tiny.txt"), "ok\n").unwrap();
+    let root = StateRoot::new(state.path().join("session-state"));
+    // A prompt past the threshold (80 % of 8 000 tokens) from the first turn; each turn then
+    // adds a few dozen tokens, far from the tenth of the window that also allows a retry.
+    let prompt = format!("Look at tiny.txt ten times. {}", "context ".repeat(3_300));
+    let turns = 11;
+    let script = (0..turns - 1)
+        .fold(Script::new(), |script, _| {
+            script.respond(ScriptedResponse::tool_call(
+                "view",
+                json!({"path": "tiny.txt"}),
+            ))
+        })
+        .text("Looked.")
+        .summary(ScriptedResponse::error_message(
+            400,
+            "the summary model is down",
+        ));
+    let server = rt.block_on(ScriptedServer::start(script)).unwrap();
+    let (id, measured) = rt.block_on(async {
+        let session =
+            SessionHandle::create(&root, None, small_parts(&server, work.path(), 8_000)).unwrap();
+        let outcome = session
+            .send_and_wait(&prompt, SendOptions::default())
+            .await
+            .unwrap();
+        assert_eq!(outcome, Outcome::Idle);
+        session.shutdown().await.unwrap();
+        (session.id(), session.requests_measured())
+    });
+    let requests = server.requests();
+    let asked: Vec<usize> = requests
+        .iter()
+        .filter(|r| r.get("messages").is_some())
+        .enumerate()
+        .filter(|(_, r)| r.to_string().contains("Summarize the conversation above"))
+        .map(|(i, _)| i)
+        .collect();
+    // Turns 0, 5 and 10 try; each summary request comes right before its turn's request.
+    assert_eq!(asked, [0, 6, 12], "summary requests at the server");
+    let report = audit_clean(&root.session(id).events);
+    assert_eq!(report.turns, turns);
+    assert_eq!(report.compaction_calls, 3);
+    assert_eq!(
+        measured, turns,
+        "no compaction succeeded: one measure per turn"
+    );
+    let events = journal(&root.session(id).events);
+    check_sent(&events, &requests).unwrap_or_else(|e| panic!("{e}"));
 }
 
 /// Reads `--json` lines until a `tool.execution_start` of `tool`; keeps draining after.
@@ -397,6 +463,10 @@ fn turnstile_compact_summarizes_on_demand_and_the_next_request_carries_it() {
     ));
     assert!(printed.contains("replaced by a summary"), "{printed}");
     let summary_request = &summaries.requests()[0];
+    // As the runtime's: the tools are offered (the history holds their calls), none may be
+    // called.
+    assert_eq!(summary_request["tool_choice"], "none");
+    assert!(!summary_request["tools"].as_array().unwrap().is_empty());
     let instruction = summary_request["messages"]
         .as_array()
         .unwrap()

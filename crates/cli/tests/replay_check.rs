@@ -6,11 +6,28 @@ use std::process::Output;
 
 use assert_cmd::Command;
 
-/// Fixtures the engine does not (yet) replay exactly, with a phrase their report must contain.
-/// When one starts passing, take it off this list.
-/// Fixtures known to diverge, with the phrase their report must contain (none today; an entry
+/// Fixtures that do not replay exactly, with the phrase their report must contain (an entry
 /// fails the test as soon as its fixture passes, so the list cannot go stale).
-const KNOWN_DIVERGENCES: &[(&str, &str)] = &[];
+///
+/// The three `w1` steps from the truncation on are not checkable by a replay: the runtime's
+/// `session.history.truncate` cut its journal right after a `user.message` whose LLM call it
+/// removed, and the RPC leaves no trace in the journal, so a replay sends that prompt, the
+/// loop makes its call, and the recording has none there. Their fold is checked instead
+/// against the requests the runtime sent (`crates/replay/tests/rewind.rs`).
+const KNOWN_DIVERGENCES: &[(&str, &str)] = &[
+    (
+        "copilot-runtime-replay/w1-06.fixture.json",
+        "the replay wrote assistant.turn_start after the end of the recording",
+    ),
+    (
+        "copilot-runtime-replay/w1-07.fixture.json",
+        "the replay wrote assistant.turn_start where the recording has user.message",
+    ),
+    (
+        "copilot-runtime-replay/w1-08.fixture.json",
+        "the replay wrote assistant.turn_start where the recording has user.message",
+    ),
+];
 
 fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")

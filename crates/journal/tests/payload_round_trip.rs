@@ -68,8 +68,8 @@ fn recordings() -> Vec<PathBuf> {
     files.sort();
     assert_eq!(
         files.len(),
-        6,
-        "expected the six runtime recordings: {files:?}"
+        7,
+        "expected the seven runtime recordings: {files:?}"
     );
     files
 }

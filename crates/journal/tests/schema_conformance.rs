@@ -477,11 +477,12 @@ fn recordings_validate_except_for_known_runtime_deviations() {
         .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
         .collect();
     files.sort();
-    assert_eq!(files.len(), 6);
+    assert_eq!(files.len(), 7);
 
     let mut valid = 0;
     let mut unknown_types = 0;
     let mut tool_title_lines = 0;
+    let mut truncation_lines = 0;
     for file in &files {
         let name = file.file_name().unwrap().to_string_lossy().into_owned();
         let text = std::fs::read_to_string(file).unwrap();
@@ -520,6 +521,25 @@ fn recordings_validate_except_for_known_runtime_deviations() {
                 tool_title_lines += 1;
                 continue;
             }
+            let extra = ["toolDefinitionsTokenCount", "messagesTokenCounts"];
+            if event.event_type.as_str() == "session.truncation"
+                && extra.iter().any(|k| data.contains_key(*k))
+            {
+                // The runtime (1.0.81-0) adds these two to `session.truncation`; the 1.0.14
+                // schema's data object forbids extra keys: rejected as is, valid without them.
+                assert!(
+                    !errs.is_empty(),
+                    "{at}: the truncation counts are now in the schema; drop this exception"
+                );
+                for key in extra {
+                    data.remove(key);
+                }
+                let fixed = serde_json::to_vec(&value).unwrap();
+                let errs = errors(&fixed);
+                assert!(errs.is_empty(), "{at}: {}", errs.join("\n"));
+                truncation_lines += 1;
+                continue;
+            }
             assert!(errs.is_empty(), "{at}:\n{line}\n{}", errs.join("\n"));
             valid += 1;
         }
@@ -530,6 +550,7 @@ fn recordings_validate_except_for_known_runtime_deviations() {
         "the live recording should hold model.* events"
     );
     assert_eq!(tool_title_lines, 1);
+    assert_eq!(truncation_lines, 2);
 }
 
 #[test]

@@ -37,8 +37,8 @@ use crate::state::SessionState;
 pub const CHECKPOINT_FILE: &str = "checkpoint.json";
 /// Format version; a checkpoint of another version is ignored. 2: the state keeps user
 /// message attachments and binary assets. 3: each message's view position and the view's
-/// length, which rewind markers need.
-pub const CHECKPOINT_VERSION: u32 = 3;
+/// length, which rewind markers need. 4: what truncations hid until the next message.
+pub const CHECKPOINT_VERSION: u32 = 4;
 /// Bytes before the offset covered by the guard CRC.
 pub const GUARD_BYTES: u64 = 64 * 1024;
 

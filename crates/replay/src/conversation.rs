@@ -118,6 +118,37 @@ pub struct ToolCallRequest {
 /// A conversation being changed by the event at view position `at`, with the view position
 /// of the event each message came from (`origins`, kept beside the messages), so that a
 /// rewind can drop what the removed events added.
+/// Messages a `session.truncation` took out of the model's view for the rest of the message
+/// it happened in, oldest first, with their origins (see `SessionState::origins`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Hidden {
+    /// The messages, in conversation order.
+    pub messages: Vec<Message>,
+    /// The view position of the event that added each.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub origins: Vec<u64>,
+}
+
+impl Hidden {
+    /// Nothing is hidden.
+    pub fn is_empty(&self) -> bool {
+        self.messages.is_empty()
+    }
+
+    /// Drops what the events from view position `cut` on added (a rewind).
+    pub(crate) fn rewind_to(&mut self, cut: u64) {
+        let keep: Vec<bool> = self.origins.iter().map(|o| *o < cut).collect();
+        if keep.len() != self.messages.len() {
+            return;
+        }
+        let mut decisions = keep.iter();
+        self.messages
+            .retain(|_| decisions.next().copied().unwrap_or(true));
+        self.origins.retain(|o| *o < cut);
+    }
+}
+
 pub(crate) struct Conversation<'a> {
     messages: &'a mut Vec<Message>,
     origins: &'a mut Vec<u64>,
@@ -188,23 +219,55 @@ impl<'a> Conversation<'a> {
         }
     }
 
-    /// Drops the oldest `removed` non-system messages (a `session.truncation`), and the tool
-    /// results that would be left without their request.
-    pub(crate) fn truncate_oldest(&mut self, removed: u64) {
-        let first = usize::from(matches!(
-            self.messages.first(),
-            Some(Message::System { .. })
-        ));
-        let available = self.messages.len() - first;
-        let mut end = first
+    /// Index of the first message a truncation may drop: after the system messages and the
+    /// first user message (or summary), which the runtime's truncator always keeps.
+    fn truncation_head(&self) -> usize {
+        let first = self
+            .messages
+            .iter()
+            .position(|m| !matches!(m, Message::System { .. } | Message::Developer { .. }))
+            .unwrap_or(self.messages.len());
+        first
+            + usize::from(matches!(
+                self.messages.get(first),
+                Some(Message::User { .. } | Message::Summary { .. })
+            ))
+    }
+
+    /// Takes the oldest `removed` messages after the kept head out of the view (a
+    /// `session.truncation`), with the tool results that would be left without their
+    /// request, and moves them to the end of `hidden` (they are newer than what it holds).
+    pub(crate) fn truncate_oldest(&mut self, removed: u64, hidden: &mut Hidden) {
+        let head = self.truncation_head();
+        let available = self.messages.len() - head;
+        let mut end = head
             + usize::try_from(removed)
                 .unwrap_or(usize::MAX)
                 .min(available);
         while matches!(self.messages.get(end), Some(Message::Tool { .. })) {
             end += 1;
         }
-        self.messages.drain(first..end);
-        self.origins.drain(first..end);
+        hidden.messages.extend(self.messages.drain(head..end));
+        hidden.origins.extend(self.origins.drain(head..end));
+    }
+
+    /// Puts what truncations of the last message hid back in the view, where they were: the
+    /// runtime truncates each message's requests from the whole history again.
+    pub(crate) fn restore(&mut self, hidden: &mut Hidden) {
+        if hidden.messages.is_empty() {
+            return;
+        }
+        let head = self.truncation_head();
+        let origins = std::mem::take(&mut hidden.origins);
+        let messages = std::mem::take(&mut hidden.messages);
+        // A state whose counts disagree predates origins: their origin is unknown (0).
+        let origins = if origins.len() == messages.len() {
+            origins
+        } else {
+            vec![0; messages.len()]
+        };
+        self.origins.splice(head..head, origins);
+        self.messages.splice(head..head, messages);
     }
 
     /// Replaces the oldest `removed` messages (all when `None`) by a compaction summary.
@@ -366,13 +429,32 @@ mod tests {
     }
 
     #[test]
-    fn truncation_drops_the_oldest_and_never_leaves_a_result_alone() {
-        let mut c = vec![system(), user("a"), call("1"), result("1"), user("b")];
-        with(&mut c, |v| v.truncate_oldest(2));
-        assert_eq!(c, vec![system(), user("b")]);
+    fn truncation_keeps_the_first_prompt_never_leaves_a_result_alone_and_restores() {
+        let mut hidden = Hidden::default();
+        let full = vec![
+            system(),
+            user("a"),
+            call("1"),
+            result("1"),
+            call("2"),
+            result("2"),
+            user("b"),
+        ];
+        let mut c = full.clone();
+        let mut origins: Vec<u64> = (0..c.len() as u64).collect();
+        let mut v = Conversation::new(&mut c, &mut origins, 7);
+        v.truncate_oldest(1, &mut hidden);
+        v.truncate_oldest(2, &mut hidden);
+        assert_eq!(c, vec![system(), user("a"), user("b")]);
+        assert_eq!(hidden.origins, [2, 3, 4, 5]);
+        let mut v = Conversation::new(&mut c, &mut origins, 7);
+        v.restore(&mut hidden);
+        assert_eq!(c, full);
+        assert_eq!(origins, (0..7).collect::<Vec<u64>>());
+        assert!(hidden.is_empty());
         let mut c = vec![system(), user("a")];
-        with(&mut c, |v| v.truncate_oldest(10));
-        assert_eq!(c, vec![system()]);
+        with(&mut c, |v| v.truncate_oldest(10, &mut Hidden::default()));
+        assert_eq!(c, vec![system(), user("a")]);
     }
 
     #[test]

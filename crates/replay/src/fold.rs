@@ -348,6 +348,8 @@ impl Folder {
                 }
             }
             "user.message" if main => {
+                let mut hidden = std::mem::take(&mut self.state.hidden);
+                self.conversation().restore(&mut hidden);
                 self.apply_pending_compaction();
                 self.state.interaction_turns = 0;
                 if let Some(p) = self.payload::<UserMessage>(line, event) {
@@ -466,7 +468,9 @@ impl Folder {
                     messages_removed_during_truncation: Some(removed),
                 }) = self.lenient::<Truncation>(line, event)
                 {
-                    self.conversation().truncate_oldest(removed);
+                    let mut hidden = std::mem::take(&mut self.state.hidden);
+                    self.conversation().truncate_oldest(removed, &mut hidden);
+                    self.state.hidden = hidden;
                     self.state.truncations += 1;
                 }
             }
@@ -509,6 +513,7 @@ impl Folder {
     fn rewind(&mut self, removed: u64) {
         let cut = self.state.view_events.saturating_sub(removed);
         self.conversation().rewind_to(cut);
+        self.state.hidden.rewind_to(cut);
         if self
             .state
             .pending_compaction
@@ -527,6 +532,8 @@ impl Folder {
             let mut conversation =
                 Conversation::new(&mut self.state.conversation, &mut self.state.origins, p.at);
             conversation.compact(p.summary, p.removed);
+            // The summary stands for the history before it, what truncations hid included.
+            self.state.hidden = Default::default();
         }
     }
 

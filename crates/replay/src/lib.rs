@@ -45,7 +45,7 @@ pub use checkpoint::{
     write_checkpoint,
 };
 pub use checkpoint_rejection::CheckpointRejection;
-pub use conversation::{Message, ToolCallRequest};
+pub use conversation::{Hidden, Message, ToolCallRequest};
 pub use error::ReplayError;
 pub use fold::{FoldedJournal, Folder, fold, fold_file};
 pub use open_work::{OpenToolCall, OpenTurn, OpenWork, PendingExternalTool, PendingPermission};

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use turnstile_journal::Uuid;
 use turnstile_journal::payload::WorkingDirectoryContext;
 
-use crate::conversation::Message;
+use crate::conversation::{Hidden, Message};
 use crate::open_work::OpenWork;
 use crate::tracking::Counters;
 
@@ -54,6 +54,10 @@ pub struct SessionState {
     /// `session.truncation` events applied to the conversation.
     #[serde(default)]
     pub truncations: u64,
+    /// What truncations of the current message took out of the view; the next main-agent
+    /// `user.message` puts it back (see [`Hidden`]).
+    #[serde(default, skip_serializing_if = "Hidden::is_empty")]
+    pub hidden: Hidden,
     /// A finished compaction the model does not see yet (see [`PendingCompaction`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pending_compaction: Option<PendingCompaction>,

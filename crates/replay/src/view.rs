@@ -9,6 +9,16 @@ use crate::error::ReplayError;
 use crate::fold::Folder;
 use crate::state::SessionState;
 
+/// Events the runtime records between a turn's start and its model call.
+const PRE_CALL: &[&str] = &[
+    "session.truncation",
+    "session.compaction_start",
+    "session.compaction_complete",
+    "session.usage_info",
+    "session.info",
+    "session.warning",
+];
+
 /// The state just before one main-agent LLM call.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TurnView {
@@ -57,16 +67,30 @@ pub fn view_at(path: &Path, turn: Option<u64>) -> Result<TurnView, ViewError> {
     let mut folder = Folder::new();
     let mut seen = 0u64;
     let mut found: Option<(SessionState, u64)> = None;
+    // Between the call's `assistant.turn_start` and its answer: a truncation there is of the
+    // request the call sent (the runtime truncates right before sending).
+    let mut before_call = false;
     for record in reader {
         let record = record.map_err(ReplayError::from)?;
         let event = &record.event;
-        if event.event_type.as_str() == "assistant.turn_start" && event.agent_id.is_none() {
+        let kind = event.event_type.as_str();
+        if kind == "assistant.turn_start" && event.agent_id.is_none() {
             seen += 1;
             if found.is_none() && Some(seen) == turn {
                 found = Some((folder.state().clone(), record.line));
+                before_call = true;
+                folder.apply_record(&record);
+                continue;
             }
         }
+        before_call &= PRE_CALL.contains(&kind);
         folder.apply_record(&record);
+        if before_call
+            && kind == "session.truncation"
+            && let Some((state, _)) = &mut found
+        {
+            *state = folder.state().clone();
+        }
     }
     match (turn, found) {
         (None, _) => Ok(TurnView {

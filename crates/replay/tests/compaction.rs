@@ -4,18 +4,13 @@
 
 mod common;
 
-use common::{conversation_shape, events, fixture_bytes, fixture_path, request_shape, turn_starts};
-use serde_json::Value;
-use turnstile_replay::{Folder, Message, ViewError, audit_bytes, fold, view_at};
+use common::{
+    assert_resumes_from_every_cut, conversation_shape, events, fixture_bytes, fixture_path,
+    recorded_requests, request_shape, turn_starts,
+};
+use turnstile_replay::{Message, ViewError, audit_bytes, fold, view_at};
 
 const NAME: &str = "p1-compacted";
-
-fn recorded_requests() -> Vec<Value> {
-    let path = fixture_path(NAME).with_file_name(format!("{NAME}.requests.json"));
-    let text = std::fs::read(path).expect("requests recorded");
-    let requests: Value = serde_json::from_slice(&text).expect("requests are JSON");
-    requests.as_array().expect("a list").clone()
-}
 
 #[test]
 fn the_view_before_each_call_is_what_the_runtime_sent() {
@@ -23,7 +18,7 @@ fn the_view_before_each_call_is_what_the_runtime_sent() {
     let starts = turn_starts(&all);
     // The last two main-agent requests: the turn right after the compaction finished (still
     // the whole history) and the next prompt's (the summary in place of what it covered).
-    let requests = recorded_requests();
+    let requests = recorded_requests(NAME);
     assert_eq!(requests.len(), 2);
     for (request, start) in requests.iter().zip(&starts[starts.len() - 2..]) {
         let state = fold(&all[..*start]);
@@ -59,13 +54,7 @@ fn compaction_is_counted_and_the_state_stays_small() {
     let text = summaries[0].summary_text().expect("summary text");
     assert!(text.contains("<user_message>\nRead every part file, one at a time\n</user_message>"));
     // Incremental from every cut (a checkpoint may hold a compaction not yet applied).
-    for cut in 0..=all.len() {
-        let mut folder = Folder::from_state(fold(&all[..cut]));
-        for e in &all[cut..] {
-            folder.apply(e);
-        }
-        assert_eq!(folder.into_state(), state, "resumed at {cut}");
-    }
+    assert_resumes_from_every_cut(&all, &state);
 }
 
 #[test]

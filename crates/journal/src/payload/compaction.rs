@@ -42,6 +42,9 @@ pub struct CompactionComplete {
     /// Why not, when it failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// The HTTP status of the summary call that failed, when it had one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status_code: Option<u16>,
     /// Tokens of the request before the compaction.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pre_compaction_tokens: Option<u64>,

@@ -78,6 +78,9 @@ pub struct ChatRequest {
     /// Extra HTTP headers of this call (`session.send`'s `requestHeaders`); they override
     /// the provider's headers of the same name.
     pub headers: Vec<(String, String)>,
+    /// The tools are offered for context only and the answer must be text (`tool_choice:
+    /// "none"`), as the Copilot CLI's summary request asks.
+    pub no_tool_calls: bool,
 }
 
 /// A tool as offered to the model.

@@ -34,6 +34,10 @@ pub(super) struct Actor {
     pub(super) shells: Arc<Shells>,
     /// How the model server counts against the token estimate (its last report).
     pub(super) calibration: crate::prompt::tokens::Calibration,
+    /// When a compaction may be tried again after a failed summary call.
+    pub(super) retry: super::compaction::RetryBackoff,
+    /// How many times a turn's request was built and measured (shared with the handle).
+    pub(super) measures: Arc<std::sync::atomic::AtomicU64>,
     /// The session's database (`sql`), opened on first use and closed with the session.
     pub(super) database: Arc<SessionDatabase>,
     /// The host rules of `--allow-url`/`--deny-url`, which `web_fetch` applies to every hop;
@@ -80,6 +84,8 @@ impl Actor {
             processes,
             shells,
             calibration: Default::default(),
+            measures: Arc::default(),
+            retry: Default::default(),
             database,
             urls,
             pending,

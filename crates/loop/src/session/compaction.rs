@@ -6,10 +6,9 @@
 //! applies them, and every request is built from the folded conversation, so a resume
 //! rebuilds exactly the request the loop would have sent.
 
-use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::Instant;
 
-use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use turnstile_journal::payload::{
     CompactionComplete, CompactionStart, CompactionTokensUsed, SessionUsageInfo, SessionWarning,
@@ -18,7 +17,7 @@ use turnstile_replay::Message;
 
 use super::LoopError;
 use super::actor::Actor;
-use super::history::{chat_messages, results_in_request_order};
+use super::summary::summary_request;
 use crate::autopilot::AgentMode;
 use crate::model::{ChatMessage, ChatRequest};
 use crate::prompt::tokens;
@@ -64,10 +63,49 @@ impl InfiniteSessions {
 /// `/compact` does.
 const KEPT_SHARE: f64 = 0.25;
 
-/// The instruction that ends a summary request.
-pub const SUMMARY_INSTRUCTION: &str = "Summarize the conversation above so the work can go on from the summary alone. \
-Keep the user's goals and instructions, what was done (files read or changed, commands run and what they showed), \
-the decisions taken and why, and what remains to do. Answer with the summary only, inside <overview>...</overview>.";
+/// Share of the window a request must grow by, past the size whose summary call failed,
+/// before the threshold starts another compaction.
+const RETRY_GROWTH_SHARE: f64 = 0.10;
+
+/// Turns after a failed summary call at which the threshold tries again however little the
+/// history grew.
+const RETRY_AFTER_TURNS: u32 = 5;
+
+/// When a compaction the threshold starts may be tried again after its summary call failed:
+/// once the request grew by [`RETRY_GROWTH_SHARE`] of the window, after
+/// [`RETRY_AFTER_TURNS`] turns, or at once when the request would not fit the window at all
+/// (a summary loses less than a refusal). A summary model that is down costs one call per
+/// few turns, not one per turn.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(super) struct RetryBackoff {
+    /// The request's tokens when its summary call failed; `None`: no failure to wait out.
+    failed_at: Option<u64>,
+    /// Turns over the threshold since then.
+    turns: u32,
+}
+
+impl RetryBackoff {
+    /// Whether a request of `tokens` in a window of `limit` may start a compaction now
+    /// (counts the turn when it may not).
+    fn allows(&mut self, tokens: u64, limit: u64) -> bool {
+        let Some(failed_at) = self.failed_at else {
+            return true;
+        };
+        self.turns += 1;
+        let growth = (limit as f64 * RETRY_GROWTH_SHARE) as u64;
+        tokens > limit
+            || tokens >= failed_at.saturating_add(growth)
+            || self.turns >= RETRY_AFTER_TURNS
+    }
+
+    /// A summary call failed for a request of `tokens`.
+    fn failed(&mut self, tokens: u64) {
+        *self = RetryBackoff {
+            failed_at: Some(tokens),
+            turns: 0,
+        };
+    }
+}
 
 /// A compaction asked for (`session.history.compact`, `turnstile compact`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -122,19 +160,6 @@ impl CompactionReport {
     }
 }
 
-/// The summary call's headers: the message's own, marked as the agent's call (as the turns
-/// after the first are) unless the message names an initiator.
-fn summary_headers(headers: &[(String, String)]) -> Vec<(String, String)> {
-    let mut all = headers.to_vec();
-    if !all
-        .iter()
-        .any(|(name, _)| name.eq_ignore_ascii_case("x-initiator"))
-    {
-        all.push(("x-initiator".into(), "agent".into()));
-    }
-    all
-}
-
 /// Which messages a compaction replaces.
 struct Plan {
     /// Index of the first non-system message.
@@ -143,6 +168,15 @@ struct Plan {
     end: usize,
     /// Tokens of `first..end`.
     tokens: u64,
+}
+
+/// A turn's request with its size, built and measured once (again only after a compaction
+/// changed the history).
+pub(super) struct Measured {
+    /// The request as it will be sent (headers aside).
+    pub request: ChatRequest,
+    /// Its plain estimate (uncalibrated; `isInitial` false).
+    pub estimate: SessionUsageInfo,
 }
 
 impl Actor {
@@ -154,10 +188,18 @@ impl Actor {
             .unwrap_or_else(|| tokens::token_limit(&self.parts.config.model))
     }
 
-    /// The next request's usage of the window, as the model server will count it.
-    pub(super) fn usage_of(&self, request: &ChatRequest, is_initial: bool) -> SessionUsageInfo {
-        let info = tokens::usage_info(request, self.token_limit(), is_initial);
-        self.calibration.apply(&info)
+    /// The turn's request from the folded conversation, built and measured (counted in
+    /// [`super::SessionHandle::requests_measured`]).
+    pub(super) fn measured_request(&self, mode: AgentMode) -> Measured {
+        let request = self.request(mode);
+        let estimate = tokens::usage_info(&request, self.token_limit(), false);
+        self.measures.fetch_add(1, Ordering::Relaxed);
+        Measured { request, estimate }
+    }
+
+    /// A request's usage of the window as the model server will count it.
+    fn calibrated(&self, measured: &Measured) -> SessionUsageInfo {
+        self.calibration.apply(&measured.estimate)
     }
 
     /// A turn's request, the history compacted first when the request would pass the
@@ -168,29 +210,29 @@ impl Actor {
         mode: AgentMode,
         headers: &[(String, String)],
         cancel: &CancellationToken,
-    ) -> Result<ChatRequest, LoopError> {
-        let request = self.request(mode);
-        let info = self.usage_of(&request, false);
+    ) -> Result<Measured, LoopError> {
+        let measured = self.measured_request(mode);
+        let info = self.calibrated(&measured);
         let limit = info.token_limit as f64;
         let threshold = self.parts.config.infinite_sessions.threshold() * limit;
-        if (info.current_tokens as f64) < threshold || cancel.is_cancelled() {
-            return Ok(request);
+        if (info.current_tokens as f64) < threshold
+            || cancel.is_cancelled()
+            || !self.retry.allows(info.current_tokens, info.token_limit)
+        {
+            return Ok(measured);
         }
         let options = CompactOptions {
             trigger: "threshold".into(),
             ..Default::default()
         };
-        let report = self.compact(&options, headers, mode, cancel).await?;
-        Ok(if report.success {
-            self.request(mode)
-        } else {
-            request
-        })
+        let (_, measured) = self
+            .compact_measured(&options, headers, mode, cancel, measured)
+            .await?;
+        Ok(measured)
     }
 
-    /// One compaction: `session.compaction_start`, the summary call (with the message's
-    /// extra `headers`), and `session.compaction_complete` (plus a `session.warning` when it
-    /// fails).
+    /// One compaction of the history as the next request would carry it (see
+    /// [`Actor::compact_measured`]).
     pub(super) async fn compact(
         &mut self,
         options: &CompactOptions,
@@ -198,10 +240,29 @@ impl Actor {
         mode: AgentMode,
         cancel: &CancellationToken,
     ) -> Result<CompactionReport, LoopError> {
+        let current = self.measured_request(mode);
+        let (report, _) = self
+            .compact_measured(options, headers, mode, cancel, current)
+            .await?;
+        Ok(report)
+    }
+
+    /// One compaction of `current` (the next request, measured): `session.compaction_start`,
+    /// the summary call (with the message's extra `headers`), and `session.compaction_complete`
+    /// (plus a `session.warning` when it fails). Returns the report and the next request:
+    /// rebuilt from the compacted history on success, `current` as it was otherwise.
+    async fn compact_measured(
+        &mut self,
+        options: &CompactOptions,
+        headers: &[(String, String)],
+        mode: AgentMode,
+        cancel: &CancellationToken,
+        current: Measured,
+    ) -> Result<(CompactionReport, Measured), LoopError> {
         let trigger = options.trigger.as_str();
         let custom_instructions = options.custom_instructions.clone();
-        let request = self.request(mode);
-        let before = self.usage_of(&request, false);
+        let request = &current.request;
+        let before = self.calibrated(&current);
         let limit = before.token_limit;
         let recorded_limit = options.token_limit.unwrap_or(limit);
         let (plan, summary_request) = {
@@ -217,31 +278,20 @@ impl Actor {
                 .plan(&state.conversation, &request.messages, limit, keep)
                 .or_else(|| self.plan(&state.conversation, &request.messages, limit, 0.0));
             let summary_request = plan.as_ref().map(|p| {
-                let mut messages: Vec<ChatMessage> = request.messages[..p.first].to_vec();
-                messages.extend(results_in_request_order(chat_messages(
-                    &state.conversation[p.first..p.end],
+                summary_request(
+                    request,
+                    &state.conversation,
                     &state.assets,
-                )));
-                let mut instruction = SUMMARY_INSTRUCTION.to_owned();
-                if let Some(focus) = &custom_instructions {
-                    instruction.push_str("\n\nFocus the summary on: ");
-                    instruction.push_str(focus);
-                }
-                messages.push(ChatMessage::user(instruction));
-                ChatRequest {
-                    model: request.model.clone(),
-                    messages,
-                    tools: request.tools.clone(),
-                    stream: false,
-                    reasoning_effort: request.reasoning_effort.clone(),
-                    headers: summary_headers(headers),
-                }
+                    (p.first, p.end),
+                    custom_instructions.as_deref(),
+                    headers,
+                )
             });
             (plan, summary_request)
         };
         let (Some(plan), Some(summary_request)) = (plan, summary_request) else {
             let error = "nothing to compact: the history is only the newest messages".to_owned();
-            return Ok(CompactionReport::failed(error, before));
+            return Ok((CompactionReport::failed(error, before), current));
         };
         // The summary call is an LLM call: its `session.compaction_start` counts it.
         self.emitter.emit(&CompactionStart {
@@ -285,7 +335,10 @@ impl Actor {
                 Ok(response.content.trim().to_owned())
             }
             Ok(_) => Err("the model answered the summary request with no text".to_owned()),
-            Err(e) => Err(format!("the summary request failed: {}", e.message)),
+            Err(e) => {
+                complete.status_code = e.status_code;
+                Err(format!("the summary request failed: {}", e.message))
+            }
         };
         match summary {
             Ok(summary) => {
@@ -294,18 +347,24 @@ impl Actor {
                 complete.tokens_removed = Some(plan.tokens);
                 complete.summary_content = Some(summary.clone());
                 self.emitter.emit(&complete)?;
-                let after = self.usage_of(&self.request(mode), false);
-                Ok(CompactionReport {
+                self.retry = RetryBackoff::default();
+                let next = self.measured_request(mode);
+                let report = CompactionReport {
                     success: true,
                     tokens_removed: plan.tokens,
                     messages_removed: removed,
                     summary: Some(summary),
                     error: None,
-                    context_window: after,
-                })
+                    context_window: self.calibrated(&next),
+                };
+                Ok((report, next))
             }
             Err(error) => {
+                self.retry.failed(before.current_tokens);
+                // As the runtime records a failure: why, the status, the window, the trigger.
                 complete.error = Some(error.clone());
+                complete.pre_compaction_tokens = None;
+                complete.pre_compaction_messages_length = None;
                 self.emitter.emit(&complete)?;
                 self.emitter.emit(&SessionWarning {
                     warning_type: "compaction".into(),
@@ -314,7 +373,7 @@ impl Actor {
                     ),
                     ..Default::default()
                 })?;
-                Ok(CompactionReport::failed(error, before))
+                Ok((CompactionReport::failed(error, before), current))
             }
         }
     }
@@ -359,30 +418,31 @@ impl Actor {
             .sum();
         Some(Plan { first, end, tokens })
     }
-
-    /// The summary call: its deltas and retry notices are not the assistant's and go nowhere.
-    async fn summary_call(
-        &self,
-        request: &ChatRequest,
-        cancel: &CancellationToken,
-    ) -> Result<crate::model::ModelResponse, crate::model::ModelError> {
-        let (tx, mut rx) = mpsc::unbounded_channel();
-        let provider = Arc::clone(&self.parts.provider);
-        let call = provider.complete(request, tx, cancel.child_token());
-        tokio::pin!(call);
-        loop {
-            tokio::select! {
-                biased;
-                Some(_) = rx.recv() => {}
-                result = &mut call => return result,
-            }
-        }
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_failed_summary_waits_for_growth_turns_or_a_full_window() {
+        let mut retry = RetryBackoff::default();
+        assert!(retry.allows(9_000, 10_000), "no failure: at once");
+        retry.failed(8_500);
+        assert!(!retry.allows(8_600, 10_000));
+        assert!(!retry.allows(9_400, 10_000), "grew by less than a tenth");
+        assert!(retry.allows(9_500, 10_000), "grew by a tenth of the window");
+        retry.failed(9_000);
+        for _ in 1..RETRY_AFTER_TURNS {
+            assert!(!retry.allows(9_000, 10_000));
+        }
+        assert!(retry.allows(9_000, 10_000), "the fifth turn tries again");
+        retry.failed(9_900);
+        assert!(
+            retry.allows(10_001, 10_000),
+            "a request past the window: at once"
+        );
+    }
 
     #[test]
     fn the_runtimes_defaults_and_off_means_only_when_full() {

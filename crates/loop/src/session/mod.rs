@@ -20,6 +20,7 @@ mod permission;
 mod prompting;
 mod rewind;
 mod streaming;
+mod summary;
 mod tool_call;
 mod totals;
 mod turn;
@@ -35,9 +36,10 @@ use turnstile_journal::payload::SnapshotRewind;
 use turnstile_journal::{Durability, Event, StateRoot, Uuid};
 use turnstile_replay::RewindError;
 
-pub use compaction::{CompactOptions, CompactionReport, InfiniteSessions, SUMMARY_INSTRUCTION};
+pub use compaction::{CompactOptions, CompactionReport, InfiniteSessions};
 pub use history::{chat_messages, default_system_prompt, request_messages};
 pub use log_entry::{LogEntry, LogLevel};
+pub use summary::SUMMARY_INSTRUCTION;
 
 use crate::autopilot::{AgentMode, DEFAULT_MAX_CONTINUES};
 use crate::client::{ExternalTools, PermissionAsker};
@@ -280,6 +282,8 @@ struct Shared {
     mcp: Option<Arc<turnstile_mcp::McpHost>>,
     /// Fired when held pending work may go on (`ResumeOptions::hold_pending_work`).
     release: CancellationToken,
+    /// Turn requests built and measured (the actor's count).
+    measures: Arc<std::sync::atomic::AtomicU64>,
 }
 
 /// A handle to a running session; cheap to clone.
@@ -404,8 +408,10 @@ impl SessionHandle {
             queued: Mutex::new(Vec::new()),
             mcp: parts.config.mcp.clone(),
             release,
+            measures: Arc::default(),
         });
-        let actor = actor::Actor::new(id, emitter, parts, pending, lost_shells);
+        let mut actor = actor::Actor::new(id, emitter, parts, pending, lost_shells);
+        actor.measures = Arc::clone(&shared.measures);
         tokio::spawn(actor.run(rx, Arc::clone(&shared)));
         SessionHandle { id, tx, shared }
     }
@@ -582,6 +588,15 @@ impl SessionHandle {
     /// announced again and wait for their answers.
     pub fn release_pending_work(&self) {
         self.shared.release.cancel();
+    }
+
+    /// How many times the session built and measured a turn's request: once per LLM call of
+    /// a turn, once more after each compaction that succeeded, and once per compaction asked
+    /// for (a figure for tests and diagnostics).
+    pub fn requests_measured(&self) -> u64 {
+        self.shared
+            .measures
+            .load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// True while a message is running.

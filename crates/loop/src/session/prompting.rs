@@ -13,9 +13,8 @@ use super::LoopError;
 use super::actor::Actor;
 use super::message::Message;
 use crate::autopilot::{AgentMode, PLAN_PREFIX};
-use crate::model::ChatRequest;
 use crate::prompt::attachments::{Prepared, prepare};
-use crate::prompt::{Attachment, PromptContext, build_system_prompt, tokens, wrap_prompt};
+use crate::prompt::{Attachment, PromptContext, build_system_prompt, wrap_prompt};
 
 /// `user.message` `delivery` of a message the loop took up at once.
 pub(super) const IDLE_DELIVERY: &str = "idle";
@@ -150,16 +149,17 @@ impl Actor {
 
     /// The notices right before a model call: how full the request leaves the context window
     /// (the first call of a message is `isInitial`, as the Copilot CLI reports it), then
-    /// `model.call_start`. Returns the request's plain estimate, to calibrate against the
-    /// server's report, and the figures announced.
+    /// `model.call_start`. `estimate` is the request's plain estimate (measured once, with
+    /// the request); returns its total, to calibrate against the server's report, and the
+    /// figures announced.
     pub(super) fn announce_call(
         &mut self,
-        request: &ChatRequest,
+        estimate: &SessionUsageInfo,
         turn_id: &str,
         first_of_message: bool,
     ) -> Result<(u64, SessionUsageInfo), LoopError> {
-        let estimate = tokens::usage_info(request, self.token_limit(), first_of_message);
-        let info: SessionUsageInfo = self.calibration.apply(&estimate);
+        let mut info: SessionUsageInfo = self.calibration.apply(estimate);
+        info.is_initial = Some(first_of_message);
         self.emitter.emit(&info)?;
         self.emitter.emit(&ModelCallStart {
             turn_id: turn_id.to_owned(),

@@ -38,9 +38,10 @@ impl Actor {
         let turn_id = turn.to_string();
         // The request offers the MCP tools as they are now (a server's list may have changed).
         self.refresh_mcp_tools().await?;
-        let mut request = self
+        let measured = self
             .request_in_window(msg.mode, &msg.headers, msg.cancel)
             .await?;
+        let mut request = measured.request;
         request.headers = msg.headers.clone();
         // As the Copilot CLI marks its calls: the prompt's first call is the user's, the
         // calls after tool results the agent's. A client's own header of that name wins.
@@ -65,7 +66,7 @@ impl Actor {
             interaction_id: Some(msg.interaction_id.clone()),
             ..Default::default()
         })?;
-        let (estimated, announced) = self.announce_call(&request, &turn_id, turn == 0)?;
+        let (estimated, announced) = self.announce_call(&measured.estimate, &turn_id, turn == 0)?;
         let assistant_message_id = Uuid::new_v4().to_string();
         let response = match self
             .call_model(&request, &turn_id, &assistant_message_id, msg.cancel)

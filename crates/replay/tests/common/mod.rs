@@ -24,6 +24,26 @@ pub fn fixture_path(name: &str) -> PathBuf {
     ))
 }
 
+/// The requests recorded next to a recording (`<name>.requests.json`, a list).
+pub fn recorded_requests(name: &str) -> Vec<Value> {
+    let path = fixture_path(name).with_file_name(format!("{name}.requests.json"));
+    let text = std::fs::read(path).expect("requests recorded");
+    let requests: Value = serde_json::from_slice(&text).expect("requests are JSON");
+    requests.as_array().expect("a list").clone()
+}
+
+/// Asserts that folding `all` from any cut (the state at the cut as a checkpoint would hold
+/// it, then the rest) ends in `state`.
+pub fn assert_resumes_from_every_cut(all: &[Event], state: &turnstile_replay::SessionState) {
+    for cut in 0..=all.len() {
+        let mut folder = turnstile_replay::Folder::from_state(turnstile_replay::fold(&all[..cut]));
+        for e in &all[cut..] {
+            folder.apply(e);
+        }
+        assert_eq!(&folder.into_state(), state, "resumed at {cut}");
+    }
+}
+
 /// Bytes of a recording.
 pub fn fixture_bytes(name: &str) -> Vec<u8> {
     std::fs::read(fixture_path(name)).expect("fixture exists")

@@ -87,6 +87,8 @@ impl AnthropicProvider {
             system,
             messages,
             tools: request.tools.iter().map(RequestTool::from).collect(),
+            tool_choice: (request.no_tool_calls && !request.tools.is_empty())
+                .then(|| serde_json::json!({"type": "none"})),
             stream: request.stream,
         }
     }

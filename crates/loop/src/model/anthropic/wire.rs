@@ -19,6 +19,9 @@ pub(crate) struct RequestBody<'a> {
     pub messages: Vec<RequestMessage<'a>>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub tools: Vec<RequestTool<'a>>,
+    /// `{"type": "none"}` when the tools must not be called.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool_choice: Option<serde_json::Value>,
     pub stream: bool,
 }
 

@@ -15,6 +15,10 @@ use super::super::{ChatMessage, ChatRequest, ToolSchema};
 pub(crate) struct RequestBody<'a> {
     pub model: &'a str,
     pub messages: Vec<RequestMessage<'a>>,
+    /// `"none"` when the tools must not be called; before `tools`, where the Copilot CLI
+    /// writes it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool_choice: Option<&'static str>,
     /// Left out when empty: some servers reject an empty list.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub tools: Vec<RequestTool<'a>>,
@@ -49,6 +53,7 @@ impl<'a> RequestBody<'a> {
         RequestBody {
             model,
             messages,
+            tool_choice: (request.no_tool_calls && !request.tools.is_empty()).then_some("none"),
             tools: request.tools.iter().map(RequestTool::from).collect(),
             stream: request.stream,
             stream_options: request.stream.then_some(StreamOptions {

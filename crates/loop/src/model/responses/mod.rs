@@ -85,6 +85,7 @@ impl ResponsesProvider {
                 .iter()
                 .flat_map(|m| input_items(m, move |id| reasoning.before(id)))
                 .collect(),
+            tool_choice: (request.no_tool_calls && !request.tools.is_empty()).then_some("none"),
             tools: request.tools.iter().map(RequestTool::from).collect(),
             stream: request.stream,
             store: false,

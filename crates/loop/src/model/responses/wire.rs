@@ -15,6 +15,9 @@ use super::super::{ChatMessage, ContentPart, ToolSchema};
 pub(crate) struct RequestBody<'a> {
     pub model: &'a str,
     pub input: Vec<InputItem<'a>>,
+    /// `"none"` when the tools must not be called.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool_choice: Option<&'static str>,
     /// Left out when empty: some servers reject an empty list.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub tools: Vec<RequestTool<'a>>,
