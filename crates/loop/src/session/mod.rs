@@ -20,6 +20,7 @@ mod permission;
 mod prompting;
 mod rewind;
 mod streaming;
+mod subagent;
 mod tool_call;
 mod turn;
 mod usage;
