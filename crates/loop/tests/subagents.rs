@@ -186,3 +186,81 @@ async fn a_sub_agent_that_fails_or_is_misnamed_gives_the_main_agent_a_clear_fail
     let report = fx.audit_clean(session.id());
     assert_eq!(report.turns as usize, requests.len());
 }
+
+fn of_type<'a>(events: &'a [Event], ty: &str) -> Vec<&'a Event> {
+    events
+        .iter()
+        .filter(|e| e.event_type.as_str() == ty)
+        .collect()
+}
+
+#[tokio::test]
+async fn a_failed_model_call_ends_the_sub_agent_and_the_main_agent_reads_why() {
+    let script = Script::new()
+        .respond(ScriptedResponse::tool_call("task", task("explore", "look")))
+        .respond(ScriptedResponse::error_message(400, "bad request"))
+        .respond(ScriptedResponse::text("it failed"));
+    let fx = Fixture::start(script, |_| {}).await;
+    let session = SessionHandle::create(&fx.root, None, fx.base_parts(|_| {})).unwrap();
+    let (_, done) = session.send("go", SendOptions::default()).unwrap();
+    assert_eq!(done.await.unwrap(), Outcome::Idle);
+    session.shutdown().await.unwrap();
+    let requests = fx.server.requests();
+    assert_eq!(requests.len(), 3);
+    let read = requests[2]["messages"][3]["content"].as_str().unwrap();
+    assert!(
+        read.starts_with("The sub-agent's model call failed: "),
+        "{read}"
+    );
+    let events = fx.journal(session.id());
+    let failed = of_type(&events, "subagent.failed");
+    assert_eq!(failed.len(), 1);
+    assert_eq!(data(failed[0])["error"], read);
+    assert!(of_type(&events, "subagent.completed").is_empty());
+    let report = fx.audit_clean(session.id());
+    assert_eq!(report.turns as usize, requests.len());
+}
+
+#[tokio::test]
+async fn an_abort_inside_a_sub_agent_interrupts_it_and_leaves_a_clean_journal() {
+    let script = Script::new()
+        .respond(ScriptedResponse::tool_call("task", task("explore", "wait")))
+        .respond(ScriptedResponse::tool_call(
+            "bash",
+            json!({"command": "touch started; sleep 30", "description": "wait"}),
+        ));
+    let fx = Fixture::start(script, |_| {}).await;
+    let session = SessionHandle::create(&fx.root, None, fx.base_parts(|_| {})).unwrap();
+    let (_, done) = session.send("go", SendOptions::default()).unwrap();
+    let started = fx.work.path().join("started");
+    let waited = tokio::time::timeout(std::time::Duration::from_secs(30), async {
+        while !started.exists() {
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+    })
+    .await;
+    assert!(waited.is_ok(), "the sub-agent's command never started");
+    session.abort();
+    assert_eq!(done.await.unwrap(), Outcome::Aborted);
+    session.shutdown().await.unwrap();
+    let events = fx.journal(session.id());
+    assert_eq!(of_type(&events, "subagent.failed").len(), 1);
+    for complete in of_type(&events, "tool.execution_complete") {
+        assert_eq!(data(complete)["success"], false, "{}", data(complete));
+    }
+    let report = fx.audit_clean(session.id());
+    assert_eq!(report.turns as usize, fx.server.requests().len());
+    // The main conversation folds to a valid history: the task call has its result.
+    let state = turnstile_replay::fold_file(&fx.root.session(session.id()).events).unwrap();
+    let folded = turnstile_loop::session::request_messages(&state.state);
+    let roles: Vec<&str> = folded
+        .iter()
+        .map(|m| match m {
+            turnstile_loop::model::ChatMessage::System { .. } => "system",
+            turnstile_loop::model::ChatMessage::User { .. } => "user",
+            turnstile_loop::model::ChatMessage::Assistant { .. } => "assistant",
+            turnstile_loop::model::ChatMessage::Tool { .. } => "tool",
+        })
+        .collect();
+    assert_eq!(roles, ["system", "user", "assistant", "tool"]);
+}
