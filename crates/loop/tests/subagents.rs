@@ -148,6 +148,13 @@ async fn an_explore_agent_answers_the_main_agent_through_its_own_calls() {
     // folds back to the main conversation alone.
     let report = fx.audit_clean(session.id());
     assert_eq!(report.turns as usize, requests.len(), "{report:#?}");
+    assert_eq!(report.agent_turns.get(&call_id), Some(&2), "{report:#?}");
+    assert_eq!(report.agent_turns.len(), 1);
+    assert!(
+        report
+            .render_table()
+            .contains(&format!("main 2, {call_id} 2"))
+    );
     let state = turnstile_replay::fold_file(&fx.root.session(session.id()).events).unwrap();
     let folded = turnstile_loop::session::request_messages(&state.state);
     assert_eq!(folded.len(), 5, "{folded:#?}");

@@ -70,6 +70,7 @@ fn the_recorded_sub_agents_audit_clean() {
     assert!(report.violations.is_empty(), "{:#?}", report.violations);
     // The runtime records only the main agent's turns (its sub-agents' are live only).
     assert_eq!(report.turns, 4);
+    assert!(report.agent_turns.is_empty());
     assert_eq!(report.by_type.get("subagent.started"), Some(&2));
     assert_eq!(report.by_type.get("subagent.completed"), Some(&2));
 }
