@@ -570,6 +570,26 @@ export const SCENARIOS = {
     await session.disconnect();
   },
 
+  // Sub-agents through `task` in synchronous mode: an explore agent (view, then its answer), a
+  // general-purpose agent (bash, then its answer), and an unknown agent type; the main agent's
+  // model reads each sub-agent's answer (or the error).
+  async task(run) {
+    await run.model("task.json");
+    run.file("notes.txt", "first line\nsecond line\n");
+    const client = run.client();
+    const session = await client.createSession(run.options("main", { onPermissionRequest: approveAll }));
+    run.session("main", session.sessionId);
+    const answer = await session.sendAndWait("Ask sub-agents about notes.txt", GUARD);
+    run.observe("answer", answer?.data?.content ?? null);
+    // What the main agent's model read: its own calls' results (the sub-agents' answers).
+    run.observe("tool result texts", toolResultTexts(run.events.main.filter((e) => !e.agentId)));
+    run.observe(
+      "sub-agent ids",
+      run.events.main.filter((e) => e.type === "subagent.started").map((e) => [e.agentId, e.data.toolCallId, e.data.agentName]),
+    );
+    await session.disconnect();
+  },
+
   // The session database: the runtime's own tables, DDL, writes, reads of every value type,
   // several statements in one call, and the errors; the model must read the same texts.
   async sql(run) {

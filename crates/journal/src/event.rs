@@ -174,6 +174,11 @@ impl Event {
         if mark == LiveMark::AfterData {
             out.extend_from_slice(b",\"ephemeral\":true");
         }
+        // The runtime writes a sub-agent's id right after `data` (and `ephemeral`).
+        if let Some(agent) = &self.agent_id {
+            out.extend_from_slice(b",\"agentId\":");
+            write_json_str(agent, out);
+        }
         out.extend_from_slice(b",\"id\":\"");
         let mut buf = Uuid::encode_buffer();
         out.extend_from_slice(self.id.hyphenated().encode_lower(&mut buf).as_bytes());
@@ -187,10 +192,6 @@ impl Event {
                 out.push(b'"');
             }
             None => out.extend_from_slice(b"null"),
-        }
-        if let Some(agent) = &self.agent_id {
-            out.extend_from_slice(b",\"agentId\":");
-            write_json_str(agent, out);
         }
         out.push(b'}');
         escape_line_separators(out, start);

@@ -10,7 +10,7 @@ use turnstile_journal::payload::*;
 use turnstile_journal::{Event, EventError, EventType};
 
 /// The event types that must have a payload struct.
-const TYPED: [&str; 41] = [
+const TYPED: [&str; 44] = [
     "session.start",
     "session.resume",
     "session.error",
@@ -52,6 +52,9 @@ const TYPED: [&str; 41] = [
     "session.mcp_server_status_changed",
     "session.mcp_servers_loaded",
     "mcp.tools.list_changed",
+    "subagent.started",
+    "subagent.completed",
+    "subagent.failed",
 ];
 
 fn fixtures() -> PathBuf {
@@ -436,6 +439,31 @@ fn constructed() -> Vec<TypedEvent> {
             mime_type: "text/plain".into(),
             byte_length: 0,
             data: String::new(),
+            ..Default::default()
+        }
+        .into(),
+        SubagentStarted {
+            tool_call_id: "call_1".into(),
+            agent_name: "explore".into(),
+            agent_display_name: "Explore Agent".into(),
+            agent_description: "d".into(),
+            model: Some("m".into()),
+            ..Default::default()
+        }
+        .into(),
+        SubagentCompleted {
+            tool_call_id: "call_1".into(),
+            agent_name: "explore".into(),
+            agent_display_name: "Explore Agent".into(),
+            total_tool_calls: Some(1),
+            ..Default::default()
+        }
+        .into(),
+        SubagentFailed {
+            tool_call_id: "call_1".into(),
+            agent_name: "explore".into(),
+            agent_display_name: "Explore Agent".into(),
+            error: "e".into(),
             ..Default::default()
         }
         .into(),

@@ -313,6 +313,38 @@ fn realistic_events() -> Vec<Event> {
         }
         .into(),
         ExternalToolCompleted { request_id: "ext_1".into() }.into(),
+        SubagentStarted {
+            tool_call_id: "call_3".into(),
+            agent_name: "explore".into(),
+            agent_display_name: "Explore Agent".into(),
+            agent_description: "Explores the code base and answers questions".into(),
+            model: Some("gpt-4.1".into()),
+            ..Default::default()
+        }
+        .into(),
+        SubagentCompleted {
+            tool_call_id: "call_3".into(),
+            agent_name: "explore".into(),
+            agent_display_name: "Explore Agent".into(),
+            model: Some("gpt-4.1".into()),
+            total_tool_calls: Some(1),
+            total_tokens: Some(8955),
+            duration_ms: Some(191),
+            ..Default::default()
+        }
+        .into(),
+        SubagentFailed {
+            tool_call_id: "call_4".into(),
+            agent_name: "explore".into(),
+            agent_display_name: "Explore Agent".into(),
+            error: "the model call failed".into(),
+            model: Some("gpt-4.1".into()),
+            total_tool_calls: Some(0),
+            total_tokens: Some(0),
+            duration_ms: Some(3),
+            ..Default::default()
+        }
+        .into(),
         AssistantTurnEnd { turn_id: "0".into(), model: Some("gpt-4.1".into()) }.into(),
         SessionError {
             error_type: "rate_limit".into(),
@@ -453,7 +485,7 @@ fn a_realistic_event_of_each_typed_payload_conforms() {
     let covered: BTreeSet<&str> = events.iter().map(|e| e.event_type.as_str()).collect();
     let expected: BTreeSet<&str> = TypedEvent::TYPES.iter().copied().collect();
     assert_eq!(covered, expected, "one realistic event per typed payload");
-    assert_eq!(expected.len(), 41);
+    assert_eq!(expected.len(), 44);
 
     for event in &events {
         let line = line_of(event);

@@ -28,6 +28,9 @@ pub const UNKNOWN_TOOL: &str = "(unknown)";
 pub struct Counters {
     /// `assistant.turn_start` events: LLM calls made, sub-agents included.
     pub turns: u64,
+    /// The sub-agents' share of `turns`, by `agentId`.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub agent_turns: BTreeMap<String, u64>,
     /// User messages typed by a person (or a client).
     pub user_messages: u64,
     /// User messages autopilot injected to keep going.
@@ -117,6 +120,9 @@ pub(crate) fn track(
     let step = match kind {
         Kind::TurnStart => {
             counts.turns += 1;
+            if let Some(agent) = agent {
+                *counts.agent_turns.entry(agent.to_owned()).or_default() += 1;
+            }
             let turn_id = store.opt(d.turn_id).unwrap_or("");
             match open.turn_start(agent, turn_id, line, store.opt(d.interaction_id), None) {
                 Some(old) => Step::TurnReplaced(old),

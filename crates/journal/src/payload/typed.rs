@@ -111,6 +111,9 @@ typed_events!(
     McpServerStatusChanged,
     McpServersLoaded,
     McpToolsListChanged,
+    SubagentStarted,
+    SubagentCompleted,
+    SubagentFailed,
 );
 
 impl TypedEvent {

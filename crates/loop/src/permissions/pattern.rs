@@ -8,7 +8,7 @@ use crate::tools::web_fetch::hosts::HostPattern;
 pub const KINDS: [&str; 5] = ["shell", "write", "read", "url", "custom-tool"];
 
 /// The built-in tools a pattern may name.
-pub const BUILTIN_TOOLS: [&str; 12] = [
+pub const BUILTIN_TOOLS: [&str; 13] = [
     "bash",
     "read_bash",
     "stop_bash",
@@ -20,6 +20,7 @@ pub const BUILTIN_TOOLS: [&str; 12] = [
     "sql",
     "glob",
     "grep",
+    "task",
     "task_complete",
 ];
 
@@ -51,7 +52,7 @@ pub(crate) fn family_of(name: &str) -> Option<Family> {
         "read" | "view" | "grep" | "glob" => Family::Read,
         "url" | "web_fetch" => Family::Url,
         "custom-tool" => Family::Client,
-        "read_bash" | "stop_bash" | "list_bash" | "sql" | "task_complete" => Family::Plain,
+        "read_bash" | "stop_bash" | "list_bash" | "sql" | "task" | "task_complete" => Family::Plain,
         _ => return None,
     })
 }

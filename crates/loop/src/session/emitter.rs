@@ -73,6 +73,19 @@ impl Emitter {
         self.emit_locked(&mut folder, event)
     }
 
+    /// [`Emitter::emit`] for an event of the sub-agent `agent` (the envelope's `agentId`);
+    /// `None` is the main agent.
+    pub(crate) fn emit_as<P: Payload>(
+        &self,
+        agent: Option<&str>,
+        payload: &P,
+    ) -> Result<Arc<Event>, LoopError> {
+        let mut folder = self.lock_folder();
+        let mut event = Event::new(payload, self.writer.last_id());
+        event.agent_id = agent.map(str::to_owned);
+        self.emit_locked(&mut folder, event)
+    }
+
     /// Emits a prepared event (e.g. from a resume plan).
     pub(crate) fn emit_event(&self, event: Event) -> Result<Arc<Event>, LoopError> {
         let mut folder = self.lock_folder();

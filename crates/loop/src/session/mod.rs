@@ -20,6 +20,7 @@ mod permission;
 mod prompting;
 mod rewind;
 mod streaming;
+mod subagent;
 mod summary;
 mod tool_call;
 mod totals;

@@ -41,23 +41,23 @@ pub(super) struct ToolsEnd {
 }
 
 /// The facts every call of one turn shares.
-struct Turn<'a, 'm> {
-    turn_id: &'a str,
-    msg: &'a Message<'m>,
-    model: &'a str,
+pub(super) struct Turn<'a, 'm> {
+    pub(super) turn_id: &'a str,
+    pub(super) msg: &'a Message<'m>,
+    pub(super) model: &'a str,
 }
 
 /// How one call finished, before its completion is recorded.
-struct Finished {
-    result: Result<ToolOutput, ToolFailure>,
+pub(super) struct Finished {
+    pub(super) result: Result<ToolOutput, ToolFailure>,
     /// Cut short by an abort (`result` is the interrupted failure).
-    interrupted: bool,
+    pub(super) interrupted: bool,
     /// The summary of a successful `task_complete`.
     task_summary: Option<String>,
 }
 
 impl Finished {
-    fn of(result: Result<ToolOutput, ToolFailure>) -> Self {
+    pub(super) fn of(result: Result<ToolOutput, ToolFailure>) -> Self {
         Finished {
             result,
             interrupted: false,
@@ -235,7 +235,11 @@ impl Actor {
     }
 
     /// Runs one tool call with hooks and permissions.
-    async fn tool(&self, call: &ToolCall, turn: &Turn<'_, '_>) -> Result<Finished, LoopError> {
+    pub(super) async fn tool(
+        &self,
+        call: &ToolCall,
+        turn: &Turn<'_, '_>,
+    ) -> Result<Finished, LoopError> {
         let msg = turn.msg;
         if msg.cancel.is_cancelled() {
             return Ok(Finished::interrupted());
@@ -360,6 +364,8 @@ impl Actor {
         ctx.asks = Some(asks_tx);
         let (events_tx, mut events_rx) = mpsc::unbounded_channel();
         ctx.events = Some(events_tx);
+        let (subagents_tx, mut subagents_rx) = mpsc::unbounded_channel();
+        ctx.subagents = Some(subagents_tx);
         let mut result = {
             let run = tool.run(args.clone(), &ctx);
             tokio::pin!(run);
@@ -376,6 +382,12 @@ impl Actor {
                         let _ = further.reply.send(answer);
                     }
                     Some(event) = events_rx.recv() => self.tool_event(event)?,
+                    // `task`: the sub-agent's loop runs here, in the session (boxed: its
+                    // own tool calls come back through this function).
+                    Some(request) = subagents_rx.recv() => {
+                        let outcome = Box::pin(self.subagent(call, request.args, msg)).await?;
+                        let _ = request.reply.send(outcome);
+                    }
                     r = &mut run => break r,
                 }
             }
@@ -481,42 +493,12 @@ impl Actor {
         turn: &Turn<'_, '_>,
         result: Result<ToolOutput, ToolFailure>,
     ) -> Result<ToolsEnd, LoopError> {
-        let mut end = ToolsEnd::default();
-        let (success, result, error) = match result {
-            Ok(out) => (
-                true,
-                Some(ToolResult {
-                    content: out.content,
-                    detailed_content: out.detailed_content,
-                    ..Default::default()
-                }),
-                None,
-            ),
-            Err(f) => {
-                end.rejected = f.code.as_deref() == Some(REJECTED_CODE);
-                (
-                    false,
-                    None,
-                    Some(ToolError {
-                        message: f.message,
-                        code: f.code,
-                        ..Default::default()
-                    }),
-                )
-            }
-        };
-        self.emitter.emit(&ToolExecutionComplete {
-            tool_call_id: call.id.clone(),
-            model: Some(turn.model.to_owned()),
-            interaction_id: Some(turn.msg.interaction_id.clone()),
-            turn_id: Some(turn.turn_id.to_owned()),
-            rte: Some(false),
-            success,
-            result,
-            error,
+        let (event, rejected) = completion(call, turn, result);
+        self.emitter.emit(&event)?;
+        Ok(ToolsEnd {
+            rejected,
             ..Default::default()
-        })?;
-        Ok(end)
+        })
     }
 
     /// The spec of the client tool `name`, if a client implements it.
@@ -533,4 +515,45 @@ impl Actor {
 /// The result of a call cut short by an abort (the resume plan's wording).
 pub(super) fn interrupted() -> ToolFailure {
     ToolFailure::new(INTERRUPTED_MESSAGE, INTERRUPTED_CODE)
+}
+
+/// The `tool.execution_complete` of a call, and whether a client rejected it.
+pub(super) fn completion(
+    call: &ToolCall,
+    turn: &Turn<'_, '_>,
+    result: Result<ToolOutput, ToolFailure>,
+) -> (ToolExecutionComplete, bool) {
+    let (success, result, error, rejected) = match result {
+        Ok(out) => (
+            true,
+            Some(ToolResult {
+                content: out.content,
+                detailed_content: out.detailed_content,
+                ..Default::default()
+            }),
+            None,
+            false,
+        ),
+        Err(f) => {
+            let rejected = f.code.as_deref() == Some(REJECTED_CODE);
+            let error = ToolError {
+                message: f.message,
+                code: f.code,
+                ..Default::default()
+            };
+            (false, None, Some(error), rejected)
+        }
+    };
+    let event = ToolExecutionComplete {
+        tool_call_id: call.id.clone(),
+        model: Some(turn.model.to_owned()),
+        interaction_id: Some(turn.msg.interaction_id.clone()),
+        turn_id: Some(turn.turn_id.to_owned()),
+        rte: Some(false),
+        success,
+        result,
+        error,
+        ..Default::default()
+    };
+    (event, rejected)
 }

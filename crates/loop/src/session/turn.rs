@@ -239,7 +239,7 @@ impl Actor {
 /// that share an id and answers the id twice; a history where one id has two results is
 /// ambiguous to the model and to the audit, so turnstile records the renamed ids everywhere
 /// (`assistant.message` included) and runs every call.
-fn unique_ids(calls: &[ToolCall]) -> (Vec<ToolCall>, Vec<(String, String)>) {
+pub(super) fn unique_ids(calls: &[ToolCall]) -> (Vec<ToolCall>, Vec<(String, String)>) {
     let mut seen = std::collections::HashSet::new();
     let mut out = Vec::with_capacity(calls.len());
     let mut renamed = Vec::new();

@@ -1,6 +1,6 @@
 //! The tool layer: the `Tool` trait, the values tools exchange with the loop,
 //! the registry and the built-in tools (`bash`, `read_bash`, `stop_bash`, `list_bash`,
-//! `view`, `create`, `edit`, `web_fetch`, `sql`, `grep`, `glob`, `task_complete`), and the adapter of MCP servers'
+//! `view`, `create`, `edit`, `web_fetch`, `sql`, `grep`, `glob`, `task`, `task_complete`), and the adapter of MCP servers'
 //! tools (`mcp`).
 //!
 //! Names, parameters and result texts follow the Copilot runtime
@@ -32,6 +32,7 @@ pub mod shell;
 pub mod shells;
 pub mod sql;
 pub mod stop_bash;
+pub mod task;
 pub mod task_complete;
 pub mod view;
 pub mod web_fetch;
@@ -147,6 +148,8 @@ pub struct ToolContext {
     pub asks: Option<asks::AskSender>,
     /// Where the call sends the session events it causes (`None`: outside a session).
     pub events: Option<events::EventSender>,
+    /// Where `task` sends the sub-agent it starts (`None`: outside a session).
+    pub subagents: Option<task::SubagentSender>,
 }
 
 impl ToolContext {
@@ -165,6 +168,7 @@ impl ToolContext {
             urls: std::sync::Arc::default(),
             asks: None,
             events: None,
+            subagents: None,
         }
     }
 }

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::{
-    Tool, ToolSpec, bash, create, edit, glob, grep, list_bash, read_bash, sql, stop_bash,
+    Tool, ToolSpec, bash, create, edit, glob, grep, list_bash, read_bash, sql, stop_bash, task,
     task_complete, view, web_fetch,
 };
 
@@ -38,6 +38,7 @@ impl ToolRegistry {
         registry.register(Box::new(sql::SqlTool));
         registry.register(Box::new(grep::GrepTool));
         registry.register(Box::new(glob::GlobTool));
+        registry.register(Box::new(task::TaskTool));
         if autopilot {
             registry.register(Box::new(task_complete::TaskCompleteTool));
         }
@@ -133,7 +134,8 @@ mod tests {
                 "web_fetch",
                 "sql",
                 "grep",
-                "glob"
+                "glob",
+                "task"
             ]
         );
         let autopilot = ToolRegistry::builtin(true);
@@ -147,7 +149,7 @@ mod tests {
         let registry = ToolRegistry::builtin(false);
         assert_eq!(
             registry.unknown_tool_message("read_file"),
-            "Tool 'read_file' does not exist. Available tools that can be called are bash, read_bash, stop_bash, list_bash, view, create, edit, web_fetch, sql, grep, glob."
+            "Tool 'read_file' does not exist. Available tools that can be called are bash, read_bash, stop_bash, list_bash, view, create, edit, web_fetch, sql, grep, glob, task."
         );
     }
 
@@ -156,7 +158,7 @@ mod tests {
         let mut registry = ToolRegistry::builtin(false);
         registry.register(Box::new(task_complete::TaskCompleteTool));
         registry.register(Box::new(view::ViewTool));
-        assert_eq!(registry.len(), 12);
+        assert_eq!(registry.len(), 13);
         assert_eq!(registry.names()[4], "view");
         assert!(registry.unregister("view").is_some());
         assert!(registry.get("view").is_none());

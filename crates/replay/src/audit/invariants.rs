@@ -442,6 +442,7 @@ impl Auditor {
         self.report.by_type = by_type;
         let c = self.counts;
         self.report.turns = c.turns;
+        self.report.agent_turns = c.agent_turns;
         self.report.user_messages = c.user_messages;
         self.report.autopilot_continuations = c.autopilot_continuations;
         self.report.tool_calls = c.tool_calls;

@@ -24,8 +24,11 @@ pub struct AuditReport {
     pub lines: u64,
     /// Lines that are valid events.
     pub events: u64,
-    /// `assistant.turn_start` events at top level: LLM calls.
+    /// `assistant.turn_start` events: LLM calls, the sub-agents' included.
     pub turns: u64,
+    /// The sub-agents' LLM calls (their share of `turns`), by `agentId`.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub agent_turns: BTreeMap<String, u64>,
     /// Events by top-level type.
     pub by_type: BTreeMap<String, u64>,
     /// User messages typed by a person or client.
@@ -305,6 +308,16 @@ impl AuditReport {
             group(self.lines)
         );
         row(&mut out, "turns (LLM calls)", group(self.turns));
+        if !self.agent_turns.is_empty() {
+            let main = self.turns - self.agent_turns.values().sum::<u64>().min(self.turns);
+            let mut split = vec![format!("main {}", group(main))];
+            split.extend(
+                self.agent_turns
+                    .iter()
+                    .map(|(agent, n)| format!("{agent} {}", group(*n))),
+            );
+            row(&mut out, "  by agent", split.join(", "));
+        }
         row(&mut out, "events", group(self.events));
         let mut users = group(self.user_messages);
         if self.autopilot_continuations > 0 {

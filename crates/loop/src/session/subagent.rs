@@ -1,0 +1,410 @@
+//! A sub-agent started by `task`: its own conversation (system prompt, the task as its user
+//! message, its model calls and tool results), run to its final answer inside the parent's
+//! tool call. Its events go to the session's journal with the envelope's `agentId` (the
+//! parent's tool call id, as the runtime records it), so the fold keeps them out of the main
+//! agent's conversation and the audit counts its model calls.
+//!
+//! Unlike the runtime, which sends a sub-agent's `assistant.turn_start`/`turn_end` live only,
+//! they are persisted: every LLM call of the session stays visible in the journal.
+
+use std::time::Instant;
+
+use tokio::sync::mpsc;
+use turnstile_journal::payload::{
+    AssistantMessage, AssistantTurnEnd, AssistantTurnStart, SubagentCompleted, SubagentFailed,
+    SubagentStarted, SystemMessage, ToolExecutionStart, ToolRequest, UserMessage,
+};
+use turnstile_journal::{Timestamp, Uuid};
+
+use super::LoopError;
+use super::actor::Actor;
+use super::message::Message;
+use super::tool_call::{Finished, Turn, completion, interrupted};
+use super::turn::unique_ids;
+use crate::model::{ChatMessage, ChatRequest, ToolCall, ToolSchema};
+use crate::prompt::wrap_prompt;
+use crate::tools::task::{AgentType, TaskArgs};
+use crate::tools::{ToolFailure, ToolOutput};
+
+/// Model calls one sub-agent may make before it is stopped without an answer.
+pub(super) const MAX_SUBAGENT_TURNS: u64 = 40;
+
+/// What a sub-agent has spent so far (`subagent.completed`/`failed`).
+struct Spent {
+    started: Instant,
+    tool_calls: u64,
+    tokens: u64,
+}
+
+/// One running sub-agent: who it is and what its calls share.
+struct Child<'a, 'm> {
+    /// Its id: the parent's tool call id (`agentId`, `parentToolCallId`).
+    id: &'a str,
+    kind: AgentType,
+    model: String,
+    interaction_id: String,
+    msg: &'a Message<'m>,
+}
+
+impl Actor {
+    /// Runs the sub-agent of the `task` call `call` to its answer: `Ok(Err(..))` is a
+    /// failure the parent's model reads; `Err` only a session failure (the journal).
+    pub(super) async fn subagent(
+        &self,
+        call: &ToolCall,
+        args: TaskArgs,
+        msg: &Message<'_>,
+    ) -> Result<Result<ToolOutput, ToolFailure>, LoopError> {
+        let child = Child {
+            id: &call.id,
+            kind: args.agent_type,
+            model: args
+                .model
+                .clone()
+                .unwrap_or_else(|| self.parts.config.model.clone()),
+            interaction_id: Uuid::new_v4().to_string(),
+            msg,
+        };
+        let agent = Some(child.id);
+        self.emitter.emit_as(
+            agent,
+            &SubagentStarted {
+                tool_call_id: call.id.clone(),
+                agent_name: child.kind.name().into(),
+                agent_display_name: child.kind.display_name().into(),
+                agent_description: child.kind.description().into(),
+                model: Some(child.model.clone()),
+                ..Default::default()
+            },
+        )?;
+        let system = child.kind.system_prompt(&self.parts.config.cwd);
+        self.emitter.emit_as(
+            agent,
+            &SystemMessage {
+                role: "system".into(),
+                content: system.clone(),
+                interaction_id: Some(child.interaction_id.clone()),
+                ..Default::default()
+            },
+        )?;
+        // The runtime adds no reminders to a sub-agent's task, only the time.
+        let transformed = wrap_prompt(&args.prompt, &Timestamp::now(), []);
+        self.emitter.emit_as(
+            agent,
+            &UserMessage {
+                content: args.prompt.clone(),
+                transformed_content: Some(transformed.clone()),
+                source: Some(format!("agent-{}", self.id)),
+                attachments: Some(Vec::new()),
+                supported_native_document_mime_types: Some(Vec::new()),
+                delivery: Some("idle".into()),
+                interaction_id: Some(child.interaction_id.clone()),
+                ..Default::default()
+            },
+        )?;
+        let mut history = vec![
+            ChatMessage::System { content: system },
+            ChatMessage::User {
+                content: transformed,
+                parts: Vec::new(),
+            },
+        ];
+        let mut spent = Spent {
+            started: Instant::now(),
+            tool_calls: 0,
+            tokens: 0,
+        };
+        for turn in 0..MAX_SUBAGENT_TURNS {
+            match self
+                .child_turn(&child, turn, &mut history, &mut spent)
+                .await?
+            {
+                Step::More => {}
+                Step::Answer(text) => {
+                    self.emitter.emit_as(
+                        agent,
+                        &SubagentCompleted {
+                            tool_call_id: call.id.clone(),
+                            agent_name: child.kind.name().into(),
+                            agent_display_name: child.kind.display_name().into(),
+                            model: Some(child.model.clone()),
+                            total_tool_calls: Some(spent.tool_calls),
+                            total_tokens: Some(spent.tokens),
+                            duration_ms: Some(spent.started.elapsed().as_millis() as u64),
+                            ..Default::default()
+                        },
+                    )?;
+                    return Ok(Ok(ToolOutput {
+                        content: text.clone(),
+                        detailed_content: Some(text),
+                    }));
+                }
+                Step::Failed(failure) => return self.child_failed(&child, &spent, failure),
+            }
+        }
+        let failure = ToolFailure::new(
+            format!(
+                "The sub-agent made {MAX_SUBAGENT_TURNS} model calls without giving an answer and was stopped."
+            ),
+            "failure",
+        );
+        self.child_failed(&child, &spent, failure)
+    }
+
+    /// Records how the sub-agent failed and gives the parent's model the failure.
+    fn child_failed(
+        &self,
+        child: &Child<'_, '_>,
+        spent: &Spent,
+        failure: ToolFailure,
+    ) -> Result<Result<ToolOutput, ToolFailure>, LoopError> {
+        self.emitter.emit_as(
+            Some(child.id),
+            &SubagentFailed {
+                tool_call_id: child.id.to_owned(),
+                agent_name: child.kind.name().into(),
+                agent_display_name: child.kind.display_name().into(),
+                error: failure.message.clone(),
+                model: Some(child.model.clone()),
+                total_tool_calls: Some(spent.tool_calls),
+                total_tokens: Some(spent.tokens),
+                duration_ms: Some(spent.started.elapsed().as_millis() as u64),
+                ..Default::default()
+            },
+        )?;
+        Ok(Err(failure))
+    }
+
+    /// One model call of the sub-agent between its own turn start and end, then the tools
+    /// it asked for.
+    async fn child_turn(
+        &self,
+        child: &Child<'_, '_>,
+        turn: u64,
+        history: &mut Vec<ChatMessage>,
+        spent: &mut Spent,
+    ) -> Result<Step, LoopError> {
+        let agent = Some(child.id);
+        let msg = child.msg;
+        if msg.cancel.is_cancelled() {
+            return Ok(Step::Failed(interrupted()));
+        }
+        let tools: Vec<ToolSchema> = self
+            .tool_specs(msg.mode)
+            .into_iter()
+            .filter(|t| child.kind.offers(&t.name))
+            .map(|t| ToolSchema {
+                name: t.name,
+                description: t.description,
+                parameters: t.parameters,
+            })
+            .collect();
+        let mut headers = msg.headers.clone();
+        // Every call of a sub-agent is the agent's, not the user's (as the runtime marks it).
+        if !headers
+            .iter()
+            .any(|(name, _)| name.eq_ignore_ascii_case("x-initiator"))
+        {
+            headers.push(("x-initiator".into(), "agent".into()));
+        }
+        let offered_tools = tools.len();
+        let request = ChatRequest {
+            model: child.model.clone(),
+            messages: history.clone(),
+            tools,
+            stream: self.parts.config.streaming,
+            reasoning_effort: self.parts.config.reasoning_effort.clone(),
+            headers,
+        };
+        let tool_tokens = crate::prompt::tokens::usage_info(&request, self.token_limit(), false);
+        let turn_id = turn.to_string();
+        self.emitter.emit_as(
+            agent,
+            &AssistantTurnStart {
+                turn_id: turn_id.clone(),
+                interaction_id: Some(child.interaction_id.clone()),
+                ..Default::default()
+            },
+        )?;
+        // Streamed pieces of a sub-agent's answer are not shown; the receiver only has to
+        // outlive the call.
+        let (deltas, _unread) = mpsc::unbounded_channel();
+        let answer = self
+            .parts
+            .provider
+            .complete(&request, deltas, msg.cancel.child_token())
+            .await;
+        let response = match answer {
+            Ok(response) if !msg.cancel.is_cancelled() => response,
+            Ok(_) => return self.end_child_turn(child, &turn_id, Step::Failed(interrupted())),
+            Err(e) => {
+                let failure = if msg.cancel.is_cancelled() {
+                    interrupted()
+                } else {
+                    ToolFailure::new(format!("The sub-agent's model call failed: {e}"), "failure")
+                };
+                return self.end_child_turn(child, &turn_id, Step::Failed(failure));
+            }
+        };
+        let model = if response.model.is_empty() {
+            child.model.clone()
+        } else {
+            response.model.clone()
+        };
+        let (calls, _) = unique_ids(&response.tool_calls);
+        if let Some(usage) = &response.usage {
+            spent.tokens += usage.input_tokens + usage.output_tokens;
+            let call = super::usage::Call {
+                response: &response,
+                usage,
+                model: &model,
+                calls: &calls,
+                offered_tools,
+                tool_tokens: tool_tokens.tool_definitions_tokens,
+                api_endpoint: self.parts.provider.api_endpoint(),
+            };
+            let mut event = call.event();
+            event.parent_tool_call_id = Some(child.id.to_owned());
+            event.interaction_type = Some("conversation-subagent".into());
+            event.initiator = Some("sub-agent".into());
+            self.emitter.emit_as(agent, &event)?;
+        }
+        let ctx = self.tool_context(msg.cancel);
+        let requests = calls
+            .iter()
+            .map(|c| {
+                let tool = self.parts.tools.get(&c.name);
+                let args = c.arguments_value();
+                ToolRequest {
+                    tool_call_id: c.id.clone(),
+                    name: c.name.clone(),
+                    intention_summary: tool.map(|t| t.intention_summary(&args, &ctx)),
+                    arguments: Some(args),
+                    kind: Some("function".into()),
+                    ..Default::default()
+                }
+            })
+            .collect();
+        self.emitter.emit_as(
+            agent,
+            &AssistantMessage {
+                message_id: Uuid::new_v4().to_string(),
+                model: Some(model.clone()),
+                content: response.content.clone(),
+                tool_requests: Some(requests),
+                interaction_id: Some(child.interaction_id.clone()),
+                turn_id: Some(turn_id.clone()),
+                output_tokens: response.usage.as_ref().map(|u| u.output_tokens),
+                rte: Some(false),
+                api_call_id: response.api_call_id.clone(),
+                parent_tool_call_id: Some(child.id.to_owned()),
+                ..Default::default()
+            },
+        )?;
+        history.push(ChatMessage::Assistant {
+            content: (!response.content.is_empty()).then(|| response.content.clone()),
+            tool_calls: calls.clone(),
+        });
+        if calls.is_empty() {
+            return self.end_child_turn(child, &turn_id, Step::Answer(response.content));
+        }
+        let shared = Turn {
+            turn_id: &turn_id,
+            msg,
+            model: &model,
+        };
+        let mut cut_short = false;
+        for call in &calls {
+            let arguments = call.arguments_value();
+            let shell_tool_info = self
+                .parts
+                .tools
+                .get(&call.name)
+                .and_then(|t| t.shell_tool_info(&arguments));
+            self.emitter.emit_as(
+                agent,
+                &ToolExecutionStart {
+                    tool_call_id: call.id.clone(),
+                    tool_name: call.name.clone(),
+                    arguments: Some(arguments),
+                    turn_id: Some(turn_id.clone()),
+                    model: Some(model.clone()),
+                    rte: Some(false),
+                    shell_tool_info,
+                    parent_tool_call_id: Some(child.id.to_owned()),
+                    ..Default::default()
+                },
+            )?;
+            let finished = if cut_short || msg.cancel.is_cancelled() {
+                Finished::of(Err(interrupted()))
+            } else if child.kind.offers(&call.name) && self.parts.tools.get(&call.name).is_some() {
+                Box::pin(self.tool(call, &shared)).await?
+            } else {
+                Finished::of(Err(self.unknown_to_child(child, &call.name)))
+            };
+            cut_short |= finished.interrupted;
+            spent.tool_calls += 1;
+            let text = match &finished.result {
+                Ok(out) => out.content.clone(),
+                Err(f) => f.message.clone(),
+            };
+            let (mut event, _) = completion(call, &shared, finished.result);
+            event.interaction_id = Some(child.interaction_id.clone());
+            event.parent_tool_call_id = Some(child.id.to_owned());
+            self.emitter.emit_as(agent, &event)?;
+            history.push(ChatMessage::Tool {
+                tool_call_id: call.id.clone(),
+                content: text,
+            });
+        }
+        let step = if cut_short || msg.cancel.is_cancelled() {
+            Step::Failed(interrupted())
+        } else {
+            Step::More
+        };
+        self.end_child_turn(child, &turn_id, step)
+    }
+
+    fn end_child_turn(
+        &self,
+        child: &Child<'_, '_>,
+        turn_id: &str,
+        step: Step,
+    ) -> Result<Step, LoopError> {
+        self.emitter.emit_as(
+            Some(child.id),
+            &AssistantTurnEnd {
+                turn_id: turn_id.to_owned(),
+                ..Default::default()
+            },
+        )?;
+        Ok(step)
+    }
+
+    /// The answer to a sub-agent's call of a tool it was not given.
+    fn unknown_to_child(&self, child: &Child<'_, '_>, name: &str) -> ToolFailure {
+        let names: Vec<String> = self
+            .tool_specs(child.msg.mode)
+            .into_iter()
+            .map(|t| t.name)
+            .filter(|n| child.kind.offers(n))
+            .collect();
+        ToolFailure::new(
+            format!(
+                "Tool '{name}' does not exist. Available tools that can be called are {}.",
+                names.join(", ")
+            ),
+            "unknown_tool",
+        )
+    }
+}
+
+/// How one turn of a sub-agent ended.
+enum Step {
+    /// It called tools: another turn follows.
+    More,
+    /// It answered (the text the parent's model reads).
+    Answer(String),
+    /// It ended without an answer.
+    Failed(ToolFailure),
+}

@@ -1,0 +1,312 @@
+//! `task`: hands a piece of work to a sub-agent, a nested agent loop with its own history,
+//! system prompt and tool subset, and gives the model the sub-agent's final answer.
+//!
+//! The tool checks the call and describes the sub-agent; the session runs the sub-agent's
+//! loop (`session/subagent.rs`), reached through [`ToolContext::subagents`] the way a tool
+//! reaches the permission flow through its asks channel.
+
+use serde_json::{Value, json};
+use tokio::sync::{mpsc, oneshot};
+
+use super::{BoxFuture, PermissionAsk, Tool, ToolContext, ToolFailure, ToolOutput, ToolSpec};
+
+/// The tool's name.
+pub const NAME: &str = "task";
+
+/// The agent types a sub-agent can be, in the order the schema lists them.
+pub const AGENT_TYPES: [AgentType; 3] = [AgentType::Explore, AgentType::Task, AgentType::General];
+
+/// The agent types the runtime knows; the unknown-type answer lists them all.
+const RUNTIME_AGENT_TYPES: &str =
+    "explore, task, general-purpose, code-review, research, security-review";
+
+/// The tools an explore agent gets (read and search; the runtime's subset, in its order).
+const EXPLORE_TOOLS: [&str; 7] = [
+    "bash",
+    "read_bash",
+    "stop_bash",
+    "list_bash",
+    "view",
+    "grep",
+    "glob",
+];
+
+/// What a sub-agent is for; decides its system prompt and its tools.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AgentType {
+    /// Fast read-only exploration of the code base.
+    Explore,
+    /// Runs commands (tests, builds) and reports briefly.
+    Task,
+    /// Any multi-step work with the whole tool set.
+    General,
+}
+
+impl AgentType {
+    /// The type as the model names it (`agent_type`), also the agent's `agentName`.
+    pub fn name(self) -> &'static str {
+        match self {
+            AgentType::Explore => "explore",
+            AgentType::Task => "task",
+            AgentType::General => "general-purpose",
+        }
+    }
+
+    /// The runtime's display name of the agent (`agentDisplayName`).
+    pub fn display_name(self) -> &'static str {
+        match self {
+            AgentType::Explore => "Explore Agent",
+            AgentType::Task => "Task Agent",
+            AgentType::General => "General Purpose Agent",
+        }
+    }
+
+    /// What the agent does, for `agentDescription` and the tool's description.
+    pub fn description(self) -> &'static str {
+        match self {
+            AgentType::Explore => {
+                "Explores the code base and answers questions about it with read and search tools (grep, glob, view, bash) in its own context window; several can run side by side."
+            }
+            AgentType::Task => {
+                "Runs commands with long output (tests, builds, linters, installs) and reports briefly on success and in full on failure."
+            }
+            AgentType::General => {
+                "Does complex multi-step work with the whole tool set in its own context window."
+            }
+        }
+    }
+
+    /// The sub-agent's system prompt.
+    pub fn system_prompt(self, cwd: &std::path::Path) -> String {
+        let role = match self {
+            AgentType::Explore => {
+                "You are an exploration sub-agent. Answer the question you are given as quickly as you can, then stop. Do not change any file. Keep the answer short and cite file paths and line numbers."
+            }
+            AgentType::Task => {
+                "You are a command-running sub-agent. Run what you are asked to run. When it succeeds, answer with a one-line summary; when it fails, answer with the output that shows why."
+            }
+            AgentType::General => {
+                "You are a sub-agent working on your parent agent's task on your own: nobody can answer questions, so work until the task is done, then answer with what you did and found."
+            }
+        };
+        format!(
+            "{role}\n\nYour answer is the only thing your parent agent reads of your work: make it complete.\n\n<environment_context>\nWorking directory: {}\n</environment_context>",
+            cwd.display()
+        )
+    }
+
+    /// Whether the agent may call the tool `name` (it never gets `task` itself: sub-agents
+    /// do not nest here).
+    pub fn offers(self, name: &str) -> bool {
+        match self {
+            AgentType::Explore => EXPLORE_TOOLS.contains(&name),
+            AgentType::Task | AgentType::General => name != NAME && name != "task_complete",
+        }
+    }
+
+    fn parse(name: &str) -> Option<Self> {
+        AGENT_TYPES.into_iter().find(|t| t.name() == name)
+    }
+}
+
+/// A checked `task` call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TaskArgs {
+    /// Short description shown as the call's intent.
+    pub description: String,
+    /// The work, as the sub-agent's first user message.
+    pub prompt: String,
+    /// The kind of sub-agent.
+    pub agent_type: AgentType,
+    /// The short name the model gave the agent.
+    pub name: String,
+    /// A model other than the session's, when the model asked for one.
+    pub model: Option<String>,
+}
+
+impl TaskArgs {
+    /// Checks a call's arguments: the runtime's wording for a missing field and for an
+    /// unknown agent type; background mode is not offered.
+    pub fn parse(args: &Value) -> Result<Self, ToolFailure> {
+        let field = |key: &str| args.get(key).and_then(Value::as_str).map(str::to_owned);
+        // The runtime checks the required fields in its schema's order and names the first.
+        for key in ["name", "prompt", "agent_type", "description"] {
+            if field(key).is_none() {
+                return Err(ToolFailure::invalid(format!(
+                    "Invalid input: \"{key}\": Required"
+                )));
+            }
+        }
+        let kind = field("agent_type").unwrap_or_default();
+        let Some(agent_type) = AgentType::parse(&kind) else {
+            let known = RUNTIME_AGENT_TYPES.split(", ").any(|t| t == kind);
+            let message = if known {
+                format!(
+                    "The agent_type {kind} is not available in this engine. Available types are: {}",
+                    available()
+                )
+            } else {
+                format!("Unknown agent_type: {kind}. Valid types are: {RUNTIME_AGENT_TYPES}")
+            };
+            return Err(ToolFailure::new(message, "failure"));
+        };
+        if let Some(mode) = field("mode").filter(|m| m != "sync") {
+            return Err(ToolFailure::invalid(format!(
+                "mode {mode:?} is not available in this engine: sub-agents run in \"sync\" mode only; call task again without mode."
+            )));
+        }
+        Ok(TaskArgs {
+            description: field("description").unwrap_or_default(),
+            prompt: field("prompt").unwrap_or_default(),
+            agent_type,
+            name: field("name").unwrap_or_default(),
+            model: field("model").filter(|m| !m.is_empty()),
+        })
+    }
+}
+
+/// The agent types this engine runs, comma-separated.
+fn available() -> String {
+    AGENT_TYPES.map(AgentType::name).join(", ")
+}
+
+/// A sub-agent the session is asked to run; it answers on `reply` with the sub-agent's final
+/// text (or why it failed).
+#[derive(Debug)]
+pub struct SubagentRequest {
+    /// The checked call.
+    pub args: TaskArgs,
+    /// Where the session sends the outcome.
+    pub reply: oneshot::Sender<Result<ToolOutput, ToolFailure>>,
+}
+
+/// Where a `task` call sends its sub-agent to be run.
+pub type SubagentSender = mpsc::UnboundedSender<SubagentRequest>;
+
+/// The `task` tool.
+pub struct TaskTool;
+
+impl Tool for TaskTool {
+    fn name(&self) -> &str {
+        NAME
+    }
+
+    fn spec(&self) -> ToolSpec {
+        let types: Vec<String> = AGENT_TYPES
+            .iter()
+            .map(|t| format!("- {}: {}", t.name(), t.description()))
+            .collect();
+        ToolSpec {
+            name: NAME.to_owned(),
+            description: format!(
+                "Hands a self-contained piece of work to a sub-agent that runs in its own context window with its own tools, and returns its final answer as one message. The sub-agent knows nothing of this conversation: give it the whole context in the prompt. For a known file or a single search, use view, grep or glob yourself.\n\nAgent types:\n{}",
+                types.join("\n")
+            ),
+            parameters: json!({
+                "type": "object",
+                "properties": {
+                    "description": {"type": "string", "description": "A short (3-5 word) description of the work, shown as the call's intent."},
+                    "prompt": {"type": "string", "description": "The work for the sub-agent, with all the context it needs."},
+                    "agent_type": {"type": "string", "enum": AGENT_TYPES.map(AgentType::name), "description": "The kind of sub-agent to run."},
+                    "name": {"type": "string", "description": "A short name for the sub-agent (e.g. \"math-helper\")."},
+                    "model": {"type": "string", "description": "A model to run the sub-agent with instead of the session's."},
+                    "mode": {"type": "string", "enum": ["sync"], "description": "\"sync\": the call returns when the sub-agent has answered."}
+                },
+                "required": ["name", "prompt", "agent_type", "description"]
+            }),
+            skip_permission: false,
+        }
+    }
+
+    fn permission(
+        &self,
+        args: &Value,
+        _ctx: &ToolContext,
+    ) -> Result<Option<PermissionAsk>, ToolFailure> {
+        // The sub-agent's own calls ask for what they need; starting one needs nothing.
+        TaskArgs::parse(args).map(|_| None)
+    }
+
+    fn run<'a>(
+        &'a self,
+        args: Value,
+        ctx: &'a ToolContext,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolFailure>> {
+        Box::pin(async move {
+            let args = TaskArgs::parse(&args)?;
+            let Some(sender) = &ctx.subagents else {
+                return Err(ToolFailure::new(
+                    "A sub-agent can only run inside a session.",
+                    "no_session",
+                ));
+            };
+            let (reply, answer) = oneshot::channel();
+            sender
+                .send(SubagentRequest { args, reply })
+                .map_err(|_| ToolFailure::cancelled())?;
+            answer.await.map_err(|_| ToolFailure::cancelled())?
+        })
+    }
+
+    fn intention_summary(&self, args: &Value, _ctx: &ToolContext) -> Option<String> {
+        args.get("description")
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn call(extra: Value) -> Value {
+        let mut args =
+            json!({"description": "d", "prompt": "p", "agent_type": "explore", "name": "n"});
+        if let (Some(map), Value::Object(extra)) = (args.as_object_mut(), extra) {
+            map.extend(extra);
+        }
+        args
+    }
+
+    #[test]
+    fn a_missing_field_is_named_as_the_runtime_names_it() {
+        let failure = TaskArgs::parse(&json!({"prompt": "p"})).unwrap_err();
+        assert_eq!(failure.message, "Invalid input: \"name\": Required");
+        let failure = TaskArgs::parse(&json!({"name": "n", "prompt": "p"})).unwrap_err();
+        assert_eq!(failure.message, "Invalid input: \"agent_type\": Required");
+    }
+
+    #[test]
+    fn agent_types_known_unknown_and_not_built() {
+        let args = TaskArgs::parse(&call(json!({}))).unwrap();
+        assert_eq!(args.agent_type, AgentType::Explore);
+        let unknown = TaskArgs::parse(&call(json!({"agent_type": "nope"}))).unwrap_err();
+        assert_eq!(
+            unknown.message,
+            "Unknown agent_type: nope. Valid types are: explore, task, general-purpose, code-review, research, security-review"
+        );
+        let later = TaskArgs::parse(&call(json!({"agent_type": "research"}))).unwrap_err();
+        assert!(
+            later.message.contains("explore, task, general-purpose"),
+            "{later}"
+        );
+        let background = TaskArgs::parse(&call(json!({"mode": "background"}))).unwrap_err();
+        assert!(background.message.contains("\"sync\""), "{background}");
+        assert!(TaskArgs::parse(&call(json!({"mode": "sync"}))).is_ok());
+    }
+
+    #[test]
+    fn tool_subsets() {
+        assert!(AgentType::Explore.offers("grep"));
+        assert!(!AgentType::Explore.offers("edit"));
+        assert!(AgentType::General.offers("edit"));
+        assert!(!AgentType::General.offers(NAME));
+    }
+
+    #[tokio::test]
+    async fn outside_a_session_the_call_fails_clearly() {
+        let ctx = ToolContext::new(std::env::temp_dir());
+        let failure = TaskTool.run(call(json!({})), &ctx).await.unwrap_err();
+        assert_eq!(failure.code.as_deref(), Some("no_session"));
+    }
+}

@@ -1,0 +1,273 @@
+//! Sub-agents through `task` against a scripted model on 127.0.0.1: the sub-agent's own model
+//! calls (system prompt, tool subset), its events in the session's journal under its
+//! `agentId`, the answer the main agent's model reads, and a main conversation that folds
+//! without the sub-agent's messages.
+
+mod common;
+
+use common::Fixture;
+use serde_json::{Value, json};
+use turnstile_journal::Event;
+use turnstile_loop::{Outcome, SendOptions, SessionHandle};
+use turnstile_scripted_model::{Script, ScriptedResponse};
+
+fn data(e: &Event) -> Value {
+    serde_json::from_str(e.data.get()).unwrap()
+}
+
+fn task(agent_type: &str, prompt: &str) -> Value {
+    json!({"description": "Ask a helper", "prompt": prompt, "agent_type": agent_type, "name": "helper"})
+}
+
+fn tool_names(request: &Value) -> Vec<String> {
+    request["tools"]
+        .as_array()
+        .map(|tools| {
+            tools
+                .iter()
+                .filter_map(|t| t["function"]["name"].as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[tokio::test]
+async fn an_explore_agent_answers_the_main_agent_through_its_own_calls() {
+    let script = Script::new()
+        .respond(ScriptedResponse::tool_call(
+            "task",
+            task("explore", "What is the first line of notes.txt?"),
+        ))
+        .respond(ScriptedResponse::tool_call(
+            "view",
+            json!({"path": "notes.txt"}),
+        ))
+        .respond(ScriptedResponse::text("The first line is: alpha"))
+        .respond(ScriptedResponse::text("alpha it is"));
+    let fx = Fixture::start(script, |dir| {
+        std::fs::write(dir.join("notes.txt"), "alpha\nbeta\n").unwrap();
+    })
+    .await;
+    let session = SessionHandle::create(&fx.root, None, fx.base_parts(|_| {})).unwrap();
+    let (_, done) = session
+        .send("ask a helper", SendOptions::default())
+        .unwrap();
+    assert_eq!(done.await.unwrap(), Outcome::Idle);
+    session.shutdown().await.unwrap();
+
+    let requests = fx.server.requests();
+    assert_eq!(requests.len(), 4);
+    // The sub-agent's calls: its own system prompt and task, the explore tools only.
+    for sub in &requests[1..3] {
+        let messages = sub["messages"].as_array().unwrap();
+        assert!(
+            messages[0]["content"]
+                .as_str()
+                .unwrap()
+                .starts_with("You are an exploration sub-agent"),
+            "{sub}"
+        );
+        assert!(
+            messages[1]["content"]
+                .as_str()
+                .unwrap()
+                .ends_with("\n\nWhat is the first line of notes.txt?")
+        );
+        assert_eq!(
+            tool_names(sub),
+            [
+                "bash",
+                "read_bash",
+                "stop_bash",
+                "list_bash",
+                "view",
+                "grep",
+                "glob"
+            ]
+        );
+    }
+    assert_eq!(
+        requests[2]["messages"][3]["content"], "1. alpha\n2. beta",
+        "the sub-agent reads its own tool result"
+    );
+    // The main agent's next call sees the sub-agent's answer as the task result, and none of
+    // the sub-agent's messages.
+    let main = requests[3]["messages"].as_array().unwrap();
+    let roles: Vec<&str> = main.iter().map(|m| m["role"].as_str().unwrap()).collect();
+    assert_eq!(roles, ["system", "user", "assistant", "tool"]);
+    assert_eq!(main[3]["content"], "The first line is: alpha");
+    assert!(tool_names(&requests[0]).contains(&"task".to_owned()));
+
+    let events = fx.journal(session.id());
+    let call_id = data(
+        events
+            .iter()
+            .find(|e| e.event_type.as_str() == "assistant.message")
+            .unwrap(),
+    )["toolRequests"][0]["toolCallId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let of_child: Vec<&str> = events
+        .iter()
+        .filter(|e| e.agent_id.as_deref() == Some(call_id.as_str()))
+        .map(|e| e.event_type.as_str())
+        .collect();
+    assert_eq!(
+        of_child,
+        [
+            "subagent.started",
+            "system.message",
+            "user.message",
+            "assistant.turn_start",
+            "assistant.message",
+            "tool.execution_start",
+            "tool.execution_complete",
+            "assistant.turn_end",
+            "assistant.turn_start",
+            "assistant.message",
+            "assistant.turn_end",
+            "subagent.completed",
+        ]
+    );
+    let completed = events
+        .iter()
+        .find(|e| e.event_type.as_str() == "subagent.completed")
+        .unwrap();
+    assert_eq!(data(completed)["totalToolCalls"], 1);
+    let task_result = events
+        .iter()
+        .find(|e| e.event_type.as_str() == "tool.execution_complete" && e.agent_id.is_none())
+        .unwrap();
+    assert_eq!(
+        data(task_result)["result"]["content"],
+        "The first line is: alpha"
+    );
+
+    // Every model request is a recorded turn (two of them the sub-agent's), and the journal
+    // folds back to the main conversation alone.
+    let report = fx.audit_clean(session.id());
+    assert_eq!(report.turns as usize, requests.len(), "{report:#?}");
+    assert_eq!(report.agent_turns.get(&call_id), Some(&2), "{report:#?}");
+    assert_eq!(report.agent_turns.len(), 1);
+    assert!(
+        report
+            .render_table()
+            .contains(&format!("main 2, {call_id} 2"))
+    );
+    let state = turnstile_replay::fold_file(&fx.root.session(session.id()).events).unwrap();
+    let folded = turnstile_loop::session::request_messages(&state.state);
+    assert_eq!(folded.len(), 5, "{folded:#?}");
+}
+
+#[tokio::test]
+async fn a_sub_agent_that_fails_or_is_misnamed_gives_the_main_agent_a_clear_failure() {
+    let script = Script::new()
+        .respond(ScriptedResponse::tool_call("task", task("nope", "x")))
+        .respond(ScriptedResponse::tool_call(
+            "task",
+            task("explore", "edit it"),
+        ))
+        .respond(ScriptedResponse::tool_call(
+            "edit",
+            json!({"path": "a", "old_str": "x", "new_str": "y"}),
+        ))
+        .respond(ScriptedResponse::text("I could not edit."))
+        .respond(ScriptedResponse::text("done"));
+    let fx = Fixture::start(script, |_| {}).await;
+    let session = SessionHandle::create(&fx.root, None, fx.base_parts(|_| {})).unwrap();
+    let (_, done) = session.send("go", SendOptions::default()).unwrap();
+    assert_eq!(done.await.unwrap(), Outcome::Idle);
+    session.shutdown().await.unwrap();
+    let requests = fx.server.requests();
+    assert_eq!(requests.len(), 5);
+    assert_eq!(
+        requests[1]["messages"][3]["content"],
+        "Unknown agent_type: nope. Valid types are: explore, task, general-purpose, code-review, research, security-review"
+    );
+    // The explore agent has no edit tool: its call is answered with the tools it has.
+    assert_eq!(
+        requests[3]["messages"][3]["content"],
+        "Tool 'edit' does not exist. Available tools that can be called are bash, read_bash, stop_bash, list_bash, view, grep, glob."
+    );
+    let report = fx.audit_clean(session.id());
+    assert_eq!(report.turns as usize, requests.len());
+}
+
+fn of_type<'a>(events: &'a [Event], ty: &str) -> Vec<&'a Event> {
+    events
+        .iter()
+        .filter(|e| e.event_type.as_str() == ty)
+        .collect()
+}
+
+#[tokio::test]
+async fn a_failed_model_call_ends_the_sub_agent_and_the_main_agent_reads_why() {
+    let script = Script::new()
+        .respond(ScriptedResponse::tool_call("task", task("explore", "look")))
+        .respond(ScriptedResponse::error_message(400, "bad request"))
+        .respond(ScriptedResponse::text("it failed"));
+    let fx = Fixture::start(script, |_| {}).await;
+    let session = SessionHandle::create(&fx.root, None, fx.base_parts(|_| {})).unwrap();
+    let (_, done) = session.send("go", SendOptions::default()).unwrap();
+    assert_eq!(done.await.unwrap(), Outcome::Idle);
+    session.shutdown().await.unwrap();
+    let requests = fx.server.requests();
+    assert_eq!(requests.len(), 3);
+    let read = requests[2]["messages"][3]["content"].as_str().unwrap();
+    assert!(
+        read.starts_with("The sub-agent's model call failed: "),
+        "{read}"
+    );
+    let events = fx.journal(session.id());
+    let failed = of_type(&events, "subagent.failed");
+    assert_eq!(failed.len(), 1);
+    assert_eq!(data(failed[0])["error"], read);
+    assert!(of_type(&events, "subagent.completed").is_empty());
+    let report = fx.audit_clean(session.id());
+    assert_eq!(report.turns as usize, requests.len());
+}
+
+#[tokio::test]
+async fn an_abort_inside_a_sub_agent_interrupts_it_and_leaves_a_clean_journal() {
+    let script = Script::new()
+        .respond(ScriptedResponse::tool_call("task", task("explore", "wait")))
+        .respond(ScriptedResponse::tool_call(
+            "bash",
+            json!({"command": "touch started; sleep 30", "description": "wait"}),
+        ));
+    let fx = Fixture::start(script, |_| {}).await;
+    let session = SessionHandle::create(&fx.root, None, fx.base_parts(|_| {})).unwrap();
+    let (_, done) = session.send("go", SendOptions::default()).unwrap();
+    let started = fx.work.path().join("started");
+    let waited = tokio::time::timeout(std::time::Duration::from_secs(30), async {
+        while !started.exists() {
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+    })
+    .await;
+    assert!(waited.is_ok(), "the sub-agent's command never started");
+    session.abort();
+    assert_eq!(done.await.unwrap(), Outcome::Aborted);
+    session.shutdown().await.unwrap();
+    let events = fx.journal(session.id());
+    assert_eq!(of_type(&events, "subagent.failed").len(), 1);
+    for complete in of_type(&events, "tool.execution_complete") {
+        assert_eq!(data(complete)["success"], false, "{}", data(complete));
+    }
+    let report = fx.audit_clean(session.id());
+    assert_eq!(report.turns as usize, fx.server.requests().len());
+    // The main conversation folds to a valid history: the task call has its result.
+    let state = turnstile_replay::fold_file(&fx.root.session(session.id()).events).unwrap();
+    let folded = turnstile_loop::session::request_messages(&state.state);
+    let roles: Vec<&str> = folded
+        .iter()
+        .map(|m| match m {
+            turnstile_loop::model::ChatMessage::System { .. } => "system",
+            turnstile_loop::model::ChatMessage::User { .. } => "user",
+            turnstile_loop::model::ChatMessage::Assistant { .. } => "assistant",
+            turnstile_loop::model::ChatMessage::Tool { .. } => "tool",
+        })
+        .collect();
+    assert_eq!(roles, ["system", "user", "assistant", "tool"]);
+}

@@ -1,0 +1,76 @@
+//! A journal the real Copilot runtime wrote with sub-agents (`fixtures/copilot-runtime/
+//! s1-subagents.events.jsonl`: an explore agent, a general-purpose agent, an unknown agent
+//! type): the fold gives the main agent's conversation exactly as the runtime last sent it,
+//! with none of the sub-agents' messages, and the audit finds nothing wrong.
+
+use std::path::PathBuf;
+
+use serde_json::Value;
+use turnstile_replay::{Message, audit_file, fold_file};
+
+fn fixture(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fixtures/copilot-runtime")
+        .join(name)
+}
+
+#[test]
+fn the_main_conversation_folds_without_the_sub_agents() {
+    let folded = fold_file(&fixture("s1-subagents.events.jsonl")).unwrap();
+    let requests: Vec<Value> = serde_json::from_str(
+        &std::fs::read_to_string(fixture("s1-subagents.requests.json")).unwrap(),
+    )
+    .unwrap();
+    // The main agent's last request: everything before its final answer.
+    let last = requests.last().unwrap()["messages"].as_array().unwrap();
+    let conversation = &folded.state.conversation;
+    assert_eq!(conversation.len(), last.len() + 1, "{conversation:#?}");
+    for (message, sent) in conversation.iter().zip(last) {
+        match message {
+            Message::System { .. } => assert_eq!(sent["role"], "system"),
+            Message::User { content, .. } => {
+                assert_eq!(sent["role"], "user");
+                assert_eq!(sent["content"], content.as_str());
+            }
+            Message::Assistant { tool_requests, .. } => {
+                assert_eq!(sent["role"], "assistant");
+                let ids: Vec<&str> = tool_requests
+                    .iter()
+                    .map(|t| t.tool_call_id.as_str())
+                    .collect();
+                let sent_ids: Vec<&str> = sent["tool_calls"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|c| c["id"].as_str().unwrap())
+                    .collect();
+                assert_eq!(ids, sent_ids);
+            }
+            Message::Tool {
+                tool_call_id,
+                content,
+                ..
+            } => {
+                assert_eq!(sent["role"], "tool");
+                assert_eq!(sent["tool_call_id"], tool_call_id.as_str());
+                assert_eq!(sent["content"], content.as_str());
+            }
+            other => panic!("unexpected message {other:?}"),
+        }
+    }
+    assert!(matches!(
+        conversation.last(),
+        Some(Message::Assistant { content, .. }) if content.starts_with("The sub-agents say")
+    ));
+}
+
+#[test]
+fn the_recorded_sub_agents_audit_clean() {
+    let report = audit_file(&fixture("s1-subagents.events.jsonl")).unwrap();
+    assert!(report.violations.is_empty(), "{:#?}", report.violations);
+    // The runtime records only the main agent's turns (its sub-agents' are live only).
+    assert_eq!(report.turns, 4);
+    assert!(report.agent_turns.is_empty());
+    assert_eq!(report.by_type.get("subagent.started"), Some(&2));
+    assert_eq!(report.by_type.get("subagent.completed"), Some(&2));
+}
