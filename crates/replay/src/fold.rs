@@ -417,6 +417,7 @@ impl Folder {
                 if let Some(Shutdown {
                     model_metrics: Some(metrics),
                     total_api_duration_ms,
+                    code_changes,
                 }) = self.lenient::<Shutdown>(line, event)
                 {
                     self.state.usage.at_shutdown = metrics
@@ -425,6 +426,7 @@ impl Folder {
                         .collect();
                     self.state.usage.api_duration_ms_at_shutdown =
                         total_api_duration_ms.unwrap_or(0);
+                    self.state.usage.code_changes_at_shutdown = code_changes.unwrap_or_default();
                 }
             }
             "session.compaction_complete" if main => {
@@ -625,6 +627,7 @@ struct ModelChange {
 struct Shutdown {
     model_metrics: Option<Map<String, Value>>,
     total_api_duration_ms: Option<u64>,
+    code_changes: Option<crate::state::CodeTotals>,
 }
 
 /// `session.compaction_complete` (no typed payload in the journal crate).

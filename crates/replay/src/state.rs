@@ -231,6 +231,37 @@ pub struct Usage {
     /// `totalApiDurationMs` of the last `session.shutdown` (cumulative, like its metrics).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub api_duration_ms_at_shutdown: u64,
+    /// `codeChanges` of the last `session.shutdown` (cumulative, like its metrics).
+    #[serde(default, skip_serializing_if = "CodeTotals::is_empty")]
+    pub code_changes_at_shutdown: CodeTotals,
+}
+
+/// Lines and files the session's file tools changed (`codeChanges` of `session.shutdown`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct CodeTotals {
+    /// Lines added.
+    pub lines_added: u64,
+    /// Lines removed.
+    pub lines_removed: u64,
+    /// Absolute paths of the files changed, in the order they were first changed.
+    pub files_modified: Vec<String>,
+}
+
+impl CodeTotals {
+    /// True when nothing was changed.
+    pub fn is_empty(&self) -> bool {
+        self.lines_added == 0 && self.lines_removed == 0 && self.files_modified.is_empty()
+    }
+
+    /// Adds one change of `path`.
+    pub fn add(&mut self, path: &str, added: u64, removed: u64) {
+        self.lines_added += added;
+        self.lines_removed += removed;
+        if !self.files_modified.iter().any(|p| p == path) {
+            self.files_modified.push(path.to_owned());
+        }
+    }
 }
 
 /// True for 0 (a figure left out of a checkpoint when nothing was recorded).

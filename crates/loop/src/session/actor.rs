@@ -16,6 +16,7 @@ use super::totals::shutdown_payload;
 use super::{Command, LoopError, Outcome, SessionParts, Shared, lock};
 use crate::autopilot::AgentMode;
 use crate::permissions::UrlRules;
+use crate::prompt::tokens;
 use crate::tools::processes::ProcessTable;
 use crate::tools::shells::{LostShell, Shells};
 use crate::tools::sql::SessionDatabase;
@@ -58,7 +59,7 @@ pub(super) struct Actor {
     /// What the session already warned about its MCP tools (each is said once).
     pub(super) mcp_warned: std::collections::HashSet<String>,
     /// This process's model calls, for the totals `session.shutdown` reports.
-    pub(super) process_usage: super::totals::ProcessUsage,
+    pub(super) process_usage: std::sync::Mutex<super::totals::ProcessUsage>,
 }
 
 impl Actor {
@@ -238,10 +239,11 @@ impl Actor {
         }
         // The state's lock is taken once at a time: building the request takes it too.
         let mode = AgentMode::parse(&self.emitter.state().session.mode).unwrap_or_default();
-        let window = self.usage_of(&self.request(mode), false);
+        let estimate = tokens::usage_info(&self.request(mode), self.token_limit(), false);
+        let window = self.calibration.apply(&estimate);
         let payload = shutdown_payload(
             &self.emitter.state(),
-            &self.process_usage,
+            &lock(&self.process_usage),
             &self.parts.config.model,
             &window,
         );

@@ -215,6 +215,7 @@ impl Actor {
             stream: self.parts.config.streaming,
             reasoning_effort: self.parts.config.reasoning_effort.clone(),
             headers,
+            no_tool_calls: false,
         };
         let tool_tokens = crate::prompt::tokens::usage_info(&request, self.token_limit(), false);
         let turn_id = turn.to_string();

@@ -494,6 +494,13 @@ impl Actor {
         result: Result<ToolOutput, ToolFailure>,
     ) -> Result<ToolsEnd, LoopError> {
         let (event, rejected) = completion(call, turn, result);
+        if event.success {
+            super::lock(&self.process_usage).add_file_change(
+                &call.name,
+                &call.arguments_value(),
+                &self.parts.config.cwd,
+            );
+        }
         self.emitter.emit(&event)?;
         Ok(ToolsEnd {
             rejected,

@@ -3,15 +3,16 @@
 //! that ran the session. `assistant.usage` is ephemeral, so nothing on disk holds the calls of
 //! earlier processes but the last `session.shutdown`; its totals (folded into
 //! `Usage::at_shutdown`) plus this process's calls are the new totals. A process killed before
-//! its shutdown leaves nothing, so its calls are not counted, as in the CLI.
+//! its shutdown leaves nothing, so its calls are not counted, as in the CLI. `codeChanges` is
+//! kept the same way: the lines and files the main agent's `create` and `edit` calls changed.
 
 use std::collections::BTreeMap;
 
 use serde_json::{Map, Number, Value, json};
 use turnstile_journal::Timestamp;
-use turnstile_journal::payload::{SessionShutdown, SessionUsageInfo};
+use turnstile_journal::payload::{CodeChanges, SessionShutdown, SessionUsageInfo};
 use turnstile_replay::SessionState;
-use turnstile_replay::state::{ModelUsage, TokenCounts};
+use turnstile_replay::state::{CodeTotals, ModelUsage, TokenCounts};
 
 use crate::model::Usage;
 
@@ -20,6 +21,7 @@ use crate::model::Usage;
 pub(super) struct ProcessUsage {
     by_model: BTreeMap<String, ModelUsage>,
     api_duration_ms: u64,
+    code: CodeTotals,
 }
 
 impl ProcessUsage {
@@ -36,6 +38,24 @@ impl ProcessUsage {
         self.api_duration_ms += usage.duration_ms;
     }
 
+    /// Counts what a successful `create` or `edit` call changed (`args` as the model sent
+    /// them; `cwd` resolves a relative path). Lines are counted as the texts' lines: a
+    /// created file's, and an edit's replaced and replacing text.
+    pub(super) fn add_file_change(&mut self, tool: &str, args: &Value, cwd: &std::path::Path) {
+        let text = |key: &str| args.get(key).and_then(Value::as_str).unwrap_or("");
+        let (added, removed) = match tool {
+            "create" => (lines(text("file_text")), 0),
+            "edit" => (lines(text("new_str")), lines(text("old_str"))),
+            _ => return,
+        };
+        let Some(path) = args.get("path").and_then(Value::as_str) else {
+            return;
+        };
+        let cwd = std::path::absolute(cwd).unwrap_or_else(|_| cwd.to_path_buf());
+        let path = crate::tools::paths::normalize(&cwd.join(path));
+        self.code.add(&path.display().to_string(), added, removed);
+    }
+
     /// The session's totals: the last shutdown's, plus this process's calls.
     fn totals(&self, state: &SessionState) -> BTreeMap<String, ModelUsage> {
         let mut all = state.usage.at_shutdown.clone();
@@ -46,6 +66,11 @@ impl ProcessUsage {
         }
         all
     }
+}
+
+/// Lines of a text, a last line without a newline included.
+fn lines(text: &str) -> u64 {
+    text.lines().count() as u64
 }
 
 fn add(sum: &mut TokenCounts, more: &TokenCounts) {
@@ -89,8 +114,19 @@ pub(super) fn shutdown_payload(
         .as_deref()
         .and_then(|t| Timestamp::parse(t).ok())
         .map_or(0, |t| t.millis().max(0) as u64);
+    let mut code = state.usage.code_changes_at_shutdown.clone();
+    for path in &process.code.files_modified {
+        code.add(path, 0, 0);
+    }
+    code.lines_added += process.code.lines_added;
+    code.lines_removed += process.code.lines_removed;
     SessionShutdown {
         shutdown_type: "routine".into(),
+        code_changes: CodeChanges {
+            lines_added: code.lines_added,
+            lines_removed: code.lines_removed,
+            files_modified: code.files_modified,
+        },
         // turnstile bills nothing: the CLI writes 0 for a model it does not bill.
         total_premium_requests: Some(Number::from(0)),
         total_nano_aiu: Some(Number::from(0)),
@@ -160,6 +196,29 @@ mod tests {
             .map(String::as_str)
             .collect();
         assert_eq!(keys, ["requests", "usage", "totalNanoAiu"]);
+    }
+
+    #[test]
+    fn file_changes_add_to_the_last_shutdown() {
+        let mut state = SessionState::default();
+        state.usage.code_changes_at_shutdown.add("/p/a.txt", 2, 0);
+        let mut process = ProcessUsage::default();
+        let cwd = std::path::Path::new("/p");
+        process.add_file_change(
+            "create",
+            &serde_json::json!({"path": "b.txt", "file_text": "x\ny\nz"}),
+            cwd,
+        );
+        process.add_file_change(
+            "edit",
+            &serde_json::json!({"path": "/p/a.txt", "old_str": "one", "new_str": "two\nlines\n"}),
+            cwd,
+        );
+        process.add_file_change("view", &serde_json::json!({"path": "c.txt"}), cwd);
+        let p = shutdown_payload(&state, &process, "m", &SessionUsageInfo::default());
+        assert_eq!(p.code_changes.lines_added, 2 + 3 + 2);
+        assert_eq!(p.code_changes.lines_removed, 1);
+        assert_eq!(p.code_changes.files_modified, ["/p/a.txt", "/p/b.txt"]);
     }
 
     #[test]

@@ -125,7 +125,7 @@ impl Actor {
                 api_endpoint: self.parts.provider.api_endpoint(),
             };
             self.emitter.emit(&call.event())?;
-            self.process_usage.add_call(&model, usage);
+            super::lock(&self.process_usage).add_call(&model, usage);
         }
         self.emitter.emit(&AssistantMessage {
             message_id: assistant_message_id,
