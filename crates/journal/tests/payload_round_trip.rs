@@ -10,7 +10,7 @@ use turnstile_journal::payload::*;
 use turnstile_journal::{Event, EventError, EventType};
 
 /// The event types that must have a payload struct.
-const TYPED: [&str; 41] = [
+const TYPED: [&str; 43] = [
     "session.start",
     "session.resume",
     "session.error",
@@ -52,6 +52,8 @@ const TYPED: [&str; 41] = [
     "session.mcp_server_status_changed",
     "session.mcp_servers_loaded",
     "mcp.tools.list_changed",
+    "session.skills_loaded",
+    "skill.invoked",
 ];
 
 fn fixtures() -> PathBuf {
@@ -68,8 +70,8 @@ fn recordings() -> Vec<PathBuf> {
     files.sort();
     assert_eq!(
         files.len(),
-        6,
-        "expected the six runtime recordings: {files:?}"
+        7,
+        "expected the seven runtime recordings: {files:?}"
     );
     files
 }
@@ -396,6 +398,30 @@ fn constructed() -> Vec<TypedEvent> {
                 transport: Some("http".into()),
                 ..Default::default()
             }],
+        }
+        .into(),
+        SessionSkillsLoaded {
+            skills: vec![SkillSummary {
+                name: "demo".into(),
+                command_name: Some("demo".into()),
+                description: "A demo skill".into(),
+                source: "custom".into(),
+                user_invocable: true,
+                enabled: true,
+                path: Some("/skills/demo/SKILL.md".into()),
+                argument_hint: None,
+            }],
+        }
+        .into(),
+        SkillInvoked {
+            name: "demo".into(),
+            path: "/skills/demo/SKILL.md".into(),
+            content: "Say DEMO when asked.\n".into(),
+            source: Some("custom".into()),
+            description: Some("A demo skill".into()),
+            trigger: Some("agent-invoked".into()),
+            model: Some("gpt-4.1".into()),
+            ..Default::default()
         }
         .into(),
         PendingMessagesModified {}.into(),

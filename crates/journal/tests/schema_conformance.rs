@@ -404,6 +404,30 @@ fn realistic_events() -> Vec<Event> {
             }],
         }
         .into(),
+        SessionSkillsLoaded {
+            skills: vec![SkillSummary {
+                name: "demo".into(),
+                command_name: Some("demo".into()),
+                description: "A demo skill".into(),
+                source: "custom".into(),
+                user_invocable: true,
+                enabled: true,
+                path: Some("/skills/demo/SKILL.md".into()),
+                argument_hint: None,
+            }],
+        }
+        .into(),
+        SkillInvoked {
+            name: "demo".into(),
+            path: "/skills/demo/SKILL.md".into(),
+            content: "Say DEMO when asked.\n".into(),
+            source: Some("custom".into()),
+            description: Some("A demo skill".into()),
+            trigger: Some("agent-invoked".into()),
+            model: Some("gpt-4.1".into()),
+            ..Default::default()
+        }
+        .into(),
         PendingMessagesModified {}.into(),
         SessionTodosChanged {}.into(),
         ModelCallStart { turn_id: "0".into(), model: Some("gpt-4.1".into()), ..Default::default() }.into(),
@@ -453,7 +477,7 @@ fn a_realistic_event_of_each_typed_payload_conforms() {
     let covered: BTreeSet<&str> = events.iter().map(|e| e.event_type.as_str()).collect();
     let expected: BTreeSet<&str> = TypedEvent::TYPES.iter().copied().collect();
     assert_eq!(covered, expected, "one realistic event per typed payload");
-    assert_eq!(expected.len(), 41);
+    assert_eq!(expected.len(), 43);
 
     for event in &events {
         let line = line_of(event);
@@ -477,7 +501,7 @@ fn recordings_validate_except_for_known_runtime_deviations() {
         .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
         .collect();
     files.sort();
-    assert_eq!(files.len(), 6);
+    assert_eq!(files.len(), 7);
 
     let mut valid = 0;
     let mut unknown_types = 0;

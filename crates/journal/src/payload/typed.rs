@@ -111,6 +111,8 @@ typed_events!(
     McpServerStatusChanged,
     McpServersLoaded,
     McpToolsListChanged,
+    SessionSkillsLoaded,
+    SkillInvoked,
 );
 
 impl TypedEvent {
