@@ -107,6 +107,15 @@ async fn a_loaded_skill_reaches_the_model_after_its_result_and_survives_a_resume
     assert_eq!(context["source"], "skill-demo");
 
     let requests = fx.server.requests();
+    let system = requests[0]["messages"][0]["content"].as_str().unwrap();
+    assert!(
+        system.contains("<available_skills>\n<skill>\n  <name>demo</name>\n  <description>A demo skill</description>"),
+        "{system}"
+    );
+    assert!(
+        !system.contains("<name>off</name>"),
+        "a disabled skill is not listed"
+    );
     let after = messages(&requests[1]);
     let n = after.len();
     assert_eq!(after[n - 2]["role"], "tool");
