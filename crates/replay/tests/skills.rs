@@ -41,4 +41,6 @@ fn the_skill_message_starts_no_interaction() {
     let state = fold(&all);
     assert_eq!(state.counts.turns, 5);
     assert_eq!(report.turns, 5);
+    // One prompt: the skill's context is not counted as another.
+    assert_eq!(state.counts.user_messages, 1);
 }
