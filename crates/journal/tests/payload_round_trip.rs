@@ -10,7 +10,7 @@ use turnstile_journal::payload::*;
 use turnstile_journal::{Event, EventError, EventType};
 
 /// The event types that must have a payload struct.
-const TYPED: [&str; 43] = [
+const TYPED: [&str; 44] = [
     "session.start",
     "session.resume",
     "session.error",
@@ -54,6 +54,7 @@ const TYPED: [&str; 43] = [
     "mcp.tools.list_changed",
     "session.skills_loaded",
     "skill.invoked",
+    "system.notification",
 ];
 
 fn fixtures() -> PathBuf {
@@ -422,6 +423,11 @@ fn constructed() -> Vec<TypedEvent> {
             trigger: Some("agent-invoked".into()),
             model: Some("gpt-4.1".into()),
             ..Default::default()
+        }
+        .into(),
+        SystemNotification {
+            content: "<system_notification>\nShell command \"Wait then fail\" (shellId: 0) has exited with exit code 4. Use read_bash with shellId \"0\" to retrieve the output.\n</system_notification>".into(),
+            kind: serde_json::json!({"type": "shell_completed", "shellId": "0", "exitCode": 4, "description": "Wait then fail"}),
         }
         .into(),
         PendingMessagesModified {}.into(),

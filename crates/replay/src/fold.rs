@@ -13,7 +13,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 use turnstile_journal::payload::{
     AssistantMessage, AssistantUsage, Payload, SKILL_SOURCE_PREFIX, SessionBinaryAsset,
-    SessionError, SessionResume, SessionStart, SnapshotRewind, SystemMessage,
+    SessionError, SessionResume, SessionStart, SnapshotRewind, SystemMessage, SystemNotification,
     ToolExecutionComplete, UserMessage,
 };
 use turnstile_journal::{Event, LiveMark, REWIND_MARKER, Record, Uuid};
@@ -346,6 +346,18 @@ impl Folder {
                         self.conversation()
                             .push(Message::Developer { content: p.content });
                     }
+                }
+            }
+            // What the runtime tells the model on its own reaches it as a user message.
+            "system.notification" if main => {
+                if let Some(p) = self.payload::<SystemNotification>(line, event) {
+                    self.conversation().push(Message::User {
+                        content: p.content,
+                        typed: None,
+                        autopilot_continuation: false,
+                        message_id: None,
+                        attachments: Vec::new(),
+                    });
                 }
             }
             "user.message" if main => {

@@ -113,6 +113,7 @@ typed_events!(
     McpToolsListChanged,
     SessionSkillsLoaded,
     SkillInvoked,
+    SystemNotification,
 );
 
 impl TypedEvent {
