@@ -603,6 +603,42 @@ export const SCENARIOS = {
     await session.disconnect();
   },
 
+  // Skills from the SDK's skillDirectories: one enabled, one disabled, one without front
+  // matter; the model loads the enabled one, the disabled one, an unknown one and none. A
+  // second session with no skill directory and the built-in skills disabled shows whether
+  // the `skill` tool is offered with no skill at all.
+  async skill(run) {
+    await run.model("skill.json");
+    const skills = join(run.scratch, "skills");
+    const write = (name, text) => {
+      mkdirSync(join(skills, name), { recursive: true });
+      writeFileSync(join(skills, name, "SKILL.md"), text);
+    };
+    write("demo", "---\nname: demo\ndescription: A demo skill\n---\n\nSay DEMO when asked.\n");
+    write("off", "---\nname: off\ndescription: A disabled skill\n---\nNever used.\n");
+    write("bad", "No front matter here.\n");
+    const client = run.client();
+    const session = await client.createSession(
+      run.options("main", { onPermissionRequest: approveAll, skillDirectories: [skills], disabledSkills: ["off"] }),
+    );
+    run.session("main", session.sessionId);
+    const answer = await session.sendAndWait("Use the skills", GUARD);
+    run.observe("answer", answer?.data?.content ?? null);
+    run.observe("tool result texts", toolResultTexts(run.events.main));
+    run.observe(
+      "skills loaded",
+      run.events.main.filter((e) => e.type === "session.skills_loaded").map((e) => e.data.skills.map((s) => `${s.name}:${s.source}:${s.enabled}`)),
+    );
+    await session.disconnect();
+    const bare = await client.createSession(
+      run.options("bare", { onPermissionRequest: approveAll, disabledSkills: ["customize-cloud-agent", "github-pr-media"] }),
+    );
+    run.session("bare", bare.sessionId);
+    await bare.sendAndWait("Say hi", GUARD);
+    run.observe("tools offered", run.requests().map((r) => (r.body?.tools ?? []).map((t) => t.function?.name).filter((n) => n === "skill")));
+    await bare.disconnect();
+  },
+
   // web_fetch: private and link-local targets refused, then pages of a local HTTP server.
   // Both engines refuse loopback by default; the CLI is let through by its
   // COPILOT_WEB_FETCH_ALLOW_LOCALHOST switch, turnstile by naming the host (--allow-url).

@@ -10,7 +10,7 @@ use turnstile_journal::payload::*;
 use turnstile_journal::{Event, EventError, EventType};
 
 /// The event types that must have a payload struct.
-const TYPED: [&str; 44] = [
+const TYPED: [&str; 47] = [
     "session.start",
     "session.resume",
     "session.error",
@@ -55,6 +55,9 @@ const TYPED: [&str; 44] = [
     "subagent.started",
     "subagent.completed",
     "subagent.failed",
+    "session.skills_loaded",
+    "skill.invoked",
+    "system.notification",
 ];
 
 fn fixtures() -> PathBuf {
@@ -399,6 +402,35 @@ fn constructed() -> Vec<TypedEvent> {
                 transport: Some("http".into()),
                 ..Default::default()
             }],
+        }
+        .into(),
+        SessionSkillsLoaded {
+            skills: vec![SkillSummary {
+                name: "demo".into(),
+                command_name: Some("demo".into()),
+                description: "A demo skill".into(),
+                source: "custom".into(),
+                user_invocable: true,
+                enabled: true,
+                path: Some("/skills/demo/SKILL.md".into()),
+                argument_hint: None,
+            }],
+        }
+        .into(),
+        SkillInvoked {
+            name: "demo".into(),
+            path: "/skills/demo/SKILL.md".into(),
+            content: "Say DEMO when asked.\n".into(),
+            source: Some("custom".into()),
+            description: Some("A demo skill".into()),
+            trigger: Some("agent-invoked".into()),
+            model: Some("gpt-4.1".into()),
+            ..Default::default()
+        }
+        .into(),
+        SystemNotification {
+            content: "<system_notification>\nShell command \"Wait then fail\" (shellId: 0) has exited with exit code 4. Use read_bash with shellId \"0\" to retrieve the output.\n</system_notification>".into(),
+            kind: serde_json::json!({"type": "shell_completed", "shellId": "0", "exitCode": 4, "description": "Wait then fail"}),
         }
         .into(),
         PendingMessagesModified {}.into(),

@@ -436,6 +436,35 @@ fn realistic_events() -> Vec<Event> {
             }],
         }
         .into(),
+        SessionSkillsLoaded {
+            skills: vec![SkillSummary {
+                name: "demo".into(),
+                command_name: Some("demo".into()),
+                description: "A demo skill".into(),
+                source: "custom".into(),
+                user_invocable: true,
+                enabled: true,
+                path: Some("/skills/demo/SKILL.md".into()),
+                argument_hint: None,
+            }],
+        }
+        .into(),
+        SkillInvoked {
+            name: "demo".into(),
+            path: "/skills/demo/SKILL.md".into(),
+            content: "Say DEMO when asked.\n".into(),
+            source: Some("custom".into()),
+            description: Some("A demo skill".into()),
+            trigger: Some("agent-invoked".into()),
+            model: Some("gpt-4.1".into()),
+            ..Default::default()
+        }
+        .into(),
+        SystemNotification {
+            content: "<system_notification>\nShell command \"Wait then fail\" (shellId: 0) has exited with exit code 4. Use read_bash with shellId \"0\" to retrieve the output.\n</system_notification>".into(),
+            kind: serde_json::json!({"type": "shell_completed", "shellId": "0", "exitCode": 4, "description": "Wait then fail"}),
+        }
+        .into(),
         PendingMessagesModified {}.into(),
         SessionTodosChanged {}.into(),
         ModelCallStart { turn_id: "0".into(), model: Some("gpt-4.1".into()), ..Default::default() }.into(),
@@ -485,7 +514,7 @@ fn a_realistic_event_of_each_typed_payload_conforms() {
     let covered: BTreeSet<&str> = events.iter().map(|e| e.event_type.as_str()).collect();
     let expected: BTreeSet<&str> = TypedEvent::TYPES.iter().copied().collect();
     assert_eq!(covered, expected, "one realistic event per typed payload");
-    assert_eq!(expected.len(), 44);
+    assert_eq!(expected.len(), 47);
 
     for event in &events {
         let line = line_of(event);

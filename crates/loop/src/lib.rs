@@ -13,6 +13,7 @@ pub mod model;
 pub mod permissions;
 pub mod prompt;
 pub mod session;
+pub mod skills;
 pub mod tools;
 
 pub use autopilot::AgentMode;

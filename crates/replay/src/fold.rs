@@ -12,8 +12,9 @@ use std::path::Path;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 use turnstile_journal::payload::{
-    AssistantMessage, AssistantUsage, Payload, SessionBinaryAsset, SessionError, SessionResume,
-    SessionStart, SnapshotRewind, SystemMessage, ToolExecutionComplete, UserMessage,
+    AssistantMessage, AssistantUsage, Payload, SKILL_SOURCE_PREFIX, SessionBinaryAsset,
+    SessionError, SessionResume, SessionStart, SnapshotRewind, SystemMessage, SystemNotification,
+    ToolExecutionComplete, UserMessage,
 };
 use turnstile_journal::{Event, LiveMark, REWIND_MARKER, Record, Uuid};
 
@@ -347,12 +348,42 @@ impl Folder {
                     }
                 }
             }
+            // What the runtime tells the model on its own reaches it as a user message.
+            "system.notification" if main => {
+                if let Some(p) = self.payload::<SystemNotification>(line, event) {
+                    self.conversation().push(Message::User {
+                        content: p.content,
+                        typed: None,
+                        autopilot_continuation: false,
+                        message_id: None,
+                        attachments: Vec::new(),
+                    });
+                }
+            }
             "user.message" if main => {
+                let parsed = self.payload::<UserMessage>(line, event);
+                // A loaded skill's context joins the running turn, after its tool result.
+                if let Some(p) = &parsed
+                    && p.source
+                        .as_deref()
+                        .is_some_and(|s| s.starts_with(SKILL_SOURCE_PREFIX))
+                {
+                    let content = p.content.clone();
+                    let message_id = p.message_id.clone();
+                    self.conversation().push(Message::User {
+                        content,
+                        typed: None,
+                        autopilot_continuation: false,
+                        message_id,
+                        attachments: Vec::new(),
+                    });
+                    return;
+                }
                 let mut hidden = std::mem::take(&mut self.state.hidden);
                 self.conversation().restore(&mut hidden);
                 self.apply_pending_compaction();
                 self.state.interaction_turns = 0;
-                if let Some(p) = self.payload::<UserMessage>(line, event) {
+                if let Some(p) = parsed {
                     self.state.interaction_id = p.interaction_id.clone();
                     let (content, typed) = match p.transformed_content {
                         Some(sent) if sent != p.content => (sent, Some(p.content)),

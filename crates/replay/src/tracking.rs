@@ -110,6 +110,10 @@ pub(crate) fn track(
     d: &Fields,
     store: &Store,
 ) -> Step {
+    // A skill's context joins the running turn: it neither starts nor ends anything.
+    if kind == Kind::UserMessage && d.skill_context {
+        return Step::Plain;
+    }
     let abandoned = match kind {
         Kind::TurnStart | Kind::UserMessage => open.abandon_left_over(),
         _ => None,

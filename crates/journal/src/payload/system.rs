@@ -36,3 +36,16 @@ pub struct SystemMessageMetadata {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub variables: Option<Map<String, Value>>,
 }
+
+/// `system.notification` (persisted): the runtime tells the model of something that happened
+/// on its own, e.g. a background shell that ended; the model reads `content` as a user message.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SystemNotification {
+    /// The text the model reads (`<system_notification>…</system_notification>`).
+    pub content: String,
+    /// What caused it, e.g. `{type: "shell_completed", shellId, exitCode, description}` (a
+    /// tagged union; kept raw).
+    pub kind: Value,
+}
+payload!(SystemNotification, "system.notification");

@@ -114,6 +114,9 @@ typed_events!(
     SubagentStarted,
     SubagentCompleted,
     SubagentFailed,
+    SessionSkillsLoaded,
+    SkillInvoked,
+    SystemNotification,
 );
 
 impl TypedEvent {

@@ -25,6 +25,8 @@ pub struct PromptContext {
     pub engine_version: String,
     /// Names of the tools offered to the model, in offer order.
     pub tools: Vec<String>,
+    /// The enabled skills the `skill` tool loads, as (name, description), in order.
+    pub skills: Vec<(String, String)>,
     /// Instructions found in the repository.
     pub custom_instructions: Vec<CustomInstructions>,
     /// The client's additional instructions (append-mode content, unknown sections).
@@ -52,6 +54,7 @@ impl PromptContext {
             model: model.to_owned(),
             engine_version: env!("CARGO_PKG_VERSION").to_owned(),
             tools,
+            skills: Vec::new(),
             custom_instructions: INSTRUCTION_FILES
                 .iter()
                 .filter_map(|name| read_instructions(&cwd.join(name)))

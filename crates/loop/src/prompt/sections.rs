@@ -239,6 +239,25 @@ fn tool_notes(ctx: &PromptContext) -> String {
         .iter()
         .filter(|(name, _)| ctx.tools.iter().any(|t| t == name))
         .map(|(_, note)| format!("* {note}"))
+        .chain(skill_note(ctx))
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+/// The skills `skill` loads, in the `<available_skills>` block the tool's description names
+/// (the runtime lists them the same way); none when the tool is not offered.
+fn skill_note(ctx: &PromptContext) -> Option<String> {
+    if ctx.skills.is_empty() || !ctx.tools.iter().any(|t| t == "skill") {
+        return None;
+    }
+    let mut out = String::from(
+        "* skill: loads one of these skills when it fits the task, before anything else:\n<available_skills>",
+    );
+    for (name, description) in &ctx.skills {
+        out.push_str(&format!(
+            "\n<skill>\n  <name>{name}</name>\n  <description>{description}</description>\n  <location>custom</location>\n</skill>"
+        ));
+    }
+    out.push_str("\n</available_skills>");
+    Some(out)
 }

@@ -7,7 +7,7 @@ use serde_json::json;
 use tokio::sync::mpsc;
 use turnstile_journal::Uuid;
 use turnstile_journal::payload::{
-    AssistantIdle, PendingMessagesModified, SessionIdle, SessionWarning,
+    AssistantIdle, PendingMessagesModified, SessionIdle, SessionSkillsLoaded, SessionWarning,
 };
 
 use super::emitter::Emitter;
@@ -113,7 +113,7 @@ impl Actor {
         };
         self.hook_notify("sessionStart", json!({"source": source}))
             .await;
-        if let Err(e) = self.announce_mcp() {
+        if let Err(e) = self.announce_skills().and_then(|()| self.announce_mcp()) {
             tracing::error!(session = %self.id, error = %e, "journal failure; the session stops");
             return;
         }
@@ -218,6 +218,25 @@ impl Actor {
         if let Some(done) = shutdown_reply {
             let _ = done.send(result);
         }
+    }
+
+    /// The session's skills (`session.skills_loaded`, when it has any) and a warning for each
+    /// skill file that could not be loaded.
+    fn announce_skills(&self) -> Result<(), LoopError> {
+        let config = &self.parts.config;
+        if !config.skills.all().is_empty() {
+            self.emitter.emit(&SessionSkillsLoaded {
+                skills: config.skills.summaries(),
+            })?;
+        }
+        for warning in &config.skill_warnings {
+            self.emitter.emit(&SessionWarning {
+                warning_type: "skills".into(),
+                message: warning.to_string(),
+                ..Default::default()
+            })?;
+        }
+        Ok(())
     }
 
     async fn shutdown(self) -> Result<(), LoopError> {

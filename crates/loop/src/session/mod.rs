@@ -98,6 +98,11 @@ pub struct SessionConfig {
     /// `SessionParts::tools` (and follows their changes), announces their status at the
     /// start and stops them with it.
     pub mcp: Option<Arc<turnstile_mcp::McpHost>>,
+    /// The skills of the SDK's `skillDirectories` (listed in `session.skills_loaded` at the
+    /// start); the `skill` tool in `SessionParts::tools` loads them.
+    pub skills: Arc<crate::skills::SkillSet>,
+    /// The skill files that could not be loaded, each recorded as a `session.warning`.
+    pub skill_warnings: Vec<crate::skills::SkillWarning>,
 }
 
 impl SessionConfig {
@@ -122,6 +127,8 @@ impl SessionConfig {
             skip_custom_instructions: false,
             journal_sink: None,
             mcp: None,
+            skills: Arc::default(),
+            skill_warnings: Vec::new(),
         }
     }
 }

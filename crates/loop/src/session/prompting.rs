@@ -126,6 +126,15 @@ impl Actor {
                 if self.parts.config.skip_custom_instructions {
                     ctx.custom_instructions.clear();
                 }
+                ctx.skills = self
+                    .parts
+                    .config
+                    .skills
+                    .all()
+                    .iter()
+                    .filter(|s| s.enabled)
+                    .map(|s| (s.name.clone(), s.description.clone()))
+                    .collect();
                 let transformer = self.parts.section_transformer.clone();
                 build_system_prompt(
                     &self.parts.config.system_message,

@@ -12,8 +12,9 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use turnstile_journal::Uuid;
 use turnstile_journal::payload::{
-    ExternalToolCompleted, ExternalToolRequested, SessionTaskComplete, SessionTodosChanged,
-    ToolError, ToolExecutionComplete, ToolExecutionPartialResult, ToolExecutionStart, ToolResult,
+    ExternalToolCompleted, ExternalToolRequested, SKILL_SOURCE_PREFIX, SessionTaskComplete,
+    SessionTodosChanged, SkillInvoked, ToolError, ToolExecutionComplete,
+    ToolExecutionPartialResult, ToolExecutionStart, ToolResult, UserMessage,
 };
 use turnstile_replay::resume_plan::{INTERRUPTED_CODE, INTERRUPTED_MESSAGE};
 
@@ -25,6 +26,7 @@ use super::permission::{REJECTED_CODE, custom_tool_ask, denied_by_rules, denied_
 use crate::client::ExternalToolCall;
 use crate::model::ToolCall;
 use crate::permissions::Unasked;
+use crate::skills::{CUSTOM_SOURCE, Skill};
 use crate::tools::asks::FurtherAsk;
 use crate::tools::events::ToolEvent;
 use crate::tools::{Tool, ToolContext, ToolFailure, ToolOutput, ToolSpec};
@@ -54,6 +56,8 @@ pub(super) struct Finished {
     pub(super) interrupted: bool,
     /// The summary of a successful `task_complete`.
     task_summary: Option<String>,
+    /// The skills a successful `skill` call loaded (recorded after its completion).
+    skills: Vec<Skill>,
 }
 
 impl Finished {
@@ -62,6 +66,7 @@ impl Finished {
             result,
             interrupted: false,
             task_summary: None,
+            skills: Vec::new(),
         }
     }
 
@@ -70,6 +75,7 @@ impl Finished {
             result: Err(interrupted()),
             interrupted: true,
             task_summary: None,
+            skills: Vec::new(),
         }
     }
 }
@@ -168,8 +174,14 @@ impl Actor {
                 self.abort_event()?;
                 end.aborted = true;
             }
+            let succeeded = finished.result.is_ok();
             let one = self.complete_tool(call, turn, finished.result)?;
             end.rejected |= one.rejected;
+            if succeeded {
+                for skill in finished.skills {
+                    self.skill_invoked(&skill, turn)?;
+                }
+            }
             if let Some(summary) = finished.task_summary {
                 self.emitter.emit(&SessionTaskComplete {
                     summary: Some(summary),
@@ -366,6 +378,7 @@ impl Actor {
         ctx.events = Some(events_tx);
         let (subagents_tx, mut subagents_rx) = mpsc::unbounded_channel();
         ctx.subagents = Some(subagents_tx);
+        let mut skills = Vec::new();
         let mut result = {
             let run = tool.run(args.clone(), &ctx);
             tokio::pin!(run);
@@ -381,7 +394,7 @@ impl Actor {
                         let answer = denial.map_or(Ok(()), Err);
                         let _ = further.reply.send(answer);
                     }
-                    Some(event) = events_rx.recv() => self.tool_event(event)?,
+                    Some(event) = events_rx.recv() => skills.extend(self.tool_event(event)?.map(|s| *s)),
                     // `task`: the sub-agent's loop runs here, in the session (boxed: its
                     // own tool calls come back through this function).
                     Some(request) = subagents_rx.recv() => {
@@ -394,7 +407,7 @@ impl Actor {
         };
         // What the call sent just before it ended still precedes its completion.
         while let Ok(event) = events_rx.try_recv() {
-            self.tool_event(event)?;
+            skills.extend(self.tool_event(event)?.map(|s| *s));
         }
         if msg.cancel.is_cancelled() {
             return Ok(Finished::interrupted());
@@ -422,14 +435,39 @@ impl Actor {
             result,
             interrupted: false,
             task_summary,
+            skills,
         })
     }
 
-    /// Records an event a running tool caused.
-    fn tool_event(&self, event: ToolEvent) -> Result<(), LoopError> {
+    /// Records an event a running tool caused; a loaded skill is handed back, since its
+    /// events follow the call's completion.
+    fn tool_event(&self, event: ToolEvent) -> Result<Option<Box<Skill>>, LoopError> {
         match event {
             ToolEvent::TodosChanged => self.emitter.emit(&SessionTodosChanged {})?,
+            ToolEvent::SkillInvoked(skill) => return Ok(Some(skill)),
         };
+        Ok(None)
+    }
+
+    /// Records a loaded skill the runtime's way: `skill.invoked`, then its context as a
+    /// `user.message` from `skill-<name>` that the model reads after the tool results.
+    fn skill_invoked(&self, skill: &Skill, turn: &Turn<'_, '_>) -> Result<(), LoopError> {
+        self.emitter.emit(&SkillInvoked {
+            name: skill.name.clone(),
+            path: skill.path.display().to_string(),
+            content: skill.body.clone(),
+            source: Some(CUSTOM_SOURCE.into()),
+            description: Some(skill.description.clone()),
+            trigger: Some("agent-invoked".into()),
+            model: Some(turn.model.to_owned()),
+            ..Default::default()
+        })?;
+        self.emitter.emit(&UserMessage {
+            content: skill.context(),
+            source: Some(format!("{SKILL_SOURCE_PREFIX}{}", skill.name)),
+            interaction_id: Some(turn.msg.interaction_id.clone()),
+            ..Default::default()
+        })?;
         Ok(())
     }
 

@@ -7,10 +7,13 @@ use tokio::sync::mpsc;
 use super::ToolContext;
 
 /// A session event a tool may cause.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ToolEvent {
     /// A statement wrote the `todos` or `todo_deps` table (`session.todos_changed`).
     TodosChanged,
+    /// `skill` loaded this skill: after the call's completion the loop records
+    /// `skill.invoked` and the skill's context as a user message.
+    SkillInvoked(Box<crate::skills::Skill>),
 }
 
 /// Where a running call sends its events.

@@ -1,6 +1,6 @@
 //! The tool layer: the `Tool` trait, the values tools exchange with the loop,
 //! the registry and the built-in tools (`bash`, `read_bash`, `stop_bash`, `list_bash`,
-//! `view`, `create`, `edit`, `web_fetch`, `sql`, `grep`, `glob`, `task`, `task_complete`), and the adapter of MCP servers'
+//! `view`, `create`, `edit`, `web_fetch`, `skill`, `sql`, `grep`, `glob`, `task`, `task_complete`), and the adapter of MCP servers'
 //! tools (`mcp`).
 //!
 //! Names, parameters and result texts follow the Copilot runtime
@@ -30,6 +30,7 @@ pub mod read_bash;
 mod registry;
 pub mod shell;
 pub mod shells;
+pub mod skill;
 pub mod sql;
 pub mod stop_bash;
 pub mod task;

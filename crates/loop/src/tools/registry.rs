@@ -5,8 +5,8 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::{
-    Tool, ToolSpec, bash, create, edit, glob, grep, list_bash, read_bash, sql, stop_bash, task,
-    task_complete, view, web_fetch,
+    Tool, ToolSpec, bash, create, edit, glob, grep, list_bash, read_bash, skill, sql, stop_bash,
+    task, task_complete, view, web_fetch,
 };
 
 /// The tools of a session, looked up by name; keeps registration order so the
@@ -43,6 +43,22 @@ impl ToolRegistry {
             registry.register(Box::new(task_complete::TaskCompleteTool));
         }
         registry
+    }
+
+    /// Offers `skill` over `skills` at the runtime's place (after `web_fetch`), when a skill
+    /// is enabled: the runtime does not offer the tool without one.
+    pub fn offer_skills(&mut self, skills: Arc<crate::skills::SkillSet>) {
+        if !skills.any_enabled() {
+            return;
+        }
+        let tool: Arc<dyn Tool> = Arc::new(skill::SkillTool::new(skills));
+        self.unregister("skill");
+        let at = self
+            .tools
+            .iter()
+            .position(|t| t.name() == "web_fetch")
+            .map_or(self.tools.len(), |i| i + 1);
+        self.tools.insert(at, tool);
     }
 
     /// Adds a tool; one with the same name is replaced in place (so an SDK
@@ -151,6 +167,26 @@ mod tests {
             registry.unknown_tool_message("read_file"),
             "Tool 'read_file' does not exist. Available tools that can be called are bash, read_bash, stop_bash, list_bash, view, create, edit, web_fetch, sql, grep, glob, task."
         );
+    }
+
+    #[test]
+    fn skill_is_offered_after_web_fetch_only_with_an_enabled_skill() {
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(tmp.path().join("a")).unwrap();
+        std::fs::write(
+            tmp.path().join("a/SKILL.md"),
+            "---\nname: a\ndescription: A\n---\nx\n",
+        )
+        .unwrap();
+        let dirs = [tmp.path().to_path_buf()];
+        let mut registry = ToolRegistry::builtin(false);
+        registry.offer_skills(Arc::new(
+            crate::skills::SkillSet::load(&dirs, &["a".into()]).0,
+        ));
+        assert!(registry.get("skill").is_none());
+        registry.offer_skills(Arc::new(crate::skills::SkillSet::load(&dirs, &[]).0));
+        assert_eq!(registry.names()[7..10], ["web_fetch", "skill", "sql"]);
+        assert_eq!(registry.len(), 12);
     }
 
     #[test]

@@ -120,7 +120,7 @@ impl Kind {
         match self {
             Kind::TurnStart => matches!(key, TurnId | InteractionId),
             Kind::TurnEnd => matches!(key, TurnId),
-            Kind::UserMessage => matches!(key, IsAutopilotContinuation),
+            Kind::UserMessage => matches!(key, IsAutopilotContinuation | Source),
             Kind::AssistantMessage => matches!(key, ToolRequests),
             Kind::ToolStart => matches!(key, ToolCallId | ToolName),
             Kind::ToolComplete => matches!(key, ToolCallId | Success),
@@ -148,6 +148,7 @@ enum Key {
     RequestId,
     PermissionRequest,
     IsAutopilotContinuation,
+    Source,
     Summary,
     ToolRequests,
 }
@@ -163,6 +164,7 @@ impl Key {
             b"requestId" => Key::RequestId,
             b"permissionRequest" => Key::PermissionRequest,
             b"isAutopilotContinuation" => Key::IsAutopilotContinuation,
+            b"source" => Key::Source,
             b"summary" => Key::Summary,
             b"toolRequests" => Key::ToolRequests,
             _ => return None,
@@ -182,6 +184,9 @@ pub(crate) struct Fields {
     /// `permissionRequest.toolCallId`.
     pub(crate) permission_tool_call_id: Option<Span>,
     pub(crate) autopilot: Option<bool>,
+    /// A `user.message` holding a loaded skill's context (`source` `skill-…`): part of the
+    /// running turn, not a prompt.
+    pub(crate) skill_context: bool,
     pub(crate) summary: Option<Span>,
     /// Range of this event's entries in [`Store::requests`].
     pub(crate) requests: (u32, u32),
@@ -236,6 +241,10 @@ impl Fields {
             Key::Summary => self.summary = text(store),
             Key::Success => self.success = decode_bool(value),
             Key::IsAutopilotContinuation => self.autopilot = decode_bool(value),
+            Key::Source => {
+                self.skill_context = decode_str(value)
+                    .is_some_and(|s| s.starts_with(turnstile_journal::payload::SKILL_SOURCE_PREFIX))
+            }
             Key::PermissionRequest => {
                 let mut id = None;
                 json::scan_object(value, stack, &mut |k, v| {
@@ -298,6 +307,9 @@ impl Fields {
         }
         if !keep(Key::IsAutopilotContinuation) {
             self.autopilot = None;
+        }
+        if !keep(Key::Source) {
+            self.skill_context = false;
         }
         if !keep(Key::Summary) {
             self.summary = None;

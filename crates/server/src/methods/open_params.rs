@@ -10,6 +10,7 @@ use serde_json::{Value, json};
 use turnstile_journal::{Timestamp, Uuid};
 use turnstile_loop::hooks::{CommandHooks, HookRunner};
 use turnstile_loop::prompt::SystemMessageConfig;
+use turnstile_loop::skills::SkillSet;
 use turnstile_loop::tools::{ToolRegistry, ToolSpec};
 use turnstile_loop::{InfiniteSessions, SessionConfig, SessionParts};
 
@@ -66,6 +67,10 @@ pub(crate) struct OpenParams {
     /// server's own, from its configuration files).
     pub(super) mcp_servers: Option<Value>,
     pub(super) infinite_sessions: Option<InfiniteSessionParams>,
+    /// Directories whose `<name>/SKILL.md` files are the session's skills.
+    pub(super) skill_directories: Option<Vec<String>>,
+    /// Skills listed but not offered to the model.
+    pub(super) disabled_skills: Option<Vec<String>>,
 }
 
 /// `infiniteSessions` of `session.create`/`session.resume` (the SDK's `InfiniteSessionConfig`).
@@ -118,14 +123,28 @@ pub(super) fn build(
         params.model.as_deref(),
         params.provider.as_ref(),
     )?;
+    // Relative skill directories are the working directory's.
+    let skill_dirs: Vec<PathBuf> = params
+        .skill_directories
+        .iter()
+        .flatten()
+        .map(|d| cwd.join(d))
+        .collect();
+    let (skills, skill_warnings) = SkillSet::load(
+        &skill_dirs,
+        params.disabled_skills.as_deref().unwrap_or_default(),
+    );
+    let skills = Arc::new(skills);
     let mut registry = builtin_tools(
         params.available_tools.as_deref(),
         params.excluded_tools.as_deref(),
+        &skills,
     );
     // The server's own filters (`--available-tools`, `--excluded-tools`) apply on top.
     let server_filtered = builtin_tools(
         config.available_tools.as_deref(),
         Some(&config.excluded_tools),
+        &skills,
     );
     let names: Vec<String> = registry.names().into_iter().map(str::to_owned).collect();
     for name in names {
@@ -174,6 +193,8 @@ pub(super) fn build(
         .filter(|n| *n >= 1.0)
         .map(|n| n as u64)
         .or(config.context_window);
+    session_config.skills = skills;
+    session_config.skill_warnings = skill_warnings;
     session_config.excluded_tools = params
         .default_agent
         .as_ref()
@@ -256,8 +277,13 @@ fn names_builtin(entry: &str, name: &str) -> bool {
 }
 
 /// The built-in tools after `availableTools`/`excludedTools` (exclusion wins).
-fn builtin_tools(available: Option<&[String]>, excluded: Option<&[String]>) -> ToolRegistry {
+fn builtin_tools(
+    available: Option<&[String]>,
+    excluded: Option<&[String]>,
+    skills: &Arc<SkillSet>,
+) -> ToolRegistry {
     let mut registry = ToolRegistry::builtin(true);
+    registry.offer_skills(Arc::clone(skills));
     let names: Vec<String> = registry.names().into_iter().map(str::to_owned).collect();
     for name in names {
         let kept = available.is_none_or(|list| list.iter().any(|e| names_builtin(e, &name)));
@@ -319,19 +345,23 @@ mod tests {
 
     #[test]
     fn tool_filters() {
-        let all = builtin_tools(None, None);
+        let all = builtin_tools(None, None, &Arc::default());
         assert!(all.get("bash").is_some());
-        let only = builtin_tools(Some(&["builtin:view".into(), "grep".into()]), None);
+        let only = builtin_tools(
+            Some(&["builtin:view".into(), "grep".into()]),
+            None,
+            &Arc::default(),
+        );
         assert_eq!(only.names(), vec!["view", "grep"]);
-        let without = builtin_tools(None, Some(&["builtin:bash".into()]));
+        let without = builtin_tools(None, Some(&["builtin:bash".into()]), &Arc::default());
         assert!(without.get("bash").is_none() && without.get("view").is_some());
-        let none = builtin_tools(None, Some(&["builtin:*".into()]));
+        let none = builtin_tools(None, Some(&["builtin:*".into()]), &Arc::default());
         assert!(none.is_empty());
     }
 
     #[test]
     fn client_tools_are_checked() {
-        let registry = builtin_tools(None, None);
+        let registry = builtin_tools(None, None, &Arc::default());
         let tool = |name: &str, over: Option<bool>| ToolParams {
             name: name.into(),
             description: None,
