@@ -74,8 +74,8 @@ fn recordings() -> Vec<PathBuf> {
     files.sort();
     assert_eq!(
         files.len(),
-        7,
-        "expected the seven runtime recordings: {files:?}"
+        9,
+        "expected the nine runtime recordings: {files:?}"
     );
     files
 }

@@ -563,7 +563,8 @@ async fn reasoning_effort_is_recorded_and_excluded_tools_are_neither_offered_nor
             "edit",
             "web_fetch",
             "sql",
-            "glob"
+            "glob",
+            "task"
         ]
     );
     assert!(!fx.system_prompt_sent(0).contains("* view: "));

@@ -87,7 +87,7 @@ async fn an_explore_agent_answers_the_main_agent_through_its_own_calls() {
         );
     }
     assert_eq!(
-        requests[2]["messages"][3]["content"], "1. alpha\n2. beta",
+        requests[2]["messages"][3]["content"], "1. alpha\n2. beta\n3. ",
         "the sub-agent reads its own tool result"
     );
     // The main agent's next call sees the sub-agent's answer as the task result, and none of

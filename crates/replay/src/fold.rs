@@ -10,7 +10,6 @@ use std::fs::File;
 use std::path::Path;
 
 use serde::Deserialize;
-use serde_json::{Map, Value};
 use turnstile_journal::payload::{
     AssistantMessage, AssistantUsage, Payload, SKILL_SOURCE_PREFIX, SessionBinaryAsset,
     SessionError, SessionResume, SessionStart, SnapshotRewind, SystemMessage, SystemNotification,
@@ -23,11 +22,13 @@ use crate::audit::json;
 use crate::audit::line::{Scratch, head_type, standard_envelope};
 use crate::conversation::{Conversation, Message, ToolCallRequest};
 use crate::error::ReplayError;
+use crate::fold_lenient::{
+    CompactionComplete, ModeChanged, ModelChange, Shutdown, Truncation, add_tokens, model_usage,
+};
 use crate::open_work::OpenToolCall;
 use crate::state::BinaryAsset;
 use crate::state::{
-    KEPT_RECENT, ModelUsage, PendingCompaction, ResumeInfo, SessionErrorInfo, SessionState,
-    TokenCounts,
+    KEPT_RECENT, PendingCompaction, ResumeInfo, SessionErrorInfo, SessionState, TokenCounts,
 };
 use crate::tracking::{Step, track};
 
@@ -613,69 +614,6 @@ impl Folder {
             &id,
         );
     }
-}
-
-fn add_tokens(sum: &mut TokenCounts, add: TokenCounts) {
-    sum.input += add.input;
-    sum.output += add.output;
-    sum.cache_read += add.cache_read;
-    sum.cache_write += add.cache_write;
-    sum.reasoning += add.reasoning;
-}
-
-fn model_usage(v: &Value) -> ModelUsage {
-    let n = |v: &Value, key: &str| v.get(key).and_then(Value::as_u64).unwrap_or(0);
-    let usage = v.get("usage").cloned().unwrap_or(Value::Null);
-    ModelUsage {
-        requests: v.get("requests").map_or(0, |r| n(r, "count")),
-        tokens: TokenCounts {
-            input: n(&usage, "inputTokens"),
-            output: n(&usage, "outputTokens"),
-            cache_read: n(&usage, "cacheReadTokens"),
-            cache_write: n(&usage, "cacheWriteTokens"),
-            reasoning: n(&usage, "reasoningTokens"),
-        },
-    }
-}
-
-/// `session.mode_changed` (no typed payload in the journal crate).
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct ModeChanged {
-    new_mode: Option<String>,
-}
-
-/// `session.model_change` (no typed payload in the journal crate).
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct ModelChange {
-    new_model: Option<String>,
-}
-
-/// The part of `session.shutdown` the fold reads; lenient because writers differ in the rest.
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct Shutdown {
-    model_metrics: Option<Map<String, Value>>,
-    total_api_duration_ms: Option<u64>,
-    code_changes: Option<crate::state::CodeTotals>,
-}
-
-/// `session.compaction_complete` (no typed payload in the journal crate).
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct CompactionComplete {
-    success: Option<bool>,
-    summary_content: Option<String>,
-    messages_removed: Option<u64>,
-    pre_compaction_messages_length: Option<u64>,
-}
-
-/// `session.truncation` (no typed payload in the journal crate).
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct Truncation {
-    messages_removed_during_truncation: Option<u64>,
 }
 
 /// Folds events given in journal order (their line sizes are those of their serialized form).

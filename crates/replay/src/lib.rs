@@ -23,6 +23,7 @@ mod checkpoint_rejection;
 mod conversation;
 mod error;
 pub mod fold;
+mod fold_lenient;
 mod fold_read;
 pub mod open_work;
 pub mod resume_plan;

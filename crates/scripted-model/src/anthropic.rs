@@ -5,7 +5,7 @@
 
 use serde_json::{Value, json};
 
-use crate::server::{Answer, thirds, words};
+use crate::answer::{Answer, thirds, words};
 
 /// The stop reason of a Chat Completions finish reason.
 fn stop_reason(finish_reason: &str) -> &str {

@@ -22,6 +22,7 @@
 //! # Ok(()) }
 //! ```
 
+mod answer;
 mod anthropic;
 mod http;
 mod responses;

@@ -6,7 +6,7 @@
 
 use serde_json::{Value, json};
 
-use crate::server::{Answer, thirds, words};
+use crate::answer::{Answer, thirds, words};
 
 /// The whole `response` object.
 pub(crate) fn whole(answer: &Answer) -> Value {

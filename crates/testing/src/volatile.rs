@@ -17,7 +17,9 @@ pub const VOLATILE_FIELDS: &[(&str, &[&str])] = &[
     ("session.resume", &["/resumeTime", "/eventsFileSizeBytes"]),
     // Token counts and API time come from the model server; per-call usage is never on disk,
     // so a replay cannot reproduce them. The context's token estimate counts the system
-    // prompt, which names the working directory.
+    // prompt, which names the working directory; the files changed are named by their
+    // absolute paths, under the replay's own working directory (their count of lines is
+    // compared).
     (
         "session.shutdown",
         &[
@@ -29,6 +31,7 @@ pub const VOLATILE_FIELDS: &[(&str, &[&str])] = &[
             "/systemTokens",
             "/conversationTokens",
             "/toolDefinitionsTokens",
+            "/codeChanges/filesModified",
         ],
     ),
     ("user.message", &["/messageId", "/interactionId"]),

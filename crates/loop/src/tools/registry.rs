@@ -186,7 +186,7 @@ mod tests {
         assert!(registry.get("skill").is_none());
         registry.offer_skills(Arc::new(crate::skills::SkillSet::load(&dirs, &[]).0));
         assert_eq!(registry.names()[7..10], ["web_fetch", "skill", "sql"]);
-        assert_eq!(registry.len(), 12);
+        assert_eq!(registry.len(), 13);
     }
 
     #[test]
