@@ -532,7 +532,8 @@ impl Actor {
         result: Result<ToolOutput, ToolFailure>,
     ) -> Result<ToolsEnd, LoopError> {
         let (event, rejected) = completion(call, turn, result);
-        if event.success {
+        // Only the file tools change code; other calls' arguments are not parsed again.
+        if event.success && matches!(call.name.as_str(), "create" | "edit") {
             super::lock(&self.process_usage).add_file_change(
                 &call.name,
                 &call.arguments_value(),
