@@ -1,0 +1,3 @@
+//! What several of this crate's test files share.
+
+pub mod payloads;
