@@ -95,6 +95,44 @@ async function mcpServers(run) {
 }
 
 
+/** The user's MCP servers in the home (mcp.config.*): each answer and refusal, and the two
+ * files after each change, as both runtimes write them. */
+async function mcpConfig(run) {
+  const servers = join(run.home, "mcp-config.json");
+  const settings = join(run.home, "settings.json");
+  writeFileSync(servers, JSON.stringify({ mcpServers: { pre: { type: "local", command: "node", args: ["x.js"], tools: ["*"] } } }));
+  writeFileSync(settings, '{\n  // kept by neither runtime\n  "model": "gpt-4.1",\n  "disabledMcpServers": ["q"]\n}\n');
+  const client = run.client();
+  await client.start();
+  const c = client.rpc.mcp.config;
+  const files = () => [servers, settings].map((f) => (existsSync(f) ? readFileSync(f, "utf8") : null));
+  const step = async (name, call) => {
+    run.observe(name, await outcomeOf(call));
+    run.observe(`${name}: files`, files());
+  };
+  await step("list", c.list());
+  await step("add", c.add({ name: "a", config: { type: "local", command: "node", args: ["a.js"], tools: ["*"] } }));
+  await step("add again", c.add({ name: "a", config: { command: "node" } }));
+  await step("add remote", c.add({ name: "b", config: { url: "http://127.0.0.1:9/mcp", type: "http" } }));
+  await step("add defaults", c.add({ name: "c", config: { env: { A: "1" }, command: "n", type: "stdio", timeout: 5, cwd: "/tmp" } }));
+  await step("add empty name", c.add({ name: "", config: { command: "node" } }));
+  await step("add bad type", c.add({ name: "z", config: { type: "weird", command: "node" } }));
+  await step("add no command", c.add({ name: "z", config: { type: "local" } }));
+  await step("add no config", c.add({ name: "z" }));
+  await step("list after adds", c.list());
+  await step("update", c.update({ name: "a", config: { command: "node", args: ["a2.js"], tools: ["x"] } }));
+  await step("update unknown", c.update({ name: "zz", config: { command: "node" } }));
+  await step("disable", c.disable({ names: ["a", "a", "zz"] }));
+  await step("enable", c.enable({ names: ["q", "never"] }));
+  await step("remove", c.remove({ name: "a" }));
+  await step("remove unknown", c.remove({ name: "zz" }));
+  await step("reload", c.reload());
+  await step("list at the end", c.list());
+  writeFileSync(servers, JSON.stringify({ mcpServers: [1, 2] }));
+  await step("list of a damaged file", c.list());
+  await step("add to a damaged file", c.add({ name: "t", config: { command: "y" } }));
+}
+
 async function basic(run) {
   await run.model("basic.json");
   run.file("notes.txt", "first line\nsecond line\n");
@@ -900,6 +938,8 @@ export const SCENARIOS = {
   // fails to start), the resources of the reference server-everything, and the host view in
   // session.mcp.list.
   "mcp-servers": mcpServers,
+  // The user's MCP configuration files, listed and edited over mcp.config.*.
+  "mcp-config": mcpConfig,
 
   "session-approval": sessionApproval,
   "add-dir": addDir,

@@ -1,6 +1,9 @@
 //! The MCP servers of a session run from the command line: the settings files' `mcpServers`,
 //! then `$COPILOT_HOME/mcp-config.json`, then `--mcp-config FILE` (a server of the same name
-//! is replaced by the later source), started before the session and given to it.
+//! is replaced by the later source), started before the session and given to it. Names in
+//! `$COPILOT_HOME/settings.json`'s `disabledMcpServers` (what `mcp.config.disable` writes) are
+//! left out of the first two sources, as the Copilot CLI leaves them out of new sessions; a
+//! server given by `--mcp-config` is asked for by name and always starts.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -10,10 +13,11 @@ use serde_json::{Map, Value, json};
 use turnstile_loop::SessionParts;
 use turnstile_mcp::{McpHost, McpServers, StartOptions};
 
+use turnstile_server::user_mcp_config::UserMcpConfig;
+
 use crate::config::{Effective, McpServerSettings, file::copilot_home};
 
-/// The file of `$COPILOT_HOME` that holds the Copilot CLI's MCP servers.
-pub const MCP_CONFIG_FILE: &str = "mcp-config.json";
+pub use turnstile_server::user_mcp_config::MCP_CONFIG_FILE;
 
 /// The servers configured for a session, from every source in order.
 pub fn configured(effective: &Effective, extra: Option<&Path>) -> Result<McpServers> {
@@ -30,6 +34,8 @@ pub fn configured(effective: &Effective, extra: Option<&Path>) -> Result<McpServ
         if let Some(file) = McpServers::read_file(&path)? {
             servers = servers.overlay(file);
         }
+        let disabled = UserMcpConfig::in_home(&home).disabled()?;
+        servers.servers.retain(|s| !disabled.contains(&s.name));
     }
     if let Some(path) = extra {
         let file = McpServers::read_file(path)?

@@ -6,8 +6,8 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::methods::{
-    Ctx, event_log, history, lifecycle, listing, log, mcp, mcp_resources, mcp_servers, options,
-    pending, permissions, plan, rewind, server as server_methods, session, unsupported,
+    Ctx, event_log, history, lifecycle, listing, log, mcp, mcp_config, mcp_resources, mcp_servers,
+    options, pending, permissions, plan, rewind, server as server_methods, session, unsupported,
 };
 use crate::peer::Peer;
 use crate::rpc::{RpcError, codes, kind_of};
@@ -54,6 +54,13 @@ pub(crate) const SERVED: &[&str] = &[
     "session.plan.read",
     "session.plan.update",
     "session.plan.delete",
+    "mcp.config.list",
+    "mcp.config.add",
+    "mcp.config.update",
+    "mcp.config.remove",
+    "mcp.config.enable",
+    "mcp.config.disable",
+    "mcp.config.reload",
     "session.mcp.list",
     "session.mcp.listTools",
     "session.mcp.enable",
@@ -144,6 +151,13 @@ pub(crate) async fn call(
         "session.plan.read" => plan::read(&ctx, parse(params)?),
         "session.plan.update" => plan::update(&ctx, parse(params)?),
         "session.plan.delete" => plan::delete(&ctx, parse(params)?),
+        "mcp.config.list" => mcp_config::list(&ctx),
+        "mcp.config.add" => mcp_config::add(&ctx, parse(params)?),
+        "mcp.config.update" => mcp_config::update(&ctx, parse(params)?),
+        "mcp.config.remove" => mcp_config::remove(&ctx, parse(params)?),
+        "mcp.config.enable" => mcp_config::enable(&ctx, parse(params)?),
+        "mcp.config.disable" => mcp_config::disable(&ctx, parse(params)?),
+        "mcp.config.reload" => Ok(mcp_config::reload()),
         "session.mcp.list" => mcp::list(&ctx, parse(params)?),
         "session.mcp.listTools" => mcp::list_tools(&ctx, parse(params)?),
         "session.mcp.enable" => mcp::enable(&ctx, parse(params)?).await,

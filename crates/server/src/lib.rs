@@ -23,6 +23,7 @@ mod error;
 mod folder_trust;
 pub mod framing;
 mod handover;
+pub mod jsonc;
 mod location_store;
 mod methods;
 mod peer;
@@ -34,6 +35,7 @@ mod section_transform;
 mod server;
 mod sessions;
 pub mod transport;
+pub mod user_mcp_config;
 
 pub use config::{
     DEFAULT_FRAME_BUDGET_WAIT, DEFAULT_INFLIGHT_FRAME_BYTES, DEFAULT_TAKEOVER_WAIT, DefaultModel,

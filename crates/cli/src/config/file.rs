@@ -10,7 +10,7 @@ use anyhow::{Result, anyhow, bail};
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::jsonc::strip_comments;
+use turnstile_server::jsonc::strip_comments;
 
 /// Largest settings file read.
 const MAX_FILE_BYTES: u64 = 4 << 20;

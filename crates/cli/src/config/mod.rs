@@ -5,7 +5,6 @@
 //! `run`, `resume`, `serve` and `config` all come from here.
 
 pub mod file;
-mod jsonc;
 
 use std::fmt;
 use std::path::PathBuf;

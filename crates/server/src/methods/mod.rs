@@ -7,6 +7,7 @@ pub(crate) mod lifecycle;
 pub(crate) mod listing;
 pub(crate) mod log;
 pub(crate) mod mcp;
+pub(crate) mod mcp_config;
 pub(crate) mod mcp_resources;
 pub(crate) mod mcp_servers;
 pub(crate) mod open_params;

@@ -87,10 +87,6 @@ pub(crate) const REASONS: &[(&str, &str)] = &[
         "served: list, listTools, enable, disable, reload, startServer, stopServer, restartServer, isServerRunning and resources.*",
     ),
     (
-        "mcp.config.",
-        "not served yet: turnstile reads $COPILOT_HOME/mcp-config.json but does not edit it over RPC (the Copilot CLI 1.0.81-0 does); edit the file, or give servers in session.create/resume or startServer",
-    ),
-    (
         "mcp.",
         "turnstile discovers no MCP servers and installs none; servers are the configuration files' and session.create/resume's",
     ),
