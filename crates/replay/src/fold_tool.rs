@@ -382,5 +382,8 @@ mod tests {
     fn ordinary_results_stay_on_the_lean_path() {
         let data = r#"{"toolCallId":"call_1","model":"gpt-4.1","interactionId":"i","turnId":"0","success":true,"result":{"content":"a\tb","detailedContent":"diff \u2028"},"toolTelemetry":{"properties":{"type":"x"},"metrics":{"n":3}}}"#;
         assert!(serde_json::from_str::<LeanComplete>(data).is_ok());
+        let scanned = scan_tool_result(data, &mut Vec::new()).unwrap();
+        let fast = fast_outcome(data, &scanned.members, &mut Vec::new());
+        assert_eq!(fast, read_tool_result_full(data).ok());
     }
 }

@@ -175,7 +175,16 @@ fn result_content(b: &[u8], stack: &mut Vec<u8>) -> Option<String> {
             0 => {
                 let mut out = Vec::new();
                 i = string(b, i, Some(&mut out))?;
-                content = Some(String::from_utf8(out).ok()?);
+                // The room reserved was the rest of the result (`detailedContent` too): a
+                // state that keeps every result must not keep that room as well.
+                if out.capacity() > out.len() + out.len() / 8 + 2 * BLOCK {
+                    out.shrink_to_fit();
+                }
+                // Valid by construction (UTF-8 input, escapes decoded to chars); checked anyway,
+                // at SIMD speed.
+                simdutf8::basic::from_utf8(&out).ok()?;
+                // SAFETY: just checked to be UTF-8.
+                content = Some(unsafe { String::from_utf8_unchecked(out) });
             }
             1 if b.get(i) == Some(&b'"') => i = string(b, i, None)?,
             _ => {
@@ -212,12 +221,16 @@ fn string(b: &[u8], mut i: usize, mut out: Option<&mut Vec<u8>>) -> Option<usize
         return None;
     }
     i += 1;
+    // Unescaping never lengthens: the rest of `b` (and a block of slack for the copy) is room
+    // enough for the whole string.
+    if let Some(out) = out.as_deref_mut() {
+        out.reserve(b.len() - i + BLOCK);
+    }
     loop {
-        let run = special(b, i)?;
-        if let Some(out) = out.as_deref_mut() {
-            out.extend_from_slice(&b[i..run]);
-        }
-        i = run;
+        i = match out.as_deref_mut() {
+            Some(out) => copy_run(b, i, out)?,
+            None => special(b, i)?,
+        };
         if b[i] == b'"' {
             return Some(i + 1);
         }
@@ -263,6 +276,50 @@ fn string(b: &[u8], mut i: usize, mut out: Option<&mut Vec<u8>>) -> Option<usize
         }
         i += 2;
     }
+}
+
+/// Bytes looked at per step by [`copy_run`] and [`special`].
+const BLOCK: usize = 16;
+
+/// Copies `b[i..]` up to the first quote or backslash into `out`; its index. Most runs between
+/// escapes are short: one 16-byte step each, no call.
+#[inline(always)]
+fn copy_run(b: &[u8], mut i: usize, out: &mut Vec<u8>) -> Option<usize> {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::*;
+        while i + BLOCK <= b.len() {
+            // Whole blocks are stored, the length then set to what belongs to the run.
+            if out.capacity() - out.len() < BLOCK {
+                out.reserve(BLOCK);
+            }
+            let len = out.len();
+            // SAFETY: SSE2 is part of the x86_64 baseline; the load reads b[i..i + 16] (in
+            // bounds by the loop condition), the store writes out's spare capacity (16 bytes
+            // or more, reserved just above), and the new length only covers bytes written.
+            let mask = unsafe {
+                let v = _mm_loadu_si128(b.as_ptr().add(i).cast());
+                _mm_storeu_si128(out.as_mut_ptr().add(len).cast(), v);
+                let quote = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'"' as i8));
+                let backslash = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'\\' as i8));
+                _mm_movemask_epi8(_mm_or_si128(quote, backslash)) as u32
+            };
+            let step = if mask == 0 {
+                BLOCK
+            } else {
+                mask.trailing_zeros() as usize
+            };
+            // SAFETY: `out[len..len + step]` was just written (step <= 16).
+            unsafe { out.set_len(len + step) };
+            i += step;
+            if mask != 0 {
+                return Some(i);
+            }
+        }
+    }
+    let end = special(b, i)?;
+    out.extend_from_slice(&b[i..end]);
+    Some(end)
 }
 
 /// The value of the four hex digits at `b[i..i + 4]`.
