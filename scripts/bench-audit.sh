@@ -97,15 +97,16 @@ instructions() {
     fi
 }
 
-# busiest_thread CMD... : instructions of the busiest thread (the critical path with a core per
-# thread), from callgrind's per-thread counts
-busiest_thread() {
+# thread_counts CMD... : instructions of each thread, busiest first (the busiest is the critical
+# path with a core per thread), from callgrind's per-thread counts
+thread_counts() {
     if ((HAVE_VALGRIND)); then
         local dir
         dir=$(mktemp -d "$BENCH/cg.XXXXXX")
         valgrind --tool=callgrind --separate-threads=yes --callgrind-out-file="$dir/cg" "$@" \
             >/dev/null 2>&1
-        sed -nE 's/^summary: ([0-9]+)/\1/p' "$dir"/cg* | sort -g | tail -1
+        sed -nE 's/^summary: ([0-9]+)/\1/p' "$dir"/cg* | sort -gr |
+            awk '{ printf "%s%.0f M", (NR > 1 ? " + " : ""), $1 / 1e6 }'
         rm -rf "$dir"
     else
         echo "-"
@@ -182,7 +183,7 @@ echo
 echo "full fold of $JOURNAL (SessionState: the conversation as the model sees it next):"
 t=$(run_timed "$SLOW_REPS" "$OUT" "$TOOL" fold "$JOURNAL")
 echo "  median wall ${t}s, cpu $(cpu_of "$OUT")s, peak $(peak_kb "$TOOL" fold "$JOURNAL") KB, $(millions "$(instructions "$TOOL" fold "$JOURNAL")") instructions   $(cat "$OUT")"
-echo "  busiest thread: $(millions "$(busiest_thread "$TOOL" fold "$JOURNAL")") instructions (the fold's critical path on two free cores)"
+echo "  per thread, busiest first: $(thread_counts "$TOOL" fold "$JOURNAL") instructions (the busiest is the fold's critical path on two free cores)"
 
 echo
 echo "turnstile checkpoint of a ${SIZE_MB} MB session (full fold + CRC32C + atomic write):"

@@ -25,6 +25,9 @@ use crate::error::ReplayError;
 use crate::fold_lenient::{
     CompactionComplete, ModeChanged, ModelChange, Shutdown, Truncation, add_tokens, model_usage,
 };
+use crate::fold_tool::{
+    ReadTool, ScannedTool, ToolOutcome, read_tool_result, read_tool_result_full, scan_tool_result,
+};
 use crate::open_work::OpenToolCall;
 use crate::state::BinaryAsset;
 use crate::state::{
@@ -45,21 +48,58 @@ pub struct Folder {
     /// The payload of the line being applied when it is a tool result deserialized ahead, on
     /// the reading thread (see [`prepare_line`]).
     prepared: Option<PreparedTool>,
+    /// How tool results are read (the lean way; the tests also take the payload type's).
+    pub(crate) tool_read: ToolRead,
 }
 
-/// A `tool.execution_complete` payload as `serde_json` read it (or why it could not).
-pub(crate) type PreparedTool = Result<ToolExecutionComplete, serde_json::Error>;
+/// What the fold keeps of a `tool.execution_complete` payload (or why it could not be read).
+pub(crate) type PreparedTool = ReadTool;
 
-/// Deserializes the payload of a standard-layout `tool.execution_complete` line (`body`
-/// without its `\n`) exactly as [`Folder::apply_standard_line`] would read it from the same
-/// bytes, so that the work can happen on another thread; `None` for any other line.
-pub(crate) fn prepare_line(body: &[u8]) -> Option<PreparedTool> {
+/// How the fold reads a `tool.execution_complete` payload; both ways give the same result.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+// Only the tests take the payload type's way.
+#[cfg_attr(not(test), allow(dead_code))]
+pub(crate) enum ToolRead {
+    /// Checked like the payload type, keeping only what the fold uses ([`read_tool_result`]).
+    #[default]
+    Lean,
+    /// Through the journal's payload type.
+    Full,
+}
+
+impl ToolRead {
+    /// Reads `data` of a tool result.
+    pub(crate) fn read(self, data: &str) -> ReadTool {
+        match self {
+            ToolRead::Lean => read_tool_result(data),
+            ToolRead::Full => read_tool_result_full(data),
+        }
+    }
+}
+
+/// A tool result line read ahead, on the reading thread.
+#[derive(Debug)]
+pub(crate) enum Ahead {
+    /// Its payload read; the folding thread checks the line ([`ToolRead::Full`]).
+    Read(PreparedTool),
+    /// Its `data` validated there too, its members and payload read ([`ToolRead::Lean`]).
+    Scanned(ScannedTool),
+}
+
+/// Reads the payload of a standard-layout `tool.execution_complete` line (`body` without its
+/// `\n`) exactly as [`Folder::apply_standard_line`] would read it from the same bytes, so that
+/// the work can happen on another thread; `None` for any other line, and for one whose `data`
+/// is not valid (the folding thread then names it).
+pub(crate) fn prepare_line(body: &[u8], how: ToolRead, stack: &mut Vec<u8>) -> Option<Ahead> {
     if head_type(body)? != ToolExecutionComplete::TYPE.as_bytes() {
         return None;
     }
     let (_, data, _, _) = standard_envelope(body)?;
     let data = simdutf8::basic::from_utf8(data).ok()?;
-    Some(serde_json::from_str::<ToolExecutionComplete>(data))
+    match how {
+        ToolRead::Lean => scan_tool_result(data, stack).map(Ahead::Scanned),
+        ToolRead::Full => Some(Ahead::Read(read_tool_result_full(data))),
+    }
 }
 
 /// The parts of an event the fold reads, borrowed from an [`Event`] or straight from a line.
@@ -185,6 +225,48 @@ impl Folder {
         true
     }
 
+    /// [`Folder::apply_standard_line`] for a tool result line whose `data` the reading thread
+    /// validated and read ([`scan_tool_result`]): its members are not scanned again.
+    pub(crate) fn apply_scanned_line(
+        &mut self,
+        body: &[u8],
+        line_len: u64,
+        scanned: ScannedTool,
+    ) -> bool {
+        let Some((name, data, id, _parent)) = standard_envelope(body) else {
+            return false;
+        };
+        self.store.clear();
+        let Some((_, ephemeral_type, kind)) = self.scratch.classify(name, &mut self.store) else {
+            return false;
+        };
+        let mut fields = Fields::default();
+        if kind.reads_fields() {
+            let inner = &mut self.scratch.inner;
+            for &[ks, ke, vs, ve] in &scanned.members {
+                let (Some(key), Some(value)) = (data.get(ks..ke), data.get(vs..ve)) else {
+                    return false;
+                };
+                fields.set_raw(kind, key, value, &mut self.store, inner);
+            }
+        }
+        let (Ok(event_type), Ok(data)) =
+            (std::str::from_utf8(name), simdutf8::basic::from_utf8(data))
+        else {
+            return false;
+        };
+        self.prepared = Some(scanned.outcome);
+        let event = EventRef {
+            event_type,
+            data,
+            agent_id: None,
+            id: Uuid::from_u128(id),
+            ephemeral_type,
+        };
+        self.persisted(event, &fields, line_len);
+        true
+    }
+
     fn persisted(&mut self, event: EventRef<'_>, fields: &Fields, line_len: u64) {
         let line = self.state.event_count + 1;
         self.step(event, line, fields);
@@ -231,13 +313,13 @@ impl Folder {
     }
 
     /// A payload already deserialized, or the warning for why it could not be.
-    fn checked<P: Payload>(
+    fn checked<P>(
         &mut self,
         line: u64,
         event: EventRef<'_>,
         parsed: serde_json::Result<P>,
     ) -> Option<P> {
-        // Only called for events of type `P::TYPE`; the wording is `Event::payload`'s.
+        // Only called for events of the type `P` reads; the wording is `Event::payload`'s.
         match parsed {
             Ok(p) => Some(p),
             Err(e) => {
@@ -590,17 +672,10 @@ impl Folder {
         // Deserialized ahead when the line came from a large file (same bytes, same result).
         let parsed = match self.prepared.take() {
             Some(parsed) => parsed,
-            None => serde_json::from_str(event.data),
+            None => self.tool_read.read(event.data),
         };
-        let (content, success) = match self.checked::<ToolExecutionComplete>(line, event, parsed) {
-            Some(p) => {
-                let content = match (p.result, p.error) {
-                    (Some(result), _) => result.content,
-                    (None, Some(error)) => error.message,
-                    (None, None) => String::new(),
-                };
-                (content, p.success)
-            }
+        let (content, success) = match self.checked(line, event, parsed) {
+            Some(ToolOutcome { content, success }) => (content, success),
             // Still answer the call, so the history stays valid.
             None => (String::new(), fields.success == Some(true)),
         };

@@ -21,7 +21,7 @@ use turnstile_journal::ReadError;
 use turnstile_journal::reader::{ReadMode, check_line};
 
 use crate::error::ReplayError;
-use crate::fold::{Folder, PreparedTool, prepare_line};
+use crate::fold::{Ahead, Folder, ToolRead, prepare_line};
 
 /// Bytes asked of the kernel per read.
 const READ_BYTES: usize = 1 << 20;
@@ -100,7 +100,8 @@ pub(crate) fn fold_tail_with(
         crc: crc.as_deref().copied(),
         finished: false,
         // Alone, the fold deserializes a result only when it needs it (not a sub-agent's).
-        prepare: two,
+        prepare: two.then_some(folder.tool_read),
+        stack: Vec::new(),
     };
     let mut cursor = Cursor { line, at: offset };
     let (torn, crc_after) = if two {
@@ -217,8 +218,15 @@ fn fold_chunk(
         let len = prepared.len;
         let body = &bytes[start..start + len - 1];
         cursor.line += 1;
-        folder.set_prepared(prepared.tool.map(|tool| *tool));
-        if !folder.apply_standard_line(body, len as u64) {
+        let applied = match prepared.tool.map(|tool| *tool) {
+            Some(Ahead::Scanned(scanned)) => folder.apply_scanned_line(body, len as u64, scanned),
+            Some(Ahead::Read(read)) => {
+                folder.set_prepared(Some(read));
+                folder.apply_standard_line(body, len as u64)
+            }
+            None => folder.apply_standard_line(body, len as u64),
+        };
+        if !applied {
             // The full parse below reads its own payload.
             folder.set_prepared(None);
             let event =
@@ -241,9 +249,9 @@ fn fold_chunk(
 struct Prepared {
     /// Bytes, `\n` included.
     len: usize,
-    /// A tool result's payload, already deserialized (boxed: most lines have none, and a
-    /// run of tiny lines must stay small).
-    tool: Option<Box<PreparedTool>>,
+    /// A tool result read ahead (boxed: most lines have none, and a run of tiny lines must
+    /// stay small).
+    tool: Option<Box<Ahead>>,
 }
 
 /// A run of complete lines: `bytes[..sum of lines' lengths]` (the rest of the buffer is spare
@@ -271,8 +279,10 @@ struct LineReader {
     crc: Option<u32>,
     /// A line starting at or after `end` was reached.
     finished: bool,
-    /// Deserialize tool results here (for a fold on another thread).
-    prepare: bool,
+    /// Deserialize tool results here, this way (for a fold on another thread).
+    prepare: Option<ToolRead>,
+    /// Scratch space of the JSON check.
+    stack: Vec<u8>,
 }
 
 impl LineReader {
@@ -328,11 +338,12 @@ impl LineReader {
             let len = memchr::memchr(b'\n', &buf[start..cut]).map_or(cut - start, |i| i + 1);
             lines.push(Prepared {
                 len,
-                tool: if self.prepare {
-                    prepare_line(&buf[start..start + len - 1]).map(Box::new)
-                } else {
-                    None
-                },
+                tool: self
+                    .prepare
+                    .and_then(|how| {
+                        prepare_line(&buf[start..start + len - 1], how, &mut self.stack)
+                    })
+                    .map(Box::new),
             });
             start += len;
         }
@@ -356,7 +367,18 @@ mod tests {
     type Outcome = (crate::SessionState, Option<u64>, u32);
 
     fn fold_with(path: &Path, end: u64, threads: Threads) -> Result<Outcome, ReplayError> {
+        fold_how(path, end, threads, ToolRead::Lean)
+    }
+
+    /// [`fold_with`], reading tool results `how`.
+    fn fold_how(
+        path: &Path,
+        end: u64,
+        threads: Threads,
+        how: ToolRead,
+    ) -> Result<Outcome, ReplayError> {
         let mut folder = Folder::new();
+        folder.tool_read = how;
         let mut crc = 0u32;
         let file = File::open(path).unwrap();
         let torn = fold_tail_with(path, file, &mut folder, 0, 0, end, Some(&mut crc), threads)?;
@@ -462,6 +484,92 @@ mod tests {
             prop_assert!(one.0.malformed_events > 0 || !broken_before_end);
             prop_assert_eq!(&two, &one);
             prop_assert_eq!(&one, &want);
+        }
+    }
+
+    /// A session whose tool results are edited, one in `every`, in the ways the fast reading
+    /// of tool results leaves to serde (surrogate escapes, repeated and mistyped fields, an
+    /// escaped key, numbers out of range, deep values) and in ways it takes (surrogate pairs,
+    /// unknown keys).
+    fn odd_journal(seed: u64, every: usize) -> Vec<u8> {
+        let (bytes, _) = session_bytes(&SynthConfig {
+            seed,
+            target_bytes: 5 << 20,
+            ..SynthConfig::default()
+        });
+        let deep = format!(
+            r#""fusion":{}1{},"success":"#,
+            "[".repeat(127),
+            "]".repeat(127)
+        );
+        let edits: [(&str, &str); 10] = [
+            (
+                r#""content":""#,
+                r#""detailedContent":"\ud800","content":""#,
+            ),
+            (r#""success":"#, r#""model":5,"success":"#),
+            (
+                r#""toolCallId":"#,
+                r#""toolTelemetry":{"n":1e400},"toolCallId":"#,
+            ),
+            (r#""content":""#, r#""content":"\udc00"#),
+            (r#""result":"#, r#""resul\u0074":"#),
+            (r#""content":""#, r#""content":"\ud83d\ude80 \u00e9\/"#),
+            (r#""success":"#, &deep),
+            (r#""success":"#, r#""x":"\ud800","y":[1e999],"success":"#),
+            (
+                r#""content":""#,
+                r#""contents":[{"t":"\ud800"}],"content":""#,
+            ),
+            (
+                r#""success":"#,
+                r#""shellExecution":{"exitCode":-1},"sandboxed":null,"success":"#,
+            ),
+        ];
+        let mut out = Vec::with_capacity(bytes.len() + (1 << 16));
+        let mut n = 0;
+        for line in bytes.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
+            let text = std::str::from_utf8(line).unwrap();
+            if text.starts_with(r#"{"type":"tool.execution_complete""#) {
+                n += 1;
+                if n % every == 0 {
+                    let (from, to) = edits[(n / every) % edits.len()];
+                    out.extend_from_slice(text.replacen(from, to, 1).as_bytes());
+                    out.push(b'\n');
+                    continue;
+                }
+            }
+            out.extend_from_slice(line);
+            out.push(b'\n');
+        }
+        out
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(6))]
+        /// The fast and lean reading of tool results folds exactly what the journal's payload
+        /// type folds, on one thread and on two: same state (warnings word for word), same
+        /// checkpoint (its bytes' CRC), same prefix CRC.
+        #[test]
+        fn lean_tool_results_fold_what_the_payload_type_folds(
+            seed in 0u64..1000,
+            every in 1usize..6,
+        ) {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("events.jsonl");
+            let bytes = odd_journal(seed, every);
+            std::fs::write(&path, &bytes).unwrap();
+            let checkpoint_crc = |o: &Outcome| crc32c::crc32c(&serde_json::to_vec(&o.0).unwrap());
+            let old = fold_how(&path, u64::MAX, Threads::One, ToolRead::Full).unwrap();
+            prop_assert!(old.0.malformed_events > 0);
+            for threads in [Threads::One, Threads::Two] {
+                for how in [ToolRead::Lean, ToolRead::Full] {
+                    let got = fold_how(&path, u64::MAX, threads, how).unwrap();
+                    prop_assert_eq!(&got, &old, "{:?} {:?}", threads, how);
+                    prop_assert_eq!(checkpoint_crc(&got), checkpoint_crc(&old));
+                }
+            }
+            prop_assert_eq!(&reference(&path, u64::MAX), &old);
         }
     }
 

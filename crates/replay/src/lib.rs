@@ -25,6 +25,8 @@ mod error;
 pub mod fold;
 mod fold_lenient;
 mod fold_read;
+mod fold_tool;
+mod fold_tool_fast;
 pub mod open_work;
 pub mod resume_plan;
 pub mod rewind;

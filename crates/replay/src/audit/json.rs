@@ -63,7 +63,8 @@ pub(crate) fn scan_array<'a>(
     }
 }
 
-fn skip_any(b: &[u8], i: usize, stack: &mut Vec<u8>) -> Option<usize> {
+/// Skips the valid JSON value at `i` (no leading whitespace); the index after it.
+pub(crate) fn skip_any(b: &[u8], i: usize, stack: &mut Vec<u8>) -> Option<usize> {
     #[cfg(target_arch = "x86_64")]
     {
         // Nested values inside `data` are small (tool requests); SSE2 is plenty here.
@@ -150,8 +151,9 @@ fn scan<'a, S: StringSkip>(
     }
 }
 
+/// The index of the first byte at or after `i` that is not JSON whitespace.
 #[inline(always)]
-fn ws(b: &[u8], mut i: usize) -> usize {
+pub(crate) fn ws(b: &[u8], mut i: usize) -> usize {
     while let Some(b' ' | b'\t' | b'\n' | b'\r') = b.get(i) {
         i += 1;
     }
