@@ -129,6 +129,8 @@ async function mcpConfig(run) {
   await step("reload", c.reload());
   await step("list at the end", c.list());
   writeFileSync(servers, JSON.stringify({ mcpServers: [1, 2] }));
+  // The CLI answers from its cache until mcp.config.reload; turnstile keeps none.
+  await step("reload after the damage", c.reload());
   await step("list of a damaged file", c.list());
   await step("add to a damaged file", c.add({ name: "t", config: { command: "y" } }));
 }

@@ -18,9 +18,23 @@ struct Ran {
 }
 
 fn run(rt: &tokio::runtime::Runtime, script: Script, mcp: &Value, flags: &[&str]) -> Ran {
+    run_with_home(rt, script, mcp, flags, &[])
+}
+
+/// As [`run`], with files written into the Copilot home first.
+fn run_with_home(
+    rt: &tokio::runtime::Runtime,
+    script: Script,
+    mcp: &Value,
+    flags: &[&str],
+    home_files: &[(&str, String)],
+) -> Ran {
     let server = rt.block_on(ScriptedServer::start(script)).unwrap();
     let state = tempfile::tempdir().unwrap();
     let home = tempfile::tempdir().unwrap();
+    for (name, text) in home_files {
+        std::fs::write(home.path().join(name), text).unwrap();
+    }
     let work = tempfile::tempdir().unwrap();
     let config = work.path().join("mcp.json");
     std::fs::write(&config, mcp.to_string()).unwrap();
@@ -160,6 +174,42 @@ fn a_server_that_cannot_start_is_a_warning_and_the_session_goes_on() {
     );
     assert!(ran.events.iter().any(|e| e["type"] == "session.warning"
         && e["data"]["message"].as_str().unwrap().contains("'broken'")));
+}
+
+#[test]
+fn servers_disabled_in_the_settings_are_not_started_unless_given_by_flag() {
+    let rt = runtime();
+    let user = json!({"mcpServers": {
+        "kept": {"command": "/nonexistent/kept-server"},
+        "off": {"command": "/nonexistent/off-server"},
+    }});
+    let flagged = json!({"mcpServers": {"flagged": {"command": "/nonexistent/flagged-server"}}});
+    let ran = run_with_home(
+        &rt,
+        Script::new().text("answered"),
+        &flagged,
+        &[],
+        &[
+            ("mcp-config.json", user.to_string()),
+            (
+                "settings.json",
+                "{\n  // written by mcp.config.disable\n  \"disabledMcpServers\": [\"off\", \"flagged\"]\n}\n".into(),
+            ),
+        ],
+    );
+    let stderr = String::from_utf8_lossy(&ran.out.stderr);
+    assert!(ran.out.status.success(), "{stderr}");
+    // A server is tried (and reported unavailable) only when it is not disabled, or when
+    // `--mcp-config` names it.
+    assert!(
+        stderr.contains("MCP server 'kept' is not available"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("MCP server 'flagged' is not available"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("'off'"), "{stderr}");
 }
 
 #[test]
