@@ -27,7 +27,9 @@ use ignore::types::{Types, TypesBuilder};
 use serde_json::{Value, json};
 
 use super::glob::{GlobFilter, search_roots, walk_files};
-use super::{BlockingTool, ToolContext, ToolFailure, ToolOutput, ToolSpec, args};
+use super::{
+    BlockingTool, PermissionAsk, ToolContext, ToolFailure, ToolOutput, ToolSpec, args, reads,
+};
 
 /// The `grep` tool.
 #[derive(Debug, Clone, Copy, Default)]
@@ -164,6 +166,10 @@ impl BlockingTool for GrepTool {
 
     fn check(args: &Value, ctx: &ToolContext) -> Result<GrepArgs, ToolFailure> {
         parse(args, ctx)
+    }
+
+    fn reads(a: &GrepArgs) -> Vec<PermissionAsk> {
+        reads::search_asks(reads::SEARCH_DIRECTORY, &a.roots)
     }
 
     fn work(a: GrepArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolFailure> {

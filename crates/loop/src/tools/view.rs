@@ -8,7 +8,8 @@
 //!   levels), one per line relative to it, directories with a trailing `/`,
 //!   sorted; hidden entries are listed, but hidden directories (`.git`) are not
 //!   opened, nor are symlinks, so the listing stays small and inside the tree.
-//! - Reads need no permission in turnstile (the runtime asks and auto-approves).
+//! - A session that asks for reads inside the working directory asks `Read file: PATH` or
+//!   `List directory: PATH` (`reads`); others read there unasked.
 
 use std::fs;
 use std::io::{BufRead, BufReader};
@@ -17,7 +18,8 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 
 use super::{
-    BlockingTool, ToolContext, ToolFailure, ToolOutput, ToolSpec, args, io_failure, paths,
+    BlockingTool, PermissionAsk, ToolContext, ToolFailure, ToolOutput, ToolSpec, args, io_failure,
+    paths, reads,
 };
 
 /// The `view` tool.
@@ -112,6 +114,15 @@ impl BlockingTool for ViewTool {
 
     fn check(args: &Value, ctx: &ToolContext) -> Result<ViewArgs, ToolFailure> {
         parse(args, ctx)
+    }
+
+    fn reads(a: &ViewArgs) -> Vec<PermissionAsk> {
+        let what = if a.path.is_dir() {
+            reads::LIST_DIRECTORY
+        } else {
+            reads::READ_FILE
+        };
+        vec![reads::read_ask(what, &a.path)]
     }
 
     fn work(a: ViewArgs, _ctx: &ToolContext) -> Result<ToolOutput, ToolFailure> {
