@@ -562,6 +562,25 @@ mod tests {
     }
 
     #[test]
+    fn a_session_asking_for_reads_is_asked_for_the_first_root() {
+        let (_dir, mut ctx, root) = tree();
+        ctx.ask_reads_in_cwd = true;
+        let ask = GrepTool
+            .permission(&json!({"pattern": "x", "paths": ["src", "."]}), &ctx)
+            .unwrap()
+            .unwrap();
+        let src = std::path::Path::new(&root)
+            .join("src")
+            .display()
+            .to_string();
+        assert_eq!(
+            ask.request["intention"],
+            format!("Search in directory: {src}")
+        );
+        assert_eq!(ask.request["path"], src);
+    }
+
+    #[test]
     fn long_lines_are_clipped() {
         let long = "é".repeat(MAX_LINE_CHARS + 5);
         assert!(clip_line(&long).ends_with("é [... 5 more characters ...]"));

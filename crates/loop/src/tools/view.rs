@@ -420,4 +420,27 @@ mod tests {
             Some(dir.path().join("a").display().to_string())
         );
     }
+
+    #[test]
+    fn a_session_asking_for_reads_is_asked_for_the_file_or_the_directory() {
+        let (dir, mut ctx) = setup();
+        ctx.ask_reads_in_cwd = true;
+        fs::create_dir(dir.path().join("sub")).unwrap();
+        let asked = |path: &str| {
+            let ask = ViewTool
+                .permission(&json!({ "path": path }), &ctx)
+                .unwrap()
+                .unwrap();
+            ask.request["intention"].as_str().unwrap().to_owned()
+        };
+        let sub = dir.path().join("sub").display().to_string();
+        assert_eq!(asked("sub"), format!("List directory: {sub}"));
+        let file = dir.path().join("sub/x.txt").display().to_string();
+        assert_eq!(asked("sub/x.txt"), format!("Read file: {file}"));
+        // Leaving the directory is refused before anything is asked.
+        let err = ViewTool
+            .permission(&json!({"path": "../x"}), &ctx)
+            .unwrap_err();
+        assert_eq!(err.code.as_deref(), Some("outside_cwd"));
+    }
 }
