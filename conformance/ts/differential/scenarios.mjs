@@ -487,6 +487,29 @@ async function readTools(run) {
   await session.disconnect();
 }
 
+/** The read-only tools of `read-tools` with the first read approved for the session (approval
+ * `read`): what the later reads still ask. */
+async function readSessionApproval(run) {
+  await run.model("read-tools.json");
+  run.file("a.txt", "alpha\n");
+  run.file("src/main.rs", "fn main() {}\n");
+  const asked = [];
+  const onPermissionRequest = (request) => {
+    asked.push(`${request.kind}: ${request.intention}`.replaceAll(run.project, "<project>"));
+    if (request.kind === "read") return { kind: "approve-for-session", approval: { kind: "read" } };
+    return { kind: "approve-once" };
+  };
+  const session = await run.client().createSession(run.options("main", { onPermissionRequest }));
+  run.session("main", session.sessionId);
+  await session.sendAndWait("Look around the project", GUARD);
+  run.observe("asked", asked);
+  run.observe(
+    "results",
+    (run.events.main ?? []).filter((e) => e.type === "tool.execution_complete").map((e) => e.data.success),
+  );
+  await session.disconnect();
+}
+
 /** Whether the Python client is installed (conformance/run.sh puts it in target/conformance/py). */
 export function pythonClientAvailable() {
   return existsSync(join(OUT, "py", "copilot"));
@@ -946,6 +969,7 @@ export const SCENARIOS = {
   "session-approval": sessionApproval,
   "add-dir": addDir,
   "read-tools": readTools,
+  "read-session-approval": readSessionApproval,
   "system-transform": systemTransform,
   "location-approval": locationApproval,
   "permissions-rpc": permissionsRpc,

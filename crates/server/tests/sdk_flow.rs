@@ -243,6 +243,83 @@ async fn a_client_tool_call_is_recorded_and_answered_by_the_client() {
 }
 
 #[tokio::test]
+async fn reads_inside_the_working_directory_ask_a_client_that_answers_permissions() {
+    let model = ScriptedServer::start(
+        Script::new()
+            .tool_call("view", json!({"path": "note.txt"}))
+            .tool_call("view", json!({"path": "note.txt"}))
+            .tool_call("grep", json!({"pattern": "hello"}))
+            .text("read it twice"),
+    )
+    .await
+    .unwrap();
+    let t = TestServer::start(|_| {}).await;
+    std::fs::write(t.work().join("note.txt"), "hello\n").unwrap();
+    let mut client = Client::connect(t.addr).await;
+    let id = create(
+        &mut client,
+        &model.url(),
+        json!({"requestPermission": true}),
+    )
+    .await;
+    client
+        .ok(
+            "session.send",
+            json!({"sessionId": id, "prompt": "read the note"}),
+        )
+        .await;
+    // Approved once, the file is asked for again; then approved for the session, the search
+    // is not asked.
+    let answers = [
+        json!({"kind": "approve-once"}),
+        json!({"kind": "approve-for-session", "approval": {"kind": "read"}}),
+    ];
+    let mut asked = Vec::new();
+    loop {
+        let events = client
+            .events_until(no_answers, |e| {
+                e["type"] == "permission.requested" || is_idle(e)
+            })
+            .await;
+        let last = events.last().unwrap();
+        if is_idle(last) {
+            break;
+        }
+        asked.push(last["data"]["permissionRequest"].clone());
+        let result = answers
+            .get(asked.len() - 1)
+            .cloned()
+            .unwrap_or_else(|| json!({"kind": "reject"}));
+        client
+            .ok(
+                "session.permissions.handlePendingPermissionRequest",
+                json!({"sessionId": id, "requestId": last["data"]["requestId"], "result": result}),
+            )
+            .await;
+    }
+    let work = std::path::absolute(t.work()).unwrap();
+    let note = work.join("note.txt").display().to_string();
+    assert_eq!(asked.len(), 2, "{asked:?}");
+    for request in &asked {
+        assert_eq!(request["kind"], "read");
+        assert_eq!(request["intention"], format!("Read file: {note}"));
+        assert_eq!(request["path"], note);
+    }
+    let journal = journal_lines(&t.journal(&id));
+    let done: Vec<&Value> = journal
+        .iter()
+        .filter(|l| l["type"] == "tool.execution_complete")
+        .collect();
+    assert_eq!(done.len(), 3);
+    assert!(
+        done.iter().all(|d| d["data"]["success"] == true),
+        "{done:?}"
+    );
+    audit_clean(&t.journal(&id));
+    t.stop().await;
+}
+
+#[tokio::test]
 async fn permission_requests_go_to_the_client_which_can_reject_or_approve() {
     let model = ScriptedServer::start(
         Script::new()

@@ -72,6 +72,10 @@ pub struct SessionConfig {
     pub live_permissions: Arc<LiveRules>,
     /// Let file tools reach outside `cwd`.
     pub allow_outside_cwd: bool,
+    /// `view`, `glob` and `grep` ask a `read` permission for what they read inside `cwd`, as
+    /// the Copilot CLI's SDK sessions do (the server sets it when the client answers
+    /// permission requests; the terminal trusts the working directory).
+    pub ask_reads_in_cwd: bool,
     /// Ask the provider for a streamed answer.
     pub streaming: bool,
     /// An exact system prompt (a replayed recording's); when set, `system_message` is unused.
@@ -117,6 +121,7 @@ impl SessionConfig {
             permissions: PermissionPolicy::default(),
             live_permissions: Arc::default(),
             allow_outside_cwd: false,
+            ask_reads_in_cwd: false,
             streaming: true,
             system_prompt: None,
             system_message: SystemMessageConfig::default(),

@@ -219,7 +219,9 @@ pub(super) fn denied_by_rules(rules: &[String]) -> String {
 }
 
 /// The deny rules refusing a call before anyone is asked: the policy's on the permission
-/// request, or, for a call that asks none (reads), on the tool and the paths it reads.
+/// request, and for a read (asked or not) on the tool and the paths it reads, so that
+/// `read(secret/**)` refuses a search of a directory above `secret` whether or not the
+/// session asks for reads.
 pub(super) fn denied_without_asking(
     policy: &PermissionPolicy,
     tool: &str,
@@ -228,8 +230,8 @@ pub(super) fn denied_without_asking(
     cwd: &std::path::Path,
 ) -> Vec<String> {
     match ask {
-        Some(ask) => policy.denied_by(tool, ask, cwd),
-        None => {
+        Some(ask) if ask.kind != PermissionKind::Read => policy.denied_by(tool, ask, cwd),
+        _ => {
             let paths: Vec<std::path::PathBuf> = match args.get("path") {
                 Some(Value::String(p)) => vec![p.into()],
                 Some(Value::Array(list)) => list
@@ -239,7 +241,16 @@ pub(super) fn denied_without_asking(
                     .collect(),
                 _ => Vec::new(),
             };
-            policy.denied_unasked(tool, Unasked::Builtin(&paths), cwd)
+            let mut denied = policy.denied_unasked(tool, Unasked::Builtin(&paths), cwd);
+            for rule in ask
+                .map(|a| policy.denied_by(tool, a, cwd))
+                .unwrap_or_default()
+            {
+                if !denied.contains(&rule) {
+                    denied.push(rule);
+                }
+            }
+            denied
         }
     }
 }

@@ -84,6 +84,7 @@ impl Actor {
     pub(super) fn tool_context(&self, cancel: &CancellationToken) -> ToolContext {
         let mut ctx = ToolContext::new(self.parts.config.cwd.clone());
         ctx.allow_outside_cwd = self.parts.config.allow_outside_cwd;
+        ctx.ask_reads_in_cwd = self.parts.config.ask_reads_in_cwd;
         ctx.cancel = cancel.child_token();
         ctx.processes = Some(std::sync::Arc::clone(&self.processes));
         ctx.shells = std::sync::Arc::clone(&self.shells);
@@ -332,7 +333,18 @@ impl Actor {
             ),
         };
         if !denied.is_empty() {
-            if let Some(ask) = ask.as_ref().filter(|_| !hook_allowed) {
+            // Only a request the policy's deny rules refuse is recorded: a read refused for
+            // what lies under the directory it searches is refused before anyone is asked.
+            let recorded = ask.as_ref().filter(|a| {
+                !hook_allowed
+                    && !self
+                        .parts
+                        .config
+                        .permissions
+                        .denied_by(&call.name, a, &self.parts.config.cwd)
+                        .is_empty()
+            });
+            if let Some(ask) = recorded {
                 // Recorded as a request denied by rules, as the policy would.
                 let denial = self.permit(call, ask, msg).await?;
                 if msg.cancel.is_cancelled() {

@@ -18,7 +18,10 @@ use ignore::types::Types;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use super::{BlockingTool, ToolContext, ToolFailure, ToolOutput, ToolSpec, args, not_found, paths};
+use super::{
+    BlockingTool, PermissionAsk, ToolContext, ToolFailure, ToolOutput, ToolSpec, args, not_found,
+    paths, reads,
+};
 
 /// The `glob` tool.
 #[derive(Debug, Clone, Copy, Default)]
@@ -199,6 +202,10 @@ impl BlockingTool for GlobTool {
 
     fn check(args: &Value, ctx: &ToolContext) -> Result<GlobArgs, ToolFailure> {
         parse(args, ctx)
+    }
+
+    fn reads(a: &GlobArgs) -> Vec<PermissionAsk> {
+        reads::search_asks(reads::SEARCH_FILES, &a.roots)
     }
 
     fn work(a: GlobArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolFailure> {

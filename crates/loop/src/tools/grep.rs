@@ -27,7 +27,9 @@ use ignore::types::{Types, TypesBuilder};
 use serde_json::{Value, json};
 
 use super::glob::{GlobFilter, search_roots, walk_files};
-use super::{BlockingTool, ToolContext, ToolFailure, ToolOutput, ToolSpec, args};
+use super::{
+    BlockingTool, PermissionAsk, ToolContext, ToolFailure, ToolOutput, ToolSpec, args, reads,
+};
 
 /// The `grep` tool.
 #[derive(Debug, Clone, Copy, Default)]
@@ -164,6 +166,10 @@ impl BlockingTool for GrepTool {
 
     fn check(args: &Value, ctx: &ToolContext) -> Result<GrepArgs, ToolFailure> {
         parse(args, ctx)
+    }
+
+    fn reads(a: &GrepArgs) -> Vec<PermissionAsk> {
+        reads::search_asks(reads::SEARCH_DIRECTORY, &a.roots)
     }
 
     fn work(a: GrepArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolFailure> {
@@ -553,6 +559,25 @@ mod tests {
             GrepTool.permission(&json!({"pattern": "x"}), &ctx).unwrap(),
             None
         );
+    }
+
+    #[test]
+    fn a_session_asking_for_reads_is_asked_for_the_first_root() {
+        let (_dir, mut ctx, root) = tree();
+        ctx.ask_reads_in_cwd = true;
+        let ask = GrepTool
+            .permission(&json!({"pattern": "x", "paths": ["src", "."]}), &ctx)
+            .unwrap()
+            .unwrap();
+        let src = std::path::Path::new(&root)
+            .join("src")
+            .display()
+            .to_string();
+        assert_eq!(
+            ask.request["intention"],
+            format!("Search in directory: {src}")
+        );
+        assert_eq!(ask.request["path"], src);
     }
 
     #[test]

@@ -27,6 +27,7 @@ pub mod mcp;
 pub mod paths;
 pub mod processes;
 pub mod read_bash;
+pub mod reads;
 mod registry;
 pub mod shell;
 pub mod shells;
@@ -126,6 +127,9 @@ pub struct ToolContext {
     pub cwd: PathBuf,
     /// Lets file tools touch paths outside `cwd` (`--allow-all-paths`).
     pub allow_outside_cwd: bool,
+    /// The file tools ask a `read` permission for what they read inside `cwd` (an SDK
+    /// session whose client answers permissions, as the Copilot CLI's; see [`reads`]).
+    pub ask_reads_in_cwd: bool,
     /// Cancelled when the session aborts; running tools stop and fail with "cancelled".
     pub cancel: CancellationToken,
     /// Streamed output chunks; the loop turns them into ephemeral
@@ -160,6 +164,7 @@ impl ToolContext {
         ToolContext {
             cwd: cwd.into(),
             allow_outside_cwd: false,
+            ask_reads_in_cwd: false,
             cancel: CancellationToken::new(),
             partial: None,
             processes: None,
@@ -328,6 +333,13 @@ pub trait BlockingTool: Send + Sync + 'static {
         Ok(None)
     }
 
+    /// The `read` permissions a checked call asks where the context wants reads asked
+    /// ([`reads::wanted`]): one per file or directory it reads (none by default). The first
+    /// is the call's own request, the others are asked while it runs.
+    fn reads(_args: &Self::Args) -> Vec<PermissionAsk> {
+        Vec::new()
+    }
+
     /// Does the work (on a blocking thread).
     fn work(args: Self::Args, ctx: &ToolContext) -> Result<ToolOutput, ToolFailure>;
 
@@ -351,7 +363,11 @@ impl<T: BlockingTool> Tool for T {
         args: &Value,
         ctx: &ToolContext,
     ) -> Result<Option<PermissionAsk>, ToolFailure> {
-        T::needs(&T::check(args, ctx)?)
+        let checked = T::check(args, ctx)?;
+        match T::needs(&checked)? {
+            None if reads::wanted(ctx) => Ok(T::reads(&checked).into_iter().next()),
+            needed => Ok(needed),
+        }
     }
 
     fn run<'a>(
@@ -361,6 +377,12 @@ impl<T: BlockingTool> Tool for T {
     ) -> BoxFuture<'a, Result<ToolOutput, ToolFailure>> {
         Box::pin(async move {
             let checked = T::check(&args, ctx)?;
+            if reads::wanted(ctx) {
+                // The first read was the call's own request; a second search root asks too.
+                for ask in T::reads(&checked).into_iter().skip(1) {
+                    ctx.permit(ask, false).await?;
+                }
+            }
             let ctx = ctx.clone();
             blocking(move || T::work(checked, &ctx)).await
         })

@@ -8,7 +8,8 @@
 //!   levels), one per line relative to it, directories with a trailing `/`,
 //!   sorted; hidden entries are listed, but hidden directories (`.git`) are not
 //!   opened, nor are symlinks, so the listing stays small and inside the tree.
-//! - Reads need no permission in turnstile (the runtime asks and auto-approves).
+//! - A session that asks for reads inside the working directory asks `Read file: PATH` or
+//!   `List directory: PATH` (`reads`); others read there unasked.
 
 use std::fs;
 use std::io::{BufRead, BufReader};
@@ -17,7 +18,8 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 
 use super::{
-    BlockingTool, ToolContext, ToolFailure, ToolOutput, ToolSpec, args, io_failure, paths,
+    BlockingTool, PermissionAsk, ToolContext, ToolFailure, ToolOutput, ToolSpec, args, io_failure,
+    paths, reads,
 };
 
 /// The `view` tool.
@@ -112,6 +114,15 @@ impl BlockingTool for ViewTool {
 
     fn check(args: &Value, ctx: &ToolContext) -> Result<ViewArgs, ToolFailure> {
         parse(args, ctx)
+    }
+
+    fn reads(a: &ViewArgs) -> Vec<PermissionAsk> {
+        let what = if a.path.is_dir() {
+            reads::LIST_DIRECTORY
+        } else {
+            reads::READ_FILE
+        };
+        vec![reads::read_ask(what, &a.path)]
     }
 
     fn work(a: ViewArgs, _ctx: &ToolContext) -> Result<ToolOutput, ToolFailure> {
@@ -408,5 +419,28 @@ mod tests {
             ViewTool.intention_summary(&json!({"path": "a"}), &ctx),
             Some(dir.path().join("a").display().to_string())
         );
+    }
+
+    #[test]
+    fn a_session_asking_for_reads_is_asked_for_the_file_or_the_directory() {
+        let (dir, mut ctx) = setup();
+        ctx.ask_reads_in_cwd = true;
+        fs::create_dir(dir.path().join("sub")).unwrap();
+        let asked = |path: &str| {
+            let ask = ViewTool
+                .permission(&json!({ "path": path }), &ctx)
+                .unwrap()
+                .unwrap();
+            ask.request["intention"].as_str().unwrap().to_owned()
+        };
+        let sub = dir.path().join("sub").display().to_string();
+        assert_eq!(asked("sub"), format!("List directory: {sub}"));
+        let file = dir.path().join("sub/x.txt").display().to_string();
+        assert_eq!(asked("sub/x.txt"), format!("Read file: {file}"));
+        // Leaving the directory is refused before anything is asked.
+        let err = ViewTool
+            .permission(&json!({"path": "../x"}), &ctx)
+            .unwrap_err();
+        assert_eq!(err.code.as_deref(), Some("outside_cwd"));
     }
 }

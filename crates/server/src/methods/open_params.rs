@@ -172,6 +172,9 @@ pub(super) fn build(
     session_config.max_autopilot_continues = config.max_autopilot_continues;
     session_config.permissions = config.permissions.clone();
     session_config.allow_outside_cwd = config.allow_outside_cwd;
+    // A client that answers permissions is asked for reads inside the working directory too,
+    // as the Copilot CLI asks its SDK clients (docs/decisions.md).
+    session_config.ask_reads_in_cwd = capabilities.permissions;
     // The SDKs stream deltas only when asked to.
     session_config.streaming = params.streaming.unwrap_or(false);
     // The loop builds the prompt from the client's systemMessage (append, replace, customize
