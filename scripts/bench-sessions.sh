@@ -59,6 +59,12 @@ S="$TURNSTILE --state-dir $ROOT"
 diff <($S sessions --json --no-index) <($S sessions --json) >/dev/null \
     || { echo "sessions output differs with and without the index" >&2; exit 1; }
 
+# ... and, given a previous binary, its listing byte for byte.
+if [ -n "${PREVIOUS:-}" ] && [ -x "$PREVIOUS" ]; then
+    diff <("$PREVIOUS" --state-dir "$ROOT" sessions) <($S sessions) >/dev/null \
+        || { echo "sessions output differs from $PREVIOUS" >&2; exit 1; }
+fi
+
 echo "| command ($COUNT sessions) | wall s | CPU s |"
 echo "|---|---:|---:|"
 echo "| \`sessions --no-index\` (reads every journal) | $(median $S sessions --no-index) |"

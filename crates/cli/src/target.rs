@@ -11,10 +11,8 @@ const MIN_PREFIX: usize = 4;
 
 /// The most recently updated session of the root (`resume --last`), from the session index.
 pub fn newest_session(root: &StateRoot) -> Result<uuid::Uuid> {
-    let (all, _) = turnstile_journal::SessionSummary::list_indexed(root)?;
-    all.into_iter()
-        .find_map(|s| s.id)
-        .with_context(|| format!("no sessions in {}", root.dir().display()))
+    let (newest, _) = turnstile_journal::SessionSummary::newest_indexed(root)?;
+    newest.with_context(|| format!("no sessions in {}", root.dir().display()))
 }
 
 /// Resolves `target` against the file system and the state root.

@@ -13,7 +13,7 @@
 //! compacted (temporary file + rename) under the exclusive `flock`, taking in records
 //! appended meanwhile, so no writer's record is lost and writers never wait.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fs::{File, TryLockError};
 use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom, Write};
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
@@ -164,19 +164,46 @@ fn try_append(root: &Path, line: &[u8]) -> io::Result<()> {
 /// What was read from the index file.
 #[derive(Debug, Default)]
 struct Loaded {
-    records: HashMap<Uuid, IndexRecord>,
+    /// The last record of each id, in id order once [`Loaded::finish`] ran.
+    records: Vec<IndexRecord>,
+    /// How many leading `records` are already in id order without duplicates.
+    sorted: usize,
     lines: u64,
     bad: u64,
     end: u64,
 }
 
-/// Reads records from `input` (from byte `start`), keeping the last one of each id in `wanted`.
-fn read_records(
-    input: impl Read,
-    start: u64,
-    wanted: &HashMap<Uuid, usize>,
-    into: &mut Loaded,
-) -> io::Result<()> {
+impl Loaded {
+    fn push(&mut self, rec: IndexRecord) {
+        if self.sorted == self.records.len()
+            && self.records.last().is_none_or(|last| last.id < rec.id)
+        {
+            self.sorted += 1;
+        }
+        self.records.push(rec);
+        // Bounded memory: superseded records are dropped as they pile up, so the records
+        // held stay within twice the distinct ids of the index.
+        if self.records.len() > 2 * self.sorted.max(1024) {
+            self.finish();
+        }
+    }
+
+    /// Orders the records by id and keeps only the last one of each (a rewrite writes them
+    /// in id order, so a warm index is usually in order already and this costs one pass).
+    fn finish(&mut self) {
+        if self.sorted < self.records.len() {
+            // Stable: of equal ids the file's order stays, and the last one is the newest.
+            self.records.sort_by_key(|r| r.id);
+            self.records.reverse();
+            self.records.dedup_by_key(|r| r.id);
+            self.records.reverse();
+        }
+        self.sorted = self.records.len();
+    }
+}
+
+/// Reads records from `input` (from byte `start`), keeping the last one of each id.
+fn read_records(input: impl Read, start: u64, into: &mut Loaded) -> io::Result<()> {
     let mut reader = BufReader::with_capacity(1 << 16, input);
     let mut line = Vec::with_capacity(512);
     let mut offset = start;
@@ -187,18 +214,37 @@ fn read_records(
         if buf.is_empty() {
             break;
         }
-        let (take, complete) = match memchr::memchr(b'\n', buf) {
+        // Whole lines inside the buffer are parsed where they lie; only a line cut by the
+        // buffer's end is gathered in `line`.
+        let mut pos = 0;
+        while line.is_empty() && !overlong {
+            let Some(i) = memchr::memchr(b'\n', &buf[pos..]) else {
+                break;
+            };
+            let whole = &buf[pos..pos + i + 1];
+            pos += i + 1;
+            offset += whole.len() as u64;
+            into.lines += 1;
+            parse_line(whole, whole.len() <= MAX_RECORD + 1, into);
+        }
+        let rest = &buf[pos..];
+        if rest.is_empty() {
+            let n = buf.len();
+            reader.consume(n);
+            continue;
+        }
+        let (take, complete) = match memchr::memchr(b'\n', rest) {
             Some(i) => (i + 1, true),
-            None => (buf.len(), false),
+            None => (rest.len(), false),
         };
         // Bounded memory: a line longer than any record is skipped, not buffered.
         if !overlong && line.len() + take <= MAX_RECORD + 1 {
-            line.extend_from_slice(&buf[..take]);
+            line.extend_from_slice(&rest[..take]);
         } else {
             overlong = true;
             line.clear();
         }
-        reader.consume(take);
+        reader.consume(pos + take);
         line_bytes += take as u64;
         if !complete {
             continue;
@@ -206,20 +252,21 @@ fn read_records(
         offset += line_bytes;
         line_bytes = 0;
         into.lines += 1;
-        match serde_json::from_slice::<IndexRecord>(&line) {
-            Ok(rec) if !overlong => {
-                if wanted.contains_key(&rec.id) {
-                    into.records.insert(rec.id, rec);
-                }
-            }
-            _ => into.bad += 1,
-        }
+        parse_line(&line, !overlong, into);
         line.clear();
         overlong = false;
     }
+    into.finish();
     // A torn last record (no newline) is not counted as read: a rewrite looks at it again.
     into.end = offset;
     Ok(())
+}
+
+fn parse_line(line: &[u8], fits: bool, into: &mut Loaded) {
+    match serde_json::from_slice::<IndexRecord>(line) {
+        Ok(rec) if fits => into.push(rec),
+        _ => into.bad += 1,
+    }
 }
 
 /// How a listing went (for tests and benchmarks).
@@ -294,72 +341,215 @@ fn stat_journals(root: &StateRoot, dirs: &[(Uuid, bool)]) -> Vec<Option<JournalI
         .collect()
 }
 
-/// The summaries of every session of `root` (in id order), from the index where it is current.
-pub(crate) fn list(root: &StateRoot) -> Result<(Vec<SessionSummary>, ListingStats), LayoutError> {
-    let dirs = session_dirs(root)?;
-    let wanted: HashMap<Uuid, usize> = dirs
-        .iter()
-        .enumerate()
-        .map(|(i, (id, _))| (*id, i))
-        .collect();
-    // Two independent halves of the work, one per core: the journals' lstat and the index.
-    let (journals, loaded) = std::thread::scope(|s| {
-        let index = s.spawn(|| {
-            let mut loaded = Loaded::default();
-            let exists = match open_index(root.dir(), false) {
-                Ok(file) => {
-                    if let Err(e) = read_records(file, 0, &wanted, &mut loaded) {
-                        tracing::debug!(error = %e, "session index unreadable; reading the journals");
-                        loaded = Loaded::default();
-                    }
-                    true
-                }
-                Err(_) => false,
-            };
-            (loaded, exists)
-        });
-        let journals = stat_journals(root, &dirs);
-        (journals, index.join().unwrap_or_default())
+/// The index read on its own thread: its records (id order), whether the file exists, and
+/// the positions of the records newest first (by `updated`, ties in id order), computed
+/// there while the journals are being checked, so that a listing whose records are all
+/// current needs no sort of its own.
+#[derive(Debug, Default)]
+struct IndexRead {
+    loaded: Loaded,
+    exists: bool,
+    newest_first: Vec<u32>,
+}
+
+fn read_index(root: &Path) -> IndexRead {
+    let mut read = IndexRead::default();
+    match open_index(root, false) {
+        Ok(file) => {
+            read.exists = true;
+            if let Err(e) = read_records(file, 0, &mut read.loaded) {
+                tracing::debug!(error = %e, "session index unreadable; reading the journals");
+                read.loaded = Loaded::default();
+            }
+        }
+        Err(_) => return read,
+    }
+    let recs = &read.loaded.records;
+    let mut order: Vec<u32> = (0..recs.len() as u32).collect();
+    // Stable, over records in id order: equal `updated` stay in id order, as in every listing.
+    order.sort_by(|&a, &b| recs[b as usize].updated.cmp(&recs[a as usize].updated));
+    read.newest_first = order;
+    read
+}
+
+/// Every session of a root as the index and the journals' identities say: which records are
+/// current, which sessions had to be read from their journals.
+struct Gathered {
+    index: IndexRead,
+    /// Per record: whether its journal still has the identity it names (and it is listed).
+    current: Vec<bool>,
+    /// Sessions read from their journals, with the identity seen before reading, in id order.
+    fresh: Vec<(JournalId, SessionSummary)>,
+    /// Every listed session and its journal's identity, in id order.
+    listed: Vec<(Uuid, JournalId)>,
+    dirs: Vec<(Uuid, bool)>,
+    stats: ListingStats,
+}
+
+fn gather(root: &StateRoot) -> Result<Gathered, LayoutError> {
+    // Two independent halves of the work, one per core: the directory listing and the
+    // journals' lstat, and the index (read and ordered without waiting for the listing).
+    let (dirs, journals, index) = std::thread::scope(|s| {
+        let index = s.spawn(|| read_index(root.dir()));
+        let dirs = session_dirs(root);
+        let journals = dirs.as_ref().map(|d| stat_journals(root, d)).ok();
+        (dirs, journals, index.join().unwrap_or_default())
     });
-    let (mut loaded, index_exists) = loaded;
+    let dirs = dirs?;
+    let journals = journals.unwrap_or_default();
+    let records = &index.loaded.records;
+    let mut current = vec![false; records.len()];
+    let mut fresh = Vec::new();
+    let mut listed = Vec::with_capacity(dirs.len());
     let mut stats = ListingStats::default();
-    let mut summaries = Vec::with_capacity(dirs.len());
-    let mut ids = Vec::with_capacity(dirs.len());
-    let mut fresh = 0u64;
+    // Both sides are in id order: one merge pass pairs each journal with its record.
+    let mut next = 0;
     for ((id, _), journal) in dirs.iter().zip(&journals) {
         let Some(journal) = journal else {
             continue;
         };
-        match loaded.records.remove(id) {
-            Some(rec) if rec.journal == *journal => {
-                stats.from_index += 1;
-                summaries.push(rec.into_summary());
-            }
-            _ => {
-                stats.read_from_journal += 1;
-                fresh += 1;
-                // Paired below with the identity seen before reading: if the journal grew
-                // meanwhile, the next listing sees a mismatch and reads it again.
-                summaries.push(SessionSummary::read(&root.session(*id))?);
+        while next < records.len() && records[next].id < *id {
+            next += 1;
+        }
+        if next < records.len() && records[next].id == *id && records[next].journal == *journal {
+            current[next] = true;
+            stats.from_index += 1;
+        } else {
+            stats.read_from_journal += 1;
+            // Paired with the identity seen before reading: if the journal grew meanwhile,
+            // the next listing sees a mismatch and reads it again.
+            fresh.push((*journal, SessionSummary::read(&root.session(*id))?));
+        }
+        listed.push((*id, *journal));
+    }
+    Ok(Gathered {
+        index,
+        current,
+        fresh,
+        listed,
+        dirs,
+        stats,
+    })
+}
+
+impl Gathered {
+    /// Rewrites the index when anything was stale, missing, garbled or superseded.
+    fn maintain(&mut self, root: &StateRoot) {
+        let loaded = &self.index.loaded;
+        let superseded = loaded.lines > SUPERSEDED_FACTOR * self.listed.len() as u64 + 64;
+        let needed = !self.fresh.is_empty()
+            || loaded.bad > 0
+            || superseded
+            || (!self.index.exists && !self.listed.is_empty());
+        if !needed {
+            return;
+        }
+        let mut current: HashMap<Uuid, IndexRecord> = HashMap::with_capacity(self.listed.len());
+        for (rec, _) in loaded
+            .records
+            .iter()
+            .zip(&self.current)
+            .filter(|(_, c)| **c)
+        {
+            current.insert(rec.id, rec.clone());
+        }
+        for (journal, s) in &self.fresh {
+            if let Some(id) = s.id {
+                current.insert(id, IndexRecord::new(id, *journal, s));
             }
         }
-        ids.push((*id, *journal));
-    }
-    let superseded = loaded.lines > SUPERSEDED_FACTOR * ids.len() as u64 + 64;
-    if fresh > 0 || loaded.bad > 0 || superseded || (!index_exists && !ids.is_empty()) {
-        let current: HashMap<Uuid, IndexRecord> = ids
-            .iter()
-            .zip(&summaries)
-            .map(|((id, journal), s)| (*id, IndexRecord::new(*id, *journal, s)))
-            .collect();
+        let wanted: HashSet<Uuid> = self.dirs.iter().map(|(id, _)| *id).collect();
         match rewrite(root.dir(), current, &wanted, loaded.end) {
-            Ok(done) => stats.rewritten = done,
+            Ok(done) => self.stats.rewritten = done,
             Err(e) => {
                 tracing::debug!(root = %root.dir().display(), error = %e, "session index not rewritten")
             }
         }
     }
+}
+
+/// The summaries of every session of `root`, newest first (ties in id order), from the
+/// index where it is current.
+pub(crate) fn list(root: &StateRoot) -> Result<(Vec<SessionSummary>, ListingStats), LayoutError> {
+    let mut g = gather(root)?;
+    g.maintain(root);
+    let Gathered {
+        index,
+        current,
+        fresh,
+        stats,
+        ..
+    } = g;
+    let mut records = index.loaded.records;
+    let mut summaries = Vec::with_capacity(stats.from_index as usize + fresh.len());
+    // The index thread's order, kept to the current records; the sessions read from their
+    // journals (rare: a changed journal, a lost record) are merged in by the same order.
+    let mut fresh: Vec<SessionSummary> = fresh.into_iter().map(|(_, s)| s).collect();
+    crate::summary::SessionSummary::sort_newest_first(&mut fresh);
+    let mut fresh = fresh.into_iter().peekable();
+    for i in index.newest_first {
+        let i = i as usize;
+        if !current[i] {
+            continue;
+        }
+        // Each position comes once in the order: the strings are moved out, not copied.
+        let rec = &mut records[i];
+        while let Some(f) = fresh.next_if(|f| newer(f, rec)) {
+            summaries.push(f);
+        }
+        summaries.push(SessionSummary {
+            id: Some(rec.id),
+            cwd: rec.cwd.take(),
+            created: rec.created.take(),
+            updated: rec.updated.take(),
+            events: rec.events,
+            size: rec.journal.size,
+            first_prompt: rec.first_prompt.take(),
+        });
+    }
+    summaries.extend(fresh);
     Ok((summaries, stats))
+}
+
+/// Whether `s` (read from its journal) is listed before `rec`: newer, or as new with a
+/// smaller id.
+fn newer(s: &SessionSummary, rec: &IndexRecord) -> bool {
+    match s.updated.cmp(&rec.updated) {
+        std::cmp::Ordering::Greater => true,
+        std::cmp::Ordering::Less => false,
+        std::cmp::Ordering::Equal => s.id.is_some_and(|id| id < rec.id),
+    }
+}
+
+/// The id of the session a listing would show first (the most recently updated), without
+/// building the listing: the first current record of the index thread's order, or a
+/// session read from its journal when that one is newer. The index is maintained as by
+/// [`list`].
+pub(crate) fn newest(root: &StateRoot) -> Result<(Option<Uuid>, ListingStats), LayoutError> {
+    let mut g = gather(root)?;
+    g.maintain(root);
+    let records = &g.index.loaded.records;
+    let best_record = g
+        .index
+        .newest_first
+        .iter()
+        .map(|&i| i as usize)
+        .find(|&i| g.current[i])
+        .map(|i| &records[i]);
+    // Of the sessions read from their journals, the one listed first (id order breaks ties).
+    let mut best_fresh: Option<&SessionSummary> = None;
+    for (_, s) in &g.fresh {
+        if best_fresh.is_none_or(|b| s.updated > b.updated) {
+            best_fresh = Some(s);
+        }
+    }
+    let id = match (best_fresh, best_record) {
+        (Some(f), Some(r)) if newer(f, r) => f.id,
+        (_, Some(r)) => Some(r.id),
+        (Some(f), None) => f.id,
+        (None, None) => None,
+    };
+    Ok((id, g.stats))
 }
 
 /// Replaces the index by `records` plus whatever writers appended after byte `seen`, under
@@ -367,7 +557,7 @@ pub(crate) fn list(root: &StateRoot) -> Result<(Vec<SessionSummary>, ListingStat
 fn rewrite(
     root: &Path,
     mut records: HashMap<Uuid, IndexRecord>,
-    wanted: &HashMap<Uuid, usize>,
+    wanted: &HashSet<Uuid>,
     seen: u64,
 ) -> io::Result<bool> {
     let lock = open_index(root, true)?;
@@ -383,8 +573,13 @@ fn rewrite(
     }
     reader.seek(SeekFrom::Start(seen))?;
     let mut late = Loaded::default();
-    read_records(&mut reader, seen, wanted, &mut late)?;
-    records.extend(late.records);
+    read_records(&mut reader, seen, &mut late)?;
+    records.extend(
+        late.records
+            .into_iter()
+            .filter(|r| wanted.contains(&r.id))
+            .map(|r| (r.id, r)),
+    );
     let mut ids: Vec<&Uuid> = records.keys().collect();
     ids.sort();
     let tmp_name = format!(".{INDEX_FILE}.tmp-{}", std::process::id());
@@ -444,16 +639,37 @@ mod tests {
         text.extend_from_slice(&b.line().unwrap());
         let torn = record(3).line().unwrap();
         text.extend_from_slice(&torn[..torn.len() / 2]);
-        let wanted: HashMap<Uuid, usize> = [(a.id, 0), (b.id, 1), (Uuid::from_u128(3), 2)]
-            .into_iter()
-            .collect();
         let mut loaded = Loaded::default();
-        read_records(&text[..], 0, &wanted, &mut loaded).unwrap();
-        assert_eq!(loaded.records.len(), 2);
-        assert_eq!(loaded.records[&a.id], a);
-        assert_eq!(loaded.records[&b.id], b);
+        read_records(&text[..], 0, &mut loaded).unwrap();
+        assert_eq!(loaded.records, vec![a, b]);
         assert_eq!((loaded.lines, loaded.bad), (4, 2));
         assert_eq!(loaded.end, (text.len() - torn.len() / 2) as u64);
+    }
+
+    #[test]
+    fn the_last_record_of_an_id_wins_in_any_order_and_across_buffers() {
+        // More records than one read buffer holds and than `Loaded` keeps before it drops
+        // superseded ones: ids 0..3000 in reverse, then every third again with `events` 99.
+        let mut text = Vec::new();
+        for n in (0..3000u128).rev() {
+            text.extend_from_slice(&record(n).line().unwrap());
+        }
+        for n in (0..3000u128).step_by(3) {
+            let mut r = record(n);
+            r.events = 99;
+            text.extend_from_slice(&r.line().unwrap());
+        }
+        let mut loaded = Loaded::default();
+        read_records(&text[..], 0, &mut loaded).unwrap();
+        assert_eq!(loaded.records.len(), 3000);
+        for (n, r) in loaded.records.iter().enumerate() {
+            assert_eq!(r.id, Uuid::from_u128(n as u128));
+            assert_eq!(r.events, if n % 3 == 0 { 99 } else { 4 }, "record {n}");
+        }
+        assert_eq!(
+            (loaded.lines, loaded.bad, loaded.end),
+            (4000, 0, text.len() as u64)
+        );
     }
 
     #[test]

@@ -198,9 +198,15 @@ impl SessionSummary {
     pub fn list_indexed(
         root: &crate::layout::StateRoot,
     ) -> Result<(Vec<Self>, crate::index::ListingStats), LayoutError> {
-        let (mut all, stats) = crate::index::list(root)?;
-        sort_newest_first(&mut all);
-        Ok((all, stats))
+        crate::index::list(root)
+    }
+
+    /// The id of the session [`Self::list_indexed`] would show first (the most recently
+    /// updated), without building the listing; `None` when the root has no session.
+    pub fn newest_indexed(
+        root: &crate::layout::StateRoot,
+    ) -> Result<(Option<Uuid>, crate::index::ListingStats), LayoutError> {
+        crate::index::newest(root)
     }
 }
 

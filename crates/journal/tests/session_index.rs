@@ -187,6 +187,68 @@ fn a_journal_changed_behind_the_index_is_read_again() {
     assert!(list.iter().any(|s| s.id == Some(extra)) && !list.iter().any(|s| s.id == Some(ids[0])));
 }
 
+fn newest(root: &StateRoot) -> Option<Uuid> {
+    let (id, _) = SessionSummary::newest_indexed(root).unwrap();
+    assert_eq!(
+        id,
+        truth(root).first().and_then(|s| s.id),
+        "newest is what the journals say"
+    );
+    id
+}
+
+/// Appends a `session.info` event stamped `timestamp` to a session's journal, as another
+/// program would, without touching the index.
+fn append_behind_the_index(root: &StateRoot, id: Uuid, timestamp: &str) {
+    let line = format!(
+        r#"{{"type":"session.info","data":{{}},"id":"{}","timestamp":"{timestamp}","parentId":null}}"#,
+        Uuid::new_v4()
+    );
+    fs::OpenOptions::new()
+        .append(true)
+        .open(root.session(id).events)
+        .unwrap()
+        .write_all(format!("{line}\n").as_bytes())
+        .unwrap();
+}
+
+#[test]
+fn the_newest_session_is_found_even_when_records_are_stale() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = StateRoot::new(tmp.path());
+    assert_eq!(newest(&root), None);
+    let ids: Vec<Uuid> = (0..5).map(|n| write_session(&root, n, 1)).collect();
+    let first = newest(&root).unwrap();
+    assert_eq!(Some(first), indexed(&root).0[0].id);
+    // The newest record goes stale and its session is no longer the newest: its journal got
+    // an event stamped long ago (an import), so another session is newest now.
+    append_behind_the_index(&root, first, "2000-01-01T00:00:00.000Z");
+    let second = newest(&root).unwrap();
+    assert_ne!(second, first);
+    // An old session's record goes stale with its journal now the newest of all.
+    let old = *ids.iter().find(|id| ![first, second].contains(id)).unwrap();
+    append_behind_the_index(&root, old, "2100-01-01T00:00:00.000Z");
+    assert_eq!(newest(&root), Some(old));
+    // Two sessions read from their journals, the newer one with the greater id; then a tie
+    // between a record and a journal is broken by the smaller id, as the listing orders.
+    let (mut a, mut b) = (ids[0], ids[1]);
+    if a > b {
+        std::mem::swap(&mut a, &mut b);
+    }
+    append_behind_the_index(&root, a, "2200-01-01T00:00:00.000Z");
+    append_behind_the_index(&root, b, "2200-01-01T00:00:01.000Z");
+    assert_eq!(newest(&root), Some(b));
+    let (list, stats) = indexed(&root);
+    assert_eq!((stats.from_index, stats.read_from_journal), (5, 0));
+    assert_eq!(list, truth(&root));
+    append_behind_the_index(&root, a, "2200-01-01T00:00:01.000Z");
+    assert_eq!(newest(&root), Some(a));
+    let (list, _) = indexed(&root);
+    assert_eq!(list, truth(&root));
+    assert_eq!(list[0].id, Some(a));
+    assert_eq!(list[1].id, Some(b));
+}
+
 #[test]
 fn child_writer() {
     let Some(dir) = std::env::var_os(CHILD_ENV) else {

@@ -44,29 +44,67 @@ fn print(all: &[SessionSummary], json: bool, place: &str) -> Result<ExitCode> {
         eprintln!("no sessions in {place}");
         return Ok(ExitCode::SUCCESS);
     }
-    println!(
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+    writeln!(
+        out,
         "{:<36}  {:<24}  {:>7}  {:>9}  {:<24}  FIRST PROMPT",
         "ID", "UPDATED", "EVENTS", "SIZE", "CWD"
-    );
-    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    )?;
+    // Each row is laid out by hand into one reused buffer: the same columns as the header's
+    // format, without a formatter call and a padding pass per field.
+    let mut row = Vec::with_capacity(512);
+    let mut cell = Vec::with_capacity(32);
     for s in all {
-        writeln!(
-            out,
-            "{:<36}  {:<24}  {:>7}  {:>9}  {:<24}  {}",
-            s.id.map(|i| i.to_string()).unwrap_or_default(),
-            s.updated.as_deref().unwrap_or("-"),
-            s.events,
-            human_bytes(s.size),
-            s.cwd.as_deref().unwrap_or("-"),
-            s.first_prompt.as_deref().unwrap_or("")
-        )?;
+        row.clear();
+        match s.id {
+            Some(id) => pad_right(
+                &mut row,
+                id.hyphenated()
+                    .encode_lower(&mut uuid::Uuid::encode_buffer()),
+                36,
+            ),
+            None => pad_right(&mut row, "", 36),
+        }
+        row.extend_from_slice(b"  ");
+        pad_right(&mut row, s.updated.as_deref().unwrap_or("-"), 24);
+        row.extend_from_slice(b"  ");
+        cell.clear();
+        write!(cell, "{}", s.events)?;
+        pad_left(&mut row, &cell, 7);
+        row.extend_from_slice(b"  ");
+        cell.clear();
+        human_bytes(&mut cell, s.size)?;
+        pad_left(&mut row, &cell, 9);
+        row.extend_from_slice(b"  ");
+        pad_right(&mut row, s.cwd.as_deref().unwrap_or("-"), 24);
+        row.extend_from_slice(b"  ");
+        row.extend_from_slice(s.first_prompt.as_deref().unwrap_or("").as_bytes());
+        row.push(b'\n');
+        out.write_all(&row)?;
     }
     out.flush()?;
     Ok(ExitCode::SUCCESS)
 }
 
+/// `text` then spaces up to `width` characters (as `{:<width}` pads).
+fn pad_right(row: &mut Vec<u8>, text: &str, width: usize) {
+    row.extend_from_slice(text.as_bytes());
+    let chars = if text.len() >= width && text.is_ascii() {
+        text.len()
+    } else {
+        text.chars().count()
+    };
+    row.resize(row.len() + width.saturating_sub(chars), b' ');
+}
+
+/// Spaces up to `width` bytes, then `ascii` (as `{:>width}` pads an ASCII cell).
+fn pad_left(row: &mut Vec<u8>, ascii: &[u8], width: usize) {
+    row.resize(row.len() + width.saturating_sub(ascii.len()), b' ');
+    row.extend_from_slice(ascii);
+}
+
 /// Bytes in the largest unit that keeps the number above 1.
-pub fn human_bytes(n: u64) -> String {
+fn human_bytes(out: &mut Vec<u8>, n: u64) -> std::io::Result<()> {
     const UNITS: [&str; 4] = ["B", "KiB", "MiB", "GiB"];
     let mut value = n as f64;
     let mut unit = 0;
@@ -75,8 +113,28 @@ pub fn human_bytes(n: u64) -> String {
         unit += 1;
     }
     if unit == 0 {
-        format!("{n} B")
+        write!(out, "{n} B")
     } else {
-        format!("{value:.1} {}", UNITS[unit])
+        write!(out, "{value:.1} {}", UNITS[unit])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_are_laid_out_as_the_format_would() {
+        let mut row = Vec::new();
+        pad_right(&mut row, "«é»", 5);
+        pad_right(&mut row, "abcdef", 3);
+        pad_left(&mut row, b"12", 4);
+        human_bytes(&mut row, 1023).unwrap();
+        row.push(b'|');
+        human_bytes(&mut row, 8230).unwrap();
+        assert_eq!(
+            String::from_utf8(row).unwrap(),
+            format!("{:<5}{:<3}{:>4}1023 B|8.0 KiB", "«é»", "abcdef", "12")
+        );
     }
 }
