@@ -33,9 +33,12 @@ fn check_scope(args: &Value) -> Result<(), ToolFailure> {
     }
 }
 
+/// A group of the list: its title, the mark of its lines, and which agents it holds.
+type Group = (&'static str, &'static str, fn(&AgentStatus) -> bool);
+
 /// The list: one group per status (running, completed, failed), each agent on its line.
 pub fn listing(records: &[AgentRecord], include_completed: bool) -> String {
-    let groups: [(&str, &str, fn(&AgentStatus) -> bool); 3] = [
+    let groups: [Group; 3] = [
         ("Running", "⏳", |s| matches!(s, AgentStatus::Running)),
         ("Completed", "✅", |s| {
             matches!(s, AgentStatus::Completed(_))
@@ -85,7 +88,8 @@ impl Tool for ListAgentsTool {
                 "properties": {
                     "include_completed": {"type": "boolean", "description": "false: only the running agents; true (the default): the ended ones too."},
                     "scope": {"type": "string", "enum": ["siblings", "children", "all"], "description": "Which agents to list; every background agent here is a child of this session, so each scope lists the same ones."}
-                }
+                },
+                "required": []
             }),
             ..ToolSpec::default()
         }
