@@ -653,6 +653,21 @@ export const SCENARIOS = {
     await session.disconnect();
   },
 
+  // A background sub-agent: `task` with mode background returns at once with the agent's id
+  // (a sync bash keeps the main agent busy while the sub-agent answers), `read_agent` waits
+  // for its result, then an unknown id and `list_agents`.
+  async "task-background"(run) {
+    await run.model("task-background.json");
+    run.file("notes.txt", "first line\nsecond line\n");
+    const client = run.client();
+    const session = await client.createSession(run.options("main", { onPermissionRequest: approveAll }));
+    run.session("main", session.sessionId);
+    const answer = await session.sendAndWait("Ask a background agent about notes.txt", GUARD);
+    run.observe("answer", answer?.data?.content ?? null);
+    run.observe("tool result texts", toolResultTexts(run.events.main.filter((e) => !e.agentId)));
+    await session.disconnect();
+  },
+
   // The session database: the runtime's own tables, DDL, writes, reads of every value type,
   // several statements in one call, and the errors; the model must read the same texts.
   async sql(run) {

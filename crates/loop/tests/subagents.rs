@@ -31,6 +31,27 @@ fn tool_names(request: &Value) -> Vec<String> {
         .unwrap_or_default()
 }
 
+/// A session run against `script` (with `files` in its working directory): one message,
+/// sent and run to its end, then the session shut down.
+struct Ran {
+    fx: Fixture,
+    session: SessionHandle,
+    outcome: Outcome,
+}
+
+async fn run_once(script: Script, prompt: &str, files: impl FnOnce(&std::path::Path)) -> Ran {
+    let fx = Fixture::start(script, files).await;
+    let session = SessionHandle::create(&fx.root, None, fx.base_parts(|_| {})).unwrap();
+    let (_, done) = session.send(prompt, SendOptions::default()).unwrap();
+    let outcome = done.await.unwrap();
+    session.shutdown().await.unwrap();
+    Ran {
+        fx,
+        session,
+        outcome,
+    }
+}
+
 #[tokio::test]
 async fn an_explore_agent_answers_the_main_agent_through_its_own_calls() {
     let script = Script::new()
@@ -44,16 +65,15 @@ async fn an_explore_agent_answers_the_main_agent_through_its_own_calls() {
         ))
         .respond(ScriptedResponse::text("The first line is: alpha"))
         .respond(ScriptedResponse::text("alpha it is"));
-    let fx = Fixture::start(script, |dir| {
+    let Ran {
+        fx,
+        session,
+        outcome,
+    } = run_once(script, "ask a helper", |dir| {
         std::fs::write(dir.join("notes.txt"), "alpha\nbeta\n").unwrap();
     })
     .await;
-    let session = SessionHandle::create(&fx.root, None, fx.base_parts(|_| {})).unwrap();
-    let (_, done) = session
-        .send("ask a helper", SendOptions::default())
-        .unwrap();
-    assert_eq!(done.await.unwrap(), Outcome::Idle);
-    session.shutdown().await.unwrap();
+    assert_eq!(outcome, Outcome::Idle);
 
     let requests = fx.server.requests();
     assert_eq!(requests.len(), 4);
@@ -174,11 +194,12 @@ async fn a_sub_agent_that_fails_or_is_misnamed_gives_the_main_agent_a_clear_fail
         ))
         .respond(ScriptedResponse::text("I could not edit."))
         .respond(ScriptedResponse::text("done"));
-    let fx = Fixture::start(script, |_| {}).await;
-    let session = SessionHandle::create(&fx.root, None, fx.base_parts(|_| {})).unwrap();
-    let (_, done) = session.send("go", SendOptions::default()).unwrap();
-    assert_eq!(done.await.unwrap(), Outcome::Idle);
-    session.shutdown().await.unwrap();
+    let Ran {
+        fx,
+        session,
+        outcome,
+    } = run_once(script, "go", |_| {}).await;
+    assert_eq!(outcome, Outcome::Idle);
     let requests = fx.server.requests();
     assert_eq!(requests.len(), 5);
     assert_eq!(
@@ -207,11 +228,12 @@ async fn a_failed_model_call_ends_the_sub_agent_and_the_main_agent_reads_why() {
         .respond(ScriptedResponse::tool_call("task", task("explore", "look")))
         .respond(ScriptedResponse::error_message(400, "bad request"))
         .respond(ScriptedResponse::text("it failed"));
-    let fx = Fixture::start(script, |_| {}).await;
-    let session = SessionHandle::create(&fx.root, None, fx.base_parts(|_| {})).unwrap();
-    let (_, done) = session.send("go", SendOptions::default()).unwrap();
-    assert_eq!(done.await.unwrap(), Outcome::Idle);
-    session.shutdown().await.unwrap();
+    let Ran {
+        fx,
+        session,
+        outcome,
+    } = run_once(script, "go", |_| {}).await;
+    assert_eq!(outcome, Outcome::Idle);
     let requests = fx.server.requests();
     assert_eq!(requests.len(), 3);
     let read = requests[2]["messages"][3]["content"].as_str().unwrap();
@@ -270,4 +292,221 @@ async fn an_abort_inside_a_sub_agent_interrupts_it_and_leaves_a_clean_journal() 
         })
         .collect();
     assert_eq!(roles, ["system", "user", "assistant", "tool"]);
+}
+
+fn roles(messages: &[turnstile_loop::model::ChatMessage]) -> Vec<&'static str> {
+    messages
+        .iter()
+        .map(|m| match m {
+            turnstile_loop::model::ChatMessage::System { .. } => "system",
+            turnstile_loop::model::ChatMessage::User { .. } => "user",
+            turnstile_loop::model::ChatMessage::Assistant { .. } => "assistant",
+            turnstile_loop::model::ChatMessage::Tool { .. } => "tool",
+        })
+        .collect()
+}
+
+/// The background run the tests below share: the main agent starts an explore agent in
+/// background mode beside a bash call, the agent views a file and answers, then the main
+/// agent reads it (waiting) and lists the agents, and answers.
+fn background_script() -> Script {
+    let mut start = task("explore", "What is the first line of notes.txt?");
+    start["mode"] = json!("background");
+    start["name"] = json!("reader");
+    Script::new()
+        .respond(ScriptedResponse::tool_call("task", start).and_tool_call(
+            "bash",
+            json!({"command": "echo beside", "description": "Beside"}),
+        ))
+        .respond(ScriptedResponse::tool_call(
+            "view",
+            json!({"path": "notes.txt"}),
+        ))
+        .respond(ScriptedResponse::text("The first line is: alpha"))
+        .respond(
+            ScriptedResponse::tool_call("read_agent", json!({"agent_id": "reader", "wait": true}))
+                .and_tool_call("list_agents", json!({})),
+        )
+        .respond(ScriptedResponse::text("alpha it is"))
+}
+
+#[tokio::test]
+async fn a_background_agent_answers_at_once_runs_beside_the_turn_and_is_read_later() {
+    let Ran {
+        fx,
+        session,
+        outcome,
+    } = run_once(background_script(), "ask in the background", |dir| {
+        std::fs::write(dir.join("notes.txt"), "alpha\nbeta\n").unwrap();
+    })
+    .await;
+    assert_eq!(outcome, Outcome::Idle);
+    let requests = fx.server.requests();
+    assert_eq!(requests.len(), 5);
+    // The agent's two calls come before the main agent's next one: the turn that started
+    // it ends when it has.
+    for sub in &requests[1..3] {
+        assert!(
+            sub["messages"][0]["content"]
+                .as_str()
+                .unwrap()
+                .starts_with("You are an exploration sub-agent"),
+            "{sub}"
+        );
+    }
+    let second = requests[3]["messages"].as_array().unwrap();
+    let texts: Vec<&str> = second
+        .iter()
+        .map(|m| m["content"].as_str().unwrap_or_default())
+        .collect();
+    assert_eq!(
+        texts[3],
+        "Agent started in background with agent_id: reader. You'll be notified when it completes. Tell the user you're waiting and end your response, or continue unrelated work until notified."
+    );
+    assert_eq!(texts[4], "beside\n<shellId: 0 completed with exit code 0>");
+    assert_eq!(
+        texts[5],
+        "<system_notification>\nAgent \"reader\" (explore) has completed. Use read_agent with agent_id \"reader\" to read the results.\n</system_notification>"
+    );
+    assert_eq!(second[5]["role"], "user");
+    let third = requests[4]["messages"].as_array().unwrap();
+    let read = third[7]["content"].as_str().unwrap();
+    assert!(
+        read.starts_with(
+            "Agent completed. agent_id: reader, agent_type: explore, status: completed, description: Ask a helper, elapsed: "
+        ),
+        "{read}"
+    );
+    assert!(
+        read.ends_with(", total_turns: 1\n\n[Turn 0]\nThe first line is: alpha"),
+        "{read}"
+    );
+    let listed = third[8]["content"].as_str().unwrap();
+    assert!(
+        listed.starts_with(
+            "Background agents:\n\nCompleted (1):\n  ✅ reader: explore - \"Ask a helper\" ("
+        ),
+        "{listed}"
+    );
+    let offered = tool_names(&requests[0]);
+    let at = |name: &str| offered.iter().position(|n| n == name).unwrap();
+    assert!(at("sql") < at("read_agent") && at("list_agents") < at("grep"));
+
+    // The agent's events carry the task call's id; the notification is recorded.
+    let events = fx.journal(session.id());
+    let call_id = data(of_type(&events, "assistant.message")[0])["toolRequests"][0]["toolCallId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let started = of_type(&events, "subagent.started");
+    assert_eq!(started.len(), 1);
+    assert_eq!(started[0].agent_id.as_deref(), Some(call_id.as_str()));
+    assert_eq!(of_type(&events, "subagent.completed").len(), 1);
+    let notes = of_type(&events, "system.notification");
+    assert_eq!(notes.len(), 1);
+    assert_eq!(
+        data(notes[0])["kind"],
+        json!({"type": "agent_completed", "agentId": "reader", "agentType": "explore", "description": "Ask a helper"})
+    );
+    // The audit counts every model call, two of them the background agent's.
+    let report = fx.audit_clean(session.id());
+    assert_eq!(report.turns as usize, requests.len(), "{report:#?}");
+    assert_eq!(report.agent_turns.get(&call_id), Some(&2), "{report:#?}");
+    assert_eq!(report.agent_turns.len(), 1);
+    // The fold gives the main conversation with the notification where the model read it.
+    let state = turnstile_replay::fold_file(&fx.root.session(session.id()).events).unwrap();
+    let folded = turnstile_loop::session::request_messages(&state.state);
+    assert_eq!(
+        roles(&folded),
+        [
+            "system",
+            "user",
+            "assistant",
+            "tool",
+            "tool",
+            "user",
+            "assistant",
+            "tool",
+            "tool",
+            "assistant"
+        ]
+    );
+}
+
+#[tokio::test]
+async fn a_resume_after_a_crash_inside_a_background_agent_closes_its_turn_and_call() {
+    let Ran { fx, session, .. } = run_once(background_script(), "ask in the background", |dir| {
+        std::fs::write(dir.join("notes.txt"), "alpha\nbeta\n").unwrap();
+    })
+    .await;
+    let id = session.id();
+    drop(session);
+    // The journal as a crash while the agent's view call ran leaves it: cut just after the
+    // call's start (the checkpoints and other files of the session go with the crash).
+    let paths = fx.root.session(id);
+    let text = std::fs::read_to_string(&paths.events).unwrap();
+    let mut kept = String::new();
+    let mut view_call = None;
+    for line in text.lines() {
+        kept.push_str(line);
+        kept.push('\n');
+        let event: Value = serde_json::from_str(line).unwrap();
+        if event["type"] == "tool.execution_start"
+            && event["agentId"].is_string()
+            && event["data"]["toolName"] == "view"
+        {
+            view_call = event["data"]["toolCallId"].as_str().map(str::to_owned);
+            break;
+        }
+    }
+    let view_call = view_call.expect("the agent's view call");
+    for entry in std::fs::read_dir(&paths.dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path != paths.events && path != paths.lock && path.is_file() {
+            std::fs::remove_file(path).unwrap();
+        }
+    }
+    std::fs::write(&paths.events, kept).unwrap();
+
+    let (resumed, report) = SessionHandle::resume(&fx.root, id, fx.base_parts(|_| {})).unwrap();
+    assert!(
+        report.closed_tool_calls.contains(&view_call),
+        "{:?}",
+        report.closed_tool_calls
+    );
+    resumed.shutdown().await.unwrap();
+    // Every turn and call of both agents is closed, and the audit finds nothing amiss.
+    let events = fx.journal(id);
+    let agent = events
+        .iter()
+        .find(|e| e.event_type.as_str() == "subagent.started")
+        .and_then(|e| e.agent_id.clone())
+        .unwrap();
+    for who in [None, Some(agent.as_str())] {
+        let count = |ty: &str| {
+            events
+                .iter()
+                .filter(|e| e.event_type.as_str() == ty && e.agent_id.as_deref() == who)
+                .count()
+        };
+        assert_eq!(
+            count("assistant.turn_start"),
+            count("assistant.turn_end"),
+            "{who:?}"
+        );
+        assert_eq!(
+            count("tool.execution_start"),
+            count("tool.execution_complete"),
+            "{who:?}"
+        );
+    }
+    fx.audit_clean(id);
+    // The main conversation folds to a valid history: both calls have their results.
+    let state = turnstile_replay::fold_file(&paths.events).unwrap();
+    let folded = turnstile_loop::session::request_messages(&state.state);
+    assert_eq!(
+        roles(&folded),
+        ["system", "user", "assistant", "tool", "tool"],
+        "{folded:#?}"
+    );
 }

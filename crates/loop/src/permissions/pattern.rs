@@ -8,7 +8,7 @@ use crate::tools::web_fetch::hosts::HostPattern;
 pub const KINDS: [&str; 5] = ["shell", "write", "read", "url", "custom-tool"];
 
 /// The built-in tools a pattern may name.
-pub const BUILTIN_TOOLS: [&str; 13] = [
+pub const BUILTIN_TOOLS: [&str; 15] = [
     "bash",
     "read_bash",
     "stop_bash",
@@ -18,6 +18,8 @@ pub const BUILTIN_TOOLS: [&str; 13] = [
     "edit",
     "web_fetch",
     "sql",
+    "read_agent",
+    "list_agents",
     "glob",
     "grep",
     "task",
@@ -52,7 +54,8 @@ pub(crate) fn family_of(name: &str) -> Option<Family> {
         "read" | "view" | "grep" | "glob" => Family::Read,
         "url" | "web_fetch" => Family::Url,
         "custom-tool" => Family::Client,
-        "read_bash" | "stop_bash" | "list_bash" | "sql" | "task" | "task_complete" => Family::Plain,
+        "read_bash" | "stop_bash" | "list_bash" | "sql" | "read_agent" | "list_agents" | "task"
+        | "task_complete" => Family::Plain,
         _ => return None,
     })
 }

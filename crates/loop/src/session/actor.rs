@@ -60,6 +60,8 @@ pub(super) struct Actor {
     pub(super) mcp_warned: std::collections::HashSet<String>,
     /// This process's model calls, for the totals `session.shutdown` reports.
     pub(super) process_usage: std::sync::Mutex<super::totals::ProcessUsage>,
+    /// The background agents `task` started (`session/background.rs`).
+    pub(super) agents: Arc<crate::tools::agents::Agents>,
 }
 
 impl Actor {
@@ -97,6 +99,7 @@ impl Actor {
             mcp_version: None,
             mcp_warned: std::collections::HashSet::new(),
             process_usage: Default::default(),
+            agents: Arc::default(),
         }
     }
 

@@ -7,6 +7,7 @@
 //! as its `user.message` with no turn (no LLM call is recorded that was never made).
 
 mod actor;
+mod background;
 mod compaction;
 mod emitter;
 mod history;

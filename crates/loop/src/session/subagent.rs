@@ -1,6 +1,6 @@
 //! A sub-agent started by `task`: its own conversation (system prompt, the task as its user
 //! message, its model calls and tool results), run to its final answer inside the parent's
-//! tool call. Its events go to the session's journal with the envelope's `agentId` (the
+//! tool call (sync mode) or beside the parent's turn (background mode, `background.rs`). Its events go to the session's journal with the envelope's `agentId` (the
 //! parent's tool call id, as the runtime records it), so the fold keeps them out of the main
 //! agent's conversation and the audit counts its model calls.
 //!
@@ -21,7 +21,7 @@ use super::actor::Actor;
 use super::message::Message;
 use super::tool_call::{Finished, Turn, completion, interrupted};
 use super::turn::unique_ids;
-use crate::model::{ChatMessage, ChatRequest, ToolCall, ToolSchema};
+use crate::model::{ChatMessage, ChatRequest, ToolSchema};
 use crate::prompt::wrap_prompt;
 use crate::tools::task::{AgentType, TaskArgs};
 use crate::tools::{ToolFailure, ToolOutput};
@@ -47,16 +47,16 @@ struct Child<'a, 'm> {
 }
 
 impl Actor {
-    /// Runs the sub-agent of the `task` call `call` to its answer: `Ok(Err(..))` is a
+    /// Runs the sub-agent of the `task` call `call_id` to its answer: `Ok(Err(..))` is a
     /// failure the parent's model reads; `Err` only a session failure (the journal).
     pub(super) async fn subagent(
         &self,
-        call: &ToolCall,
+        call_id: &str,
         args: TaskArgs,
         msg: &Message<'_>,
     ) -> Result<Result<ToolOutput, ToolFailure>, LoopError> {
         let child = Child {
-            id: &call.id,
+            id: call_id,
             kind: args.agent_type,
             model: args
                 .model
@@ -69,7 +69,7 @@ impl Actor {
         self.emitter.emit_as(
             agent,
             &SubagentStarted {
-                tool_call_id: call.id.clone(),
+                tool_call_id: call_id.to_owned(),
                 agent_name: child.kind.name().into(),
                 agent_display_name: child.kind.display_name().into(),
                 agent_description: child.kind.description().into(),
@@ -124,7 +124,7 @@ impl Actor {
                     self.emitter.emit_as(
                         agent,
                         &SubagentCompleted {
-                            tool_call_id: call.id.clone(),
+                            tool_call_id: call_id.to_owned(),
                             agent_name: child.kind.name().into(),
                             agent_display_name: child.kind.display_name().into(),
                             model: Some(child.model.clone()),
@@ -309,10 +309,12 @@ impl Actor {
         if calls.is_empty() {
             return self.end_child_turn(child, &turn_id, Step::Answer(response.content));
         }
+        // Sub-agents do not start agents of their own (`task` is not theirs).
         let shared = Turn {
             turn_id: &turn_id,
             msg,
             model: &model,
+            background: None,
         };
         let mut cut_short = false;
         for call in &calls {

@@ -47,6 +47,9 @@ pub(super) struct Turn<'a, 'm> {
     pub(super) turn_id: &'a str,
     pub(super) msg: &'a Message<'m>,
     pub(super) model: &'a str,
+    /// Where a background `task` call hands its agent to run alongside the turn's calls
+    /// (`None`: no runner, so the agent runs inside the call, `session/background.rs`).
+    pub(super) background: Option<&'a super::background::BackgroundSender>,
 }
 
 /// How one call finished, before its completion is recorded.
@@ -90,6 +93,7 @@ impl Actor {
         ctx.shells = std::sync::Arc::clone(&self.shells);
         ctx.database = std::sync::Arc::clone(&self.database);
         ctx.urls = std::sync::Arc::clone(&self.urls);
+        ctx.agents = std::sync::Arc::clone(&self.agents);
         ctx
     }
 
@@ -126,15 +130,18 @@ impl Actor {
                 ..Default::default()
             })?;
         }
+        let (background, started) = mpsc::unbounded_channel();
         let turn = Turn {
             turn_id,
             msg,
             model,
+            background: Some(&background),
         };
         // One task polls them all: each call runs until it waits (a hook, a permission, the
         // tool itself), so every external_tool.requested is out before any answer is awaited.
         let running: FuturesOrdered<_> = calls.iter().map(|call| self.tool(call, &turn)).collect();
-        self.complete_in_order(calls.iter(), running, &turn).await
+        let calls_done = self.complete_in_order(calls.iter(), running, &turn);
+        self.alongside_agents(calls_done, started, msg).await
     }
 
     /// Continues calls a resume left open: each request is announced again (same id, same
@@ -150,6 +157,7 @@ impl Actor {
             turn_id,
             msg,
             model,
+            background: None,
         };
         let running: FuturesOrdered<_> = calls.iter().map(|p| self.resume_call(p, &turn)).collect();
         self.complete_in_order(calls.iter().map(|p| &p.call), running, &turn)
@@ -410,7 +418,7 @@ impl Actor {
                     // `task`: the sub-agent's loop runs here, in the session (boxed: its
                     // own tool calls come back through this function).
                     Some(request) = subagents_rx.recv() => {
-                        let outcome = Box::pin(self.subagent(call, request.args, msg)).await?;
+                        let outcome = Box::pin(self.start_subagent(call, request.args, turn)).await?;
                         let _ = request.reply.send(outcome);
                     }
                     r = &mut run => break r,

@@ -11,7 +11,7 @@ use super::actor::Actor;
 use super::history::request_messages;
 use super::message::Message;
 use crate::autopilot::AgentMode;
-use crate::model::{ChatRequest, ModelError, ModelErrorKind, ToolCall, ToolSchema};
+use crate::model::{ChatMessage, ChatRequest, ModelError, ModelErrorKind, ToolCall, ToolSchema};
 
 /// How a turn ended.
 pub(super) enum TurnEnd {
@@ -67,6 +67,14 @@ impl Actor {
             ..Default::default()
         })?;
         let (estimated, announced) = self.announce_call(&measured.estimate, &turn_id, turn == 0)?;
+        // Background agents that ended since the last call: the runtime tells the model after
+        // the turn starts and its usage is announced, and the model reads it after the history.
+        for text in self.announce_ended_agents()? {
+            request.messages.push(ChatMessage::User {
+                content: text,
+                parts: Vec::new(),
+            });
+        }
         let assistant_message_id = Uuid::new_v4().to_string();
         let response = match self
             .call_model(&request, &turn_id, &assistant_message_id, msg.cancel)

@@ -13,6 +13,7 @@ use std::path::PathBuf;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+pub mod agents;
 mod args;
 pub mod asks;
 pub mod bash;
@@ -22,10 +23,12 @@ pub mod edit;
 pub mod events;
 pub mod glob;
 pub mod grep;
+pub mod list_agents;
 pub mod list_bash;
 pub mod mcp;
 pub mod paths;
 pub mod processes;
+pub mod read_agent;
 pub mod read_bash;
 pub mod reads;
 mod registry;
@@ -155,6 +158,8 @@ pub struct ToolContext {
     pub events: Option<events::EventSender>,
     /// Where `task` sends the sub-agent it starts (`None`: outside a session).
     pub subagents: Option<task::SubagentSender>,
+    /// The session's background agents (`read_agent`, `list_agents`); shared like `shells`.
+    pub agents: std::sync::Arc<agents::Agents>,
 }
 
 impl ToolContext {
@@ -175,6 +180,7 @@ impl ToolContext {
             asks: None,
             events: None,
             subagents: None,
+            agents: std::sync::Arc::default(),
         }
     }
 }

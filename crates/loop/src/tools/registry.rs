@@ -5,8 +5,8 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::{
-    Tool, ToolSpec, bash, create, edit, glob, grep, list_bash, read_bash, skill, sql, stop_bash,
-    task, task_complete, view, web_fetch,
+    Tool, ToolSpec, bash, create, edit, glob, grep, list_agents, list_bash, read_agent, read_bash,
+    skill, sql, stop_bash, task, task_complete, view, web_fetch,
 };
 
 /// The tools of a session, looked up by name; keeps registration order so the
@@ -36,6 +36,8 @@ impl ToolRegistry {
         registry.register(Box::new(edit::EditTool));
         registry.register(Box::new(web_fetch::WebFetchTool));
         registry.register(Box::new(sql::SqlTool));
+        registry.register(Box::new(read_agent::ReadAgentTool));
+        registry.register(Box::new(list_agents::ListAgentsTool));
         registry.register(Box::new(grep::GrepTool));
         registry.register(Box::new(glob::GlobTool));
         registry.register(Box::new(task::TaskTool));
@@ -149,6 +151,8 @@ mod tests {
                 "edit",
                 "web_fetch",
                 "sql",
+                "read_agent",
+                "list_agents",
                 "grep",
                 "glob",
                 "task"
@@ -165,7 +169,7 @@ mod tests {
         let registry = ToolRegistry::builtin(false);
         assert_eq!(
             registry.unknown_tool_message("read_file"),
-            "Tool 'read_file' does not exist. Available tools that can be called are bash, read_bash, stop_bash, list_bash, view, create, edit, web_fetch, sql, grep, glob, task."
+            "Tool 'read_file' does not exist. Available tools that can be called are bash, read_bash, stop_bash, list_bash, view, create, edit, web_fetch, sql, read_agent, list_agents, grep, glob, task."
         );
     }
 
@@ -186,7 +190,7 @@ mod tests {
         assert!(registry.get("skill").is_none());
         registry.offer_skills(Arc::new(crate::skills::SkillSet::load(&dirs, &[]).0));
         assert_eq!(registry.names()[7..10], ["web_fetch", "skill", "sql"]);
-        assert_eq!(registry.len(), 13);
+        assert_eq!(registry.len(), 15);
     }
 
     #[test]
@@ -194,7 +198,7 @@ mod tests {
         let mut registry = ToolRegistry::builtin(false);
         registry.register(Box::new(task_complete::TaskCompleteTool));
         registry.register(Box::new(view::ViewTool));
-        assert_eq!(registry.len(), 13);
+        assert_eq!(registry.len(), 15);
         assert_eq!(registry.names()[4], "view");
         assert!(registry.unregister("view").is_some());
         assert!(registry.get("view").is_none());

@@ -100,7 +100,9 @@ impl AgentType {
     pub fn offers(self, name: &str) -> bool {
         match self {
             AgentType::Explore => EXPLORE_TOOLS.contains(&name),
-            AgentType::Task | AgentType::General => name != NAME && name != "task_complete",
+            AgentType::Task | AgentType::General => {
+                ![NAME, "task_complete", "read_agent", "list_agents"].contains(&name)
+            }
         }
     }
 
@@ -122,11 +124,14 @@ pub struct TaskArgs {
     pub name: String,
     /// A model other than the session's, when the model asked for one.
     pub model: Option<String>,
+    /// `mode: "background"`: the call answers at once with the agent's id, and the agent
+    /// runs alongside the rest of the turn.
+    pub background: bool,
 }
 
 impl TaskArgs {
     /// Checks a call's arguments: the runtime's wording for a missing field and for an
-    /// unknown agent type; background mode is not offered.
+    /// unknown agent type; `mode` is `sync` (the default) or `background`.
     pub fn parse(args: &Value) -> Result<Self, ToolFailure> {
         let field = |key: &str| args.get(key).and_then(Value::as_str).map(str::to_owned);
         // The runtime checks the required fields in its schema's order and names the first.
@@ -150,17 +155,22 @@ impl TaskArgs {
             };
             return Err(ToolFailure::new(message, "failure"));
         };
-        if let Some(mode) = field("mode").filter(|m| m != "sync") {
-            return Err(ToolFailure::invalid(format!(
-                "mode {mode:?} is not available in this engine: sub-agents run in \"sync\" mode only; call task again without mode."
-            )));
-        }
+        let background = match field("mode").as_deref() {
+            None | Some("sync") => false,
+            Some("background") => true,
+            Some(mode) => {
+                return Err(ToolFailure::invalid(format!(
+                    "Invalid input: \"mode\": Invalid enum value. Expected 'sync' | 'background', received '{mode}'"
+                )));
+            }
+        };
         Ok(TaskArgs {
             description: field("description").unwrap_or_default(),
             prompt: field("prompt").unwrap_or_default(),
             agent_type,
             name: field("name").unwrap_or_default(),
             model: field("model").filter(|m| !m.is_empty()),
+            background,
         })
     }
 }
@@ -168,6 +178,14 @@ impl TaskArgs {
 /// The agent types this engine runs, comma-separated.
 fn available() -> String {
     AGENT_TYPES.map(AgentType::name).join(", ")
+}
+
+/// What a background `task` call answers at once (the runtime's words, less its sentence on
+/// `write_agent`, which this engine does not offer).
+pub fn started_text(agent_id: &str) -> String {
+    format!(
+        "Agent started in background with agent_id: {agent_id}. You'll be notified when it completes. Tell the user you're waiting and end your response, or continue unrelated work until notified."
+    )
 }
 
 /// A sub-agent the session is asked to run; it answers on `reply` with the sub-agent's final
@@ -210,7 +228,7 @@ impl Tool for TaskTool {
                     "agent_type": {"type": "string", "enum": AGENT_TYPES.map(AgentType::name), "description": "The kind of sub-agent to run."},
                     "name": {"type": "string", "description": "A short name for the sub-agent (e.g. \"math-helper\")."},
                     "model": {"type": "string", "description": "A model to run the sub-agent with instead of the session's."},
-                    "mode": {"type": "string", "enum": ["sync"], "description": "\"sync\": the call returns when the sub-agent has answered."}
+                    "mode": {"type": "string", "enum": ["sync", "background"], "description": "\"sync\" (the default): the call returns the sub-agent's answer. \"background\": the call returns the agent's id at once, the agent works alongside your other calls of this turn, you are notified when it ends and read_agent gives its answer."}
                 },
                 "required": ["name", "prompt", "agent_type", "description"]
             }),
@@ -290,9 +308,15 @@ mod tests {
             later.message.contains("explore, task, general-purpose"),
             "{later}"
         );
-        let background = TaskArgs::parse(&call(json!({"mode": "background"}))).unwrap_err();
-        assert!(background.message.contains("\"sync\""), "{background}");
-        assert!(TaskArgs::parse(&call(json!({"mode": "sync"}))).is_ok());
+        let background = TaskArgs::parse(&call(json!({"mode": "background"}))).unwrap();
+        assert!(background.background);
+        assert!(
+            !TaskArgs::parse(&call(json!({"mode": "sync"})))
+                .unwrap()
+                .background
+        );
+        let bad = TaskArgs::parse(&call(json!({"mode": "later"}))).unwrap_err();
+        assert!(bad.message.contains("'later'"), "{bad}");
     }
 
     #[test]
@@ -301,6 +325,7 @@ mod tests {
         assert!(!AgentType::Explore.offers("edit"));
         assert!(AgentType::General.offers("edit"));
         assert!(!AgentType::General.offers(NAME));
+        assert!(!AgentType::Task.offers("read_agent"));
     }
 
     #[tokio::test]

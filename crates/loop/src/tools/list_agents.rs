@@ -1,0 +1,157 @@
+//! `list_agents`: the session's background agents, grouped by status as the runtime lists
+//! them.
+
+use serde_json::{Value, json};
+
+use super::agents::{AgentRecord, AgentStatus};
+use super::{BoxFuture, PermissionAsk, Tool, ToolContext, ToolFailure, ToolOutput, ToolSpec};
+
+/// The tool's name.
+pub const NAME: &str = "list_agents";
+
+/// The `list_agents` tool.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ListAgentsTool;
+
+fn include_completed(args: &Value) -> Result<bool, ToolFailure> {
+    match args.get("include_completed") {
+        None | Some(Value::Null) => Ok(true),
+        Some(Value::Bool(b)) => Ok(*b),
+        Some(_) => Err(ToolFailure::invalid(
+            "Invalid input: \"include_completed\": Expected boolean",
+        )),
+    }
+}
+
+fn check_scope(args: &Value) -> Result<(), ToolFailure> {
+    match args.get("scope") {
+        None | Some(Value::Null) => Ok(()),
+        Some(Value::String(s)) if ["siblings", "children", "all"].contains(&s.as_str()) => Ok(()),
+        Some(other) => Err(ToolFailure::invalid(format!(
+            "Invalid input: \"scope\": Invalid enum value. Expected 'siblings' | 'children' | 'all', received {other}"
+        ))),
+    }
+}
+
+/// A group of the list: its title, the mark of its lines, and which agents it holds.
+type Group = (&'static str, &'static str, fn(&AgentStatus) -> bool);
+
+/// The list: one group per status (running, completed, failed), each agent on its line.
+pub fn listing(records: &[AgentRecord], include_completed: bool) -> String {
+    let groups: [Group; 3] = [
+        ("Running", "⏳", |s| matches!(s, AgentStatus::Running)),
+        ("Completed", "✅", |s| {
+            matches!(s, AgentStatus::Completed(_))
+        }),
+        ("Failed", "❌", |s| matches!(s, AgentStatus::Failed(_))),
+    ];
+    let mut sections = Vec::new();
+    for (title, mark, belongs) in groups {
+        if !include_completed && title != "Running" {
+            continue;
+        }
+        let lines: Vec<String> = records
+            .iter()
+            .filter(|r| belongs(&r.status))
+            .map(|r| {
+                format!(
+                    "  {mark} {}: {} - \"{}\" ({}s)",
+                    r.id,
+                    r.agent_type.name(),
+                    r.description,
+                    r.elapsed_secs()
+                )
+            })
+            .collect();
+        if !lines.is_empty() {
+            sections.push(format!("{title} ({}):\n{}", lines.len(), lines.join("\n")));
+        }
+    }
+    if sections.is_empty() {
+        "No background agents.".to_owned()
+    } else {
+        format!("Background agents:\n\n{}", sections.join("\n\n"))
+    }
+}
+
+impl Tool for ListAgentsTool {
+    fn name(&self) -> &str {
+        NAME
+    }
+
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: NAME.to_owned(),
+            description: "Lists the background agents of this session (running, completed, failed) with their ids, types, descriptions and running times. To follow one agent, call read_agent with its id instead.".to_owned(),
+            parameters: json!({
+                "type": "object",
+                "properties": {
+                    "include_completed": {"type": "boolean", "description": "false: only the running agents; true (the default): the ended ones too."},
+                    "scope": {"type": "string", "enum": ["siblings", "children", "all"], "description": "Which agents to list; every background agent here is a child of this session, so each scope lists the same ones."}
+                },
+                "required": []
+            }),
+            ..ToolSpec::default()
+        }
+    }
+
+    fn permission(
+        &self,
+        args: &Value,
+        _ctx: &ToolContext,
+    ) -> Result<Option<PermissionAsk>, ToolFailure> {
+        include_completed(args)?;
+        check_scope(args).map(|()| None)
+    }
+
+    fn run<'a>(
+        &'a self,
+        args: Value,
+        ctx: &'a ToolContext,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolFailure>> {
+        Box::pin(async move {
+            let include = include_completed(&args)?;
+            check_scope(&args)?;
+            Ok(ToolOutput::text(listing(&ctx.agents.list(), include)))
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tools::task::AgentType;
+
+    #[tokio::test]
+    async fn lists_by_status() {
+        let ctx = ToolContext::new(std::env::temp_dir());
+        let out = ListAgentsTool.run(json!({}), &ctx).await.unwrap();
+        assert_eq!(out.content, "No background agents.");
+        ctx.agents.start("a", "c1", AgentType::Explore, "Read it");
+        ctx.agents.start("b", "c2", AgentType::Task, "Run it");
+        ctx.agents.finish("c2", AgentStatus::Completed("ok".into()));
+        let out = ListAgentsTool.run(json!({}), &ctx).await.unwrap();
+        assert!(
+            out.content
+                .starts_with("Background agents:\n\nRunning (1):\n  ⏳ a: explore - \"Read it\" ("),
+            "{}",
+            out.content
+        );
+        assert!(
+            out.content
+                .contains("\n\nCompleted (1):\n  ✅ b: task - \"Run it\" ("),
+            "{}",
+            out.content
+        );
+        let out = ListAgentsTool
+            .run(json!({"include_completed": false, "scope": "all"}), &ctx)
+            .await
+            .unwrap();
+        assert!(!out.content.contains("Completed"), "{}", out.content);
+        let bad = ListAgentsTool
+            .run(json!({"scope": "everyone"}), &ctx)
+            .await
+            .unwrap_err();
+        assert!(bad.message.contains("\"scope\""), "{bad}");
+    }
+}
