@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 mod common;
 
 use serde_json::value::RawValue;
-use serde_json::{Map, Number, Value, json};
+use serde_json::{Map, Value, json};
 use turnstile_journal::payload::*;
 use turnstile_journal::{Event, EventError, EventType};
 

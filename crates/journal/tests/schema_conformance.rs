@@ -8,7 +8,7 @@ use std::sync::OnceLock;
 mod common;
 
 use jsonschema::Validator;
-use serde_json::{Map, Number, Value, json};
+use serde_json::Value;
 use turnstile_journal::payload::*;
 use turnstile_journal::{Event, Persistence, Uuid, all_event_types};
 
@@ -56,10 +56,6 @@ fn line_of(event: &Event) -> Vec<u8> {
         event.write_persisted(&mut out);
     }
     out
-}
-
-fn obj(v: Value) -> Map<String, Value> {
-    v.as_object().cloned().expect("an object")
 }
 
 /// One realistic event of each typed payload, chained by `parentId` like a session.
