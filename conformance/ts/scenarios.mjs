@@ -77,6 +77,9 @@ const scenarios = {
           "assistant.turn_start",
           "assistant.message",
           "tool.execution_start",
+          // The view of notes.txt asks a read permission, as the Copilot CLI asks its clients.
+          "permission.requested",
+          "permission.completed",
           "tool.execution_complete",
           "assistant.turn_end",
           "assistant.turn_start",
