@@ -487,6 +487,21 @@ async function readTools(run) {
   await session.disconnect();
 }
 
+/** What each tool's result carries besides the model's text (detailedContent, the live-only
+ * contents of a shell's end): a view of a range, of a file without a final newline and of a
+ * directory, an edit, a create, a long shell output, a failing and a silent command. */
+async function toolDetails(run) {
+  await run.model("tool-details.json");
+  run.file("lines.txt", "one\ntwo\nthree\nfour\nfive\nsix\nseven\neight\nnine\nten\neleven\ntwelve\n");
+  run.file("plain.txt", "no newline");
+  run.file("dir/b.txt", "b\n");
+  run.file("dir/a.txt", "a\n");
+  const session = await run.client().createSession(run.options("main", { onPermissionRequest: approveAll }));
+  run.session("main", session.sessionId);
+  await session.sendAndWait("Show the details", GUARD);
+  await session.disconnect();
+}
+
 /** The read-only tools of `read-tools` with the first read approved for the session (approval
  * `read`): what the later reads still ask. */
 async function readSessionApproval(run) {
@@ -984,6 +999,7 @@ export const SCENARIOS = {
   "session-approval": sessionApproval,
   "add-dir": addDir,
   "read-tools": readTools,
+  "tool-details": toolDetails,
   "read-session-approval": readSessionApproval,
   "system-transform": systemTransform,
   "location-approval": locationApproval,

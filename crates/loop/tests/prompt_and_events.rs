@@ -370,6 +370,7 @@ async fn a_message_and_its_calls_carry_the_events_clients_expect() {
         t,
         [
             "session.start",
+            "session.managed_settings_resolved",
             "pending_messages.modified",
             "system.message",
             "session.tools_updated",

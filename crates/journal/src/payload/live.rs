@@ -88,3 +88,54 @@ pub struct AssistantIdle {
     pub aborted: Option<bool>,
 }
 payload!(AssistantIdle, "assistant.idle");
+
+/// `session.background_tasks_changed` (ephemeral, empty): a shell or a sub-agent started or
+/// ended, or the session let its background work go as it closed.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SessionBackgroundTasksChanged {}
+payload!(
+    SessionBackgroundTasksChanged,
+    "session.background_tasks_changed"
+);
+
+/// `session.managed_settings_resolved` (ephemeral): which enterprise-managed settings the
+/// session applies and where they came from, sent as a session starts or resumes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionManagedSettingsResolved {
+    /// The one channel that contributed, `mixed`, or `none`.
+    pub source: String,
+    /// An account or organisation layer was present.
+    pub server_managed: bool,
+    /// A device (MDM, file) layer was present.
+    pub device_managed: bool,
+    /// A layer injected by the SDK host was present.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_managed: Option<bool>,
+    /// Policy could not be determined and the session fell back to its restrictions.
+    pub fail_closed: bool,
+    /// Policy disables bypass-permissions ("yolo") mode.
+    pub bypass_permissions_disabled: bool,
+    /// The setting keys under management.
+    pub managed_keys: Vec<String>,
+}
+payload!(
+    SessionManagedSettingsResolved,
+    "session.managed_settings_resolved"
+);
+
+impl SessionManagedSettingsResolved {
+    /// No managed layer at all: what a session without enterprise policy applies.
+    pub fn none() -> Self {
+        SessionManagedSettingsResolved {
+            source: "none".into(),
+            server_managed: false,
+            device_managed: false,
+            client_managed: Some(false),
+            fail_closed: false,
+            bypass_permissions_disabled: false,
+            managed_keys: Vec::new(),
+        }
+    }
+}

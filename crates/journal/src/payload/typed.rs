@@ -101,6 +101,8 @@ typed_events!(
     SessionToolsUpdated,
     PendingMessagesModified,
     SessionTodosChanged,
+    SessionBackgroundTasksChanged,
+    SessionManagedSettingsResolved,
     ModelCallStart,
     AssistantIdle,
     AssistantMessageStart,

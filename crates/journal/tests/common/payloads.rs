@@ -415,6 +415,8 @@ pub fn realistic() -> Vec<TypedEvent> {
         .into(),
         PendingMessagesModified {}.into(),
         SessionTodosChanged {}.into(),
+        SessionBackgroundTasksChanged {}.into(),
+        SessionManagedSettingsResolved::none().into(),
         ModelCallStart { turn_id: "0".into(), model: Some("gpt-4.1".into()), ..Default::default() }.into(),
         AssistantIdle { aborted: None }.into(),
         AssistantMessageStart { message_id: "m1".into(), phase: None }.into(),

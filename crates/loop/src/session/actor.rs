@@ -7,10 +7,11 @@ use serde_json::json;
 use tokio::sync::mpsc;
 use turnstile_journal::Uuid;
 use turnstile_journal::payload::{
-    AssistantIdle, PendingMessagesModified, SessionIdle, SessionSkillsLoaded, SessionWarning,
+    AssistantIdle, PendingMessagesModified, SessionBackgroundTasksChanged, SessionIdle,
+    SessionSkillsLoaded, SessionWarning,
 };
 
-use super::emitter::Emitter;
+use super::emitter::{self, Emitter};
 use super::pending::PendingWork;
 use super::totals::shutdown_payload;
 use super::{Command, LoopError, Outcome, SessionParts, Shared, lock};
@@ -76,7 +77,11 @@ impl Actor {
         let dir = emitter.writer().paths().dir.clone();
         let processes = Arc::new(ProcessTable::new(&dir));
         let database = Arc::new(SessionDatabase::new(Some(dir.clone())));
-        let shells = Arc::new(Shells::new(Some(dir)));
+        let subscribers = emitter.subscribers();
+        let announce: crate::tools::shells::ChangeHook = Arc::new(move || {
+            emitter::publish_live(&subscribers, &SessionBackgroundTasksChanged {});
+        });
+        let shells = Arc::new(Shells::new(Some(dir)).with_change_hook(announce));
         shells.add_lost(lost_shells);
         let base_tools = Arc::clone(&parts.tools);
         let urls = Arc::new(parts.config.permissions.url_rules());
@@ -270,6 +275,8 @@ impl Actor {
             &window,
         );
         self.emitter.emit(&payload)?;
+        // The session's shells and agents are let go with it, as the runtime announces.
+        self.emitter.emit(&SessionBackgroundTasksChanged {})?;
         self.emitter.boundary().await?;
         let dir = self.emitter.writer().paths().dir.clone();
         self.emitter.into_writer().close()?;

@@ -62,6 +62,12 @@ impl Emitter {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
+    /// The live subscribers, for notices sent from outside the session's task
+    /// ([`publish_live`]).
+    pub(crate) fn subscribers(&self) -> Subscribers {
+        Arc::clone(&self.subscribers)
+    }
+
     pub(crate) fn writer(&self) -> &JournalWriter {
         &self.writer
     }
@@ -80,10 +86,29 @@ impl Emitter {
         agent: Option<&str>,
         payload: &P,
     ) -> Result<Arc<Event>, LoopError> {
+        self.emit_as_with_live(agent, payload, None)
+    }
+
+    /// [`Emitter::emit_as`], with `live` sent to subscribers in place of `payload`: the same
+    /// event (id, time, parent) with fields the journal leaves out, as the runtime strips a
+    /// tool result's `contents` from its journal but sends them live.
+    pub(crate) fn emit_as_with_live<P: Payload>(
+        &self,
+        agent: Option<&str>,
+        payload: &P,
+        live: Option<&P>,
+    ) -> Result<Arc<Event>, LoopError> {
         let mut folder = self.lock_folder();
         let mut event = Event::new(payload, self.writer.last_id());
         event.agent_id = agent.map(str::to_owned);
-        self.emit_locked(&mut folder, event)
+        let live = live.map(|live| {
+            let mut copy = Event::new(live, event.parent_id);
+            copy.id = event.id;
+            copy.timestamp = event.timestamp.clone();
+            copy.agent_id = event.agent_id.clone();
+            copy
+        });
+        self.emit_locked_with_live(&mut folder, event, live)
     }
 
     /// Emits a prepared event (e.g. from a resume plan).
@@ -93,6 +118,17 @@ impl Emitter {
     }
 
     fn emit_locked(&self, folder: &mut Folder, event: Event) -> Result<Arc<Event>, LoopError> {
+        self.emit_locked_with_live(folder, event, None)
+    }
+
+    /// Appends and folds `event`; subscribers get `live` when given (the same event with
+    /// live-only fields), else `event`.
+    fn emit_locked_with_live(
+        &self,
+        folder: &mut Folder,
+        event: Event,
+        live: Option<Event>,
+    ) -> Result<Arc<Event>, LoopError> {
         if !event.is_live_only() {
             let before = self.writer.byte_len();
             // `append` fsyncs before returning in `event` mode (the mode that pays for it);
@@ -103,11 +139,12 @@ impl Emitter {
             folder.apply(&event);
         }
         let event = Arc::new(event);
+        let shown = live.map_or_else(|| Arc::clone(&event), Arc::new);
         let mut subs = self
             .subscribers
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        subs.retain(|tx| tx.send(Arc::clone(&event)).is_ok());
+        subs.retain(|tx| tx.send(Arc::clone(&shown)).is_ok());
         Ok(event)
     }
 

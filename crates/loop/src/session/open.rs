@@ -5,7 +5,8 @@
 use std::sync::Arc;
 
 use turnstile_journal::payload::{
-    PendingMessagesModified, SessionResume, SessionStart, SessionWarning, WorkingDirectoryContext,
+    Payload, PendingMessagesModified, SessionManagedSettingsResolved, SessionResume, SessionStart,
+    SessionWarning, WorkingDirectoryContext,
 };
 use turnstile_journal::{
     Event, JournalWriter, StateRoot, Timestamp, TrustedPrefix, Uuid, WriterOptions,
@@ -51,8 +52,7 @@ impl SessionHandle {
             remote_steerable: Some(false),
             ..Default::default()
         })?;
-        // The send queue starts empty, as the Copilot CLI announces right after the start.
-        emitter.emit(&PendingMessagesModified {})?;
+        announce_opened(&emitter)?;
         Ok(Self::spawn(
             id,
             emitter,
@@ -139,7 +139,11 @@ impl SessionHandle {
         };
         let emitter = Emitter::new(writer, state, Arc::clone(&subscribers));
         for event in plan.events {
+            let resumed = event.event_type.as_str() == SessionResume::TYPE;
             emitter.emit_event(event)?;
+            if resumed {
+                announce_opened(&emitter)?;
+            }
         }
         let lost_shells = lost_shells(&emitter, &paths.dir)?;
         let stopped_process_groups = stop_left_processes(&emitter, &paths.dir)?;
@@ -160,6 +164,14 @@ impl SessionHandle {
             report,
         ))
     }
+}
+
+/// What the Copilot CLI announces right after a session's start or resume: the managed
+/// settings in force (none: turnstile reads no enterprise policy) and the send queue, empty.
+fn announce_opened(emitter: &Emitter) -> Result<(), LoopError> {
+    emitter.emit(&SessionManagedSettingsResolved::none())?;
+    emitter.emit(&PendingMessagesModified {})?;
+    Ok(())
 }
 
 /// The shells a dead engine was running (recorded in `<session>/processes.json`): their

@@ -11,8 +11,9 @@ use std::time::Instant;
 
 use tokio::sync::mpsc;
 use turnstile_journal::payload::{
-    AssistantMessage, AssistantTurnEnd, AssistantTurnStart, SubagentCompleted, SubagentFailed,
-    SubagentStarted, SystemMessage, ToolExecutionStart, ToolRequest, UserMessage,
+    AssistantMessage, AssistantTurnEnd, AssistantTurnStart, SessionBackgroundTasksChanged,
+    SubagentCompleted, SubagentFailed, SubagentStarted, SystemMessage, ToolExecutionStart,
+    ToolRequest, UserMessage,
 };
 use turnstile_journal::{Timestamp, Uuid};
 
@@ -77,6 +78,8 @@ impl Actor {
                 ..Default::default()
             },
         )?;
+        // A sub-agent is background work to the runtime's clients while it runs.
+        self.emitter.emit(&SessionBackgroundTasksChanged {})?;
         let system = child.kind.system_prompt(&self.parts.config.cwd);
         self.emitter.emit_as(
             agent,
@@ -134,9 +137,11 @@ impl Actor {
                             ..Default::default()
                         },
                     )?;
+                    self.emitter.emit(&SessionBackgroundTasksChanged {})?;
                     return Ok(Ok(ToolOutput {
                         content: text.clone(),
                         detailed_content: Some(text),
+                        ..Default::default()
                     }));
                 }
                 Step::Failed(failure) => return self.child_failed(&child, &spent, failure),
@@ -172,6 +177,7 @@ impl Actor {
                 ..Default::default()
             },
         )?;
+        self.emitter.emit(&SessionBackgroundTasksChanged {})?;
         Ok(Err(failure))
     }
 
@@ -351,10 +357,11 @@ impl Actor {
                 Ok(out) => out.content.clone(),
                 Err(f) => f.message.clone(),
             };
-            let (mut event, _) = completion(call, &shared, finished.result);
-            event.interaction_id = Some(child.interaction_id.clone());
-            event.parent_tool_call_id = Some(child.id.to_owned());
-            self.emitter.emit_as(agent, &event)?;
+            let mut done = completion(call, &shared, finished.result);
+            done.event.interaction_id = Some(child.interaction_id.clone());
+            done.event.parent_tool_call_id = Some(child.id.to_owned());
+            self.emitter
+                .emit_as_with_live(agent, &done.event, done.live().as_ref())?;
             history.push(ChatMessage::Tool {
                 tool_call_id: call.id.clone(),
                 content: text,

@@ -551,16 +551,18 @@ impl Actor {
         turn: &Turn<'_, '_>,
         result: Result<ToolOutput, ToolFailure>,
     ) -> Result<ToolsEnd, LoopError> {
-        let (event, rejected) = completion(call, turn, result);
+        let done = completion(call, turn, result);
+        let rejected = done.rejected;
         // Only the file tools change code; other calls' arguments are not parsed again.
-        if event.success && matches!(call.name.as_str(), "create" | "edit") {
+        if done.event.success && matches!(call.name.as_str(), "create" | "edit") {
             super::lock(&self.process_usage).add_file_change(
                 &call.name,
                 &call.arguments_value(),
                 &self.parts.config.cwd,
             );
         }
-        self.emitter.emit(&event)?;
+        self.emitter
+            .emit_as_with_live(None, &done.event, done.live().as_ref())?;
         Ok(ToolsEnd {
             rejected,
             ..Default::default()
@@ -583,23 +585,50 @@ pub(super) fn interrupted() -> ToolFailure {
     ToolFailure::new(INTERRUPTED_MESSAGE, INTERRUPTED_CODE)
 }
 
+/// A call's `tool.execution_complete` as the journal records it, and what goes with it.
+pub(super) struct Completion {
+    /// The event the journal records.
+    pub(super) event: ToolExecutionComplete,
+    /// A client rejected the call.
+    pub(super) rejected: bool,
+    /// The result's content blocks for live subscribers only (`result.contents`).
+    pub(super) live_contents: Option<Vec<serde_json::Value>>,
+}
+
+impl Completion {
+    /// The event as live subscribers get it: the journal's, with the live-only blocks.
+    pub(super) fn live(&self) -> Option<ToolExecutionComplete> {
+        let contents = self.live_contents.clone()?;
+        let mut live = self.event.clone();
+        live.result.as_mut()?.contents = Some(contents);
+        Some(live)
+    }
+}
+
 /// The `tool.execution_complete` of a call, and whether a client rejected it.
 pub(super) fn completion(
     call: &ToolCall,
     turn: &Turn<'_, '_>,
     result: Result<ToolOutput, ToolFailure>,
-) -> (ToolExecutionComplete, bool) {
+) -> Completion {
+    let mut live_contents = None;
     let (success, result, error, rejected) = match result {
-        Ok(out) => (
-            true,
-            Some(ToolResult {
-                content: out.content,
-                detailed_content: out.detailed_content,
-                ..Default::default()
-            }),
-            None,
-            false,
-        ),
+        Ok(out) => {
+            live_contents = out.live_contents;
+            // The runtime records the model's text as the detailed text when a tool has no
+            // text of its own for people.
+            let detailed = out.detailed_content.unwrap_or_else(|| out.content.clone());
+            (
+                true,
+                Some(ToolResult {
+                    content: out.content,
+                    detailed_content: Some(detailed),
+                    ..Default::default()
+                }),
+                None,
+                false,
+            )
+        }
         Err(f) => {
             let rejected = f.code.as_deref() == Some(REJECTED_CODE);
             let error = ToolError {
@@ -621,5 +650,9 @@ pub(super) fn completion(
         error,
         ..Default::default()
     };
-    (event, rejected)
+    Completion {
+        event,
+        rejected,
+        live_contents,
+    }
 }

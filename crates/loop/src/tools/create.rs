@@ -124,6 +124,7 @@ fn create(a: &CreateArgs) -> Result<ToolOutput, ToolFailure> {
             a.file_text.chars().count()
         ),
         detailed_content: Some(diff::unified(&path, None, &a.file_text)),
+        ..Default::default()
     })
 }
 

@@ -115,6 +115,8 @@ fn write_request(path: &Path, old: &str, new: &str) -> PermissionAsk {
             "intention": intention,
             "fileName": file_name,
             "diff": diff::unified(&file_name, Some(old), new),
+            // The file as the edit leaves it, as the runtime's request carries it.
+            "newFileContents": new,
             "canOfferSessionApproval": true,
         }),
         intention,
@@ -171,6 +173,7 @@ fn edit(a: &EditArgs) -> Result<ToolOutput, ToolFailure> {
     Ok(ToolOutput {
         content: format!("File {path} updated with changes."),
         detailed_content: Some(diff::unified(&path, Some(&old), &new)),
+        ..Default::default()
     })
 }
 
@@ -302,7 +305,7 @@ mod tests {
             ask.request["diff"]
                 .as_str()
                 .unwrap()
-                .ends_with("@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n")
+                .ends_with("@@ -1,4 +1,4 @@\n a\n-b\n+B\n c\n \n")
         );
     }
 }

@@ -184,9 +184,12 @@ impl Tool for McpTool {
                     "failure",
                 ));
             }
+            // The server's blocks go to live subscribers only, as the runtime sends them.
+            let live = (!outcome.contents.is_empty()).then_some(outcome.contents);
             Ok(ToolOutput {
                 detailed_content: Some(outcome.text.clone()),
                 content: outcome.text,
+                live_contents: live,
             })
         })
     }

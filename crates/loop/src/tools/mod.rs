@@ -186,12 +186,16 @@ impl ToolContext {
 }
 
 /// A successful tool result.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ToolOutput {
     /// What the model sees (`result.content`).
     pub content: String,
-    /// A fuller text for UIs, e.g. a diff (`result.detailedContent`).
+    /// A fuller text for UIs, e.g. a diff (`result.detailedContent`); the session records
+    /// `content` there when a tool gives none, as the Copilot CLI does.
     pub detailed_content: Option<String>,
+    /// Content blocks for live subscribers only (`result.contents`, e.g. a shell's
+    /// `shell_exit`): the runtime strips them from its journal, and so does the session.
+    pub live_contents: Option<Vec<Value>>,
 }
 
 impl ToolOutput {
@@ -199,7 +203,16 @@ impl ToolOutput {
     pub fn text(content: impl Into<String>) -> Self {
         ToolOutput {
             content: content.into(),
-            detailed_content: None,
+            ..Default::default()
+        }
+    }
+
+    /// A result with its own detailed text for UIs.
+    pub fn detailed(content: impl Into<String>, detail: impl Into<String>) -> Self {
+        ToolOutput {
+            content: content.into(),
+            detailed_content: Some(detail.into()),
+            ..Default::default()
         }
     }
 }

@@ -140,7 +140,12 @@ impl Tool for ReadAgentTool {
                     "failure",
                 ));
             };
-            Ok(ToolOutput::text(report(&record, args.since_turn)))
+            // The runtime's detailed text is the agent's status in one tag.
+            let detail = format!("<agent {} {}>", args.agent_id, record.status.word());
+            Ok(ToolOutput::detailed(
+                report(&record, args.since_turn),
+                detail,
+            ))
         })
     }
 }

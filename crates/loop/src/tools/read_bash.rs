@@ -93,11 +93,7 @@ impl Tool for ReadBashTool {
                 ended = shell.wait(wait) => ended,
                 _ = ctx.cancel.cancelled() => return Err(ToolFailure::cancelled()),
             };
-            Ok(ToolOutput::text(shell.report(if ended {
-                0.0
-            } else {
-                delay
-            })))
+            Ok(shell.result(if ended { 0.0 } else { delay }))
         })
     }
 

@@ -59,6 +59,10 @@ pub enum ShellStatus {
     Stopped,
 }
 
+/// Called when a shell starts or ends (the session announces `session.background_tasks_changed`);
+/// it must not block, and runs on whatever thread saw the change.
+pub type ChangeHook = Arc<dyn Fn() + Send + Sync>;
+
 /// What a new shell is.
 #[derive(Debug, Clone)]
 pub struct ShellSpec {
@@ -70,6 +74,8 @@ pub struct ShellSpec {
     pub mode: ShellMode,
     /// Whether it outlives the session (`detach: true`); its output goes to `log`.
     pub log: Option<PathBuf>,
+    /// The directory it runs in (the session's working directory).
+    pub cwd: PathBuf,
 }
 
 struct ShellState {
@@ -90,6 +96,7 @@ pub struct Shell {
     commands: u32,
     state: Mutex<ShellState>,
     done: watch::Sender<bool>,
+    on_change: Option<ChangeHook>,
 }
 
 impl std::fmt::Debug for Shell {
@@ -153,6 +160,14 @@ impl Shell {
             }
         }
         self.done.send_replace(true);
+        self.changed();
+    }
+
+    /// Tells the session's hook that this shell started or ended.
+    fn changed(&self) {
+        if let Some(hook) = &self.on_change {
+            hook();
+        }
     }
 
     /// Kills the command's process group; true if it was running.
@@ -163,6 +178,8 @@ impl Shell {
         }
         state.group.kill();
         state.status = ShellStatus::Stopped;
+        drop(state);
+        self.changed();
         true
     }
 
@@ -184,6 +201,22 @@ impl Shell {
 
     /// The result text of a sync call or a read: the output, then the status line.
     pub fn report(&self, waited_secs: f64) -> String {
+        self.report_parts(waited_secs).0
+    }
+
+    /// The result of a sync call or a read: [`Shell::report`]'s text and, once an attached
+    /// command has ended, the runtime's live-only `shell_exit` block (exit code, whether the
+    /// output was cut, where it ran, and what it printed since the last read, when anything).
+    pub fn result(&self, waited_secs: f64) -> super::ToolOutput {
+        let (content, exit) = self.report_parts(waited_secs);
+        super::ToolOutput {
+            content,
+            live_contents: exit.map(|block| vec![block]),
+            ..Default::default()
+        }
+    }
+
+    fn report_parts(&self, waited_secs: f64) -> (String, Option<serde_json::Value>) {
         let mut state = self.lock();
         let id = &self.id;
         let output = if state.consumed {
@@ -200,7 +233,7 @@ impl Shell {
             state.consumed = true;
         }
         if self.detached() {
-            return match done {
+            let text = match done {
                 Some(code) => format!(
                     "Output:\n{}<detached command with shellId: {id} completed with exit code {code}>",
                     with_newline(output)
@@ -211,8 +244,22 @@ impl Shell {
                     self.started.elapsed().as_secs()
                 ),
             };
+            return (text, None);
         }
-        match done {
+        let exit = done.map(|code| {
+            let mut block = serde_json::json!({
+                "type": "shell_exit",
+                "shellId": id,
+                "exitCode": code,
+                "outputTruncated": state.output.truncated(),
+                "cwd": self.spec.cwd.display().to_string(),
+            });
+            if !output.is_empty() {
+                block["outputPreview"] = output.clone().into();
+            }
+            block
+        });
+        let text = match done {
             Some(code) => format!(
                 "{}<shellId: {id} completed with exit code {code}>",
                 with_newline(output)
@@ -221,7 +268,8 @@ impl Shell {
                 "{}<command with shellId: {id} is still running after {waited_secs} seconds. The command is still running. Use read_bash to continue waiting for output, or stop_bash to stop it.>",
                 with_newline(output)
             ),
-        }
+        };
+        (text, exit)
     }
 
     fn list_entry(&self) -> String {
@@ -289,6 +337,7 @@ pub struct Shells {
     next_number: AtomicU64,
     min_wait: Duration,
     logs: Option<PathBuf>,
+    on_change: Option<ChangeHook>,
 }
 
 impl std::fmt::Debug for Shells {
@@ -314,7 +363,14 @@ impl Shells {
             next_number: AtomicU64::new(0),
             min_wait: Duration::from_secs_f64(MIN_INITIAL_WAIT_SECS),
             logs,
+            on_change: None,
         }
+    }
+
+    /// The same, calling `hook` whenever one of its shells starts or ends.
+    pub fn with_change_hook(mut self, hook: ChangeHook) -> Self {
+        self.on_change = Some(hook);
+        self
     }
 
     /// The same with another shortest sync wait (tests need one shorter than the runtime's).
@@ -392,8 +448,11 @@ impl Shells {
                 group,
             }),
             done,
+            on_change: self.on_change.clone(),
         });
         table.shells.push(Arc::clone(&shell));
+        drop(table);
+        shell.changed();
         shell
     }
 
@@ -455,6 +514,7 @@ mod tests {
 
     fn spec(command: &str, mode: ShellMode) -> ShellSpec {
         ShellSpec {
+            cwd: std::env::temp_dir(),
             command: command.into(),
             description: "d".into(),
             mode,

@@ -103,6 +103,7 @@ impl Tool for SkillTool {
                     skill.name
                 ),
                 detailed_content: Some(format!("Skill loaded successfully ✅\n\n{}", skill.body)),
+                ..Default::default()
             })
         })
     }

@@ -52,6 +52,7 @@ impl BlockingTool for TaskCompleteTool {
             // The runtime's detailed text, as recorded in a2-autopilot.
             detailed_content: Some(format!("✓ Task completed: {summary}")),
             content: summary,
+            ..Default::default()
         })
     }
 }

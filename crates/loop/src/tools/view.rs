@@ -18,8 +18,8 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 
 use super::{
-    BlockingTool, PermissionAsk, ToolContext, ToolFailure, ToolOutput, ToolSpec, args, io_failure,
-    paths, reads,
+    BlockingTool, PermissionAsk, ToolContext, ToolFailure, ToolOutput, ToolSpec, args, diff,
+    io_failure, paths, reads,
 };
 
 /// The `view` tool.
@@ -126,7 +126,7 @@ impl BlockingTool for ViewTool {
     }
 
     fn work(a: ViewArgs, _ctx: &ToolContext) -> Result<ToolOutput, ToolFailure> {
-        view(&a).map(ToolOutput::text)
+        view(&a)
     }
 
     fn summary(args: &Value, ctx: &ToolContext) -> Option<String> {
@@ -143,10 +143,14 @@ pub(crate) fn summary_path(args: &Value, ctx: &ToolContext) -> Option<String> {
     })
 }
 
-fn view(a: &ViewArgs) -> Result<String, ToolFailure> {
+/// The text the model reads, and the runtime's detailed text (`diff::shown`, `diff::listed`).
+fn view(a: &ViewArgs) -> Result<ToolOutput, ToolFailure> {
     let meta = fs::metadata(&a.path).map_err(|e| io_failure("read", &a.path, &e))?;
+    let shown_as = a.path.display().to_string();
     if meta.is_dir() {
-        return list_dir(&a.path);
+        let listing = list_dir(&a.path)?;
+        let detail = diff::listed(&shown_as, &listing);
+        return Ok(ToolOutput::detailed(listing, detail));
     }
     if meta.len() > LARGE_FILE_BYTES && !a.force && a.range.is_none() {
         return Err(ToolFailure::new(
@@ -159,10 +163,17 @@ fn view(a: &ViewArgs) -> Result<String, ToolFailure> {
             "too_large",
         ));
     }
-    view_file(&a.path, a.range)
+    let (content, first, raw) = view_file(&a.path, a.range)?;
+    let raw: Vec<&str> = raw.iter().map(String::as_str).collect();
+    let detail = diff::shown(&shown_as, first, &raw);
+    Ok(ToolOutput::detailed(content, detail))
 }
 
-fn view_file(path: &Path, range: Option<(usize, Option<usize>)>) -> Result<String, ToolFailure> {
+/// The numbered lines the model reads, the number of the first, and the same lines unnumbered.
+fn view_file(
+    path: &Path,
+    range: Option<(usize, Option<usize>)>,
+) -> Result<(String, usize, Vec<String>), ToolFailure> {
     let file = fs::File::open(path).map_err(|e| io_failure("open", path, &e))?;
     let mut reader = BufReader::new(file);
     let head = reader
@@ -179,6 +190,7 @@ fn view_file(path: &Path, range: Option<(usize, Option<usize>)>) -> Result<Strin
     }
     let (start, end) = range.unwrap_or((1, None));
     let mut shown = Vec::new();
+    let mut raw = Vec::new();
     let mut count = 0usize;
     // The runtime numbers the pieces of the text split at each '\n': a file that ends with a
     // newline has an empty last line, shown as `N. `. Split ourselves rather than `lines()`,
@@ -202,14 +214,16 @@ fn view_file(path: &Path, range: Option<(usize, Option<usize>)>) -> Result<Strin
         if count >= start {
             let text = line.strip_suffix(b"\n").unwrap_or(&line);
             let text = text.strip_suffix(b"\r").unwrap_or(text);
-            shown.push(format!("{count}. {}", String::from_utf8_lossy(text)));
+            let text = String::from_utf8_lossy(text);
+            shown.push(format!("{count}. {text}"));
+            raw.push(text.into_owned());
         }
         if last {
             break;
         }
     }
     if count == 0 {
-        return Ok(String::new());
+        return Ok((String::new(), 1, Vec::new()));
     }
     if start > count {
         return Err(ToolFailure::invalid(format!(
@@ -217,7 +231,7 @@ fn view_file(path: &Path, range: Option<(usize, Option<usize>)>) -> Result<Strin
             path.display()
         )));
     }
-    Ok(shown.join("\n"))
+    Ok((shown.join("\n"), start, raw))
 }
 
 fn list_dir(dir: &Path) -> Result<String, ToolFailure> {

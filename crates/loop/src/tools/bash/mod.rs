@@ -257,6 +257,7 @@ async fn start_shell(a: &BashArgs, ctx: &ToolContext) -> Result<Arc<Shell>, Tool
         description: a.description.clone().unwrap_or_default(),
         mode: a.mode,
         log,
+        cwd: ctx.cwd.clone(),
     };
     let pid = started.pid();
     let shell = shells.insert(id, spec, pid, started.take_group());
@@ -293,7 +294,7 @@ async fn execute(a: BashArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolFailu
     };
     shell.stream_to(None);
     let waited = if ended { 0.0 } else { wait.as_secs_f64() };
-    Ok(ToolOutput::text(shell.report(waited)))
+    Ok(shell.result(waited))
 }
 
 #[cfg(test)]

@@ -42,6 +42,11 @@ impl CappedOutput {
         self.total - (self.head.len() + self.tail.len()) as u64
     }
 
+    /// Whether bytes were left out between the head and the tail.
+    pub(crate) fn truncated(&self) -> bool {
+        self.omitted() > 0
+    }
+
     pub(crate) fn render(&self) -> String {
         let tail: Vec<u8> = self.tail.iter().copied().collect();
         if self.omitted() == 0 {

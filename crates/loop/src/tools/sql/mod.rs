@@ -143,6 +143,7 @@ fn run_call(query: &str, ctx: &ToolContext, cap: Duration) -> Result<ToolOutput,
         Ok(ToolOutput {
             detailed_content: Some(format!("SQL: {query}\n\n{content}")),
             content,
+            ..Default::default()
         })
     })
 }
