@@ -178,6 +178,9 @@ fn a_fixture_report_loads_cleanly_and_shows_its_turns_and_tools() {
         1
     );
     assert_eq!(elements(dom, "<details class=\"result\""), 8);
+    // The loop records each call's output tokens, so the chart has a bar per turn.
+    assert!(dom.contains("id=\"tokens-chart\""));
+    assert!(dom.contains("data-bars=\"8\""), "tokens chart");
     // No script and nothing fetched: the only resources are inline.
     assert_eq!(elements(dom, "<script"), 0);
     assert!(!dom.contains("http://") && !dom.contains("https://"));

@@ -1,6 +1,7 @@
 //! `turnstile run` with MCP servers, as a user runs it: `--mcp-config FILE` naming the rmcp
 //! test server over streamable HTTP on 127.0.0.1 and the reference `server-everything` over
-//! stdio, patterns by server and tool, and configuration errors naming file and field.
+//! stdio, patterns by server and tool, configuration errors naming file and field, and
+//! `turnstile resume --mcp-config FILE` offering the servers' tools again.
 
 #[path = "../../mcp/tests/support/server.rs"]
 mod server;
@@ -210,6 +211,89 @@ fn servers_disabled_in_the_settings_are_not_started_unless_given_by_flag() {
         "{stderr}"
     );
     assert!(!stderr.contains("'off'"), "{stderr}");
+}
+
+#[test]
+fn resume_with_mcp_config_offers_the_servers_tools_again() {
+    let rt = runtime();
+    let url = rt.block_on(server::serve_http());
+    let model = rt
+        .block_on(ScriptedServer::start(
+            Script::new()
+                .tool_call("demo-echo", json!({"text": "before"}))
+                .text("one")
+                .tool_call("demo-echo", json!({"text": "after"}))
+                .text("two"),
+        ))
+        .unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let config = work.path().join("mcp.json");
+    std::fs::write(
+        &config,
+        json!({"mcpServers": {"demo": {"type": "http", "url": url}}}).to_string(),
+    )
+    .unwrap();
+    let turnstile = |args: &[&str]| {
+        Command::cargo_bin("turnstile")
+            .unwrap()
+            .arg("--state-dir")
+            .arg(state.path())
+            .args(args)
+            .arg("--mcp-config")
+            .arg(&config)
+            .args(["--allow-tool", "demo"])
+            .arg("--base-url")
+            .arg(model.url())
+            .arg("--cwd")
+            .arg(work.path())
+            .args(["--model", "test-model"])
+            .env("COPILOT_HOME", home.path())
+            .env_remove("TURNSTILE_API_KEY")
+            .env_remove("OPENAI_API_KEY")
+            .output()
+            .unwrap()
+    };
+    let ran = turnstile(&["run", "first"]);
+    assert!(
+        ran.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ran.stderr)
+    );
+    let session = std::fs::read_dir(state.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.is_dir())
+        .expect("the session's directory");
+    let id = session.file_name().unwrap().to_string_lossy().into_owned();
+    let resumed = turnstile(&["resume", &id, "second"]);
+    assert!(
+        resumed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&resumed.stderr)
+    );
+
+    let requests = model.requests();
+    assert_eq!(requests.len(), 4);
+    // The resuming process connected the server again: its tool is offered and runs.
+    let offered: Vec<&str> = requests[2]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["function"]["name"].as_str())
+        .collect();
+    assert!(offered.contains(&"demo-echo"), "{offered:?}");
+    let events: Vec<Value> = std::fs::read_to_string(session.join("events.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert!(events.iter().any(|e| e["type"] == "session.resume"));
+    let done = completes(&events);
+    assert_eq!(done.len(), 2, "{done:?}");
+    assert_eq!(done[1]["success"], true, "{}", done[1]);
+    assert_eq!(done[1]["result"]["content"], "echo: aftersecond block");
 }
 
 #[test]

@@ -1,7 +1,8 @@
 //! Pending work survives a crash: an engine (this test binary re-run as a child) is SIGKILLed
 //! while a client tool call and a permission request wait for answers; a resume with
 //! `continue_pending_work` announces both again and the loop goes on once they are answered;
-//! without it they are closed as interrupted.
+//! without it they are closed as interrupted. The continued message's first call in the new
+//! process is `isInitial`, as the Copilot CLI marks it.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -132,7 +133,10 @@ async fn crash_with_pending_work() -> Crashed {
                     json!({"command": "touch made.txt", "description": "touch"}),
                 ),
             )
-            .text("both done"),
+            .text("both done")
+            // What a message sent after the continued one is answered (one test sends it).
+            .tool_call("view", json!({"path": "made.txt"}))
+            .text("viewed"),
     )
     .await
     .unwrap();
@@ -266,4 +270,57 @@ async fn without_continue_pending_work_is_closed_as_interrupted() {
     );
     assert!(!c.work.path().join("made.txt").exists());
     assert_eq!(c.server.requests().len(), 1);
+}
+
+#[tokio::test]
+async fn the_first_call_after_a_resume_is_initial_as_the_cli_marks_it() {
+    let c = crash_with_pending_work().await;
+    let (session, _report, mut rx) = SessionHandle::resume_with(
+        &c.root,
+        c.id,
+        parts(&c.server.url(), c.work.path(), true),
+        ResumeOptions {
+            continue_pending_work: true,
+            continue_pending_work_named: true,
+            hold_pending_work: false,
+        },
+    )
+    .unwrap();
+    let waited = tokio::time::timeout(PATIENCE, async {
+        while c.server.requests().len() < 2 || session.is_busy() {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await;
+    assert!(waited.is_ok(), "the loop did not go on after the answers");
+    // A new message in the same process: its first call is initial, the next one not.
+    session
+        .send_and_wait("look at it", SendOptions::default())
+        .await
+        .unwrap();
+    session.shutdown().await.unwrap();
+
+    let mut calls = Vec::new();
+    while let Ok(event) = rx.try_recv() {
+        let data: Value = serde_json::from_str(event.data.get()).unwrap();
+        match event.event_type.as_str() {
+            "assistant.turn_start" => calls.push((data["turnId"].clone(), None)),
+            "session.usage_info" => {
+                let (_, initial) = calls.last_mut().expect("a turn start before usage_info");
+                *initial = Some(data["isInitial"].clone());
+            }
+            _ => {}
+        }
+    }
+    // The continued message goes on at turn 1 (turn 0 was the crashed process's), and
+    // that call is still the first this process makes for it.
+    assert_eq!(
+        calls,
+        [
+            (json!("1"), Some(json!(true))),
+            (json!("0"), Some(json!(true))),
+            (json!("1"), Some(json!(false))),
+        ]
+    );
+    assert_eq!(c.server.requests().len(), 4);
 }

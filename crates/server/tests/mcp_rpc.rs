@@ -9,9 +9,10 @@ mod common;
 #[path = "../../mcp/tests/support/server.rs"]
 mod server;
 
-use std::path::{Path, PathBuf};
-
-use common::{Client, TestServer, create_params, is_idle, journal_lines, no_answers};
+use common::{
+    Client, TestServer, children_running, create_params, is_idle, journal_lines, no_answers,
+    server_everything,
+};
 use serde_json::{Value, json};
 use turnstile_scripted_model::{Script, ScriptedServer};
 
@@ -196,34 +197,6 @@ async fn servers_are_stopped_started_and_restarted_while_the_session_runs() {
         ]
     );
     t.stop().await;
-}
-
-fn server_everything() -> Option<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/mcp-servers");
-    let entry = root.join("node_modules/@modelcontextprotocol/server-everything/dist/index.js");
-    entry.is_file().then_some(entry)
-}
-
-/// The processes of this test process's children whose command line names `needle`.
-fn children_running(needle: &str) -> Vec<i32> {
-    let me = std::process::id().to_string();
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
-            continue;
-        };
-        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
-        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
-        // The fourth field of stat, after the parenthesised name, is the parent.
-        let parent = stat
-            .rsplit(')')
-            .next()
-            .and_then(|s| s.split_whitespace().nth(1));
-        if parent == Some(me.as_str()) && String::from_utf8_lossy(&cmdline).contains(needle) {
-            found.push(pid);
-        }
-    }
-    found
 }
 
 #[tokio::test]

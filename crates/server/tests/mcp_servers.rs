@@ -1,14 +1,21 @@
 //! `mcpServers` in `session.create` through the SDK server: the session offers the rmcp test
 //! server's tools (streamable HTTP on 127.0.0.1), calls them, and answers `session.mcp.list`
 //! and `session.mcp.listTools`; a server that cannot start is listed as failed; a server
-//! disabled, enabled and reloaded over `session.mcp.*`.
+//! disabled, enabled and reloaded over `session.mcp.*`; `mcpServers` in `session.resume`
+//! connecting the servers again (a new MCP session over HTTP, a new process on stdio).
 
 mod common;
 #[path = "../../mcp/tests/support/server.rs"]
 mod server;
 
-use common::{Client, TestServer, create_params, is_idle, journal_lines, no_answers};
-use serde_json::json;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use common::{
+    Client, TestServer, children_running, create_params, eventually, is_idle, journal_lines,
+    no_answers, server_everything,
+};
+use serde_json::{Value, json};
 use turnstile_loop::permissions::PermissionPolicy;
 use turnstile_scripted_model::{Script, ScriptedServer};
 
@@ -190,4 +197,164 @@ async fn session_mcp_disable_enable_and_reload_answer_as_the_runtime_does() {
         "{extra}"
     );
     t.stop().await;
+}
+
+/// The names of the tools a model request offered.
+fn offered(request: &Value) -> Vec<String> {
+    request["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|t| t["function"]["name"].as_str().map(str::to_owned))
+        .collect()
+}
+
+/// The results of the session's tool calls, in journal order.
+fn results(journal: &[Value]) -> Vec<Value> {
+    journal
+        .iter()
+        .filter(|e| e["type"] == "tool.execution_complete")
+        .map(|e| e["data"].clone())
+        .collect()
+}
+
+/// Sends `prompt` and waits for the session to be idle again.
+async fn send(client: &mut Client, id: &str, prompt: &str) {
+    client
+        .ok("session.send", json!({"sessionId": id, "prompt": prompt}))
+        .await;
+    client.events_until(no_answers, is_idle).await;
+}
+
+#[tokio::test]
+async fn session_resume_mcp_servers_connect_again_and_offer_their_tools() {
+    // Each MCP session the HTTP server opens makes a handler: the count is its connections.
+    let sessions = Arc::new(AtomicUsize::new(0));
+    let counted = sessions.clone();
+    let url = server::serve_http_of(move || {
+        counted.fetch_add(1, Ordering::SeqCst);
+        server::TestServer::default()
+    })
+    .await;
+    let model = ScriptedServer::start(
+        Script::new()
+            .tool_call("demo-echo", json!({"text": "before"}))
+            .text("one")
+            .tool_call("demo-echo", json!({"text": "after"}))
+            .text("two"),
+    )
+    .await
+    .unwrap();
+    let t = TestServer::start(|c| {
+        c.permissions = PermissionPolicy::from_flags(true, &[], &[]).unwrap();
+    })
+    .await;
+    let servers = json!({"mcpServers": {"demo": {"type": "http", "url": url, "tools": ["*"]}}});
+    let mut client = Client::connect(t.addr).await;
+    let created = client
+        .ok(
+            "session.create",
+            create_params(&model.url(), servers.clone()),
+        )
+        .await;
+    let id = created["sessionId"].as_str().unwrap().to_owned();
+    send(&mut client, &id, "first").await;
+    assert_eq!(sessions.load(Ordering::SeqCst), 1);
+    // The client goes away: the server closes the session, and its MCP servers with it.
+    drop(client);
+    let server = t.server.clone();
+    eventually(|| server.open_sessions() == 0).await;
+
+    let mut client = Client::connect(t.addr).await;
+    let mut params = create_params(&model.url(), servers);
+    params["sessionId"] = json!(id);
+    client.ok("session.resume", params).await;
+    let listed = client
+        .ok("session.mcp.list", json!({"sessionId": id}))
+        .await;
+    assert_eq!(
+        listed["servers"][0],
+        json!({"name": "demo", "status": "connected", "transport": "http"})
+    );
+    assert_eq!(sessions.load(Ordering::SeqCst), 2, "a new MCP session");
+    send(&mut client, &id, "second").await;
+
+    let requests = model.requests();
+    assert_eq!(requests.len(), 4);
+    for (n, request) in requests.iter().enumerate() {
+        let tools = offered(request);
+        assert!(
+            tools.iter().any(|t| t == "demo-echo"),
+            "request {n}: {tools:?}"
+        );
+    }
+    let done = results(&journal_lines(&t.journal(&id)));
+    assert_eq!(done.len(), 2, "{done:?}");
+    assert_eq!(done[1]["success"], true, "{}", done[1]);
+    assert_eq!(done[1]["result"]["content"], "echo: aftersecond block");
+    t.stop().await;
+}
+
+#[tokio::test]
+async fn session_resume_starts_a_new_process_for_a_stdio_server() {
+    let Some(entry) = server_everything() else {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "server-everything is not installed: .ci/run must run conformance/mcp/install.sh"
+        );
+        println!("SKIP: install server-everything with `bash conformance/mcp/install.sh`");
+        return;
+    };
+    let needle = entry.to_string_lossy().into_owned();
+    let model = ScriptedServer::start(
+        Script::new()
+            .text("one")
+            .tool_call("everything-echo", json!({"message": "after the resume"}))
+            .text("two"),
+    )
+    .await
+    .unwrap();
+    let t = TestServer::start(|c| {
+        c.permissions = PermissionPolicy::from_flags(true, &[], &[]).unwrap();
+    })
+    .await;
+    let servers =
+        json!({"mcpServers": {"everything": {"command": "node", "args": [entry, "stdio"]}}});
+    let mut client = Client::connect(t.addr).await;
+    let created = client
+        .ok(
+            "session.create",
+            create_params(&model.url(), servers.clone()),
+        )
+        .await;
+    let id = created["sessionId"].as_str().unwrap().to_owned();
+    send(&mut client, &id, "first").await;
+    let before = children_running(&needle);
+    assert_eq!(before.len(), 1, "{before:?}");
+    drop(client);
+    let server = t.server.clone();
+    eventually(|| server.open_sessions() == 0).await;
+    eventually(|| children_running(&needle).is_empty()).await;
+
+    let mut client = Client::connect(t.addr).await;
+    let mut params = create_params(&model.url(), servers);
+    params["sessionId"] = json!(id);
+    client.ok("session.resume", params).await;
+    let after = children_running(&needle);
+    assert_eq!(after.len(), 1, "{after:?}");
+    assert_ne!(
+        after, before,
+        "the resumed session has a process of its own"
+    );
+    send(&mut client, &id, "second").await;
+
+    let requests = model.requests();
+    let tools = offered(requests.last().unwrap());
+    assert!(tools.iter().any(|t| t == "everything-echo"), "{tools:?}");
+    let done = results(&journal_lines(&t.journal(&id)));
+    assert_eq!(done.len(), 1, "{done:?}");
+    assert_eq!(done[0]["success"], true, "{}", done[0]);
+    assert_eq!(done[0]["result"]["content"], "Echo: after the resume");
+    t.stop().await;
+    assert!(children_running(&needle).is_empty());
 }

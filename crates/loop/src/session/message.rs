@@ -66,8 +66,14 @@ impl Actor {
         let mode = msg.mode;
         let mut continues = 0u32;
         let mut turn = first_turn;
+        // The Copilot CLI marks the first call of a message `isInitial`, and after a resume
+        // the first call of the message it continues too (its turns start again at 0), so
+        // the first call here is initial whatever number it has.
+        let mut initial = true;
         loop {
-            match self.turn(turn, msg).await? {
+            let end = self.turn(turn, initial, msg).await?;
+            initial = false;
+            match end {
                 // After `task_complete` the loop ends, as the runtime's does: no further call.
                 TurnEnd::Tools if !msg.task_completed => {
                     turn += 1;
@@ -112,6 +118,7 @@ impl Actor {
             continues += 1;
             // The runtime restarts turn ids after a nudge within the same interaction.
             turn = 0;
+            initial = true;
             self.emitter.emit(&UserMessage {
                 content: String::new(),
                 transformed_content: Some(self.wrap(NUDGE, AgentMode::Autopilot)),

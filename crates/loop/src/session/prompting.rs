@@ -157,7 +157,8 @@ impl Actor {
     }
 
     /// The notices right before a model call: how full the request leaves the context window
-    /// (the first call of a message is `isInitial`, as the Copilot CLI reports it), then
+    /// (the first call of a message is `isInitial`, as the Copilot CLI reports it, and so is
+    /// the first call of a message continued after a resume), then
     /// `model.call_start`. `estimate` is the request's plain estimate (measured once, with
     /// the request); returns its total, to calibrate against the server's report, and the
     /// figures announced.

@@ -29,10 +29,12 @@ pub(super) enum TurnEnd {
 }
 
 impl Actor {
-    /// One turn: exactly one LLM call, then the tools it asked for.
+    /// One turn: exactly one LLM call, then the tools it asked for. `initial`: the first
+    /// call of the message in this process (`session.usage_info`'s `isInitial`).
     pub(super) async fn turn(
         &mut self,
         turn: u64,
+        initial: bool,
         msg: &mut Message<'_>,
     ) -> Result<TurnEnd, LoopError> {
         let turn_id = turn.to_string();
@@ -66,7 +68,7 @@ impl Actor {
             interaction_id: Some(msg.interaction_id.clone()),
             ..Default::default()
         })?;
-        let (estimated, announced) = self.announce_call(&measured.estimate, &turn_id, turn == 0)?;
+        let (estimated, announced) = self.announce_call(&measured.estimate, &turn_id, initial)?;
         // Background agents that ended since the last call: the runtime tells the model after
         // the turn starts and its usage is announced, and the model reads it after the history.
         for text in self.announce_ended_agents()? {

@@ -315,3 +315,32 @@ pub fn is_idle(event: &Value) -> bool {
 pub fn no_answers(_: &str, _: &Value) -> Value {
     json!({})
 }
+
+/// The reference `server-everything`'s entry point, when `conformance/mcp/install.sh` installed it.
+pub fn server_everything() -> Option<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/mcp-servers");
+    let entry = root.join("node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    entry.is_file().then_some(entry)
+}
+
+/// The processes of this test process's children whose command line names `needle`.
+pub fn children_running(needle: &str) -> Vec<i32> {
+    let me = std::process::id().to_string();
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+        // The fourth field of stat, after the parenthesised name, is the parent.
+        let parent = stat
+            .rsplit(')')
+            .next()
+            .and_then(|s| s.split_whitespace().nth(1));
+        if parent == Some(me.as_str()) && String::from_utf8_lossy(&cmdline).contains(needle) {
+            found.push(pid);
+        }
+    }
+    found
+}
