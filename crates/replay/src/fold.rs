@@ -125,6 +125,26 @@ impl<'a> From<&'a Event> for EventRef<'a> {
     }
 }
 
+impl<'a> EventRef<'a> {
+    /// The event of a standard-layout line, from its envelope's parts; `None` when its type or
+    /// `data` is not UTF-8.
+    fn from_line(name: &'a [u8], data: &'a [u8], id: u128, ephemeral_type: bool) -> Option<Self> {
+        // Type names on this path are plain ASCII; `data` must be UTF-8 to be JSON at all.
+        let (Ok(event_type), Ok(data)) =
+            (std::str::from_utf8(name), simdutf8::basic::from_utf8(data))
+        else {
+            return None;
+        };
+        Some(EventRef {
+            event_type,
+            data,
+            agent_id: None,
+            id: Uuid::from_u128(id),
+            ephemeral_type,
+        })
+    }
+}
+
 impl Folder {
     /// A folder for a new, empty session.
     pub fn new() -> Self {
@@ -208,18 +228,8 @@ impl Folder {
         if !ok {
             return false;
         }
-        // Type names on this path are plain ASCII; `data` must be UTF-8 to be JSON at all.
-        let (Ok(event_type), Ok(data)) =
-            (std::str::from_utf8(name), simdutf8::basic::from_utf8(data))
-        else {
+        let Some(event) = EventRef::from_line(name, data, id, ephemeral_type) else {
             return false;
-        };
-        let event = EventRef {
-            event_type,
-            data,
-            agent_id: None,
-            id: Uuid::from_u128(id),
-            ephemeral_type,
         };
         self.persisted(event, &fields, line_len);
         true
@@ -250,19 +260,10 @@ impl Folder {
                 fields.set_raw(kind, key, value, &mut self.store, inner);
             }
         }
-        let (Ok(event_type), Ok(data)) =
-            (std::str::from_utf8(name), simdutf8::basic::from_utf8(data))
-        else {
+        let Some(event) = EventRef::from_line(name, data, id, ephemeral_type) else {
             return false;
         };
         self.prepared = Some(scanned.outcome);
-        let event = EventRef {
-            event_type,
-            data,
-            agent_id: None,
-            id: Uuid::from_u128(id),
-            ephemeral_type,
-        };
         self.persisted(event, &fields, line_len);
         true
     }
