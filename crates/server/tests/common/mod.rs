@@ -293,6 +293,19 @@ pub async fn create_and_send(client: &mut Client, url: &str, extra: Value, promp
     id
 }
 
+/// A server (its config adjusted by `tweak`), a client connected to it and the id of a
+/// session created against the model at `url` with `servers` as its `mcpServers`.
+pub async fn mcp_session(
+    url: &str,
+    servers: Value,
+    tweak: impl FnOnce(&mut ServerConfig),
+) -> (TestServer, Client, String) {
+    let t = TestServer::start(tweak).await;
+    let mut client = Client::connect(t.addr).await;
+    let id = create(&mut client, url, json!({"mcpServers": servers})).await;
+    (t, client, id)
+}
+
 /// Reads events until the next `permission.requested`, answering other server-to-client
 /// requests with `{}`: that event, or `None` when the session went idle first.
 pub async fn next_permission_request(client: &mut Client) -> Option<Value> {
