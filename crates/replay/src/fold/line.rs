@@ -6,7 +6,7 @@ use turnstile_journal::Uuid;
 use turnstile_journal::payload::{Payload, ToolExecutionComplete};
 
 use super::{EventRef, Folder};
-use crate::audit::fields::Fields;
+use crate::audit::fields::{Fields, Kind};
 use crate::audit::json;
 use crate::audit::line::{Scratch, head_type, standard_envelope};
 use crate::fold_tool::{
@@ -63,22 +63,31 @@ pub(crate) fn prepare_line(body: &[u8], how: ToolRead, stack: &mut Vec<u8>) -> O
     }
 }
 
+/// The envelope of a standard-layout line, its type classified.
+struct LineHead<'a> {
+    name: &'a [u8],
+    data: &'a [u8],
+    id: u128,
+    ephemeral_type: bool,
+    kind: Kind,
+}
+
 impl<'a> EventRef<'a> {
-    /// The event of a standard-layout line, from its envelope's parts; `None` when its type or
-    /// `data` is not UTF-8.
-    fn from_line(name: &'a [u8], data: &'a [u8], id: u128, ephemeral_type: bool) -> Option<Self> {
+    /// The event of a standard-layout line; `None` when its type or `data` is not UTF-8.
+    fn from_line(head: &LineHead<'a>) -> Option<Self> {
         // Type names on this path are plain ASCII; `data` must be UTF-8 to be JSON at all.
-        let (Ok(event_type), Ok(data)) =
-            (std::str::from_utf8(name), simdutf8::basic::from_utf8(data))
-        else {
+        let (Ok(event_type), Ok(data)) = (
+            std::str::from_utf8(head.name),
+            simdutf8::basic::from_utf8(head.data),
+        ) else {
             return None;
         };
         Some(EventRef {
             event_type,
             data,
             agent_id: None,
-            id: Uuid::from_u128(id),
-            ephemeral_type,
+            id: Uuid::from_u128(head.id),
+            ephemeral_type: head.ephemeral_type,
         })
     }
 }
@@ -93,13 +102,10 @@ impl Folder {
     /// valid `data` (checked here, in the same pass that reads the fields); false, with nothing
     /// applied, for any other line (the caller parses it in full).
     pub(crate) fn apply_standard_line(&mut self, body: &[u8], line_len: u64) -> bool {
-        let Some((name, data, id, _parent)) = standard_envelope(body) else {
+        let Some(head) = self.line_head(body) else {
             return false;
         };
-        self.store.clear();
-        let Some((_, ephemeral_type, kind)) = self.scratch.classify(name, &mut self.store) else {
-            return false;
-        };
+        let (data, kind) = (head.data, head.kind);
         let mut fields = Fields::default();
         let Scratch { stack, inner, .. } = &mut self.scratch;
         let store = &mut self.store;
@@ -113,7 +119,7 @@ impl Folder {
         if !ok {
             return false;
         }
-        let Some(event) = EventRef::from_line(name, data, id, ephemeral_type) else {
+        let Some(event) = EventRef::from_line(&head) else {
             return false;
         };
         self.persisted(event, &fields, line_len);
@@ -128,13 +134,10 @@ impl Folder {
         line_len: u64,
         scanned: ScannedTool,
     ) -> bool {
-        let Some((name, data, id, _parent)) = standard_envelope(body) else {
+        let Some(head) = self.line_head(body) else {
             return false;
         };
-        self.store.clear();
-        let Some((_, ephemeral_type, kind)) = self.scratch.classify(name, &mut self.store) else {
-            return false;
-        };
+        let (data, kind) = (head.data, head.kind);
         let mut fields = Fields::default();
         if kind.reads_fields() {
             let inner = &mut self.scratch.inner;
@@ -145,11 +148,26 @@ impl Folder {
                 fields.set_raw(kind, key, value, &mut self.store, inner);
             }
         }
-        let Some(event) = EventRef::from_line(name, data, id, ephemeral_type) else {
+        let Some(event) = EventRef::from_line(&head) else {
             return false;
         };
         self.prepared = Some(scanned.outcome);
         self.persisted(event, &fields, line_len);
         true
+    }
+
+    /// The envelope of a standard-layout line with its type classified, `self.store` cleared
+    /// for its fields; `None` for any other layout or a type the fast path does not take.
+    fn line_head<'a>(&mut self, body: &'a [u8]) -> Option<LineHead<'a>> {
+        let (name, data, id, _parent) = standard_envelope(body)?;
+        self.store.clear();
+        let (_, ephemeral_type, kind) = self.scratch.classify(name, &mut self.store)?;
+        Some(LineHead {
+            name,
+            data,
+            id,
+            ephemeral_type,
+            kind,
+        })
     }
 }
