@@ -460,3 +460,60 @@ fn every_schema_field_survives_the_typed_payload() {
         }
     }
 }
+
+/// Every field of the sub-agent endings set: their `data` is written in the Copilot CLI's key
+/// order, `error` of a failure right after the names, `cancelled` of a completion last.
+#[test]
+fn subagent_endings_keep_the_runtime_key_order() {
+    let completed = SubagentCompleted {
+        tool_call_id: "call_1".into(),
+        agent_name: "explore".into(),
+        agent_display_name: "Explore Agent".into(),
+        model: Some("m".into()),
+        first_dispatched_model: Some("first".into()),
+        configured_model_preference: Some("pref".into()),
+        explicit_model_override: Some("over".into()),
+        explicit_model_matches_preference: Some(false),
+        model_override_reason: Some("why".into()),
+        model_selection_source: Some("explicit_override".into()),
+        configured_model_matches_actual: Some(true),
+        total_tool_calls: Some(1),
+        total_tokens: Some(2),
+        duration_ms: Some(3),
+        cancelled: Some(false),
+    };
+    assert_eq!(
+        serde_json::to_string(&completed).unwrap(),
+        r#"{"toolCallId":"call_1","agentName":"explore","agentDisplayName":"Explore Agent","model":"m","firstDispatchedModel":"first","configuredModelPreference":"pref","explicitModelOverride":"over","explicitModelMatchesPreference":false,"modelOverrideReason":"why","modelSelectionSource":"explicit_override","configuredModelMatchesActual":true,"totalToolCalls":1,"totalTokens":2,"durationMs":3,"cancelled":false}"#
+    );
+    let failed = SubagentFailed {
+        tool_call_id: "call_2".into(),
+        agent_name: "explore".into(),
+        agent_display_name: "Explore Agent".into(),
+        error: "it broke".into(),
+        model: Some("m".into()),
+        first_dispatched_model: Some("first".into()),
+        configured_model_preference: Some("pref".into()),
+        explicit_model_override: Some("over".into()),
+        explicit_model_matches_preference: Some(true),
+        model_override_reason: Some("why".into()),
+        model_selection_source: Some("runtime_policy".into()),
+        configured_model_matches_actual: Some(false),
+        total_tool_calls: Some(4),
+        total_tokens: Some(5),
+        duration_ms: Some(6),
+    };
+    assert_eq!(
+        serde_json::to_string(&failed).unwrap(),
+        r#"{"toolCallId":"call_2","agentName":"explore","agentDisplayName":"Explore Agent","error":"it broke","model":"m","firstDispatchedModel":"first","configuredModelPreference":"pref","explicitModelOverride":"over","explicitModelMatchesPreference":true,"modelOverrideReason":"why","modelSelectionSource":"runtime_policy","configuredModelMatchesActual":false,"totalToolCalls":4,"totalTokens":5,"durationMs":6}"#
+    );
+    // A malformed ending is named as serde names it, with the place of the bad value.
+    let wrong = serde_json::from_str::<SubagentFailed>(
+        r#"{"toolCallId":"c","agentName":"a","agentDisplayName":"A","error":"e","totalTokens":"many"}"#,
+    )
+    .unwrap_err();
+    assert_eq!(
+        wrong.to_string(),
+        "invalid type: string \"many\", expected u64 at line 1 column 89"
+    );
+}

@@ -13,27 +13,29 @@ use serde::Deserialize;
 use turnstile_journal::payload::{
     AssistantMessage, AssistantUsage, Payload, SKILL_SOURCE_PREFIX, SessionBinaryAsset,
     SessionError, SessionResume, SessionStart, SnapshotRewind, SystemMessage, SystemNotification,
-    ToolExecutionComplete, UserMessage,
+    UserMessage,
 };
 use turnstile_journal::{Event, LiveMark, REWIND_MARKER, Record, Uuid};
 
 use crate::audit::fields::{Fields, Kind, Store};
 use crate::audit::json;
-use crate::audit::line::{Scratch, head_type, standard_envelope};
+use crate::audit::line::Scratch;
 use crate::conversation::{Conversation, Message, ToolCallRequest};
 use crate::error::ReplayError;
 use crate::fold_lenient::{
     CompactionComplete, ModeChanged, ModelChange, Shutdown, Truncation, add_tokens, model_usage,
 };
-use crate::fold_tool::{
-    ReadTool, ScannedTool, ToolOutcome, read_tool_result, read_tool_result_full, scan_tool_result,
-};
+use crate::fold_tool::ToolOutcome;
 use crate::open_work::OpenToolCall;
 use crate::state::BinaryAsset;
 use crate::state::{
     KEPT_RECENT, PendingCompaction, ResumeInfo, SessionErrorInfo, SessionState, TokenCounts,
 };
 use crate::tracking::{Step, track};
+
+mod line;
+
+pub(crate) use line::{Ahead, PreparedTool, ToolRead, prepare_line};
 
 /// Builds a [`SessionState`] from events fed in journal order.
 ///
@@ -50,56 +52,6 @@ pub struct Folder {
     prepared: Option<PreparedTool>,
     /// How tool results are read (the lean way; the tests also take the payload type's).
     pub(crate) tool_read: ToolRead,
-}
-
-/// What the fold keeps of a `tool.execution_complete` payload (or why it could not be read).
-pub(crate) type PreparedTool = ReadTool;
-
-/// How the fold reads a `tool.execution_complete` payload; both ways give the same result.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-// Only the tests take the payload type's way.
-#[cfg_attr(not(test), allow(dead_code))]
-pub(crate) enum ToolRead {
-    /// Checked like the payload type, keeping only what the fold uses ([`read_tool_result`]).
-    #[default]
-    Lean,
-    /// Through the journal's payload type.
-    Full,
-}
-
-impl ToolRead {
-    /// Reads `data` of a tool result.
-    pub(crate) fn read(self, data: &str) -> ReadTool {
-        match self {
-            ToolRead::Lean => read_tool_result(data),
-            ToolRead::Full => read_tool_result_full(data),
-        }
-    }
-}
-
-/// A tool result line read ahead, on the reading thread.
-#[derive(Debug)]
-pub(crate) enum Ahead {
-    /// Its payload read; the folding thread checks the line ([`ToolRead::Full`]).
-    Read(PreparedTool),
-    /// Its `data` validated there too, its members and payload read ([`ToolRead::Lean`]).
-    Scanned(ScannedTool),
-}
-
-/// Reads the payload of a standard-layout `tool.execution_complete` line (`body` without its
-/// `\n`) exactly as [`Folder::apply_standard_line`] would read it from the same bytes, so that
-/// the work can happen on another thread; `None` for any other line, and for one whose `data`
-/// is not valid (the folding thread then names it).
-pub(crate) fn prepare_line(body: &[u8], how: ToolRead, stack: &mut Vec<u8>) -> Option<Ahead> {
-    if head_type(body)? != ToolExecutionComplete::TYPE.as_bytes() {
-        return None;
-    }
-    let (_, data, _, _) = standard_envelope(body)?;
-    let data = simdutf8::basic::from_utf8(data).ok()?;
-    match how {
-        ToolRead::Lean => scan_tool_result(data, stack).map(Ahead::Scanned),
-        ToolRead::Full => Some(Ahead::Read(read_tool_result_full(data))),
-    }
 }
 
 /// The parts of an event the fold reads, borrowed from an [`Event`] or straight from a line.
@@ -177,94 +129,6 @@ impl Folder {
         let event = EventRef::from(event);
         let fields = self.read_fields(event);
         self.persisted(event, &fields, line_len);
-    }
-
-    /// Gives the payload [`prepare_line`] read from the next line (`None`: read it here).
-    pub(crate) fn set_prepared(&mut self, prepared: Option<PreparedTool>) {
-        self.prepared = prepared;
-    }
-
-    /// Applies the next journal line (without its `\n`) when it is in the standard layout with
-    /// valid `data` (checked here, in the same pass that reads the fields); false, with nothing
-    /// applied, for any other line (the caller parses it in full).
-    pub(crate) fn apply_standard_line(&mut self, body: &[u8], line_len: u64) -> bool {
-        let Some((name, data, id, _parent)) = standard_envelope(body) else {
-            return false;
-        };
-        self.store.clear();
-        let Some((_, ephemeral_type, kind)) = self.scratch.classify(name, &mut self.store) else {
-            return false;
-        };
-        let mut fields = Fields::default();
-        let Scratch { stack, inner, .. } = &mut self.scratch;
-        let store = &mut self.store;
-        let ok = if kind.reads_fields() {
-            json::scan_object(data, stack, &mut |k, v| {
-                fields.set_raw(kind, k, v, store, inner)
-            })
-        } else {
-            json::scan_object(data, stack, &mut |_, _| {})
-        };
-        if !ok {
-            return false;
-        }
-        // Type names on this path are plain ASCII; `data` must be UTF-8 to be JSON at all.
-        let (Ok(event_type), Ok(data)) =
-            (std::str::from_utf8(name), simdutf8::basic::from_utf8(data))
-        else {
-            return false;
-        };
-        let event = EventRef {
-            event_type,
-            data,
-            agent_id: None,
-            id: Uuid::from_u128(id),
-            ephemeral_type,
-        };
-        self.persisted(event, &fields, line_len);
-        true
-    }
-
-    /// [`Folder::apply_standard_line`] for a tool result line whose `data` the reading thread
-    /// validated and read ([`scan_tool_result`]): its members are not scanned again.
-    pub(crate) fn apply_scanned_line(
-        &mut self,
-        body: &[u8],
-        line_len: u64,
-        scanned: ScannedTool,
-    ) -> bool {
-        let Some((name, data, id, _parent)) = standard_envelope(body) else {
-            return false;
-        };
-        self.store.clear();
-        let Some((_, ephemeral_type, kind)) = self.scratch.classify(name, &mut self.store) else {
-            return false;
-        };
-        let mut fields = Fields::default();
-        if kind.reads_fields() {
-            let inner = &mut self.scratch.inner;
-            for &[ks, ke, vs, ve] in &scanned.members {
-                let (Some(key), Some(value)) = (data.get(ks..ke), data.get(vs..ve)) else {
-                    return false;
-                };
-                fields.set_raw(kind, key, value, &mut self.store, inner);
-            }
-        }
-        let (Ok(event_type), Ok(data)) =
-            (std::str::from_utf8(name), simdutf8::basic::from_utf8(data))
-        else {
-            return false;
-        };
-        self.prepared = Some(scanned.outcome);
-        let event = EventRef {
-            event_type,
-            data,
-            agent_id: None,
-            id: Uuid::from_u128(id),
-            ephemeral_type,
-        };
-        self.persisted(event, &fields, line_len);
-        true
     }
 
     fn persisted(&mut self, event: EventRef<'_>, fields: &Fields, line_len: u64) {

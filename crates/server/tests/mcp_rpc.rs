@@ -10,8 +10,7 @@ mod common;
 mod server;
 
 use common::{
-    Client, TestServer, children_running, create_params, is_idle, journal_lines, no_answers,
-    server_everything,
+    Client, children_running, is_idle, journal_lines, mcp_session, no_answers, server_everything,
 };
 use serde_json::{Value, json};
 use turnstile_scripted_model::{Script, ScriptedServer};
@@ -45,14 +44,8 @@ async fn servers_are_stopped_started_and_restarted_while_the_session_runs() {
     let model = ScriptedServer::start(Script::new().text("one").text("two").text("three"))
         .await
         .unwrap();
-    let t = TestServer::start(|_| {}).await;
-    let mut client = Client::connect(t.addr).await;
-    let params = create_params(
-        &model.url(),
-        json!({"mcpServers": {"demo": {"type": "http", "url": url}}}),
-    );
-    let created = client.ok("session.create", params).await;
-    let id = created["sessionId"].as_str().unwrap().to_owned();
+    let servers = json!({"demo": {"type": "http", "url": url}});
+    let (t, mut client, id) = mcp_session(&model.url(), servers, |_| {}).await;
     let named = |name: &str| json!({"sessionId": id, "serverName": name});
     let running = |answer: Value| answer["running"].as_bool().unwrap();
 
@@ -210,14 +203,8 @@ async fn server_everything_resources_are_listed_and_read_and_a_killed_server_res
         return;
     };
     let model = ScriptedServer::start(Script::new()).await.unwrap();
-    let t = TestServer::start(|_| {}).await;
-    let mut client = Client::connect(t.addr).await;
-    let params = create_params(
-        &model.url(),
-        json!({"mcpServers": {"everything": {"command": "node", "args": [entry, "stdio"]}}}),
-    );
-    let created = client.ok("session.create", params).await;
-    let id = created["sessionId"].as_str().unwrap().to_owned();
+    let servers = json!({"everything": {"command": "node", "args": [entry, "stdio"]}});
+    let (t, mut client, id) = mcp_session(&model.url(), servers, |_| {}).await;
     let on = |extra: Value| {
         let mut p = json!({"sessionId": id, "serverName": "everything"});
         p.as_object_mut()

@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use common::{
     Client, TestServer, children_running, create_params, eventually, is_idle, journal_lines,
-    no_answers, server_everything,
+    mcp_session, no_answers, server_everything,
 };
 use serde_json::{Value, json};
 use turnstile_loop::permissions::PermissionPolicy;
@@ -29,20 +29,14 @@ async fn session_create_mcp_servers_are_offered_called_and_listed() {
     )
     .await
     .unwrap();
-    let t = TestServer::start(|c| {
+    let servers = json!({
+        "demo": {"type": "http", "url": url, "tools": ["*"]},
+        "broken": {"type": "stdio", "command": "/nonexistent/mcp-server", "args": []}
+    });
+    let (t, mut client, id) = mcp_session(&model.url(), servers, |c| {
         c.permissions = PermissionPolicy::from_flags(true, &[], &[]).unwrap();
     })
     .await;
-    let mut client = Client::connect(t.addr).await;
-    let params = create_params(
-        &model.url(),
-        json!({"mcpServers": {
-            "demo": {"type": "http", "url": url, "tools": ["*"]},
-            "broken": {"type": "stdio", "command": "/nonexistent/mcp-server", "args": []}
-        }}),
-    );
-    let created = client.ok("session.create", params).await;
-    let id = created["sessionId"].as_str().unwrap().to_owned();
 
     let listed = client
         .ok("session.mcp.list", json!({"sessionId": id}))
@@ -140,14 +134,8 @@ async fn a_bad_mcp_servers_param_names_the_field() {
 async fn session_mcp_disable_enable_and_reload_answer_as_the_runtime_does() {
     let url = server::serve_http().await;
     let model = ScriptedServer::start(Script::new()).await.unwrap();
-    let t = TestServer::start(|_| {}).await;
-    let mut client = Client::connect(t.addr).await;
-    let params = create_params(
-        &model.url(),
-        json!({"mcpServers": {"demo": {"type": "http", "url": url}}}),
-    );
-    let created = client.ok("session.create", params).await;
-    let id = created["sessionId"].as_str().unwrap().to_owned();
+    let servers = json!({"demo": {"type": "http", "url": url}});
+    let (t, mut client, id) = mcp_session(&model.url(), servers, |_| {}).await;
     let status = |listed: &serde_json::Value| listed["servers"][0]["status"].clone();
     let named = |name: &str| json!({"sessionId": id, "serverName": name});
 

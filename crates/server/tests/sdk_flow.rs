@@ -1,41 +1,17 @@
 //! The protocol as the SDK clients use it, end to end over a real socket with a scripted model:
 //! events in order with `session.idle` last, the journal holding exactly the persisted ones,
-//! client tools, permission answers, hooks, abort, autopilot, disconnect and resume, listings.
+//! client tools, hooks, abort, autopilot, `sendAndWait`, disconnect and resume. Permission
+//! answers are in `sdk_permissions.rs`, listings and idle sessions in `sdk_sessions.rs`.
 
 mod common;
 
-use std::time::Duration;
-
-use common::{Client, GUARD, TestServer, create_params, is_idle, journal_lines, no_answers, types};
+use common::{
+    Client, TestServer, audit_clean, create, create_and_send, create_params, eventually, is_idle,
+    journal_lines, no_answers, types,
+};
 use serde_json::{Value, json};
 use turnstile_scripted_model::{Script, ScriptedResponse, ScriptedServer};
 use turnstile_server::rpc::codes;
-
-/// Waits (polling; the guard only bounds a failure) until `check` holds.
-async fn eventually(mut check: impl FnMut() -> bool) {
-    let guard = tokio::time::Instant::now() + GUARD;
-    while !check() {
-        assert!(
-            tokio::time::Instant::now() < guard,
-            "condition not reached in time"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-}
-
-fn audit_clean(path: &std::path::Path) {
-    let report = turnstile_replay::audit_file(path).expect("audit");
-    assert!(
-        report.is_clean(),
-        "audit violations: {:?}",
-        report.violations
-    );
-}
-
-async fn create(client: &mut Client, url: &str, extra: Value) -> String {
-    let created = client.ok("session.create", create_params(url, extra)).await;
-    created["sessionId"].as_str().expect("sessionId").to_owned()
-}
 
 #[tokio::test]
 async fn a_send_streams_every_event_in_order_and_the_journal_holds_the_persisted_ones() {
@@ -159,13 +135,7 @@ async fn a_client_tool_call_is_recorded_and_answered_by_the_client() {
         "description": "Weather of a city",
         "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
     }]});
-    let id = create(&mut client, &model.url(), tools).await;
-    client
-        .ok(
-            "session.send",
-            json!({"sessionId": id, "prompt": "weather?"}),
-        )
-        .await;
+    let id = create_and_send(&mut client, &model.url(), tools, "weather?").await;
     let mut answered = 0;
     loop {
         let events = client
@@ -243,186 +213,6 @@ async fn a_client_tool_call_is_recorded_and_answered_by_the_client() {
 }
 
 #[tokio::test]
-async fn reads_inside_the_working_directory_ask_a_client_that_answers_permissions() {
-    let model = ScriptedServer::start(
-        Script::new()
-            .tool_call("view", json!({"path": "note.txt"}))
-            .tool_call("view", json!({"path": "note.txt"}))
-            .tool_call("grep", json!({"pattern": "hello"}))
-            .text("read it twice"),
-    )
-    .await
-    .unwrap();
-    let t = TestServer::start(|_| {}).await;
-    std::fs::write(t.work().join("note.txt"), "hello\n").unwrap();
-    let mut client = Client::connect(t.addr).await;
-    let id = create(
-        &mut client,
-        &model.url(),
-        json!({"requestPermission": true}),
-    )
-    .await;
-    client
-        .ok(
-            "session.send",
-            json!({"sessionId": id, "prompt": "read the note"}),
-        )
-        .await;
-    // Approved once, the file is asked for again; then approved for the session, the search
-    // is not asked.
-    let answers = [
-        json!({"kind": "approve-once"}),
-        json!({"kind": "approve-for-session", "approval": {"kind": "read"}}),
-    ];
-    let mut asked = Vec::new();
-    loop {
-        let events = client
-            .events_until(no_answers, |e| {
-                e["type"] == "permission.requested" || is_idle(e)
-            })
-            .await;
-        let last = events.last().unwrap();
-        if is_idle(last) {
-            break;
-        }
-        asked.push(last["data"]["permissionRequest"].clone());
-        let result = answers
-            .get(asked.len() - 1)
-            .cloned()
-            .unwrap_or_else(|| json!({"kind": "reject"}));
-        client
-            .ok(
-                "session.permissions.handlePendingPermissionRequest",
-                json!({"sessionId": id, "requestId": last["data"]["requestId"], "result": result}),
-            )
-            .await;
-    }
-    let work = std::path::absolute(t.work()).unwrap();
-    let note = work.join("note.txt").display().to_string();
-    assert_eq!(asked.len(), 2, "{asked:?}");
-    for request in &asked {
-        assert_eq!(request["kind"], "read");
-        assert_eq!(request["intention"], format!("Read file: {note}"));
-        assert_eq!(request["path"], note);
-    }
-    let journal = journal_lines(&t.journal(&id));
-    let done: Vec<&Value> = journal
-        .iter()
-        .filter(|l| l["type"] == "tool.execution_complete")
-        .collect();
-    assert_eq!(done.len(), 3);
-    assert!(
-        done.iter().all(|d| d["data"]["success"] == true),
-        "{done:?}"
-    );
-    audit_clean(&t.journal(&id));
-    t.stop().await;
-}
-
-#[tokio::test]
-async fn permission_requests_go_to_the_client_which_can_reject_or_approve() {
-    let model = ScriptedServer::start(
-        Script::new()
-            .tool_call(
-                "bash",
-                json!({"command": "touch made-by-bash", "description": "touch"}),
-            )
-            .tool_call(
-                "create",
-                json!({"path": "made-by-create.txt", "file_text": "ok\n"}),
-            )
-            .text("one refused, one done"),
-    )
-    .await
-    .unwrap();
-    let t = TestServer::start(|_| {}).await;
-    let mut client = Client::connect(t.addr).await;
-    let id = create(
-        &mut client,
-        &model.url(),
-        json!({"requestPermission": true}),
-    )
-    .await;
-    client
-        .ok(
-            "session.send",
-            json!({"sessionId": id, "prompt": "make files"}),
-        )
-        .await;
-    loop {
-        let events = client
-            .events_until(no_answers, |e| {
-                e["type"] == "permission.requested" || is_idle(e)
-            })
-            .await;
-        let last = events.last().unwrap();
-        if is_idle(last) {
-            break;
-        }
-        let request = &last["data"]["permissionRequest"];
-        // The open request is listed until it is answered, as its prompt (as the runtime
-        // lists it).
-        let prompt = &last["data"]["promptRequest"];
-        assert_eq!(prompt["toolCallId"], request["toolCallId"]);
-        let pending = client
-            .ok(
-                "session.permissions.pendingRequests",
-                json!({"sessionId": id}),
-            )
-            .await;
-        assert_eq!(
-            pending["items"],
-            json!([{"requestId": last["data"]["requestId"], "request": prompt}])
-        );
-        let result = if request["kind"] == "shell" {
-            json!({"kind": "reject", "feedback": "no shell today"})
-        } else {
-            json!({"kind": "approve-once"})
-        };
-        client
-            .ok(
-                "session.permissions.handlePendingPermissionRequest",
-                json!({"sessionId": id, "requestId": last["data"]["requestId"], "result": result}),
-            )
-            .await;
-    }
-    assert_eq!(
-        client
-            .ok(
-                "session.permissions.pendingRequests",
-                json!({"sessionId": id}),
-            )
-            .await,
-        json!({"items": []})
-    );
-    assert!(!t.work().join("made-by-bash").exists());
-    assert!(t.work().join("made-by-create.txt").exists());
-    let journal = journal_lines(&t.journal(&id));
-    let results: Vec<&Value> = journal
-        .iter()
-        .filter(|l| l["type"] == "permission.completed")
-        .map(|l| &l["data"]["result"])
-        .collect();
-    assert_eq!(
-        results[0],
-        &json!({"kind": "denied-interactively-by-user", "feedback": "no shell today"})
-    );
-    assert_eq!(results[1], &json!({"kind": "approved"}));
-    let bash_done = journal
-        .iter()
-        .find(|l| l["type"] == "tool.execution_complete")
-        .unwrap();
-    assert_eq!(bash_done["data"]["success"], false);
-    assert!(
-        bash_done["data"]["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("no shell today")
-    );
-    t.stop().await;
-}
-
-#[tokio::test]
 async fn client_hooks_are_invoked_and_a_pre_tool_use_deny_is_applied() {
     let model = ScriptedServer::start(
         Script::new()
@@ -433,10 +223,7 @@ async fn client_hooks_are_invoked_and_a_pre_tool_use_deny_is_applied() {
     .unwrap();
     let t = TestServer::start(|c| c.permissions.allow_all = true).await;
     let mut client = Client::connect(t.addr).await;
-    let id = create(&mut client, &model.url(), json!({"hooks": true})).await;
-    client
-        .ok("session.send", json!({"sessionId": id, "prompt": "run it"}))
-        .await;
+    let id = create_and_send(&mut client, &model.url(), json!({"hooks": true}), "run it").await;
     let mut invoked = Vec::new();
     client
         .events_until(
@@ -490,15 +277,13 @@ async fn a_client_that_disconnects_mid_tool_leaves_a_resumable_session() {
     // Client tools need permission (`custom-tool`) unless declared with skipPermission.
     let t = TestServer::start(|c| c.permissions.allow_all = true).await;
     let mut client = Client::connect(t.addr).await;
-    let id = create(
+    let id = create_and_send(
         &mut client,
         &model.url(),
         json!({"tools": [{"name": "slow_tool", "description": "never answers"}]}),
+        "go",
     )
     .await;
-    client
-        .ok("session.send", json!({"sessionId": id, "prompt": "go"}))
-        .await;
     client
         .events_until(no_answers, |e| e["type"] == "external_tool.requested")
         .await;
@@ -563,10 +348,7 @@ async fn abort_during_a_tool_interrupts_it_and_idles_aborted() {
     .unwrap();
     let t = TestServer::start(|c| c.permissions.allow_all = true).await;
     let mut client = Client::connect(t.addr).await;
-    let id = create(&mut client, &model.url(), json!({})).await;
-    client
-        .ok("session.send", json!({"sessionId": id, "prompt": "wait"}))
-        .await;
+    let id = create_and_send(&mut client, &model.url(), json!({}), "wait").await;
     client
         .events_until(no_answers, |e| e["type"] == "tool.execution_start")
         .await;
@@ -651,154 +433,6 @@ async fn an_autopilot_send_nudges_until_task_complete_and_ends_with_a_final_idle
 }
 
 #[tokio::test]
-async fn list_last_id_metadata_and_delete() {
-    let model = ScriptedServer::start(Script::new().text("one").text("two"))
-        .await
-        .unwrap();
-    let t = TestServer::start(|_| {}).await;
-    let mut client = Client::connect(t.addr).await;
-    assert_eq!(
-        client.ok("session.list", json!({})).await["sessions"],
-        json!([])
-    );
-    assert_eq!(client.ok("session.getLastId", json!({})).await, json!({}));
-    let first = create(&mut client, &model.url(), json!({})).await;
-    client
-        .ok(
-            "session.send",
-            json!({"sessionId": first, "prompt": "first prompt"}),
-        )
-        .await;
-    client.events_until(no_answers, is_idle).await;
-    let second = create(&mut client, &model.url(), json!({})).await;
-    client
-        .ok(
-            "session.send",
-            json!({"sessionId": second, "prompt": "second prompt"}),
-        )
-        .await;
-    client.events_until(no_answers, is_idle).await;
-
-    let listed = client.ok("session.list", json!({})).await;
-    let ids: Vec<&str> = listed["sessions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| s["sessionId"].as_str().unwrap())
-        .collect();
-    assert_eq!(ids, vec![second.as_str(), first.as_str()], "newest first");
-    let entry = &listed["sessions"][0];
-    assert_eq!(entry["summary"], "second prompt");
-    assert_eq!(entry["isRemote"], false);
-    assert_eq!(
-        entry["context"]["cwd"],
-        t.work().canonicalize().unwrap().display().to_string()
-    );
-    let filtered = client
-        .ok("session.list", json!({"filter": {"cwd": "/nowhere"}}))
-        .await;
-    assert_eq!(filtered["sessions"], json!([]));
-    let last = client.ok("session.getLastId", json!({})).await;
-    assert_eq!(last["sessionId"], second.as_str());
-    let meta = client
-        .ok("session.getMetadata", json!({"sessionId": first}))
-        .await;
-    assert_eq!(meta["session"]["summary"], "first prompt");
-
-    let deleted = client
-        .ok("session.delete", json!({"sessionId": first}))
-        .await;
-    assert_eq!(deleted, json!({"success": true}));
-    assert!(!t.journal(&first).exists());
-    let again = client
-        .ok("session.delete", json!({"sessionId": first}))
-        .await;
-    assert_eq!(again["success"], false);
-    let error = client
-        .err("session.send", json!({"sessionId": first, "prompt": "x"}))
-        .await;
-    assert_eq!(error["code"], codes::SESSION_NOT_FOUND);
-    let listed = client.ok("session.list", json!({})).await;
-    assert_eq!(listed["sessions"].as_array().unwrap().len(), 1);
-    let deleted_note = client
-        .notifications()
-        .into_iter()
-        .any(|m| m["method"] == "session.lifecycle" && m["params"]["type"] == "session.deleted");
-    assert!(deleted_note, "session.deleted was announced");
-    t.stop().await;
-}
-
-#[tokio::test]
-async fn listings_come_from_the_session_index_and_skip_a_damaged_journal() {
-    let model = ScriptedServer::start(Script::new().text("one").text("two"))
-        .await
-        .unwrap();
-    let t = TestServer::start(|_| {}).await;
-    let mut client = Client::connect(t.addr).await;
-    let mut ids = Vec::new();
-    for prompt in ["first", "second"] {
-        let id = create(&mut client, &model.url(), json!({})).await;
-        client
-            .ok("session.send", json!({"sessionId": id, "prompt": prompt}))
-            .await;
-        client.events_until(no_answers, is_idle).await;
-        ids.push(id);
-    }
-    let listed = client.ok("session.list", json!({})).await;
-    assert_eq!(listed["sessions"].as_array().unwrap().len(), 2);
-    let index = t.root().dir().join("turnstile-index.jsonl");
-    let text = std::fs::read_to_string(&index).expect("the listing keeps the index");
-    for id in &ids {
-        assert!(text.contains(id.as_str()), "{id} indexed: {text}");
-    }
-    // A third session directory whose journal is garbage: the others are still listed, in
-    // order.
-    let bad = turnstile_journal::Uuid::new_v4().to_string();
-    let dir = t.root().dir().join(&bad);
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join("events.jsonl"), "\u{0}\u{1} not json\n").unwrap();
-    let listed = client.ok("session.list", json!({})).await;
-    let listed: Vec<&str> = listed["sessions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| s["sessionId"].as_str().unwrap())
-        .filter(|id| *id != bad)
-        .collect();
-    assert_eq!(listed, vec![ids[1].as_str(), ids[0].as_str()]);
-    let last = client.ok("session.getLastId", json!({})).await;
-    assert_eq!(last["sessionId"], ids[1].as_str());
-    t.stop().await;
-}
-
-#[tokio::test]
-async fn an_idle_session_is_closed_after_the_timeout_and_says_so() {
-    let model = ScriptedServer::start(Script::new()).await.unwrap();
-    let t = TestServer::start(|c| c.session_idle_timeout = Some(Duration::from_secs(1))).await;
-    let mut client = Client::connect(t.addr).await;
-    let id = create(&mut client, &model.url(), json!({})).await;
-    let server = t.server.clone();
-    eventually(|| server.open_sessions() == 0).await;
-    let error = client
-        .err("session.send", json!({"sessionId": id, "prompt": "late"}))
-        .await;
-    assert_eq!(error["code"], codes::SESSION_NOT_FOUND);
-    assert!(
-        error["message"].as_str().unwrap().contains("idle"),
-        "{error}"
-    );
-    let lines = journal_lines(&t.journal(&id));
-    assert_eq!(lines.last().unwrap()["type"], "session.shutdown");
-    client
-        .ok(
-            "session.resume",
-            create_params(&model.url(), json!({"sessionId": id})),
-        )
-        .await;
-    t.stop().await;
-}
-
-#[tokio::test]
 async fn send_and_wait_answers_with_the_completion_or_the_failure() {
     let model = ScriptedServer::start(Script::new().text("the answer").respond(
         ScriptedResponse::error_message(400, "bad request from the script"),
@@ -853,10 +487,7 @@ async fn abort_ends_a_hook_call_the_client_never_answers() {
     .unwrap();
     let t = TestServer::start(|c| c.permissions.allow_all = true).await;
     let mut client = Client::connect(t.addr).await;
-    let id = create(&mut client, &model.url(), json!({"hooks": true})).await;
-    client
-        .ok("session.send", json!({"sessionId": id, "prompt": "go"}))
-        .await;
+    let id = create_and_send(&mut client, &model.url(), json!({"hooks": true}), "go").await;
     // Answer every hook but preToolUse, which is left hanging; then abort.
     loop {
         let msg = client.next().await.expect("stream open");

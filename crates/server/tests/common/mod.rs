@@ -278,6 +278,65 @@ pub fn create_params(url: &str, extra: Value) -> Value {
     params
 }
 
+/// Creates a session against the model at `url` (`extra`: more `session.create` params); its id.
+pub async fn create(client: &mut Client, url: &str, extra: Value) -> String {
+    let created = client.ok("session.create", create_params(url, extra)).await;
+    created["sessionId"].as_str().expect("sessionId").to_owned()
+}
+
+/// Creates a session as [`create`] does and sends it `prompt`; its id.
+pub async fn create_and_send(client: &mut Client, url: &str, extra: Value, prompt: &str) -> String {
+    let id = create(client, url, extra).await;
+    client
+        .ok("session.send", json!({"sessionId": id, "prompt": prompt}))
+        .await;
+    id
+}
+
+/// A server (its config adjusted by `tweak`), a client connected to it and the id of a
+/// session created against the model at `url` with `servers` as its `mcpServers`.
+pub async fn mcp_session(
+    url: &str,
+    servers: Value,
+    tweak: impl FnOnce(&mut ServerConfig),
+) -> (TestServer, Client, String) {
+    let t = TestServer::start(tweak).await;
+    let mut client = Client::connect(t.addr).await;
+    let id = create(&mut client, url, json!({"mcpServers": servers})).await;
+    (t, client, id)
+}
+
+/// Reads events until the next `permission.requested`, answering other server-to-client
+/// requests with `{}`: that event, or `None` when the session went idle first.
+pub async fn next_permission_request(client: &mut Client) -> Option<Value> {
+    let events = client
+        .events_until(no_answers, |e| {
+            e["type"] == "permission.requested" || is_idle(e)
+        })
+        .await;
+    events.into_iter().last().filter(|e| !is_idle(e))
+}
+
+/// Answers the open permission request `request_id` of session `id` with `result`.
+pub async fn answer_permission(client: &mut Client, id: &str, request_id: &Value, result: Value) {
+    client
+        .ok(
+            "session.permissions.handlePendingPermissionRequest",
+            json!({"sessionId": id, "requestId": request_id, "result": result}),
+        )
+        .await;
+}
+
+/// The audit of the journal at `path` finds no violation.
+pub fn audit_clean(path: &Path) {
+    let report = turnstile_replay::audit_file(path).expect("audit");
+    assert!(
+        report.is_clean(),
+        "audit violations: {:?}",
+        report.violations
+    );
+}
+
 /// Waits until `check` holds (polling; the guard fails the test).
 pub async fn eventually(mut check: impl FnMut() -> bool) {
     tokio::time::timeout(GUARD, async {

@@ -1,0 +1,155 @@
+//! Permission requests as the SDK clients answer them, over a real socket with a scripted model
+//! and a session created with `requestPermission`: reads inside the working directory asked
+//! and approved once or for the session, a shell command rejected with feedback and a file
+//! creation approved, the open request listed until it is answered.
+
+mod common;
+
+use common::{
+    Client, TestServer, answer_permission, audit_clean, create_and_send, journal_lines,
+    next_permission_request,
+};
+use serde_json::{Value, json};
+use turnstile_scripted_model::{Script, ScriptedServer};
+
+#[tokio::test]
+async fn reads_inside_the_working_directory_ask_a_client_that_answers_permissions() {
+    let model = ScriptedServer::start(
+        Script::new()
+            .tool_call("view", json!({"path": "note.txt"}))
+            .tool_call("view", json!({"path": "note.txt"}))
+            .tool_call("grep", json!({"pattern": "hello"}))
+            .text("read it twice"),
+    )
+    .await
+    .unwrap();
+    let t = TestServer::start(|_| {}).await;
+    std::fs::write(t.work().join("note.txt"), "hello\n").unwrap();
+    let mut client = Client::connect(t.addr).await;
+    let id = create_and_send(
+        &mut client,
+        &model.url(),
+        json!({"requestPermission": true}),
+        "read the note",
+    )
+    .await;
+    // Approved once, the file is asked for again; then approved for the session, the search
+    // is not asked.
+    let answers = [
+        json!({"kind": "approve-once"}),
+        json!({"kind": "approve-for-session", "approval": {"kind": "read"}}),
+    ];
+    let mut asked = Vec::new();
+    while let Some(last) = next_permission_request(&mut client).await {
+        asked.push(last["data"]["permissionRequest"].clone());
+        let result = answers
+            .get(asked.len() - 1)
+            .cloned()
+            .unwrap_or_else(|| json!({"kind": "reject"}));
+        answer_permission(&mut client, &id, &last["data"]["requestId"], result).await;
+    }
+    let work = std::path::absolute(t.work()).unwrap();
+    let note = work.join("note.txt").display().to_string();
+    assert_eq!(asked.len(), 2, "{asked:?}");
+    for request in &asked {
+        assert_eq!(request["kind"], "read");
+        assert_eq!(request["intention"], format!("Read file: {note}"));
+        assert_eq!(request["path"], note);
+    }
+    let journal = journal_lines(&t.journal(&id));
+    let done: Vec<&Value> = journal
+        .iter()
+        .filter(|l| l["type"] == "tool.execution_complete")
+        .collect();
+    assert_eq!(done.len(), 3);
+    assert!(
+        done.iter().all(|d| d["data"]["success"] == true),
+        "{done:?}"
+    );
+    audit_clean(&t.journal(&id));
+    t.stop().await;
+}
+
+#[tokio::test]
+async fn permission_requests_go_to_the_client_which_can_reject_or_approve() {
+    let model = ScriptedServer::start(
+        Script::new()
+            .tool_call(
+                "bash",
+                json!({"command": "touch made-by-bash", "description": "touch"}),
+            )
+            .tool_call(
+                "create",
+                json!({"path": "made-by-create.txt", "file_text": "ok\n"}),
+            )
+            .text("one refused, one done"),
+    )
+    .await
+    .unwrap();
+    let t = TestServer::start(|_| {}).await;
+    let mut client = Client::connect(t.addr).await;
+    let id = create_and_send(
+        &mut client,
+        &model.url(),
+        json!({"requestPermission": true}),
+        "make files",
+    )
+    .await;
+    while let Some(last) = next_permission_request(&mut client).await {
+        let request = &last["data"]["permissionRequest"];
+        // The open request is listed until it is answered, as its prompt (as the runtime
+        // lists it).
+        let prompt = &last["data"]["promptRequest"];
+        assert_eq!(prompt["toolCallId"], request["toolCallId"]);
+        let pending = client
+            .ok(
+                "session.permissions.pendingRequests",
+                json!({"sessionId": id}),
+            )
+            .await;
+        assert_eq!(
+            pending["items"],
+            json!([{"requestId": last["data"]["requestId"], "request": prompt}])
+        );
+        let result = if request["kind"] == "shell" {
+            json!({"kind": "reject", "feedback": "no shell today"})
+        } else {
+            json!({"kind": "approve-once"})
+        };
+        answer_permission(&mut client, &id, &last["data"]["requestId"], result).await;
+    }
+    assert_eq!(
+        client
+            .ok(
+                "session.permissions.pendingRequests",
+                json!({"sessionId": id}),
+            )
+            .await,
+        json!({"items": []})
+    );
+    assert!(!t.work().join("made-by-bash").exists());
+    assert!(t.work().join("made-by-create.txt").exists());
+    let journal = journal_lines(&t.journal(&id));
+    let results: Vec<&Value> = journal
+        .iter()
+        .filter(|l| l["type"] == "permission.completed")
+        .map(|l| &l["data"]["result"])
+        .collect();
+    assert_eq!(
+        results[0],
+        &json!({"kind": "denied-interactively-by-user", "feedback": "no shell today"})
+    );
+    assert_eq!(results[1], &json!({"kind": "approved"}));
+    let bash_done = journal
+        .iter()
+        .find(|l| l["type"] == "tool.execution_complete")
+        .unwrap();
+    assert_eq!(bash_done["data"]["success"], false);
+    assert!(
+        bash_done["data"]["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("no shell today")
+    );
+    t.stop().await;
+}
