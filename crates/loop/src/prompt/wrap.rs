@@ -8,14 +8,20 @@ use turnstile_journal::Timestamp;
 
 /// The name of the tool whose tables the reminder lists.
 pub const SQL_TOOL: &str = "sql";
-/// The reminder line of the `sql` tool's tables.
+/// The reminder line of the `sql` tool's tables at a session's first prompt.
 pub const SQL_TABLES: &str = "<sql_tables>Available tables: todos, todo_deps</sql_tables>";
+/// The same from the session's second prompt on: the runtime lists its `inbox_entries` table
+/// once a first message has run (a resumed session's prompts included).
+pub const SQL_TABLES_LATER: &str =
+    "<sql_tables>Available tables: todos, todo_deps, inbox_entries</sql_tables>";
 
-/// `prompt` as the model reads it, sent at `now` with the tools named `offered`.
+/// `prompt` as the model reads it, sent at `now` with the tools named `offered`; `first` when
+/// it is the session's first prompt.
 pub fn wrap_prompt<'a>(
     prompt: &str,
     now: &Timestamp,
     offered: impl IntoIterator<Item = &'a str>,
+    first: bool,
 ) -> String {
     let mut out = format!(
         "<current_datetime>{}</current_datetime>\n\n{prompt}",
@@ -24,7 +30,7 @@ pub fn wrap_prompt<'a>(
     let reminders: Vec<&str> = offered
         .into_iter()
         .any(|name| name == SQL_TOOL)
-        .then_some(SQL_TABLES)
+        .then_some(if first { SQL_TABLES } else { SQL_TABLES_LATER })
         .into_iter()
         .collect();
     if !reminders.is_empty() {
@@ -53,7 +59,7 @@ mod tests {
     fn the_prompt_follows_the_time_of_sending() {
         let now = Timestamp::parse("2026-12-01T13:45:21.246Z").unwrap();
         assert_eq!(
-            wrap_prompt("Attachment 1", &now, ["bash", "view"]),
+            wrap_prompt("Attachment 1", &now, ["bash", "view"], true),
             "<current_datetime>2026-12-01T13:45:21.246+00:00</current_datetime>\n\nAttachment 1"
         );
     }
@@ -61,7 +67,7 @@ mod tests {
     #[test]
     fn the_sql_tables_are_reminded_only_when_sql_is_offered() {
         let now = Timestamp::from_millis(0);
-        let with = wrap_prompt("Hi", &now, ["bash", "sql"]);
+        let with = wrap_prompt("Hi", &now, ["bash", "sql"], true);
         assert_eq!(
             with,
             "<current_datetime>1970-01-01T00:00:00.000+00:00</current_datetime>\n\nHi\n\n\
@@ -69,6 +75,9 @@ mod tests {
              </system_reminder>"
         );
         // A tool whose name only contains "sql" is another tool.
-        assert!(!wrap_prompt("Hi", &now, ["sqlite", "mysql"]).contains("sql_tables"));
+        assert!(!wrap_prompt("Hi", &now, ["sqlite", "mysql"], true).contains("sql_tables"));
+        assert!(wrap_prompt("Again", &now, ["sql"], false).contains(
+            "<sql_tables>Available tables: todos, todo_deps, inbox_entries</sql_tables>"
+        ));
     }
 }

@@ -4,7 +4,7 @@
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 use turnstile_journal::Uuid;
-use turnstile_journal::payload::{SessionError, SessionWarning, UserMessage};
+use turnstile_journal::payload::{AssistantIdle, SessionError, SessionWarning, UserMessage};
 
 use super::actor::Actor;
 use super::prompting::IDLE_DELIVERY;
@@ -116,6 +116,8 @@ impl Actor {
                 break;
             }
             continues += 1;
+            // The agent loop stopped before the nudge starts it again: the runtime says so.
+            self.emitter.emit(&AssistantIdle { aborted: None })?;
             // The runtime restarts turn ids after a nudge within the same interaction.
             turn = 0;
             initial = true;

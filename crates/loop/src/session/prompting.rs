@@ -100,10 +100,15 @@ impl Actor {
     /// `text` as the model reads it now, with the tools offered in `mode` (`prompt::wrap`).
     pub(super) fn wrap(&self, text: &str, mode: AgentMode) -> String {
         let offered = self.tool_specs(mode);
+        let first = {
+            let state = self.emitter.state();
+            state.counts.user_messages == 0 && state.counts.autopilot_continuations == 0
+        };
         wrap_prompt(
             text,
             &Timestamp::now(),
             offered.iter().map(|t| t.name.as_str()),
+            first,
         )
     }
 

@@ -11,9 +11,9 @@ use std::time::Instant;
 
 use tokio::sync::mpsc;
 use turnstile_journal::payload::{
-    AssistantMessage, AssistantTurnEnd, AssistantTurnStart, SessionBackgroundTasksChanged,
-    SubagentCompleted, SubagentFailed, SubagentStarted, SystemMessage, ToolExecutionStart,
-    ToolRequest, UserMessage,
+    AssistantMessage, AssistantTurnEnd, AssistantTurnStart, ModelCallStart,
+    SessionBackgroundTasksChanged, SubagentCompleted, SubagentFailed, SubagentStarted,
+    SystemMessage, ToolExecutionStart, ToolRequest, UserMessage,
 };
 use turnstile_journal::{Timestamp, Uuid};
 
@@ -91,7 +91,7 @@ impl Actor {
             },
         )?;
         // The runtime adds no reminders to a sub-agent's task, only the time.
-        let transformed = wrap_prompt(&args.prompt, &Timestamp::now(), []);
+        let transformed = wrap_prompt(&args.prompt, &Timestamp::now(), [], true);
         self.emitter.emit_as(
             agent,
             &UserMessage {
@@ -230,6 +230,15 @@ impl Actor {
             &AssistantTurnStart {
                 turn_id: turn_id.clone(),
                 interaction_id: Some(child.interaction_id.clone()),
+                ..Default::default()
+            },
+        )?;
+        // The call is announced under the agent's id, as the runtime announces it.
+        self.emitter.emit_as(
+            agent,
+            &ModelCallStart {
+                turn_id: turn_id.clone(),
+                model: Some(child.model.clone()),
                 ..Default::default()
             },
         )?;
