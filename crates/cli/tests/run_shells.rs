@@ -5,22 +5,12 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader};
-use std::path::Path;
-use std::process::Stdio;
 use std::time::Duration;
 
-use common::{Env, audit_clean, tool_result};
-use serde_json::{Value, json};
-use turnstile_scripted_model::{Script, ScriptedResponse};
-
-fn journal(path: &Path) -> Vec<Value> {
-    std::fs::read_to_string(path)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
-}
+use common::watched::{Watched, started};
+use common::{Env, audit_clean, call, journal_values as journal, tool_result};
+use serde_json::json;
+use turnstile_scripted_model::Script;
 
 fn alive(pid: i32) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
@@ -38,10 +28,6 @@ fn gone(pid: i32) -> bool {
         }
         !alive
     })
-}
-
-fn call(id: &str, name: &str, args: Value) -> ScriptedResponse {
-    ScriptedResponse::default().and_tool_call_with_id(id, name, args)
 }
 
 #[test]
@@ -130,34 +116,18 @@ fn a_resume_after_kill_9_lists_the_lost_shell() {
                 json!({"command": "sleep 300", "description": "hold", "initial_wait": 600}),
             )),
     );
-    let mut child = env
-        .cmd(
-            &first,
-            &[
-                "run",
-                "--json",
-                "--allow-all-tools",
-                "--durability",
-                "event",
-                "go",
-            ],
-        )
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let mut lines = BufReader::new(stdout).lines();
-    let mut starts = 0;
-    for line in lines.by_ref() {
-        let v: Value = serde_json::from_str(&line.unwrap()).unwrap();
-        if v["type"] == "tool.execution_start" {
-            starts += 1;
-            if starts == 2 {
-                break;
-            }
-        }
-    }
-    std::thread::spawn(move || for _ in lines {});
+    let mut engine = Watched::spawn(env.cmd(
+        &first,
+        &[
+            "run",
+            "--json",
+            "--allow-all-tools",
+            "--durability",
+            "event",
+            "go",
+        ],
+    ));
+    engine.until(started("c2"));
     // The crash comes once the sync shell's group is recorded too (its start event comes first).
     let (_, events) = env.only_session();
     let processes = events.with_file_name("processes.json");
@@ -170,8 +140,7 @@ fn a_resume_after_kill_9_lists_the_lost_shell() {
         both
     });
     assert!(recorded, "both shells in {}", processes.display());
-    child.kill().unwrap(); // SIGKILL
-    child.wait().unwrap();
+    engine.kill_9();
     let (id, events) = env.only_session();
 
     let second = env.server(

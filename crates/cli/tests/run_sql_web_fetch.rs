@@ -9,13 +9,9 @@ mod common;
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpListener;
 
-use common::{Env, audit_clean, tool_result};
+use common::{Env, audit_clean, call, tool_result};
 use serde_json::{Value, json};
 use turnstile_scripted_model::{Script, ScriptedResponse};
-
-fn call(id: &str, name: &str, args: Value) -> ScriptedResponse {
-    ScriptedResponse::default().and_tool_call_with_id(id, name, args)
-}
 
 fn sql(id: &str, query: &str) -> ScriptedResponse {
     call(
