@@ -1,13 +1,14 @@
 //! Async shells through `turnstile run` and `turnstile resume` on a scripted model at
 //! 127.0.0.1: a shell started with `mode: "async"` answers at once, is read and listed, keeps
 //! running past the model's last answer and is stopped (and recorded) when the session closes;
-//! after a kill -9 the resume lists the shell as lost.
+//! `stop_bash` kills its whole process group while the session goes on; after a kill -9 the
+//! resume lists the shell as lost.
 
 mod common;
 
 use std::time::Duration;
 
-use common::watched::{Watched, started};
+use common::watched::{Watched, completed, started};
 use common::{Env, audit_clean, call, journal_values as journal, tool_result};
 use serde_json::json;
 use turnstile_scripted_model::Script;
@@ -28,6 +29,50 @@ fn gone(pid: i32) -> bool {
         }
         !alive
     })
+}
+
+/// Makes this test process the reaper of the orphans its children leave. A killed shell's
+/// children lose their parent with it; adopted here they can be reaped (`no_such_process`),
+/// so their pids really go even where the machine's init reaps nobody (some containers).
+fn adopt_orphans() {
+    // SAFETY: prctl with PR_SET_CHILD_SUBREAPER only sets a flag of this process.
+    let set = unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) };
+    assert_eq!(set, 0, "{}", std::io::Error::last_os_error());
+}
+
+/// Waits (boundedly; no assertion depends on the time) until no process has `pid`:
+/// `kill(pid, 0)` fails with ESRCH. An adopted orphan that died is reaped first.
+fn no_such_process(pid: i32) -> bool {
+    (0..1500).any(|_| {
+        // SAFETY: waitpid with WNOHANG on one pid only reaps that pid if it is a dead child
+        // of this process (an adopted orphan); for any other pid it fails with ECHILD.
+        unsafe { libc::waitpid(pid, std::ptr::null_mut(), libc::WNOHANG) };
+        // SAFETY: signal 0 sends nothing; it only asks whether the pid exists.
+        let exists = unsafe { libc::kill(pid, 0) } == 0
+            || std::io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH);
+        if exists {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        !exists
+    })
+}
+
+/// The pid a shell command wrote to `file` in the working directory.
+fn pid_in(env: &Env, file: &str) -> i32 {
+    let text = std::fs::read_to_string(env.work.path().join(file)).unwrap();
+    text.trim().parse().unwrap()
+}
+
+/// An async shell `srv` recording its own pid and its background job's (`sh.pid`, `bg.pid`).
+const SERVE: &str = "echo $$ > sh.pid; sleep 300 & echo $! > bg.pid; wait";
+
+/// A sync call that returns once the async shell has written both pids.
+fn wait_for_pids(id: &str) -> turnstile_scripted_model::ScriptedResponse {
+    call(
+        id,
+        "bash",
+        json!({"command": "while [ ! -s bg.pid ]; do sleep 0.05; done", "description": "wait for the pids"}),
+    )
 }
 
 #[test]
@@ -98,6 +143,57 @@ fn an_async_shell_runs_past_the_answer_and_stops_when_the_session_closes() {
         "{warning}"
     );
     audit_clean(&env.only_session().1);
+}
+
+#[test]
+fn stop_bash_kills_the_shell_s_whole_group_while_the_session_goes_on() {
+    adopt_orphans();
+    let env = Env::new();
+    let server = env.server(
+        Script::new()
+            .respond(call(
+                "c1",
+                "bash",
+                json!({"command": SERVE, "description": "serve", "mode": "async", "shellId": "srv"}),
+            ))
+            .respond(wait_for_pids("c2"))
+            .respond(call("c3", "stop_bash", json!({"shellId": "srv"})))
+            .respond(call("c4", "list_bash", json!({})))
+            // Holds the session open until the test has looked at the processes.
+            .respond(call(
+                "c5",
+                "bash",
+                json!({"command": "while [ ! -e go ]; do sleep 0.05; done", "description": "hold", "initial_wait": 600}),
+            ))
+            .text("Stopped."),
+    );
+    let mut engine = Watched::spawn(env.cmd(
+        &server,
+        &["run", "--json", "--allow-all-tools", "stop the server"],
+    ));
+    engine.until(completed("c3"));
+    // The shell and its background job are gone before the session ends.
+    for file in ["sh.pid", "bg.pid"] {
+        let pid = pid_in(&env, file);
+        assert!(no_such_process(pid), "{file}: {pid} outlived stop_bash");
+    }
+    std::fs::write(env.work.path().join("go"), "").unwrap();
+    assert!(engine.wait().success());
+
+    let last = server.requests().last().unwrap().clone();
+    assert_eq!(tool_result(&last, "c3"), "<command with id: srv stopped>");
+    let listed = tool_result(&last, "c4");
+    assert!(!listed.contains("shellId: srv"), "forgotten: {listed}");
+    // Stopped by the model, not by the close: the close has no shell of it to stop.
+    let (_, events) = env.only_session();
+    let stopped_at_close = journal(&events).into_iter().any(|e| {
+        e["type"] == "session.warning"
+            && e["data"]["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("srv"))
+    });
+    assert!(!stopped_at_close);
+    audit_clean(&events);
 }
 
 #[test]
