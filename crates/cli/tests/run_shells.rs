@@ -1,13 +1,15 @@
 //! Async shells through `turnstile run` and `turnstile resume` on a scripted model at
 //! 127.0.0.1: a shell started with `mode: "async"` answers at once, is read and listed, keeps
 //! running past the model's last answer and is stopped (and recorded) when the session closes;
-//! `stop_bash` kills its whole process group while the session goes on; after a kill -9 the
+//! `stop_bash` kills its whole process group while the session goes on; in the SDK server a
+//! shell outlives its message's `session.idle` until the session closes; after a kill -9 the
 //! resume lists the shell as lost.
 
 mod common;
 
 use std::time::Duration;
 
+use common::rpc::StdioServer;
 use common::watched::{Watched, completed, started};
 use common::{Env, audit_clean, call, journal_values as journal, tool_result};
 use serde_json::json;
@@ -193,6 +195,70 @@ fn stop_bash_kills_the_shell_s_whole_group_while_the_session_goes_on() {
                 .is_some_and(|m| m.contains("srv"))
     });
     assert!(!stopped_at_close);
+    audit_clean(&events);
+}
+
+#[test]
+fn a_shell_keeps_running_while_the_session_is_idle_and_stops_when_it_closes() {
+    adopt_orphans();
+    let env = Env::new();
+    let model = env.server(
+        Script::new()
+            .respond(call(
+                "c1",
+                "bash",
+                json!({"command": SERVE, "description": "serve", "mode": "async", "shellId": "srv"}),
+            ))
+            .respond(wait_for_pids("c2"))
+            .text("Started."),
+    );
+    // The SDK server, where a session outlives its message (`run` closes at the first idle).
+    let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("turnstile"));
+    cmd.args(["--headless", "--stdio", "--yolo"])
+        .env("COPILOT_HOME", env.state.path())
+        .env_remove("TURNSTILE_API_KEY")
+        .env_remove("OPENAI_API_KEY")
+        .current_dir(env.work.path());
+    let mut runtime = StdioServer::spawn(cmd);
+    let created = runtime.ok(
+        "session.create",
+        json!({
+            "provider": {"type": "openai", "baseUrl": model.url(), "apiKey": "k"},
+            "model": "test-model",
+            "workingDirectory": env.work.path(),
+        }),
+    );
+    let id = created["sessionId"].as_str().unwrap().to_owned();
+    runtime.ok(
+        "session.send",
+        json!({"sessionId": id, "prompt": "start the server"}),
+    );
+    runtime.events_until(|e| e["type"] == "session.idle");
+    let pids = [pid_in(&env, "sh.pid"), pid_in(&env, "bg.pid")];
+    for pid in pids {
+        assert!(alive(pid), "{pid} ended with the message");
+    }
+
+    runtime.ok("session.destroy", json!({"sessionId": id}));
+    // `session.destroy` answers once the session has closed.
+    for pid in pids {
+        assert!(no_such_process(pid), "{pid} outlived the session");
+    }
+    assert!(runtime.close().success());
+    let events = env
+        .state
+        .path()
+        .join("session-state")
+        .join(&id)
+        .join("events.jsonl");
+    let recorded = journal(&events).into_iter().any(|e| {
+        e["type"] == "session.warning"
+            && e["data"]["warningType"] == "shells"
+            && e["data"]["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("stopped shell srv"))
+    });
+    assert!(recorded, "the stop at close is recorded");
     audit_clean(&events);
 }
 
