@@ -1,26 +1,19 @@
 //! Async shells through `turnstile run` and `turnstile resume` on a scripted model at
 //! 127.0.0.1: a shell started with `mode: "async"` answers at once, is read and listed, keeps
 //! running past the model's last answer and is stopped (and recorded) when the session closes;
-//! after a kill -9 the resume lists the shell as lost.
+//! `stop_bash` kills its whole process group while the session goes on; in the SDK server a
+//! shell outlives its message's `session.idle` until the session closes; after a kill -9 the
+//! resume lists the shell as lost.
 
 mod common;
 
-use std::io::{BufRead, BufReader};
-use std::path::Path;
-use std::process::Stdio;
 use std::time::Duration;
 
-use common::{Env, audit_clean, tool_result};
-use serde_json::{Value, json};
-use turnstile_scripted_model::{Script, ScriptedResponse};
-
-fn journal(path: &Path) -> Vec<Value> {
-    std::fs::read_to_string(path)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
-}
+use common::rpc::StdioServer;
+use common::watched::{Watched, completed, started};
+use common::{Env, audit_clean, call, journal_values as journal, tool_result};
+use serde_json::json;
+use turnstile_scripted_model::Script;
 
 fn alive(pid: i32) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
@@ -40,8 +33,48 @@ fn gone(pid: i32) -> bool {
     })
 }
 
-fn call(id: &str, name: &str, args: Value) -> ScriptedResponse {
-    ScriptedResponse::default().and_tool_call_with_id(id, name, args)
+/// Makes this test process the reaper of the orphans its children leave. A killed shell's
+/// children lose their parent with it; adopted here they can be reaped (`no_such_process`),
+/// so their pids really go even where the machine's init reaps nobody (some containers).
+fn adopt_orphans() {
+    // SAFETY: prctl with PR_SET_CHILD_SUBREAPER only sets a flag of this process.
+    let set = unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) };
+    assert_eq!(set, 0, "{}", std::io::Error::last_os_error());
+}
+
+/// Waits (boundedly; no assertion depends on the time) until no process has `pid`:
+/// `kill(pid, 0)` fails with ESRCH. An adopted orphan that died is reaped first.
+fn no_such_process(pid: i32) -> bool {
+    (0..1500).any(|_| {
+        // SAFETY: waitpid with WNOHANG on one pid only reaps that pid if it is a dead child
+        // of this process (an adopted orphan); for any other pid it fails with ECHILD.
+        unsafe { libc::waitpid(pid, std::ptr::null_mut(), libc::WNOHANG) };
+        // SAFETY: signal 0 sends nothing; it only asks whether the pid exists.
+        let exists = unsafe { libc::kill(pid, 0) } == 0
+            || std::io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH);
+        if exists {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        !exists
+    })
+}
+
+/// The pid a shell command wrote to `file` in the working directory.
+fn pid_in(env: &Env, file: &str) -> i32 {
+    let text = std::fs::read_to_string(env.work.path().join(file)).unwrap();
+    text.trim().parse().unwrap()
+}
+
+/// An async shell `srv` recording its own pid and its background job's (`sh.pid`, `bg.pid`).
+const SERVE: &str = "echo $$ > sh.pid; sleep 300 & echo $! > bg.pid; wait";
+
+/// A sync call that returns once the async shell has written both pids.
+fn wait_for_pids(id: &str) -> turnstile_scripted_model::ScriptedResponse {
+    call(
+        id,
+        "bash",
+        json!({"command": "while [ ! -s bg.pid ]; do sleep 0.05; done", "description": "wait for the pids"}),
+    )
 }
 
 #[test]
@@ -115,6 +148,121 @@ fn an_async_shell_runs_past_the_answer_and_stops_when_the_session_closes() {
 }
 
 #[test]
+fn stop_bash_kills_the_shell_s_whole_group_while_the_session_goes_on() {
+    adopt_orphans();
+    let env = Env::new();
+    let server = env.server(
+        Script::new()
+            .respond(call(
+                "c1",
+                "bash",
+                json!({"command": SERVE, "description": "serve", "mode": "async", "shellId": "srv"}),
+            ))
+            .respond(wait_for_pids("c2"))
+            .respond(call("c3", "stop_bash", json!({"shellId": "srv"})))
+            .respond(call("c4", "list_bash", json!({})))
+            // Holds the session open until the test has looked at the processes.
+            .respond(call(
+                "c5",
+                "bash",
+                json!({"command": "while [ ! -e go ]; do sleep 0.05; done", "description": "hold", "initial_wait": 600}),
+            ))
+            .text("Stopped."),
+    );
+    let mut engine = Watched::spawn(env.cmd(
+        &server,
+        &["run", "--json", "--allow-all-tools", "stop the server"],
+    ));
+    engine.until(completed("c3"));
+    // The shell and its background job are gone before the session ends.
+    for file in ["sh.pid", "bg.pid"] {
+        let pid = pid_in(&env, file);
+        assert!(no_such_process(pid), "{file}: {pid} outlived stop_bash");
+    }
+    std::fs::write(env.work.path().join("go"), "").unwrap();
+    assert!(engine.wait().success());
+
+    let last = server.requests().last().unwrap().clone();
+    assert_eq!(tool_result(&last, "c3"), "<command with id: srv stopped>");
+    let listed = tool_result(&last, "c4");
+    assert!(!listed.contains("shellId: srv"), "forgotten: {listed}");
+    // Stopped by the model, not by the close: the close has no shell of it to stop.
+    let (_, events) = env.only_session();
+    let stopped_at_close = journal(&events).into_iter().any(|e| {
+        e["type"] == "session.warning"
+            && e["data"]["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("srv"))
+    });
+    assert!(!stopped_at_close);
+    audit_clean(&events);
+}
+
+#[test]
+fn a_shell_keeps_running_while_the_session_is_idle_and_stops_when_it_closes() {
+    adopt_orphans();
+    let env = Env::new();
+    let model = env.server(
+        Script::new()
+            .respond(call(
+                "c1",
+                "bash",
+                json!({"command": SERVE, "description": "serve", "mode": "async", "shellId": "srv"}),
+            ))
+            .respond(wait_for_pids("c2"))
+            .text("Started."),
+    );
+    // The SDK server, where a session outlives its message (`run` closes at the first idle).
+    let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("turnstile"));
+    cmd.args(["--headless", "--stdio", "--yolo"])
+        .env("COPILOT_HOME", env.state.path())
+        .env_remove("TURNSTILE_API_KEY")
+        .env_remove("OPENAI_API_KEY")
+        .current_dir(env.work.path());
+    let mut runtime = StdioServer::spawn(cmd);
+    let created = runtime.ok(
+        "session.create",
+        json!({
+            "provider": {"type": "openai", "baseUrl": model.url(), "apiKey": "k"},
+            "model": "test-model",
+            "workingDirectory": env.work.path(),
+        }),
+    );
+    let id = created["sessionId"].as_str().unwrap().to_owned();
+    runtime.ok(
+        "session.send",
+        json!({"sessionId": id, "prompt": "start the server"}),
+    );
+    runtime.events_until(|e| e["type"] == "session.idle");
+    let pids = [pid_in(&env, "sh.pid"), pid_in(&env, "bg.pid")];
+    for pid in pids {
+        assert!(alive(pid), "{pid} ended with the message");
+    }
+
+    runtime.ok("session.destroy", json!({"sessionId": id}));
+    // `session.destroy` answers once the session has closed.
+    for pid in pids {
+        assert!(no_such_process(pid), "{pid} outlived the session");
+    }
+    assert!(runtime.close().success());
+    let events = env
+        .state
+        .path()
+        .join("session-state")
+        .join(&id)
+        .join("events.jsonl");
+    let recorded = journal(&events).into_iter().any(|e| {
+        e["type"] == "session.warning"
+            && e["data"]["warningType"] == "shells"
+            && e["data"]["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("stopped shell srv"))
+    });
+    assert!(recorded, "the stop at close is recorded");
+    audit_clean(&events);
+}
+
+#[test]
 fn a_resume_after_kill_9_lists_the_lost_shell() {
     let env = Env::new();
     let first = env.server(
@@ -130,34 +278,18 @@ fn a_resume_after_kill_9_lists_the_lost_shell() {
                 json!({"command": "sleep 300", "description": "hold", "initial_wait": 600}),
             )),
     );
-    let mut child = env
-        .cmd(
-            &first,
-            &[
-                "run",
-                "--json",
-                "--allow-all-tools",
-                "--durability",
-                "event",
-                "go",
-            ],
-        )
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let mut lines = BufReader::new(stdout).lines();
-    let mut starts = 0;
-    for line in lines.by_ref() {
-        let v: Value = serde_json::from_str(&line.unwrap()).unwrap();
-        if v["type"] == "tool.execution_start" {
-            starts += 1;
-            if starts == 2 {
-                break;
-            }
-        }
-    }
-    std::thread::spawn(move || for _ in lines {});
+    let mut engine = Watched::spawn(env.cmd(
+        &first,
+        &[
+            "run",
+            "--json",
+            "--allow-all-tools",
+            "--durability",
+            "event",
+            "go",
+        ],
+    ));
+    engine.until(started("c2"));
     // The crash comes once the sync shell's group is recorded too (its start event comes first).
     let (_, events) = env.only_session();
     let processes = events.with_file_name("processes.json");
@@ -170,8 +302,7 @@ fn a_resume_after_kill_9_lists_the_lost_shell() {
         both
     });
     assert!(recorded, "both shells in {}", processes.display());
-    child.kill().unwrap(); // SIGKILL
-    child.wait().unwrap();
+    engine.kill_9();
     let (id, events) = env.only_session();
 
     let second = env.server(

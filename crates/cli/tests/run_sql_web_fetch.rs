@@ -1,5 +1,6 @@
 //! `sql` and `web_fetch` through `turnstile run` and `turnstile resume` on a scripted model at
-//! 127.0.0.1: the session database lives in the session directory and survives a resume;
+//! 127.0.0.1: the session database lives in the session directory and survives a resume,
+//! also one after a kill -9 (what was committed is there);
 //! web_fetch refuses loopback unless `--allow-url` names the host, follows a redirect only
 //! to a target approved as a URL of its own (recorded as its own permission request) that
 //! passes the checks again, and `--deny-url` wins.
@@ -9,13 +10,10 @@ mod common;
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpListener;
 
-use common::{Env, audit_clean, tool_result};
+use common::watched::{Watched, started};
+use common::{Env, audit_clean, call, tool_result};
 use serde_json::{Value, json};
 use turnstile_scripted_model::{Script, ScriptedResponse};
-
-fn call(id: &str, name: &str, args: Value) -> ScriptedResponse {
-    ScriptedResponse::default().and_tool_call_with_id(id, name, args)
-}
 
 fn sql(id: &str, query: &str) -> ScriptedResponse {
     call(
@@ -63,6 +61,44 @@ fn the_session_database_survives_a_resume() {
     assert_eq!(
         tool_result(&last, "c3"),
         "1 row(s) returned:\n\n| id | status | n |\n| --- | --- | --- |\n| t1 | pending | kept |"
+    );
+    audit_clean(&events);
+}
+
+#[test]
+fn the_session_database_keeps_what_was_committed_through_a_kill_9() {
+    let env = Env::new();
+    let first = env.server(
+        Script::new()
+            .respond(sql(
+                "c1",
+                "INSERT INTO todos (id, title) VALUES ('t1', 'Write tests')",
+            ))
+            .respond(call(
+                "c2",
+                "bash",
+                json!({"command": "sleep 300", "description": "hold", "initial_wait": 600}),
+            )),
+    );
+    let mut engine = Watched::spawn(env.cmd(
+        &first,
+        &["run", "--json", "--allow-all-tools", "keep a todo"],
+    ));
+    // The insert's call has completed (its commit with it) before the next call starts.
+    engine.until(started("c2"));
+    engine.kill_9();
+    let (id, events) = env.only_session();
+
+    let second = env.server(
+        Script::new()
+            .respond(sql("c3", "SELECT id, title, status FROM todos"))
+            .text("Still there."),
+    );
+    env.run_ok(&second, &["resume", &id[..8], "what is left to do?"]);
+    let last = second.requests().last().unwrap().clone();
+    assert_eq!(
+        tool_result(&last, "c3"),
+        "1 row(s) returned:\n\n| id | title | status |\n| --- | --- | --- |\n| t1 | Write tests | pending |"
     );
     audit_clean(&events);
 }

@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod rpc;
+pub mod watched;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -13,7 +14,7 @@ use turnstile_loop::model::{OpenAiConfig, OpenAiProvider};
 use turnstile_loop::permissions::PermissionPolicy;
 use turnstile_loop::tools::ToolRegistry;
 use turnstile_loop::{SessionConfig, SessionParts};
-use turnstile_scripted_model::{Script, ScriptedServer};
+use turnstile_scripted_model::{Script, ScriptedResponse, ScriptedServer};
 
 /// One test's directories and server runtime.
 pub struct Env {
@@ -92,6 +93,20 @@ pub fn audit_clean(path: &Path) -> turnstile_replay::AuditReport {
     let report = turnstile_replay::audit_file(path).unwrap();
     assert!(report.violations.is_empty(), "{:#?}", report.violations);
     report
+}
+
+/// A journal's events as JSON, in file order.
+pub fn journal_values(path: &Path) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// A model answer calling tool `name` with `args` under the call id `id`.
+pub fn call(id: &str, name: &str, args: Value) -> ScriptedResponse {
+    ScriptedResponse::default().and_tool_call_with_id(id, name, args)
 }
 
 /// The text the model read as the result of call `id` in `request`.

@@ -1,0 +1,145 @@
+//! Sub-agents through `turnstile run` on a scripted model at 127.0.0.1: two explore agents
+//! started by `task` in one turn, then one in background mode followed with `read_agent` and
+//! `list_agents`; `turnstile audit --json` on the journal counts every model request the
+//! server received, in total and per agent.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::process::Command;
+
+use assert_cmd::cargo::CommandCargoExt;
+use common::{Env, call, journal_values, tool_result};
+use serde_json::{Value, json};
+use turnstile_scripted_model::{Script, ScriptedResponse};
+
+fn task(name: &str, prompt: &str) -> Value {
+    json!({"description": "Read a file", "prompt": prompt, "agent_type": "explore", "name": name})
+}
+
+fn system_prompt(request: &Value) -> &str {
+    request["messages"][0]["content"]
+        .as_str()
+        .unwrap_or_default()
+}
+
+#[test]
+fn sub_agents_answer_the_main_agent_and_the_audit_counts_every_model_call() {
+    let env = Env::new();
+    let mut background = task("reader", "What does alpha.txt say?");
+    background["mode"] = json!("background");
+    let server = env.server(
+        Script::new()
+            // Two agents at once: each answers with its one model call (in either order).
+            .respond(
+                call("t1", "task", task("first", "Say one.")).and_tool_call_with_id(
+                    "t2",
+                    "task",
+                    task("second", "Say two."),
+                ),
+            )
+            .respond(ScriptedResponse::text("answer A"))
+            .respond(ScriptedResponse::text("answer B"))
+            // One in background: it views the file, then answers.
+            .respond(call("t3", "task", background))
+            .respond(call("v1", "view", json!({"path": "alpha.txt"})))
+            .respond(ScriptedResponse::text("It says alpha."))
+            .respond(
+                call(
+                    "r1",
+                    "read_agent",
+                    json!({"agent_id": "reader", "wait": true}),
+                )
+                .and_tool_call_with_id("l1", "list_agents", json!({})),
+            )
+            .text("Done."),
+    );
+    env.run_ok(&server, &["run", "--allow-all-tools", "ask helpers"]);
+    let requests = server.requests();
+    assert_eq!(requests.len(), 8);
+    let explorer =
+        |i: usize| system_prompt(&requests[i]).starts_with("You are an exploration sub-agent");
+    assert_eq!(
+        (0..8).filter(|&i| explorer(i)).collect::<Vec<_>>(),
+        [1, 2, 4, 5],
+        "the agents' calls, each before the main agent's next"
+    );
+
+    // The two sync agents' answers are the results of their task calls.
+    let last = requests.last().unwrap();
+    let mut answers = [tool_result(last, "t1"), tool_result(last, "t2")];
+    answers.sort();
+    assert_eq!(answers, ["answer A", "answer B"]);
+    assert_eq!(
+        tool_result(last, "t3"),
+        "Agent started in background with agent_id: reader. You'll be notified when it completes. Tell the user you're waiting and end your response, or continue unrelated work until notified."
+    );
+    assert_eq!(
+        requests[5]["messages"][3]["content"], "1. alpha\n2. ",
+        "the background agent reads its own view"
+    );
+    let read = tool_result(last, "r1");
+    assert!(
+        read.starts_with(
+            "Agent completed. agent_id: reader, agent_type: explore, status: completed, description: Read a file, elapsed: "
+        ),
+        "{read}"
+    );
+    assert!(
+        read.ends_with(", total_turns: 1\n\n[Turn 0]\nIt says alpha."),
+        "{read}"
+    );
+    let listed = tool_result(last, "l1");
+    assert!(
+        listed.starts_with(
+            "Background agents:\n\nCompleted (1):\n  ✅ reader: explore - \"Read a file\" ("
+        ),
+        "{listed}"
+    );
+
+    // Each agent's events carry its task call's id, framed by subagent.started/completed.
+    let (id, events) = env.only_session();
+    let events = journal_values(&events);
+    let framed = |ty: &str| -> Vec<&str> {
+        events
+            .iter()
+            .filter(|e| e["type"] == ty)
+            .filter_map(|e| e["agentId"].as_str())
+            .collect()
+    };
+    let mut started = framed("subagent.started");
+    started.sort_unstable();
+    assert_eq!(started, ["t1", "t2", "t3"]);
+    let mut ended = framed("subagent.completed");
+    ended.sort_unstable();
+    assert_eq!(ended, ["t1", "t2", "t3"]);
+
+    // The audit, through the command: every request the server received is a turn, each
+    // agent's its own.
+    let out = Command::cargo_bin("turnstile")
+        .unwrap()
+        .arg("--state-dir")
+        .arg(env.state.path())
+        .args(["audit", "--json", &id])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["violationCount"], 0, "{report:#}");
+    assert_eq!(report["turns"], requests.len(), "{report:#}");
+    let per_agent: BTreeMap<String, u64> =
+        serde_json::from_value(report["agentTurns"].clone()).unwrap();
+    assert_eq!(
+        per_agent,
+        BTreeMap::from([("t1".into(), 1), ("t2".into(), 1), ("t3".into(), 2)])
+    );
+    let main_requests = (0..8).filter(|&i| !explorer(i)).count() as u64;
+    assert_eq!(
+        main_requests + per_agent.values().sum::<u64>(),
+        requests.len() as u64
+    );
+}
