@@ -12,7 +12,7 @@ use turnstile_journal::payload::*;
 use turnstile_journal::{Event, EventError, EventType};
 
 /// The event types that must have a payload struct.
-const TYPED: [&str; 47] = [
+const TYPED: [&str; 49] = [
     "session.start",
     "session.resume",
     "session.error",
@@ -44,6 +44,8 @@ const TYPED: [&str; 47] = [
     "session.tools_updated",
     "pending_messages.modified",
     "session.todos_changed",
+    "session.background_tasks_changed",
+    "session.managed_settings_resolved",
     "model.call_start",
     "assistant.idle",
     "assistant.message_start",

@@ -216,10 +216,11 @@ async fn autopilot_nudges_until_task_complete() {
         text.contains("</current_datetime>\n\nYou have not yet marked the task as complete"),
         "{text}"
     );
-    // The sql tool is offered, so the runtime's reminder of its tables follows.
+    // The sql tool is offered, so the runtime's reminder of its tables follows (with its
+    // inbox table, as from a session's second prompt on).
     assert!(
         text.ends_with(
-            "then call task_complete.\n\n<system_reminder>\n<sql_tables>Available tables: todos, todo_deps</sql_tables>\n</system_reminder>"
+            "then call task_complete.\n\n<system_reminder>\n<sql_tables>Available tables: todos, todo_deps, inbox_entries</sql_tables>\n</system_reminder>"
         ),
         "{text}"
     );

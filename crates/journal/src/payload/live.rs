@@ -113,12 +113,28 @@ pub struct SessionManagedSettingsResolved {
     /// A layer injected by the SDK host was present.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_managed: Option<bool>,
+    /// The policy-helper layer (the weakest) was present.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policy_helper_managed: Option<bool>,
     /// Policy could not be determined and the session fell back to its restrictions.
     pub fail_closed: bool,
+    /// The sandbox is on only because policy could not be determined.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox_enabled_by_undetermined_policy: Option<bool>,
     /// Policy disables bypass-permissions ("yolo") mode.
     pub bypass_permissions_disabled: bool,
+    /// Two or more managed sources gave permission allowlists, which are intersected.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub permissions_allow_intersected: Option<bool>,
     /// The setting keys under management.
     pub managed_keys: Vec<String>,
+    /// The managed settings in force (any JSON; absent without managed policy).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::payload::present"
+    )]
+    pub settings: Option<serde_json::Value>,
 }
 payload!(
     SessionManagedSettingsResolved,
@@ -133,9 +149,13 @@ impl SessionManagedSettingsResolved {
             server_managed: false,
             device_managed: false,
             client_managed: Some(false),
+            policy_helper_managed: None,
             fail_closed: false,
+            sandbox_enabled_by_undetermined_policy: None,
             bypass_permissions_disabled: false,
+            permissions_allow_intersected: None,
             managed_keys: Vec::new(),
+            settings: None,
         }
     }
 }

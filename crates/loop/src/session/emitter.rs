@@ -10,14 +10,38 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use tokio::sync::mpsc::UnboundedSender;
 use turnstile_journal::payload::Payload;
-use turnstile_journal::{Durability, Event, JournalWriter};
+use turnstile_journal::{Durability, Event, JournalWriter, Uuid};
 use turnstile_replay::{Folder, SessionState};
 
 use super::LoopError;
 
 /// Live subscribers; each gets every event, in order, through its own unbounded queue so a
 /// slow subscriber never makes another miss events.
-pub(crate) type Subscribers = Arc<Mutex<Vec<UnboundedSender<Arc<Event>>>>>;
+pub(crate) type Subscribers = Arc<Mutex<Live>>;
+
+/// The subscribers' queues, and the last persisted event they were sent: a notice sent from
+/// outside the session's task ([`publish_live`]) is chained to it, as an ephemeral event
+/// from inside is, since both are fanned out under this one lock.
+#[derive(Default)]
+pub(crate) struct Live {
+    /// One queue per subscriber.
+    pub(crate) senders: Vec<UnboundedSender<Arc<Event>>>,
+    last_persisted: Option<Uuid>,
+}
+
+impl Live {
+    /// A list holding one subscriber.
+    pub(crate) fn with(sender: UnboundedSender<Arc<Event>>) -> Self {
+        Live {
+            senders: vec![sender],
+            last_persisted: None,
+        }
+    }
+
+    fn send(&mut self, event: &Arc<Event>) {
+        self.senders.retain(|tx| tx.send(Arc::clone(event)).is_ok());
+    }
+}
 
 /// The session's single path to the journal and to subscribers.
 pub(crate) struct Emitter {
@@ -44,6 +68,8 @@ impl Emitter {
         state: SessionState,
         subscribers: Subscribers,
     ) -> Self {
+        // A notice sent before the first emission hangs off the journal's last line.
+        lock_live(&subscribers).last_persisted = writer.last_id();
         Emitter {
             writer,
             folder: Mutex::new(Folder::from_state(state)),
@@ -140,11 +166,11 @@ impl Emitter {
         }
         let event = Arc::new(event);
         let shown = live.map_or_else(|| Arc::clone(&event), Arc::new);
-        let mut subs = self
-            .subscribers
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        subs.retain(|tx| tx.send(Arc::clone(&shown)).is_ok());
+        let mut subs = lock_live(&self.subscribers);
+        if !event.is_live_only() {
+            subs.last_persisted = Some(event.id);
+        }
+        subs.send(&shown);
         Ok(event)
     }
 
@@ -160,25 +186,27 @@ impl Emitter {
     /// Ends every subscription (their receivers see the end of the stream) and returns the
     /// writer so the caller can close it.
     pub(crate) fn into_writer(self) -> JournalWriter {
-        self.subscribers
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .clear();
+        lock_live(&self.subscribers).senders.clear();
         self.writer
     }
 }
 
 /// Sends an ephemeral notice to the live subscribers from outside the session's task (the send
-/// queue changes on the caller's side). It is chained to no event (`parentId` null): the task
-/// may be appending at the same moment, and the notice belongs to no point of the journal.
+/// queue changes on the caller's side, a shell ends on its own). It is chained to the last
+/// persisted event the subscribers were sent, taken under the same lock as the fan-out, so
+/// every subscriber sees a chain without gaps whatever the task appends meanwhile.
 pub(crate) fn publish_live<P: Payload>(subscribers: &Subscribers, payload: &P) {
-    let event = Arc::new(Event::new(payload, None));
+    let mut live = lock_live(subscribers);
+    let event = Arc::new(Event::new(payload, live.last_persisted));
     debug_assert!(event.is_ephemeral(), "{} is persisted", P::TYPE);
     if !event.is_ephemeral() {
         return;
     }
+    live.send(&event);
+}
+
+fn lock_live(subscribers: &Subscribers) -> MutexGuard<'_, Live> {
     subscribers
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
-        .retain(|tx| tx.send(Arc::clone(&event)).is_ok());
 }

@@ -443,7 +443,7 @@ impl SessionHandle {
     /// Every event from now on, ephemeral ones too, in order.
     pub fn subscribe(&self) -> mpsc::UnboundedReceiver<Arc<Event>> {
         let (tx, rx) = mpsc::unbounded_channel();
-        lock(&self.shared.subscribers).push(tx);
+        lock(&self.shared.subscribers).senders.push(tx);
         rx
     }
 
@@ -638,7 +638,7 @@ impl SessionHandle {
 
 fn subscribed() -> (Subscribers, mpsc::UnboundedReceiver<Arc<Event>>) {
     let (tx, rx) = mpsc::unbounded_channel();
-    (Arc::new(Mutex::new(vec![tx])), rx)
+    (Arc::new(Mutex::new(emitter::Live::with(tx))), rx)
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
