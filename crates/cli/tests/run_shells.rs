@@ -77,6 +77,18 @@ fn wait_for_pids(id: &str) -> turnstile_scripted_model::ScriptedResponse {
     )
 }
 
+/// A script whose first calls start `SERVE` as the async shell `srv` (call c1) and wait until
+/// it has written its pids (call c2).
+fn serving_in_the_background() -> Script {
+    Script::new()
+        .respond(call(
+            "c1",
+            "bash",
+            json!({"command": SERVE, "description": "serve", "mode": "async", "shellId": "srv"}),
+        ))
+        .respond(wait_for_pids("c2"))
+}
+
 #[test]
 fn an_async_shell_runs_past_the_answer_and_stops_when_the_session_closes() {
     let env = Env::new();
@@ -152,13 +164,7 @@ fn stop_bash_kills_the_shell_s_whole_group_while_the_session_goes_on() {
     adopt_orphans();
     let env = Env::new();
     let server = env.server(
-        Script::new()
-            .respond(call(
-                "c1",
-                "bash",
-                json!({"command": SERVE, "description": "serve", "mode": "async", "shellId": "srv"}),
-            ))
-            .respond(wait_for_pids("c2"))
+        serving_in_the_background()
             .respond(call("c3", "stop_bash", json!({"shellId": "srv"})))
             .respond(call("c4", "list_bash", json!({})))
             // Holds the session open until the test has looked at the processes.
@@ -202,16 +208,7 @@ fn stop_bash_kills_the_shell_s_whole_group_while_the_session_goes_on() {
 fn a_shell_keeps_running_while_the_session_is_idle_and_stops_when_it_closes() {
     adopt_orphans();
     let env = Env::new();
-    let model = env.server(
-        Script::new()
-            .respond(call(
-                "c1",
-                "bash",
-                json!({"command": SERVE, "description": "serve", "mode": "async", "shellId": "srv"}),
-            ))
-            .respond(wait_for_pids("c2"))
-            .text("Started."),
-    );
+    let model = env.server(serving_in_the_background().text("Started."));
     // The SDK server, where a session outlives its message (`run` closes at the first idle).
     let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("turnstile"));
     cmd.args(["--headless", "--stdio", "--yolo"])

@@ -16,7 +16,6 @@ use common::{
     mcp_session, no_answers, server_everything,
 };
 use serde_json::{Value, json};
-use turnstile_loop::permissions::PermissionPolicy;
 use turnstile_scripted_model::{Script, ScriptedServer};
 
 #[tokio::test]
@@ -33,10 +32,7 @@ async fn session_create_mcp_servers_are_offered_called_and_listed() {
         "demo": {"type": "http", "url": url, "tools": ["*"]},
         "broken": {"type": "stdio", "command": "/nonexistent/mcp-server", "args": []}
     });
-    let (t, mut client, id) = mcp_session(&model.url(), servers, |c| {
-        c.permissions = PermissionPolicy::from_flags(true, &[], &[]).unwrap();
-    })
-    .await;
+    let (t, mut client, id) = mcp_session(&model.url(), servers, TestServer::allow_all).await;
 
     let listed = client
         .ok("session.mcp.list", json!({"sessionId": id}))
@@ -233,10 +229,7 @@ async fn session_resume_mcp_servers_connect_again_and_offer_their_tools() {
     )
     .await
     .unwrap();
-    let t = TestServer::start(|c| {
-        c.permissions = PermissionPolicy::from_flags(true, &[], &[]).unwrap();
-    })
-    .await;
+    let t = TestServer::start(TestServer::allow_all).await;
     let servers = json!({"mcpServers": {"demo": {"type": "http", "url": url, "tools": ["*"]}}});
     let mut client = Client::connect(t.addr).await;
     let created = client
@@ -302,10 +295,7 @@ async fn session_resume_starts_a_new_process_for_a_stdio_server() {
     )
     .await
     .unwrap();
-    let t = TestServer::start(|c| {
-        c.permissions = PermissionPolicy::from_flags(true, &[], &[]).unwrap();
-    })
-    .await;
+    let t = TestServer::start(TestServer::allow_all).await;
     let servers =
         json!({"mcpServers": {"everything": {"command": "node", "args": [entry, "stdio"]}}});
     let mut client = Client::connect(t.addr).await;

@@ -7,7 +7,6 @@ mod common;
 
 use common::{Client, GUARD, TestServer};
 use serde_json::{Value, json};
-use turnstile_loop::permissions::PermissionPolicy;
 use turnstile_scripted_model::{Script, ScriptedServer, Wire};
 
 /// A glob call, then a text answer.
@@ -20,10 +19,7 @@ fn script(wire: Wire) -> Script {
 
 /// Creates a session with `provider`, sends a prompt, returns the final answer's text.
 async fn run(provider: Value) -> (String, TestServer) {
-    let t = TestServer::start(|config| {
-        config.permissions = PermissionPolicy::from_flags(true, &[], &[]).unwrap();
-    })
-    .await;
+    let t = TestServer::start(TestServer::allow_all).await;
     std::fs::write(t.work().join("a.txt"), "x").unwrap();
     let mut client = Client::connect(t.addr).await;
     let created = client

@@ -49,6 +49,13 @@ impl TestServer {
         }
     }
 
+    /// Lets every tool run unasked (`--allow-all-tools`), for tests about something else.
+    pub fn allow_all(config: &mut ServerConfig) {
+        config.permissions =
+            turnstile_loop::permissions::PermissionPolicy::from_flags(true, &[], &[])
+                .expect("allow-all is a valid policy");
+    }
+
     /// Another server (another "process" as far as sessions go: its own writer locks) on the
     /// same state root and working directory as `other`.
     pub async fn beside(other: &TestServer, tweak: impl FnOnce(&mut ServerConfig)) -> Self {
