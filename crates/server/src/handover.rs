@@ -42,6 +42,34 @@ pub(crate) fn socket_path(dir: &Path) -> PathBuf {
     dir.join(SOCKET)
 }
 
+/// Longest path a socket address holds (`sun_path` is 108 bytes, one for the final NUL).
+const MAX_ADDRESS: usize = 107;
+
+/// How to address the socket in `dir`: the path itself when it fits a socket address, else
+/// the same file through the directory's descriptor, which the caller keeps open while it
+/// binds or connects.
+struct Address {
+    path: PathBuf,
+    _dir: Option<std::fs::File>,
+}
+
+impl Address {
+    fn of(dir: &Path) -> std::io::Result<Address> {
+        use std::os::unix::ffi::OsStrExt;
+        use std::os::unix::io::AsRawFd;
+        let path = socket_path(dir);
+        if path.as_os_str().as_bytes().len() <= MAX_ADDRESS || !cfg!(target_os = "linux") {
+            return Ok(Address { path, _dir: None });
+        }
+        let handle = std::fs::File::open(dir)?;
+        let path = PathBuf::from(format!("/proc/self/fd/{}/{SOCKET}", handle.as_raw_fd()));
+        Ok(Address {
+            path,
+            _dir: Some(handle),
+        })
+    }
+}
+
 /// Listens for takers of `session` until `stop` is cancelled; the socket file is removed
 /// when listening ends. A socket that cannot be bound (path too long, a read-only directory)
 /// only means no handover: a taker is then refused as before.
@@ -54,7 +82,8 @@ pub(crate) fn listen(
     let path = socket_path(&dir);
     // A socket left by a process that died is stale: nobody answers on it.
     let _ = std::fs::remove_file(&path);
-    let listener = match UnixListener::bind(&path) {
+    let bound = Address::of(&dir).and_then(|address| UnixListener::bind(&address.path));
+    let listener = match bound {
         Ok(listener) => listener,
         Err(e) => {
             tracing::warn!(path = %path.display(), error = %e, "no handover socket; other processes cannot take this session over");
@@ -145,7 +174,9 @@ async fn serve_taker(
 /// Asks the holder of the session in `dir` to hand it over, waiting up to `wait` for it to be
 /// idle; `None` when nobody listens there (the holder is not a server, or died).
 pub(crate) async fn ask(dir: &Path, wait: Duration) -> Option<Answer> {
-    let mut stream = UnixStream::connect(socket_path(dir)).await.ok()?;
+    let address = Address::of(dir).ok()?;
+    let mut stream = UnixStream::connect(&address.path).await.ok()?;
+    drop(address);
     let request = format!("take {}\n", wait.as_millis());
     stream.write_all(request.as_bytes()).await.ok()?;
     let mut line = String::new();

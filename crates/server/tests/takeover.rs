@@ -128,3 +128,44 @@ async fn a_session_that_stays_busy_is_not_handed_over_and_the_holder_is_named() 
     taker.stop().await;
     holder.stop().await;
 }
+
+#[tokio::test]
+async fn a_session_under_a_path_longer_than_a_socket_address_is_still_handed_over() {
+    let model = ScriptedServer::start(Script::new().text("one").text("two"))
+        .await
+        .unwrap();
+    // Deeper than the 107 bytes a socket address holds, as a state dir in a build tree is.
+    let deep = tempfile::tempdir().unwrap();
+    let root = deep.path().join("a-state-directory-nested".repeat(4));
+    let holder =
+        TestServer::start(|c| c.state_root = turnstile_journal::StateRoot::new(root.clone())).await;
+    let taker = TestServer::beside(&holder, |c| {
+        c.state_root = turnstile_journal::StateRoot::new(root.clone())
+    })
+    .await;
+    let mut a = Client::connect(holder.addr).await;
+    let created = a
+        .ok("session.create", create_params(&model.url(), json!({})))
+        .await;
+    let id = created["sessionId"].as_str().unwrap().to_owned();
+    let socket = root.join(&id).join("handover.sock");
+    assert!(socket.as_os_str().len() > 107, "{}", socket.display());
+    a.ok("session.send", json!({"sessionId": id, "prompt": "first"}))
+        .await;
+    a.events_until(no_answers, is_idle).await;
+    assert!(socket.exists(), "bound in the session directory itself");
+
+    let mut b = Client::connect(taker.addr).await;
+    b.ok(
+        "session.resume",
+        create_params(&model.url(), json!({"sessionId": id})),
+    )
+    .await;
+    assert_eq!(holder.server.open_sessions(), 0, "the holder let it go");
+    b.ok("session.send", json!({"sessionId": id, "prompt": "second"}))
+        .await;
+    b.events_until(no_answers, is_idle).await;
+    taker.stop().await;
+    assert!(!socket.exists());
+    holder.stop().await;
+}
