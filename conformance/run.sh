@@ -45,13 +45,15 @@ node -e 'const p=require(process.argv[1]); console.log("@github/copilot-sdk", p.
     "$NODE_DIR/node_modules/@github/copilot-sdk/package.json"
 
 failed=0
+failed_parts=""
+fail() { failed=1; failed_parts="$failed_parts $1"; }
 only_differential=0
 if [ "${1:-}" = "--differential" ]; then
     only_differential=1
     shift
 fi
 if [ "$only_differential" -eq 0 ]; then
-    node conformance/ts/scenarios.mjs || failed=1
+    node conformance/ts/scenarios.mjs || fail "ts-scenarios"
 fi
 
 echo "== Python client (github-copilot-sdk)"
@@ -71,9 +73,9 @@ fi
 if [ "$only_differential" -eq 0 ] && [ -f "$PY_DIR/.stamp" ] && [ -d "$PY_DIR/copilot" ]; then
     python3 -c 'import sys; sys.path.insert(0, sys.argv[1]); import importlib.metadata as m; print("github-copilot-sdk", m.version("github-copilot-sdk"))' "$PY_DIR"
     if python3 conformance/py/basic.py "$OUT/py-events.jsonl"; then
-        node conformance/ts/validate.mjs "$OUT/py-events.jsonl" || failed=1
+        node conformance/ts/validate.mjs "$OUT/py-events.jsonl" || fail "py-schema"
     else
-        failed=1
+        fail "py-basic"
     fi
 fi
 
@@ -82,14 +84,14 @@ REFERENCE=$NODE_DIR/node_modules/@github/copilot-linux-x64/copilot
 if [ -x "$REFERENCE" ] && "$REFERENCE" --version >/dev/null 2>&1; then
     "$REFERENCE" --version | head -1
     node --test conformance/ts/differential/selftest.mjs > "$OUT/differential-selftest.log" 2>&1 \
-        || { cat "$OUT/differential-selftest.log"; failed=1; }
-    node conformance/ts/differential/main.mjs "$@" || failed=1
+        || { cat "$OUT/differential-selftest.log"; fail "differential-selftest"; }
+    node conformance/ts/differential/main.mjs "$@" || fail "differential"
 else
     echo "SKIP differential: the Copilot CLI (npm @github/copilot) is not installed at $REFERENCE"
 fi
 
 if [ "$failed" -ne 0 ]; then
-    echo "conformance: FAILED"
+    echo "conformance: FAILED:$failed_parts"
     exit 1
 fi
 echo "conformance: all scenarios passed"

@@ -432,12 +432,12 @@ const scenarios = {
 
 const wanted = process.argv.slice(2);
 const names = wanted.length > 0 ? wanted : Object.keys(scenarios);
-let failures = 0;
+const failures = [];
 for (const name of names) {
   const run = scenarios[name];
   if (!run) {
     console.log(`FAIL ${name}: no such scenario (have ${Object.keys(scenarios).join(", ")})`);
-    failures++;
+    failures.push(name);
     continue;
   }
   const started = Date.now();
@@ -446,9 +446,11 @@ for (const name of names) {
     const text = typeof detail === "string" ? detail : "ok";
     console.log(`PASS ts/${name}: ${text} (${Date.now() - started} ms)`);
   } catch (e) {
-    failures++;
+    failures.push(`ts/${name}: ${e.message.split("\n")[0]}`);
     console.log(`FAIL ts/${name}: ${e.message}`);
     if (!(e.name === "CheckError") && e.stack) console.log(e.stack);
   }
 }
-process.exit(failures > 0 ? 1 : 0);
+// Repeated last, so the tail of a long log names what failed.
+for (const f of failures) console.log(`FAILED ${f}`);
+process.exit(failures.length > 0 ? 1 : 0);
