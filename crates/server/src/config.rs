@@ -8,7 +8,7 @@ use turnstile_journal::{Durability, StateRoot};
 use turnstile_loop::AgentMode;
 use turnstile_loop::autopilot::DEFAULT_MAX_CONTINUES;
 use turnstile_loop::hooks::HookTrust;
-use turnstile_loop::model::{ApiFlavor, ResponseLimits};
+use turnstile_loop::model::OpenAiConfig;
 use turnstile_loop::permissions::PermissionPolicy;
 
 use crate::framing::DEFAULT_MAX_FRAME_BYTES;
@@ -23,42 +23,15 @@ pub const DEFAULT_FRAME_BUDGET_WAIT: Duration = Duration::from_secs(30);
 /// Default wait of a takeover for the holder to be idle.
 pub const DEFAULT_TAKEOVER_WAIT: Duration = Duration::from_secs(10);
 
-/// The model used when a client names none and brings no provider.
-#[derive(Clone, PartialEq, Eq)]
-pub struct DefaultModel {
-    /// Model name sent to the server.
-    pub model: String,
-    /// Base URL of an OpenAI-compatible server (`…/v1`), or of the Copilot endpoint.
-    pub base_url: String,
-    /// Its key (the GitHub token for the Copilot endpoint).
-    pub api_key: Option<String>,
-    /// What kind of server `base_url` is: OpenAI-compatible, or the Copilot endpoint
-    /// (`COPILOT_API_URL`), whose `GET /models` answers `models.list`.
-    pub flavor: ApiFlavor,
-    /// Limits on a model's answers, for every session (bring-your-own-key providers too).
-    pub limits: ResponseLimits,
-}
-
-impl std::fmt::Debug for DefaultModel {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        // Never print the key.
-        f.debug_struct("DefaultModel")
-            .field("model", &self.model)
-            .field("base_url", &self.base_url)
-            .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
-            .field("flavor", &self.flavor)
-            .field("limits", &self.limits)
-            .finish()
-    }
-}
-
 /// Server settings.
 #[derive(Debug, Clone)]
 pub struct ServerConfig {
     /// Where sessions live (`$COPILOT_HOME/session-state` for the SDK clients).
     pub state_root: StateRoot,
-    /// The model of sessions created without `provider`.
-    pub default_model: DefaultModel,
+    /// The model of sessions created without `provider`: its name, endpoint and wire format
+    /// (an OpenAI-compatible server, the Copilot endpoint of `COPILOT_API_URL`, or any
+    /// provider the settings name), and the limits on answers every session gets.
+    pub default_model: OpenAiConfig,
     /// Permission policy for clients that do not handle permission requests.
     pub permissions: PermissionPolicy,
     /// MCP servers every session starts (the configuration files'); a session's `mcpServers`
@@ -115,13 +88,7 @@ impl ServerConfig {
     pub fn new(state_root: StateRoot) -> Self {
         ServerConfig {
             state_root,
-            default_model: DefaultModel {
-                model: "gpt-4.1".into(),
-                base_url: "http://127.0.0.1:8000/v1".into(),
-                api_key: None,
-                flavor: ApiFlavor::OpenAi,
-                limits: ResponseLimits::default(),
-            },
+            default_model: OpenAiConfig::new("http://127.0.0.1:8000/v1", "gpt-4.1"),
             permissions: PermissionPolicy::default(),
             mcp_servers: turnstile_mcp::McpServers::default(),
             durability: Durability::Turn,

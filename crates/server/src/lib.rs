@@ -38,8 +38,7 @@ pub mod transport;
 pub mod user_mcp_config;
 
 pub use config::{
-    DEFAULT_FRAME_BUDGET_WAIT, DEFAULT_INFLIGHT_FRAME_BYTES, DEFAULT_TAKEOVER_WAIT, DefaultModel,
-    ServerConfig,
+    DEFAULT_FRAME_BUDGET_WAIT, DEFAULT_INFLIGHT_FRAME_BYTES, DEFAULT_TAKEOVER_WAIT, ServerConfig,
 };
 pub use error::ServerError;
 pub use methods::{PROTOCOL_VERSION, VERSION};

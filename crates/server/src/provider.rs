@@ -10,7 +10,6 @@ use turnstile_loop::model::{
     http_provider, list_models,
 };
 
-use crate::config::DefaultModel;
 use crate::rpc::RpcError;
 
 /// `provider` of `session.create`/`session.resume` (the schema's `ProviderConfig`).
@@ -68,15 +67,16 @@ pub(crate) struct ChosenModel {
 
 /// Builds the model of a session from the client's `model` and `provider`, else the defaults.
 pub(crate) fn choose(
-    defaults: &DefaultModel,
+    defaults: &OpenAiConfig,
     model: Option<&str>,
     provider: Option<&ProviderParams>,
 ) -> Result<ChosenModel, RpcError> {
     let config = match provider {
         None => {
-            let model = model.unwrap_or(&defaults.model);
-            let mut config = OpenAiConfig::new(defaults.base_url.clone(), model);
-            config.flavor = defaults.flavor.clone();
+            let mut config = defaults.clone();
+            if let Some(model) = model {
+                config.model = model.to_owned();
+            }
             config.api_key = defaults.api_key.clone().filter(|k| !k.trim().is_empty());
             config
         }
@@ -96,7 +96,7 @@ pub(crate) fn choose(
 /// The configuration of a client's own provider; what turnstile cannot do is refused with
 /// -32602 saying what to use instead.
 fn byok(
-    defaults: &DefaultModel,
+    defaults: &OpenAiConfig,
     model: Option<&str>,
     p: &ProviderParams,
 ) -> Result<OpenAiConfig, RpcError> {
@@ -170,7 +170,7 @@ fn byok(
 /// The models of the server's default endpoint when it is the Copilot endpoint (its
 /// `GET /models`); `None` for an OpenAI-compatible default, whose one model is the default.
 pub(crate) async fn list_default_models(
-    defaults: &DefaultModel,
+    defaults: &OpenAiConfig,
 ) -> Option<Result<Vec<ModelInfo>, ModelError>> {
     if defaults.flavor != ApiFlavor::Copilot {
         return None;
@@ -187,16 +187,9 @@ pub(crate) async fn list_default_models(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use turnstile_loop::model::ResponseLimits;
 
-    fn defaults() -> DefaultModel {
-        DefaultModel {
-            model: "m0".into(),
-            base_url: "http://127.0.0.1:9/v1".into(),
-            api_key: None,
-            flavor: ApiFlavor::OpenAi,
-            limits: ResponseLimits::default(),
-        }
+    fn defaults() -> OpenAiConfig {
+        OpenAiConfig::new("http://127.0.0.1:9/v1", "m0")
     }
 
     #[test]

@@ -13,13 +13,14 @@ use anyhow::{Context, Result, bail};
 use clap::Args;
 use turnstile_journal::StateRoot;
 use turnstile_loop::AgentMode;
-use turnstile_loop::model::{ApiFlavor, OpenAiConfig};
+use turnstile_loop::model::OpenAiConfig;
 use turnstile_server::framing::DEFAULT_MAX_FRAME_BYTES;
 use turnstile_server::{
-    DEFAULT_INFLIGHT_FRAME_BYTES, DEFAULT_TAKEOVER_WAIT, DefaultModel, Server, ServerConfig,
-    TcpServer, serve_stdio,
+    DEFAULT_INFLIGHT_FRAME_BYTES, DEFAULT_TAKEOVER_WAIT, Server, ServerConfig, TcpServer,
+    serve_stdio,
 };
 
+use crate::config::{Effective, Source};
 use crate::served_store::ServedNats;
 use crate::store::StoreArgs;
 
@@ -97,15 +98,14 @@ pub struct ServeArgs {
     /// These built-in tools in no session (comma-separated or repeated).
     #[arg(long, value_name = "TOOLS", num_args = 0.., value_delimiter = ',')]
     pub excluded_tools: Vec<String>,
-    /// Model of sessions created without a provider (the Copilot CLI's --model).
+    /// Model of sessions created without a provider (the Copilot CLI's --model) [default: the settings file's `model`, else gpt-4.1].
     #[arg(
         long = "default-model",
         visible_alias = "model",
         env = "TURNSTILE_MODEL",
-        default_value = "gpt-4.1",
         value_name = "MODEL"
     )]
-    pub model: String,
+    pub model: Option<String>,
     /// Base URL (…/v1) of the OpenAI-compatible server of sessions created without a provider (key: TURNSTILE_API_KEY or OPENAI_API_KEY) [default: COPILOT_API_URL when set, the Copilot endpoint with the GitHub token; else http://127.0.0.1:8000/v1].
     #[arg(
         long = "default-base-url",
@@ -207,10 +207,11 @@ fn server_config(args: &ServeArgs, state_dir: Option<&Path>) -> Result<ServerCon
     }
     let root = StateRoot::resolve(state_dir.or(from_config_dir.as_deref()))?;
     let mut config = ServerConfig::new(root);
-    config.default_model = default_model(args, std::env::var("COPILOT_API_URL").ok());
     let mut flags = args.session.config_flags();
     flags.allow_all_tools |= args.yolo;
+    flags.model = args.model.clone();
     let effective = crate::config::effective(&flags)?;
+    config.default_model = default_model(args, &effective, std::env::var("COPILOT_API_URL").ok())?;
     let mcp = crate::mcp_servers::configured(&effective, None)?;
     config.permissions = crate::session_flags::policy(&effective, &mcp.names())?;
     config.mcp_servers = mcp;
@@ -257,28 +258,37 @@ fn server_config(args: &ServeArgs, state_dir: Option<&Path>) -> Result<ServerCon
 /// Copilot endpoint, reached with the GitHub token (`--auth-token-env VAR`, else
 /// `COPILOT_SDK_AUTH_TOKEN`, `GH_TOKEN`, `GITHUB_TOKEN`) as the Copilot CLI does; else the
 /// local default `http://127.0.0.1:8000/v1`.
-fn default_model(args: &ServeArgs, copilot_api_url: Option<String>) -> DefaultModel {
+/// The model of sessions created without a provider. An endpoint named for this server
+/// (`--default-base-url`, then the SDK's `COPILOT_API_URL`) comes first; else the provider the
+/// settings files or `COPILOT_PROVIDER_*` name, as `run` would reach it; else a local
+/// OpenAI-compatible server. The model name is the effective one in every case (the flag,
+/// the environment, the settings' `model`, `gpt-4.1`).
+fn default_model(
+    args: &ServeArgs,
+    effective: &Effective,
+    copilot_api_url: Option<String>,
+) -> Result<OpenAiConfig> {
     let limits = args.session.model_limits();
-    let openai = |base_url: String| DefaultModel {
-        model: args.model.clone(),
-        base_url,
-        api_key: OpenAiConfig::api_key_from_env(),
-        flavor: ApiFlavor::OpenAi,
-        limits,
+    let model = effective.model.value.clone();
+    let openai = |base_url: String| {
+        let mut config = OpenAiConfig::new(base_url, model.clone());
+        config.api_key = OpenAiConfig::api_key_from_env();
+        config.limits = limits;
+        config
     };
     if let Some(url) = args.base_url.clone().filter(|u| !u.trim().is_empty()) {
-        return openai(url);
+        return Ok(openai(url));
     }
-    match copilot_api_url.filter(|u| !u.trim().is_empty()) {
-        Some(url) => DefaultModel {
-            model: args.model.clone(),
-            base_url: url,
-            api_key: OpenAiConfig::github_token_from_env(args.auth_token_env.as_deref()),
-            flavor: ApiFlavor::Copilot,
-            limits,
-        },
-        None => openai("http://127.0.0.1:8000/v1".into()),
+    if let Some(url) = copilot_api_url.filter(|u| !u.trim().is_empty()) {
+        let token = OpenAiConfig::github_token_from_env(args.auth_token_env.as_deref());
+        let mut config = OpenAiConfig::copilot(url, model, token);
+        config.limits = limits;
+        return Ok(config);
     }
+    if effective.base_url.source != Source::Default {
+        return crate::provider_flags::model_config(effective, limits);
+    }
+    Ok(openai(crate::config::DEFAULT_BASE_URL.into()))
 }
 
 async fn serve(args: &ServeArgs, config: ServerConfig) -> Result<ExitCode> {
