@@ -258,3 +258,114 @@ impl StreamState {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// Feeds `chunks` (then `[DONE]`) as the data of SSE events, and returns the answer and the
+    /// live events sent.
+    fn assemble(chunks: &[serde_json::Value]) -> (ModelResponse, Vec<ModelEvent>) {
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        let mut state = StreamState::new(1 << 20);
+        for chunk in chunks {
+            state.event(&chunk.to_string(), &tx).unwrap();
+        }
+        state.event("[DONE]", &tx).unwrap();
+        assert!(state.done);
+        drop(tx);
+        let mut seen = Vec::new();
+        while let Ok(e) = rx.try_recv() {
+            seen.push(e);
+        }
+        (state.finish("asked".into(), Instant::now()), seen)
+    }
+
+    #[test]
+    fn the_published_stream_with_a_tool_call_assembles() {
+        // The Chat Completions API's streaming example of a function call, with
+        // `stream_options.include_usage` (its last chunk has no choices and the usage).
+        let head = json!({"id": "chatcmpl-9lIVq0gt0BHNdbF8gRSlgK0bzoHvK", "object": "chat.completion.chunk", "created": 1721077506, "model": "gpt-4o-mini-2024-07-18", "system_fingerprint": "fp_8b761cb050"});
+        let with = |choices: serde_json::Value, usage: serde_json::Value| {
+            let mut chunk = head.clone();
+            chunk["choices"] = choices;
+            chunk["usage"] = usage;
+            chunk
+        };
+        let delta = |d: serde_json::Value, finish: serde_json::Value| json!([{"index": 0, "delta": d, "logprobs": null, "finish_reason": finish}]);
+        let (answer, seen) = assemble(&[
+            with(
+                delta(
+                    json!({"role": "assistant", "content": null, "tool_calls": [{"index": 0, "id": "call_tJ6LgrKwJ9LAKl5OMv6wGw4X", "type": "function", "function": {"name": "get_current_weather", "arguments": ""}}], "refusal": null}),
+                    json!(null),
+                ),
+                json!(null),
+            ),
+            with(
+                delta(
+                    json!({"tool_calls": [{"index": 0, "function": {"arguments": "{\"lo"}}]}),
+                    json!(null),
+                ),
+                json!(null),
+            ),
+            with(
+                delta(
+                    json!({"tool_calls": [{"index": 0, "function": {"arguments": "cation\": \"Boston, MA\"}"}}]}),
+                    json!(null),
+                ),
+                json!(null),
+            ),
+            with(delta(json!({}), json!("tool_calls")), json!(null)),
+            with(
+                json!([]),
+                json!({"prompt_tokens": 82, "completion_tokens": 18, "total_tokens": 100, "prompt_tokens_details": {"cached_tokens": 0}, "completion_tokens_details": {"reasoning_tokens": 0}}),
+            ),
+        ]);
+        assert_eq!(answer.content, "");
+        assert_eq!(answer.tool_calls.len(), 1);
+        assert_eq!(answer.tool_calls[0].id, "call_tJ6LgrKwJ9LAKl5OMv6wGw4X");
+        assert_eq!(answer.tool_calls[0].name, "get_current_weather");
+        assert_eq!(
+            answer.tool_calls[0].arguments,
+            r#"{"location": "Boston, MA"}"#
+        );
+        assert_eq!(answer.finish_reason.as_deref(), Some("tool_calls"));
+        assert_eq!(answer.model, "gpt-4o-mini-2024-07-18");
+        assert_eq!(
+            answer.api_call_id.as_deref(),
+            Some("chatcmpl-9lIVq0gt0BHNdbF8gRSlgK0bzoHvK")
+        );
+        let usage = answer.usage.unwrap();
+        assert_eq!((usage.input_tokens, usage.output_tokens), (82, 18));
+        assert!(
+            seen.iter()
+                .all(|e| matches!(e, ModelEvent::ToolCallDelta { .. }))
+        );
+        assert_eq!(seen.len(), 3);
+    }
+
+    #[test]
+    fn the_published_text_stream_assembles() {
+        // The streaming example of a plain answer: role first, then content pieces, then the
+        // finish reason in a chunk with an empty delta.
+        let chunk = |d: serde_json::Value, finish: serde_json::Value| json!({"id": "chatcmpl-123", "object": "chat.completion.chunk", "created": 1694268190, "model": "gpt-4o-mini", "system_fingerprint": "fp_44709d6fcb", "choices": [{"index": 0, "delta": d, "logprobs": null, "finish_reason": finish}]});
+        let (answer, seen) = assemble(&[
+            chunk(json!({"role": "assistant", "content": ""}), json!(null)),
+            chunk(json!({"content": "Hello"}), json!(null)),
+            chunk(json!({"content": "!"}), json!(null)),
+            chunk(json!({}), json!("stop")),
+        ]);
+        assert_eq!(answer.content, "Hello!");
+        assert!(answer.tool_calls.is_empty());
+        assert_eq!(answer.finish_reason.as_deref(), Some("stop"));
+        assert!(answer.usage.is_none(), "no include_usage chunk");
+        assert_eq!(
+            seen,
+            [
+                ModelEvent::TextDelta("Hello".into()),
+                ModelEvent::TextDelta("!".into())
+            ]
+        );
+    }
+}

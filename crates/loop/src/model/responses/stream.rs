@@ -285,4 +285,68 @@ mod tests {
         let e = StreamState::default().event("{not json", &tx).unwrap_err();
         assert_eq!(e.kind, ModelErrorKind::MalformedResponse);
     }
+
+    #[test]
+    fn the_published_stream_with_a_function_call_assembles() {
+        // The Responses API's streaming events as its reference lists them: the response
+        // object first, a message item with its content part, a function call item with its
+        // argument deltas, every item closed, then the completed response with the usage.
+        let response = |status: &str, output: Value, usage: Value| json!({"id": "resp_67c9fdcecf488190bdd9a0409de3a1ec07b8b0ad4e5eb654", "object": "response", "created_at": 1741290958, "status": status, "error": null, "incomplete_details": null, "instructions": "You are a helpful assistant.", "max_output_tokens": null, "model": "gpt-4.1-2025-04-14", "output": output, "parallel_tool_calls": true, "previous_response_id": null, "reasoning": {"effort": null, "summary": null}, "store": true, "temperature": 1.0, "text": {"format": {"type": "text"}}, "tool_choice": "auto", "tools": [], "top_p": 1.0, "truncation": "disabled", "usage": usage, "user": null, "metadata": {}});
+        let message = json!({"id": "msg_67c9fdcf37fc8190ba82116e33fb28c507b8b0ad4e5eb654", "type": "message", "status": "in_progress", "role": "assistant", "content": []});
+        let call = json!({"type": "function_call", "id": "fc_12345xyz", "call_id": "call_12345xyz", "name": "get_weather", "arguments": ""});
+        let mut done_call = call.clone();
+        done_call["arguments"] = json!("{\"location\":\"Paris, France\"}");
+        done_call["status"] = json!("completed");
+        let text = "Hi there!";
+        let (result, seen) = run(&[
+            json!({"type": "response.created", "sequence_number": 0, "response": response("in_progress", json!([]), json!(null))}),
+            json!({"type": "response.in_progress", "sequence_number": 1, "response": response("in_progress", json!([]), json!(null))}),
+            json!({"type": "response.output_item.added", "sequence_number": 2, "output_index": 0, "item": message}),
+            json!({"type": "response.content_part.added", "sequence_number": 3, "item_id": "msg_67c9fdcf37fc8190ba82116e33fb28c507b8b0ad4e5eb654", "output_index": 0, "content_index": 0, "part": {"type": "output_text", "text": "", "annotations": []}}),
+            json!({"type": "response.output_text.delta", "sequence_number": 4, "item_id": "msg_67c9fdcf37fc8190ba82116e33fb28c507b8b0ad4e5eb654", "output_index": 0, "content_index": 0, "delta": "Hi"}),
+            json!({"type": "response.output_text.delta", "sequence_number": 5, "item_id": "msg_67c9fdcf37fc8190ba82116e33fb28c507b8b0ad4e5eb654", "output_index": 0, "content_index": 0, "delta": " there!"}),
+            json!({"type": "response.output_text.done", "sequence_number": 6, "item_id": "msg_67c9fdcf37fc8190ba82116e33fb28c507b8b0ad4e5eb654", "output_index": 0, "content_index": 0, "text": text}),
+            json!({"type": "response.content_part.done", "sequence_number": 7, "item_id": "msg_67c9fdcf37fc8190ba82116e33fb28c507b8b0ad4e5eb654", "output_index": 0, "content_index": 0, "part": {"type": "output_text", "text": text, "annotations": []}}),
+            json!({"type": "response.output_item.done", "sequence_number": 8, "output_index": 0, "item": {"id": "msg_67c9fdcf37fc8190ba82116e33fb28c507b8b0ad4e5eb654", "type": "message", "status": "completed", "role": "assistant", "content": [{"type": "output_text", "text": text, "annotations": []}]}}),
+            json!({"type": "response.output_item.added", "sequence_number": 9, "output_index": 1, "item": call}),
+            json!({"type": "response.function_call_arguments.delta", "sequence_number": 10, "item_id": "fc_12345xyz", "output_index": 1, "delta": "{\"location\":"}),
+            json!({"type": "response.function_call_arguments.delta", "sequence_number": 11, "item_id": "fc_12345xyz", "output_index": 1, "delta": "\"Paris, France\"}"}),
+            json!({"type": "response.function_call_arguments.done", "sequence_number": 12, "item_id": "fc_12345xyz", "output_index": 1, "arguments": "{\"location\":\"Paris, France\"}"}),
+            json!({"type": "response.output_item.done", "sequence_number": 13, "output_index": 1, "item": done_call}),
+            json!({"type": "response.completed", "sequence_number": 14, "response": response("completed", json!([{"id": "msg_67c9fdcf37fc8190ba82116e33fb28c507b8b0ad4e5eb654", "type": "message", "status": "completed", "role": "assistant", "content": [{"type": "output_text", "text": text, "annotations": []}]}, done_call]), json!({"input_tokens": 37, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 11, "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 48}))}),
+        ]);
+        let output = result
+            .unwrap()
+            .expect("the completed event ends the stream");
+        assert_eq!(
+            output.id.as_deref(),
+            Some("resp_67c9fdcecf488190bdd9a0409de3a1ec07b8b0ad4e5eb654")
+        );
+        assert_eq!(output.model.as_deref(), Some("gpt-4.1-2025-04-14"));
+        let (answer, _) = output
+            .into_answer("m".into(), std::time::Instant::now(), 1 << 20)
+            .unwrap();
+        assert_eq!(answer.content, text);
+        assert_eq!(answer.tool_calls.len(), 1);
+        assert_eq!(answer.tool_calls[0].id, "call_12345xyz");
+        assert_eq!(answer.tool_calls[0].name, "get_weather");
+        assert_eq!(
+            answer.tool_calls[0].arguments,
+            r#"{"location":"Paris, France"}"#
+        );
+        let usage = answer.usage.unwrap();
+        assert_eq!((usage.input_tokens, usage.output_tokens), (37, 11));
+        let texts: Vec<&ModelEvent> = seen
+            .iter()
+            .filter(|e| matches!(e, ModelEvent::TextDelta(_)))
+            .collect();
+        assert_eq!(
+            texts,
+            [
+                &ModelEvent::TextDelta("Hi".into()),
+                &ModelEvent::TextDelta(" there!".into())
+            ],
+            "the done events repeat the text and are not streamed again"
+        );
+    }
 }
