@@ -35,6 +35,9 @@ pub(crate) enum Answer {
     Released,
     /// It stayed busy for the whole wait.
     Busy,
+    /// The connection ended with no answer: the holder died while asked (a killed process
+    /// accepts on its socket, and keeps its lock, until it is gone).
+    Vanished,
 }
 
 /// The socket of the session in `dir`.
@@ -183,13 +186,13 @@ pub(crate) async fn ask(dir: &Path, wait: Duration) -> Option<Answer> {
     // The holder answers within `wait` plus the time to close; the guard only bounds a holder
     // that hangs.
     let mut reader = BufReader::new(&mut stream).take(MAX_REQUEST as u64);
-    tokio::time::timeout(wait + Duration::from_secs(60), reader.read_line(&mut line))
+    let read = tokio::time::timeout(wait + Duration::from_secs(60), reader.read_line(&mut line))
         .await
-        .ok()?
         .ok()?;
-    match line.trim() {
-        "released" => Some(Answer::Released),
-        "busy" => Some(Answer::Busy),
+    match (read, line.trim()) {
+        (Ok(_), "released") => Some(Answer::Released),
+        (Ok(_), "busy") => Some(Answer::Busy),
+        (Ok(0), _) | (Err(_), _) => Some(Answer::Vanished),
         _ => None,
     }
 }

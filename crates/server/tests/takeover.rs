@@ -169,3 +169,50 @@ async fn a_session_under_a_path_longer_than_a_socket_address_is_still_handed_ove
     assert!(!socket.exists());
     holder.stop().await;
 }
+
+#[tokio::test]
+async fn a_holder_that_dies_while_asked_is_waited_for_and_the_resume_goes_on() {
+    let model = ScriptedServer::start(Script::new().text("one").text("two"))
+        .await
+        .unwrap();
+    let first = TestServer::start(|_| {}).await;
+    let mut a = Client::connect(first.addr).await;
+    let created = a
+        .ok("session.create", create_params(&model.url(), json!({})))
+        .await;
+    let id = created["sessionId"].as_str().unwrap().to_owned();
+    a.ok("session.send", json!({"sessionId": id, "prompt": "first"}))
+        .await;
+    a.events_until(no_answers, is_idle).await;
+    let dir = first.dir.path().join("state").join(&id);
+    // Every session closed, its lock released; the state directory stays.
+    first.server.shutdown().await;
+
+    // A holder being killed: it holds the lock and accepts on its socket, then its socket
+    // closes with no answer and, a moment later, its lock goes, as a process's files do when
+    // it dies.
+    let lock = turnstile_journal::writer_lock::WriterLock::acquire(&dir.join("writer.lock"))
+        .expect("the dying holder's lock");
+    let listener = std::os::unix::net::UnixListener::bind(dir.join("handover.sock")).unwrap();
+    let dying = std::thread::spawn(move || {
+        let (connection, _) = listener.accept().unwrap();
+        std::thread::sleep(Duration::from_millis(100));
+        drop(connection);
+        std::thread::sleep(Duration::from_millis(150));
+        drop(lock);
+    });
+
+    let taker = TestServer::beside(&first, |_| {}).await;
+    let mut b = Client::connect(taker.addr).await;
+    b.ok(
+        "session.resume",
+        create_params(&model.url(), json!({"sessionId": id})),
+    )
+    .await;
+    dying.join().unwrap();
+    b.ok("session.send", json!({"sessionId": id, "prompt": "second"}))
+        .await;
+    b.events_until(no_answers, is_idle).await;
+    taker.stop().await;
+    first.stop().await;
+}

@@ -3,6 +3,7 @@
 
 use std::path::Path;
 use std::sync::Arc;
+use std::time::Duration;
 
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -23,6 +24,9 @@ use crate::handover;
 use crate::remote_store::{AttachMode, RemoteSession, StoreError};
 use crate::rpc::{RpcError, codes};
 use crate::sessions::{OpenSession, SessionInfo, lifecycle_params, summarize};
+
+/// How long a resume waits for the lock of a holder that died while asked to hand over.
+const HOLDER_EXIT: Duration = Duration::from_secs(2);
 
 /// `session.create`.
 pub(crate) async fn create(ctx: &Ctx<'_>, params: OpenParams) -> Result<Value, RpcError> {
@@ -176,7 +180,30 @@ async fn resume_or_take_over(
                     );
                     Err(error)
                 }
-                None => Err(loop_error(id, e)),
+                // The holder died while asked: its lock goes with its last open file, a
+                // moment after the socket, so the open is tried again for a short while.
+                Some(handover::Answer::Vanished) => {
+                    let deadline = tokio::time::Instant::now() + HOLDER_EXIT;
+                    loop {
+                        match resume_from_disk(ctx, id, params, sink.clone(), mcp)? {
+                            Ok(opened) => return Ok(opened),
+                            Err(again)
+                                if held_by_another_writer(&again)
+                                    && tokio::time::Instant::now() < deadline =>
+                            {
+                                tokio::time::sleep(Duration::from_millis(20)).await;
+                            }
+                            Err(again) => return Err(loop_error(id, again)),
+                        }
+                    }
+                }
+                // Nobody listens: the holder is not a server, or it has just died (its lock
+                // released since the first try), so the open is tried once more.
+                None => match resume_from_disk(ctx, id, params, sink, mcp)? {
+                    Ok(opened) => Ok(opened),
+                    Err(again) if held_by_another_writer(&again) => Err(loop_error(id, e)),
+                    Err(again) => Err(loop_error(id, again)),
+                },
             }
         }
         Err(e) => Err(loop_error(id, e)),
