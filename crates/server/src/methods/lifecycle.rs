@@ -28,6 +28,10 @@ use crate::sessions::{OpenSession, SessionInfo, lifecycle_params, summarize};
 /// How long a resume waits for the lock of a holder that died while asked to hand over.
 const HOLDER_EXIT: Duration = Duration::from_secs(2);
 
+/// How long a resume waits for the lock of a holder with no handover socket (not a server,
+/// or a dying one whose socket closed before its lock).
+const NO_LISTENER: Duration = Duration::from_millis(500);
+
 /// `session.create`.
 pub(crate) async fn create(ctx: &Ctx<'_>, params: OpenParams) -> Result<Value, RpcError> {
     let id = match params.session_id.as_deref() {
@@ -183,30 +187,40 @@ async fn resume_or_take_over(
                 // The holder died while asked: its lock goes with its last open file, a
                 // moment after the socket, so the open is tried again for a short while.
                 Some(handover::Answer::Vanished) => {
-                    let deadline = tokio::time::Instant::now() + HOLDER_EXIT;
-                    loop {
-                        match resume_from_disk(ctx, id, params, sink.clone(), mcp)? {
-                            Ok(opened) => return Ok(opened),
-                            Err(again)
-                                if held_by_another_writer(&again)
-                                    && tokio::time::Instant::now() < deadline =>
-                            {
-                                tokio::time::sleep(Duration::from_millis(20)).await;
-                            }
-                            Err(again) => return Err(loop_error(id, again)),
-                        }
-                    }
+                    reopen_when_released(ctx, id, params, sink, mcp, HOLDER_EXIT, e).await
                 }
-                // Nobody listens: the holder is not a server, or it has just died (its lock
-                // released since the first try), so the open is tried once more.
-                None => match resume_from_disk(ctx, id, params, sink, mcp)? {
-                    Ok(opened) => Ok(opened),
-                    Err(again) if held_by_another_writer(&again) => Err(loop_error(id, e)),
-                    Err(again) => Err(loop_error(id, again)),
-                },
+                // Nobody listens: the holder is not a server, or it is dying (its socket
+                // closed first), so the open is tried again for a shorter while.
+                None => reopen_when_released(ctx, id, params, sink, mcp, NO_LISTENER, e).await,
             }
         }
         Err(e) => Err(loop_error(id, e)),
+    }
+}
+
+/// Opens the session again until its lock is free or `wait` has passed; a lock still held
+/// then is refused with the first error, `held`.
+async fn reopen_when_released(
+    ctx: &Ctx<'_>,
+    id: Uuid,
+    params: &OpenParams,
+    sink: Option<Arc<dyn turnstile_journal::JournalSink>>,
+    mcp: Option<&Arc<McpHost>>,
+    wait: Duration,
+    held: LoopError,
+) -> Result<Resumed, RpcError> {
+    let deadline = tokio::time::Instant::now() + wait;
+    loop {
+        match resume_from_disk(ctx, id, params, sink.clone(), mcp)? {
+            Ok(opened) => return Ok(opened),
+            Err(again) if held_by_another_writer(&again) => {
+                if tokio::time::Instant::now() >= deadline {
+                    return Err(loop_error(id, held));
+                }
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            Err(again) => return Err(loop_error(id, again)),
+        }
     }
 }
 
