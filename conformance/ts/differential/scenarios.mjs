@@ -668,6 +668,24 @@ export const SCENARIOS = {
     await session.disconnect();
   },
 
+  // The other agent types: a code-review, a research and a security-review agent, each
+  // answering at once; the main agent's model reads each answer.
+  async "task-types"(run) {
+    await run.model("task-types.json");
+    run.file("notes.txt", "first line\nsecond line\n");
+    const client = run.client();
+    const session = await client.createSession(run.options("main", { onPermissionRequest: approveAll }));
+    run.session("main", session.sessionId);
+    const answer = await session.sendAndWait("Review, research and audit notes.txt", GUARD);
+    run.observe("answer", answer?.data?.content ?? null);
+    run.observe("tool result texts", toolResultTexts(run.events.main.filter((e) => !e.agentId)));
+    run.observe(
+      "sub-agents",
+      run.events.main.filter((e) => e.type === "subagent.started").map((e) => [e.data.agentName, e.data.agentDisplayName]),
+    );
+    await session.disconnect();
+  },
+
   // A background sub-agent: `task` with mode background returns at once with the agent's id
   // (a sync bash keeps the main agent busy while the sub-agent answers), `read_agent` waits
   // for its result, then an unknown id and `list_agents`.

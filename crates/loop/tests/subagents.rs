@@ -181,6 +181,78 @@ async fn an_explore_agent_answers_the_main_agent_through_its_own_calls() {
 }
 
 #[tokio::test]
+async fn the_review_and_research_agents_get_their_own_prompts_tools_and_names() {
+    let script = Script::new()
+        .respond(ScriptedResponse::tool_call(
+            "task",
+            task("code-review", "Review the change."),
+        ))
+        .respond(ScriptedResponse::text("No problems."))
+        .respond(ScriptedResponse::tool_call(
+            "task",
+            task("research", "What is notes.txt about?"),
+        ))
+        .respond(ScriptedResponse::text("Notes."))
+        .respond(ScriptedResponse::tool_call(
+            "task",
+            task("security-review", "Look for secrets."),
+        ))
+        .respond(ScriptedResponse::text("None."))
+        .respond(ScriptedResponse::text("All done."));
+    let Ran {
+        fx,
+        session,
+        outcome,
+    } = run_once(script, "review, research, audit", |_| {}).await;
+    assert_eq!(outcome, Outcome::Idle);
+    let requests = fx.server.requests();
+    assert_eq!(requests.len(), 7);
+    let system = |r: &Value| r["messages"][0]["content"].as_str().unwrap().to_owned();
+    assert!(system(&requests[1]).starts_with("You are a code review sub-agent"));
+    assert!(system(&requests[3]).starts_with("You are a research sub-agent"));
+    assert!(system(&requests[5]).starts_with("You are a security review sub-agent"));
+    assert_eq!(
+        tool_names(&requests[3]),
+        ["view", "web_fetch", "grep", "glob"],
+        "the research agent reads and fetches only"
+    );
+    for reviewer in [&requests[1], &requests[5]] {
+        let tools = tool_names(reviewer);
+        assert!(tools.contains(&"bash".to_owned()) && tools.contains(&"edit".to_owned()));
+        assert!(!tools.contains(&"task".to_owned()), "no nesting");
+    }
+    // The main agent reads each agent's answer as its task's result.
+    let main = requests[6]["messages"].as_array().unwrap();
+    let results: Vec<&str> = main
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap())
+        .collect();
+    assert_eq!(results, ["No problems.", "Notes.", "None."]);
+    let started: Vec<(String, String)> = of_type(&fx.journal(session.id()), "subagent.started")
+        .into_iter()
+        .map(|e| {
+            let d = data(e);
+            (
+                d["agentName"].as_str().unwrap().to_owned(),
+                d["agentDisplayName"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        started,
+        [
+            ("code-review".to_owned(), "Code Review Agent".to_owned()),
+            ("research".to_owned(), "Research Agent".to_owned()),
+            (
+                "security-review".to_owned(),
+                "Security Review Agent".to_owned()
+            ),
+        ]
+    );
+}
+
+#[tokio::test]
 async fn a_sub_agent_that_fails_or_is_misnamed_gives_the_main_agent_a_clear_failure() {
     let script = Script::new()
         .respond(ScriptedResponse::tool_call("task", task("nope", "x")))

@@ -13,12 +13,16 @@ use super::{BoxFuture, PermissionAsk, Tool, ToolContext, ToolFailure, ToolOutput
 /// The tool's name.
 pub const NAME: &str = "task";
 
-/// The agent types a sub-agent can be, in the order the schema lists them.
-pub const AGENT_TYPES: [AgentType; 3] = [AgentType::Explore, AgentType::Task, AgentType::General];
-
-/// The agent types the runtime knows; the unknown-type answer lists them all.
-const RUNTIME_AGENT_TYPES: &str =
-    "explore, task, general-purpose, code-review, research, security-review";
+/// The agent types a sub-agent can be, in the order the runtime lists them (its schema and
+/// its unknown-type answer).
+pub const AGENT_TYPES: [AgentType; 6] = [
+    AgentType::Explore,
+    AgentType::Task,
+    AgentType::General,
+    AgentType::CodeReview,
+    AgentType::Research,
+    AgentType::SecurityReview,
+];
 
 /// The tools an explore agent gets (read and search; the runtime's subset, in its order).
 const EXPLORE_TOOLS: [&str; 7] = [
@@ -31,6 +35,9 @@ const EXPLORE_TOOLS: [&str; 7] = [
     "glob",
 ];
 
+/// The tools a research agent gets (read, search and fetch; the runtime's subset).
+const RESEARCH_TOOLS: [&str; 4] = ["view", "web_fetch", "grep", "glob"];
+
 /// What a sub-agent is for; decides its system prompt and its tools.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AgentType {
@@ -40,6 +47,12 @@ pub enum AgentType {
     Task,
     /// Any multi-step work with the whole tool set.
     General,
+    /// Reviews a change for real bugs, with the whole tool set.
+    CodeReview,
+    /// Searches and reads to answer a question, with read and fetch tools only.
+    Research,
+    /// Reviews a change for security holes, with the whole tool set.
+    SecurityReview,
 }
 
 impl AgentType {
@@ -49,6 +62,9 @@ impl AgentType {
             AgentType::Explore => "explore",
             AgentType::Task => "task",
             AgentType::General => "general-purpose",
+            AgentType::CodeReview => "code-review",
+            AgentType::Research => "research",
+            AgentType::SecurityReview => "security-review",
         }
     }
 
@@ -58,6 +74,9 @@ impl AgentType {
             AgentType::Explore => "Explore Agent",
             AgentType::Task => "Task Agent",
             AgentType::General => "General Purpose Agent",
+            AgentType::CodeReview => "Code Review Agent",
+            AgentType::Research => "Research Agent",
+            AgentType::SecurityReview => "Security Review Agent",
         }
     }
 
@@ -72,6 +91,15 @@ impl AgentType {
             }
             AgentType::General => {
                 "Does complex multi-step work with the whole tool set in its own context window."
+            }
+            AgentType::CodeReview => {
+                "Reviews a change (staged, unstaged or a branch's diff) without changing it and reports only bugs, security holes and logic errors it is sure of; no style remarks."
+            }
+            AgentType::Research => {
+                "Answers a research question by searching and reading (grep, glob, view, web_fetch) and reports what it found with the sources."
+            }
+            AgentType::SecurityReview => {
+                "Reviews a change for exploitable security holes (injection, secrets, unsafe paths and permissions, and the like) and reports only the ones it is sure of."
             }
         }
     }
@@ -88,6 +116,15 @@ impl AgentType {
             AgentType::General => {
                 "You are a sub-agent working on your parent agent's task on your own: nobody can answer questions, so work until the task is done, then answer with what you did and found."
             }
+            AgentType::CodeReview => {
+                "You are a code review sub-agent. Find the change to review (git diff, staged and unstaged, or the branch against its base), read what it touches, and report only problems you are sure of: bugs, security holes, logic errors, each with the file, the line and why. Do not change any file; say so plainly when you found nothing."
+            }
+            AgentType::Research => {
+                "You are a research sub-agent. Search and read to answer the question you are given, check what you claim against what you read, and answer with your findings and where each came from. Do not change any file."
+            }
+            AgentType::SecurityReview => {
+                "You are a security review sub-agent. Review the change you are given, or the working tree's uncommitted change, for holes an attacker could use: injection, secrets in code, unsafe paths, permissions and deserialisation, and the like. Report only what you are sure of, each with the file, the line, the attack and the fix. Do not change any file."
+            }
         };
         format!(
             "{role}\n\nYour answer is the only thing your parent agent reads of your work: make it complete.\n\n<environment_context>\nWorking directory: {}\n</environment_context>",
@@ -100,7 +137,11 @@ impl AgentType {
     pub fn offers(self, name: &str) -> bool {
         match self {
             AgentType::Explore => EXPLORE_TOOLS.contains(&name),
-            AgentType::Task | AgentType::General => {
+            AgentType::Research => RESEARCH_TOOLS.contains(&name),
+            AgentType::Task
+            | AgentType::General
+            | AgentType::CodeReview
+            | AgentType::SecurityReview => {
                 ![NAME, "task_complete", "read_agent", "list_agents"].contains(&name)
             }
         }
@@ -144,16 +185,13 @@ impl TaskArgs {
         }
         let kind = field("agent_type").unwrap_or_default();
         let Some(agent_type) = AgentType::parse(&kind) else {
-            let known = RUNTIME_AGENT_TYPES.split(", ").any(|t| t == kind);
-            let message = if known {
+            return Err(ToolFailure::new(
                 format!(
-                    "The agent_type {kind} is not available in this engine. Available types are: {}",
+                    "Unknown agent_type: {kind}. Valid types are: {}",
                     available()
-                )
-            } else {
-                format!("Unknown agent_type: {kind}. Valid types are: {RUNTIME_AGENT_TYPES}")
-            };
-            return Err(ToolFailure::new(message, "failure"));
+                ),
+                "failure",
+            ));
         };
         let background = match field("mode").as_deref() {
             None | Some("sync") => false,
@@ -175,7 +213,7 @@ impl TaskArgs {
     }
 }
 
-/// The agent types this engine runs, comma-separated.
+/// The agent types, comma-separated.
 fn available() -> String {
     AGENT_TYPES.map(AgentType::name).join(", ")
 }
@@ -295,7 +333,7 @@ mod tests {
     }
 
     #[test]
-    fn agent_types_known_unknown_and_not_built() {
+    fn agent_types_known_and_unknown() {
         let args = TaskArgs::parse(&call(json!({}))).unwrap();
         assert_eq!(args.agent_type, AgentType::Explore);
         let unknown = TaskArgs::parse(&call(json!({"agent_type": "nope"}))).unwrap_err();
@@ -303,11 +341,15 @@ mod tests {
             unknown.message,
             "Unknown agent_type: nope. Valid types are: explore, task, general-purpose, code-review, research, security-review"
         );
-        let later = TaskArgs::parse(&call(json!({"agent_type": "research"}))).unwrap_err();
-        assert!(
-            later.message.contains("explore, task, general-purpose"),
-            "{later}"
-        );
+        for (name, kind) in [
+            ("code-review", AgentType::CodeReview),
+            ("research", AgentType::Research),
+            ("security-review", AgentType::SecurityReview),
+        ] {
+            let args = TaskArgs::parse(&call(json!({"agent_type": name}))).unwrap();
+            assert_eq!(args.agent_type, kind);
+            assert_eq!(kind.name(), name);
+        }
         let background = TaskArgs::parse(&call(json!({"mode": "background"}))).unwrap();
         assert!(background.background);
         assert!(
@@ -326,6 +368,13 @@ mod tests {
         assert!(AgentType::General.offers("edit"));
         assert!(!AgentType::General.offers(NAME));
         assert!(!AgentType::Task.offers("read_agent"));
+        assert!(AgentType::CodeReview.offers("bash") && AgentType::SecurityReview.offers("edit"));
+        assert!(!AgentType::CodeReview.offers(NAME));
+        let research: Vec<&str> = ["bash", "view", "create", "web_fetch", "grep", "glob", "sql"]
+            .into_iter()
+            .filter(|t| AgentType::Research.offers(t))
+            .collect();
+        assert_eq!(research, ["view", "web_fetch", "grep", "glob"]);
     }
 
     #[tokio::test]
