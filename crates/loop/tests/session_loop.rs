@@ -1,20 +1,18 @@
 //! The agent loop end to end against a scripted OpenAI-compatible server on 127.0.0.1:
-//! event order, journal contents, tools, permissions, hooks, autopilot, retries, errors,
-//! abort, resume. Every journal written here must pass the replay crate's audit.
+//! event order, journal contents, tools, permissions, hooks, autopilot, abort, resume (the
+//! model's failures are `model_failures.rs`). Every journal written here must pass the
+//! replay crate's audit.
 
 mod common;
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::Fixture;
+use common::{Fixture, data, drain, types};
 use serde_json::{Value, json};
-use turnstile_journal::{Event, Uuid};
-use turnstile_loop::hooks::{CommandHooks, HookRunner, HookTrust};
-use turnstile_loop::model::{OpenAiConfig, OpenAiProvider};
+use turnstile_journal::Uuid;
 use turnstile_loop::permissions::PermissionPolicy;
-use turnstile_loop::tools::ToolRegistry;
-use turnstile_loop::{AgentMode, Outcome, SendOptions, SessionConfig, SessionHandle, SessionParts};
+use turnstile_loop::{AgentMode, Outcome, SendOptions, SessionHandle};
 use turnstile_scripted_model::{Script, ScriptedResponse};
 
 async fn fixture(script: Script) -> Fixture {
@@ -29,33 +27,6 @@ async fn fixture(script: Script) -> Fixture {
     .await
 }
 
-impl Fixture {
-    /// The base parts with `task_complete` offered and the working directory's hooks.
-    fn parts(&self, configure: impl FnOnce(&mut SessionConfig)) -> SessionParts {
-        let mut parts = self.base_parts(configure);
-        let (hooks, _) = CommandHooks::load(self.work.path(), &HookTrust::everything()).unwrap();
-        parts.tools = Arc::new(ToolRegistry::builtin(true));
-        parts.hooks = Some(Arc::new(hooks) as Arc<dyn HookRunner>);
-        parts
-    }
-}
-
-fn types(events: &[Arc<Event>]) -> Vec<&str> {
-    events.iter().map(|e| e.event_type.as_str()).collect()
-}
-
-fn data(e: &Event) -> Value {
-    serde_json::from_str(e.data.get()).unwrap()
-}
-
-async fn drain(rx: &mut tokio::sync::mpsc::UnboundedReceiver<Arc<Event>>) -> Vec<Arc<Event>> {
-    let mut out = Vec::new();
-    while let Ok(ev) = rx.try_recv() {
-        out.push(ev);
-    }
-    out
-}
-
 #[tokio::test]
 async fn multi_turn_with_several_tools_per_turn() {
     let script = Script::new()
@@ -68,14 +39,14 @@ async fn multi_turn_with_several_tools_per_turn() {
                 .with_usage(100, 12),
         );
     let fx = fixture(script).await;
-    let session = SessionHandle::create(&fx.root, None, fx.parts(|_| {})).unwrap();
+    let session = SessionHandle::create(&fx.root, None, fx.hooked_parts(|_| {})).unwrap();
     let mut rx = session.subscribe();
     let outcome = session
         .send_and_wait("List and read", SendOptions::default())
         .await
         .unwrap();
     assert_eq!(outcome, Outcome::Idle);
-    let live = drain(&mut rx).await;
+    let live = drain(&mut rx);
     let t = types(&live);
     assert_eq!(t.last(), Some(&"session.idle"), "idle is last: {t:?}");
     assert_eq!(
@@ -162,7 +133,8 @@ async fn multi_turn_with_several_tools_per_turn() {
 #[tokio::test]
 async fn non_streaming_answers() {
     let fx = fixture(Script::new().text("plain answer")).await;
-    let session = SessionHandle::create(&fx.root, None, fx.parts(|c| c.streaming = false)).unwrap();
+    let session =
+        SessionHandle::create(&fx.root, None, fx.hooked_parts(|c| c.streaming = false)).unwrap();
     let mut rx = session.subscribe();
     assert_eq!(
         session
@@ -171,7 +143,7 @@ async fn non_streaming_answers() {
             .unwrap(),
         Outcome::Idle
     );
-    let live = drain(&mut rx).await;
+    let live = drain(&mut rx);
     assert!(!types(&live).contains(&"assistant.message_delta"));
     let msg = live
         .iter()
@@ -189,8 +161,12 @@ async fn autopilot_nudges_until_task_complete() {
         .text("I looked around.")
         .tool_call("task_complete", json!({"summary": "Looked around."}));
     let fx = fixture(script).await;
-    let session =
-        SessionHandle::create(&fx.root, None, fx.parts(|c| c.mode = AgentMode::Autopilot)).unwrap();
+    let session = SessionHandle::create(
+        &fx.root,
+        None,
+        fx.hooked_parts(|c| c.mode = AgentMode::Autopilot),
+    )
+    .unwrap();
     let mut rx = session.subscribe();
     assert_eq!(
         session
@@ -199,7 +175,7 @@ async fn autopilot_nudges_until_task_complete() {
             .unwrap(),
         Outcome::Idle
     );
-    let live = drain(&mut rx).await;
+    let live = drain(&mut rx);
     let nudges: Vec<_> = live
         .iter()
         .filter(|e| data(e)["isAutopilotContinuation"] == true)
@@ -261,7 +237,7 @@ async fn autopilot_stops_at_the_continuation_cap() {
     let session = SessionHandle::create(
         &fx.root,
         None,
-        fx.parts(|c| {
+        fx.hooked_parts(|c| {
             c.mode = AgentMode::Autopilot;
             c.max_autopilot_continues = 2;
         }),
@@ -272,7 +248,7 @@ async fn autopilot_stops_at_the_continuation_cap() {
         .send_and_wait("go", SendOptions::default())
         .await
         .unwrap();
-    let live = drain(&mut rx).await;
+    let live = drain(&mut rx);
     assert_eq!(
         live.iter()
             .filter(|e| data(e)["isAutopilotContinuation"] == true)
@@ -297,13 +273,13 @@ async fn autopilot_stops_at_the_continuation_cap() {
 #[tokio::test]
 async fn interactive_never_nudges_and_offers_no_task_complete() {
     let fx = fixture(Script::new().text("answer")).await;
-    let session = SessionHandle::create(&fx.root, None, fx.parts(|_| {})).unwrap();
+    let session = SessionHandle::create(&fx.root, None, fx.hooked_parts(|_| {})).unwrap();
     let mut rx = session.subscribe();
     session
         .send_and_wait("q", SendOptions::default())
         .await
         .unwrap();
-    let live = drain(&mut rx).await;
+    let live = drain(&mut rx);
     assert!(
         live.iter()
             .all(|e| data(e)["isAutopilotContinuation"] != true)
@@ -315,76 +291,13 @@ async fn interactive_never_nudges_and_offers_no_task_complete() {
 }
 
 #[tokio::test]
-async fn retry_after_500_then_error_on_400() {
-    let script = Script::new()
-        .respond(ScriptedResponse::error_message(500, "overloaded"))
-        .text("recovered")
-        .respond(ScriptedResponse::error_message(
-            400,
-            "bad request: context too long",
-        ));
-    let fx = fixture(script).await;
-    let session = SessionHandle::create(&fx.root, None, fx.parts(|_| {})).unwrap();
-    let mut rx = session.subscribe();
-    assert_eq!(
-        session
-            .send_and_wait("one", SendOptions::default())
-            .await
-            .unwrap(),
-        Outcome::Idle
-    );
-    let live = drain(&mut rx).await;
-    assert_eq!(
-        types(&live)
-            .iter()
-            .filter(|t| **t == "assistant.turn_retry")
-            .count(),
-        1
-    );
-    assert_eq!(
-        types(&live)
-            .iter()
-            .filter(|t| **t == "assistant.turn_start")
-            .count(),
-        1,
-        "a retry is the same LLM call"
-    );
-
-    let outcome = session
-        .send_and_wait("two", SendOptions::default())
-        .await
-        .unwrap();
-    match outcome {
-        Outcome::Failed {
-            status_code,
-            message,
-            ..
-        } => {
-            assert_eq!(status_code, Some(400));
-            assert!(message.contains("context too long"), "{message}");
-        }
-        other => panic!("{other:?}"),
-    }
-    let live = drain(&mut rx).await;
-    let t = types(&live);
-    let err = live
-        .iter()
-        .find(|e| e.event_type.as_str() == "session.error")
-        .unwrap();
-    assert_eq!(data(err)["statusCode"], 400);
-    assert_eq!(t.last(), Some(&"session.idle"));
-    session.shutdown().await.unwrap();
-    fx.audit_clean(session.id());
-}
-
-#[tokio::test]
 async fn abort_during_a_tool_kills_it_and_closes_the_turn() {
     let script = Script::new().tool_call(
         "bash",
         json!({"command": "sleep 30", "description": "wait"}),
     );
     let fx = fixture(script).await;
-    let session = SessionHandle::create(&fx.root, None, fx.parts(|_| {})).unwrap();
+    let session = SessionHandle::create(&fx.root, None, fx.hooked_parts(|_| {})).unwrap();
     let mut rx = session.subscribe();
     let (_, done) = session.send("wait", SendOptions::default()).unwrap();
     // Abort once the tool is running.
@@ -403,7 +316,7 @@ async fn abort_during_a_tool_kills_it_and_closes_the_turn() {
         .unwrap()
         .unwrap();
     assert_eq!(outcome, Outcome::Aborted);
-    let live = drain(&mut rx).await;
+    let live = drain(&mut rx);
     let t = types(&live);
     assert!(t.contains(&"abort"));
     let complete = live
@@ -427,7 +340,7 @@ async fn permission_denied_is_recorded_and_told_to_the_model() {
         )
         .text("ok, I will not");
     let fx = fixture(script).await;
-    let parts = fx.parts(|c| {
+    let parts = fx.hooked_parts(|c| {
         c.permissions = PermissionPolicy::from_flags(false, &["shell(ls)".into()], &[]).unwrap()
     });
     let session = SessionHandle::create(&fx.root, None, parts).unwrap();
@@ -436,7 +349,7 @@ async fn permission_denied_is_recorded_and_told_to_the_model() {
         .send_and_wait("delete it", SendOptions::default())
         .await
         .unwrap();
-    let live = drain(&mut rx).await;
+    let live = drain(&mut rx);
     let completed = live
         .iter()
         .find(|e| e.event_type.as_str() == "permission.completed")
@@ -492,7 +405,7 @@ async fn hooks_deny_rewrite_and_transform() {
         .to_string(),
     )
     .unwrap();
-    let session = SessionHandle::create(&fx.root, None, fx.parts(|_| {})).unwrap();
+    let session = SessionHandle::create(&fx.root, None, fx.hooked_parts(|_| {})).unwrap();
     session
         .send_and_wait("shout this", SendOptions::default())
         .await
@@ -534,7 +447,7 @@ async fn hooks_deny_rewrite_and_transform() {
 #[tokio::test]
 async fn resume_of_a_copied_session_folds_it_once_and_checkpoints_that_fold() {
     let fx = fixture(Script::new().text("first answer").text("second answer")).await;
-    let session = SessionHandle::create(&fx.root, None, fx.parts(|_| {})).unwrap();
+    let session = SessionHandle::create(&fx.root, None, fx.hooked_parts(|_| {})).unwrap();
     session
         .send_and_wait("first", SendOptions::default())
         .await
@@ -550,7 +463,7 @@ async fn resume_of_a_copied_session_folds_it_once_and_checkpoints_that_fold() {
         turnstile_replay::Checkpoint::trusted(&paths.dir),
         Err(turnstile_replay::CheckpointRejection::Replaced)
     ));
-    let (resumed, report) = SessionHandle::resume(&fx.root, id, fx.parts(|_| {})).unwrap();
+    let (resumed, report) = SessionHandle::resume(&fx.root, id, fx.hooked_parts(|_| {})).unwrap();
     assert!(
         report.used_checkpoint,
         "the load used the checkpoint written from the first fold"
@@ -576,14 +489,14 @@ async fn resume_of_a_copied_session_folds_it_once_and_checkpoints_that_fold() {
 #[tokio::test]
 async fn resume_continues_with_the_whole_history_and_refuses_a_second_writer() {
     let fx = fixture(Script::new().text("first answer").text("second answer")).await;
-    let session = SessionHandle::create(&fx.root, None, fx.parts(|_| {})).unwrap();
+    let session = SessionHandle::create(&fx.root, None, fx.hooked_parts(|_| {})).unwrap();
     session
         .send_and_wait("first", SendOptions::default())
         .await
         .unwrap();
     let id = session.id();
     // While the first handle holds the session, a resume is refused with the holder named.
-    let err = SessionHandle::resume(&fx.root, id, fx.parts(|_| {}))
+    let err = SessionHandle::resume(&fx.root, id, fx.hooked_parts(|_| {}))
         .err()
         .unwrap()
         .to_string();
@@ -601,7 +514,7 @@ async fn resume_continues_with_the_whole_history_and_refuses_a_second_writer() {
         .unwrap();
     std::io::Write::write_all(&mut f, br#"{"type":"user.message","data":{"cont"#).unwrap();
     drop(f);
-    let (resumed, report) = SessionHandle::resume(&fx.root, id, fx.parts(|_| {})).unwrap();
+    let (resumed, report) = SessionHandle::resume(&fx.root, id, fx.hooked_parts(|_| {})).unwrap();
     assert!(!report.was_active);
     assert!(report.used_checkpoint, "the shutdown checkpoint is used");
     assert!(
@@ -627,102 +540,6 @@ async fn resume_continues_with_the_whole_history_and_refuses_a_second_writer() {
         2,
         "the system prompt is recorded before each prompt, the resumed one included"
     );
-}
-
-#[tokio::test]
-async fn dropped_stream_is_an_error_without_a_resend_and_notifies_hooks() {
-    let script = Script::new().respond(
-        ScriptedResponse::text("this answer is cut off after two chunks").drop_after_chunks(2),
-    );
-    let fx = fixture(script).await;
-    let hooks_dir = fx.work.path().join(".github/hooks");
-    std::fs::create_dir_all(&hooks_dir).unwrap();
-    std::fs::write(
-        hooks_dir.join("notify.json"),
-        json!({"version": 1, "hooks": {
-            "errorOccurred": [{"type": "command", "bash": "cat > error-hook.json"}],
-            "sessionEnd": [{"type": "command", "bash": "cat > end-hook.json"}],
-        }})
-        .to_string(),
-    )
-    .unwrap();
-    let session = SessionHandle::create(&fx.root, None, fx.parts(|_| {})).unwrap();
-    let outcome = session
-        .send_and_wait("tell me", SendOptions::default())
-        .await
-        .unwrap();
-    assert!(
-        matches!(&outcome, Outcome::Failed { error_type, .. } if error_type == "stream"),
-        "{outcome:?}"
-    );
-    assert_eq!(
-        fx.server.requests().len(),
-        1,
-        "never resent after output began"
-    );
-    session.shutdown().await.unwrap();
-    let error_input: Value = serde_json::from_str(
-        &std::fs::read_to_string(fx.work.path().join("error-hook.json")).unwrap(),
-    )
-    .unwrap();
-    assert_eq!(error_input["error"]["name"], "stream");
-    let end_input: Value = serde_json::from_str(
-        &std::fs::read_to_string(fx.work.path().join("end-hook.json")).unwrap(),
-    )
-    .unwrap();
-    assert_eq!(end_input["sessionId"], session.id().to_string());
-    let report = fx.audit_clean(session.id());
-    assert_eq!(report.errors, 1);
-}
-
-#[tokio::test]
-async fn a_hanging_server_hits_the_stall_timeout() {
-    let script = Script::new().respond(
-        ScriptedResponse::text("never finished")
-            .drop_after_chunks(1)
-            .hang(),
-    );
-    let fx = fixture(script).await;
-    let mut parts = fx.parts(|_| {});
-    let mut oc = OpenAiConfig::new(fx.server.url(), "test-model");
-    oc.timeouts.stall = Duration::from_millis(300);
-    parts.provider = Arc::new(OpenAiProvider::new(oc).unwrap());
-    let session = SessionHandle::create(&fx.root, None, parts).unwrap();
-    let outcome = session
-        .send_and_wait("wait", SendOptions::default())
-        .await
-        .unwrap();
-    match outcome {
-        Outcome::Failed {
-            error_type,
-            message,
-            ..
-        } => assert!(
-            error_type == "timeout" || message.contains("stall"),
-            "{error_type}: {message}"
-        ),
-        other => panic!("{other:?}"),
-    }
-    session.shutdown().await.unwrap();
-    fx.audit_clean(session.id());
-}
-
-#[tokio::test]
-async fn malformed_sse_is_a_session_error() {
-    let fx = fixture(Script::new().respond(ScriptedResponse::text("garbled").malformed())).await;
-    let session = SessionHandle::create(&fx.root, None, fx.parts(|_| {})).unwrap();
-    let mut rx = session.subscribe();
-    let outcome = session
-        .send_and_wait("hello", SendOptions::default())
-        .await
-        .unwrap();
-    assert!(matches!(outcome, Outcome::Failed { .. }), "{outcome:?}");
-    let live = drain(&mut rx).await;
-    let t = types(&live);
-    assert_eq!(t.last(), Some(&"session.idle"));
-    assert!(t.contains(&"session.error"));
-    session.shutdown().await.unwrap();
-    fx.audit_clean(session.id());
 }
 
 /// A client that implements one tool, approves running it and rejects every other
@@ -780,7 +597,7 @@ async fn client_tools_and_client_permission_decisions() {
         )
         .text("done");
     let fx = fixture(script).await;
-    let mut parts = fx.parts(|c| c.permissions = PermissionPolicy::default());
+    let mut parts = fx.hooked_parts(|c| c.permissions = PermissionPolicy::default());
     let client = Arc::new(FakeClient);
     parts.external_tools = Some(client.clone());
     parts.permission_asker = Some(client);
@@ -790,7 +607,7 @@ async fn client_tools_and_client_permission_decisions() {
         .send_and_wait("weather, then touch", SendOptions::default())
         .await
         .unwrap();
-    let live = drain(&mut rx).await;
+    let live = drain(&mut rx);
     let t = types(&live);
     assert!(
         t.contains(&"external_tool.requested") && t.contains(&"external_tool.completed"),

@@ -10,6 +10,7 @@ use clap::Args;
 use turnstile_journal::{Event, StateRoot};
 use turnstile_loop::hooks::{CommandHooks, HookRunner};
 use turnstile_loop::model::{ModelProvider, ReplayProvider, http_provider};
+use turnstile_loop::skills::SkillSet;
 use turnstile_loop::tools::ToolRegistry;
 use turnstile_loop::{AgentMode, Outcome, SendOptions, SessionConfig, SessionHandle, SessionParts};
 use turnstile_store::{AttachMode, Attachment, JournalStore};
@@ -53,6 +54,13 @@ pub struct LoopArgs {
     /// (`{"mcpServers": {...}}`); they join the servers of that file and the settings files.
     #[arg(long, value_name = "FILE")]
     pub mcp_config: Option<PathBuf>,
+    /// A directory whose `<name>/SKILL.md` files are the session's skills, offered to the
+    /// model through the `skill` tool (the SDK's `skillDirectories`; relative to --cwd).
+    #[arg(long, value_name = "DIR")]
+    pub skill_dir: Vec<PathBuf>,
+    /// A skill of --skill-dir listed but not offered to the model (the SDK's `disabledSkills`).
+    #[arg(long, value_name = "NAME")]
+    pub disable_skill: Vec<String>,
 }
 
 /// `turnstile run` arguments.
@@ -142,10 +150,18 @@ pub(crate) fn parts(
     for warning in warnings {
         eprintln!("warning: {warning}");
     }
+    // Relative skill directories are the working directory's, as the server reads them.
+    let skill_dirs: Vec<PathBuf> = opts.skill_dir.iter().map(|d| cwd.join(d)).collect();
+    let (skills, skill_warnings) = SkillSet::load(&skill_dirs, &opts.disable_skill);
+    let skills = Arc::new(skills);
+    config.skills = Arc::clone(&skills);
+    config.skill_warnings = skill_warnings;
+    let mut tools = ToolRegistry::builtin(true);
+    tools.offer_skills(skills);
     let parts = SessionParts {
         config,
         provider,
-        tools: Arc::new(ToolRegistry::builtin(true)),
+        tools: Arc::new(tools),
         hooks: Some(Arc::new(hooks) as Arc<dyn HookRunner>),
         external_tools: None,
         permission_asker: None,

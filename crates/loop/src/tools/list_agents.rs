@@ -4,7 +4,7 @@
 use serde_json::{Value, json};
 
 use super::agents::{AgentRecord, AgentStatus};
-use super::{BoxFuture, PermissionAsk, Tool, ToolContext, ToolFailure, ToolOutput, ToolSpec};
+use super::{AsyncTool, ToolContext, ToolFailure, ToolOutput, ToolSpec};
 
 /// The tool's name.
 pub const NAME: &str = "list_agents";
@@ -74,12 +74,12 @@ pub fn listing(records: &[AgentRecord], include_completed: bool) -> String {
     }
 }
 
-impl Tool for ListAgentsTool {
-    fn name(&self) -> &str {
-        NAME
-    }
+impl AsyncTool for ListAgentsTool {
+    const NAME: &'static str = NAME;
+    /// Whether the ended agents are listed too.
+    type Args = bool;
 
-    fn spec(&self) -> ToolSpec {
+    fn offer(&self) -> ToolSpec {
         ToolSpec {
             name: NAME.to_owned(),
             description: "Lists the background agents of this session (running, completed, failed) with their ids, types, descriptions and running times. To follow one agent, call read_agent with its id instead.".to_owned(),
@@ -95,31 +95,21 @@ impl Tool for ListAgentsTool {
         }
     }
 
-    fn permission(
-        &self,
-        args: &Value,
-        _ctx: &ToolContext,
-    ) -> Result<Option<PermissionAsk>, ToolFailure> {
-        include_completed(args)?;
-        check_scope(args).map(|()| None)
+    fn check(&self, args: &Value, _ctx: &ToolContext) -> Result<bool, ToolFailure> {
+        let include = include_completed(args)?;
+        check_scope(args)?;
+        Ok(include)
     }
 
-    fn run<'a>(
-        &'a self,
-        args: Value,
-        ctx: &'a ToolContext,
-    ) -> BoxFuture<'a, Result<ToolOutput, ToolFailure>> {
-        Box::pin(async move {
-            let include = include_completed(&args)?;
-            check_scope(&args)?;
-            Ok(ToolOutput::text(listing(&ctx.agents.list(), include)))
-        })
+    async fn act(&self, include: bool, ctx: &ToolContext) -> Result<ToolOutput, ToolFailure> {
+        Ok(ToolOutput::text(listing(&ctx.agents.list(), include)))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tools::Tool;
     use crate::tools::task::AgentType;
 
     #[tokio::test]

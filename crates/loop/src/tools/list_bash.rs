@@ -2,18 +2,18 @@
 
 use serde_json::{Value, json};
 
-use super::{BoxFuture, PermissionAsk, Tool, ToolContext, ToolFailure, ToolOutput, ToolSpec};
+use super::{AsyncTool, ToolContext, ToolFailure, ToolOutput, ToolSpec};
 
 /// The `list_bash` tool.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ListBashTool;
 
-impl Tool for ListBashTool {
-    fn name(&self) -> &str {
-        "list_bash"
-    }
+impl AsyncTool for ListBashTool {
+    const NAME: &'static str = "list_bash";
+    const TITLE: Option<&'static str> = Some("List shells");
+    type Args = ();
 
-    fn spec(&self) -> ToolSpec {
+    fn offer(&self) -> ToolSpec {
         ToolSpec {
             name: "list_bash".to_owned(),
             description: "Lists the session's shells: shellId, pid, mode, status, elapsed time, how many commands ran under the id, whether there is unread output, and the command.".to_owned(),
@@ -22,30 +22,19 @@ impl Tool for ListBashTool {
         }
     }
 
-    fn permission(
-        &self,
-        _args: &Value,
-        _ctx: &ToolContext,
-    ) -> Result<Option<PermissionAsk>, ToolFailure> {
-        Ok(None)
+    fn check(&self, _args: &Value, _ctx: &ToolContext) -> Result<(), ToolFailure> {
+        Ok(())
     }
 
-    fn tool_title(&self) -> Option<&str> {
-        Some("List shells")
-    }
-
-    fn run<'a>(
-        &'a self,
-        _args: Value,
-        ctx: &'a ToolContext,
-    ) -> BoxFuture<'a, Result<ToolOutput, ToolFailure>> {
-        Box::pin(async move { Ok(ToolOutput::text(ctx.shells.list())) })
+    async fn act(&self, (): (), ctx: &ToolContext) -> Result<ToolOutput, ToolFailure> {
+        Ok(ToolOutput::text(ctx.shells.list()))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tools::Tool;
     use crate::tools::bash::BashTool;
 
     #[tokio::test]

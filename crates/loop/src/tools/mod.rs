@@ -32,6 +32,7 @@ pub mod read_agent;
 pub mod read_bash;
 pub mod reads;
 mod registry;
+mod shapes;
 pub mod shell;
 pub mod shells;
 pub mod skill;
@@ -43,6 +44,7 @@ pub mod view;
 pub mod web_fetch;
 
 pub use registry::ToolRegistry;
+pub use shapes::{AsyncTool, BlockingTool};
 
 /// A boxed, sendable future, the return type of [`Tool::run`] (keeps the trait object-safe).
 pub type BoxFuture<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send + 'a>>;
@@ -328,86 +330,5 @@ pub trait Tool: Send + Sync {
     /// runs; `None` for other tools and for arguments that do not parse.
     fn shell_tool_info(&self, _args: &Value) -> Option<turnstile_journal::payload::ShellToolInfo> {
         None
-    }
-}
-
-/// A tool whose call is one piece of synchronous work on checked arguments (the file tools):
-/// it states how arguments are checked, what permission a checked call needs and the work;
-/// the [`Tool`] impl every `BlockingTool` gets checks once for `permission` and again in
-/// `run` (which may be called alone), and runs the work off the async workers.
-pub trait BlockingTool: Send + Sync + 'static {
-    /// The name the model calls the tool by.
-    const NAME: &'static str;
-    /// The checked arguments of one call.
-    type Args: Send + 'static;
-
-    /// The description and parameter schema offered to the model.
-    fn offer(&self) -> ToolSpec;
-
-    /// Checks the arguments; Err is a tool failure the model sees.
-    fn check(args: &Value, ctx: &ToolContext) -> Result<Self::Args, ToolFailure>;
-
-    /// The permission a checked call needs (none by default: reads).
-    fn needs(_args: &Self::Args) -> Result<Option<PermissionAsk>, ToolFailure> {
-        Ok(None)
-    }
-
-    /// The `read` permissions a checked call asks where the context wants reads asked
-    /// ([`reads::wanted`]): one per file or directory it reads (none by default). The first
-    /// is the call's own request, the others are asked while it runs.
-    fn reads(_args: &Self::Args) -> Vec<PermissionAsk> {
-        Vec::new()
-    }
-
-    /// Does the work (on a blocking thread).
-    fn work(args: Self::Args, ctx: &ToolContext) -> Result<ToolOutput, ToolFailure>;
-
-    /// The runtime's intentionSummary of a call, if it has one.
-    fn summary(_args: &Value, _ctx: &ToolContext) -> Option<String> {
-        None
-    }
-}
-
-impl<T: BlockingTool> Tool for T {
-    fn name(&self) -> &str {
-        T::NAME
-    }
-
-    fn spec(&self) -> ToolSpec {
-        self.offer()
-    }
-
-    fn permission(
-        &self,
-        args: &Value,
-        ctx: &ToolContext,
-    ) -> Result<Option<PermissionAsk>, ToolFailure> {
-        let checked = T::check(args, ctx)?;
-        match T::needs(&checked)? {
-            None if reads::wanted(ctx) => Ok(T::reads(&checked).into_iter().next()),
-            needed => Ok(needed),
-        }
-    }
-
-    fn run<'a>(
-        &'a self,
-        args: Value,
-        ctx: &'a ToolContext,
-    ) -> BoxFuture<'a, Result<ToolOutput, ToolFailure>> {
-        Box::pin(async move {
-            let checked = T::check(&args, ctx)?;
-            if reads::wanted(ctx) {
-                // The first read was the call's own request; a second search root asks too.
-                for ask in T::reads(&checked).into_iter().skip(1) {
-                    ctx.permit(ask, false).await?;
-                }
-            }
-            let ctx = ctx.clone();
-            blocking(move || T::work(checked, &ctx)).await
-        })
-    }
-
-    fn intention_summary(&self, args: &Value, ctx: &ToolContext) -> Option<String> {
-        T::summary(args, ctx)
     }
 }

@@ -5,7 +5,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use super::agents::{AgentRecord, AgentStatus};
-use super::{BoxFuture, PermissionAsk, Tool, ToolContext, ToolFailure, ToolOutput, ToolSpec};
+use super::{AsyncTool, ToolContext, ToolFailure, ToolOutput, ToolSpec};
 
 /// The tool's name.
 pub const NAME: &str = "read_agent";
@@ -18,8 +18,8 @@ const MAX_TIMEOUT_SECS: f64 = 180.0;
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ReadAgentTool;
 
-/// A checked call.
-struct ReadArgs {
+/// The checked arguments of one call.
+pub struct ReadArgs {
     agent_id: String,
     wait: Option<Duration>,
     since_turn: u64,
@@ -86,12 +86,11 @@ pub fn report(record: &AgentRecord, since_turn: u64) -> String {
     }
 }
 
-impl Tool for ReadAgentTool {
-    fn name(&self) -> &str {
-        NAME
-    }
+impl AsyncTool for ReadAgentTool {
+    const NAME: &'static str = NAME;
+    type Args = ReadArgs;
 
-    fn spec(&self) -> ToolSpec {
+    fn offer(&self) -> ToolSpec {
         ToolSpec {
             name: NAME.to_owned(),
             description: "Gives the status (running, completed, failed) of a background agent started by task with mode \"background\", and its answer once it has one. You are notified when a background agent ends; then call this once with wait: true to read its answer.".to_owned(),
@@ -109,50 +108,40 @@ impl Tool for ReadAgentTool {
         }
     }
 
-    fn permission(
-        &self,
-        args: &Value,
-        _ctx: &ToolContext,
-    ) -> Result<Option<PermissionAsk>, ToolFailure> {
-        parse(args).map(|_| None)
+    fn check(&self, args: &Value, _ctx: &ToolContext) -> Result<ReadArgs, ToolFailure> {
+        parse(args)
     }
 
-    fn run<'a>(
-        &'a self,
-        args: Value,
-        ctx: &'a ToolContext,
-    ) -> BoxFuture<'a, Result<ToolOutput, ToolFailure>> {
-        Box::pin(async move {
-            let args = parse(&args)?;
-            let record = match args.wait {
-                Some(timeout) => tokio::select! {
-                    record = ctx.agents.wait(&args.agent_id, timeout) => record,
-                    () = ctx.cancel.cancelled() => return Err(ToolFailure::cancelled()),
-                },
-                None => ctx.agents.get(&args.agent_id),
-            };
-            let Some(record) = record else {
-                return Err(ToolFailure::new(
-                    format!(
-                        "No agent found with agent_id: {}. The agent may have been cleared or never existed.",
-                        args.agent_id
-                    ),
-                    "failure",
-                ));
-            };
-            // The runtime's detailed text is the agent's status in one tag.
-            let detail = format!("<agent {} {}>", args.agent_id, record.status.word());
-            Ok(ToolOutput::detailed(
-                report(&record, args.since_turn),
-                detail,
-            ))
-        })
+    async fn act(&self, args: ReadArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolFailure> {
+        let record = match args.wait {
+            Some(timeout) => tokio::select! {
+                record = ctx.agents.wait(&args.agent_id, timeout) => record,
+                () = ctx.cancel.cancelled() => return Err(ToolFailure::cancelled()),
+            },
+            None => ctx.agents.get(&args.agent_id),
+        };
+        let Some(record) = record else {
+            return Err(ToolFailure::new(
+                format!(
+                    "No agent found with agent_id: {}. The agent may have been cleared or never existed.",
+                    args.agent_id
+                ),
+                "failure",
+            ));
+        };
+        // The runtime's detailed text is the agent's status in one tag.
+        let detail = format!("<agent {} {}>", args.agent_id, record.status.word());
+        Ok(ToolOutput::detailed(
+            report(&record, args.since_turn),
+            detail,
+        ))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tools::Tool;
     use crate::tools::task::AgentType;
 
     #[tokio::test]

@@ -6,7 +6,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use super::shells::MAX_WAIT_SECS;
-use super::{BoxFuture, PermissionAsk, Tool, ToolContext, ToolFailure, ToolOutput, ToolSpec, args};
+use super::{AsyncTool, ToolContext, ToolFailure, ToolOutput, ToolSpec, args};
 
 /// The `read_bash` tool.
 #[derive(Debug, Clone, Copy, Default)]
@@ -47,12 +47,12 @@ pub(crate) fn unknown_shell(id: &str, ctx: &ToolContext) -> ToolFailure {
     )
 }
 
-impl Tool for ReadBashTool {
-    fn name(&self) -> &str {
-        "read_bash"
-    }
+impl AsyncTool for ReadBashTool {
+    const NAME: &'static str = "read_bash";
+    const TITLE: Option<&'static str> = Some("Read shell output");
+    type Args = (String, f64);
 
-    fn spec(&self) -> ToolSpec {
+    fn offer(&self) -> ToolSpec {
         ToolSpec {
             name: "read_bash".to_owned(),
             description: "Reads the output of a command started with bash (async, or a sync call that went on in the background), after waiting up to `delay` seconds for it to end. While it runs, each read shows all output so far; once a read has shown the end, later reads show only the status.".to_owned(),
@@ -68,36 +68,25 @@ impl Tool for ReadBashTool {
         }
     }
 
-    fn permission(
+    fn check(&self, args: &Value, _ctx: &ToolContext) -> Result<(String, f64), ToolFailure> {
+        parse(args)
+    }
+
+    async fn act(
         &self,
-        args: &Value,
-        _ctx: &ToolContext,
-    ) -> Result<Option<PermissionAsk>, ToolFailure> {
-        parse(args).map(|_| None)
+        (id, delay): (String, f64),
+        ctx: &ToolContext,
+    ) -> Result<ToolOutput, ToolFailure> {
+        let shell = ctx.shells.get(&id).ok_or_else(|| unknown_shell(&id, ctx))?;
+        let wait = Duration::from_secs_f64(delay);
+        let ended = tokio::select! {
+            ended = shell.wait(wait) => ended,
+            _ = ctx.cancel.cancelled() => return Err(ToolFailure::cancelled()),
+        };
+        Ok(shell.result(if ended { 0.0 } else { delay }))
     }
 
-    fn tool_title(&self) -> Option<&str> {
-        Some("Read shell output")
-    }
-
-    fn run<'a>(
-        &'a self,
-        args: Value,
-        ctx: &'a ToolContext,
-    ) -> BoxFuture<'a, Result<ToolOutput, ToolFailure>> {
-        Box::pin(async move {
-            let (id, delay) = parse(&args)?;
-            let shell = ctx.shells.get(&id).ok_or_else(|| unknown_shell(&id, ctx))?;
-            let wait = Duration::from_secs_f64(delay);
-            let ended = tokio::select! {
-                ended = shell.wait(wait) => ended,
-                _ = ctx.cancel.cancelled() => return Err(ToolFailure::cancelled()),
-            };
-            Ok(shell.result(if ended { 0.0 } else { delay }))
-        })
-    }
-
-    fn intention_summary(&self, args: &Value, _ctx: &ToolContext) -> Option<String> {
+    fn summary(&self, args: &Value, _ctx: &ToolContext) -> Option<String> {
         // Named whatever the delay, as the runtime does (a bad one fails the call later).
         let delay = args::optional_f64(args, "delay")
             .ok()
@@ -117,6 +106,7 @@ impl Tool for ReadBashTool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tools::Tool;
     use crate::tools::bash::BashTool;
 
     #[tokio::test]

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 
 use super::events::ToolEvent;
-use super::{BoxFuture, PermissionAsk, Tool, ToolContext, ToolFailure, ToolOutput, ToolSpec};
+use super::{AsyncTool, ToolContext, ToolFailure, ToolOutput, ToolSpec};
 use crate::skills::{Skill, SkillSet};
 
 /// The `skill` tool over a session's skills.
@@ -53,12 +53,11 @@ impl SkillTool {
     }
 }
 
-impl Tool for SkillTool {
-    fn name(&self) -> &str {
-        "skill"
-    }
+impl AsyncTool for SkillTool {
+    const NAME: &'static str = "skill";
+    type Args = Skill;
 
-    fn spec(&self) -> ToolSpec {
+    fn offer(&self) -> ToolSpec {
         ToolSpec {
             name: "skill".into(),
             description: "Loads a skill into the conversation: its instructions follow as a \
@@ -76,42 +75,33 @@ impl Tool for SkillTool {
         }
     }
 
-    fn permission(
-        &self,
-        args: &Value,
-        _ctx: &ToolContext,
-    ) -> Result<Option<PermissionAsk>, ToolFailure> {
-        self.load(args).map(|_| None)
+    fn check(&self, args: &Value, _ctx: &ToolContext) -> Result<Skill, ToolFailure> {
+        self.load(args).cloned()
+    }
+
+    async fn act(&self, skill: Skill, ctx: &ToolContext) -> Result<ToolOutput, ToolFailure> {
+        let output = ToolOutput {
+            content: format!(
+                "Skill \"{}\" loaded successfully. Follow the instructions in the skill context.",
+                skill.name
+            ),
+            detailed_content: Some(format!("Skill loaded successfully ✅\n\n{}", skill.body)),
+            ..Default::default()
+        };
+        ctx.notify(ToolEvent::SkillInvoked(Box::new(skill)));
+        Ok(output)
     }
 
     /// The runtime titles a call by the skill it names.
-    fn intention_summary(&self, args: &Value, _ctx: &ToolContext) -> Option<String> {
+    fn summary(&self, args: &Value, _ctx: &ToolContext) -> Option<String> {
         args.get("skill").and_then(Value::as_str).map(str::to_owned)
-    }
-
-    fn run<'a>(
-        &'a self,
-        args: Value,
-        ctx: &'a ToolContext,
-    ) -> BoxFuture<'a, Result<ToolOutput, ToolFailure>> {
-        Box::pin(async move {
-            let skill = self.load(&args)?;
-            ctx.notify(ToolEvent::SkillInvoked(Box::new(skill.clone())));
-            Ok(ToolOutput {
-                content: format!(
-                    "Skill \"{}\" loaded successfully. Follow the instructions in the skill context.",
-                    skill.name
-                ),
-                detailed_content: Some(format!("Skill loaded successfully ✅\n\n{}", skill.body)),
-                ..Default::default()
-            })
-        })
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tools::Tool;
 
     fn tool(dir: &std::path::Path) -> SkillTool {
         std::fs::create_dir_all(dir.join("demo")).unwrap();

@@ -2,18 +2,18 @@
 
 use serde_json::{Value, json};
 
-use super::{BoxFuture, PermissionAsk, Tool, ToolContext, ToolFailure, ToolOutput, ToolSpec, args};
+use super::{AsyncTool, ToolContext, ToolFailure, ToolOutput, ToolSpec, args};
 
 /// The `stop_bash` tool.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct StopBashTool;
 
-impl Tool for StopBashTool {
-    fn name(&self) -> &str {
-        "stop_bash"
-    }
+impl AsyncTool for StopBashTool {
+    const NAME: &'static str = "stop_bash";
+    const TITLE: Option<&'static str> = Some("Stop shell");
+    type Args = String;
 
-    fn spec(&self) -> ToolSpec {
+    fn offer(&self) -> ToolSpec {
         ToolSpec {
             name: "stop_bash".to_owned(),
             description: "Stops a command started with bash, with every process it started, and forgets its shell (a later bash call may reuse the shellId).".to_owned(),
@@ -28,35 +28,21 @@ impl Tool for StopBashTool {
         }
     }
 
-    fn permission(
-        &self,
-        args: &Value,
-        _ctx: &ToolContext,
-    ) -> Result<Option<PermissionAsk>, ToolFailure> {
-        args::required_str(args, "shellId").map(|_| None)
+    fn check(&self, args: &Value, _ctx: &ToolContext) -> Result<String, ToolFailure> {
+        args::required_str(args, "shellId").map(str::to_owned)
     }
 
-    fn tool_title(&self) -> Option<&str> {
-        Some("Stop shell")
-    }
-
-    fn run<'a>(
-        &'a self,
-        args: Value,
-        ctx: &'a ToolContext,
-    ) -> BoxFuture<'a, Result<ToolOutput, ToolFailure>> {
-        Box::pin(async move {
-            let id = args::required_str(&args, "shellId")?;
-            // The runtime gives the same answer for a shell it never had.
-            ctx.shells.stop(id);
-            Ok(ToolOutput::text(format!("<command with id: {id} stopped>")))
-        })
+    async fn act(&self, id: String, ctx: &ToolContext) -> Result<ToolOutput, ToolFailure> {
+        // The runtime gives the same answer for a shell it never had.
+        ctx.shells.stop(&id);
+        Ok(ToolOutput::text(format!("<command with id: {id} stopped>")))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tools::Tool;
     use crate::tools::bash::BashTool;
     use crate::tools::shells::ShellStatus;
 

@@ -8,7 +8,7 @@
 use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot};
 
-use super::{BoxFuture, PermissionAsk, Tool, ToolContext, ToolFailure, ToolOutput, ToolSpec};
+use super::{AsyncTool, ToolContext, ToolFailure, ToolOutput, ToolSpec};
 
 /// The tool's name.
 pub const NAME: &str = "task";
@@ -242,12 +242,12 @@ pub type SubagentSender = mpsc::UnboundedSender<SubagentRequest>;
 /// The `task` tool.
 pub struct TaskTool;
 
-impl Tool for TaskTool {
-    fn name(&self) -> &str {
-        NAME
-    }
+impl AsyncTool for TaskTool {
+    const NAME: &'static str = NAME;
+    // The sub-agent's own calls ask for what they need; starting one needs nothing.
+    type Args = TaskArgs;
 
-    fn spec(&self) -> ToolSpec {
+    fn offer(&self) -> ToolSpec {
         let types: Vec<String> = AGENT_TYPES
             .iter()
             .map(|t| format!("- {}: {}", t.name(), t.description()))
@@ -274,37 +274,25 @@ impl Tool for TaskTool {
         }
     }
 
-    fn permission(
-        &self,
-        args: &Value,
-        _ctx: &ToolContext,
-    ) -> Result<Option<PermissionAsk>, ToolFailure> {
-        // The sub-agent's own calls ask for what they need; starting one needs nothing.
-        TaskArgs::parse(args).map(|_| None)
+    fn check(&self, args: &Value, _ctx: &ToolContext) -> Result<TaskArgs, ToolFailure> {
+        TaskArgs::parse(args)
     }
 
-    fn run<'a>(
-        &'a self,
-        args: Value,
-        ctx: &'a ToolContext,
-    ) -> BoxFuture<'a, Result<ToolOutput, ToolFailure>> {
-        Box::pin(async move {
-            let args = TaskArgs::parse(&args)?;
-            let Some(sender) = &ctx.subagents else {
-                return Err(ToolFailure::new(
-                    "A sub-agent can only run inside a session.",
-                    "no_session",
-                ));
-            };
-            let (reply, answer) = oneshot::channel();
-            sender
-                .send(SubagentRequest { args, reply })
-                .map_err(|_| ToolFailure::cancelled())?;
-            answer.await.map_err(|_| ToolFailure::cancelled())?
-        })
+    async fn act(&self, args: TaskArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolFailure> {
+        let Some(sender) = &ctx.subagents else {
+            return Err(ToolFailure::new(
+                "A sub-agent can only run inside a session.",
+                "no_session",
+            ));
+        };
+        let (reply, answer) = oneshot::channel();
+        sender
+            .send(SubagentRequest { args, reply })
+            .map_err(|_| ToolFailure::cancelled())?;
+        answer.await.map_err(|_| ToolFailure::cancelled())?
     }
 
-    fn intention_summary(&self, args: &Value, _ctx: &ToolContext) -> Option<String> {
+    fn summary(&self, args: &Value, _ctx: &ToolContext) -> Option<String> {
         args.get("description")
             .and_then(Value::as_str)
             .map(str::to_owned)
@@ -314,6 +302,7 @@ impl Tool for TaskTool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tools::Tool;
 
     fn call(extra: Value) -> Value {
         let mut args =

@@ -7,7 +7,9 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
+use serde_json::Value;
 use turnstile_journal::{Event, JournalReader, ReadMode, StateRoot, Uuid};
+use turnstile_loop::hooks::{CommandHooks, HookRunner, HookTrust};
 use turnstile_loop::model::{OpenAiConfig, OpenAiProvider};
 use turnstile_loop::permissions::PermissionPolicy;
 use turnstile_loop::tools::ToolRegistry;
@@ -57,6 +59,16 @@ impl Fixture {
         }
     }
 
+    /// The base parts with `task_complete` offered and the hook files of the working
+    /// directory (`.github/hooks`, trusted) run.
+    pub fn hooked_parts(&self, configure: impl FnOnce(&mut SessionConfig)) -> SessionParts {
+        let mut parts = self.base_parts(configure);
+        let (hooks, _) = CommandHooks::load(self.work.path(), &HookTrust::everything()).unwrap();
+        parts.tools = Arc::new(ToolRegistry::builtin(true));
+        parts.hooks = Some(Arc::new(hooks) as Arc<dyn HookRunner>);
+        parts
+    }
+
     /// The session's journal, read strictly.
     pub fn journal(&self, id: Uuid) -> Vec<Event> {
         JournalReader::open(self.root.session(id).events, ReadMode::Strict)
@@ -75,4 +87,23 @@ impl Fixture {
         );
         report
     }
+}
+
+/// The types of `events`, in order.
+pub fn types(events: &[Arc<Event>]) -> Vec<&str> {
+    events.iter().map(|e| e.event_type.as_str()).collect()
+}
+
+/// An event's `data` as JSON.
+pub fn data(e: &Event) -> Value {
+    serde_json::from_str(e.data.get()).unwrap()
+}
+
+/// The live events received so far.
+pub fn drain(rx: &mut tokio::sync::mpsc::UnboundedReceiver<Arc<Event>>) -> Vec<Arc<Event>> {
+    let mut out = Vec::new();
+    while let Ok(ev) = rx.try_recv() {
+        out.push(ev);
+    }
+    out
 }

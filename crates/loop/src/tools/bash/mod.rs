@@ -34,7 +34,7 @@ use super::args;
 use super::shell::{self, ShellAnalysis};
 use super::shells::{MAX_WAIT_SECS, Shell, ShellMode, ShellSpec, Shells};
 use super::{
-    BoxFuture, PermissionAsk, PermissionKind, Tool, ToolContext, ToolFailure, ToolOutput, ToolSpec,
+    AsyncTool, PermissionAsk, PermissionKind, ToolContext, ToolFailure, ToolOutput, ToolSpec,
 };
 
 /// The `bash` tool.
@@ -52,7 +52,7 @@ pub const OUTPUT_TAIL_BYTES: usize = 32 * 1024;
 const PARTIAL_LIMIT_BYTES: usize = 1024 * 1024;
 
 /// The checked arguments of one call.
-struct BashArgs {
+pub struct BashArgs {
     command: String,
     description: Option<String>,
     mode: ShellMode,
@@ -102,12 +102,11 @@ fn parse(args: &Value) -> Result<BashArgs, ToolFailure> {
     })
 }
 
-impl Tool for BashTool {
-    fn name(&self) -> &str {
-        "bash"
-    }
+impl AsyncTool for BashTool {
+    const NAME: &'static str = "bash";
+    type Args = BashArgs;
 
-    fn spec(&self) -> ToolSpec {
+    fn offer(&self) -> ToolSpec {
         ToolSpec {
             name: "bash".to_owned(),
             description: format!(
@@ -130,12 +129,15 @@ impl Tool for BashTool {
         }
     }
 
-    fn permission(
+    fn check(&self, args: &Value, _ctx: &ToolContext) -> Result<BashArgs, ToolFailure> {
+        parse(args)
+    }
+
+    fn needs(
         &self,
-        args: &Value,
+        a: &BashArgs,
         _ctx: &ToolContext,
     ) -> Result<Option<PermissionAsk>, ToolFailure> {
-        let a = parse(args)?;
         let intention = a.description.clone().unwrap_or_else(|| a.command.clone());
         let analysis = shell::analyze(&a.command);
         let request = shell_request(&a.command, &intention, &analysis);
@@ -143,23 +145,16 @@ impl Tool for BashTool {
             kind: PermissionKind::Shell,
             request,
             intention,
-            subject: a.command,
+            subject: a.command.clone(),
             shell: Some(std::sync::Arc::new(analysis)),
         }))
     }
 
-    fn run<'a>(
-        &'a self,
-        args: Value,
-        ctx: &'a ToolContext,
-    ) -> BoxFuture<'a, Result<ToolOutput, ToolFailure>> {
-        Box::pin(async move {
-            let a = parse(&args)?;
-            execute(a, ctx).await
-        })
+    async fn act(&self, a: BashArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolFailure> {
+        execute(a, ctx).await
     }
 
-    fn intention_summary(&self, args: &Value, _ctx: &ToolContext) -> Option<String> {
+    fn summary(&self, args: &Value, _ctx: &ToolContext) -> Option<String> {
         let description = args::optional_str(args, "description").ok().flatten();
         description
             .filter(|d| !d.trim().is_empty())
@@ -167,7 +162,7 @@ impl Tool for BashTool {
             .map(str::to_owned)
     }
 
-    fn shell_tool_info(&self, args: &Value) -> Option<ShellToolInfo> {
+    fn shell_info(&self, args: &Value) -> Option<ShellToolInfo> {
         let a = parse(args).ok()?;
         let analysis = shell::analyze(&a.command);
         Some(ShellToolInfo {
@@ -300,6 +295,7 @@ async fn execute(a: BashArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolFailu
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tools::Tool;
     use std::path::Path;
 
     fn ctx(dir: &Path) -> ToolContext {

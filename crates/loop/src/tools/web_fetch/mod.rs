@@ -24,8 +24,8 @@ use reqwest::Url;
 use serde_json::{Value, json};
 
 use super::{
-    BoxFuture, PermissionAsk, PermissionKind, Tool, ToolContext, ToolFailure, ToolOutput, ToolSpec,
-    args, blocking,
+    AsyncTool, PermissionAsk, PermissionKind, ToolContext, ToolFailure, ToolOutput, ToolSpec, args,
+    blocking,
 };
 
 /// The `web_fetch` tool.
@@ -48,7 +48,7 @@ const INTENTION: &str = "Fetch web content";
 
 /// The checked arguments of a call.
 #[derive(Debug, Clone)]
-struct FetchArgs {
+pub struct FetchArgs {
     url: Url,
     max_length: usize,
     start_index: usize,
@@ -78,12 +78,11 @@ fn check(args: &Value) -> Result<FetchArgs, ToolFailure> {
     })
 }
 
-impl Tool for WebFetchTool {
-    fn name(&self) -> &str {
-        "web_fetch"
-    }
+impl AsyncTool for WebFetchTool {
+    const NAME: &'static str = "web_fetch";
+    type Args = FetchArgs;
 
-    fn spec(&self) -> ToolSpec {
+    fn offer(&self) -> ToolSpec {
         ToolSpec {
             name: "web_fetch".into(),
             description: "Fetches a URL over HTTP(S) and returns the page as simplified markdown \
@@ -105,54 +104,50 @@ impl Tool for WebFetchTool {
         }
     }
 
-    fn permission(
+    fn check(&self, args: &Value, _ctx: &ToolContext) -> Result<FetchArgs, ToolFailure> {
+        check(args)
+    }
+
+    fn needs(
         &self,
-        args: &Value,
+        a: &FetchArgs,
         _ctx: &ToolContext,
     ) -> Result<Option<PermissionAsk>, ToolFailure> {
-        Ok(Some(url_ask(&check(args)?.url, None)))
+        Ok(Some(url_ask(&a.url, None)))
     }
 
-    fn run<'a>(
-        &'a self,
-        args: Value,
-        ctx: &'a ToolContext,
-    ) -> BoxFuture<'a, Result<ToolOutput, ToolFailure>> {
-        Box::pin(async move {
-            let a = check(&args)?;
-            let limits = fetch::Limits {
-                max_body_bytes: MAX_BODY_BYTES,
-                max_redirects: MAX_REDIRECTS,
-                block_local: true,
-            };
-            let mut ask = AskFor(ctx);
-            let fetching = fetch::fetch(a.url.clone(), &ctx.urls, limits, &mut ask);
-            let fetched = tokio::select! {
-                _ = ctx.cancel.cancelled() => return Err(ToolFailure::cancelled()),
-                done = tokio::time::timeout(TIME_CAP, fetching) => match done {
-                    Err(_) => {
-                        return Err(ToolFailure::new(
-                            format!(
-                                "Failed to fetch URL: {} did not answer within {} seconds.",
-                                a.url,
-                                TIME_CAP.as_secs()
-                            ),
-                            "timeout",
-                        ))
-                    }
-                    Ok(Err(fetch::FetchError::NotApproved(denial))) => return Err(denial),
-                    Ok(result) => result.map_err(|e| ToolFailure::new(e.to_string(), "failure"))?,
-                },
-            };
-            // Turning a large page into markdown is CPU work: off the async workers.
-            let text =
-                blocking(move || Ok(page::answer(&fetched, a.raw, a.start_index, a.max_length)))
-                    .await?;
-            Ok(ToolOutput::text(text))
-        })
+    async fn act(&self, a: FetchArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolFailure> {
+        let limits = fetch::Limits {
+            max_body_bytes: MAX_BODY_BYTES,
+            max_redirects: MAX_REDIRECTS,
+            block_local: true,
+        };
+        let mut ask = AskFor(ctx);
+        let fetching = fetch::fetch(a.url.clone(), &ctx.urls, limits, &mut ask);
+        let fetched = tokio::select! {
+            _ = ctx.cancel.cancelled() => return Err(ToolFailure::cancelled()),
+            done = tokio::time::timeout(TIME_CAP, fetching) => match done {
+                Err(_) => {
+                    return Err(ToolFailure::new(
+                        format!(
+                            "Failed to fetch URL: {} did not answer within {} seconds.",
+                            a.url,
+                            TIME_CAP.as_secs()
+                        ),
+                        "timeout",
+                    ))
+                }
+                Ok(Err(fetch::FetchError::NotApproved(denial))) => return Err(denial),
+                Ok(result) => result.map_err(|e| ToolFailure::new(e.to_string(), "failure"))?,
+            },
+        };
+        // Turning a large page into markdown is CPU work: off the async workers.
+        let text = blocking(move || Ok(page::answer(&fetched, a.raw, a.start_index, a.max_length)))
+            .await?;
+        Ok(ToolOutput::text(text))
     }
 
-    fn intention_summary(&self, args: &Value, _ctx: &ToolContext) -> Option<String> {
+    fn summary(&self, args: &Value, _ctx: &ToolContext) -> Option<String> {
         args::optional_str(args, "url")
             .ok()
             .flatten()

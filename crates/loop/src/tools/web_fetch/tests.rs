@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::*;
+use crate::tools::Tool;
 use crate::tools::web_fetch::hosts::UrlRules;
 
 /// A local server; counts the requests per path.
