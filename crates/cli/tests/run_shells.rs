@@ -12,7 +12,7 @@ use std::time::Duration;
 use common::rpc::StdioServer;
 use common::watched::{Watched, completed, started};
 use common::{Env, audit_clean, call, journal_values as journal, tool_result};
-use serde_json::json;
+use serde_json::{Value, json};
 use turnstile_scripted_model::Script;
 
 fn alive(pid: i32) -> bool {
@@ -321,6 +321,27 @@ fn a_resume_after_kill_9_lists_the_lost_shell() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    // The first request after the resume tells the model of the async shell, whose call had
+    // returned; the sync one is told by its interrupted result instead.
+    let first_request = second.requests()[0].clone();
+    let messages = first_request["messages"].as_array().unwrap();
+    let notices: Vec<&str> = messages
+        .iter()
+        .filter_map(|m| m["content"].as_str())
+        .filter(|c| c.starts_with("<system_notification>"))
+        .collect();
+    assert_eq!(
+        notices,
+        [
+            "<system_notification>\nShell \"srv\" (`sleep 300`) was lost: the engine running it stopped, and its processes are gone. Run the command again if you still need it.\n</system_notification>"
+        ],
+        "{first_request}"
+    );
+    assert_eq!(
+        messages.last().unwrap()["content"],
+        notices[0],
+        "the notice comes after the history"
+    );
     let last = second.requests().last().unwrap().clone();
     assert_eq!(
         tool_result(&last, "r1"),
@@ -339,4 +360,11 @@ fn a_resume_after_kill_9_lists_the_lost_shell() {
                 .as_str()
                 .is_some_and(|m| m.starts_with("shell srv (tool call c1) was lost"))
     }));
+    // Recorded once, so the fold (a later resume, a replay) sends the same request.
+    let recorded: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["type"] == "system.notification")
+        .collect();
+    assert_eq!(recorded.len(), 1, "told once: {recorded:?}");
+    assert_eq!(recorded[0]["data"]["kind"]["shellId"], "srv");
 }

@@ -13,6 +13,7 @@ mod emitter;
 mod history;
 mod hooks_glue;
 mod log_entry;
+mod lost_shells;
 mod mcp_glue;
 mod message;
 mod open;

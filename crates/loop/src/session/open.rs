@@ -16,7 +16,6 @@ use turnstile_replay::{SessionState, resume_plan};
 use super::emitter::{Emitter, Subscribers};
 use super::{LoopError, ResumeOptions, ResumeReport, SessionHandle, SessionParts, pending};
 use crate::tools::processes::{self, StoppedGroup};
-use crate::tools::shells::LostShell;
 
 impl SessionHandle {
     pub(super) fn create_inner(
@@ -145,7 +144,12 @@ impl SessionHandle {
                 announce_opened(&emitter)?;
             }
         }
-        let lost_shells = lost_shells(&emitter, &paths.dir)?;
+        let answered: Vec<String> = [
+            report.closed_tool_calls.as_slice(),
+            report.continued_tool_calls.as_slice(),
+        ]
+        .concat();
+        let lost_shells = super::lost_shells::find(&emitter, &paths.dir, &answered)?;
         let stopped_process_groups = stop_left_processes(&emitter, &paths.dir)?;
         let report = ResumeReport {
             stopped_process_groups,
@@ -172,29 +176,6 @@ fn announce_opened(emitter: &Emitter) -> Result<(), LoopError> {
     emitter.emit(&SessionManagedSettingsResolved::none())?;
     emitter.emit(&PendingMessagesModified {})?;
     Ok(())
-}
-
-/// The shells a dead engine was running (recorded in `<session>/processes.json`): their
-/// processes died with it or are stopped next, so each is recorded in a `session.warning` and
-/// the model finds it listed as lost.
-fn lost_shells(emitter: &Emitter, dir: &std::path::Path) -> Result<Vec<LostShell>, LoopError> {
-    let mut lost = Vec::new();
-    for record in processes::lost_shells(dir) {
-        let Some(id) = record.shell_id else { continue };
-        emitter.emit(&SessionWarning {
-            warning_type: "shells".into(),
-            message: format!(
-                "shell {id} (tool call {}) was lost: the previous engine stopped while it ran",
-                record.tool_call_id
-            ),
-            ..Default::default()
-        })?;
-        lost.push(LostShell {
-            id,
-            command: record.command.unwrap_or_default(),
-        });
-    }
-    Ok(lost)
 }
 
 /// Kills the tool process groups a dead engine left running (recorded in

@@ -71,7 +71,10 @@ impl Actor {
         let (estimated, announced) = self.announce_call(&measured.estimate, &turn_id, initial)?;
         // Background agents that ended since the last call: the runtime tells the model after
         // the turn starts and its usage is announced, and the model reads it after the history.
-        for text in self.announce_ended_agents()? {
+        let mut notices = self.announce_ended_agents()?;
+        // Shells a crash took that the model has not heard of, said once (`lost_shells.rs`).
+        notices.extend(self.announce_lost_shells()?);
+        for text in notices {
             request.messages.push(ChatMessage::User {
                 content: text,
                 parts: Vec::new(),

@@ -187,6 +187,7 @@ mod tests {
         ctx.shells.add_lost([crate::tools::shells::LostShell {
             id: "srv".into(),
             command: "sleep 100".into(),
+            untold: true,
         }]);
         let err = ReadBashTool
             .run(json!({"shellId": "srv", "delay": 0}), &ctx)

@@ -323,6 +323,9 @@ pub struct LostShell {
     pub id: String,
     /// Its command line, when recorded.
     pub command: String,
+    /// Nothing has told the model yet: its tool call had returned before the crash, so no
+    /// interrupted result says it is gone.
+    pub untold: bool,
 }
 
 #[derive(Default)]
@@ -461,6 +464,17 @@ impl Shells {
         self.lock().shells.iter().find(|s| s.id == id).cloned()
     }
 
+    /// The lost shells the model was not told of yet, marked told.
+    pub fn take_untold_lost(&self) -> Vec<LostShell> {
+        let mut table = self.lock();
+        let mut untold = Vec::new();
+        for shell in table.lost.iter_mut().filter(|l| l.untold) {
+            shell.untold = false;
+            untold.push(shell.clone());
+        }
+        untold
+    }
+
     /// The lost shell called `id`.
     pub fn lost(&self, id: &str) -> Option<LostShell> {
         self.lock().lost.iter().find(|l| l.id == id).cloned()
@@ -581,11 +595,27 @@ mod tests {
     #[test]
     fn lost_shells_are_listed() {
         let shells = Shells::default();
-        shells.add_lost([LostShell {
-            id: "srv".into(),
-            command: "python3 -m http.server".into(),
-        }]);
+        shells.add_lost([
+            LostShell {
+                id: "srv".into(),
+                command: "python3 -m http.server".into(),
+                untold: true,
+            },
+            LostShell {
+                id: "0".into(),
+                command: "make".into(),
+                untold: false,
+            },
+        ]);
         assert!(shells.list().contains("shellId: srv, status: lost"));
+        // Told once, and only the shells nothing else told.
+        let told: Vec<String> = shells
+            .take_untold_lost()
+            .into_iter()
+            .map(|l| l.id)
+            .collect();
+        assert_eq!(told, ["srv"]);
+        assert!(shells.take_untold_lost().is_empty());
         assert!(shells.lost("srv").is_some());
         shells.stop("srv");
         assert!(shells.lost("srv").is_none());
