@@ -181,9 +181,15 @@ pub fn missing_tools(fixture: &Fixture, tools: &ToolRegistry) -> Vec<Divergence>
 pub fn check_run(fixture: &Fixture, run: &ReplayRun) -> Result<CheckReport, FixtureError> {
     let replayed = read_journal(&run.journal)?;
     let workdir = run.workdir.display().to_string();
+    let session_id = run.session_id.to_string();
     let normalise = |data: &mut Value| {
         if let Some(recorded) = fixture.recorded_cwd() {
             ReplayProvider::rewrite_paths(data, &workdir, recorded);
+        }
+        // The session's id is part of texts the loop writes (a sub-agent's task comes from
+        // `agent-<session id>`); the replay runs under an id of its own.
+        if let Some(recorded) = fixture.recorded_session_id() {
+            ReplayProvider::rewrite_paths(data, &session_id, recorded);
         }
     };
     let recorded_side = Side::new(

@@ -76,6 +76,8 @@ pub struct Plan {
     pub recorded_cwd: Option<String>,
     /// `producer` of `session.start`.
     pub producer: Option<String>,
+    /// `sessionId` of `session.start`.
+    pub recorded_session_id: Option<String>,
 }
 
 impl Plan {
@@ -122,6 +124,7 @@ pub fn plan(lines: &[JournalLine], profile: Profile, path: &Path) -> Result<Plan
         denied_rules: Vec::new(),
         recorded_cwd: None,
         producer: None,
+        recorded_session_id: None,
     };
     let mut segment = Segment {
         resume: false,
@@ -158,6 +161,7 @@ pub fn plan(lines: &[JournalLine], profile: Profile, path: &Path) -> Result<Plan
                     .to_owned();
                 plan.recorded_cwd = data["context"]["cwd"].as_str().map(str::to_owned);
                 plan.producer = data["producer"].as_str().map(str::to_owned);
+                plan.recorded_session_id = data["sessionId"].as_str().map(str::to_owned);
             }
             "session.resume" => {
                 let end = match shut_down_at.take() {

@@ -146,6 +146,7 @@ fn discover_finds_every_fixture_of_the_corpus() {
         "permission-denied",
         "hook-rewrite",
         "long-session",
+        "subagents",
         "copilot-runtime-replay/c1.fixture.json",
         "copilot-runtime-replay/r1.fixture.json",
         "copilot-runtime-replay/a2.fixture.json",

@@ -81,6 +81,21 @@ pub struct ChatRequest {
     /// The tools are offered for context only and the answer must be text (`tool_choice:
     /// "none"`), as the Copilot CLI's summary request asks.
     pub no_tool_calls: bool,
+    /// Who makes the call. Nothing of it goes over the wire: it tells a provider that answers
+    /// from a recording which of the recorded calls to answer from.
+    pub origin: CallOrigin,
+}
+
+/// Who makes a model call.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum CallOrigin {
+    /// The main agent's turn.
+    #[default]
+    Main,
+    /// A sub-agent's turn: its `task` call's id (the journal's `agentId`).
+    Agent(String),
+    /// The summary call of a compaction.
+    Summary,
 }
 
 /// A tool as offered to the model.

@@ -1,6 +1,7 @@
 //! A provider that answers from a recorded journal, one recorded LLM call per call.
 
 use std::borrow::Cow;
+use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Mutex;
 
@@ -8,13 +9,13 @@ use serde_json::Value;
 use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 use turnstile_journal::payload::{
-    AssistantMessage, AssistantTurnStart, SessionError, SessionStart,
+    AssistantMessage, AssistantTurnStart, CompactionComplete, SessionError, SessionStart,
 };
 use turnstile_journal::{Event, JournalReader, ReadMode};
 
 use super::{
-    BoxFuture, ChatMessage, ChatRequest, ModelError, ModelErrorKind, ModelEvent, ModelProvider,
-    ModelResponse, ToolCall,
+    BoxFuture, CallOrigin, ChatMessage, ChatRequest, ModelError, ModelErrorKind, ModelEvent,
+    ModelProvider, ModelResponse, ToolCall,
 };
 
 /// Model name used when the recording names none.
@@ -33,6 +34,12 @@ const UNKNOWN_MODEL: &str = "replay";
 /// - no outcome: no answer, then an `abort`, a `session.resume` (the process died) or the end
 ///   of the journal: the call waits until it is cancelled.
 ///
+/// A sub-agent's call ([`CallOrigin::Agent`]) is answered from that agent's own recorded
+/// answers (its `assistant.message`s under the same `agentId`), in order, however the agents'
+/// calls interleave with each other and with the main agent's; a compaction's summary call
+/// ([`CallOrigin::Summary`]) from the recorded `session.compaction_complete`s, in order: the
+/// `summaryContent` of a successful one, the `error` (and `statusCode`) of a failed one.
+///
 /// A provider whose first request already holds assistant messages (a resumed conversation,
 /// e.g. `turnstile resume --provider replay`) starts at the recorded call made at the same point
 /// of the conversation: the one with as many user and assistant messages before it.
@@ -43,6 +50,10 @@ const UNKNOWN_MODEL: &str = "replay";
 pub struct ReplayProvider {
     answers: Vec<ModelResponse>,
     calls: Vec<RecordedCall>,
+    /// Each sub-agent's answers, by its `agentId`.
+    agent_answers: HashMap<String, Vec<ModelResponse>>,
+    /// The compactions' summary calls, in order.
+    summaries: Vec<Reply>,
     cursor: Mutex<Cursor>,
     path_map: Option<(String, String)>,
 }
@@ -61,6 +72,10 @@ struct RecordedCall {
 enum Reply {
     /// Index into `answers`.
     Answer(usize),
+    /// A sub-agent's answer: its id and the index into its answers.
+    Agent(String, usize),
+    /// A summary's text.
+    Summary(ModelResponse),
     Fail(ModelError),
     /// Never answered: wait for cancellation.
     Pending,
@@ -70,6 +85,10 @@ enum Reply {
 struct Cursor {
     next: usize,
     started: bool,
+    /// Each sub-agent's next answer.
+    agent_next: HashMap<String, usize>,
+    /// The next summary call.
+    summary_next: usize,
 }
 
 impl ReplayProvider {
@@ -91,6 +110,8 @@ impl ReplayProvider {
     pub fn from_events(events: Vec<Event>) -> Result<Self, ModelError> {
         let mut answers: Vec<ModelResponse> = Vec::new();
         let mut calls: Vec<RecordedCall> = Vec::new();
+        let mut agent_answers: HashMap<String, Vec<ModelResponse>> = HashMap::new();
+        let mut summaries: Vec<Reply> = Vec::new();
         let mut model = UNKNOWN_MODEL.to_string();
         // Whether the last answer may still get more chunks of the same message.
         let mut open_chunks = false;
@@ -123,7 +144,12 @@ impl ReplayProvider {
                 "assistant.turn_end" if top_level => open_call_ended = true,
                 "assistant.message" => {
                     let message: AssistantMessage = event.payload().map_err(fixture_error)?;
-                    if !top_level || message.parent_tool_call_id.is_some() {
+                    let agent = event
+                        .agent_id
+                        .clone()
+                        .or_else(|| message.parent_tool_call_id.clone());
+                    if let Some(agent) = agent {
+                        add_agent_answer(agent_answers.entry(agent).or_default(), message, &model);
                         continue;
                     }
                     let answer = answer_of(message.clone(), &model);
@@ -150,6 +176,10 @@ impl ReplayProvider {
                         }
                     }
                     open_chunks = true;
+                }
+                "session.compaction_complete" if top_level => {
+                    let complete: CompactionComplete = event.payload().map_err(fixture_error)?;
+                    summaries.push(summary_reply(complete, &model));
                 }
                 "session.error" if top_level => {
                     if let Some((users_before, answers_before)) = open_call.take() {
@@ -198,12 +228,17 @@ impl ReplayProvider {
             });
         }
         // A joined message is a tool-call answer when any of its chunks called tools.
-        for answer in &mut answers {
+        for answer in answers
+            .iter_mut()
+            .chain(agent_answers.values_mut().flatten())
+        {
             answer.finish_reason = Some(finish_reason(&answer.tool_calls).to_string());
         }
         Ok(ReplayProvider {
             answers,
             calls,
+            agent_answers,
+            summaries,
             cursor: Mutex::new(Cursor::default()),
             path_map: None,
         })
@@ -257,8 +292,45 @@ impl ReplayProvider {
         self.calls.len().saturating_sub(lock(&self.cursor).next)
     }
 
-    /// The recorded call for this request: the next one, except that the first request of a
-    /// resumed conversation starts at the matching point of the recording.
+    /// The recorded reply to this request: the next one of its origin.
+    fn take_reply(&self, request: &ChatRequest) -> Result<Reply, ModelError> {
+        match &request.origin {
+            CallOrigin::Main => Ok(self.take_call(request)?.reply),
+            CallOrigin::Agent(agent) => {
+                let mut cursor = lock(&self.cursor);
+                let next = cursor.agent_next.entry(agent.clone()).or_default();
+                let recorded = self.agent_answers.get(agent).map_or(0, Vec::len);
+                if *next >= recorded {
+                    return Err(ModelError::new(
+                        ModelErrorKind::Fixture,
+                        format!(
+                            "the recording has no more answers of the sub-agent {agent} \
+                             ({recorded} were recorded)"
+                        ),
+                    ));
+                }
+                *next += 1;
+                Ok(Reply::Agent(agent.clone(), *next - 1))
+            }
+            CallOrigin::Summary => {
+                let mut cursor = lock(&self.cursor);
+                let Some(reply) = self.summaries.get(cursor.summary_next) else {
+                    return Err(ModelError::new(
+                        ModelErrorKind::Fixture,
+                        format!(
+                            "the recording has no more compactions ({} were recorded)",
+                            self.summaries.len()
+                        ),
+                    ));
+                };
+                cursor.summary_next += 1;
+                Ok(reply.clone())
+            }
+        }
+    }
+
+    /// The main agent's recorded call for this request: the next one, except that the first
+    /// request of a resumed conversation starts at the matching point of the recording.
     fn take_call(&self, request: &ChatRequest) -> Result<RecordedCall, ModelError> {
         let mut cursor = lock(&self.cursor);
         if !cursor.started {
@@ -341,6 +413,45 @@ fn rewrite_path_text<'a>(text: &'a str, from: &str, to: &str) -> Cow<'a, str> {
     Cow::Owned(out)
 }
 
+/// Adds a sub-agent's recorded message to its answers: a piece of the message before it (a
+/// later chunk, or the same `apiCallId`) joins it.
+fn add_agent_answer(answers: &mut Vec<ModelResponse>, message: AssistantMessage, model: &str) {
+    let later_chunk = message.chunk_index.is_some_and(|i| i > 0);
+    let answer = answer_of(message, model);
+    match answers.last_mut() {
+        Some(last)
+            if later_chunk
+                || (last.api_call_id.is_some() && last.api_call_id == answer.api_call_id) =>
+        {
+            last.content.push_str(&answer.content);
+            last.tool_calls.extend(answer.tool_calls);
+        }
+        _ => answers.push(answer),
+    }
+}
+
+/// What a compaction's summary call answered, from its `session.compaction_complete`: the
+/// summary, or the failure (turnstile records its own failures behind
+/// `the summary request failed: `, which a replay writes again).
+fn summary_reply(complete: CompactionComplete, model: &str) -> Reply {
+    if complete.success {
+        return Reply::Summary(ModelResponse {
+            content: complete.summary_content.unwrap_or_default(),
+            finish_reason: Some("stop".into()),
+            model: model.to_owned(),
+            ..Default::default()
+        });
+    }
+    let error = complete.error.unwrap_or_default();
+    let message = error
+        .strip_prefix("the summary request failed: ")
+        .unwrap_or(&error)
+        .to_owned();
+    let mut failure = ModelError::new(ModelErrorKind::Http, message);
+    failure.status_code = complete.status_code;
+    Reply::Fail(failure)
+}
+
 fn finish_reason(tool_calls: &[ToolCall]) -> &'static str {
     if tool_calls.is_empty() {
         "stop"
@@ -398,8 +509,12 @@ impl ModelProvider for ReplayProvider {
             if cancel.is_cancelled() {
                 return Err(ModelError::cancelled());
             }
-            let answer = match self.take_call(request)?.reply {
+            let answer = match self.take_reply(request)? {
                 Reply::Answer(index) => self.mapped(self.answers[index].clone()),
+                Reply::Agent(agent, index) => {
+                    self.mapped(self.agent_answers[&agent][index].clone())
+                }
+                Reply::Summary(answer) => answer,
                 Reply::Fail(error) => return Err(error),
                 Reply::Pending => {
                     cancel.cancelled().await;
@@ -589,6 +704,92 @@ mod tests {
         let call = provider.complete(&req, tx, cancel.clone());
         cancel.cancel();
         assert_eq!(call.await.unwrap_err().kind, ModelErrorKind::Cancelled);
+    }
+
+    fn agent_answer(agent: &str, text: &str) -> Event {
+        let mut event = answer(text);
+        event.agent_id = Some(agent.into());
+        event
+    }
+
+    fn from(origin: CallOrigin) -> ChatRequest {
+        ChatRequest {
+            messages: vec![said("go")],
+            origin,
+            ..Default::default()
+        }
+    }
+
+    #[tokio::test]
+    async fn each_agent_and_each_summary_call_gets_its_own_recorded_answers() {
+        let summary = |success: bool, text: &str| {
+            Event::new(
+                &CompactionComplete {
+                    success,
+                    summary_content: success.then(|| text.to_owned()),
+                    error: (!success).then(|| format!("the summary request failed: {text}")),
+                    status_code: (!success).then_some(500),
+                    ..Default::default()
+                },
+                None,
+            )
+        };
+        let provider = ReplayProvider::from_events(vec![
+            user("go"),
+            turn("0"),
+            answer("main 1"),
+            agent_answer("a", "a 1"),
+            agent_answer("b", "b 1"),
+            agent_answer("a", "a 2"),
+            summary(false, "busy"),
+            turn("1"),
+            answer("main 2"),
+            summary(true, "<overview>so far</overview>"),
+        ])
+        .unwrap();
+        assert_eq!(provider.remaining(), 2);
+        let agent = |id: &str| from(CallOrigin::Agent(id.into()));
+        // The agents ask in another order than they were recorded in, between the main calls.
+        assert_eq!(ask(&provider, &agent("b")).await.unwrap().content, "b 1");
+        assert_eq!(
+            ask(&provider, &from(CallOrigin::Main))
+                .await
+                .unwrap()
+                .content,
+            "main 1"
+        );
+        assert_eq!(ask(&provider, &agent("a")).await.unwrap().content, "a 1");
+        assert_eq!(ask(&provider, &agent("a")).await.unwrap().content, "a 2");
+        let spent = ask(&provider, &agent("a")).await.unwrap_err();
+        assert!(
+            spent.message.contains("sub-agent a (2 were recorded)"),
+            "{spent}"
+        );
+        let failed = ask(&provider, &from(CallOrigin::Summary))
+            .await
+            .unwrap_err();
+        assert_eq!(
+            (failed.message.as_str(), failed.status_code),
+            ("busy", Some(500))
+        );
+        assert_eq!(
+            ask(&provider, &from(CallOrigin::Main))
+                .await
+                .unwrap()
+                .content,
+            "main 2"
+        );
+        let summary = ask(&provider, &from(CallOrigin::Summary)).await.unwrap();
+        assert_eq!(summary.content, "<overview>so far</overview>");
+        assert!(summary.tool_calls.is_empty());
+        let none = ask(&provider, &from(CallOrigin::Summary))
+            .await
+            .unwrap_err();
+        assert!(
+            none.message
+                .contains("no more compactions (2 were recorded)"),
+            "{none}"
+        );
     }
 
     #[tokio::test]
