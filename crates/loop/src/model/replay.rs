@@ -14,8 +14,8 @@ use turnstile_journal::payload::{
 use turnstile_journal::{Event, JournalReader, ReadMode};
 
 use super::{
-    BoxFuture, CallOrigin, ChatMessage, ChatRequest, ModelError, ModelErrorKind, ModelEvent,
-    ModelProvider, ModelResponse, ToolCall,
+    BoxFuture, CallOrigin, ChatMessage, ChatRequest, HistoryStep, ModelError, ModelErrorKind,
+    ModelEvent, ModelProvider, ModelResponse, ToolCall,
 };
 
 /// Model name used when the recording names none.
@@ -66,6 +66,8 @@ struct RecordedCall {
     users_before: usize,
     /// Answers before the call.
     answers_before: usize,
+    /// What the recording did to the history right before the call.
+    history: Vec<HistoryStep>,
 }
 
 #[derive(Debug, Clone)]
@@ -121,6 +123,13 @@ impl ReplayProvider {
         // an error or an abort follows).
         let mut open_call_ended = false;
         let mut users = 0usize;
+        // History steps for the next main-agent call.
+        let mut history: Vec<HistoryStep> = Vec::new();
+        // Compactions that completed inside a main-agent turn (the runtime's, in the
+        // background), with the main turns started since: the model sees one at the next
+        // prompt or at the second turn start after it, as the fold applies it.
+        let mut background: Vec<(HistoryStep, usize)> = Vec::new();
+        let mut main_turn_open = false;
         for event in &events {
             let top_level = event.agent_id.is_none();
             match event.event_type.as_str() {
@@ -139,9 +148,20 @@ impl ReplayProvider {
                     if top_level {
                         open_call = Some((users, answers.len()));
                         open_call_ended = false;
+                        main_turn_open = true;
+                        for (step, turns) in std::mem::take(&mut background) {
+                            if turns >= 1 {
+                                history.push(step);
+                            } else {
+                                background.push((step, turns + 1));
+                            }
+                        }
                     }
                 }
-                "assistant.turn_end" if top_level => open_call_ended = true,
+                "assistant.turn_end" if top_level => {
+                    open_call_ended = true;
+                    main_turn_open = false;
+                }
                 "assistant.message" => {
                     let message: AssistantMessage = event.payload().map_err(fixture_error)?;
                     let agent = event
@@ -171,6 +191,7 @@ impl ReplayProvider {
                                 reply: Reply::Answer(answers.len()),
                                 users_before,
                                 answers_before,
+                                history: std::mem::take(&mut history),
                             });
                             answers.push(answer);
                         }
@@ -179,7 +200,21 @@ impl ReplayProvider {
                 }
                 "session.compaction_complete" if top_level => {
                     let complete: CompactionComplete = event.payload().map_err(fixture_error)?;
+                    let step = HistoryStep::Compact {
+                        replaced: complete
+                            .messages_removed
+                            .or(complete.pre_compaction_messages_length)
+                            .filter(|_| complete.success),
+                    };
                     summaries.push(summary_reply(complete, &model));
+                    if main_turn_open {
+                        background.push((step, 0));
+                    } else {
+                        history.push(step);
+                    }
+                }
+                "session.truncation" if top_level => {
+                    history.push(HistoryStep::Truncate(event.data.clone()));
                 }
                 "session.error" if top_level => {
                     if let Some((users_before, answers_before)) = open_call.take() {
@@ -193,6 +228,7 @@ impl ReplayProvider {
                             reply: Reply::Fail(failure),
                             users_before,
                             answers_before,
+                            history: std::mem::take(&mut history),
                         });
                     }
                 }
@@ -208,6 +244,7 @@ impl ReplayProvider {
                             reply: Reply::Pending,
                             users_before,
                             answers_before,
+                            history: std::mem::take(&mut history),
                         });
                     }
                 }
@@ -216,6 +253,7 @@ impl ReplayProvider {
                     open_chunks = false;
                     open_call = None;
                     users += 1;
+                    history.extend(background.drain(..).map(|(step, _)| step));
                 }
                 _ => {}
             }
@@ -225,6 +263,7 @@ impl ReplayProvider {
                 reply: Reply::Pending,
                 users_before,
                 answers_before,
+                history: std::mem::take(&mut history),
             });
         }
         // A joined message is a tool-call answer when any of its chunks called tools.
@@ -285,6 +324,15 @@ impl ReplayProvider {
     /// Every recorded answer, in order.
     pub fn answers(&self) -> &[ModelResponse] {
         &self.answers
+    }
+
+    /// What the recording did to the history before the main agent's next call.
+    fn next_history(&self) -> Vec<HistoryStep> {
+        let cursor = lock(&self.cursor);
+        self.calls
+            .get(cursor.next)
+            .map(|c| c.history.clone())
+            .unwrap_or_default()
     }
 
     /// How many recorded calls have not been made yet.
@@ -497,6 +545,12 @@ fn fixture_error(error: impl std::fmt::Display) -> ModelError {
 impl ModelProvider for ReplayProvider {
     fn name(&self) -> &str {
         "replay"
+    }
+
+    /// Always `Some`: a replay compacts and truncates where the recording did, never by its
+    /// own measure (the recording holds no per-call token counts to measure by).
+    fn recorded_history(&self) -> Option<Vec<HistoryStep>> {
+        Some(self.next_history())
     }
 
     fn complete<'a>(
@@ -790,6 +844,90 @@ mod tests {
                 .contains("no more compactions (2 were recorded)"),
             "{none}"
         );
+    }
+
+    /// The steps before each main call, as `(compactions, truncations)`, calling in order.
+    async fn steps_before_each_call(provider: &ReplayProvider) -> Vec<(usize, usize)> {
+        let mut steps = Vec::new();
+        while provider.remaining() > 0 {
+            let history = provider.recorded_history().unwrap();
+            let compactions = history
+                .iter()
+                .filter(|s| matches!(s, HistoryStep::Compact { .. }))
+                .count();
+            steps.push((compactions, history.len() - compactions));
+            ask(provider, &from(CallOrigin::Main)).await.unwrap();
+        }
+        steps
+    }
+
+    #[tokio::test]
+    async fn compactions_and_truncations_come_before_the_call_that_first_saw_them() {
+        let end = || {
+            Event::new(
+                &AssistantTurnEnd {
+                    turn_id: "0".into(),
+                    ..Default::default()
+                },
+                None,
+            )
+        };
+        let complete = || {
+            Event::new(
+                &CompactionComplete {
+                    success: true,
+                    summary_content: Some("s".into()),
+                    pre_compaction_messages_length: Some(3),
+                    ..Default::default()
+                },
+                None,
+            )
+        };
+        let truncation = Event::with_raw_data(
+            "session.truncation".into(),
+            serde_json::value::to_raw_value(&json!({"messagesRemovedDuringTruncation": 2}))
+                .unwrap(),
+            None,
+        );
+        let provider = ReplayProvider::from_events(vec![
+            user("one"),
+            turn("0"),
+            answer("a"),
+            end(),
+            // Between turns (turnstile's): the next call.
+            complete(),
+            turn("1"),
+            // Inside a turn (the runtime's, behind it): the second turn start after it.
+            complete(),
+            answer("b"),
+            end(),
+            turn("2"),
+            answer("c"),
+            end(),
+            turn("3"),
+            truncation,
+            answer("d"),
+            end(),
+            turn("4"),
+            complete(),
+            answer("e"),
+            end(),
+            // Or the next prompt, when it comes first.
+            user("two"),
+            turn("0"),
+            answer("f"),
+        ])
+        .unwrap();
+        assert_eq!(
+            steps_before_each_call(&provider).await,
+            [(0, 0), (1, 0), (0, 0), (1, 1), (0, 0), (1, 0)]
+        );
+        assert!(matches!(
+            ReplayProvider::from_events(vec![user("x"), turn("0"), complete()])
+                .unwrap()
+                .summaries[0],
+            Reply::Summary(_)
+        ));
     }
 
     #[tokio::test]
