@@ -21,7 +21,7 @@ case "$PROFILE" in
 esac
 BIN=target/$PROFILE/turnstile
 MODEL=target/$PROFILE/scripted-model
-ALL=(multi-turn autopilot crash-resume model-error abort permission-denied hook-rewrite long-session)
+ALL=(multi-turn autopilot crash-resume model-error abort permission-denied hook-rewrite long-session subagents)
 NAMES=("$@")
 [ ${#NAMES[@]} -gt 0 ] || NAMES=("${ALL[@]}")
 
@@ -40,6 +40,7 @@ session_id() {
     permission-denied) echo 5e55a0e1-0000-4000-8000-000000000006 ;;
     hook-rewrite) echo 5e55a0e1-0000-4000-8000-000000000007 ;;
     long-session) echo 5e55a0e1-0000-4000-8000-000000000008 ;;
+    subagents) echo 5e55a0e1-0000-4000-8000-000000000009 ;;
     *) echo "unknown fixture: $1" >&2; exit 2 ;;
   esac
 }
@@ -190,6 +191,14 @@ record_hook_rewrite() {
   say "hook-rewrite: a preToolUse hook points view at secrets.example.env instead of secrets.env"
   server_start
   ts run "Show me the API settings in secrets.env." --session-id "$ID" --allow-all-tools --trust-hooks
+  server_stop
+}
+
+record_subagents() {
+  say "subagents: explore and background agents, async shells, sql in one prompt"
+  server_start
+  ts run "Survey the project with helpers, run a ticker in the background and keep a tally." \
+    --session-id "$ID" --allow-all-tools
   server_stop
 }
 

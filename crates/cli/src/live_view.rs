@@ -56,6 +56,10 @@ impl LiveView {
             "user.message" if data["isAutopilotContinuation"] == true => {
                 eprintln!("  (autopilot: nudging the model to finish)")
             }
+            // A sub-agent's task is no prompt of the recording.
+            "user.message" if event.agent_id.is_some() => {
+                eprintln!("  ↳ sub-agent: {}", first_line(&text(&data["content"])))
+            }
             "user.message" => {
                 if let Some(total) = self.prompts {
                     self.prompt += 1;

@@ -82,6 +82,34 @@ pub fn fact(
     })
 }
 
+/// Where a resumed process closes what the process before it left open: from a
+/// `session.resume` to the next main-agent `user.message` or `assistant.turn_start`.
+///
+/// turnstile's resume plan answers the left-over calls there (interrupted results, turn ends);
+/// the runtime writes nothing and gives the model the same interrupted results when it next
+/// asks (the fold's abandoned work). Neither is something the agent did, so in the behaviour
+/// profile the closing events are no facts.
+#[derive(Debug, Default)]
+pub struct ResumeWindow {
+    open: bool,
+}
+
+impl ResumeWindow {
+    /// Follows `line`; true when it is a tool result or turn end inside the window.
+    pub fn closes_left_over(&mut self, line: &JournalLine) -> bool {
+        if !line.is_top_level() {
+            return false;
+        }
+        match line.event_type() {
+            "session.resume" => self.open = true,
+            "user.message" | "assistant.turn_start" => self.open = false,
+            "tool.execution_complete" | "assistant.turn_end" => return self.open,
+            _ => {}
+        }
+        false
+    }
+}
+
 /// A tool result with the engines' differences in wording removed: trailing whitespace; for
 /// `view`, the `N. ` line numbers (removed while every line carries the next number, so a
 /// file whose own lines are numbered compares the same on both sides); for `glob`, the order

@@ -20,11 +20,12 @@ use turnstile_journal::Uuid;
 use turnstile_loop::model::ReplayProvider;
 use turnstile_loop::tools::ToolRegistry;
 
-use crate::behaviour::fact;
+use crate::behaviour::{ResumeWindow, fact};
 use crate::diff::diff_values;
 use crate::divergence::{Divergence, DivergenceKind, LineRef};
 use crate::error::FixtureError;
 use crate::fixture::Fixture;
+use crate::history_fit::HistoryFit;
 use crate::journal::{JournalLine, read_journal};
 use crate::manifest::Profile;
 use crate::runner::ReplayRun;
@@ -130,7 +131,9 @@ impl fmt::Display for CheckReport {
             .filter(|d| {
                 matches!(
                     d.kind,
-                    DivergenceKind::OutOfAnswers | DivergenceKind::ToolMissing
+                    DivergenceKind::OutOfAnswers
+                        | DivergenceKind::ToolMissing
+                        | DivergenceKind::History
                 )
             })
             .collect();
@@ -181,9 +184,15 @@ pub fn missing_tools(fixture: &Fixture, tools: &ToolRegistry) -> Vec<Divergence>
 pub fn check_run(fixture: &Fixture, run: &ReplayRun) -> Result<CheckReport, FixtureError> {
     let replayed = read_journal(&run.journal)?;
     let workdir = run.workdir.display().to_string();
+    let session_id = run.session_id.to_string();
     let normalise = |data: &mut Value| {
         if let Some(recorded) = fixture.recorded_cwd() {
             ReplayProvider::rewrite_paths(data, &workdir, recorded);
+        }
+        // The session's id is part of texts the loop writes (a sub-agent's task comes from
+        // `agent-<session id>`); the replay runs under an id of its own.
+        if let Some(recorded) = fixture.recorded_session_id() {
+            ReplayProvider::rewrite_paths(data, &session_id, recorded);
         }
     };
     let recorded_side = Side::new(
@@ -281,7 +290,40 @@ pub fn check_run(fixture: &Fixture, run: &ReplayRun) -> Result<CheckReport, Fixt
         }
     }
     out_of_answers(&replayed_side, &recorded_side, divergences);
+    if fixture.profile() == Profile::Behaviour {
+        history_fit(&recorded_side, &replayed_side, divergences);
+    }
     Ok(report)
+}
+
+/// Adds a divergence when the replay kept the main agent's history in its window otherwise
+/// than the recording: other compaction outcomes or other truncations.
+fn history_fit(recorded: &Side<'_>, replayed: &Side<'_>, divergences: &mut Vec<Divergence>) {
+    let (rec, rep) = (
+        HistoryFit::of(recorded.lines),
+        HistoryFit::of(replayed.lines),
+    );
+    if rec.same_as(&rep) {
+        return;
+    }
+    let turn = match (rec.first, rep.first) {
+        (Some(i), _) => recorded.refs[i].clone(),
+        (None, Some(i)) => replayed.refs[i].clone(),
+        (None, None) => TurnRef::default(),
+    };
+    divergences.push(Divergence {
+        kind: DivergenceKind::History,
+        turn,
+        event_type: "session.compaction_complete".into(),
+        field: None,
+        recorded: rec.first.map(|i| line_ref(recorded.path.clone(), &recorded.lines[i])),
+        replayed: rep.first.map(|i| line_ref(replayed.path.clone(), &replayed.lines[i])),
+        recorded_value: None,
+        replayed_value: None,
+        message: format!(
+            "the history was kept in the window otherwise: the recording has {rec}, the replay {rep}"
+        ),
+    });
 }
 
 /// Adds a divergence for the `session.error` the replay provider raised when it had no
@@ -347,10 +389,12 @@ impl<'a> Side<'a> {
     ) -> Self {
         let mut tools = HashMap::new();
         let mut items = Vec::new();
+        let mut resumed = ResumeWindow::default();
         for (index, line) in lines.iter().enumerate() {
             let mut data = line.data();
             normalise(&mut data);
             let kind = line.event_type().to_owned();
+            let closes_left_over = resumed.closes_left_over(line);
             let value = match profile {
                 Profile::Strict if is_volatile_event(&kind, &data) => continue,
                 Profile::Strict => {
@@ -361,6 +405,7 @@ impl<'a> Side<'a> {
                     }
                     value
                 }
+                Profile::Behaviour if closes_left_over => continue,
                 Profile::Behaviour => match fact(line, &data, &mut tools) {
                     Some(fact) => json!({"data": fact}),
                     None => continue,

@@ -25,6 +25,9 @@ pub enum DivergenceKind {
     ToolMissing,
     /// The replay asked for an LLM call the recording has no answer for.
     OutOfAnswers,
+    /// The replay compacted or truncated the history otherwise than the recording (behaviour
+    /// profile; the strict one compares those events in place).
+    History,
 }
 
 /// One line of a journal, as shown in a divergence.

@@ -170,6 +170,11 @@ impl Fixture {
         self.plan.recorded_cwd.as_deref()
     }
 
+    /// The id of the recorded session (`session.start`'s `sessionId`).
+    pub fn recorded_session_id(&self) -> Option<&str> {
+        self.plan.recorded_session_id.as_deref()
+    }
+
     /// The prompts a replay sends, in order.
     pub fn prompts(&self) -> Vec<&str> {
         self.plan.prompts().map(|s| s.prompt.as_str()).collect()

@@ -49,6 +49,7 @@ mod diff;
 mod divergence;
 mod error;
 mod fixture;
+mod history_fit;
 mod journal;
 mod manifest;
 mod plan;

@@ -76,6 +76,12 @@ pub struct Plan {
     pub recorded_cwd: Option<String>,
     /// `producer` of `session.start`.
     pub producer: Option<String>,
+    /// `sessionId` of `session.start`.
+    pub recorded_session_id: Option<String>,
+    /// The context window the recording compacted or truncated against: the first
+    /// `tokenLimit` of a main-agent `session.compaction_start`, `session.compaction_complete`
+    /// or `session.truncation`.
+    pub token_limit: Option<u64>,
 }
 
 impl Plan {
@@ -122,6 +128,8 @@ pub fn plan(lines: &[JournalLine], profile: Profile, path: &Path) -> Result<Plan
         denied_rules: Vec::new(),
         recorded_cwd: None,
         producer: None,
+        recorded_session_id: None,
+        token_limit: None,
     };
     let mut segment = Segment {
         resume: false,
@@ -158,6 +166,7 @@ pub fn plan(lines: &[JournalLine], profile: Profile, path: &Path) -> Result<Plan
                     .to_owned();
                 plan.recorded_cwd = data["context"]["cwd"].as_str().map(str::to_owned);
                 plan.producer = data["producer"].as_str().map(str::to_owned);
+                plan.recorded_session_id = data["sessionId"].as_str().map(str::to_owned);
             }
             "session.resume" => {
                 let end = match shut_down_at.take() {
@@ -182,6 +191,11 @@ pub fn plan(lines: &[JournalLine], profile: Profile, path: &Path) -> Result<Plan
                 if plan.recorded_cwd.is_none() {
                     plan.recorded_cwd = data["context"]["cwd"].as_str().map(str::to_owned);
                 }
+            }
+            "session.compaction_start" | "session.compaction_complete" | "session.truncation"
+                if top && plan.token_limit.is_none() =>
+            {
+                plan.token_limit = data["tokenLimit"].as_u64();
             }
             "session.shutdown" => shut_down_at = Some(line.number),
             "session.mode_changed" => {

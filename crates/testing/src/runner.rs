@@ -287,6 +287,9 @@ impl<'f> Driver<'f> {
         config.permissions = self.policy.clone();
         config.allow_outside_cwd = manifest.allow_outside_cwd;
         config.streaming = true;
+        // A window the recording names is the one its compactions and truncations measured
+        // against; the replay's own then come at the points the recording's did.
+        config.token_limit = plan.token_limit;
         config.system_prompt = segment
             .system_prompt
             .clone()

@@ -48,6 +48,9 @@ pub const VOLATILE_FIELDS: &[(&str, &[&str])] = &[
         ],
     ),
     ("tool.execution_complete", &["/interactionId"]),
+    // A sub-agent's time and the model server's token counts (see `session.shutdown`).
+    ("subagent.completed", &["/durationMs", "/totalTokens"]),
+    ("subagent.failed", &["/durationMs", "/totalTokens"]),
     ("permission.requested", &["/requestId"]),
     ("permission.completed", &["/requestId"]),
     (

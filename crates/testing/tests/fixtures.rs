@@ -146,9 +146,14 @@ fn discover_finds_every_fixture_of_the_corpus() {
         "permission-denied",
         "hook-rewrite",
         "long-session",
+        "subagents",
         "copilot-runtime-replay/c1.fixture.json",
         "copilot-runtime-replay/r1.fixture.json",
         "copilot-runtime-replay/a2.fixture.json",
+        "copilot-runtime-replay/k1.fixture.json",
+        "copilot-runtime-replay/p1.fixture.json",
+        "copilot-runtime-replay/s1.fixture.json",
+        "copilot-runtime-replay/t1.fixture.json",
     ] {
         assert!(
             names.iter().any(|n| n == expected),

@@ -81,6 +81,37 @@ pub struct ChatRequest {
     /// The tools are offered for context only and the answer must be text (`tool_choice:
     /// "none"`), as the Copilot CLI's summary request asks.
     pub no_tool_calls: bool,
+    /// Who makes the call. Nothing of it goes over the wire: it tells a provider that answers
+    /// from a recording which of the recorded calls to answer from.
+    pub origin: CallOrigin,
+}
+
+/// Who makes a model call.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum CallOrigin {
+    /// The main agent's turn.
+    #[default]
+    Main,
+    /// A sub-agent's turn: its `task` call's id (the journal's `agentId`).
+    Agent(String),
+    /// The summary call of a compaction.
+    Summary,
+}
+
+/// One thing a recording did to the main agent's history between two of its calls.
+#[derive(Debug, Clone)]
+pub enum HistoryStep {
+    /// A compaction: one summary call (a [`CallOrigin::Summary`] request, answered the way
+    /// the recorded one was).
+    Compact {
+        /// How many of the oldest non-system messages the recorded one replaced
+        /// (`messagesRemoved`, else `preCompactionMessagesLength`, as the fold reads it);
+        /// `None`: the loop's own choice (a failed one replaced nothing).
+        replaced: Option<u64>,
+    },
+    /// A truncation: the recorded `session.truncation`'s `data`, written again (the fold takes
+    /// its `messagesRemovedDuringTruncation` oldest messages out of the view).
+    Truncate(Box<serde_json::value::RawValue>),
 }
 
 /// A tool as offered to the model.
@@ -352,6 +383,14 @@ pub trait ModelProvider: Send + Sync {
     /// The API path the calls go to, as `assistant.usage` names it (`/chat/completions`);
     /// `None` where the runtime's spelling for the API is not known.
     fn api_endpoint(&self) -> Option<&str> {
+        None
+    }
+
+    /// For a provider that answers from a recording: what the recording did to the main
+    /// agent's history before its next call, in order, so the loop does the same there
+    /// instead of measuring the request against the window. `None` (every live model): the
+    /// loop measures.
+    fn recorded_history(&self) -> Option<Vec<HistoryStep>> {
         None
     }
 

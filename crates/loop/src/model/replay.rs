@@ -1,6 +1,7 @@
 //! A provider that answers from a recorded journal, one recorded LLM call per call.
 
 use std::borrow::Cow;
+use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Mutex;
 
@@ -8,13 +9,13 @@ use serde_json::Value;
 use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 use turnstile_journal::payload::{
-    AssistantMessage, AssistantTurnStart, SessionError, SessionStart,
+    AssistantMessage, AssistantTurnStart, CompactionComplete, SessionError, SessionStart,
 };
 use turnstile_journal::{Event, JournalReader, ReadMode};
 
 use super::{
-    BoxFuture, ChatMessage, ChatRequest, ModelError, ModelErrorKind, ModelEvent, ModelProvider,
-    ModelResponse, ToolCall,
+    BoxFuture, CallOrigin, ChatMessage, ChatRequest, HistoryStep, ModelError, ModelErrorKind,
+    ModelEvent, ModelProvider, ModelResponse, ToolCall,
 };
 
 /// Model name used when the recording names none.
@@ -33,6 +34,12 @@ const UNKNOWN_MODEL: &str = "replay";
 /// - no outcome: no answer, then an `abort`, a `session.resume` (the process died) or the end
 ///   of the journal: the call waits until it is cancelled.
 ///
+/// A sub-agent's call ([`CallOrigin::Agent`]) is answered from that agent's own recorded
+/// answers (its `assistant.message`s under the same `agentId`), in order, however the agents'
+/// calls interleave with each other and with the main agent's; a compaction's summary call
+/// ([`CallOrigin::Summary`]) from the recorded `session.compaction_complete`s, in order: the
+/// `summaryContent` of a successful one, the `error` (and `statusCode`) of a failed one.
+///
 /// A provider whose first request already holds assistant messages (a resumed conversation,
 /// e.g. `turnstile resume --provider replay`) starts at the recorded call made at the same point
 /// of the conversation: the one with as many user and assistant messages before it.
@@ -43,6 +50,10 @@ const UNKNOWN_MODEL: &str = "replay";
 pub struct ReplayProvider {
     answers: Vec<ModelResponse>,
     calls: Vec<RecordedCall>,
+    /// Each sub-agent's answers, by its `agentId`.
+    agent_answers: HashMap<String, Vec<ModelResponse>>,
+    /// The compactions' summary calls, in order.
+    summaries: Vec<Reply>,
     cursor: Mutex<Cursor>,
     path_map: Option<(String, String)>,
 }
@@ -55,12 +66,18 @@ struct RecordedCall {
     users_before: usize,
     /// Answers before the call.
     answers_before: usize,
+    /// What the recording did to the history right before the call.
+    history: Vec<HistoryStep>,
 }
 
 #[derive(Debug, Clone)]
 enum Reply {
     /// Index into `answers`.
     Answer(usize),
+    /// A sub-agent's answer: its id and the index into its answers.
+    Agent(String, usize),
+    /// A summary's text.
+    Summary(ModelResponse),
     Fail(ModelError),
     /// Never answered: wait for cancellation.
     Pending,
@@ -70,6 +87,10 @@ enum Reply {
 struct Cursor {
     next: usize,
     started: bool,
+    /// Each sub-agent's next answer.
+    agent_next: HashMap<String, usize>,
+    /// The next summary call.
+    summary_next: usize,
 }
 
 impl ReplayProvider {
@@ -91,6 +112,8 @@ impl ReplayProvider {
     pub fn from_events(events: Vec<Event>) -> Result<Self, ModelError> {
         let mut answers: Vec<ModelResponse> = Vec::new();
         let mut calls: Vec<RecordedCall> = Vec::new();
+        let mut agent_answers: HashMap<String, Vec<ModelResponse>> = HashMap::new();
+        let mut summaries: Vec<Reply> = Vec::new();
         let mut model = UNKNOWN_MODEL.to_string();
         // Whether the last answer may still get more chunks of the same message.
         let mut open_chunks = false;
@@ -100,6 +123,13 @@ impl ReplayProvider {
         // an error or an abort follows).
         let mut open_call_ended = false;
         let mut users = 0usize;
+        // History steps for the next main-agent call.
+        let mut history: Vec<HistoryStep> = Vec::new();
+        // Compactions that completed inside a main-agent turn (the runtime's, in the
+        // background), with the main turns started since: the model sees one at the next
+        // prompt or at the second turn start after it, as the fold applies it.
+        let mut background: Vec<(HistoryStep, usize)> = Vec::new();
+        let mut main_turn_open = false;
         for event in &events {
             let top_level = event.agent_id.is_none();
             match event.event_type.as_str() {
@@ -118,12 +148,28 @@ impl ReplayProvider {
                     if top_level {
                         open_call = Some((users, answers.len()));
                         open_call_ended = false;
+                        main_turn_open = true;
+                        for (step, turns) in std::mem::take(&mut background) {
+                            if turns >= 1 {
+                                history.push(step);
+                            } else {
+                                background.push((step, turns + 1));
+                            }
+                        }
                     }
                 }
-                "assistant.turn_end" if top_level => open_call_ended = true,
+                "assistant.turn_end" if top_level => {
+                    open_call_ended = true;
+                    main_turn_open = false;
+                }
                 "assistant.message" => {
                     let message: AssistantMessage = event.payload().map_err(fixture_error)?;
-                    if !top_level || message.parent_tool_call_id.is_some() {
+                    let agent = event
+                        .agent_id
+                        .clone()
+                        .or_else(|| message.parent_tool_call_id.clone());
+                    if let Some(agent) = agent {
+                        add_agent_answer(agent_answers.entry(agent).or_default(), message, &model);
                         continue;
                     }
                     let answer = answer_of(message.clone(), &model);
@@ -145,11 +191,30 @@ impl ReplayProvider {
                                 reply: Reply::Answer(answers.len()),
                                 users_before,
                                 answers_before,
+                                history: std::mem::take(&mut history),
                             });
                             answers.push(answer);
                         }
                     }
                     open_chunks = true;
+                }
+                "session.compaction_complete" if top_level => {
+                    let complete: CompactionComplete = event.payload().map_err(fixture_error)?;
+                    let step = HistoryStep::Compact {
+                        replaced: complete
+                            .messages_removed
+                            .or(complete.pre_compaction_messages_length)
+                            .filter(|_| complete.success),
+                    };
+                    summaries.push(summary_reply(complete, &model));
+                    if main_turn_open {
+                        background.push((step, 0));
+                    } else {
+                        history.push(step);
+                    }
+                }
+                "session.truncation" if top_level => {
+                    history.push(HistoryStep::Truncate(event.data.clone()));
                 }
                 "session.error" if top_level => {
                     if let Some((users_before, answers_before)) = open_call.take() {
@@ -163,6 +228,7 @@ impl ReplayProvider {
                             reply: Reply::Fail(failure),
                             users_before,
                             answers_before,
+                            history: std::mem::take(&mut history),
                         });
                     }
                 }
@@ -178,6 +244,7 @@ impl ReplayProvider {
                             reply: Reply::Pending,
                             users_before,
                             answers_before,
+                            history: std::mem::take(&mut history),
                         });
                     }
                 }
@@ -186,6 +253,7 @@ impl ReplayProvider {
                     open_chunks = false;
                     open_call = None;
                     users += 1;
+                    history.extend(background.drain(..).map(|(step, _)| step));
                 }
                 _ => {}
             }
@@ -195,15 +263,21 @@ impl ReplayProvider {
                 reply: Reply::Pending,
                 users_before,
                 answers_before,
+                history: std::mem::take(&mut history),
             });
         }
         // A joined message is a tool-call answer when any of its chunks called tools.
-        for answer in &mut answers {
+        for answer in answers
+            .iter_mut()
+            .chain(agent_answers.values_mut().flatten())
+        {
             answer.finish_reason = Some(finish_reason(&answer.tool_calls).to_string());
         }
         Ok(ReplayProvider {
             answers,
             calls,
+            agent_answers,
+            summaries,
             cursor: Mutex::new(Cursor::default()),
             path_map: None,
         })
@@ -252,13 +326,59 @@ impl ReplayProvider {
         &self.answers
     }
 
+    /// What the recording did to the history before the main agent's next call.
+    fn next_history(&self) -> Vec<HistoryStep> {
+        let cursor = lock(&self.cursor);
+        self.calls
+            .get(cursor.next)
+            .map(|c| c.history.clone())
+            .unwrap_or_default()
+    }
+
     /// How many recorded calls have not been made yet.
     pub fn remaining(&self) -> usize {
         self.calls.len().saturating_sub(lock(&self.cursor).next)
     }
 
-    /// The recorded call for this request: the next one, except that the first request of a
-    /// resumed conversation starts at the matching point of the recording.
+    /// The recorded reply to this request: the next one of its origin.
+    fn take_reply(&self, request: &ChatRequest) -> Result<Reply, ModelError> {
+        match &request.origin {
+            CallOrigin::Main => Ok(self.take_call(request)?.reply),
+            CallOrigin::Agent(agent) => {
+                let mut cursor = lock(&self.cursor);
+                let next = cursor.agent_next.entry(agent.clone()).or_default();
+                let recorded = self.agent_answers.get(agent).map_or(0, Vec::len);
+                if *next >= recorded {
+                    return Err(ModelError::new(
+                        ModelErrorKind::Fixture,
+                        format!(
+                            "the recording has no more answers of the sub-agent {agent} \
+                             ({recorded} were recorded)"
+                        ),
+                    ));
+                }
+                *next += 1;
+                Ok(Reply::Agent(agent.clone(), *next - 1))
+            }
+            CallOrigin::Summary => {
+                let mut cursor = lock(&self.cursor);
+                let Some(reply) = self.summaries.get(cursor.summary_next) else {
+                    return Err(ModelError::new(
+                        ModelErrorKind::Fixture,
+                        format!(
+                            "the recording has no more compactions ({} were recorded)",
+                            self.summaries.len()
+                        ),
+                    ));
+                };
+                cursor.summary_next += 1;
+                Ok(reply.clone())
+            }
+        }
+    }
+
+    /// The main agent's recorded call for this request: the next one, except that the first
+    /// request of a resumed conversation starts at the matching point of the recording.
     fn take_call(&self, request: &ChatRequest) -> Result<RecordedCall, ModelError> {
         let mut cursor = lock(&self.cursor);
         if !cursor.started {
@@ -341,6 +461,45 @@ fn rewrite_path_text<'a>(text: &'a str, from: &str, to: &str) -> Cow<'a, str> {
     Cow::Owned(out)
 }
 
+/// Adds a sub-agent's recorded message to its answers: a piece of the message before it (a
+/// later chunk, or the same `apiCallId`) joins it.
+fn add_agent_answer(answers: &mut Vec<ModelResponse>, message: AssistantMessage, model: &str) {
+    let later_chunk = message.chunk_index.is_some_and(|i| i > 0);
+    let answer = answer_of(message, model);
+    match answers.last_mut() {
+        Some(last)
+            if later_chunk
+                || (last.api_call_id.is_some() && last.api_call_id == answer.api_call_id) =>
+        {
+            last.content.push_str(&answer.content);
+            last.tool_calls.extend(answer.tool_calls);
+        }
+        _ => answers.push(answer),
+    }
+}
+
+/// What a compaction's summary call answered, from its `session.compaction_complete`: the
+/// summary, or the failure (turnstile records its own failures behind
+/// `the summary request failed: `, which a replay writes again).
+fn summary_reply(complete: CompactionComplete, model: &str) -> Reply {
+    if complete.success {
+        return Reply::Summary(ModelResponse {
+            content: complete.summary_content.unwrap_or_default(),
+            finish_reason: Some("stop".into()),
+            model: model.to_owned(),
+            ..Default::default()
+        });
+    }
+    let error = complete.error.unwrap_or_default();
+    let message = error
+        .strip_prefix("the summary request failed: ")
+        .unwrap_or(&error)
+        .to_owned();
+    let mut failure = ModelError::new(ModelErrorKind::Http, message);
+    failure.status_code = complete.status_code;
+    Reply::Fail(failure)
+}
+
 fn finish_reason(tool_calls: &[ToolCall]) -> &'static str {
     if tool_calls.is_empty() {
         "stop"
@@ -388,6 +547,12 @@ impl ModelProvider for ReplayProvider {
         "replay"
     }
 
+    /// Always `Some`: a replay compacts and truncates where the recording did, never by its
+    /// own measure (the recording holds no per-call token counts to measure by).
+    fn recorded_history(&self) -> Option<Vec<HistoryStep>> {
+        Some(self.next_history())
+    }
+
     fn complete<'a>(
         &'a self,
         request: &'a ChatRequest,
@@ -398,8 +563,12 @@ impl ModelProvider for ReplayProvider {
             if cancel.is_cancelled() {
                 return Err(ModelError::cancelled());
             }
-            let answer = match self.take_call(request)?.reply {
+            let answer = match self.take_reply(request)? {
                 Reply::Answer(index) => self.mapped(self.answers[index].clone()),
+                Reply::Agent(agent, index) => {
+                    self.mapped(self.agent_answers[&agent][index].clone())
+                }
+                Reply::Summary(answer) => answer,
                 Reply::Fail(error) => return Err(error),
                 Reply::Pending => {
                     cancel.cancelled().await;
@@ -589,6 +758,176 @@ mod tests {
         let call = provider.complete(&req, tx, cancel.clone());
         cancel.cancel();
         assert_eq!(call.await.unwrap_err().kind, ModelErrorKind::Cancelled);
+    }
+
+    fn agent_answer(agent: &str, text: &str) -> Event {
+        let mut event = answer(text);
+        event.agent_id = Some(agent.into());
+        event
+    }
+
+    fn from(origin: CallOrigin) -> ChatRequest {
+        ChatRequest {
+            messages: vec![said("go")],
+            origin,
+            ..Default::default()
+        }
+    }
+
+    #[tokio::test]
+    async fn each_agent_and_each_summary_call_gets_its_own_recorded_answers() {
+        let summary = |success: bool, text: &str| {
+            Event::new(
+                &CompactionComplete {
+                    success,
+                    summary_content: success.then(|| text.to_owned()),
+                    error: (!success).then(|| format!("the summary request failed: {text}")),
+                    status_code: (!success).then_some(500),
+                    ..Default::default()
+                },
+                None,
+            )
+        };
+        let provider = ReplayProvider::from_events(vec![
+            user("go"),
+            turn("0"),
+            answer("main 1"),
+            agent_answer("a", "a 1"),
+            agent_answer("b", "b 1"),
+            agent_answer("a", "a 2"),
+            summary(false, "busy"),
+            turn("1"),
+            answer("main 2"),
+            summary(true, "<overview>so far</overview>"),
+        ])
+        .unwrap();
+        assert_eq!(provider.remaining(), 2);
+        let agent = |id: &str| from(CallOrigin::Agent(id.into()));
+        // The agents ask in another order than they were recorded in, between the main calls.
+        assert_eq!(ask(&provider, &agent("b")).await.unwrap().content, "b 1");
+        assert_eq!(
+            ask(&provider, &from(CallOrigin::Main))
+                .await
+                .unwrap()
+                .content,
+            "main 1"
+        );
+        assert_eq!(ask(&provider, &agent("a")).await.unwrap().content, "a 1");
+        assert_eq!(ask(&provider, &agent("a")).await.unwrap().content, "a 2");
+        let spent = ask(&provider, &agent("a")).await.unwrap_err();
+        assert!(
+            spent.message.contains("sub-agent a (2 were recorded)"),
+            "{spent}"
+        );
+        let failed = ask(&provider, &from(CallOrigin::Summary))
+            .await
+            .unwrap_err();
+        assert_eq!(
+            (failed.message.as_str(), failed.status_code),
+            ("busy", Some(500))
+        );
+        assert_eq!(
+            ask(&provider, &from(CallOrigin::Main))
+                .await
+                .unwrap()
+                .content,
+            "main 2"
+        );
+        let summary = ask(&provider, &from(CallOrigin::Summary)).await.unwrap();
+        assert_eq!(summary.content, "<overview>so far</overview>");
+        assert!(summary.tool_calls.is_empty());
+        let none = ask(&provider, &from(CallOrigin::Summary))
+            .await
+            .unwrap_err();
+        assert!(
+            none.message
+                .contains("no more compactions (2 were recorded)"),
+            "{none}"
+        );
+    }
+
+    /// The steps before each main call, as `(compactions, truncations)`, calling in order.
+    async fn steps_before_each_call(provider: &ReplayProvider) -> Vec<(usize, usize)> {
+        let mut steps = Vec::new();
+        while provider.remaining() > 0 {
+            let history = provider.recorded_history().unwrap();
+            let compactions = history
+                .iter()
+                .filter(|s| matches!(s, HistoryStep::Compact { .. }))
+                .count();
+            steps.push((compactions, history.len() - compactions));
+            ask(provider, &from(CallOrigin::Main)).await.unwrap();
+        }
+        steps
+    }
+
+    #[tokio::test]
+    async fn compactions_and_truncations_come_before_the_call_that_first_saw_them() {
+        let end = || {
+            Event::new(
+                &AssistantTurnEnd {
+                    turn_id: "0".into(),
+                    ..Default::default()
+                },
+                None,
+            )
+        };
+        let complete = || {
+            Event::new(
+                &CompactionComplete {
+                    success: true,
+                    summary_content: Some("s".into()),
+                    pre_compaction_messages_length: Some(3),
+                    ..Default::default()
+                },
+                None,
+            )
+        };
+        let truncation = Event::with_raw_data(
+            "session.truncation".into(),
+            serde_json::value::to_raw_value(&json!({"messagesRemovedDuringTruncation": 2}))
+                .unwrap(),
+            None,
+        );
+        let provider = ReplayProvider::from_events(vec![
+            user("one"),
+            turn("0"),
+            answer("a"),
+            end(),
+            // Between turns (turnstile's): the next call.
+            complete(),
+            turn("1"),
+            // Inside a turn (the runtime's, behind it): the second turn start after it.
+            complete(),
+            answer("b"),
+            end(),
+            turn("2"),
+            answer("c"),
+            end(),
+            turn("3"),
+            truncation,
+            answer("d"),
+            end(),
+            turn("4"),
+            complete(),
+            answer("e"),
+            end(),
+            // Or the next prompt, when it comes first.
+            user("two"),
+            turn("0"),
+            answer("f"),
+        ])
+        .unwrap();
+        assert_eq!(
+            steps_before_each_call(&provider).await,
+            [(0, 0), (1, 0), (0, 0), (1, 1), (0, 0), (1, 0)]
+        );
+        assert!(matches!(
+            ReplayProvider::from_events(vec![user("x"), turn("0"), complete()])
+                .unwrap()
+                .summaries[0],
+            Reply::Summary(_)
+        ));
     }
 
     #[tokio::test]

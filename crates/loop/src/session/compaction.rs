@@ -203,7 +203,8 @@ impl Actor {
     }
 
     /// A turn's request, the history compacted first when the request would pass the
-    /// threshold. A failed compaction is a `session.warning`; the turn goes on with the
+    /// threshold (or, answering from a recording, compacted and truncated as the recording
+    /// was before this call: `recorded_history.rs`). A failed compaction is a `session.warning`; the turn goes on with the
     /// history as it is.
     pub(super) async fn request_in_window(
         &mut self,
@@ -211,6 +212,9 @@ impl Actor {
         headers: &[(String, String)],
         cancel: &CancellationToken,
     ) -> Result<Measured, LoopError> {
+        if let Some(steps) = self.parts.provider.recorded_history() {
+            return self.recorded_history(steps, mode, headers, cancel).await;
+        }
         let measured = self.measured_request(mode);
         let info = self.calibrated(&measured);
         let limit = info.token_limit as f64;
@@ -226,7 +230,7 @@ impl Actor {
             ..Default::default()
         };
         let (_, measured) = self
-            .compact_measured(&options, headers, mode, cancel, measured)
+            .compact_measured(&options, None, headers, mode, cancel, measured)
             .await?;
         Ok(measured)
     }
@@ -242,7 +246,24 @@ impl Actor {
     ) -> Result<CompactionReport, LoopError> {
         let current = self.measured_request(mode);
         let (report, _) = self
-            .compact_measured(options, headers, mode, cancel, current)
+            .compact_measured(options, None, headers, mode, cancel, current)
+            .await?;
+        Ok(report)
+    }
+
+    /// One compaction that replaces the oldest `replaced` non-system messages (extended past
+    /// the tool results of the last one): a replay's, as many as its recording's did.
+    pub(super) async fn compact_replacing(
+        &mut self,
+        options: &CompactOptions,
+        replaced: u64,
+        headers: &[(String, String)],
+        mode: AgentMode,
+        cancel: &CancellationToken,
+    ) -> Result<CompactionReport, LoopError> {
+        let current = self.measured_request(mode);
+        let (report, _) = self
+            .compact_measured(options, Some(replaced), headers, mode, cancel, current)
             .await?;
         Ok(report)
     }
@@ -254,6 +275,7 @@ impl Actor {
     async fn compact_measured(
         &mut self,
         options: &CompactOptions,
+        replaced: Option<u64>,
         headers: &[(String, String)],
         mode: AgentMode,
         cancel: &CancellationToken,
@@ -274,9 +296,12 @@ impl Actor {
             };
             // When the newest messages all fit what is kept, the system prompt and the tools
             // fill the window: all of the history goes into the summary then.
-            let plan = self
-                .plan(&state.conversation, &request.messages, limit, keep)
-                .or_else(|| self.plan(&state.conversation, &request.messages, limit, 0.0));
+            let plan = match replaced {
+                Some(count) => self.plan_replacing(&state.conversation, &request.messages, count),
+                None => self
+                    .plan(&state.conversation, &request.messages, limit, keep)
+                    .or_else(|| self.plan(&state.conversation, &request.messages, limit, 0.0)),
+            };
             let summary_request = plan.as_ref().map(|p| {
                 summary_request(
                     request,
@@ -407,6 +432,34 @@ impl Actor {
         while matches!(conversation.get(end), Some(Message::Tool { .. })) {
             end += 1;
         }
+        self.plan_between(conversation, sent, first, end)
+    }
+
+    /// The plan that replaces the oldest `count` non-system messages, never ending on a tool
+    /// result.
+    fn plan_replacing(
+        &self,
+        conversation: &[Message],
+        sent: &[ChatMessage],
+        count: u64,
+    ) -> Option<Plan> {
+        let first = usize::from(matches!(conversation.first(), Some(Message::System { .. })));
+        let count = usize::try_from(count).unwrap_or(usize::MAX);
+        let mut end = first.saturating_add(count).min(conversation.len());
+        while matches!(conversation.get(end), Some(Message::Tool { .. })) {
+            end += 1;
+        }
+        self.plan_between(conversation, sent, first, end)
+    }
+
+    /// The plan replacing `first..end`, unless that is nothing or only an earlier summary.
+    fn plan_between(
+        &self,
+        conversation: &[Message],
+        sent: &[ChatMessage],
+        first: usize,
+        end: usize,
+    ) -> Option<Plan> {
         let only_a_summary =
             end == first + 1 && matches!(conversation.get(first), Some(Message::Summary { .. }));
         if end <= first || only_a_summary {

@@ -105,6 +105,18 @@ impl Emitter {
         self.emit_locked(&mut folder, event)
     }
 
+    /// Builds and emits an event of any type from its raw `data` (a recording's, written
+    /// again by a replay), chained to the journal's last event.
+    pub(crate) fn emit_raw(
+        &self,
+        event_type: &str,
+        data: Box<serde_json::value::RawValue>,
+    ) -> Result<Arc<Event>, LoopError> {
+        let mut folder = self.lock_folder();
+        let event = Event::with_raw_data(event_type.into(), data, self.writer.last_id());
+        self.emit_locked(&mut folder, event)
+    }
+
     /// [`Emitter::emit`] for an event of the sub-agent `agent` (the envelope's `agentId`);
     /// `None` is the main agent.
     pub(crate) fn emit_as<P: Payload>(

@@ -20,6 +20,7 @@ mod open;
 mod pending;
 mod permission;
 mod prompting;
+mod recorded_history;
 mod rewind;
 mod streaming;
 mod subagent;

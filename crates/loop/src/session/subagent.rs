@@ -22,7 +22,7 @@ use super::actor::Actor;
 use super::message::Message;
 use super::tool_call::{Finished, Turn, completion, interrupted};
 use super::turn::unique_ids;
-use crate::model::{ChatMessage, ChatRequest, ToolSchema};
+use crate::model::{CallOrigin, ChatMessage, ChatRequest, ToolSchema};
 use crate::prompt::wrap_prompt;
 use crate::tools::task::{AgentType, TaskArgs};
 use crate::tools::{ToolFailure, ToolOutput};
@@ -222,6 +222,7 @@ impl Actor {
             reasoning_effort: self.parts.config.reasoning_effort.clone(),
             headers,
             no_tool_calls: false,
+            origin: CallOrigin::Agent(child.id.to_owned()),
         };
         let tool_tokens = crate::prompt::tokens::usage_info(&request, self.token_limit(), false);
         let turn_id = turn.to_string();
