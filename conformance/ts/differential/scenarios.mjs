@@ -135,6 +135,32 @@ async function mcpConfig(run) {
   await step("add to a damaged file", c.add({ name: "t", config: { command: "y" } }));
 }
 
+/** A server in the user's mcp-config.json and one in the settings file: which of them an SDK
+ * session that names no mcpServers starts (the tools its first request offers). */
+async function mcpConfigSession(run) {
+  await run.model("mcp-config-session.json");
+  const changing = join(ROOT, "conformance", "mcp", "changing-server.mjs");
+  writeFileSync(
+    join(run.home, "mcp-config.json"),
+    JSON.stringify({ mcpServers: { fromfile: { type: "local", command: "node", args: [changing], tools: ["*"] } } }),
+  );
+  writeFileSync(
+    join(run.home, "settings.json"),
+    JSON.stringify({ mcpServers: { fromsettings: { type: "local", command: "node", args: [changing], tools: ["*"] } } }),
+  );
+  const client = run.client();
+  const session = await client.createSession(run.options("main", { onPermissionRequest: approveAll }));
+  run.session("main", session.sessionId);
+  const answer = await session.sendAndWait("Hello", GUARD);
+  run.observe("answer", answer?.data?.content ?? null);
+  run.observe(
+    "offered MCP tools",
+    run.requests().map((r) => (r.body?.tools ?? []).map((t) => t.function?.name).filter((n) => n.startsWith("from"))),
+  );
+  run.observe("mcp.list", await outcomeOf(session.rpc.mcp.list()));
+  await session.disconnect();
+}
+
 async function basic(run) {
   await run.model("basic.json");
   run.file("notes.txt", "first line\nsecond line\n");
@@ -1013,6 +1039,8 @@ export const SCENARIOS = {
   "mcp-servers": mcpServers,
   // The user's MCP configuration files, listed and edited over mcp.config.*.
   "mcp-config": mcpConfig,
+  // Which configured servers a session started without mcpServers gets.
+  "mcp-config-session": mcpConfigSession,
 
   "session-approval": sessionApproval,
   "add-dir": addDir,

@@ -34,8 +34,9 @@ pub struct ServerConfig {
     pub default_model: OpenAiConfig,
     /// Permission policy for clients that do not handle permission requests.
     pub permissions: PermissionPolicy,
-    /// MCP servers every session starts (the configuration files'); a session's `mcpServers`
-    /// param adds to them.
+    /// MCP servers every session starts besides its own `mcpServers` param (none for
+    /// `turnstile serve`, which like the Copilot CLI gives an SDK session only the servers its
+    /// client names; an embedder may set some).
     pub mcp_servers: turnstile_mcp::McpServers,
     /// When journals are fsynced.
     pub durability: Durability,

@@ -212,9 +212,12 @@ fn server_config(args: &ServeArgs, state_dir: Option<&Path>) -> Result<ServerCon
     flags.model = args.model.clone();
     let effective = crate::config::effective(&flags)?;
     config.default_model = default_model(args, &effective, std::env::var("COPILOT_API_URL").ok())?;
+    // The configured servers are read (a broken file is an error here, as for `run`, and
+    // permission patterns may name them), but an SDK session starts only the servers its
+    // client gives in `mcpServers`, as with the Copilot CLI (differential scenario
+    // `mcp-config-session`).
     let mcp = crate::mcp_servers::configured(&effective, None)?;
     config.permissions = crate::session_flags::policy(&effective, &mcp.names())?;
-    config.mcp_servers = mcp;
     config.durability = crate::session_flags::durability(&effective);
     config.allow_outside_cwd = args.session.allow_outside_cwd || args.allow_all_paths || args.yolo;
     config.default_mode = match args.mode.as_deref() {

@@ -37,6 +37,11 @@ pub(crate) fn list(ctx: &Ctx<'_>, params: SessionIdParams) -> Result<Value, RpcE
             entry
         })
         .collect();
+    // The runtime answers a session that was never given a server without a `host` (it has
+    // none); turnstile's host keeps every server it was given, so no servers means none ever.
+    if servers.is_empty() {
+        return Ok(json!({ "servers": entries }));
+    }
     Ok(json!({ "servers": entries, "host": host_view(&servers) }))
 }
 
