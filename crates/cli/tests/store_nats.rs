@@ -15,116 +15,10 @@ use std::time::{Duration, Instant};
 
 use assert_cmd::cargo::CommandCargoExt;
 use serde_json::{Value, json};
-use turnstile_scripted_model::{Script, ScriptedResponse, ScriptedServer};
+use turnstile_scripted_model::{Script, ScriptedResponse};
 use turnstile_store_nats::local_server::LocalNats;
 
-use common::rpc::StdioServer;
-
-struct Env {
-    /// The writers' lease TTL in seconds.
-    lease_ttl: &'static str,
-    rt: tokio::runtime::Runtime,
-    dir: tempfile::TempDir,
-    work: tempfile::TempDir,
-}
-
-impl Env {
-    fn new() -> Self {
-        let work = tempfile::tempdir().unwrap();
-        std::fs::write(work.path().join("alpha.txt"), "alpha\n").unwrap();
-        Env {
-            lease_ttl: "2",
-            rt: tokio::runtime::Builder::new_multi_thread()
-                .worker_threads(1)
-                .enable_all()
-                .build()
-                .unwrap(),
-            dir: tempfile::tempdir().unwrap(),
-            work,
-        }
-    }
-
-    fn nats(&self) -> LocalNats {
-        LocalNats::start(&self.dir.path().join("nats")).unwrap()
-    }
-
-    fn model(&self, script: Script) -> ScriptedServer {
-        self.rt.block_on(ScriptedServer::start(script)).unwrap()
-    }
-
-    /// The state directory of "host" `host`.
-    fn host(&self, host: &str) -> PathBuf {
-        self.dir.path().join(host)
-    }
-
-    /// `turnstile` on `store`, with host `host`'s state directory.
-    fn cmd(&self, store: &str, host: &str, args: &[&str]) -> Command {
-        let mut cmd = Command::cargo_bin("turnstile").unwrap();
-        cmd.arg("--state-dir")
-            .arg(self.host(host))
-            .arg("--store")
-            .arg(store)
-            .arg("--store-lease-ttl")
-            .arg(self.lease_ttl)
-            .args(args)
-            .env_remove("TURNSTILE_STORE")
-            .env_remove("TURNSTILE_API_KEY")
-            .env_remove("OPENAI_API_KEY");
-        cmd
-    }
-
-    fn loop_cmd(&self, store: &str, host: &str, model: &ScriptedServer, args: &[&str]) -> Command {
-        let mut cmd = self.cmd(store, host, args);
-        cmd.arg("--base-url")
-            .arg(model.url())
-            .arg("--cwd")
-            .arg(self.work.path())
-            .arg("--model")
-            .arg("test-model")
-            .arg("--allow-all-tools");
-        cmd
-    }
-
-    fn export(&self, store: &str, id: &str) -> Vec<u8> {
-        let out = self
-            .cmd(store, "exporter", &["export", id])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        out.stdout
-    }
-}
-
-impl Env {
-    /// `turnstile --headless --stdio` on `store` as host `host`, its default model `model`.
-    fn sdk_server(&self, store: &str, host: &str, model: &ScriptedServer) -> StdioServer {
-        let mut cmd = self.cmd(store, host, &["--headless", "--stdio"]);
-        cmd.arg("--default-base-url")
-            .arg(model.url())
-            .arg("--allow-all-tools")
-            .env("COPILOT_HOME", self.host(host))
-            .env_remove("COPILOT_API_URL")
-            .env_remove("TURNSTILE_BASE_URL")
-            .stderr(Stdio::null());
-        StdioServer::spawn(cmd)
-    }
-}
-
-/// A model that views alpha.txt, then says `answers` in turn.
-fn view_alpha_then(answers: &[&str]) -> Script {
-    let mut script = Script::new().respond(ScriptedResponse::tool_call(
-        "view",
-        json!({"path": "alpha.txt"}),
-    ));
-    for answer in answers {
-        script = script.text(*answer);
-    }
-    script
-}
+use common::store_env::{Env, file_cmd, file_loop_cmd, lines, ok, view_alpha_then};
 
 /// `turnstile watch ID --json` on "another host", given time to subscribe.
 fn watcher(env: &Env, store: &str, id: &str) -> Child {
@@ -145,16 +39,6 @@ fn watched_types(watch: Child) -> Vec<String> {
         .map(|l| serde_json::from_str::<Value>(l).unwrap())
         .filter_map(|e| e["type"].as_str().map(str::to_owned))
         .collect()
-}
-
-fn ok(out: &std::process::Output) -> String {
-    assert!(
-        out.status.success(),
-        "exit {:?}: {}",
-        out.status.code(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 /// Reads `--json` lines from a child until one has type `ty`; the rest drains in the
@@ -186,14 +70,6 @@ fn audit_clean(bytes: &[u8]) -> turnstile_replay::AuditReport {
     let report = turnstile_replay::audit_file(&path).unwrap();
     assert!(report.violations.is_empty(), "{:#?}", report.violations);
     report
-}
-
-fn lines(bytes: &[u8]) -> Vec<Value> {
-    bytes
-        .split(|&b| b == b'\n')
-        .filter(|l| !l.is_empty())
-        .map(|l| serde_json::from_slice(l).unwrap())
-        .collect()
 }
 
 /// Milliseconds since the epoch, as the journal's timestamps count them.
@@ -431,32 +307,6 @@ fn turns_script_from(turns: usize, first: usize) -> Script {
         ));
     }
     script.text("all turns done")
-}
-
-/// `turnstile` on the file store (no `--store`), host `host`'s state directory, with
-/// `model`, as [`Env::loop_cmd`] runs it on the JetStream store.
-fn file_loop_cmd(env: &Env, host: &str, model: &ScriptedServer, args: &[&str]) -> Command {
-    let mut cmd = file_cmd(env, host, args);
-    cmd.arg("--base-url")
-        .arg(model.url())
-        .arg("--cwd")
-        .arg(env.work.path())
-        .arg("--model")
-        .arg("test-model")
-        .arg("--allow-all-tools");
-    cmd
-}
-
-/// `turnstile` on the file store, host `host`'s state directory.
-fn file_cmd(env: &Env, host: &str, args: &[&str]) -> Command {
-    let mut cmd = Command::cargo_bin("turnstile").unwrap();
-    cmd.arg("--state-dir")
-        .arg(env.host(host))
-        .args(args)
-        .env_remove("TURNSTILE_STORE")
-        .env_remove("TURNSTILE_API_KEY")
-        .env_remove("OPENAI_API_KEY");
-    cmd
 }
 
 /// The journal of the one session in host `host`'s state directory.
