@@ -54,6 +54,10 @@ pub async fn record_after_close(store: &NatsStore, id: Uuid, dir: &Path) {
     let Some(full) = with_folded_state(dir, &plain) else {
         return;
     };
+    if entry_bytes(&full) > store.max_value_bytes() {
+        // A long session's state outgrows one message; the plain entry stands (docs/stores.md).
+        return;
+    }
     if let Err(e) = store.put_checkpoint(id, &full).await {
         eprintln!("warning: the folded state of {id} was not stored: {e}");
     }
@@ -91,4 +95,9 @@ pub async fn adopt(store: &NatsStore, id: Uuid, dir: &Path) -> Result<Adopted> {
     adopt_checkpoint(dir, sidecar)
         .with_context(|| format!("cannot write the checkpoint of session {id}"))?;
     Ok(Adopted::FromStore(events_covered))
+}
+
+/// The size of `entry` as stored.
+pub fn entry_bytes(entry: &StoreCheckpoint) -> usize {
+    serde_json::to_vec(entry).map_or(usize::MAX, |v| v.len())
 }

@@ -216,6 +216,12 @@ impl NatsStore {
         Ok(())
     }
 
+    /// The largest message the server takes (its `max_payload`): a KV value, a checkpoint
+    /// entry with its folded state included, must fit in it.
+    pub fn max_value_bytes(&self) -> usize {
+        self.js.client().max_payload()
+    }
+
     /// Stores `checkpoint` as the checkpoint of `id`, replacing the one before. The caller
     /// vouches that it covers a prefix of the stored journal (a copy read from the store).
     pub async fn put_checkpoint(

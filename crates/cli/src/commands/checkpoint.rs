@@ -13,7 +13,7 @@ use turnstile_replay::{verify_checkpoint, write_checkpoint};
 use turnstile_store::{AttachMode, JournalStore, journal_bytes};
 use turnstile_store_nats::{NatsConfig, NatsStore, StoreCheckpoint};
 
-use crate::stored_checkpoint::{Adopted, adopt, with_folded_state};
+use crate::stored_checkpoint::{Adopted, adopt, entry_bytes, with_folded_state};
 
 /// Arguments of `turnstile checkpoint`.
 #[derive(Debug, Clone, Args)]
@@ -131,6 +131,14 @@ pub fn run_stored(args: &CheckpointArgs, config: NatsConfig) -> Result<ExitCode>
         let full = with_folded_state(&paths.dir, &plain).with_context(|| {
             format!("the fold of session {id} does not cover its whole stored journal")
         })?;
+        let size = entry_bytes(&full);
+        if size > store.max_value_bytes() {
+            bail!(
+                "the folded state of session {id} makes a checkpoint entry of {size} bytes, over the {} bytes a message may have on {} (the server's max_payload); a resume elsewhere folds the whole journal",
+                store.max_value_bytes(),
+                store.describe()
+            );
+        }
         store.put_checkpoint(id, &full).await?;
         if args.json {
             println!(
