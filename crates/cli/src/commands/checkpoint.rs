@@ -168,8 +168,20 @@ async fn verify_stored(
     json: bool,
 ) -> Result<ExitCode> {
     let entry = store.checkpoint(id).await?;
+    let events = dir.join(EVENTS_FILE);
+    let copy =
+        std::fs::read(&events).with_context(|| format!("cannot read {}", events.display()))?;
     let problem = match &entry {
         None => Some("no checkpoint is stored".to_owned()),
+        Some(e)
+            if usize::try_from(e.bytes)
+                .ok()
+                .and_then(|n| copy.get(..n))
+                .is_none_or(|prefix| journal_bytes::sha256_hex(prefix) != e.sha256) =>
+        {
+            Some("its hash is not that of the stored journal's prefix it names".to_owned())
+        }
+        Some(e) if e.folded.is_none() => None,
         Some(_) => match adopt(store, id, dir).await? {
             Adopted::FromStore(_) => {
                 let report = verify_checkpoint(dir)
@@ -180,11 +192,10 @@ async fn verify_stored(
                         .unwrap_or_else(|| "the folded state differs".to_owned())
                 })
             }
-            Adopted::NoneStored => None,
             Adopted::Mismatch => {
-                Some("its hash is not that of the stored journal's prefix it names".to_owned())
+                Some("its folded state does not cover exactly the bytes it names".to_owned())
             }
-            Adopted::LocalKept => None,
+            Adopted::NoneStored | Adopted::LocalKept => None,
         },
     };
     let folded = entry.as_ref().is_some_and(|e| e.folded.is_some());
