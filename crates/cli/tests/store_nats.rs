@@ -569,6 +569,20 @@ fn the_sdk_server_keeps_sessions_in_the_store_and_another_host_resumes_them() {
         "the store holds host a's journal byte for byte"
     );
     assert_eq!(audit_clean(&first).turns, 2);
+    // The server's close recorded the folded state with the checkpoint, for host b's resume.
+    let entry = env
+        .rt
+        .block_on(async {
+            let stored = turnstile_store_nats::NatsStore::open(
+                turnstile_store_nats::NatsConfig::new(store.clone()),
+            )
+            .await?;
+            stored.checkpoint(id.parse().unwrap()).await
+        })
+        .unwrap()
+        .expect("a checkpoint entry");
+    assert_eq!(entry.bytes, first.len() as u64);
+    assert!(entry.folded.is_some(), "the entry holds the folded state");
 
     // Host b has never seen the session: it lists it from the store and resumes it there,
     // while a watcher on a third host follows it live.
