@@ -441,7 +441,10 @@ fn cluster_session_survives_leader_kill(turns: usize, kill_after: usize) {
         let stderr = String::from_utf8_lossy(&out.stderr);
         eprintln!("the writer stopped: {stderr}");
         assert!(stderr.contains("error:"), "fails clearly: {stderr}");
-        answered_before_resume = Some(model.recorded().len());
+        answered_before_resume = Some(Resumed {
+            answered: model.recorded().len(),
+            prompt: None,
+        });
         let mut resume = env.loop_cmd(&store, "b", &model, &["resume", &id]);
         resume.arg("--store-replicas").arg("3");
         ok(&resume.output().unwrap());
@@ -465,17 +468,19 @@ fn cluster_session_survives_leader_kill(turns: usize, kill_after: usize) {
     same_as_on_files(&env, &exported, turns, answered_before_resume);
 }
 
+/// How a session of [`turns_script`] was resumed after its writer stopped.
+struct Resumed {
+    /// Answers the model had given before the resume.
+    answered: usize,
+    /// The prompt `turnstile resume` was given, if any.
+    prompt: Option<&'static str>,
+}
+
 /// Asserts that `exported`, a session of [`turns_script`] run on the JetStream store, is what
 /// the file store writes for the same script: the whole journal when the writer went through,
 /// else its part before the resume as the file run's beginning and its resume as a resume on
-/// the file store of that same beginning with the rest of the answers
-/// (`answered_before_resume` of them were taken before).
-fn same_as_on_files(
-    env: &Env,
-    exported: &[u8],
-    turns: usize,
-    answered_before_resume: Option<usize>,
-) {
+/// the file store of that same beginning, with the same prompt and the rest of the answers.
+fn same_as_on_files(env: &Env, exported: &[u8], turns: usize, resumed: Option<Resumed>) {
     let model = env.model(turns_script(turns));
     ok(&file_loop_cmd(
         env,
@@ -486,7 +491,7 @@ fn same_as_on_files(
     .output()
     .unwrap());
     let on_files = comparable(&std::fs::read(only_journal(env, "files")).unwrap());
-    let Some(answered) = answered_before_resume else {
+    let Some(Resumed { answered, prompt }) = resumed else {
         assert_same_session("the session", &comparable(exported), &on_files);
         return;
     };
@@ -515,16 +520,73 @@ fn same_as_on_files(
         .to_str()
         .unwrap()
         .to_owned();
-    ok(
-        &file_loop_cmd(env, "files-resumed", &model, &["resume", &id])
-            .output()
-            .unwrap(),
-    );
+    let mut resume = vec!["resume", id.as_str()];
+    resume.extend(prompt);
+    ok(&file_loop_cmd(env, "files-resumed", &model, &resume)
+        .output()
+        .unwrap());
     let resumed_on_files = std::fs::read(&journal).unwrap();
     assert_same_session(
         "the resume",
         &comparable(resumed),
         &comparable(split_at_resume(&resumed_on_files).1),
+    );
+}
+
+/// A writer SIGKILLed after its third turn and the session resumed with a prompt on another
+/// host: the stored journal is, event for event, the file store's run of the same script up
+/// to the kill and then the file store's resume of that same beginning, which takes the
+/// model's answers where the killed writer left them.
+#[test]
+fn killed_and_resumed_on_the_store_is_what_the_file_store_writes() {
+    let turns = 8;
+    let env = Env::new();
+    let nats = env.nats();
+    let store = nats.url();
+    let model = env.model(turns_script(turns));
+    let mut writer = env
+        .loop_cmd(
+            &store,
+            "a",
+            &model,
+            &["run", "--json", "--durability", "event", "go"],
+        )
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdout = writer.stdout.take().unwrap();
+    let mut id = String::new();
+    let mut ended = 0;
+    for line in BufReader::new(stdout).lines() {
+        let v: Value = serde_json::from_str(&line.unwrap()).unwrap();
+        if v["type"] == "session.start" {
+            id = v["data"]["sessionId"].as_str().unwrap().to_owned();
+        }
+        if v["type"] == "assistant.turn_end" {
+            ended += 1;
+            if ended == 3 {
+                break;
+            }
+        }
+    }
+    signal(&writer, libc::SIGKILL);
+    writer.wait().unwrap();
+    let answered = model.recorded().len();
+    let out = env
+        .loop_cmd(&store, "b", &model, &["resume", &id, "go on"])
+        .output()
+        .unwrap();
+    assert_eq!(ok(&out).trim(), "all turns done");
+    let exported = env.export(&store, &id);
+    audit_clean(&exported);
+    same_as_on_files(
+        &env,
+        &exported,
+        turns,
+        Some(Resumed {
+            answered,
+            prompt: Some("go on"),
+        }),
     );
 }
 
