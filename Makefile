@@ -75,7 +75,8 @@ bench-stores:
 	target/release/examples/store_bench
 
 ## cluster-soak: a 200-turn session on a 3-node JetStream cluster with the stream leader killed,
-## then 20 rounds of reads right after a node that missed writes comes back.
+## its export compared event for event with a file-store run of the same script, then 20 rounds
+## of reads right after a node that missed writes comes back.
 cluster-soak:
 	$(CARGO) test -p turnstile --test store_nats -- --ignored --nocapture cluster_leader_killed_mid_session_soak
 	CLUSTER_READ_ROUNDS=20 $(CARGO) test -p turnstile-store-nats --test cluster

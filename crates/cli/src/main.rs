@@ -8,6 +8,7 @@ mod provider_flags;
 mod served_store;
 mod session_flags;
 mod store;
+mod stored_checkpoint;
 mod target;
 mod type_warning;
 
@@ -214,8 +215,34 @@ fn run_stored(
             };
             commands::replay::run(&args, state_dir)
         }),
-        Command::Checkpoint(_) => Err(anyhow::anyhow!(
-            "with --store nats://… the store keeps a checkpoint of each session, written when the session closes; there is no file to write or verify"
+        Command::History { target, at, json } => store::with_copy(config, target, |path| {
+            commands::history::run(path, *at, *json, state_dir)
+        }),
+        Command::Report(args) => {
+            let target = match &args.target {
+                Some(target) => target.clone(),
+                None => match commands::run::newest_stored(&cli.store) {
+                    Ok(id) => id.to_string(),
+                    Err(e) => return Some(Err(e)),
+                },
+            };
+            store::with_copy(config, &target, |path| {
+                let args = commands::report::ReportArgs {
+                    target: Some(path.to_owned()),
+                    last: false,
+                    ..args.clone()
+                };
+                commands::report::run(&args, state_dir)
+            })
+        }
+        Command::Checkpoint(args) => commands::checkpoint::run_stored(args, config),
+        Command::Compact(_) => Err(store::not_on_the_store(
+            "compact",
+            "an SDK server started with the same --store compacts a stored session (session.history.compact)",
+        )),
+        Command::Rewind(_) => Err(store::not_on_the_store(
+            "rewind",
+            "an SDK server started with the same --store lists and rewinds a stored session's turns (session.rewind, session.listRewindPoints)",
         )),
         Command::Repair { .. } => Err(anyhow::anyhow!(
             "a stored journal holds whole lines only and is never torn; to change one, export it, repair the file and import it under another id"

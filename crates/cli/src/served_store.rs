@@ -39,7 +39,16 @@ impl RemoteStore for ServedNats {
     ) -> StoreFuture<'a, Result<Arc<dyn RemoteSession>, StoreError>> {
         Box::pin(async move {
             let attachment = self.store.attach(id, root, mode).await?;
+            if mode == AttachMode::Resume {
+                // As `turnstile resume` does: a fresh copy starts from the stored folded state.
+                if let Err(e) =
+                    crate::stored_checkpoint::adopt(&self.store, id, &root.session(id).dir).await
+                {
+                    eprintln!("warning: the stored checkpoint of {id} is not used: {e:#}");
+                }
+            }
             let session: Arc<dyn RemoteSession> = Arc::new(ServedSession {
+                id,
                 store: Arc::clone(&self.store),
                 root: root.clone(),
                 sink: attachment.sink(),
@@ -61,6 +70,7 @@ impl RemoteStore for ServedNats {
 
 /// One session attached to JetStream while the server has it open.
 struct ServedSession {
+    id: Uuid,
     store: Arc<NatsStore>,
     root: StateRoot,
     sink: Option<Arc<dyn JournalSink>>,
@@ -86,7 +96,12 @@ impl RemoteSession for ServedSession {
             .take();
         Box::pin(async move {
             match attachment {
-                Some(attachment) => self.store.detach(attachment, &self.root).await,
+                Some(attachment) => {
+                    self.store.detach(attachment, &self.root).await?;
+                    let dir = self.root.session(self.id).dir;
+                    crate::stored_checkpoint::record_after_close(&self.store, self.id, &dir).await;
+                    Ok(())
+                }
                 None => Ok(()),
             }
         })

@@ -126,6 +126,14 @@ pub fn with_copy(
     run(path_text(&events)?)
 }
 
+/// The refusal of a command that writes to a session through the state directory only:
+/// with `--store` it would change a working copy the store never sees.
+pub fn not_on_the_store(command: &str, instead: &str) -> anyhow::Error {
+    anyhow::anyhow!(
+        "`turnstile {command}` does not work with --store nats://…: it would write to a local copy, not to the store; {instead}, or leave --store out for a session of the state directory"
+    )
+}
+
 fn path_text(path: &Path) -> Result<&str> {
     path.to_str()
         .with_context(|| format!("{} is not UTF-8", path.display()))

@@ -15,116 +15,10 @@ use std::time::{Duration, Instant};
 
 use assert_cmd::cargo::CommandCargoExt;
 use serde_json::{Value, json};
-use turnstile_scripted_model::{Script, ScriptedServer};
+use turnstile_scripted_model::{Script, ScriptedResponse};
 use turnstile_store_nats::local_server::LocalNats;
 
-use common::rpc::StdioServer;
-
-struct Env {
-    /// The writers' lease TTL in seconds.
-    lease_ttl: &'static str,
-    rt: tokio::runtime::Runtime,
-    dir: tempfile::TempDir,
-    work: tempfile::TempDir,
-}
-
-impl Env {
-    fn new() -> Self {
-        let work = tempfile::tempdir().unwrap();
-        std::fs::write(work.path().join("alpha.txt"), "alpha\n").unwrap();
-        Env {
-            lease_ttl: "2",
-            rt: tokio::runtime::Builder::new_multi_thread()
-                .worker_threads(1)
-                .enable_all()
-                .build()
-                .unwrap(),
-            dir: tempfile::tempdir().unwrap(),
-            work,
-        }
-    }
-
-    fn nats(&self) -> LocalNats {
-        LocalNats::start(&self.dir.path().join("nats")).unwrap()
-    }
-
-    fn model(&self, script: Script) -> ScriptedServer {
-        self.rt.block_on(ScriptedServer::start(script)).unwrap()
-    }
-
-    /// The state directory of "host" `host`.
-    fn host(&self, host: &str) -> PathBuf {
-        self.dir.path().join(host)
-    }
-
-    /// `turnstile` on `store`, with host `host`'s state directory.
-    fn cmd(&self, store: &str, host: &str, args: &[&str]) -> Command {
-        let mut cmd = Command::cargo_bin("turnstile").unwrap();
-        cmd.arg("--state-dir")
-            .arg(self.host(host))
-            .arg("--store")
-            .arg(store)
-            .arg("--store-lease-ttl")
-            .arg(self.lease_ttl)
-            .args(args)
-            .env_remove("TURNSTILE_STORE")
-            .env_remove("TURNSTILE_API_KEY")
-            .env_remove("OPENAI_API_KEY");
-        cmd
-    }
-
-    fn loop_cmd(&self, store: &str, host: &str, model: &ScriptedServer, args: &[&str]) -> Command {
-        let mut cmd = self.cmd(store, host, args);
-        cmd.arg("--base-url")
-            .arg(model.url())
-            .arg("--cwd")
-            .arg(self.work.path())
-            .arg("--model")
-            .arg("test-model")
-            .arg("--allow-all-tools");
-        cmd
-    }
-
-    fn export(&self, store: &str, id: &str) -> Vec<u8> {
-        let out = self
-            .cmd(store, "exporter", &["export", id])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        out.stdout
-    }
-}
-
-impl Env {
-    /// `turnstile --headless --stdio` on `store` as host `host`, its default model `model`.
-    fn sdk_server(&self, store: &str, host: &str, model: &ScriptedServer) -> StdioServer {
-        let mut cmd = self.cmd(store, host, &["--headless", "--stdio"]);
-        cmd.arg("--default-base-url")
-            .arg(model.url())
-            .arg("--allow-all-tools")
-            .env("COPILOT_HOME", self.host(host))
-            .env_remove("COPILOT_API_URL")
-            .env_remove("TURNSTILE_BASE_URL")
-            .stderr(Stdio::null());
-        StdioServer::spawn(cmd)
-    }
-}
-
-/// A model that views alpha.txt, then says `answers` in turn.
-fn view_alpha_then(answers: &[&str]) -> Script {
-    let mut script = Script::new().respond(turnstile_scripted_model::ScriptedResponse::tool_call(
-        "view",
-        json!({"path": "alpha.txt"}),
-    ));
-    for answer in answers {
-        script = script.text(*answer);
-    }
-    script
-}
+use common::store_env::{Env, file_cmd, file_loop_cmd, lines, ok, view_alpha_then};
 
 /// `turnstile watch ID --json` on "another host", given time to subscribe.
 fn watcher(env: &Env, store: &str, id: &str) -> Child {
@@ -145,16 +39,6 @@ fn watched_types(watch: Child) -> Vec<String> {
         .map(|l| serde_json::from_str::<Value>(l).unwrap())
         .filter_map(|e| e["type"].as_str().map(str::to_owned))
         .collect()
-}
-
-fn ok(out: &std::process::Output) -> String {
-    assert!(
-        out.status.success(),
-        "exit {:?}: {}",
-        out.status.code(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 /// Reads `--json` lines from a child until one has type `ty`; the rest drains in the
@@ -188,12 +72,9 @@ fn audit_clean(bytes: &[u8]) -> turnstile_replay::AuditReport {
     report
 }
 
-fn lines(bytes: &[u8]) -> Vec<Value> {
-    bytes
-        .split(|&b| b == b'\n')
-        .filter(|l| !l.is_empty())
-        .map(|l| serde_json::from_slice(l).unwrap())
-        .collect()
+/// Milliseconds since the epoch, as the journal's timestamps count them.
+fn now_millis() -> i64 {
+    turnstile_journal::Timestamp::now().millis()
 }
 
 fn signal(child: &Child, sig: i32) {
@@ -293,6 +174,13 @@ fn run_list_export_import_events_audit_and_watch_on_the_store() {
     assert_eq!(env.export(&store, &id), exported, "nothing changed");
 }
 
+/// The bound is on when the resume started, measured from the kill: the timestamp of the
+/// journal's `session.resume` event (written once the lease was taken, the working copy made
+/// and the journal folded) less the moment of the kill, both on this machine's clock. The
+/// whole command's time also counts the debug binary's start-up, the resumed turn and the
+/// index writes at the end, which vary with the machine's load and say nothing of the wait.
+/// The dead writer renewed its lease at most TTL/4 before the kill, so the entry expires at
+/// most a TTL after it; the taker asks every 50 ms (`lease.rs`).
 #[test]
 fn kill_9_mid_tool_then_another_host_resumes_within_the_lease() {
     let env = Env::new();
@@ -321,6 +209,7 @@ fn kill_9_mid_tool_then_another_host_resumes_within_the_lease() {
         .unwrap();
     let seen = wait_for_event(&mut writer, "tool.execution_start");
     let id = session_id_of(&seen);
+    let killed_at = now_millis();
     signal(&writer, libc::SIGKILL);
     writer.wait().unwrap();
     let started = Instant::now();
@@ -330,8 +219,6 @@ fn kill_9_mid_tool_then_another_host_resumes_within_the_lease() {
         .unwrap();
     let waited = started.elapsed();
     assert_eq!(ok(&out).trim(), "resumed fine");
-    // The lease TTL is 2 s; the taker waits at most TTL + 1 s (and process start-up).
-    assert!(waited < Duration::from_secs(6), "took {waited:?}");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         stderr.contains("1 interrupted tool call(s) marked failed"),
@@ -343,6 +230,19 @@ fn kill_9_mid_tool_then_another_host_resumes_within_the_lease() {
         std::fs::read(env.host("b").join(&id).join("events.jsonl")).unwrap()
     );
     audit_clean(&exported);
+    let resumed_at = lines(&exported)
+        .iter()
+        .find(|e| e["type"] == "session.resume")
+        .and_then(|e| e["timestamp"].as_str())
+        .map(|t| turnstile_journal::Timestamp::parse(t).unwrap().millis())
+        .expect("a session.resume event");
+    let resume_start = Duration::from_millis((resumed_at - killed_at).max(0) as u64);
+    eprintln!("the resume started {resume_start:?} after the kill; the command took {waited:?}");
+    let lease_ttl = Duration::from_secs(env.lease_ttl.parse().unwrap());
+    assert!(
+        resume_start <= lease_ttl + Duration::from_secs(1),
+        "resumed {resume_start:?} after the kill"
+    );
 }
 
 #[test]
@@ -391,11 +291,70 @@ fn a_zombie_writer_fails_its_next_append_and_writes_nothing_after_losing_the_lea
 }
 
 fn turns_script(turns: usize) -> Script {
+    turns_script_from(turns, 0)
+}
+
+/// The answers of [`turns_script`] from answer `first` on: a view of alpha.txt for each turn
+/// but the last (call ids fixed by the answer's place, so a run resumed with the rest of the
+/// script names its calls as one uninterrupted run does), then the last text.
+fn turns_script_from(turns: usize, first: usize) -> Script {
     let mut script = Script::new();
-    for _ in 1..turns {
-        script = script.tool_call("view", json!({"path": "alpha.txt"}));
+    for answer in first..turns.saturating_sub(1) {
+        script = script.respond(ScriptedResponse::default().and_tool_call_with_id(
+            format!("view_{answer}"),
+            "view",
+            json!({"path": "alpha.txt"}),
+        ));
     }
     script.text("all turns done")
+}
+
+/// The journal of the one session in host `host`'s state directory.
+fn only_journal(env: &Env, host: &str) -> PathBuf {
+    let sessions: Vec<PathBuf> = std::fs::read_dir(env.host(host))
+        .unwrap()
+        .map(|e| e.unwrap().path().join("events.jsonl"))
+        .filter(|p| p.exists())
+        .collect();
+    assert_eq!(sessions.len(), 1, "{sessions:?}");
+    sessions[0].clone()
+}
+
+/// The comparable events (`turnstile_testing::comparable_events`) of journal bytes.
+fn comparable(bytes: &[u8]) -> Vec<Value> {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("events.jsonl");
+    std::fs::write(&path, bytes).unwrap();
+    turnstile_testing::comparable_events(&path).unwrap()
+}
+
+/// Asserts that two journals are the same session event for event, after ids, timestamps,
+/// durations and sizes, naming the first event where they part.
+fn assert_same_session(what: &str, stored: &[Value], file: &[Value]) {
+    if let Some(at) = (0..stored.len().min(file.len())).find(|&i| stored[i] != file[i]) {
+        panic!(
+            "{what}: event {at} differs\n  store: {}\n  files: {}",
+            stored[at], file[at]
+        );
+    }
+    assert_eq!(
+        stored.len(),
+        file.len(),
+        "{what}: one journal goes on after the other ended"
+    );
+}
+
+/// The bytes of a journal before its first `session.resume` line, and the rest.
+fn split_at_resume(journal: &[u8]) -> (&[u8], &[u8]) {
+    let mut at = 0;
+    for line in journal.split_inclusive(|&b| b == b'\n') {
+        let event: Value = serde_json::from_slice(line).unwrap();
+        if event["type"] == "session.resume" {
+            break;
+        }
+        at += line.len();
+    }
+    journal.split_at(at)
 }
 
 /// Runs a session of `turns` turns on a 3-node R3 cluster and SIGKILLs the stream leader
@@ -476,10 +435,16 @@ fn cluster_session_survives_leader_kill(turns: usize, kill_after: usize) {
     let index: usize = leader.trim_start_matches("node").parse().unwrap();
     nodes[index].kill();
     let out = writer.wait_with_output().unwrap();
+    // Answers the writer had taken when it stopped, if it did.
+    let mut answered_before_resume = None;
     if !out.status.success() {
         let stderr = String::from_utf8_lossy(&out.stderr);
         eprintln!("the writer stopped: {stderr}");
         assert!(stderr.contains("error:"), "fails clearly: {stderr}");
+        answered_before_resume = Some(Resumed {
+            answered: model.recorded().len(),
+            prompt: None,
+        });
         let mut resume = env.loop_cmd(&store, "b", &model, &["resume", &id]);
         resume.arg("--store-replicas").arg("3");
         ok(&resume.output().unwrap());
@@ -500,6 +465,129 @@ fn cluster_session_survives_leader_kill(turns: usize, kill_after: usize) {
     );
     let report = audit_clean(&exported);
     assert!(report.turns >= turns as u64, "{} turns", report.turns);
+    same_as_on_files(&env, &exported, turns, answered_before_resume);
+}
+
+/// How a session of [`turns_script`] was resumed after its writer stopped.
+struct Resumed {
+    /// Answers the model had given before the resume.
+    answered: usize,
+    /// The prompt `turnstile resume` was given, if any.
+    prompt: Option<&'static str>,
+}
+
+/// Asserts that `exported`, a session of [`turns_script`] run on the JetStream store, is what
+/// the file store writes for the same script: the whole journal when the writer went through,
+/// else its part before the resume as the file run's beginning and its resume as a resume on
+/// the file store of that same beginning, with the same prompt and the rest of the answers.
+fn same_as_on_files(env: &Env, exported: &[u8], turns: usize, resumed: Option<Resumed>) {
+    let model = env.model(turns_script(turns));
+    ok(&file_loop_cmd(
+        env,
+        "files",
+        &model,
+        &["run", "--json", "--durability", "event", "go"],
+    )
+    .output()
+    .unwrap());
+    let on_files = comparable(&std::fs::read(only_journal(env, "files")).unwrap());
+    let Some(Resumed { answered, prompt }) = resumed else {
+        assert_same_session("the session", &comparable(exported), &on_files);
+        return;
+    };
+    let (before, resumed) = split_at_resume(exported);
+    let before_events = comparable(before);
+    assert!(before_events.len() <= on_files.len());
+    assert_same_session(
+        "before the resume",
+        &before_events,
+        &on_files[..before_events.len()],
+    );
+    let prefix = env.dir.path().join("before-resume.jsonl");
+    std::fs::write(&prefix, before).unwrap();
+    let model = env.model(turns_script_from(turns, answered));
+    ok(
+        &file_cmd(env, "files-resumed", &["import", prefix.to_str().unwrap()])
+            .output()
+            .unwrap(),
+    );
+    let journal = only_journal(env, "files-resumed");
+    let id = journal
+        .parent()
+        .unwrap()
+        .file_name()
+        .unwrap()
+        .to_str()
+        .unwrap()
+        .to_owned();
+    let mut resume = vec!["resume", id.as_str()];
+    resume.extend(prompt);
+    ok(&file_loop_cmd(env, "files-resumed", &model, &resume)
+        .output()
+        .unwrap());
+    let resumed_on_files = std::fs::read(&journal).unwrap();
+    assert_same_session(
+        "the resume",
+        &comparable(resumed),
+        &comparable(split_at_resume(&resumed_on_files).1),
+    );
+}
+
+/// A writer SIGKILLed after its third turn and the session resumed with a prompt on another
+/// host: the stored journal is, event for event, the file store's run of the same script up
+/// to the kill and then the file store's resume of that same beginning, which takes the
+/// model's answers where the killed writer left them.
+#[test]
+fn killed_and_resumed_on_the_store_is_what_the_file_store_writes() {
+    let turns = 8;
+    let env = Env::new();
+    let nats = env.nats();
+    let store = nats.url();
+    let model = env.model(turns_script(turns));
+    let mut writer = env
+        .loop_cmd(
+            &store,
+            "a",
+            &model,
+            &["run", "--json", "--durability", "event", "go"],
+        )
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdout = writer.stdout.take().unwrap();
+    let mut id = String::new();
+    let mut ended = 0;
+    for line in BufReader::new(stdout).lines() {
+        let v: Value = serde_json::from_str(&line.unwrap()).unwrap();
+        if v["type"] == "session.start" {
+            id = v["data"]["sessionId"].as_str().unwrap().to_owned();
+        }
+        if v["type"] == "assistant.turn_end" {
+            ended += 1;
+            if ended == 3 {
+                break;
+            }
+        }
+    }
+    signal(&writer, libc::SIGKILL);
+    writer.wait().unwrap();
+    let answered = model.recorded().len();
+    let out = env
+        .loop_cmd(&store, "b", &model, &["resume", &id, "go on"])
+        .output()
+        .unwrap();
+    assert_eq!(ok(&out).trim(), "all turns done");
+    let exported = env.export(&store, &id);
+    audit_clean(&exported);
+    same_as_on_files(
+        &env,
+        &exported,
+        turns,
+        Some(Resumed {
+            answered,
+            prompt: Some("go on"),
+        }),
+    );
 }
 
 #[test]
@@ -543,6 +631,20 @@ fn the_sdk_server_keeps_sessions_in_the_store_and_another_host_resumes_them() {
         "the store holds host a's journal byte for byte"
     );
     assert_eq!(audit_clean(&first).turns, 2);
+    // The server's close recorded the folded state with the checkpoint, for host b's resume.
+    let entry = env
+        .rt
+        .block_on(async {
+            let stored = turnstile_store_nats::NatsStore::open(
+                turnstile_store_nats::NatsConfig::new(store.clone()),
+            )
+            .await?;
+            stored.checkpoint(id.parse().unwrap()).await
+        })
+        .unwrap()
+        .expect("a checkpoint entry");
+    assert_eq!(entry.bytes, first.len() as u64);
+    assert!(entry.folded.is_some(), "the entry holds the folded state");
 
     // Host b has never seen the session: it lists it from the store and resumes it there,
     // while a watcher on a third host follows it live.

@@ -211,6 +211,18 @@ pub fn write_checkpoint(session_dir: &Path) -> Result<CheckpointInfo, ReplayErro
     })
 }
 
+/// Installs `checkpoint`, written for the same journal bytes in another file (a copy made on
+/// another host from a store), as the sidecar of the journal in `session_dir`: the file
+/// identity becomes this journal's, everything else is kept, so the load's own checks (size,
+/// line boundary, guard CRC, last line id) still decide whether it is used.
+pub fn adopt_checkpoint(session_dir: &Path, mut checkpoint: Checkpoint) -> Result<(), ReplayError> {
+    let events = session_dir.join(EVENTS_FILE);
+    let meta = fs::symlink_metadata(&events).map_err(|e| ReplayError::io(&events, e))?;
+    checkpoint.device = meta.dev();
+    checkpoint.inode = meta.ino();
+    write_atomically(session_dir, &session_dir.join(CHECKPOINT_FILE), &checkpoint)
+}
+
 /// Result of [`verify_checkpoint`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]

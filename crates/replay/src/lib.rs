@@ -44,8 +44,8 @@ pub use audit::{
     count_type,
 };
 pub use checkpoint::{
-    CHECKPOINT_FILE, Checkpoint, CheckpointInfo, LoadReport, VerifyReport, verify_checkpoint,
-    write_checkpoint,
+    CHECKPOINT_FILE, Checkpoint, CheckpointInfo, LoadReport, VerifyReport, adopt_checkpoint,
+    verify_checkpoint, write_checkpoint,
 };
 pub use checkpoint_rejection::CheckpointRejection;
 pub use conversation::{Hidden, Message, ToolCallRequest};

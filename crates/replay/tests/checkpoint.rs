@@ -13,8 +13,8 @@ use common::synth::{SynthConfig, session_bytes};
 use proptest::prelude::*;
 use turnstile_replay::checkpoint::{CHECKPOINT_VERSION, GUARD_BYTES};
 use turnstile_replay::{
-    CHECKPOINT_FILE, Checkpoint, CheckpointRejection, SessionState, fold_file, verify_checkpoint,
-    write_checkpoint,
+    CHECKPOINT_FILE, Checkpoint, CheckpointRejection, SessionState, adopt_checkpoint, fold_file,
+    verify_checkpoint, write_checkpoint,
 };
 
 const EVENTS: &str = "events.jsonl";
@@ -158,6 +158,31 @@ fn replaced_journal_falls_back() {
     fs::write(&other, journal(6, 80)).unwrap();
     fs::rename(&other, dir.path().join(EVENTS)).unwrap();
     expect_fallback!(dir.path(), CheckpointRejection::Replaced);
+}
+
+#[test]
+fn adopted_by_a_copy_of_the_same_bytes_and_refused_by_other_bytes() {
+    let bytes = journal(9, 64);
+    let original = checkpointed(&bytes, bytes.len() / 2);
+    let made = Checkpoint::trusted(original.path()).unwrap();
+    let prefix = &bytes[..made.offset as usize];
+    // Another host's copy from the store: the same bytes in another file, more appended.
+    let copy = tempfile::tempdir().unwrap();
+    append(copy.path(), &bytes);
+    adopt_checkpoint(copy.path(), made.clone()).unwrap();
+    let (state, report) = load(copy.path());
+    assert!(report.used_checkpoint, "{:?}", report.fallback_reason);
+    assert_eq!(report.tail_bytes, (bytes.len() - prefix.len()) as u64);
+    assert_eq!(state, full_fold(copy.path()));
+    assert!(verify_checkpoint(copy.path()).unwrap().is_ok());
+    // A copy whose bytes differ just before the covered offset: the load's guard refuses it.
+    let other = tempfile::tempdir().unwrap();
+    let mut changed = bytes.clone();
+    let at = prefix.len() - 60;
+    changed[at] = if changed[at] == b'0' { b'1' } else { b'0' };
+    append(other.path(), &changed);
+    adopt_checkpoint(other.path(), made).unwrap();
+    expect_fallback!(other.path(), CheckpointRejection::GuardChanged);
 }
 
 #[test]

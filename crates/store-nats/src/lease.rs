@@ -34,6 +34,11 @@ pub(crate) fn usable(ttl: Duration) -> Duration {
     ttl.mul_f64(0.8)
 }
 
+/// How often a waiting taker asks again. The wait ends when the server drops the dead
+/// holder's entry, TTL after its last renewal; asking every 50 ms puts the taker at most one
+/// round trip plus 50 ms behind that moment, for one create request per pause.
+const POLL: Duration = Duration::from_millis(50);
+
 /// Takes the lease of `id`; with `wait`, waits up to the TTL and a second for a holder that
 /// stopped renewing (a dead process) before giving up.
 pub(crate) async fn take(
@@ -46,13 +51,18 @@ pub(crate) async fn take(
     let key = id.to_string();
     let holder = Holder::this_process();
     let value = serde_json::to_vec(&holder).unwrap_or_default();
-    let deadline = Instant::now() + ttl + Duration::from_secs(1);
+    let started = Instant::now();
+    let deadline = started + ttl + Duration::from_secs(1);
     // A cluster electing the bucket's leader cannot answer for a few seconds.
-    let answer_by = deadline.max(Instant::now() + ELECTION_WAIT);
+    let answer_by = deadline.max(started + ELECTION_WAIT);
+    // Whether an earlier create may have been stored with its answer lost: only then can an
+    // existing entry be ours, and only then is it worth reading while waiting.
+    let mut maybe_ours = false;
     loop {
         let asked = Instant::now();
         let failed = match kv.create(&key, value.clone().into()).await {
             Ok(revision) => {
+                tracing::debug!(session = %id, waited_ms = started.elapsed().as_millis() as u64, "took the lease");
                 return Ok(LeaseGrant {
                     holder,
                     revision,
@@ -61,6 +71,11 @@ pub(crate) async fn take(
                 });
             }
             Err(e) if e.kind() == CreateErrorKind::AlreadyExists => {
+                let give_up = !wait || Instant::now() >= deadline;
+                if !maybe_ours && !give_up {
+                    tokio::time::sleep(POLL).await;
+                    continue;
+                }
                 let current = current_holder(kv, &key).await;
                 if let Some((held, revision)) = &current
                     && held.token == holder.token
@@ -73,7 +88,7 @@ pub(crate) async fn take(
                         ttl,
                     });
                 }
-                if !wait || Instant::now() >= deadline {
+                if give_up {
                     return Err(StoreError::Held {
                         store: store.to_owned(),
                         id,
@@ -82,7 +97,7 @@ pub(crate) async fn take(
                         ttl_secs: ttl.as_secs(),
                     });
                 }
-                tokio::time::sleep(Duration::from_millis(100)).await;
+                tokio::time::sleep(POLL).await;
                 continue;
             }
             Err(e) => e,
@@ -94,6 +109,7 @@ pub(crate) async fn take(
                 reason: failed.to_string(),
             });
         }
+        maybe_ours = true;
         tracing::warn!(error = %failed, "taking a lease failed; asking again");
         tokio::time::sleep(RETRY_PAUSE).await;
     }

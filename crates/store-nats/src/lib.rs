@@ -209,15 +209,33 @@ impl NatsStore {
                 bytes: bytes.len() as u64,
                 stream_seq,
                 sha256: journal_bytes::sha256_hex(&bytes),
+                folded: None,
             };
-            let value = serde_json::to_vec(&checkpoint).unwrap_or_default();
-            let value = bytes::Bytes::from(value);
-            transient::retry("writing a checkpoint", || {
-                self.checkpoints.put(id.to_string(), value.clone())
-            })
-            .await
-            .map_err(|e| self.remote(format!("writing the checkpoint of {id}"), e))?;
+            self.put_checkpoint(id, &checkpoint).await?;
         }
+        Ok(())
+    }
+
+    /// The largest message the server takes (its `max_payload`): a KV value, a checkpoint
+    /// entry with its folded state included, must fit in it.
+    pub fn max_value_bytes(&self) -> usize {
+        self.js.client().max_payload()
+    }
+
+    /// Stores `checkpoint` as the checkpoint of `id`, replacing the one before. The caller
+    /// vouches that it covers a prefix of the stored journal (a copy read from the store).
+    pub async fn put_checkpoint(
+        &self,
+        id: Uuid,
+        checkpoint: &StoreCheckpoint,
+    ) -> Result<(), StoreError> {
+        let value = serde_json::to_vec(checkpoint).unwrap_or_default();
+        let value = bytes::Bytes::from(value);
+        transient::retry("writing a checkpoint", || {
+            self.checkpoints.put(id.to_string(), value.clone())
+        })
+        .await
+        .map_err(|e| self.remote(format!("writing the checkpoint of {id}"), e))?;
         Ok(())
     }
 }

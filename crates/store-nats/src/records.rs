@@ -30,7 +30,9 @@ impl Holder {
 }
 
 /// A checkpoint: the stream sequence and the hash of the journal prefix it covers, so a
-/// working copy that holds that prefix needs only the messages after it.
+/// working copy that holds that prefix needs only the messages after it; and, when one was
+/// recorded, the folded state of that prefix, which a host without a copy uses instead of
+/// folding the whole journal.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StoreCheckpoint {
     /// Events (lines) covered.
@@ -41,4 +43,8 @@ pub struct StoreCheckpoint {
     pub stream_seq: u64,
     /// SHA-256 (hex) of the covered bytes.
     pub sha256: String,
+    /// The reader's checkpoint of exactly the covered bytes (`turnstile_replay::Checkpoint` as
+    /// JSON), kept as given: the store neither reads nor checks it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub folded: Option<serde_json::Value>,
 }

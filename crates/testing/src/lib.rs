@@ -45,6 +45,7 @@
 
 mod behaviour;
 mod check;
+mod comparable;
 mod diff;
 mod divergence;
 mod error;
@@ -60,6 +61,7 @@ mod volatile;
 mod workdir;
 
 pub use check::{CheckReport, MAX_DIVERGENCES, check_run};
+pub use comparable::comparable_events;
 pub use divergence::{Divergence, DivergenceKind, LineRef};
 pub use error::FixtureError;
 pub use fixture::{Fixture, discover};

@@ -1,13 +1,19 @@
 //! `turnstile checkpoint`: write (or `--verify`) the checkpoint sidecar of a session, so that
-//! loading it later folds only the journal's tail.
+//! loading it later folds only the journal's tail; on the JetStream store, the checkpoint
+//! entry of the stored session with its folded state (`crate::stored_checkpoint`).
 
 use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
+use turnstile_journal::StateRoot;
 use turnstile_journal::layout::EVENTS_FILE;
 use turnstile_replay::{verify_checkpoint, write_checkpoint};
+use turnstile_store::{AttachMode, JournalStore, journal_bytes};
+use turnstile_store_nats::{NatsConfig, NatsStore, StoreCheckpoint};
+
+use crate::stored_checkpoint::{Adopted, adopt, entry_bytes, with_folded_state};
 
 /// Arguments of `turnstile checkpoint`.
 #[derive(Debug, Clone, Args)]
@@ -86,4 +92,141 @@ pub fn run(args: &CheckpointArgs, state_root: Option<&Path>) -> Result<ExitCode>
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `turnstile checkpoint ID` on the JetStream store: folds a scratch copy of the stored journal
+/// and stores its folded state, the covered stream sequence and the prefix's hash as the
+/// session's checkpoint entry; with `--verify`, checks the stored entry against the subject
+/// (exit 1 when it does not match).
+pub fn run_stored(args: &CheckpointArgs, config: NatsConfig) -> Result<ExitCode> {
+    let id = crate::store::session_id(&args.target)?;
+    let scratch = tempfile::tempdir().context("cannot make a scratch directory")?;
+    let root = StateRoot::new(scratch.path());
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    runtime.block_on(async {
+        let store = crate::store::open_nats(config).await?;
+        let attachment = store
+            .attach(id, &root, AttachMode::Read)
+            .await
+            .with_context(|| format!("cannot read session {id}"))?;
+        let synced = attachment.synced();
+        store.detach(attachment, &root).await?;
+        let paths = root.session(id);
+        if args.verify {
+            return verify_stored(&store, id, &paths.dir, args.json).await;
+        }
+        write_checkpoint(&paths.dir).with_context(|| format!("folding session {id}"))?;
+        let copy = std::fs::read(&paths.events)
+            .with_context(|| format!("cannot read {}", paths.events.display()))?;
+        let plain = StoreCheckpoint {
+            events: synced.events,
+            bytes: copy.len() as u64,
+            stream_seq: synced.last_stream_seq,
+            sha256: journal_bytes::sha256_hex(&copy),
+            folded: None,
+        };
+        let full = with_folded_state(&paths.dir, &plain).with_context(|| {
+            format!("the fold of session {id} does not cover its whole stored journal")
+        })?;
+        let size = entry_bytes(&full);
+        if size > store.max_value_bytes() {
+            bail!(
+                "the folded state of session {id} makes a checkpoint entry of {size} bytes, over the {} bytes a message may have on {} (the server's max_payload); a resume elsewhere folds the whole journal",
+                store.max_value_bytes(),
+                store.describe()
+            );
+        }
+        store.put_checkpoint(id, &full).await?;
+        if args.json {
+            println!(
+                "{}",
+                serde_json::json!({"session": id.to_string(), "events": full.events,
+                    "bytes": full.bytes, "streamSeq": full.stream_seq, "sha256": full.sha256})
+            );
+        } else {
+            println!(
+                "stored the checkpoint of {id} in {}: {} events, {} bytes, up to stream sequence {}",
+                store.describe(),
+                full.events,
+                full.bytes,
+                full.stream_seq
+            );
+        }
+        Ok(ExitCode::SUCCESS)
+    })
+}
+
+/// Checks the stored checkpoint of `id` against the scratch copy of its journal in `dir`:
+/// the prefix hash, then the folded state as the reader's `--verify` checks a sidecar.
+async fn verify_stored(
+    store: &NatsStore,
+    id: turnstile_journal::Uuid,
+    dir: &Path,
+    json: bool,
+) -> Result<ExitCode> {
+    let entry = store.checkpoint(id).await?;
+    let events = dir.join(EVENTS_FILE);
+    let copy =
+        std::fs::read(&events).with_context(|| format!("cannot read {}", events.display()))?;
+    let problem = match &entry {
+        None => Some("no checkpoint is stored".to_owned()),
+        Some(e)
+            if usize::try_from(e.bytes)
+                .ok()
+                .and_then(|n| copy.get(..n))
+                .is_none_or(|prefix| journal_bytes::sha256_hex(prefix) != e.sha256) =>
+        {
+            Some("its hash is not that of the stored journal's prefix it names".to_owned())
+        }
+        Some(e) if e.folded.is_none() => None,
+        Some(_) => match adopt(store, id, dir).await? {
+            Adopted::FromStore(_) => {
+                let report = verify_checkpoint(dir)
+                    .with_context(|| format!("verifying the folded state of {id}"))?;
+                (!report.is_ok()).then(|| {
+                    report
+                        .problem
+                        .unwrap_or_else(|| "the folded state differs".to_owned())
+                })
+            }
+            Adopted::Mismatch => {
+                Some("its folded state does not cover exactly the bytes it names".to_owned())
+            }
+            Adopted::NoneStored | Adopted::LocalKept => None,
+        },
+    };
+    let folded = entry.as_ref().is_some_and(|e| e.folded.is_some());
+    if json {
+        println!(
+            "{}",
+            serde_json::json!({"session": id.to_string(), "ok": problem.is_none(),
+                "folded": folded, "events": entry.as_ref().map(|e| e.events),
+                "problem": problem})
+        );
+    } else {
+        match &problem {
+            None => println!(
+                "{id}: the stored checkpoint matches the journal (prefix hash{})",
+                if folded {
+                    ", refolded state"
+                } else {
+                    "; no folded state"
+                }
+            ),
+            Some(problem) => {
+                println!("{id}: the stored checkpoint does not match: {problem}");
+                println!(
+                    "fix: `turnstile checkpoint {id}` with the same --store stores a fresh one"
+                );
+            }
+        }
+    }
+    Ok(if problem.is_none() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
 }

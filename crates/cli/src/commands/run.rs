@@ -200,6 +200,7 @@ fn read_stdin_prompt() -> Result<String> {
 /// A session attached to a JetStream store: the store, its lease and sink, its live feed.
 struct Remote {
     store: NatsStore,
+    id: uuid::Uuid,
     attachment: NatsAttachment,
     live: LiveFeed,
 }
@@ -220,10 +221,22 @@ impl Remote {
             .attach(id, root, mode)
             .await
             .with_context(|| format!("cannot open session {id} in {}", store.describe()))?;
+        if mode == AttachMode::Resume {
+            // A copy just made from the subject has no checkpoint of its own; the store's
+            // folded state spares the resume a fold of the whole journal.
+            match crate::stored_checkpoint::adopt(&store, id, &root.session(id).dir).await {
+                Ok(crate::stored_checkpoint::Adopted::Mismatch) => eprintln!(
+                    "note: the stored checkpoint of {id} does not match its journal; the journal is folded whole"
+                ),
+                Ok(_) => {}
+                Err(e) => eprintln!("warning: the stored checkpoint of {id} is not used: {e:#}"),
+            }
+        }
         parts.config.journal_sink = attachment.sink();
         let live = store.live_feed(id);
         Ok(Some(Remote {
             store,
+            id,
             attachment,
             live,
         }))
@@ -248,6 +261,12 @@ impl Remote {
         }
         let code = ran?;
         detached.context("cannot record the session in the store")?;
+        crate::stored_checkpoint::record_after_close(
+            &remote.store,
+            remote.id,
+            &root.session(remote.id).dir,
+        )
+        .await;
         Ok(code)
     }
 }
@@ -282,7 +301,8 @@ pub fn run(args: &RunArgs, state_dir: Option<&Path>, store: &StoreArgs) -> Resul
 }
 
 /// The newest session of a JetStream store, from its index.
-fn newest_stored(store: &StoreArgs) -> Result<uuid::Uuid> {
+/// The id of the newest session in the store's index.
+pub(crate) fn newest_stored(store: &StoreArgs) -> Result<uuid::Uuid> {
     let Some(config) = store.nats()? else {
         bail!("no store");
     };

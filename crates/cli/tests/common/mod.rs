@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod rpc;
+pub mod store_env;
 pub mod watched;
 
 use std::path::{Path, PathBuf};

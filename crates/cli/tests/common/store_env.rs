@@ -1,0 +1,174 @@
+//! The set-up of the tests on the JetStream store: a directory per test for its
+//! `nats-server` and the hosts' state directories, the working directory holding
+//! `alpha.txt`, scripted model servers, and the command line on either store.
+
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+
+use assert_cmd::cargo::CommandCargoExt;
+use serde_json::{Value, json};
+use turnstile_scripted_model::{Script, ScriptedResponse, ScriptedServer};
+use turnstile_store_nats::local_server::LocalNats;
+
+use super::rpc::StdioServer;
+
+pub struct Env {
+    /// The writers' lease TTL in seconds.
+    pub lease_ttl: &'static str,
+    pub rt: tokio::runtime::Runtime,
+    pub dir: tempfile::TempDir,
+    pub work: tempfile::TempDir,
+}
+
+impl Env {
+    pub fn new() -> Self {
+        let work = tempfile::tempdir().unwrap();
+        std::fs::write(work.path().join("alpha.txt"), "alpha\n").unwrap();
+        Env {
+            lease_ttl: "2",
+            rt: tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(1)
+                .enable_all()
+                .build()
+                .unwrap(),
+            dir: tempfile::tempdir().unwrap(),
+            work,
+        }
+    }
+
+    pub fn nats(&self) -> LocalNats {
+        self.nats_named("nats")
+    }
+
+    /// Another server, its data in directory `name`.
+    pub fn nats_named(&self, name: &str) -> LocalNats {
+        LocalNats::start(&self.dir.path().join(name)).unwrap()
+    }
+
+    pub fn model(&self, script: Script) -> ScriptedServer {
+        self.rt.block_on(ScriptedServer::start(script)).unwrap()
+    }
+
+    /// The state directory of "host" `host`.
+    pub fn host(&self, host: &str) -> PathBuf {
+        self.dir.path().join(host)
+    }
+
+    /// `turnstile` on `store`, with host `host`'s state directory.
+    pub fn cmd(&self, store: &str, host: &str, args: &[&str]) -> Command {
+        let mut cmd = Command::cargo_bin("turnstile").unwrap();
+        cmd.arg("--state-dir")
+            .arg(self.host(host))
+            .arg("--store")
+            .arg(store)
+            .arg("--store-lease-ttl")
+            .arg(self.lease_ttl)
+            .args(args)
+            .env_remove("TURNSTILE_STORE")
+            .env_remove("TURNSTILE_API_KEY")
+            .env_remove("OPENAI_API_KEY");
+        cmd
+    }
+
+    pub fn loop_cmd(
+        &self,
+        store: &str,
+        host: &str,
+        model: &ScriptedServer,
+        args: &[&str],
+    ) -> Command {
+        let mut cmd = self.cmd(store, host, args);
+        cmd.arg("--base-url")
+            .arg(model.url())
+            .arg("--cwd")
+            .arg(self.work.path())
+            .arg("--model")
+            .arg("test-model")
+            .arg("--allow-all-tools");
+        cmd
+    }
+
+    pub fn export(&self, store: &str, id: &str) -> Vec<u8> {
+        let out = self
+            .cmd(store, "exporter", &["export", id])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        out.stdout
+    }
+}
+
+impl Env {
+    /// `turnstile --headless --stdio` on `store` as host `host`, its default model `model`.
+    pub fn sdk_server(&self, store: &str, host: &str, model: &ScriptedServer) -> StdioServer {
+        let mut cmd = self.cmd(store, host, &["--headless", "--stdio"]);
+        cmd.arg("--default-base-url")
+            .arg(model.url())
+            .arg("--allow-all-tools")
+            .env("COPILOT_HOME", self.host(host))
+            .env_remove("COPILOT_API_URL")
+            .env_remove("TURNSTILE_BASE_URL")
+            .stderr(Stdio::null());
+        StdioServer::spawn(cmd)
+    }
+}
+
+/// A model that views alpha.txt, then says `answers` in turn.
+pub fn view_alpha_then(answers: &[&str]) -> Script {
+    let mut script = Script::new().respond(ScriptedResponse::tool_call(
+        "view",
+        json!({"path": "alpha.txt"}),
+    ));
+    for answer in answers {
+        script = script.text(*answer);
+    }
+    script
+}
+
+pub fn ok(out: &std::process::Output) -> String {
+    assert!(
+        out.status.success(),
+        "exit {:?}: {}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+pub fn lines(bytes: &[u8]) -> Vec<Value> {
+    bytes
+        .split(|&b| b == b'\n')
+        .filter(|l| !l.is_empty())
+        .map(|l| serde_json::from_slice(l).unwrap())
+        .collect()
+}
+
+/// `turnstile` on the file store (no `--store`), host `host`'s state directory, with
+/// `model`, as [`Env::loop_cmd`] runs it on the JetStream store.
+pub fn file_loop_cmd(env: &Env, host: &str, model: &ScriptedServer, args: &[&str]) -> Command {
+    let mut cmd = file_cmd(env, host, args);
+    cmd.arg("--base-url")
+        .arg(model.url())
+        .arg("--cwd")
+        .arg(env.work.path())
+        .arg("--model")
+        .arg("test-model")
+        .arg("--allow-all-tools");
+    cmd
+}
+
+/// `turnstile` on the file store, host `host`'s state directory.
+pub fn file_cmd(env: &Env, host: &str, args: &[&str]) -> Command {
+    let mut cmd = Command::cargo_bin("turnstile").unwrap();
+    cmd.arg("--state-dir")
+        .arg(env.host(host))
+        .args(args)
+        .env_remove("TURNSTILE_STORE")
+        .env_remove("TURNSTILE_API_KEY")
+        .env_remove("OPENAI_API_KEY");
+    cmd
+}
