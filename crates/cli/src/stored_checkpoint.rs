@@ -76,13 +76,11 @@ pub async fn adopt(store: &NatsStore, id: Uuid, dir: &Path) -> Result<Adopted> {
         return Ok(Adopted::NoneStored);
     };
     let events = dir.join(EVENTS_FILE);
-    let copy =
-        std::fs::read(&events).with_context(|| format!("cannot read {}", events.display()))?;
-    let covered = usize::try_from(entry.bytes).unwrap_or(usize::MAX);
-    let Some(prefix) = copy.get(..covered) else {
-        return Ok(Adopted::Mismatch);
-    };
-    if journal_bytes::sha256_hex(prefix) != entry.sha256 {
+    let copy = std::fs::File::open(&events)
+        .with_context(|| format!("cannot read {}", events.display()))?;
+    let hashed = journal_bytes::sha256_hex_of_prefix(copy, entry.bytes)
+        .with_context(|| format!("cannot read {}", events.display()))?;
+    if hashed.as_deref() != Some(entry.sha256.as_str()) {
         return Ok(Adopted::Mismatch);
     }
     let Ok(sidecar) = serde_json::from_value::<Checkpoint>(folded) else {

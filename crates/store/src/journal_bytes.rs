@@ -38,7 +38,33 @@ pub fn check(origin: &str, bytes: &[u8]) -> Result<u64, StoreError> {
 
 /// SHA-256 of `bytes`, lowercase hex.
 pub fn sha256_hex(bytes: &[u8]) -> String {
-    let digest = Sha256::digest(bytes);
+    hex(&Sha256::digest(bytes))
+}
+
+/// SHA-256 of the first `len` bytes `reader` gives, lowercase hex, read through one 1 MiB
+/// buffer (a journal is never held whole); `None` when it ends before `len` bytes.
+pub fn sha256_hex_of_prefix(
+    mut reader: impl std::io::Read,
+    len: u64,
+) -> std::io::Result<Option<String>> {
+    let mut hasher = Sha256::new();
+    let mut buffer = vec![0u8; 1 << 20];
+    let mut left = len;
+    while left > 0 {
+        let want = usize::try_from(left.min(buffer.len() as u64)).unwrap_or(buffer.len());
+        let n = match reader.read(&mut buffer[..want]) {
+            Ok(0) => return Ok(None),
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        hasher.update(&buffer[..n]);
+        left -= n as u64;
+    }
+    Ok(Some(hex(&hasher.finalize())))
+}
+
+fn hex(digest: &[u8]) -> String {
     let mut out = String::with_capacity(64);
     for b in digest {
         out.push_str(&format!("{b:02x}"));
@@ -49,6 +75,18 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_streamed_prefix_hash_is_the_hash_of_the_prefix() {
+        let bytes: Vec<u8> = (0..3_000_000u32).map(|i| (i % 251) as u8).collect();
+        for len in [0u64, 1, 1 << 20, (1 << 20) + 7, 3_000_000] {
+            assert_eq!(
+                sha256_hex_of_prefix(&bytes[..], len).unwrap(),
+                Some(sha256_hex(&bytes[..len as usize]))
+            );
+        }
+        assert_eq!(sha256_hex_of_prefix(&bytes[..], 3_000_001).unwrap(), None);
+    }
 
     #[test]
     fn torn_and_damaged_journals_are_refused_with_their_line() {

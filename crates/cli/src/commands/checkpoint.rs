@@ -119,13 +119,19 @@ pub fn run_stored(args: &CheckpointArgs, config: NatsConfig) -> Result<ExitCode>
             return verify_stored(&store, id, &paths.dir, args.json).await;
         }
         write_checkpoint(&paths.dir).with_context(|| format!("folding session {id}"))?;
-        let copy = std::fs::read(&paths.events)
-            .with_context(|| format!("cannot read {}", paths.events.display()))?;
+        let cannot_read = || format!("cannot read {}", paths.events.display());
+        let bytes = std::fs::metadata(&paths.events)
+            .with_context(cannot_read)?
+            .len();
+        let copy = std::fs::File::open(&paths.events).with_context(cannot_read)?;
+        let sha256 = journal_bytes::sha256_hex_of_prefix(copy, bytes)
+            .with_context(cannot_read)?
+            .with_context(|| format!("{} shrank while it was read", paths.events.display()))?;
         let plain = StoreCheckpoint {
             events: synced.events,
-            bytes: copy.len() as u64,
+            bytes,
             stream_seq: synced.last_stream_seq,
-            sha256: journal_bytes::sha256_hex(&copy),
+            sha256,
             folded: None,
         };
         let full = with_folded_state(&paths.dir, &plain).with_context(|| {
@@ -169,16 +175,19 @@ async fn verify_stored(
 ) -> Result<ExitCode> {
     let entry = store.checkpoint(id).await?;
     let events = dir.join(EVENTS_FILE);
-    let copy =
-        std::fs::read(&events).with_context(|| format!("cannot read {}", events.display()))?;
+    let prefix_hash = |len: u64| -> Result<Option<String>> {
+        let copy = std::fs::File::open(&events)
+            .with_context(|| format!("cannot read {}", events.display()))?;
+        journal_bytes::sha256_hex_of_prefix(copy, len)
+            .with_context(|| format!("cannot read {}", events.display()))
+    };
+    let hash_differs = match &entry {
+        Some(e) => prefix_hash(e.bytes)?.as_deref() != Some(e.sha256.as_str()),
+        None => false,
+    };
     let problem = match &entry {
         None => Some("no checkpoint is stored".to_owned()),
-        Some(e)
-            if usize::try_from(e.bytes)
-                .ok()
-                .and_then(|n| copy.get(..n))
-                .is_none_or(|prefix| journal_bytes::sha256_hex(prefix) != e.sha256) =>
-        {
+        Some(_) if hash_differs => {
             Some("its hash is not that of the stored journal's prefix it names".to_owned())
         }
         Some(e) if e.folded.is_none() => None,
