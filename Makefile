@@ -78,7 +78,7 @@ bench-stores:
 ## its export compared event for event with a file-store run of the same script, then 20 rounds
 ## of reads right after a node that missed writes comes back.
 cluster-soak:
-	$(CARGO) test -p turnstile --test store_nats -- --ignored --nocapture cluster_leader_killed_mid_session_soak
+	$(CARGO) test -p turnstile --test store_vs_files -- --ignored --nocapture cluster_leader_killed_mid_session_soak
 	CLUSTER_READ_ROUNDS=20 $(CARGO) test -p turnstile-store-nats --test cluster
 
 ## long-soak: a 5000-turn session in an 8000-token window against the scripted model: every

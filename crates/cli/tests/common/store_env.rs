@@ -3,7 +3,7 @@
 //! `alpha.txt`, scripted model servers, and the command line on either store.
 
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, Stdio};
 
 use assert_cmd::cargo::CommandCargoExt;
 use serde_json::{Value, json};
@@ -171,4 +171,20 @@ pub fn file_cmd(env: &Env, host: &str, args: &[&str]) -> Command {
         .env_remove("TURNSTILE_API_KEY")
         .env_remove("OPENAI_API_KEY");
     cmd
+}
+
+/// Audits a journal held as bytes and asserts it has no violation.
+pub fn audit_clean(bytes: &[u8]) -> turnstile_replay::AuditReport {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("events.jsonl");
+    std::fs::write(&path, bytes).unwrap();
+    let report = turnstile_replay::audit_file(&path).unwrap();
+    assert!(report.violations.is_empty(), "{:#?}", report.violations);
+    report
+}
+
+/// Sends `sig` to a child process.
+pub fn signal(child: &Child, sig: i32) {
+    // SAFETY: kill(2) takes plain integers; the pid is our own child, not yet reaped.
+    unsafe { libc::kill(child.id() as i32, sig) };
 }
