@@ -95,6 +95,9 @@ pub struct ServeArgs {
     /// Only these built-in tools, in every session (comma-separated or repeated).
     #[arg(long, value_name = "TOOLS", num_args = 0.., value_delimiter = ',')]
     pub available_tools: Option<Vec<String>>,
+    /// MCP servers every session starts besides its client's `mcpServers`, as `{"mcpServers": {...}}` text or `@FILE` (the Copilot CLI's flag; repeatable, a later server replacing one of the same name). Without it a session starts only its client's servers.
+    #[arg(long = "additional-mcp-config", value_name = "JSON|@FILE")]
+    pub additional_mcp_config: Vec<String>,
     /// These built-in tools in no session (comma-separated or repeated).
     #[arg(long, value_name = "TOOLS", num_args = 0.., value_delimiter = ',')]
     pub excluded_tools: Vec<String>,
@@ -217,7 +220,9 @@ fn server_config(args: &ServeArgs, state_dir: Option<&Path>) -> Result<ServerCon
     // client gives in `mcpServers`, as with the Copilot CLI (differential scenario
     // `mcp-config-session`).
     let mcp = crate::mcp_servers::configured(&effective, None)?;
-    config.permissions = crate::session_flags::policy(&effective, &mcp.names())?;
+    config.mcp_servers = additional_mcp_servers(&args.additional_mcp_config)?;
+    let names = [mcp.names(), config.mcp_servers.names()].concat();
+    config.permissions = crate::session_flags::policy(&effective, &names)?;
     config.durability = crate::session_flags::durability(&effective);
     config.allow_outside_cwd = args.session.allow_outside_cwd || args.allow_all_paths || args.yolo;
     config.default_mode = match args.mode.as_deref() {
@@ -261,6 +266,23 @@ fn server_config(args: &ServeArgs, state_dir: Option<&Path>) -> Result<ServerCon
 /// Copilot endpoint, reached with the GitHub token (`--auth-token-env VAR`, else
 /// `COPILOT_SDK_AUTH_TOKEN`, `GH_TOKEN`, `GITHUB_TOKEN`) as the Copilot CLI does; else the
 /// local default `http://127.0.0.1:8000/v1`.
+/// The servers of `--additional-mcp-config`: each value JSON text or `@FILE`, in order.
+fn additional_mcp_servers(values: &[String]) -> Result<turnstile_mcp::McpServers> {
+    let mut servers = turnstile_mcp::McpServers::default();
+    for value in values {
+        let more = match value.strip_prefix('@') {
+            Some(path) => turnstile_mcp::McpServers::read_file(Path::new(path))?
+                .with_context(|| format!("--additional-mcp-config @{path}: no such file"))?,
+            None => turnstile_mcp::McpServers::parse_file_text(
+                value,
+                Path::new("--additional-mcp-config"),
+            )?,
+        };
+        servers = servers.overlay(more);
+    }
+    Ok(servers)
+}
+
 /// The model of sessions created without a provider. An endpoint named for this server
 /// (`--default-base-url`, then the SDK's `COPILOT_API_URL`) comes first; else the provider the
 /// settings files or `COPILOT_PROVIDER_*` name, as `run` would reach it; else a local
