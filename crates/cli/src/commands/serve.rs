@@ -261,11 +261,6 @@ fn server_config(args: &ServeArgs, state_dir: Option<&Path>) -> Result<ServerCon
     Ok(config)
 }
 
-/// The model of sessions created without a provider: `--default-base-url` (or
-/// `TURNSTILE_BASE_URL`) names an OpenAI-compatible server; else `COPILOT_API_URL` names the
-/// Copilot endpoint, reached with the GitHub token (`--auth-token-env VAR`, else
-/// `COPILOT_SDK_AUTH_TOKEN`, `GH_TOKEN`, `GITHUB_TOKEN`) as the Copilot CLI does; else the
-/// local default `http://127.0.0.1:8000/v1`.
 /// The servers of `--additional-mcp-config`: each value JSON text or `@FILE`, in order.
 fn additional_mcp_servers(values: &[String]) -> Result<turnstile_mcp::McpServers> {
     let mut servers = turnstile_mcp::McpServers::default();
@@ -283,7 +278,9 @@ fn additional_mcp_servers(values: &[String]) -> Result<turnstile_mcp::McpServers
     Ok(servers)
 }
 
-/// The model of sessions created without a provider. An endpoint named for this server
+/// The model of sessions created without a provider. The GitHub token for the Copilot
+/// endpoint is `--auth-token-env VAR`'s, else `COPILOT_SDK_AUTH_TOKEN`, `GH_TOKEN`,
+/// `GITHUB_TOKEN`, as the Copilot CLI reads it. An endpoint named for this server
 /// (`--default-base-url`, then the SDK's `COPILOT_API_URL`) comes first; else the provider the
 /// settings files or `COPILOT_PROVIDER_*` name, as `run` would reach it; else a local
 /// OpenAI-compatible server. The model name is the effective one in every case (the flag,

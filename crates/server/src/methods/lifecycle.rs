@@ -198,8 +198,9 @@ async fn resume_or_take_over(
     }
 }
 
-/// Opens the session again until its lock is free or `wait` has passed; a lock still held
-/// then is refused with the first error, `held`.
+/// Opens the session again once its lock is free, looking at the lock (not opening the
+/// session) every 50 ms for at most `wait`; a lock still held then is refused with the first
+/// error, `held`.
 async fn reopen_when_released(
     ctx: &Ctx<'_>,
     id: Uuid,
@@ -209,18 +210,34 @@ async fn reopen_when_released(
     wait: Duration,
     held: LoopError,
 ) -> Result<Resumed, RpcError> {
+    let lock = ctx
+        .server
+        .config()
+        .state_root
+        .session(id)
+        .dir
+        .join(turnstile_journal::layout::LOCK_FILE);
     let deadline = tokio::time::Instant::now() + wait;
-    loop {
-        match resume_from_disk(ctx, id, params, sink.clone(), mcp)? {
-            Ok(opened) => return Ok(opened),
-            Err(again) if held_by_another_writer(&again) => {
-                if tokio::time::Instant::now() >= deadline {
-                    return Err(loop_error(id, held));
-                }
-                tokio::time::sleep(Duration::from_millis(20)).await;
-            }
-            Err(again) => return Err(loop_error(id, again)),
+    while lock_held(&lock) {
+        if tokio::time::Instant::now() >= deadline {
+            return Err(loop_error(id, held));
         }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    match resume_from_disk(ctx, id, params, sink, mcp)? {
+        Ok(opened) => Ok(opened),
+        // Taken again in between (a third process): refused as the first time.
+        Err(again) if held_by_another_writer(&again) => Err(loop_error(id, held)),
+        Err(again) => Err(loop_error(id, again)),
+    }
+}
+
+/// Whether another open file holds the writer lock at `path` (a look, released at once; a
+/// lock file that cannot be opened is left to the open to report).
+fn lock_held(path: &Path) -> bool {
+    match std::fs::File::open(path) {
+        Ok(file) => matches!(file.try_lock(), Err(std::fs::TryLockError::WouldBlock)),
+        Err(_) => false,
     }
 }
 
