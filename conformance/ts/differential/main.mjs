@@ -164,9 +164,13 @@ async function main() {
         for (const d of g.details) lines.push(`                ${d}`);
       }
       const verdict = unexpected > 0 ? "FAIL" : "PASS";
-      if (unexpected > 0) failures.push(`${name} [${variant}]: ${unexpected} unexpected difference(s)`);
-      console.log(`${verdict} ${name} [${variant}]: ${groups.length} difference(s), ${unexpected} unexpected`);
       const shown = lines.filter((l) => l.startsWith("  UNEXPECTED"));
+      if (unexpected > 0) {
+        // The keys too: the tail of a cut log then still says which difference it was.
+        const keys = shown.map((l) => l.slice("  UNEXPECTED ".length)).slice(0, 4).join("; ");
+        failures.push(`${name} [${variant}]: ${unexpected} unexpected difference(s): ${keys}`);
+      }
+      console.log(`${verdict} ${name} [${variant}]: ${groups.length} difference(s), ${unexpected} unexpected`);
       for (const l of shown.slice(0, 8)) console.log(l);
       if (shown.length > 8) console.log(`  ... ${shown.length - 8} more in the report`);
       report.push(`## ${name} [${variant} vs ${refVariant}]: ${verdict}\n${lines.join("\n") || "  identical"}\n`);
