@@ -2,7 +2,8 @@
 //! trusted replay checkpoint (`turnstile checkpoint`, and when a session closes), and adopted
 //! by a host whose copy was just made from the subject, so its resume folds only the tail.
 //! The entry's hash is checked against the copy before the state is used; any mismatch means
-//! the usual full fold.
+//! the usual full fold. Reading the sidecar and hashing the copy's prefix (tens of megabytes for
+//! a long session) run on tokio's blocking pool, never on the worker that drives the store.
 
 use std::path::Path;
 
@@ -51,7 +52,9 @@ pub async fn record_after_close(store: &NatsStore, id: Uuid, dir: &Path) {
             return;
         }
     };
-    let Some(full) = with_folded_state(dir, &plain) else {
+    let copy_dir = dir.to_path_buf();
+    let full = tokio::task::spawn_blocking(move || with_folded_state(&copy_dir, &plain)).await;
+    let Ok(Some(full)) = full else {
         return;
     };
     if entry_bytes(&full) > store.max_value_bytes() {
@@ -66,12 +69,25 @@ pub async fn record_after_close(store: &NatsStore, id: Uuid, dir: &Path) {
 /// Makes the store's folded state the checkpoint of the copy in `dir` when the copy has no
 /// trusted one of its own and the entry's hash is that of the copy's first bytes.
 pub async fn adopt(store: &NatsStore, id: Uuid, dir: &Path) -> Result<Adopted> {
-    if Checkpoint::trusted(dir).is_ok() {
+    let copy_dir = dir.to_path_buf();
+    let has_own = tokio::task::spawn_blocking(move || Checkpoint::trusted(&copy_dir).is_ok())
+        .await
+        .context("the checkpoint check stopped")?;
+    if has_own {
         return Ok(Adopted::LocalKept);
     }
     let Some(entry) = store.checkpoint(id).await? else {
         return Ok(Adopted::NoneStored);
     };
+    let copy_dir = dir.to_path_buf();
+    tokio::task::spawn_blocking(move || adopt_entry(&copy_dir, id, entry))
+        .await
+        .context("the checkpoint adoption stopped")?
+}
+
+/// [`adopt`]'s file work: checks `entry` against the copy in `dir` and writes its state as
+/// the copy's checkpoint.
+fn adopt_entry(dir: &Path, id: Uuid, entry: StoreCheckpoint) -> Result<Adopted> {
     let Some(folded) = entry.folded else {
         return Ok(Adopted::NoneStored);
     };

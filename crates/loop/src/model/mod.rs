@@ -387,10 +387,10 @@ pub trait ModelProvider: Send + Sync {
     }
 
     /// For a provider that answers from a recording: what the recording did to the main
-    /// agent's history before its next call, in order, so the loop does the same there
-    /// instead of measuring the request against the window. `None` (every live model): the
-    /// loop measures.
-    fn recorded_history(&self) -> Option<Vec<HistoryStep>> {
+    /// agent's history before its call for `request` (the turn's request as the history stands),
+    /// in order, so the loop does the same there instead of measuring the request against the
+    /// window. `None` (every live model): the loop measures.
+    fn recorded_history(&self, _request: &ChatRequest) -> Option<Vec<HistoryStep>> {
         None
     }
 

@@ -48,7 +48,7 @@ impl Default for InfiniteSessions {
 
 impl InfiniteSessions {
     /// The share of the window that starts a compaction.
-    fn threshold(&self) -> f64 {
+    pub(super) fn threshold(&self) -> f64 {
         if self.enabled {
             self.background_threshold.clamp(0.0, 1.0)
         } else {
@@ -87,7 +87,7 @@ pub(super) struct RetryBackoff {
 impl RetryBackoff {
     /// Whether a request of `tokens` in a window of `limit` may start a compaction now
     /// (counts the turn when it may not).
-    fn allows(&mut self, tokens: u64, limit: u64) -> bool {
+    pub(super) fn allows(&mut self, tokens: u64, limit: u64) -> bool {
         let Some(failed_at) = self.failed_at else {
             return true;
         };
@@ -198,41 +198,8 @@ impl Actor {
     }
 
     /// A request's usage of the window as the model server will count it.
-    fn calibrated(&self, measured: &Measured) -> SessionUsageInfo {
+    pub(super) fn calibrated(&self, measured: &Measured) -> SessionUsageInfo {
         self.calibration.apply(&measured.estimate)
-    }
-
-    /// A turn's request, the history compacted first when the request would pass the
-    /// threshold (or, answering from a recording, compacted and truncated as the recording
-    /// was before this call: `recorded_history.rs`). A failed compaction is a `session.warning`; the turn goes on with the
-    /// history as it is.
-    pub(super) async fn request_in_window(
-        &mut self,
-        mode: AgentMode,
-        headers: &[(String, String)],
-        cancel: &CancellationToken,
-    ) -> Result<Measured, LoopError> {
-        if let Some(steps) = self.parts.provider.recorded_history() {
-            return self.recorded_history(steps, mode, headers, cancel).await;
-        }
-        let measured = self.measured_request(mode);
-        let info = self.calibrated(&measured);
-        let limit = info.token_limit as f64;
-        let threshold = self.parts.config.infinite_sessions.threshold() * limit;
-        if (info.current_tokens as f64) < threshold
-            || cancel.is_cancelled()
-            || !self.retry.allows(info.current_tokens, info.token_limit)
-        {
-            return Ok(measured);
-        }
-        let options = CompactOptions {
-            trigger: "threshold".into(),
-            ..Default::default()
-        };
-        let (_, measured) = self
-            .compact_measured(&options, None, headers, mode, cancel, measured)
-            .await?;
-        Ok(measured)
     }
 
     /// One compaction of the history as the next request would carry it (see
@@ -272,7 +239,7 @@ impl Actor {
     /// the summary call (with the message's extra `headers`), and `session.compaction_complete`
     /// (plus a `session.warning` when it fails). Returns the report and the next request:
     /// rebuilt from the compacted history on success, `current` as it was otherwise.
-    async fn compact_measured(
+    pub(super) async fn compact_measured(
         &mut self,
         options: &CompactOptions,
         replaced: Option<u64>,
@@ -429,9 +396,6 @@ impl Actor {
             kept += size;
             end -= 1;
         }
-        while matches!(conversation.get(end), Some(Message::Tool { .. })) {
-            end += 1;
-        }
         self.plan_between(conversation, sent, first, end)
     }
 
@@ -445,21 +409,22 @@ impl Actor {
     ) -> Option<Plan> {
         let first = usize::from(matches!(conversation.first(), Some(Message::System { .. })));
         let count = usize::try_from(count).unwrap_or(usize::MAX);
-        let mut end = first.saturating_add(count).min(conversation.len());
-        while matches!(conversation.get(end), Some(Message::Tool { .. })) {
-            end += 1;
-        }
+        let end = first.saturating_add(count).min(conversation.len());
         self.plan_between(conversation, sent, first, end)
     }
 
-    /// The plan replacing `first..end`, unless that is nothing or only an earlier summary.
+    /// The plan replacing `first..end`, carried past tool results so the kept tail never
+    /// starts on one, unless that is nothing or only an earlier summary.
     fn plan_between(
         &self,
         conversation: &[Message],
         sent: &[ChatMessage],
         first: usize,
-        end: usize,
+        mut end: usize,
     ) -> Option<Plan> {
+        while matches!(conversation.get(end), Some(Message::Tool { .. })) {
+            end += 1;
+        }
         let only_a_summary =
             end == first + 1 && matches!(conversation.get(first), Some(Message::Summary { .. }));
         if end <= first || only_a_summary {

@@ -29,6 +29,7 @@ mod tool_call;
 mod totals;
 mod turn;
 mod usage;
+mod window;
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};

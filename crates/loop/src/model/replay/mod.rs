@@ -137,9 +137,15 @@ impl ReplayProvider {
         &self.answers
     }
 
-    /// What the recording did to the history before the main agent's next call.
-    fn next_history(&self) -> Vec<HistoryStep> {
-        let cursor = lock(&self.cursor);
+    /// What the recording did to the history before the main agent's call for `request` (the
+    /// first request of a resumed conversation positions the provider first, as
+    /// [`Self::take_call`] would).
+    fn next_history(&self, request: &ChatRequest) -> Vec<HistoryStep> {
+        let mut cursor = lock(&self.cursor);
+        if self.position(&mut cursor, request).is_err() {
+            // `take_call` reports the misplaced conversation when the call is made.
+            return Vec::new();
+        }
         self.calls
             .get(cursor.next)
             .map(|c| c.history.clone())
@@ -192,29 +198,7 @@ impl ReplayProvider {
     /// request of a resumed conversation starts at the matching point of the recording.
     fn take_call(&self, request: &ChatRequest) -> Result<RecordedCall, ModelError> {
         let mut cursor = lock(&self.cursor);
-        if !cursor.started {
-            cursor.started = true;
-            let answers_before = count(request, |m| matches!(m, ChatMessage::Assistant { .. }));
-            if answers_before > 0 {
-                let users_before = count(request, |m| matches!(m, ChatMessage::User { .. }));
-                cursor.next = self
-                    .calls
-                    .iter()
-                    .position(|c| {
-                        c.users_before == users_before && c.answers_before == answers_before
-                    })
-                    .ok_or_else(|| {
-                        ModelError::new(
-                            ModelErrorKind::Fixture,
-                            format!(
-                                "the conversation so far ({users_before} user and \
-                                 {answers_before} assistant messages) is not a point of the \
-                                 recording, so no recorded answer follows it"
-                            ),
-                        )
-                    })?;
-            }
-        }
+        self.position(&mut cursor, request)?;
         let Some(call) = self.calls.get(cursor.next) else {
             return Err(ModelError::new(
                 ModelErrorKind::Fixture,
@@ -226,6 +210,35 @@ impl ReplayProvider {
         };
         cursor.next += 1;
         Ok(call.clone())
+    }
+
+    /// Before the first main-agent call: a request that already holds assistant messages (a
+    /// resumed conversation) moves the cursor to the recorded call made at the same point,
+    /// the one with as many user and assistant messages before it. Later calls leave it.
+    fn position(&self, cursor: &mut Cursor, request: &ChatRequest) -> Result<(), ModelError> {
+        if cursor.started {
+            return Ok(());
+        }
+        let answers_before = count(request, |m| matches!(m, ChatMessage::Assistant { .. }));
+        if answers_before > 0 {
+            let users_before = count(request, |m| matches!(m, ChatMessage::User { .. }));
+            cursor.next = self
+                .calls
+                .iter()
+                .position(|c| c.users_before == users_before && c.answers_before == answers_before)
+                .ok_or_else(|| {
+                    ModelError::new(
+                        ModelErrorKind::Fixture,
+                        format!(
+                            "the conversation so far ({users_before} user and \
+                             {answers_before} assistant messages) is not a point of the \
+                             recording, so no recorded answer follows it"
+                        ),
+                    )
+                })?;
+        }
+        cursor.started = true;
+        Ok(())
     }
 
     fn mapped(&self, mut answer: ModelResponse) -> ModelResponse {
@@ -286,8 +299,8 @@ impl ModelProvider for ReplayProvider {
 
     /// Always `Some`: a replay compacts and truncates where the recording did, never by its
     /// own measure (the recording holds no per-call token counts to measure by).
-    fn recorded_history(&self) -> Option<Vec<HistoryStep>> {
-        Some(self.next_history())
+    fn recorded_history(&self, request: &ChatRequest) -> Option<Vec<HistoryStep>> {
+        Some(self.next_history(request))
     }
 
     fn complete<'a>(
@@ -342,6 +355,29 @@ mod tests {
         Event::new(
             &AssistantTurnStart {
                 turn_id: id.into(),
+                ..Default::default()
+            },
+            None,
+        )
+    }
+
+    fn turn_end(id: &str) -> Event {
+        Event::new(
+            &AssistantTurnEnd {
+                turn_id: id.into(),
+                ..Default::default()
+            },
+            None,
+        )
+    }
+
+    /// A successful compaction that replaced 3 messages.
+    fn compacted() -> Event {
+        Event::new(
+            &CompactionComplete {
+                success: true,
+                summary_content: Some("s".into()),
+                pre_compaction_messages_length: Some(3),
                 ..Default::default()
             },
             None,
@@ -408,13 +444,7 @@ mod tests {
             },
             None,
         );
-        let end = Event::new(
-            &AssistantTurnEnd {
-                turn_id: "0".into(),
-                ..Default::default()
-            },
-            None,
-        );
+        let end = turn_end("0");
         let provider = ReplayProvider::from_events(vec![
             user("one"),
             turn("0"),
@@ -468,6 +498,8 @@ mod tests {
         let elsewhere =
             ReplayProvider::from_events(vec![user("one"), turn("0"), answer("a")]).unwrap();
         let lost = request(vec![said("x"), answered("y"), said("z"), said("w")]);
+        // No point of the recording: no history steps, and the call fails.
+        assert!(elsewhere.recorded_history(&lost).unwrap().is_empty());
         let e = ask(&elsewhere, &lost).await.unwrap_err();
         assert!(e.message.contains("not a point of the recording"), "{e}");
     }
@@ -590,7 +622,7 @@ mod tests {
     async fn steps_before_each_call(provider: &ReplayProvider) -> Vec<(usize, usize)> {
         let mut steps = Vec::new();
         while provider.remaining() > 0 {
-            let history = provider.recorded_history().unwrap();
+            let history = provider.recorded_history(&from(CallOrigin::Main)).unwrap();
             let compactions = history
                 .iter()
                 .filter(|s| matches!(s, HistoryStep::Compact { .. }))
@@ -603,26 +635,8 @@ mod tests {
 
     #[tokio::test]
     async fn compactions_and_truncations_come_before_the_call_that_first_saw_them() {
-        let end = || {
-            Event::new(
-                &AssistantTurnEnd {
-                    turn_id: "0".into(),
-                    ..Default::default()
-                },
-                None,
-            )
-        };
-        let complete = || {
-            Event::new(
-                &CompactionComplete {
-                    success: true,
-                    summary_content: Some("s".into()),
-                    pre_compaction_messages_length: Some(3),
-                    ..Default::default()
-                },
-                None,
-            )
-        };
+        let end = || turn_end("0");
+        let complete = compacted;
         let truncation = Event::with_raw_data(
             "session.truncation".into(),
             serde_json::value::to_raw_value(&json!({"messagesRemovedDuringTruncation": 2}))
@@ -668,6 +682,34 @@ mod tests {
                 .summaries[0],
             Reply::Summary(_)
         ));
+    }
+
+    #[tokio::test]
+    async fn a_resumed_conversation_gets_the_history_steps_of_its_own_point() {
+        let provider = ReplayProvider::from_events(vec![
+            user("one"),
+            turn("0"),
+            answer("a"),
+            turn_end("0"),
+            user("two"),
+            compacted(),
+            turn("0"),
+            answer("b"),
+        ])
+        .unwrap();
+        let resumed = request(vec![said("one"), answered("a"), said("two")]);
+        // Asked before the first call, as the loop asks: the steps before the call at this
+        // point (the compaction), not those before the recording's first call (none).
+        let steps = provider.recorded_history(&resumed).unwrap();
+        assert!(
+            matches!(
+                steps.as_slice(),
+                [HistoryStep::Compact { replaced: Some(3) }]
+            ),
+            "{steps:?}"
+        );
+        assert_eq!(ask(&provider, &resumed).await.unwrap().content, "b");
+        assert_eq!(provider.remaining(), 0);
     }
 
     #[tokio::test]
