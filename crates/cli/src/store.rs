@@ -7,9 +7,9 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
-use turnstile_journal::{StateRoot, Uuid};
+use turnstile_journal::{SessionPaths, StateRoot, Uuid};
 use turnstile_store::{AttachMode, JournalStore};
-use turnstile_store_nats::{NatsConfig, NatsStore, is_nats_url};
+use turnstile_store_nats::{NatsConfig, NatsStore, Synced, is_nats_url};
 
 /// The store options every command takes.
 #[derive(Debug, Clone, Args)]
@@ -98,32 +98,77 @@ pub fn session_id(target: &str) -> Result<Uuid> {
     })
 }
 
-/// Runs a reading command (`events`, `fsck`, `audit`, `checkpoint --verify`, `replay`) on a
-/// stored session: copies its journal into a scratch directory and hands the command that
-/// file, the local state directory unchanged.
+/// Runs a reading command (`events`, `fsck`, `audit`, `replay`, ...) on a stored session:
+/// copies its journal into a scratch directory and hands the command that file, the local
+/// state directory unchanged.
 pub fn with_copy(
     config: NatsConfig,
     target: &str,
     run: impl FnOnce(&str) -> Result<std::process::ExitCode>,
 ) -> Result<std::process::ExitCode> {
+    let copy = with_stored_copy(config, target, async |_: StoredCopy<'_>| Ok(()))?;
+    // The command runs outside the copy's runtime: it may start one of its own.
+    run(path_text(&copy.paths.events)?)
+}
+
+/// A stored session's journal copied into a scratch directory, lent with the open store to
+/// a command that still needs the store (`checkpoint`).
+pub struct StoredCopy<'a> {
+    /// The store the copy was read from.
+    pub store: &'a NatsStore,
+    /// The session.
+    pub id: Uuid,
+    /// The copy's files.
+    pub paths: &'a SessionPaths,
+    /// What of the stored journal the copy holds.
+    pub synced: Synced,
+}
+
+/// A scratch copy kept until the command that used it is done.
+pub struct ScratchCopy<T> {
+    /// The copy's files.
+    pub paths: SessionPaths,
+    /// What the async part of the command returned.
+    pub value: T,
+    _scratch: tempfile::TempDir,
+}
+
+/// Copies the stored session `target` into a scratch directory and runs `then` on it with the
+/// store still open (on a current-thread runtime made for it).
+pub fn with_stored_copy<T>(
+    config: NatsConfig,
+    target: &str,
+    then: impl AsyncFnOnce(StoredCopy<'_>) -> Result<T>,
+) -> Result<ScratchCopy<T>> {
     let id = session_id(target)?;
     let scratch = tempfile::tempdir().context("cannot make a scratch directory")?;
     let root = StateRoot::new(scratch.path());
+    let paths = root.session(id);
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
-    runtime.block_on(async {
+    let value = runtime.block_on(async {
         let store = open_nats(config).await?;
         let attachment = store
             .attach(id, &root, AttachMode::Read)
             .await
             .with_context(|| format!("cannot read session {id}"))?;
+        let synced = attachment.synced();
         store.detach(attachment, &root).await?;
-        anyhow::Ok(())
+        then(StoredCopy {
+            store: &store,
+            id,
+            paths: &paths,
+            synced,
+        })
+        .await
     })?;
-    let events = root.session(id).events;
-    run(path_text(&events)?)
+    Ok(ScratchCopy {
+        paths,
+        value,
+        _scratch: scratch,
+    })
 }
 
 /// The refusal of a command that writes to a session through the state directory only:

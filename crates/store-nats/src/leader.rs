@@ -47,6 +47,23 @@ pub(crate) async fn kv_value(
     kv: &kv::Store,
     key: &str,
 ) -> Result<Option<bytes::Bytes>, async_nats::Error> {
+    Ok(kv_entry(kv, key).await?.and_then(|entry| entry.value))
+}
+
+/// The last message of a KV key: its revision (what an update must name) and its value.
+pub(crate) struct KvEntry {
+    /// The message's stream sequence, the key's revision.
+    pub(crate) revision: u64,
+    /// `None` for a delete or purge marker.
+    pub(crate) value: Option<bytes::Bytes>,
+}
+
+/// The last message of `key` in bucket `kv` as its leader holds it; `None` when the key was
+/// never written.
+pub(crate) async fn kv_entry(
+    kv: &kv::Store,
+    key: &str,
+) -> Result<Option<KvEntry>, async_nats::Error> {
     let Some(message) = last_message(&kv.stream, &format!("{}{key}", kv.prefix)).await? else {
         return Ok(None);
     };
@@ -55,5 +72,8 @@ pub(crate) async fn kv_value(
         .headers
         .get(KV_OPERATION)
         .is_some_and(|op| op.as_str() != "PUT");
-    Ok((!removed).then_some(message.payload))
+    Ok(Some(KvEntry {
+        revision: message.sequence,
+        value: (!removed).then_some(message.payload),
+    }))
 }

@@ -222,23 +222,71 @@ impl NatsStore {
         self.js.client().max_payload()
     }
 
-    /// Stores `checkpoint` as the checkpoint of `id`, replacing the one before. The caller
-    /// vouches that it covers a prefix of the stored journal (a copy read from the store).
+    /// Stores `checkpoint` as the checkpoint of `id` unless the stored one covers more of the
+    /// journal (a later `stream_seq`): hosts recording at once never put an older entry over a
+    /// newer one (a compare-and-swap on the key's revision, asked again when another host
+    /// wrote in between). Returns whether `checkpoint` was stored. The caller vouches that it
+    /// covers a prefix of the stored journal (a copy read from the store).
     pub async fn put_checkpoint(
         &self,
         id: Uuid,
         checkpoint: &StoreCheckpoint,
-    ) -> Result<(), StoreError> {
-        let value = serde_json::to_vec(checkpoint).unwrap_or_default();
-        let value = bytes::Bytes::from(value);
-        transient::retry("writing a checkpoint", || {
-            self.checkpoints.put(id.to_string(), value.clone())
-        })
-        .await
-        .map_err(|e| self.remote(format!("writing the checkpoint of {id}"), e))?;
-        Ok(())
+    ) -> Result<bool, StoreError> {
+        let key = id.to_string();
+        let value = bytes::Bytes::from(serde_json::to_vec(checkpoint).unwrap_or_default());
+        let what = || format!("writing the checkpoint of {id}");
+        for _ in 0..CHECKPOINT_SWAPS {
+            let current = leader::kv_entry(&self.checkpoints, &key)
+                .await
+                .map_err(|e| self.remote(what(), e))?;
+            let written = match current {
+                Some(entry) => {
+                    let stored = entry
+                        .value
+                        .and_then(|v| serde_json::from_slice::<StoreCheckpoint>(&v).ok());
+                    if stored.is_some_and(|s| s.stream_seq > checkpoint.stream_seq) {
+                        return Ok(false);
+                    }
+                    transient::retry("writing a checkpoint", || {
+                        self.checkpoints.update(&key, value.clone(), entry.revision)
+                    })
+                    .await
+                    .map(drop)
+                    .map_err(|e| {
+                        (
+                            e.kind() == kv::UpdateErrorKind::WrongLastRevision,
+                            e.to_string(),
+                        )
+                    })
+                }
+                None => transient::retry("writing a checkpoint", || {
+                    self.checkpoints.create(&key, value.clone())
+                })
+                .await
+                .map(drop)
+                .map_err(|e| {
+                    (
+                        e.kind() == kv::CreateErrorKind::AlreadyExists,
+                        e.to_string(),
+                    )
+                }),
+            };
+            match written {
+                Ok(()) => return Ok(true),
+                // Another host wrote in between: look at its entry.
+                Err((true, _)) => continue,
+                Err((false, reason)) => return Err(self.remote(what(), reason)),
+            }
+        }
+        Err(self.remote(
+            what(),
+            format!("other hosts wrote it each of {CHECKPOINT_SWAPS} times it was tried"),
+        ))
     }
 }
+
+/// How many times a checkpoint write looks again at an entry another host wrote meanwhile.
+const CHECKPOINT_SWAPS: usize = 8;
 
 impl JournalStore for NatsStore {
     type Attachment = NatsAttachment;

@@ -16,7 +16,7 @@ use turnstile_loop::{SendOptions, SessionConfig, SessionHandle, SessionParts};
 use turnstile_scripted_model::{Script, ScriptedServer};
 use turnstile_store::{AttachMode, Attachment, FileStore, Imported, JournalStore, StoreError};
 use turnstile_store_nats::local_server::LocalNats;
-use turnstile_store_nats::{NatsConfig, NatsStore};
+use turnstile_store_nats::{NatsConfig, NatsStore, StoreCheckpoint};
 
 /// Where a store keeps the working copy of a session run "on host `n`": the file store has
 /// one place only, the JetStream store any local directory.
@@ -181,6 +181,40 @@ async fn one_index_entry_is_read_without_the_others(store: &NatsStore) {
     assert!(store.summary(Uuid::new_v4()).await.unwrap().is_none());
 }
 
+/// A checkpoint entry never goes back: an older one put after a newer is refused, one of the
+/// same point replaces it (its folded state added), and of hosts writing at once the one
+/// that covers most stands.
+async fn checkpoint_entries_only_move_forward(store: &NatsStore) {
+    let id = Uuid::new_v4();
+    let entry = |stream_seq: u64| StoreCheckpoint {
+        events: stream_seq,
+        bytes: stream_seq * 100,
+        stream_seq,
+        sha256: format!("{stream_seq:064x}"),
+        folded: None,
+    };
+    assert!(store.put_checkpoint(id, &entry(10)).await.unwrap());
+    assert!(!store.put_checkpoint(id, &entry(5)).await.unwrap());
+    assert_eq!(store.checkpoint(id).await.unwrap().unwrap().stream_seq, 10);
+    let folded = StoreCheckpoint {
+        folded: Some(json!({"state": 1})),
+        ..entry(10)
+    };
+    assert!(store.put_checkpoint(id, &folded).await.unwrap());
+    assert_eq!(store.checkpoint(id).await.unwrap().unwrap(), folded);
+
+    let racing = Uuid::new_v4();
+    let writes = (1..=8).map(|seq| {
+        let e = entry(seq * 10);
+        async move { store.put_checkpoint(racing, &e).await.unwrap() }
+    });
+    futures_util::future::join_all(writes).await;
+    assert_eq!(
+        store.checkpoint(racing).await.unwrap().unwrap().stream_seq,
+        80
+    );
+}
+
 fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -233,6 +267,7 @@ fn jetstream_store_passes_the_suite() {
         engine_session_then_resume_elsewhere(&n.store, &NatsHosts(tempfile::tempdir().unwrap()))
             .await;
         one_index_entry_is_read_without_the_others(&n.store).await;
+        checkpoint_entries_only_move_forward(&n.store).await;
     });
 }
 

@@ -7,12 +7,12 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
-use turnstile_journal::StateRoot;
 use turnstile_journal::layout::EVENTS_FILE;
 use turnstile_replay::{verify_checkpoint, write_checkpoint};
-use turnstile_store::{AttachMode, JournalStore, journal_bytes};
+use turnstile_store::{JournalStore, journal_bytes};
 use turnstile_store_nats::{NatsConfig, NatsStore, StoreCheckpoint};
 
+use crate::store::StoredCopy;
 use crate::stored_checkpoint::{Adopted, adopt, entry_bytes, with_folded_state};
 
 /// Arguments of `turnstile checkpoint`.
@@ -99,70 +99,74 @@ pub fn run(args: &CheckpointArgs, state_root: Option<&Path>) -> Result<ExitCode>
 /// session's checkpoint entry; with `--verify`, checks the stored entry against the subject
 /// (exit 1 when it does not match).
 pub fn run_stored(args: &CheckpointArgs, config: NatsConfig) -> Result<ExitCode> {
-    let id = crate::store::session_id(&args.target)?;
-    let scratch = tempfile::tempdir().context("cannot make a scratch directory")?;
-    let root = StateRoot::new(scratch.path());
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .context("cannot start the async runtime")?;
-    runtime.block_on(async {
-        let store = crate::store::open_nats(config).await?;
-        let attachment = store
-            .attach(id, &root, AttachMode::Read)
-            .await
-            .with_context(|| format!("cannot read session {id}"))?;
-        let synced = attachment.synced();
-        store.detach(attachment, &root).await?;
-        let paths = root.session(id);
-        if args.verify {
-            return verify_stored(&store, id, &paths.dir, args.json).await;
-        }
-        write_checkpoint(&paths.dir).with_context(|| format!("folding session {id}"))?;
-        let cannot_read = || format!("cannot read {}", paths.events.display());
-        let bytes = std::fs::metadata(&paths.events)
-            .with_context(cannot_read)?
-            .len();
-        let copy = std::fs::File::open(&paths.events).with_context(cannot_read)?;
-        let sha256 = journal_bytes::sha256_hex_of_prefix(copy, bytes)
-            .with_context(cannot_read)?
-            .with_context(|| format!("{} shrank while it was read", paths.events.display()))?;
-        let plain = StoreCheckpoint {
-            events: synced.events,
-            bytes,
-            stream_seq: synced.last_stream_seq,
-            sha256,
-            folded: None,
-        };
-        let full = with_folded_state(&paths.dir, &plain).with_context(|| {
-            format!("the fold of session {id} does not cover its whole stored journal")
-        })?;
-        let size = entry_bytes(&full);
-        if size > store.max_value_bytes() {
-            bail!(
-                "the folded state of session {id} makes a checkpoint entry of {size} bytes, over the {} bytes a message may have on {} (the server's max_payload); a resume elsewhere folds the whole journal",
-                store.max_value_bytes(),
-                store.describe()
-            );
-        }
-        store.put_checkpoint(id, &full).await?;
-        if args.json {
-            println!(
-                "{}",
-                serde_json::json!({"session": id.to_string(), "events": full.events,
-                    "bytes": full.bytes, "streamSeq": full.stream_seq, "sha256": full.sha256})
-            );
-        } else {
-            println!(
-                "stored the checkpoint of {id} in {}: {} events, {} bytes, up to stream sequence {}",
-                store.describe(),
-                full.events,
-                full.bytes,
-                full.stream_seq
-            );
-        }
-        Ok(ExitCode::SUCCESS)
-    })
+    let done = crate::store::with_stored_copy(
+        config,
+        &args.target,
+        async |copy: StoredCopy<'_>| {
+            let StoredCopy {
+                store,
+                id,
+                paths,
+                synced,
+            } = copy;
+            if args.verify {
+                return verify_stored(store, id, &paths.dir, args.json).await;
+            }
+            write_checkpoint(&paths.dir).with_context(|| format!("folding session {id}"))?;
+            let cannot_read = || format!("cannot read {}", paths.events.display());
+            let bytes = std::fs::metadata(&paths.events)
+                .with_context(cannot_read)?
+                .len();
+            let copy = std::fs::File::open(&paths.events).with_context(cannot_read)?;
+            let sha256 = journal_bytes::sha256_hex_of_prefix(copy, bytes)
+                .with_context(cannot_read)?
+                .with_context(|| format!("{} shrank while it was read", paths.events.display()))?;
+            let plain = StoreCheckpoint {
+                events: synced.events,
+                bytes,
+                stream_seq: synced.last_stream_seq,
+                sha256,
+                folded: None,
+            };
+            let full = with_folded_state(&paths.dir, &plain).with_context(|| {
+                format!("the fold of session {id} does not cover its whole stored journal")
+            })?;
+            let size = entry_bytes(&full);
+            if size > store.max_value_bytes() {
+                bail!(
+                    "the folded state of session {id} makes a checkpoint entry of {size} bytes, over the {} bytes a message may have on {} (the server's max_payload); a resume elsewhere folds the whole journal",
+                    store.max_value_bytes(),
+                    store.describe()
+                );
+            }
+            let stored = store.put_checkpoint(id, &full).await?;
+            if args.json {
+                println!(
+                    "{}",
+                    serde_json::json!({"session": id.to_string(), "stored": stored,
+                    "events": full.events, "bytes": full.bytes, "streamSeq": full.stream_seq,
+                    "sha256": full.sha256})
+                );
+            } else if !stored {
+                // A writer appended while the copy was read and recorded a later entry at its close.
+                println!(
+                    "kept the checkpoint of {id} in {}: it covers more of the journal than the copy just read (up to stream sequence {})",
+                    store.describe(),
+                    full.stream_seq
+                );
+            } else {
+                println!(
+                    "stored the checkpoint of {id} in {}: {} events, {} bytes, up to stream sequence {}",
+                    store.describe(),
+                    full.events,
+                    full.bytes,
+                    full.stream_seq
+                );
+            }
+            Ok(ExitCode::SUCCESS)
+        },
+    )?;
+    Ok(done.value)
 }
 
 /// Checks the stored checkpoint of `id` against the scratch copy of its journal in `dir`:
