@@ -44,8 +44,8 @@ pub fn with_folded_state(dir: &Path, plain: &StoreCheckpoint) -> Option<StoreChe
 /// After a session closed and its plain entry was recorded: adds the working copy's folded
 /// state to it. A failure costs the next host a full fold only, so it is a warning.
 pub async fn record_after_close(store: &NatsStore, id: Uuid, dir: &Path) {
-    let plain = match store.checkpoint(id).await {
-        Ok(Some(plain)) if plain.folded.is_none() => plain,
+    let plain = match store.checkpoint_entry(id).await {
+        Ok(Some(entry)) if !entry.has_folded_state() => entry.checkpoint,
         Ok(_) => return,
         Err(e) => {
             eprintln!("warning: cannot read the stored checkpoint of {id}: {e}");
@@ -57,10 +57,6 @@ pub async fn record_after_close(store: &NatsStore, id: Uuid, dir: &Path) {
     let Ok(Some(full)) = full else {
         return;
     };
-    if entry_bytes(&full) > store.max_value_bytes() {
-        // A long session's state outgrows one message; the plain entry stands (docs/stores.md).
-        return;
-    }
     if let Err(e) = store.put_checkpoint(id, &full).await {
         eprintln!("warning: the folded state of {id} was not stored: {e}");
     }
@@ -109,9 +105,4 @@ fn adopt_entry(dir: &Path, id: Uuid, entry: StoreCheckpoint) -> Result<Adopted> 
     adopt_checkpoint(dir, sidecar)
         .with_context(|| format!("cannot write the checkpoint of session {id}"))?;
     Ok(Adopted::FromStore(events_covered))
-}
-
-/// The size of `entry` as stored.
-pub fn entry_bytes(entry: &StoreCheckpoint) -> usize {
-    serde_json::to_vec(entry).map_or(usize::MAX, |v| v.len())
 }

@@ -3,14 +3,16 @@
 //! `history`, `report`, `replay --check`), `resume --last`, `export --from` and
 //! `import --into` from a command line without `--store`, the refusals of `compact` and
 //! `rewind`, and `checkpoint`: the folded state in the store's checkpoint entry, used by a
-//! host without a copy when the entry's hash matches, ignored when it does not.
+//! host without a copy when the entry's hash matches, ignored when it does not, and kept in
+//! the state bucket when it is larger than one message.
 
 mod common;
 
 use serde_json::Value;
+use turnstile_store_nats::local_server::LocalNats;
 use turnstile_store_nats::{NatsConfig, NatsStore};
 
-use common::store_env::{Env, file_cmd, lines, ok, view_alpha_then};
+use common::store_env::{Env, file_cmd, lines, ok, view_alpha_then, with_gamma_prompt};
 
 /// Runs one session of two turns on host `a` and returns its id.
 fn stored_session(
@@ -208,26 +210,11 @@ fn a_host_without_a_copy_resumes_from_the_stored_checkpoint_when_its_hash_matche
 
     // The folded state is what a copy-less host starts from: one where the prompt says
     // gamma.txt (the journal still says alpha.txt) shows in the next request's conversation.
-    let mut changed = entry.clone();
-    let text = serde_json::to_string(&entry.folded).unwrap();
-    assert!(text.contains("what is in alpha.txt?"));
-    changed.folded = Some(
-        serde_json::from_str(&text.replace("what is in alpha.txt?", "what is in gamma.txt?"))
-            .unwrap(),
-    );
+    let changed = with_gamma_prompt(&entry);
     env.rt
         .block_on(handle.put_checkpoint(session, &changed))
         .unwrap();
-    let out = env
-        .loop_cmd(&store, "c", &model, &["resume", &id, "and now?"])
-        .output()
-        .unwrap();
-    assert_eq!(ok(&out).trim(), "From c.");
-    let request = last_request(&model);
-    assert!(
-        request.contains("gamma.txt?") && !request.contains("alpha.txt?\""),
-        "{request}"
-    );
+    resume_on_c_from_gamma(&env, &store, &model, &id);
 
     // The same state under a hash that is not the journal's prefix: a full fold instead, the
     // conversation as the journal has it.
@@ -261,5 +248,129 @@ fn a_host_without_a_copy_resumes_from_the_stored_checkpoint_when_its_hash_matche
     assert!(
         request.contains("alpha.txt?") && !request.contains("gamma.txt?"),
         "{request}"
+    );
+}
+
+/// The largest message of the server in the next tests: far below NATS's 1 MB default, so a
+/// short session's folded state outgrows it while every journal line (the system prompt's
+/// is the longest, about 19 KB) still fits.
+const SMALL_MAX_PAYLOAD: usize = 32 << 10;
+
+#[test]
+fn a_folded_state_larger_than_a_message_is_kept_in_the_state_bucket_and_adopted() {
+    let env = Env::new();
+    let nats =
+        LocalNats::start_with_max_payload(&env.dir.path().join("nats"), SMALL_MAX_PAYLOAD).unwrap();
+    let store = nats.url();
+    let model = env.model(view_alpha_then(&["It says alpha.", "Noted.", "From c."]));
+    // Two prompts of 12 KB: each line is under the server's limit, the state is not.
+    let padding = "so that the prompt is long ".repeat(450);
+    let first = format!("what is in alpha.txt? {padding}");
+    let id = uuid::Uuid::new_v4().to_string();
+    let out = env
+        .loop_cmd(&store, "a", &model, &["run", "--session-id", &id, &first])
+        .output()
+        .unwrap();
+    assert_eq!(ok(&out).trim(), "It says alpha.");
+    let second = format!("remember this. {padding}");
+    let out = env
+        .loop_cmd(&store, "a", &model, &["resume", &id, &second])
+        .output()
+        .unwrap();
+    assert_eq!(ok(&out).trim(), "Noted.");
+    let exported = env.export(&store, &id);
+    assert!(
+        exported
+            .split(|&b| b == b'\n')
+            .all(|line| line.len() < SMALL_MAX_PAYLOAD),
+        "every journal line fits in one message"
+    );
+
+    let written = ok(&env
+        .cmd(&store, "b", &["checkpoint", &id, "--json"])
+        .output()
+        .unwrap());
+    let written: Value = serde_json::from_str(&written).unwrap();
+    assert_eq!(written["stored"], true, "{written}");
+    ok(&env
+        .cmd(&store, "b", &["checkpoint", &id, "--verify"])
+        .output()
+        .unwrap());
+
+    let session: uuid::Uuid = id.parse().unwrap();
+    let handle = env
+        .rt
+        .block_on(NatsStore::open(NatsConfig::new(store.clone())))
+        .unwrap();
+    let raw = env
+        .rt
+        .block_on(handle.checkpoint_entry(session))
+        .unwrap()
+        .unwrap();
+    let object = raw.folded_object.expect("the state is in the state bucket");
+    assert!(object.bytes > SMALL_MAX_PAYLOAD as u64, "{object:?}");
+    let entry = env
+        .rt
+        .block_on(handle.checkpoint(session))
+        .unwrap()
+        .unwrap();
+    assert_eq!(entry.bytes, exported.len() as u64);
+
+    // Host c, without a copy, starts from the kept state: one where the first prompt asks
+    // about gamma.txt (the journal still says alpha.txt) shows in its request.
+    assert!(
+        env.rt
+            .block_on(handle.put_checkpoint(session, &with_gamma_prompt(&entry)))
+            .unwrap()
+    );
+    resume_on_c_from_gamma(&env, &store, &model, &id);
+}
+
+/// Host c, without a copy, resumes `id`; its request must carry the gamma state the store
+/// holds, not the journal's conversation.
+fn resume_on_c_from_gamma(
+    env: &Env,
+    store: &str,
+    model: &turnstile_scripted_model::ScriptedServer,
+    id: &str,
+) {
+    let out = env
+        .loop_cmd(store, "c", model, &["resume", id, "and now?"])
+        .output()
+        .unwrap();
+    assert_eq!(ok(&out).trim(), "From c.");
+    let request = last_request(model);
+    assert!(
+        request.contains("gamma.txt?") && !request.contains("alpha.txt?\""),
+        "{request}"
+    );
+}
+
+#[test]
+fn a_line_larger_than_a_message_stops_the_session_at_once_naming_the_limit() {
+    let env = Env::new();
+    let nats =
+        LocalNats::start_with_max_payload(&env.dir.path().join("nats"), SMALL_MAX_PAYLOAD).unwrap();
+    let store = nats.url();
+    let model = env.model(view_alpha_then(&["It says alpha."]));
+    let prompt = format!(
+        "what is in alpha.txt? {}",
+        "far too long for one message ".repeat(1300)
+    );
+    let out = env
+        .loop_cmd(&store, "a", &model, &["run", &prompt])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "over the {SMALL_MAX_PAYLOAD} bytes a message may have on this server (its max_payload)"
+        )) && stderr.contains("raise max_payload"),
+        "{stderr}"
+    );
+    assert!(
+        !stderr.contains("lease lapsed"),
+        "not retried until the lease ran out: {stderr}"
     );
 }

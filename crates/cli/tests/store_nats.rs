@@ -16,7 +16,7 @@ use assert_cmd::cargo::CommandCargoExt;
 use serde_json::{Value, json};
 use turnstile_scripted_model::Script;
 
-use common::store_env::{Env, audit_clean, lines, ok, signal, view_alpha_then};
+use common::store_env::{Env, audit_clean, lines, ok, signal, view_alpha_then, with_gamma_prompt};
 
 /// `turnstile watch ID --json` on "another host", given time to subscribe.
 fn watcher(env: &Env, store: &str, id: &str) -> Child {
@@ -304,19 +304,27 @@ fn the_sdk_server_keeps_sessions_in_the_store_and_another_host_resumes_them() {
     );
     assert_eq!(audit_clean(&first).turns, 2);
     // The server's close recorded the folded state with the checkpoint, for host b's resume.
+    let stored = env
+        .rt
+        .block_on(turnstile_store_nats::NatsStore::open(
+            turnstile_store_nats::NatsConfig::new(store.clone()),
+        ))
+        .unwrap();
+    let session = id.parse().unwrap();
     let entry = env
         .rt
-        .block_on(async {
-            let stored = turnstile_store_nats::NatsStore::open(
-                turnstile_store_nats::NatsConfig::new(store.clone()),
-            )
-            .await?;
-            stored.checkpoint(id.parse().unwrap()).await
-        })
+        .block_on(stored.checkpoint(session))
         .unwrap()
         .expect("a checkpoint entry");
     assert_eq!(entry.bytes, first.len() as u64);
     assert!(entry.folded.is_some(), "the entry holds the folded state");
+    // Host b's server must start from that state, not from a fold of the journal: one where
+    // the prompt asks about gamma.txt (the journal says alpha.txt) shows in its request.
+    assert!(
+        env.rt
+            .block_on(stored.put_checkpoint(session, &with_gamma_prompt(&entry)))
+            .unwrap()
+    );
 
     // Host b has never seen the session: it lists it from the store and resumes it there,
     // while a watcher on a third host follows it live.
@@ -349,6 +357,11 @@ fn the_sdk_server_keeps_sessions_in_the_store_and_another_host_resumes_them() {
     assert_eq!(
         again["response"]["data"]["content"], "Still alpha.",
         "{again}"
+    );
+    let request = model.recorded().last().unwrap().body.to_string();
+    assert!(
+        request.contains("what is in gamma.txt?") && !request.contains("what is in alpha.txt?"),
+        "host b's server resumed from the stored folded state: {request}"
     );
     let deleted = b.ok("session.delete", json!({"sessionId": id}));
     assert_eq!(

@@ -5,6 +5,7 @@
 //! - the store's share of a turn: 6 appends in `turn` durability, then the turn-end wait;
 //! - resume preparation of a 10 000-event session: working copy from the subject without a
 //!   checkpoint, and with a checkpoint and a matching copy;
+//! - a 16 MB folded state written to the state bucket and read back through its entry;
 //! - `sessions` over `SESSIONS` (default 100 000) index entries.
 //!
 //! Prints one table; nothing depends on wall-clock speed but the numbers themselves.
@@ -17,7 +18,7 @@ use turnstile_journal::{
 };
 use turnstile_store::{AttachMode, Attachment, FileStore, JournalStore};
 use turnstile_store_nats::local_server::LocalNats;
-use turnstile_store_nats::{NatsConfig, NatsStore};
+use turnstile_store_nats::{NatsConfig, NatsStore, StoreCheckpoint};
 
 const APPENDS: u64 = 2000;
 
@@ -230,6 +231,34 @@ async fn open(url: String, replicas: usize) -> NatsStore {
     }
 }
 
+/// A folded state of `mb` megabytes kept in the state bucket and read back through the
+/// checkpoint entry: (write, read), medians of 3.
+async fn state_times(store: &NatsStore, mb: usize) -> (Duration, Duration) {
+    let id = Uuid::new_v4();
+    let chunk = "x".repeat(1 << 20);
+    let state = serde_json::Value::Array(vec![serde_json::Value::String(chunk); mb]);
+    let (mut writes, mut reads) = (Vec::new(), Vec::new());
+    for seq in 1..=3u64 {
+        let entry = StoreCheckpoint {
+            events: seq,
+            bytes: seq,
+            stream_seq: seq,
+            sha256: format!("{seq:064x}"),
+            folded: Some(state.clone()),
+        };
+        let started = Instant::now();
+        assert!(store.put_checkpoint(id, &entry).await.expect("put"));
+        writes.push(started.elapsed());
+        let started = Instant::now();
+        let back = store.checkpoint(id).await.expect("read").expect("entry");
+        reads.push(started.elapsed());
+        assert_eq!(back.folded.as_ref(), Some(&state), "read back whole");
+    }
+    writes.sort();
+    reads.sort();
+    (writes[1], reads[1])
+}
+
 fn main() {
     let sessions: usize = std::env::var("SESSIONS")
         .ok()
@@ -290,6 +319,19 @@ fn main() {
             "| resume prep of 10 000 events: no checkpoint / checkpoint | — | {:.1} ms / {:.1} ms |",
             cold.as_secs_f64() * 1e3,
             warm.as_secs_f64() * 1e3
+        );
+        let (w1, r1_read) = state_times(&r1, 16).await;
+        let t = match &r3_store {
+            Some(s) => {
+                let (w, r) = state_times(s, 16).await;
+                format!(" {:.0} ms / {:.0} ms |", w.as_secs_f64() * 1e3, r.as_secs_f64() * 1e3)
+            }
+            None => String::new(),
+        };
+        println!(
+            "| folded state of 16 MB in the state bucket: write / read back | — | {:.0} ms / {:.0} ms |{t}",
+            w1.as_secs_f64() * 1e3,
+            r1_read.as_secs_f64() * 1e3
         );
         let pid = one.pid().expect("nats-server runs");
         let took = listing(&r1, &one.url(), pid, sessions).await;

@@ -64,6 +64,11 @@ impl NatsConfig {
     pub fn checkpoint_bucket(&self) -> String {
         format!("{}_checkpoints", self.stream)
     }
+
+    /// The object bucket of folded states too large for a checkpoint entry.
+    pub fn state_bucket(&self) -> String {
+        format!("{}_states", self.stream)
+    }
 }
 
 /// Whether `url` names a NATS server (`nats://`, `tls://`), as `--store` takes it.

@@ -8,7 +8,8 @@ use turnstile_store::StoreError;
 use crate::config::NatsConfig;
 use crate::transient::{self, ELECTION_WAIT, RETRY_PAUSE};
 
-fn remote(config: &NatsConfig, what: &str, e: impl std::fmt::Display) -> StoreError {
+/// A failure of the store named by `config`.
+pub(crate) fn remote(config: &NatsConfig, what: &str, e: impl std::fmt::Display) -> StoreError {
     StoreError::Remote {
         store: format!("{} stream {}", config.url, config.stream),
         what: what.to_owned(),
@@ -73,7 +74,7 @@ pub(crate) async fn journal_stream(
 /// The stream `wanted.name`, made with `wanted` when it does not exist. What the cluster
 /// cannot answer while it elects a leader is asked again for [`ELECTION_WAIT`]; any other
 /// failure is reported at once.
-async fn find_or_create(
+pub(crate) async fn find_or_create(
     js: &jetstream::Context,
     config: &NatsConfig,
     what: &str,

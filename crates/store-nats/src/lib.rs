@@ -4,8 +4,10 @@
 //! message per journal line with exactly the bytes of `events.jsonl`. Appends come from the
 //! journal writer through [`NatsSink`], fenced by the expected last subject sequence and
 //! deduplicated by the event id; a KV lease names the one writer; KV buckets hold the session
-//! index and checkpoints; live events travel on core NATS ([`LiveFeed`]).
+//! index and checkpoints, an object bucket the folded states too large for a checkpoint
+//! entry; live events travel on core NATS ([`LiveFeed`]).
 
+mod checkpoints;
 mod config;
 mod connect;
 mod leader;
@@ -15,6 +17,7 @@ pub mod local_server;
 mod read;
 mod records;
 mod sink;
+mod states;
 mod transient;
 mod working_copy;
 
@@ -31,8 +34,9 @@ use turnstile_store::{AttachMode, Attachment, Imported, JournalStore, StoreError
 pub use config::{NatsConfig, is_nats_url};
 pub use lease::LeaseGrant;
 pub use live::{LiveEvents, LiveFeed};
-pub use records::{Holder, StoreCheckpoint};
+pub use records::{FoldedObject, Holder, StoreCheckpoint, StoredEntry};
 pub use sink::NatsSink;
+pub use states::MAX_STATE_BYTES;
 pub use working_copy::Synced;
 
 /// A JetStream journal store (see the crate doc).
@@ -44,6 +48,7 @@ pub struct NatsStore {
     leases: kv::Store,
     index: kv::Store,
     checkpoints: kv::Store,
+    states: states::StateBucket,
     lease_ttl: std::time::Duration,
 }
 
@@ -92,6 +97,7 @@ impl NatsStore {
             leases,
             index,
             checkpoints,
+            states: states::StateBucket::default(),
             lease_ttl,
         })
     }
@@ -146,15 +152,6 @@ impl NatsStore {
         Ok(info.cluster.as_ref().and_then(|c| c.leader.clone()))
     }
 
-    /// The checkpoint of `id`, if one is stored and readable.
-    pub async fn checkpoint(&self, id: Uuid) -> Result<Option<StoreCheckpoint>, StoreError> {
-        let value = leader::kv_value(&self.checkpoints, &id.to_string())
-            .await
-            .map_err(|e| self.remote(format!("reading the checkpoint of {id}"), e))?;
-        // An unreadable checkpoint only costs a full read of the subject.
-        Ok(value.and_then(|v| serde_json::from_slice(&v).ok()))
-    }
-
     /// Publishes the live events of `id`.
     pub fn live_feed(&self, id: Uuid) -> LiveFeed {
         LiveFeed::new(self.js.client(), self.config.live_subject(id))
@@ -170,18 +167,6 @@ impl NatsStore {
             &self.describe(),
         )
         .await
-    }
-
-    async fn lines(&self, id: Uuid, last: u64) -> Result<Vec<read::Stored>, StoreError> {
-        read::read_until(
-            &self.js.client(),
-            &self.stream,
-            self.config.journal_subject(id),
-            DeliverPolicy::All,
-            last,
-        )
-        .await
-        .map_err(|reason| self.remote(format!("reading session {id}"), reason))
     }
 
     /// Records the working copy's facts: the index entry always, the checkpoint when the copy
@@ -202,91 +187,21 @@ impl NatsStore {
         .map_err(|e| self.remote(format!("indexing session {id}"), e))?;
         if let Some((events, stream_seq)) = acked
             && summary.events == events
-            && let Some(bytes) = working_copy::read_copy(root, id)?
+            && let Some(bytes) = working_copy::copy_size(root, id)?
+            && let Some(sha256) = working_copy::copy_prefix_hash(root, id, bytes).await?
         {
             let checkpoint = StoreCheckpoint {
                 events,
-                bytes: bytes.len() as u64,
+                bytes,
                 stream_seq,
-                sha256: journal_bytes::sha256_hex(&bytes),
+                sha256,
                 folded: None,
             };
             self.put_checkpoint(id, &checkpoint).await?;
         }
         Ok(())
     }
-
-    /// The largest message the server takes (its `max_payload`): a KV value, a checkpoint
-    /// entry with its folded state included, must fit in it.
-    pub fn max_value_bytes(&self) -> usize {
-        self.js.client().max_payload()
-    }
-
-    /// Stores `checkpoint` as the checkpoint of `id` unless the stored one covers more of the
-    /// journal (a later `stream_seq`): hosts recording at once never put an older entry over a
-    /// newer one (a compare-and-swap on the key's revision, asked again when another host
-    /// wrote in between). Returns whether `checkpoint` was stored. The caller vouches that it
-    /// covers a prefix of the stored journal (a copy read from the store).
-    pub async fn put_checkpoint(
-        &self,
-        id: Uuid,
-        checkpoint: &StoreCheckpoint,
-    ) -> Result<bool, StoreError> {
-        let key = id.to_string();
-        let value = bytes::Bytes::from(serde_json::to_vec(checkpoint).unwrap_or_default());
-        let what = || format!("writing the checkpoint of {id}");
-        for _ in 0..CHECKPOINT_SWAPS {
-            let current = leader::kv_entry(&self.checkpoints, &key)
-                .await
-                .map_err(|e| self.remote(what(), e))?;
-            let written = match current {
-                Some(entry) => {
-                    let stored = entry
-                        .value
-                        .and_then(|v| serde_json::from_slice::<StoreCheckpoint>(&v).ok());
-                    if stored.is_some_and(|s| s.stream_seq > checkpoint.stream_seq) {
-                        return Ok(false);
-                    }
-                    transient::retry("writing a checkpoint", || {
-                        self.checkpoints.update(&key, value.clone(), entry.revision)
-                    })
-                    .await
-                    .map(drop)
-                    .map_err(|e| {
-                        (
-                            e.kind() == kv::UpdateErrorKind::WrongLastRevision,
-                            e.to_string(),
-                        )
-                    })
-                }
-                None => transient::retry("writing a checkpoint", || {
-                    self.checkpoints.create(&key, value.clone())
-                })
-                .await
-                .map(drop)
-                .map_err(|e| {
-                    (
-                        e.kind() == kv::CreateErrorKind::AlreadyExists,
-                        e.to_string(),
-                    )
-                }),
-            };
-            match written {
-                Ok(()) => return Ok(true),
-                // Another host wrote in between: look at its entry.
-                Err((true, _)) => continue,
-                Err((false, reason)) => return Err(self.remote(what(), reason)),
-            }
-        }
-        Err(self.remote(
-            what(),
-            format!("other hosts wrote it each of {CHECKPOINT_SWAPS} times it was tried"),
-        ))
-    }
 }
-
-/// How many times a checkpoint write looks again at an entry another host wrote meanwhile.
-const CHECKPOINT_SWAPS: usize = 8;
 
 impl JournalStore for NatsStore {
     type Attachment = NatsAttachment;
@@ -355,11 +270,20 @@ impl JournalStore for NatsStore {
                 id,
             });
         }
-        let lines = self.lines(id, last).await?;
-        let mut out = Vec::with_capacity(lines.iter().map(|l| l.payload.len()).sum());
-        for line in lines {
-            out.extend_from_slice(&line.payload);
-        }
+        let mut out = Vec::new();
+        read::read_each(
+            &self.js.client(),
+            &self.stream,
+            self.config.journal_subject(id),
+            DeliverPolicy::All,
+            last,
+            |line| {
+                out.extend_from_slice(&line.payload);
+                Ok(())
+            },
+        )
+        .await
+        .map_err(|reason| self.remote(format!("reading session {id}"), reason))?;
         Ok(out)
     }
 
@@ -446,7 +370,8 @@ impl JournalStore for NatsStore {
                 });
             }
             _ => {
-                let checkpoint = self.checkpoint(id).await?;
+                // The copy needs the covered prefix only, never the folded state.
+                let checkpoint = self.checkpoint_entry(id).await?.map(|e| e.checkpoint);
                 working_copy::sync(
                     &self.js.client(),
                     &self.stream,

@@ -36,8 +36,21 @@ fn free_port() -> std::io::Result<u16> {
 impl LocalNats {
     /// A single JetStream server storing under `dir`.
     pub fn start(dir: &Path) -> std::io::Result<Self> {
+        Self::single(dir, Vec::new())
+    }
+
+    /// A single server as [`start`](Self::start) that takes messages of at most `bytes`
+    /// (its `max_payload`, 1 MB by default), as an operator may set it.
+    pub fn start_with_max_payload(dir: &Path, bytes: usize) -> std::io::Result<Self> {
+        std::fs::create_dir_all(dir)?;
+        let conf = dir.join("max-payload.conf");
+        std::fs::write(&conf, format!("max_payload: {bytes}\n"))?;
+        Self::single(dir, vec!["-c".into(), conf.display().to_string()])
+    }
+
+    fn single(dir: &Path, mut args: Vec<String>) -> std::io::Result<Self> {
         let port = free_port()?;
-        let args = vec![
+        args.extend([
             "-a".into(),
             "127.0.0.1".into(),
             "-p".into(),
@@ -45,7 +58,7 @@ impl LocalNats {
             "-js".into(),
             "-sd".into(),
             dir.display().to_string(),
-        ];
+        ]);
         let mut server = LocalNats {
             child: None,
             args,

@@ -31,12 +31,7 @@ pub(crate) struct Stored {
 }
 
 /// Every message of `filter` from `deliver` on, up to and including stream sequence `until`
-/// (the leader's last message of `filter`, which must exist: 0 reads nothing).
-///
-/// A reader that goes [`REPLACE_AFTER`] without a message is most likely on a replica that
-/// lags: it is dropped and a new one (placed anew by the server) goes on from the next
-/// sequence (`LastPerSubject` starts over: the caller keeps a key's later message). After
-/// [`STALL`] without any progress the read fails.
+/// (the leader's last message of `filter`, which must exist: 0 reads nothing), collected.
 pub(crate) async fn read_until(
     client: &async_nats::Client,
     stream: &Stream,
@@ -44,12 +39,36 @@ pub(crate) async fn read_until(
     deliver: DeliverPolicy,
     until: u64,
 ) -> Result<Vec<Stored>, String> {
-    let mut out: Vec<Stored> = Vec::new();
+    let mut out = Vec::new();
+    read_each(client, stream, filter, deliver, until, |message| {
+        out.push(message);
+        Ok(())
+    })
+    .await?;
+    Ok(out)
+}
+
+/// [`read_until`], handing each message to `each` as it arrives instead of keeping them, so
+/// a journal of any size is read in bounded memory; an error from `each` ends the read.
+///
+/// A reader that goes [`REPLACE_AFTER`] without a message is most likely on a replica that
+/// lags: it is dropped and a new one (placed anew by the server) goes on from the next
+/// sequence (`LastPerSubject` starts over: the caller keeps a key's later message). After
+/// [`STALL`] without any progress the read fails.
+pub(crate) async fn read_each(
+    client: &async_nats::Client,
+    stream: &Stream,
+    filter: String,
+    deliver: DeliverPolicy,
+    until: u64,
+    mut each: impl FnMut(Stored) -> Result<(), String>,
+) -> Result<(), String> {
     if until == 0 {
-        return Ok(out);
+        return Ok(());
     }
     let mut progress_at = tokio::time::Instant::now();
     let mut from = deliver;
+    let mut last_seq = None;
     loop {
         let inbox = client.new_inbox();
         let consumer = retry("creating a reader", || {
@@ -77,29 +96,30 @@ pub(crate) async fn read_until(
                 .info()
                 .map_err(|e| format!("bad message metadata: {e}"))?
                 .stream_sequence;
-            out.push(Stored {
+            each(Stored {
                 seq,
                 subject: message.subject.clone(),
                 payload: message.payload.clone(),
-            });
+            })?;
+            last_seq = Some(seq);
             progress_at = tokio::time::Instant::now();
             if seq >= until {
-                return Ok(out);
+                return Ok(());
             }
         }
         if progress_at.elapsed() >= STALL {
             return Err(format!(
                 "no message for {} s before stream sequence {until} (read up to {})",
                 STALL.as_secs(),
-                out.last().map_or(0, |m| m.seq)
+                last_seq.unwrap_or(0)
             ));
         }
         tracing::debug!(until, "a reader stalled; placing a new one");
         if let (DeliverPolicy::All | DeliverPolicy::ByStartSequence { .. }, Some(last)) =
-            (deliver, out.last())
+            (deliver, last_seq)
         {
             from = DeliverPolicy::ByStartSequence {
-                start_sequence: last.seq + 1,
+                start_sequence: last + 1,
             };
         }
     }

@@ -48,3 +48,32 @@ pub struct StoreCheckpoint {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub folded: Option<serde_json::Value>,
 }
+
+/// A checkpoint entry as the bucket holds it: the folded state inline when the entry fits in
+/// one message, otherwise in the store's state bucket (`states.rs`), named here by its size
+/// and hash so that a reader never takes a state another write has since replaced.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StoredEntry {
+    /// The entry; its `folded` is `None` when the state is kept in the state bucket.
+    #[serde(flatten)]
+    pub checkpoint: StoreCheckpoint,
+    /// Where the folded state is kept when it did not fit inline.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub folded_object: Option<FoldedObject>,
+}
+
+impl StoredEntry {
+    /// Whether the entry has a folded state, inline or in the state bucket.
+    pub fn has_folded_state(&self) -> bool {
+        self.checkpoint.folded.is_some() || self.folded_object.is_some()
+    }
+}
+
+/// A folded state kept in the state bucket under the session's id.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FoldedObject {
+    /// Its size in bytes (JSON).
+    pub bytes: u64,
+    /// SHA-256 (hex) of those bytes.
+    pub sha256: String,
+}

@@ -470,6 +470,21 @@ impl Publisher {
                     fail(&self.shared, &mut st, e);
                     return;
                 }
+                Err(e) if e.kind() == PublishErrorKind::MaxPayloadExceeded => {
+                    // No retry can make it fit: say so now, not when the lease runs out.
+                    let mut st = lock(&self.shared.state);
+                    let e = self.error(
+                        SinkErrorKind::Failed,
+                        format!(
+                            "event {} is a line of {} bytes, over the {} bytes a message may have on this server (its max_payload); nothing after it is written — raise max_payload in the server's configuration, then resume the session",
+                            line.id,
+                            line.payload.len(),
+                            self.js.client().max_payload()
+                        ),
+                    );
+                    fail(&self.shared, &mut st, e);
+                    return;
+                }
                 Err(e) if started.elapsed() < RETRY_FOR => {
                     tracing::warn!(error = %e, "publish failed; retrying with the same message id");
                     tokio::time::sleep(backoff).await;

@@ -3,7 +3,7 @@
 //! copy's prefix, only the messages after it are fetched; any other copy is rewritten from
 //! the subject (a copy is never trusted over the store).
 
-use std::io::{Read, Seek, SeekFrom, Write};
+use std::io::{Seek, SeekFrom, Write};
 
 use async_nats::jetstream::consumer::DeliverPolicy;
 use turnstile_journal::layout::EVENTS_FILE;
@@ -11,7 +11,7 @@ use turnstile_journal::session_dir::{Access, SessionDir};
 use turnstile_journal::{StateRoot, Uuid};
 use turnstile_store::{StoreError, journal_bytes};
 
-use crate::read::read_until;
+use crate::read::read_each;
 use crate::records::StoreCheckpoint;
 
 /// What a sync found.
@@ -25,8 +25,8 @@ pub struct Synced {
     pub fetched: u64,
 }
 
-/// The bytes of the working copy of `id` under `root`, if there is one.
-pub(crate) fn read_copy(root: &StateRoot, id: Uuid) -> Result<Option<Vec<u8>>, StoreError> {
+/// The working copy's journal file of `id` under `root`, open for reading, if there is one.
+fn open_copy(root: &StateRoot, id: Uuid) -> Result<Option<std::fs::File>, StoreError> {
     let paths = root.session(id);
     if std::fs::symlink_metadata(&paths.dir).is_err() {
         return Ok(None);
@@ -35,18 +35,45 @@ pub(crate) fn read_copy(root: &StateRoot, id: Uuid) -> Result<Option<Vec<u8>>, S
     if dir.stat(EVENTS_FILE)?.is_none() {
         return Ok(None);
     }
-    let mut bytes = Vec::new();
-    dir.open_file(EVENTS_FILE, Access::Read)?
-        .read_to_end(&mut bytes)
-        .map_err(|source| StoreError::Io {
-            path: paths.events.clone(),
-            source,
-        })?;
-    Ok(Some(bytes))
+    Ok(Some(dir.open_file(EVENTS_FILE, Access::Read)?))
+}
+
+/// The size of the working copy of `id` under `root`; `None` when there is no copy.
+pub(crate) fn copy_size(root: &StateRoot, id: Uuid) -> Result<Option<u64>, StoreError> {
+    let Some(file) = open_copy(root, id)? else {
+        return Ok(None);
+    };
+    let size = file.metadata().map_err(|source| StoreError::Io {
+        path: root.session(id).events,
+        source,
+    })?;
+    Ok(Some(size.len()))
+}
+
+/// The SHA-256 of the first `len` bytes of the working copy of `id`, read in bounded memory on
+/// tokio's blocking pool; `None` when there is no copy or it is shorter.
+pub(crate) async fn copy_prefix_hash(
+    root: &StateRoot,
+    id: Uuid,
+    len: u64,
+) -> Result<Option<String>, StoreError> {
+    let Some(file) = open_copy(root, id)? else {
+        return Ok(None);
+    };
+    let io = |source| StoreError::Io {
+        path: root.session(id).events,
+        source,
+    };
+    tokio::task::spawn_blocking(move || journal_bytes::sha256_hex_of_prefix(file, len))
+        .await
+        .map_err(|e| io(std::io::Error::other(e)))?
+        .map_err(io)
 }
 
 /// Makes the working copy of `id` under `root` equal to the subject, which ends at stream
-/// sequence `last` (0: empty).
+/// sequence `last` (0: empty). The lines fetched go to the file as they arrive: a journal of
+/// any size is synced in bounded memory, and a read that fails part-way leaves whole lines of
+/// the subject's prefix, which the next sync checks like any copy.
 pub(crate) async fn sync(
     client: &async_nats::Client,
     stream: &async_nats::jetstream::stream::Stream,
@@ -56,40 +83,25 @@ pub(crate) async fn sync(
     last: u64,
     checkpoint: Option<StoreCheckpoint>,
 ) -> Result<Synced, StoreError> {
-    let copy = read_copy(root, id)?;
-    let vouched = match (&checkpoint, &copy) {
-        (Some(cp), Some(bytes))
-            if cp.stream_seq <= last
-                && bytes.len() as u64 >= cp.bytes
-                && journal_bytes::sha256_hex(&bytes[..cp.bytes as usize]) == cp.sha256 =>
-        {
-            Some(cp.clone())
+    let copy = copy_size(root, id)?;
+    let vouched = match (&checkpoint, copy) {
+        (Some(cp), Some(size)) if cp.stream_seq <= last && size >= cp.bytes => {
+            let prefix = copy_prefix_hash(root, id, cp.bytes).await?;
+            (prefix.as_deref() == Some(cp.sha256.as_str())).then(|| cp.clone())
         }
         _ => None,
     };
-    let (keep, kept_events, from) = match &vouched {
-        Some(cp) => (cp.bytes, cp.events, cp.stream_seq + 1),
-        None => (0, 0, 1),
+    let (keep, kept_events, from, kept_seq) = match &vouched {
+        Some(cp) => (cp.bytes, cp.events, cp.stream_seq + 1, cp.stream_seq),
+        None => (0, 0, 1, 0),
     };
-    let fetched = if last >= from {
-        read_until(
-            client,
-            stream,
-            subject.to_owned(),
-            DeliverPolicy::ByStartSequence {
-                start_sequence: from,
-            },
-            last,
-        )
-        .await
-        .map_err(|reason| StoreError::Remote {
-            store: stream_name(stream),
-            what: format!("reading session {id}"),
-            reason,
-        })?
-    } else {
-        Vec::new()
-    };
+    if copy == Some(keep) && last < from {
+        return Ok(Synced {
+            events: kept_events,
+            last_stream_seq: kept_seq,
+            fetched: 0,
+        });
+    }
     let paths = if copy.is_some() {
         root.session(id)
     } else {
@@ -101,26 +113,51 @@ pub(crate) async fn sync(
     };
     let dir = SessionDir::open(&paths.dir)?;
     let mut file = dir.open_file(EVENTS_FILE, Access::ReadWrite)?;
-    let unchanged_prefix = copy
-        .as_ref()
-        .is_some_and(|bytes| bytes.len() as u64 == keep && fetched.is_empty());
-    if !unchanged_prefix {
-        file.set_len(keep).map_err(io)?;
-        file.seek(SeekFrom::End(0)).map_err(io)?;
-        let mut out = std::io::BufWriter::new(&mut file);
-        for message in &fetched {
-            out.write_all(&message.payload).map_err(io)?;
-        }
-        out.flush().map_err(io)?;
-        drop(out);
-        file.sync_data().map_err(io)?;
+    file.set_len(keep).map_err(io)?;
+    file.seek(SeekFrom::End(0)).map_err(io)?;
+    let mut out = std::io::BufWriter::new(&mut file);
+    let (mut fetched, mut last_seq) = (0u64, kept_seq);
+    let mut write_failed = None;
+    let read = if last >= from {
+        read_each(
+            client,
+            stream,
+            subject.to_owned(),
+            DeliverPolicy::ByStartSequence {
+                start_sequence: from,
+            },
+            last,
+            |message| match out.write_all(&message.payload) {
+                Ok(()) => {
+                    fetched += 1;
+                    last_seq = message.seq;
+                    Ok(())
+                }
+                Err(e) => {
+                    write_failed = Some(e);
+                    Err("the working copy could not be written".to_owned())
+                }
+            },
+        )
+        .await
+    } else {
+        Ok(())
+    };
+    if let Some(e) = write_failed {
+        return Err(io(e));
     }
+    read.map_err(|reason| StoreError::Remote {
+        store: stream_name(stream),
+        what: format!("reading session {id}"),
+        reason,
+    })?;
+    out.flush().map_err(io)?;
+    drop(out);
+    file.sync_data().map_err(io)?;
     Ok(Synced {
-        events: kept_events + fetched.len() as u64,
-        last_stream_seq: fetched
-            .last()
-            .map_or(vouched.map_or(0, |cp| cp.stream_seq), |m| m.seq),
-        fetched: fetched.len() as u64,
+        events: kept_events + fetched,
+        last_stream_seq: last_seq,
+        fetched,
     })
 }
 

@@ -1,7 +1,9 @@
 //! What only a 3-node cluster shows, on real `nats-server` processes on free loopback ports:
 //! - reads right after a node that missed writes comes back: the restarted replica has not
 //!   caught up yet, and a reader (an ordered consumer, placed on any replica) may be served
-//!   from it; every export and listing must still hold every acknowledged line and session;
+//!   from it; every export and listing must still hold every acknowledged line and session,
+//!   and every read of a folded state kept in the state bucket (an object store) meanwhile the
+//!   whole state;
 //! - a retried publish of a line that was stored (its acknowledgement lost): a clustered 2.9
 //!   server refuses it on the expected sequence before its duplicate window sees it; the
 //!   writer must count it as stored, and still be fenced by a line of another writer.
@@ -69,6 +71,7 @@ fn reads_after_a_lagging_replica_restarts_hold_every_acknowledged_line() {
         let mut stored = Vec::new();
         let mut short_exports = 0;
         let mut short_listings = 0;
+        let mut short_states = 0;
         for round in 0..rounds {
             let leader = store.stream_leader().await.unwrap().expect("a leader");
             let leader: usize = leader.trim_start_matches("node").parse().unwrap();
@@ -78,6 +81,11 @@ fn reads_after_a_lagging_replica_restarts_hold_every_acknowledged_line() {
             let (id, bytes) = common::journal(LINES);
             store.import(id, &bytes).await.unwrap();
             stored.push(id);
+            // A folded state larger than one message, kept in the state bucket meanwhile.
+            let mut entry = store.checkpoint(id).await.unwrap().expect("imported");
+            let state = serde_json::json!({"round": round, "fill": "s".repeat(1_300_000)});
+            entry.folded = Some(state.clone());
+            assert!(store.put_checkpoint(id, &entry).await.unwrap());
             nodes[down].restart().unwrap();
             for _ in 0..READS {
                 let exported = store.export(id).await.unwrap();
@@ -88,6 +96,11 @@ fn reads_after_a_lagging_replica_restarts_hold_every_acknowledged_line() {
                         exported.len(),
                         bytes.len()
                     );
+                }
+                let read = store.checkpoint(id).await.unwrap().expect("kept");
+                if read.folded.as_ref() != Some(&state) {
+                    short_states += 1;
+                    eprintln!("round {round}: the folded state was not read back");
                 }
                 let listed = store.list().await.unwrap();
                 if !stored
@@ -104,9 +117,9 @@ fn reads_after_a_lagging_replica_restarts_hold_every_acknowledged_line() {
             }
         }
         assert_eq!(
-            (short_exports, short_listings),
-            (0, 0),
-            "reads that missed acknowledged lines or sessions, of {} each",
+            (short_exports, short_listings, short_states),
+            (0, 0, 0),
+            "reads that missed acknowledged lines, sessions or states, of {} each",
             rounds * READS
         );
     });

@@ -215,6 +215,95 @@ async fn checkpoint_entries_only_move_forward(store: &NatsStore) {
     );
 }
 
+/// A folded state that makes the entry larger than one message is kept in the state bucket
+/// and read back whole; whatever happens to it behind the entry (replaced, deleted, an entry
+/// naming more than is read back) leaves the checkpoint without a state, never with another.
+async fn folded_states_over_one_message_go_to_the_state_bucket(store: &NatsStore) {
+    let id = Uuid::new_v4();
+    let state = |seq: u64, fill: &str| json!({"seq": seq, "messages": [fill.repeat(700_000), fill.repeat(600_000)]});
+    let entry = |seq: u64, fill: &str| StoreCheckpoint {
+        events: seq,
+        bytes: seq * 100,
+        stream_seq: seq,
+        sha256: format!("{seq:064x}"),
+        folded: Some(state(seq, fill)),
+    };
+    let first = entry(10, "a");
+    assert!(serde_json::to_vec(&first).unwrap().len() > store.max_value_bytes());
+    assert!(store.put_checkpoint(id, &first).await.unwrap());
+    let raw = store.checkpoint_entry(id).await.unwrap().unwrap();
+    assert!(raw.checkpoint.folded.is_none(), "the entry itself is small");
+    let object = raw
+        .folded_object
+        .clone()
+        .expect("the entry names the kept state");
+    assert_eq!(
+        object.bytes,
+        serde_json::to_vec(&first.folded).unwrap().len() as u64
+    );
+    assert_eq!(store.checkpoint(id).await.unwrap().unwrap(), first);
+
+    // A later state replaces it; an older one is refused before the kept state is touched.
+    let second = entry(20, "b");
+    assert!(store.put_checkpoint(id, &second).await.unwrap());
+    assert!(!store.put_checkpoint(id, &entry(15, "c")).await.unwrap());
+    assert_eq!(store.checkpoint(id).await.unwrap().unwrap(), second);
+    // A small state at the same point goes inline again.
+    let small = StoreCheckpoint {
+        folded: Some(json!({"seq": 20})),
+        ..entry(20, "")
+    };
+    assert!(store.put_checkpoint(id, &small).await.unwrap());
+    let raw = store.checkpoint_entry(id).await.unwrap().unwrap();
+    assert!(raw.folded_object.is_none() && raw.checkpoint.folded.is_some());
+    assert!(store.put_checkpoint(id, &second).await.unwrap());
+
+    // Damage behind the entry, written with the client's own object store.
+    let js = async_nats::jetstream::new(async_nats::connect(&store.config().url).await.unwrap());
+    let bucket = js
+        .get_object_store(store.config().state_bucket())
+        .await
+        .unwrap();
+    let without_state = || StoreCheckpoint {
+        folded: None,
+        ..second.clone()
+    };
+    let other = serde_json::to_vec(&entry(20, "d").folded).unwrap();
+    bucket
+        .put(id.to_string().as_str(), &mut other.as_slice())
+        .await
+        .unwrap();
+    assert_eq!(
+        store.checkpoint(id).await.unwrap().unwrap(),
+        without_state(),
+        "a state of the same size written by someone else is not taken"
+    );
+    bucket.delete(id.to_string()).await.unwrap();
+    assert_eq!(
+        store.checkpoint(id).await.unwrap().unwrap(),
+        without_state(),
+        "a deleted state"
+    );
+    let kv = js
+        .get_key_value(store.config().checkpoint_bucket())
+        .await
+        .unwrap();
+    let mut naming_too_much = store.checkpoint_entry(id).await.unwrap().unwrap();
+    naming_too_much.folded_object.as_mut().unwrap().bytes =
+        turnstile_store_nats::MAX_STATE_BYTES + 1;
+    kv.put(
+        id.to_string(),
+        serde_json::to_vec(&naming_too_much).unwrap().into(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        store.checkpoint(id).await.unwrap().unwrap(),
+        without_state(),
+        "an entry naming a state over the bound"
+    );
+}
+
 fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -268,6 +357,7 @@ fn jetstream_store_passes_the_suite() {
             .await;
         one_index_entry_is_read_without_the_others(&n.store).await;
         checkpoint_entries_only_move_forward(&n.store).await;
+        folded_states_over_one_message_go_to_the_state_bucket(&n.store).await;
     });
 }
 

@@ -188,3 +188,19 @@ pub fn signal(child: &Child, sig: i32) {
     // SAFETY: kill(2) takes plain integers; the pid is our own child, not yet reaped.
     unsafe { libc::kill(child.id() as i32, sig) };
 }
+
+/// `entry` with its folded state asking about gamma.txt where it asked about alpha.txt: a
+/// state the journal (which still says alpha.txt) cannot give, so a request that says
+/// gamma.txt proves the state came from the store.
+pub fn with_gamma_prompt(
+    entry: &turnstile_store_nats::StoreCheckpoint,
+) -> turnstile_store_nats::StoreCheckpoint {
+    let text = serde_json::to_string(&entry.folded).unwrap();
+    assert!(text.contains("what is in alpha.txt?"), "{text}");
+    let mut changed = entry.clone();
+    changed.folded = Some(
+        serde_json::from_str(&text.replace("what is in alpha.txt?", "what is in gamma.txt?"))
+            .unwrap(),
+    );
+    changed
+}
