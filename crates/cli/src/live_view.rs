@@ -119,6 +119,10 @@ impl LiveView {
             "session.error" => eprintln!("  error: {}", text(&data["message"])),
             "session.warning" => eprintln!("  warning: {}", text(&data["message"])),
             "abort" => eprintln!("  aborted"),
+            "session.snapshot_rewind" => eprintln!(
+                "  truncated: {} events removed from the conversation",
+                data["eventsRemoved"]
+            ),
             _ => {}
         }
     }

@@ -278,7 +278,12 @@ fn after_a_failed_summary_call_the_threshold_waits_five_turns_before_trying_agai
     let root = StateRoot::new(state.path().join("session-state"));
     // A prompt past the threshold (80 % of 8 000 tokens) from the first turn; each turn then
     // adds a few dozen tokens, far from the tenth of the window that also allows a retry.
-    let prompt = format!("Look at tiny.txt ten times. {}", "context ".repeat(3_300));
+    // Each word is one `o200k_base` token of 4 bytes, so the loop's count and the scripted
+    // server's (a quarter of the bytes) agree from the first turn.
+    let prompt = format!(
+        "Look at tiny.txt ten times.{}",
+        " the and for you".repeat(1_650)
+    );
     let turns = 11;
     let script = (0..turns - 1)
         .fold(Script::new(), |script, _| {

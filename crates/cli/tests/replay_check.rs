@@ -9,25 +9,9 @@ use assert_cmd::Command;
 /// Fixtures that do not replay exactly, with the phrase their report must contain (an entry
 /// fails the test as soon as its fixture passes, so the list cannot go stale).
 ///
-/// The three `w1` steps from the truncation on are not checkable by a replay: the runtime's
-/// `session.history.truncate` cut its journal right after a `user.message` whose LLM call it
-/// removed, and the RPC leaves no trace in the journal, so a replay sends that prompt, the
-/// loop makes its call, and the recording has none there. Their fold is checked instead
-/// against the requests the runtime sent (`crates/replay/tests/rewind.rs`).
-const KNOWN_DIVERGENCES: &[(&str, &str)] = &[
-    (
-        "copilot-runtime-replay/w1-06.fixture.json",
-        "the replay wrote assistant.turn_start after the end of the recording",
-    ),
-    (
-        "copilot-runtime-replay/w1-07.fixture.json",
-        "the replay wrote assistant.turn_start where the recording has user.message",
-    ),
-    (
-        "copilot-runtime-replay/w1-08.fixture.json",
-        "the replay wrote assistant.turn_start where the recording has user.message",
-    ),
-];
+/// Empty: the `w1` steps from the truncation on, which were listed here, replay now (their
+/// unanswered prompt is sent, aborted and truncated away, as the runtime did).
+const KNOWN_DIVERGENCES: &[(&str, &str)] = &[];
 
 fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")

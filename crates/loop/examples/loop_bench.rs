@@ -1,7 +1,9 @@
 //! Loop benchmarks against a scripted server that answers instantly on 127.0.0.1:
 //! - engine time per turn, excluding the model call (in-process sessions);
 //! - process start to `session.idle` for a 3-turn session with two tool calls
-//!   (`loop_bench --binary target/release/turnstile`).
+//!   (`loop_bench --binary target/release/turnstile`);
+//! - measuring a request against the window: loading a BPE vocabulary, counting text with it
+//!   against the byte rule, and a 400 KB request measured the first time and again (cached).
 //!
 //! Each figure is a median over runs.
 
@@ -63,6 +65,75 @@ fn script() -> Script {
         .text("There is one file, alpha.txt.")
 }
 
+/// Token counting: the vocabulary's load, counting speed, and a request measured twice.
+fn tokens_bench() {
+    use turnstile_loop::model::ChatMessage;
+    use turnstile_loop::prompt::tokens::{Encoding, Measure, TokenCounter};
+
+    let start = Instant::now();
+    Encoding::O200k.count("warm");
+    let load_ms = start.elapsed().as_secs_f64() * 1000.0;
+    // Text as a coding session sends it: this crate's own sources, 1 MB of them.
+    let mut text = String::new();
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    for entry in ignore::Walk::new(dir).flatten() {
+        if entry.path().extension().is_some_and(|e| e == "rs") && text.len() < 1 << 20 {
+            text.push_str(&std::fs::read_to_string(entry.path()).unwrap_or_default());
+        }
+    }
+    // The request below is cut at byte offsets.
+    text.retain(|c| c.is_ascii());
+    let mut rates = Vec::new();
+    for encoding in [Encoding::O200k, Encoding::Cl100k] {
+        encoding.count("warm");
+        let mut times = Vec::new();
+        let mut tokens = 0;
+        for _ in 0..5 {
+            let start = Instant::now();
+            tokens = encoding.count(&text);
+            times.push(start.elapsed().as_secs_f64());
+        }
+        let secs = median(times);
+        rates.push(format!(
+            "{{\"encoding\":\"{}\",\"tokens\":{tokens},\"mb_per_s\":{:.1}}}",
+            encoding.name(),
+            text.len() as f64 / secs / 1e6
+        ));
+    }
+    println!(
+        "{{\"bench\":\"token_count\",\"text_bytes\":{},\"o200k_load_ms\":{load_ms:.1},\"rates\":[{}]}}",
+        text.len(),
+        rates.join(",")
+    );
+    // A long conversation's request: 200 messages of 2 KB; then the next turn's, one longer.
+    let messages: Vec<ChatMessage> = (0..200)
+        .map(|i| ChatMessage::User {
+            content: text[i * 2048..(i + 1) * 2048].to_owned(),
+            parts: vec![],
+        })
+        .collect();
+    let mut request = ChatRequest {
+        messages,
+        ..Default::default()
+    };
+    let counter = TokenCounter::default();
+    let measure = Measure::with(&counter, "gpt-4.1");
+    let start = Instant::now();
+    measure.usage_info(&request, 128_000, false);
+    let first_ms = start.elapsed().as_secs_f64() * 1000.0;
+    request.messages.push(ChatMessage::User {
+        content: "one more".into(),
+        parts: vec![],
+    });
+    let start = Instant::now();
+    measure.usage_info(&request, 128_000, false);
+    let again_ms = start.elapsed().as_secs_f64() * 1000.0;
+    println!(
+        "{{\"bench\":\"measure_request\",\"bytes\":{},\"first_ms\":{first_ms:.2},\"next_turn_ms\":{again_ms:.3}}}",
+        200 * 2048
+    );
+}
+
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(|a, b| a.total_cmp(b));
     v[v.len() / 2]
@@ -80,6 +151,8 @@ async fn main() {
     std::fs::write(work.path().join("alpha.txt"), "alpha\n").expect("write");
     let state = tempfile::tempdir().expect("tmp");
     let root = StateRoot::new(state.path());
+
+    tokens_bench();
 
     for durability in [Durability::Off, Durability::Turn] {
         let mut per_turn = Vec::new();

@@ -419,14 +419,15 @@ async fn a_message_and_its_calls_carry_the_events_clients_expect() {
     };
     assert_eq!(usage[0]["currentTokens"].as_u64().unwrap(), sum(&usage[0]));
     assert!(usage[1]["conversationTokens"].as_u64() > usage[0]["conversationTokens"].as_u64());
-    // The estimate follows the request the server received (a quarter of its text).
-    let system_chars = fx.server.requests()[0]["messages"][0]["content"]
+    // The count follows the request the server received: its system message in `o200k_base`.
+    let system = fx.server.requests()[0]["messages"][0]["content"]
         .as_str()
         .unwrap()
-        .len() as u64;
+        .to_owned();
+    let o200k = |t: &str| turnstile_loop::prompt::tokens::Encoding::O200k.count(t);
     assert_eq!(
         usage[0]["systemTokens"].as_u64().unwrap(),
-        system_chars.div_ceil(4)
+        turnstile_loop::prompt::tokens::MESSAGE_TOKENS + o200k("system") + o200k(&system)
     );
     assert_eq!(
         of("model.call_start")[1],

@@ -58,6 +58,11 @@ impl Server {
         if let Some(timeout) = server.inner.config.session_idle_timeout {
             tokio::spawn(reap_idle(Arc::downgrade(&server.inner), timeout));
         }
+        // Loaded while the client connects, so that the first session's first turn has it.
+        turnstile_loop::prompt::tokens::Encoding::for_model(
+            &server.inner.config.default_model.model,
+        )
+        .preload();
         server
     }
 

@@ -8,7 +8,8 @@
 //! [`crate::behaviour`]. Every differing field of an event is a divergence; an event of another
 //! type, or one side ending first, is a divergence that ends the comparison (what follows it
 //! is no longer aligned). A `session.error` the replay's provider raised for want of a recorded
-//! answer is reported as such.
+//! answer is reported as such. The replayed journal is read without its rewind markers and
+//! what they removed, as the Copilot runtime's file shows a truncation.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -180,9 +181,23 @@ pub fn missing_tools(fixture: &Fixture, tools: &ToolRegistry) -> Vec<Divergence>
         .collect()
 }
 
+/// `lines` as the Copilot runtime's file would show them: without rewind markers and the events
+/// they removed (the runtime cuts its file where turnstile appends a marker; no recording
+/// holds a marker).
+fn as_the_runtime_shows(lines: Vec<JournalLine>) -> Vec<JournalLine> {
+    let hidden = turnstile_replay::hidden_ids(lines.iter().map(|l| &l.event));
+    if hidden.is_empty() {
+        return lines;
+    }
+    lines
+        .into_iter()
+        .filter(|l| !hidden.contains(&l.event.id))
+        .collect()
+}
+
 /// Compares the journal of `run` with the recording of `fixture`.
 pub fn check_run(fixture: &Fixture, run: &ReplayRun) -> Result<CheckReport, FixtureError> {
-    let replayed = read_journal(&run.journal)?;
+    let replayed = as_the_runtime_shows(read_journal(&run.journal)?);
     let workdir = run.workdir.display().to_string();
     let session_id = run.session_id.to_string();
     let normalise = |data: &mut Value| {

@@ -30,6 +30,12 @@ pub struct PlannedSend {
     pub mode: AgentMode,
     /// Abort the message at this point (the recording has an `abort` there).
     pub abort: Option<Trigger>,
+    /// The recording holds the prompt without its call: the next main-agent event after its
+    /// `user.message` (a `system.message` aside) is another `user.message`, or there is none.
+    /// The Copilot CLI's `session.history.truncate` to the prompt's turn leaves this: it
+    /// removes the call from its journal. The replay makes the call, aborts it and truncates
+    /// it away.
+    pub unanswered: bool,
     /// Line of the recorded `user.message`.
     pub line: u64,
 }
@@ -145,6 +151,8 @@ pub fn plan(lines: &[JournalLine], profile: Profile, path: &Path) -> Result<Plan
     let mut nudges = 0u32;
     let mut most_nudges = 0u32;
     let mut capped_at: Option<u32> = None;
+    // The last prompt sent, while nothing but `system.message`s followed it.
+    let mut open_prompt = false;
 
     for line in lines {
         let kind = line.event_type();
@@ -157,6 +165,15 @@ pub fn plan(lines: &[JournalLine], profile: Profile, path: &Path) -> Result<Plan
                 "line {}: {kind} after the session.shutdown of line {at}, with no session.resume between",
                 line.number
             )));
+        }
+        if top && kind != "system.message" {
+            if open_prompt
+                && kind == "user.message"
+                && let Some(send) = segment.sends.last_mut()
+            {
+                send.unanswered = true;
+            }
+            open_prompt = false;
         }
         match kind {
             "session.start" => {
@@ -235,8 +252,10 @@ pub fn plan(lines: &[JournalLine], profile: Profile, path: &Path) -> Result<Plan
                             AgentMode::Interactive
                         },
                         abort: None,
+                        unanswered: false,
                         line: line.number,
                     });
+                    open_prompt = true;
                 }
             }
             "abort" if top => {
@@ -272,6 +291,9 @@ pub fn plan(lines: &[JournalLine], profile: Profile, path: &Path) -> Result<Plan
             });
         }
     }
+    if open_prompt && let Some(send) = segment.sends.last_mut() {
+        send.unanswered = true;
+    }
     segment.end = match shut_down_at {
         Some(_) => SegmentEnd::Shutdown,
         None => SegmentEnd::Cut(last_trigger.unwrap_or(Trigger {
@@ -290,4 +312,68 @@ pub fn plan(lines: &[JournalLine], profile: Profile, path: &Path) -> Result<Plan
         ));
     }
     Ok(plan)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Value, json};
+    use turnstile_journal::Event;
+
+    use super::*;
+
+    fn journal(events: &[(&str, Value)]) -> Vec<JournalLine> {
+        events
+            .iter()
+            .enumerate()
+            .map(|(i, (event_type, data))| {
+                let raw = serde_json::value::to_raw_value(data).unwrap();
+                JournalLine {
+                    number: i as u64 + 1,
+                    event: Event::with_raw_data((*event_type).into(), raw, None),
+                    text: String::new(),
+                }
+            })
+            .collect()
+    }
+
+    fn unanswered(events: &[(&str, Value)]) -> Vec<bool> {
+        let plan = plan(&journal(events), Profile::Behaviour, Path::new("t.jsonl")).unwrap();
+        plan.prompts().map(|s| s.unanswered).collect()
+    }
+
+    #[test]
+    fn a_prompt_with_no_call_before_the_next_prompt_or_the_end_is_unanswered() {
+        let start = ("session.start", json!({"selectedModel": "m"}));
+        let system = ("system.message", json!({"content": "s"}));
+        let prompt = |c: &str| ("user.message", json!({"content": c}));
+        let turn = ("assistant.turn_start", json!({"turnId": "0"}));
+        let end = ("assistant.turn_end", json!({"turnId": "0"}));
+        // Answered, then truncated away before the next prompt, then truncated at the end.
+        let shapes = [
+            start.clone(),
+            system.clone(),
+            prompt("one"),
+            turn.clone(),
+            end.clone(),
+            system.clone(),
+            prompt("two"),
+            system.clone(),
+            prompt("three"),
+            turn.clone(),
+            end.clone(),
+            prompt("four"),
+        ];
+        assert_eq!(unanswered(&shapes), [false, true, false, true]);
+        // Anything else after a prompt is its turn's (an abort, a hook, an error).
+        for after in ["abort", "hook.start", "session.error"] {
+            let shapes = [
+                start.clone(),
+                prompt("one"),
+                (after, json!({})),
+                prompt("two"),
+                turn.clone(),
+            ];
+            assert_eq!(unanswered(&shapes), [false, false], "{after}");
+        }
+    }
 }

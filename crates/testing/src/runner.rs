@@ -5,7 +5,11 @@
 //! thread of its own. A process that the recording shows dying mid-work is stopped at the same
 //! point by dropping its runtime: the session's task goes away without `session.shutdown`,
 //! exactly as after a `kill -9`, and the next process resumes the session from its journal.
-//! An abort is requested at the point the recording shows it. The journal is written with
+//! An abort is requested at the point the recording shows it. A prompt the recording holds
+//! without its call ([`PlannedSend::unanswered`]) is sent, its call aborted as soon as its turn
+//! starts and the turn truncated away, as the Copilot CLI's `session.history.truncate` did;
+//! the comparison then reads the replay's journal as the runtime's file shows it (without the
+//! rewind marker and what it removed). The journal is written with
 //! durability `off`: what is written does not depend on it, and fsyncs would only slow tests.
 
 use std::collections::HashMap;
@@ -20,6 +24,7 @@ use turnstile_loop::model::{ModelProvider, ReplayProvider};
 use turnstile_loop::permissions::PermissionPolicy;
 use turnstile_loop::tools::ToolRegistry;
 use turnstile_loop::{Outcome, SendOptions, SessionConfig, SessionHandle, SessionParts};
+use turnstile_replay::CutKind;
 
 use crate::check::{CheckReport, check_run, missing_tools};
 use crate::error::FixtureError;
@@ -209,7 +214,7 @@ struct Driver<'f> {
     root: StateRoot,
     id: Uuid,
     tools: Arc<ToolRegistry>,
-    provider: Arc<dyn ModelProvider>,
+    provider: Arc<ReplayProvider>,
     hooks: Arc<dyn HookRunner>,
     policy: PermissionPolicy,
     /// Prompts left to send (`None`: all).
@@ -296,7 +301,7 @@ impl<'f> Driver<'f> {
             .or_else(|| plan.system_prompt.clone());
         SessionParts {
             config,
-            provider: Arc::clone(&self.provider),
+            provider: Arc::clone(&self.provider) as Arc<dyn ModelProvider>,
             tools: Arc::clone(&self.tools),
             hooks: Some(Arc::clone(&self.hooks)),
             external_tools: None,
@@ -395,23 +400,37 @@ impl<'f> Driver<'f> {
         handle: &SessionHandle,
         send: &PlannedSend,
         events: &mut UnboundedReceiver<Arc<Event>>,
-        cut: Option<&Trigger>,
+        cut_at: Option<&Trigger>,
         observer: &mut Option<&mut Observer<'_>>,
     ) -> Result<bool, FixtureError> {
         let options = SendOptions {
             mode: Some(send.mode),
             ..Default::default()
         };
+        self.provider.leave_next_call_unanswered(send.unanswered);
         let (_, done) = handle
             .send(send.prompt.clone(), options)
             .map_err(|e| FixtureError::Session(e.to_string()))?;
         tokio::pin!(done);
         let mut aborted = false;
+        // An unanswered prompt's turn, once it started: its id and the counts before it.
+        let mut unanswered_turn: Option<(Uuid, HashMap<String, usize>)> = None;
+        // The cut of the recording is only looked for once an unanswered turn is gone.
+        let cut = if send.unanswered { None } else { cut_at };
         loop {
             tokio::select! {
                 biased;
                 event = events.recv() => {
                     let Some(event) = event else { break };
+                    if send.unanswered
+                        && unanswered_turn.is_none()
+                        && event.agent_id.is_none()
+                        && event.event_type.as_str() == "assistant.turn_start"
+                    {
+                        unanswered_turn = Some((event.id, self.counts.clone()));
+                        handle.abort();
+                        aborted = true;
+                    }
                     self.seen(&event, observer);
                     if !aborted && send.abort.as_ref().is_some_and(|t| self.reached(t)) {
                         handle.abort();
@@ -430,13 +449,25 @@ impl<'f> Driver<'f> {
                 }
             }
         }
+        self.provider.leave_next_call_unanswered(false);
         while let Ok(event) = events.try_recv() {
             self.seen(&event, observer);
             if cut.is_some_and(|t| self.reached(t)) {
                 return Ok(true);
             }
         }
-        Ok(false)
+        if let Some((turn, counts)) = unanswered_turn {
+            handle
+                .cut(turn.to_string(), CutKind::Truncate)
+                .await
+                .map_err(|e| FixtureError::Session(format!("cannot truncate the turn: {e}")))?;
+            while let Ok(event) = events.try_recv() {
+                self.seen(&event, observer);
+            }
+            // What the marker removed is not in the journal as the runtime shows it.
+            self.counts = counts;
+        }
+        Ok(cut_at.is_some_and(|t| self.reached(t)))
     }
 
     fn seen(&mut self, event: &Event, observer: &mut Option<&mut Observer<'_>>) {

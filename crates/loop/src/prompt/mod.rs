@@ -23,6 +23,7 @@ mod build;
 mod config;
 mod context;
 mod sections;
+pub mod tokenizer;
 pub mod tokens;
 mod wrap;
 

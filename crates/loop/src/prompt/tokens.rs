@@ -1,9 +1,12 @@
-//! How full a request leaves the model's context window (for `session.usage_info`): a cheap
-//! size estimate of the request's parts and the model's window from a table of known models.
+//! How full a request leaves the model's context window (for `session.usage_info` and
+//! compaction): the size of the request's parts in the model's encoding
+//! ([`super::tokenizer`]), scaled by what the server last reported, and the model's window
+//! from a table of known models.
 
 use turnstile_journal::payload::SessionUsageInfo;
 
-use crate::model::{ChatMessage, ChatRequest, ContentPart};
+pub use super::tokenizer::{Encoding, TokenCounter};
+use crate::model::{ChatMessage, ChatRequest, ContentPart, ToolSchema};
 
 /// Context window assumed for a model the table does not know (what the Copilot CLI reports
 /// for an unknown BYOK model).
@@ -39,21 +42,115 @@ pub fn token_limit(model: &str) -> u64 {
         .map_or(DEFAULT_TOKEN_LIMIT, |(_, n)| *n)
 }
 
-/// Tokens of a text: a quarter of its bytes, rounded up (close for English and code).
-pub fn estimate(text: &str) -> u64 {
-    (text.len() as u64).div_ceil(4)
+/// Tokens every message of a chat request costs besides its fields (OpenAI's count of a
+/// chat request: the message's start, separator and end).
+pub const MESSAGE_TOKENS: u64 = 3;
+
+/// Measures the parts of a request in one model's encoding, with cached counts.
+#[derive(Debug, Clone, Copy)]
+pub struct Measure<'a> {
+    counter: &'a TokenCounter,
+    encoding: Encoding,
+    /// Counted with the vocabulary; else a quarter of the bytes ([`Measure::unless_loading`]).
+    exact: bool,
 }
 
-/// Estimated tokens of one message of a request.
-pub fn message_tokens(message: &ChatMessage) -> u64 {
-    match message {
-        ChatMessage::System { content } => estimate(content),
+impl Measure<'static> {
+    /// Measures for `model` (see [`Encoding::for_model`]) with the process's shared counts.
+    pub fn new(model: &str) -> Self {
+        Measure::with(TokenCounter::shared(), model)
+    }
+}
+
+impl<'a> Measure<'a> {
+    /// Measures for `model` with the counts of `counter`.
+    pub fn with(counter: &'a TokenCounter, model: &str) -> Self {
+        Measure {
+            counter,
+            encoding: Encoding::for_model(model),
+            exact: true,
+        }
+    }
+
+    /// This measure, or, while the vocabulary is still loading and `request` cannot reach
+    /// `tokens` whatever its count (a token is at least a byte), one that counts a quarter of
+    /// the bytes instead of waiting: a process's first turns then never wait for the load,
+    /// and no decision that compares the count with `tokens` can come out otherwise.
+    pub fn unless_loading(self, request: &ChatRequest, tokens: u64) -> Measure<'a> {
+        if self.encoding.ready() || upper_bound(request) >= tokens {
+            return self;
+        }
+        Measure {
+            exact: false,
+            ..self
+        }
+    }
+
+    /// Whether the counts are the vocabulary's.
+    pub fn is_exact(&self) -> bool {
+        self.exact
+    }
+
+    /// The encoding measured in.
+    pub fn encoding(&self) -> Encoding {
+        self.encoding
+    }
+
+    /// Tokens of a text.
+    pub fn text(&self, text: &str) -> u64 {
+        if self.exact {
+            self.counter.count(self.encoding, text)
+        } else {
+            (text.len() as u64).div_ceil(4)
+        }
+    }
+
+    /// Tokens of one message of a request: [`MESSAGE_TOKENS`], its role and its fields (the
+    /// Copilot CLI's `conversationTokens` for a first prompt is exactly this).
+    pub fn message(&self, message: &ChatMessage) -> u64 {
+        message_with(message, |t| self.text(t))
+    }
+
+    /// The usage of a request against a window of `token_limit` tokens; `is_initial` marks
+    /// the session's first report.
+    pub fn usage_info(
+        &self,
+        request: &ChatRequest,
+        token_limit: u64,
+        is_initial: bool,
+    ) -> SessionUsageInfo {
+        let mut system = 0;
+        let mut conversation = 0;
+        for m in &request.messages {
+            match m {
+                ChatMessage::System { .. } => system += self.message(m),
+                _ => conversation += self.message(m),
+            }
+        }
+        let tools = tools_with(&request.tools, |t| self.text(t));
+        SessionUsageInfo {
+            token_limit,
+            current_tokens: system + conversation + tools,
+            messages_length: request.messages.len() as u64,
+            system_tokens: Some(system),
+            conversation_tokens: Some(conversation),
+            tool_definitions_tokens: Some(tools),
+            is_initial: Some(is_initial),
+        }
+    }
+}
+
+/// What `message` costs when `text` counts each of its texts.
+fn message_with(message: &ChatMessage, text: impl Fn(&str) -> u64) -> u64 {
+    let fields = match message {
+        ChatMessage::System { content } => text("system") + text(content),
         ChatMessage::User { content, parts } => {
-            estimate(content)
+            text("user")
+                + text(content)
                 + parts
                     .iter()
                     .map(|p| match p {
-                        ContentPart::Text(t) => estimate(t),
+                        ContentPart::Text(t) => text(t),
                         ContentPart::ImageUrl(_) => IMAGE_TOKENS,
                     })
                     .sum::<u64>()
@@ -62,46 +159,45 @@ pub fn message_tokens(message: &ChatMessage) -> u64 {
             content,
             tool_calls,
         } => {
-            content.as_deref().map_or(0, estimate)
+            text("assistant")
+                + content.as_deref().map_or(0, &text)
                 + tool_calls
                     .iter()
-                    .map(|c| estimate(&c.name) + estimate(&c.arguments))
+                    .map(|c| text(&c.id) + text(&c.name) + text(&c.arguments))
                     .sum::<u64>()
         }
-        ChatMessage::Tool { content, .. } => estimate(content),
-    }
+        ChatMessage::Tool {
+            tool_call_id,
+            content,
+        } => text("tool") + text(tool_call_id) + text(content),
+    };
+    MESSAGE_TOKENS + fields
 }
 
-/// The estimated usage of a request against a window of `token_limit` tokens; `is_initial`
-/// marks the session's first report.
-pub fn usage_info(request: &ChatRequest, token_limit: u64, is_initial: bool) -> SessionUsageInfo {
-    let mut system = 0;
-    let mut conversation = 0;
-    for m in &request.messages {
-        match m {
-            ChatMessage::System { .. } => system += message_tokens(m),
-            _ => conversation += message_tokens(m),
-        }
-    }
-    let tools: u64 = request
-        .tools
+/// What the tool definitions cost when `text` counts each of their texts.
+fn tools_with(tools: &[ToolSchema], text: impl Fn(&str) -> u64) -> u64 {
+    tools
         .iter()
-        .map(|t| estimate(&t.name) + estimate(&t.description) + estimate(&t.parameters.to_string()))
+        .map(|t| text(&t.name) + text(&t.description) + text(&t.parameters.to_string()))
+        .sum()
+}
+
+/// The most tokens `request` can count in a byte-level vocabulary (a token is at least one
+/// byte), with what [`Measure::message`] adds per message and the images' fixed count.
+fn upper_bound(request: &ChatRequest) -> u64 {
+    let bytes = |t: &str| t.len() as u64;
+    let messages: u64 = request
+        .messages
+        .iter()
+        .map(|m| message_with(m, bytes))
         .sum();
-    SessionUsageInfo {
-        token_limit,
-        current_tokens: system + conversation + tools,
-        messages_length: request.messages.len() as u64,
-        system_tokens: Some(system),
-        conversation_tokens: Some(conversation),
-        tool_definitions_tokens: Some(tools),
-        is_initial: Some(is_initial),
-    }
+    messages + tools_with(&request.tools, bytes)
 }
 
 /// How the model server counts against the estimate: the prompt tokens it reported for the
-/// last call over what [`usage_info`] estimated for that request. The byte heuristic misses
-/// the wire format's overhead and the tokenizer's real rate; scaling by the last report keeps
+/// last call over what [`Measure::usage_info`] estimated for that request. Even an exact
+/// vocabulary misses the wire format's overhead (roles, message separators, the tools' schema
+/// rendering), and the byte rule misses the real rate as well; scaling by the last report keeps
 /// the size of the next request close to what the server will count.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Calibration {
@@ -153,7 +249,6 @@ impl Calibration {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::ToolSchema;
 
     #[test]
     fn windows_of_known_models_and_the_default() {
@@ -165,31 +260,136 @@ mod tests {
 
     #[test]
     fn usage_adds_system_conversation_and_tools() {
+        let system = "x".repeat(400);
         let request = ChatRequest {
             messages: vec![
                 ChatMessage::System {
-                    content: "x".repeat(400),
+                    content: system.clone(),
                 },
                 ChatMessage::User {
-                    content: "y".repeat(41),
+                    content: "hello world".into(),
                     parts: vec![ContentPart::ImageUrl("data:image/png;base64,AAAA".into())],
+                },
+                ChatMessage::Assistant {
+                    content: None,
+                    tool_calls: vec![crate::model::ToolCall {
+                        id: "call_1".into(),
+                        name: "bash".into(),
+                        arguments: r#"{"command":"ls"}"#.into(),
+                    }],
+                },
+                ChatMessage::Tool {
+                    tool_call_id: "call_1".into(),
+                    content: "a.txt".into(),
                 },
             ],
             tools: vec![ToolSchema {
                 name: "bash".into(),
-                description: "d".repeat(8),
+                description: "Runs a command.".into(),
                 parameters: serde_json::json!({}),
             }],
             ..Default::default()
         };
-        let info = usage_info(&request, 1000, true);
-        assert_eq!(info.system_tokens, Some(100));
-        assert_eq!(info.conversation_tokens, Some(11 + IMAGE_TOKENS));
-        assert_eq!(info.tool_definitions_tokens, Some(1 + 2 + 1));
-        assert_eq!(info.current_tokens, 100 + 11 + IMAGE_TOKENS + 4);
-        assert_eq!(info.messages_length, 2);
+        let info = Measure::new("gpt-4.1").usage_info(&request, 1000, true);
+        let n = |t: &str| Encoding::O200k.count(t);
+        let system_tokens = MESSAGE_TOKENS + n("system") + n(&system);
+        let user = MESSAGE_TOKENS + n("user") + n("hello world") + IMAGE_TOKENS;
+        let call =
+            MESSAGE_TOKENS + n("assistant") + n("call_1") + n("bash") + n(r#"{"command":"ls"}"#);
+        let result = MESSAGE_TOKENS + n("tool") + n("call_1") + n("a.txt");
+        let tools = n("bash") + n("Runs a command.") + n("{}");
+        assert_eq!(info.system_tokens, Some(system_tokens));
+        assert_eq!(info.conversation_tokens, Some(user + call + result));
+        assert_eq!(info.tool_definitions_tokens, Some(tools));
+        assert_eq!(
+            info.current_tokens,
+            system_tokens + user + call + result + tools
+        );
+        assert_eq!(info.messages_length, 4);
         assert_eq!(info.token_limit, 1000);
         assert_eq!(info.is_initial, Some(true));
+    }
+
+    #[test]
+    fn a_first_prompt_counts_as_the_copilot_cli_counts_it() {
+        // The first prompt of the real runtime's `w1-rewound` recording, as its request sent
+        // it; its live `session.usage_info` said `conversationTokens: 60` (model
+        // `scripted-model`, which it does not know).
+        let prompt = "<current_datetime>2026-12-01T17:04:51.469+00:00</current_datetime>\n\n\
+                      Create notes.txt\n\n<system_reminder>\n<sql_tables>Available tables: \
+                      todos, todo_deps</sql_tables>\n</system_reminder>";
+        let request = ChatRequest {
+            messages: vec![ChatMessage::user(prompt)],
+            ..Default::default()
+        };
+        let info = Measure::new("scripted-model").usage_info(&request, 128_000, true);
+        assert_eq!(info.conversation_tokens, Some(60));
+        // GPT-4 has the older vocabulary.
+        let counter = TokenCounter::default();
+        let gpt4 = Measure::with(&counter, "gpt-4");
+        assert_eq!(gpt4.encoding(), Encoding::Cl100k);
+        assert_eq!(gpt4.message(&request.messages[0]), 59);
+    }
+
+    #[test]
+    fn a_measure_that_does_not_wait_counts_bytes_and_says_so() {
+        let request = ChatRequest {
+            messages: vec![ChatMessage::user("hello world, in a few more tokens")],
+            ..Default::default()
+        };
+        let exact = Measure::new("gpt-4.1");
+        assert!(exact.is_exact());
+        let bound = upper_bound(&request);
+        // Whatever the vocabulary's state, a bound the request reaches keeps the count exact.
+        assert!(exact.unless_loading(&request, bound).is_exact());
+        assert!(exact.unless_loading(&request, 0).is_exact());
+        Encoding::O200k.count("");
+        assert!(Encoding::O200k.ready());
+        assert!(
+            exact.unless_loading(&request, u64::MAX).is_exact(),
+            "loaded: no reason not to count"
+        );
+        let quick = Measure {
+            exact: false,
+            ..exact
+        };
+        let info = quick.usage_info(&request, 1000, false);
+        let bytes = |t: &str| (t.len() as u64).div_ceil(4);
+        assert_eq!(
+            info.conversation_tokens,
+            Some(MESSAGE_TOKENS + bytes("user") + bytes("hello world, in a few more tokens"))
+        );
+        assert!(!quick.is_exact());
+    }
+
+    proptest::proptest! {
+        /// The bound a measure that does not wait trusts is never below the exact count.
+        #[test]
+        fn the_byte_bound_is_never_below_the_count(
+            texts in proptest::collection::vec("(?s).{0,300}", 1..6),
+            calls in proptest::collection::vec(("[a-z_]{1,12}", "(?s).{0,80}"), 0..3),
+        ) {
+            let mut messages = vec![ChatMessage::System { content: texts[0].clone() }];
+            messages.extend(texts[1..].iter().map(|t| ChatMessage::user(t.clone())));
+            messages.push(ChatMessage::Assistant {
+                content: None,
+                tool_calls: calls
+                    .iter()
+                    .map(|(name, args)| crate::model::ToolCall {
+                        id: "call_1".into(),
+                        name: name.clone(),
+                        arguments: args.clone(),
+                    })
+                    .collect(),
+            });
+            messages.push(ChatMessage::Tool { tool_call_id: "call_1".into(), content: texts[texts.len() - 1].clone() });
+            let request = ChatRequest { messages, ..Default::default() };
+            let counter = TokenCounter::default();
+            for model in ["gpt-4.1", "gpt-4"] {
+                let info = Measure::with(&counter, model).usage_info(&request, 1000, false);
+                proptest::prop_assert!(info.current_tokens <= upper_bound(&request));
+            }
+        }
     }
 
     #[test]

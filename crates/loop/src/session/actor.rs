@@ -17,7 +17,6 @@ use super::totals::shutdown_payload;
 use super::{Command, LoopError, Outcome, SessionParts, Shared, lock};
 use crate::autopilot::AgentMode;
 use crate::permissions::UrlRules;
-use crate::prompt::tokens;
 use crate::tools::processes::ProcessTable;
 use crate::tools::shells::{LostShell, Shells};
 use crate::tools::sql::SessionDatabase;
@@ -85,6 +84,7 @@ impl Actor {
         shells.add_lost(lost_shells);
         let base_tools = Arc::clone(&parts.tools);
         let urls = Arc::new(parts.config.permissions.url_rules());
+        crate::prompt::tokens::Encoding::for_model(&parts.config.model).preload();
         Actor {
             id,
             emitter,
@@ -266,7 +266,13 @@ impl Actor {
         }
         // The state's lock is taken once at a time: building the request takes it too.
         let mode = AgentMode::parse(&self.emitter.state().session.mode).unwrap_or_default();
-        let estimate = tokens::usage_info(&self.request(mode), self.token_limit(), false);
+        let request = self.request(mode);
+        // No decision rests on these figures: a short process does not wait for the
+        // vocabulary to close (`Measure::unless_loading`).
+        let estimate = self
+            .measure()
+            .unless_loading(&request, u64::MAX)
+            .usage_info(&request, self.token_limit(), false);
         let window = self.calibration.apply(&estimate);
         let payload = shutdown_payload(
             &self.emitter.state(),

@@ -177,6 +177,10 @@ pub(super) struct Measured {
     pub request: ChatRequest,
     /// Its plain estimate (uncalibrated; `isInitial` false).
     pub estimate: SessionUsageInfo,
+    /// The estimate is the vocabulary's count, not the byte rule of a measure that did not
+    /// wait for the vocabulary ([`tokens::Measure::unless_loading`]); only such a count
+    /// teaches the calibration.
+    pub exact: bool,
 }
 
 impl Actor {
@@ -188,13 +192,30 @@ impl Actor {
             .unwrap_or_else(|| tokens::token_limit(&self.parts.config.model))
     }
 
+    /// Measures in the session model's encoding.
+    pub(super) fn measure(&self) -> tokens::Measure<'static> {
+        tokens::Measure::new(&self.parts.config.model)
+    }
+
     /// The turn's request from the folded conversation, built and measured (counted in
     /// [`super::SessionHandle::requests_measured`]).
     pub(super) fn measured_request(&self, mode: AgentMode) -> Measured {
+        self.measured_request_below(mode, 0)
+    }
+
+    /// [`Actor::measured_request`], counted by the byte rule while the vocabulary loads when
+    /// the request cannot reach `tokens` (the compaction threshold of a turn), so that a
+    /// process's first turns do not wait for the load.
+    pub(super) fn measured_request_below(&self, mode: AgentMode, tokens: u64) -> Measured {
         let request = self.request(mode);
-        let estimate = tokens::usage_info(&request, self.token_limit(), false);
+        let measure = self.measure().unless_loading(&request, tokens);
+        let estimate = measure.usage_info(&request, self.token_limit(), false);
         self.measures.fetch_add(1, Ordering::Relaxed);
-        Measured { request, estimate }
+        Measured {
+            request,
+            estimate,
+            exact: measure.is_exact(),
+        }
     }
 
     /// A request's usage of the window as the model server will count it.
@@ -294,7 +315,10 @@ impl Actor {
             token_limit: Some(recorded_limit),
             trigger: Some(trigger.to_owned()),
         })?;
-        let estimated = tokens::usage_info(&summary_request, limit, false).current_tokens;
+        let estimated = self
+            .measure()
+            .usage_info(&summary_request, limit, false)
+            .current_tokens;
         let started = Instant::now();
         let answer = self.summary_call(&summary_request, cancel).await;
         let messages_length = (request.messages.len() - plan.first) as u64;
@@ -386,10 +410,9 @@ impl Actor {
         let budget = (limit as f64 * keep) as u64;
         let mut end = conversation.len();
         let mut kept = 0;
+        let measure = self.measure();
         while end > first {
-            let size = self
-                .calibration
-                .scale(tokens::message_tokens(&sent[end - 1]));
+            let size = self.calibration.scale(measure.message(&sent[end - 1]));
             if kept + size > budget {
                 break;
             }
@@ -430,9 +453,10 @@ impl Actor {
         if end <= first || only_a_summary {
             return None;
         }
+        let measure = self.measure();
         let tokens = sent[first..end]
             .iter()
-            .map(|m| self.calibration.scale(tokens::message_tokens(m)))
+            .map(|m| self.calibration.scale(measure.message(m)))
             .sum();
         Some(Plan { first, end, tokens })
     }

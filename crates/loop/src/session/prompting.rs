@@ -211,6 +211,9 @@ impl Actor {
         reasoning_effort: Option<String>,
     ) -> Result<(), LoopError> {
         let previous = std::mem::replace(&mut self.parts.config.model, model.clone());
+        // The server's rate was learnt against the other model's encoding.
+        self.calibration = Default::default();
+        crate::prompt::tokens::Encoding::for_model(&model).preload();
         let previous_effort = std::mem::replace(
             &mut self.parts.config.reasoning_effort,
             reasoning_effort.clone(),

@@ -224,7 +224,11 @@ impl Actor {
             no_tool_calls: false,
             origin: CallOrigin::Agent(child.id.to_owned()),
         };
-        let tool_tokens = crate::prompt::tokens::usage_info(&request, self.token_limit(), false);
+        let tool_tokens = crate::prompt::tokens::Measure::new(&child.model).usage_info(
+            &request,
+            self.token_limit(),
+            false,
+        );
         let turn_id = turn.to_string();
         self.emitter.emit_as(
             agent,

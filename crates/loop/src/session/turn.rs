@@ -69,6 +69,7 @@ impl Actor {
             ..Default::default()
         })?;
         let (estimated, announced) = self.announce_call(&measured.estimate, &turn_id, initial)?;
+        let exact = measured.exact;
         // Background agents that ended since the last call: the runtime tells the model after
         // the turn starts and its usage is announced, and the model reads it after the history.
         let mut notices = self.announce_ended_agents()?;
@@ -127,7 +128,9 @@ impl Actor {
             .collect();
         // As the runtime: the call's usage is announced before its message.
         if let Some(usage) = &response.usage {
-            self.calibration.observe(estimated, usage.input_tokens);
+            if exact {
+                self.calibration.observe(estimated, usage.input_tokens);
+            }
             let call = super::usage::Call {
                 response: &response,
                 usage,

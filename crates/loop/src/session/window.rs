@@ -22,7 +22,8 @@ impl Actor {
         headers: &[(String, String)],
         cancel: &CancellationToken,
     ) -> Result<Measured, LoopError> {
-        let measured = self.measured_request(mode);
+        let threshold = self.parts.config.infinite_sessions.threshold() * self.token_limit() as f64;
+        let measured = self.measured_request_below(mode, threshold as u64);
         if let Some(steps) = self.parts.provider.recorded_history(&measured.request) {
             if steps.is_empty() {
                 return Ok(measured);
@@ -30,8 +31,6 @@ impl Actor {
             return self.recorded_history(steps, mode, headers, cancel).await;
         }
         let info = self.calibrated(&measured);
-        let limit = info.token_limit as f64;
-        let threshold = self.parts.config.infinite_sessions.threshold() * limit;
         if (info.current_tokens as f64) < threshold
             || cancel.is_cancelled()
             || !self.retry.allows(info.current_tokens, info.token_limit)

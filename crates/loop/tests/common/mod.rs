@@ -27,6 +27,9 @@ pub struct Fixture {
 impl Fixture {
     /// Starts the server on `script`; `files` fills the working directory.
     pub async fn start(script: Script, files: impl FnOnce(&Path)) -> Fixture {
+        // Loaded first, so that every measure is the vocabulary's count: one made while it
+        // loads may be a quarter of the bytes (`Measure::unless_loading`).
+        turnstile_loop::prompt::tokens::Encoding::O200k.count("");
         let state = tempfile::tempdir().unwrap();
         let work = tempfile::tempdir().unwrap();
         files(work.path());

@@ -64,6 +64,9 @@ struct Cursor {
     agent_next: HashMap<String, usize>,
     /// The next summary call.
     summary_next: usize,
+    /// The next main-agent call is one the recording does not hold
+    /// ([`ReplayProvider::leave_next_call_unanswered`]).
+    unrecorded_next: bool,
 }
 
 impl ReplayProvider {
@@ -142,7 +145,7 @@ impl ReplayProvider {
     /// [`Self::take_call`] would).
     fn next_history(&self, request: &ChatRequest) -> Vec<HistoryStep> {
         let mut cursor = lock(&self.cursor);
-        if self.position(&mut cursor, request).is_err() {
+        if cursor.unrecorded_next || self.position(&mut cursor, request).is_err() {
             // `take_call` reports the misplaced conversation when the call is made.
             return Vec::new();
         }
@@ -150,6 +153,15 @@ impl ReplayProvider {
             .get(cursor.next)
             .map(|c| c.history.clone())
             .unwrap_or_default()
+    }
+
+    /// Makes the next main-agent call one the recording does not hold (`false` takes that
+    /// back): it takes no recorded call and waits until it is cancelled. For a prompt the
+    /// recording holds without its call, as the Copilot CLI's `session.history.truncate`
+    /// leaves one: it removes the call from its journal, so a replay makes the call, aborts
+    /// it and truncates it away, and the recorded calls after it stay in their places.
+    pub fn leave_next_call_unanswered(&self, unanswered: bool) {
+        lock(&self.cursor).unrecorded_next = unanswered;
     }
 
     /// How many recorded calls have not been made yet.
@@ -160,6 +172,9 @@ impl ReplayProvider {
     /// The recorded reply to this request: the next one of its origin.
     fn take_reply(&self, request: &ChatRequest) -> Result<Reply, ModelError> {
         match &request.origin {
+            CallOrigin::Main if std::mem::take(&mut lock(&self.cursor).unrecorded_next) => {
+                Ok(Reply::Pending)
+            }
             CallOrigin::Main => Ok(self.take_call(request)?.reply),
             CallOrigin::Agent(agent) => {
                 let mut cursor = lock(&self.cursor);

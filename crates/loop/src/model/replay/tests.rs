@@ -393,3 +393,52 @@ async fn path_map_rewrites_tool_arguments_at_path_boundaries() {
         json!({"path": "/tmp/w/a.txt", "other": ["/rec/project", "/tmp/w"]})
     );
 }
+
+#[tokio::test]
+async fn a_call_left_unanswered_takes_no_recorded_call() {
+    // The runtime's truncate left "two" without its call: the next recorded call is three's.
+    let provider = ReplayProvider::from_events(vec![
+        user("one"),
+        turn("0"),
+        answer("first"),
+        user("two"),
+        user("three"),
+        turn("0"),
+        answer("third"),
+    ])
+    .unwrap();
+    assert_eq!(
+        ask(&provider, &request(vec![said("one")]))
+            .await
+            .unwrap()
+            .content,
+        "first"
+    );
+    provider.leave_next_call_unanswered(true);
+    let two = request(vec![said("one"), answered("first"), said("two")]);
+    assert!(provider.recorded_history(&two).unwrap().is_empty());
+    let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
+    let cancel = CancellationToken::new();
+    // The call is made (and waits) before it is cancelled.
+    let (result, ()) = tokio::join!(provider.complete(&two, tx, cancel.clone()), async {
+        tokio::task::yield_now().await;
+        cancel.cancel();
+    });
+    assert_eq!(result.unwrap_err().kind, ModelErrorKind::Cancelled);
+    assert_eq!(provider.remaining(), 1, "no recorded call was taken");
+    // Only the one call: the next is answered from the recording again.
+    let three = request(vec![
+        said("one"),
+        answered("first"),
+        said("two"),
+        said("three"),
+    ]);
+    assert_eq!(ask(&provider, &three).await.unwrap().content, "third");
+    // Taken back before any call, nothing is left unanswered.
+    provider.leave_next_call_unanswered(true);
+    provider.leave_next_call_unanswered(false);
+    assert!(
+        ask(&provider, &three).await.is_err(),
+        "no more recorded calls"
+    );
+}
