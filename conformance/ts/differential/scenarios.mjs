@@ -674,6 +674,20 @@ export const SCENARIOS = {
     await session.disconnect();
   },
 
+  // Shells that end while the message runs: an async shell that fails, one that passes, a
+  // detached one, each ending during a later sync call; and one whose end a read in the same
+  // turn shows before the next call. The next call's request tells the model of each end.
+  async "shell-notice"(run) {
+    await run.model("shell-notice.json");
+    const client = run.client();
+    const session = await client.createSession(run.options("main", { onPermissionRequest: approveAll }));
+    run.session("main", session.sessionId);
+    const answer = await session.sendAndWait("Run shells and notice their ends", GUARD);
+    run.observe("answer", answer?.data?.content ?? null);
+    run.observe("tool result texts", toolResultTexts(run.events.main));
+    await session.disconnect();
+  },
+
   // Sub-agents through `task` in synchronous mode: an explore agent (view, then its answer), a
   // general-purpose agent (bash, then its answer), and an unknown agent type; the main agent's
   // model reads each sub-agent's answer (or the error).

@@ -3,7 +3,8 @@
 //! running past the model's last answer and is stopped (and recorded) when the session closes;
 //! `stop_bash` kills its whole process group while the session goes on; in the SDK server a
 //! shell outlives its message's `session.idle` until the session closes; after a kill -9 the
-//! resume lists the shell as lost.
+//! resume lists the shell as lost; a shell that ends while no call waits for it is told at the
+//! next turn, as the Copilot CLI tells it.
 
 mod common;
 
@@ -367,4 +368,92 @@ fn a_resume_after_kill_9_lists_the_lost_shell() {
         .collect();
     assert_eq!(recorded.len(), 1, "told once: {recorded:?}");
     assert_eq!(recorded[0]["data"]["kind"]["shellId"], "srv");
+}
+
+#[test]
+fn a_shell_that_ends_while_the_message_runs_is_told_at_the_next_turn() {
+    // `fail` waits for `go`, which the sync call `c2` makes; `c2` returns once `fail` has
+    // printed its last line, a second later (the end is then usually recorded before the next
+    // turn starts; the test accepts any later turn). No call waits for `fail` when it ends.
+    let env = Env::new();
+    let server = env.server(
+        Script::new()
+            .respond(call(
+                "c1",
+                "bash",
+                json!({"command": "while [ ! -e go ]; do sleep 0.05; done; echo out > fail.ended; exit 4", "description": "Wait then fail", "mode": "async", "shellId": "fail"}),
+            ))
+            .respond(call(
+                "c2",
+                "bash",
+                json!({"command": "touch go; while [ ! -s fail.ended ]; do sleep 0.05; done; sleep 1", "description": "Pause"}),
+            ))
+            .respond(call("c3", "list_bash", json!({})))
+            .text("Noticed."),
+    );
+    env.run_ok(
+        &server,
+        &["run", "--allow-all-tools", "notice the shell's end"],
+    );
+    let notice = "<system_notification>\nShell command \"Wait then fail\" (shellId: fail) has exited with exit code 4. Use read_bash with shellId \"fail\" to retrieve the output.\n</system_notification>";
+    let (_, journal_path) = env.only_session();
+    let events = journal(&journal_path);
+    let notices: Vec<usize> = events
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| e["type"] == "system.notification")
+        .map(|(i, _)| i)
+        .collect();
+    assert_eq!(notices.len(), 1, "told once: {events:#?}");
+    let at = notices[0];
+    assert_eq!(events[at]["data"]["content"], notice);
+    assert_eq!(
+        events[at]["data"]["kind"],
+        json!({"type": "shell_completed", "shellId": "fail", "exitCode": 4, "description": "Wait then fail"})
+    );
+    // Right after a turn's start, and after the call that was running when the shell ended.
+    assert_eq!(events[at - 1]["type"], "assistant.turn_start");
+    let c2_done = events
+        .iter()
+        .position(|e| e["type"] == "tool.execution_complete" && e["data"]["toolCallId"] == "c2")
+        .unwrap();
+    assert!(at > c2_done, "{events:#?}");
+    // That turn's request ends with the notice, after the history (the model reads it last);
+    // every later request keeps it where it was.
+    let turn: usize = events[..at]
+        .iter()
+        .filter(|e| e["type"] == "assistant.turn_start" && e.get("agentId").is_none())
+        .count();
+    let requests = server.requests();
+    let last_text = |request: &Value| {
+        let messages = request["messages"].as_array().unwrap();
+        let last = messages.last().unwrap();
+        (last["role"].clone(), last["content"].clone())
+    };
+    assert_eq!(
+        last_text(&requests[turn - 1]),
+        (json!("user"), json!(notice)),
+        "request {turn} of {}",
+        requests.len()
+    );
+    for later in &requests[turn..] {
+        let messages = later["messages"].as_array().unwrap();
+        assert_eq!(
+            messages.iter().filter(|m| m["content"] == notice).count(),
+            1
+        );
+    }
+    audit_clean(&journal_path);
+    // The journal folds to the conversation the engine sent: a resume sends the same.
+    let history = std::process::Command::new(env!("CARGO_BIN_EXE_turnstile"))
+        .args(["history", "--json"])
+        .arg(&journal_path)
+        .output()
+        .unwrap();
+    assert!(history.status.success());
+    let view: Value = serde_json::from_slice(&history.stdout).unwrap();
+    assert!(
+        view.to_string().contains("has exited with exit code 4"),
+        "{view:#}"
+    );
 }

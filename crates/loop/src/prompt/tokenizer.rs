@@ -13,7 +13,7 @@
 //! pre-tokenizer starts a word, usually by none.
 
 use std::collections::HashMap;
-use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher};
+use std::hash::{BuildHasher, RandomState};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -142,7 +142,10 @@ fn pieces(text: &str) -> impl Iterator<Item = &str> {
 /// Token counts of the texts sent, by encoding.
 #[derive(Debug, Default)]
 pub struct TokenCounter {
+    /// Counts by the 64-bit hash of (encoding, text): a text is not kept, only its hash.
     cache: Mutex<HashMap<u64, u64>>,
+    /// Keyed afresh in each process, so no text can be crafted to take another's count.
+    hasher: RandomState,
 }
 
 impl TokenCounter {
@@ -158,7 +161,7 @@ impl TokenCounter {
         if text.len() < CACHED_FROM {
             return encoding.count(text);
         }
-        let key = BuildHasherDefault::<DefaultHasher>::default().hash_one((encoding, text));
+        let key = self.hasher.hash_one((encoding, text));
         if let Some(&n) = self.lock().get(&key) {
             return n;
         }

@@ -105,6 +105,21 @@ impl Emitter {
         self.emit_locked(&mut folder, event)
     }
 
+    /// Emits a live-only event of a typed payload chained to `parent` (an event it was made
+    /// at, with others recorded since): the journal's chain is the persisted events' alone.
+    pub(crate) fn emit_live_after<P: Payload>(
+        &self,
+        payload: &P,
+        parent: Uuid,
+    ) -> Result<Arc<Event>, LoopError> {
+        let mut folder = self.lock_folder();
+        let event = Event::new(payload, Some(parent));
+        if !event.is_live_only() {
+            return self.emit_locked(&mut folder, Event::new(payload, self.writer.last_id()));
+        }
+        self.emit_locked(&mut folder, event)
+    }
+
     /// Builds and emits an event of any type from its raw `data` (a recording's, written
     /// again by a replay), chained to the journal's last event.
     pub(crate) fn emit_raw(

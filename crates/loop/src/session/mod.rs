@@ -10,6 +10,7 @@ mod actor;
 mod background;
 mod compaction;
 mod emitter;
+mod ended_shells;
 mod history;
 mod hooks_glue;
 mod log_entry;

@@ -2,11 +2,11 @@
 //! the `user.message`, the session's title, the system prompt and the tool set; and the
 //! notices of a model call (`session.usage_info`, `model.call_start`).
 
-use turnstile_journal::Timestamp;
 use turnstile_journal::payload::{
     ModelCallStart, SessionModelChange, SessionTitleChanged, SessionToolsUpdated, SessionUsageInfo,
     SessionWarning, SystemMessage, UserMessage,
 };
+use turnstile_journal::{Timestamp, Uuid};
 use turnstile_replay::Message as Conversation;
 
 use super::LoopError;
@@ -166,16 +166,18 @@ impl Actor {
     /// the first call of a message continued after a resume), then
     /// `model.call_start`. `estimate` is the request's plain estimate (measured once, with
     /// the request); returns its total, to calibrate against the server's report, and the
-    /// figures announced.
+    /// figures announced. The usage is chained to `turn_start`, the event it was measured at,
+    /// as the runtime chains it whatever was recorded in between.
     pub(super) fn announce_call(
         &mut self,
         estimate: &SessionUsageInfo,
         turn_id: &str,
         first_of_message: bool,
+        turn_start: Uuid,
     ) -> Result<(u64, SessionUsageInfo), LoopError> {
         let mut info: SessionUsageInfo = self.calibration.apply(estimate);
         info.is_initial = Some(first_of_message);
-        self.emitter.emit(&info)?;
+        self.emitter.emit_live_after(&info, turn_start)?;
         self.emitter.emit(&ModelCallStart {
             turn_id: turn_id.to_owned(),
             model: Some(self.parts.config.model.clone()),

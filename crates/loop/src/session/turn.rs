@@ -63,16 +63,21 @@ impl Actor {
             self.abort_event()?;
             return Ok(TurnEnd::Aborted);
         }
-        self.emitter.emit(&AssistantTurnStart {
+        let started = self.emitter.emit(&AssistantTurnStart {
             turn_id: turn_id.clone(),
             interaction_id: Some(msg.interaction_id.clone()),
             ..Default::default()
         })?;
-        let (estimated, announced) = self.announce_call(&measured.estimate, &turn_id, initial)?;
+        // Shells that ended with no call waiting for them (`ended_shells.rs`): the runtime
+        // records their notices right after the turn starts, before the call's usage, which
+        // it measured without them and chains to the turn's start.
+        let mut notices = self.announce_ended_shells()?;
+        let (estimated, announced) =
+            self.announce_call(&measured.estimate, &turn_id, initial, started.id)?;
         let exact = measured.exact;
         // Background agents that ended since the last call: the runtime tells the model after
         // the turn starts and its usage is announced, and the model reads it after the history.
-        let mut notices = self.announce_ended_agents()?;
+        notices.extend(self.announce_ended_agents()?);
         // Shells a crash took that the model has not heard of, said once (`lost_shells.rs`).
         notices.extend(self.announce_lost_shells()?);
         for text in notices {

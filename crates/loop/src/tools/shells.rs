@@ -84,6 +84,11 @@ struct ShellState {
     status: ShellStatus,
     /// A read (or the sync call) has reported the end: later reads show no output again.
     consumed: bool,
+    /// Calls waiting for the command to end now (its sync call, `read_bash` with a delay).
+    waiters: u32,
+    /// It ended while no call waited for it, and the model has not been told
+    /// ([`Shells::take_untold_ends`]).
+    untold_end: bool,
     group: GroupGuard,
 }
 
@@ -157,6 +162,9 @@ impl Shell {
             state.partial.finish();
             if state.status == ShellStatus::Running {
                 state.status = ShellStatus::Exited(code);
+                // As the runtime: an end no call waited for is announced at the next turn
+                // (a detached command's is not: it no longer belongs to the session).
+                state.untold_end = state.waiters == 0 && !self.detached();
             }
         }
         self.done.send_replace(true);
@@ -183,9 +191,12 @@ impl Shell {
         true
     }
 
-    /// Waits until the command ends or `wait` passes; true if it ended.
+    /// Waits until the command ends or `wait` passes; true if it ended. An end seen by a
+    /// waiting call is the call's to tell, not a notification's.
     pub async fn wait(&self, wait: Duration) -> bool {
         let mut done = self.done.subscribe();
+        self.lock().waiters += 1;
+        let _waiting = Waiting(self);
         tokio::time::timeout(wait, done.wait_for(|d| *d))
             .await
             .is_ok()
@@ -291,6 +302,27 @@ impl Shell {
             self.spec.command
         )
     }
+}
+
+/// A call waiting in [`Shell::wait`]; counted until it stops waiting, however it stops.
+struct Waiting<'a>(&'a Shell);
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        let mut state = self.0.lock();
+        state.waiters = state.waiters.saturating_sub(1);
+    }
+}
+
+/// A shell that ended while no call waited for it: what its notification says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EndedShell {
+    /// Its id.
+    pub id: String,
+    /// Its call's description.
+    pub description: String,
+    /// Its exit code (128 + signal when a signal ended it).
+    pub exit_code: i32,
 }
 
 /// The output text followed by a line break (an empty output is one empty line).
@@ -448,6 +480,8 @@ impl Shells {
                 partial: PartialStream::new(None),
                 status: ShellStatus::Running,
                 consumed: false,
+                waiters: 0,
+                untold_end: false,
                 group,
             }),
             done,
@@ -473,6 +507,27 @@ impl Shells {
             untold.push(shell.clone());
         }
         untold
+    }
+
+    /// The shells that ended while no call waited for them and that the model was not told
+    /// of yet, in the order they were started, marked told.
+    pub fn take_untold_ends(&self) -> Vec<EndedShell> {
+        let table = self.lock();
+        let mut ended = Vec::new();
+        for shell in &table.shells {
+            let mut state = shell.lock();
+            if !std::mem::take(&mut state.untold_end) {
+                continue;
+            }
+            if let ShellStatus::Exited(exit_code) = state.status {
+                ended.push(EndedShell {
+                    id: shell.id.clone(),
+                    description: shell.spec.description.clone(),
+                    exit_code,
+                });
+            }
+        }
+        ended
     }
 
     /// The lost shell called `id`.
@@ -590,6 +645,57 @@ mod tests {
         assert_eq!(again.commands, 2);
         assert!(shells.stop("s1").is_some());
         assert_eq!(shells.list(), "<no active shell sessions>");
+    }
+
+    #[tokio::test]
+    async fn an_end_no_call_waited_for_is_told_once() {
+        let shells = Shells::default();
+        let quiet = shells.insert(
+            "q".into(),
+            spec("a", ShellMode::Async),
+            0,
+            GroupGuard::none(),
+        );
+        let watched = shells.insert(
+            "w".into(),
+            spec("b", ShellMode::Async),
+            0,
+            GroupGuard::none(),
+        );
+        let stopped = shells.insert(
+            "s".into(),
+            spec("c", ShellMode::Async),
+            0,
+            GroupGuard::none(),
+        );
+        assert!(shells.take_untold_ends().is_empty(), "nothing ended yet");
+        // A read waiting when the command ends tells it; nobody waits for the quiet one.
+        let waiting = {
+            let watched = Arc::clone(&watched);
+            tokio::spawn(async move { watched.wait(Duration::from_secs(60)).await })
+        };
+        while watched.lock().waiters == 0 {
+            tokio::task::yield_now().await;
+        }
+        watched.finish(3);
+        assert!(waiting.await.unwrap());
+        assert_eq!(watched.lock().waiters, 0, "the wait is over");
+        // A read that gave up waiting does not count.
+        assert!(!quiet.wait(Duration::ZERO).await);
+        quiet.push(b"out\n");
+        quiet.finish(4);
+        // A stopped shell's end is stop_bash's to tell.
+        assert!(stopped.stop());
+        stopped.finish(137);
+        assert_eq!(
+            shells.take_untold_ends(),
+            [EndedShell {
+                id: "q".into(),
+                description: "d".into(),
+                exit_code: 4,
+            }]
+        );
+        assert!(shells.take_untold_ends().is_empty(), "told once");
     }
 
     #[test]
