@@ -917,6 +917,48 @@ export const SCENARIOS = {
     }
   },
 
+  // URL permissions in unrestricted mode (session.permissions.urls.setUnrestrictedMode): a
+  // fetch with the mode on asks nobody; with it off again the next fetch asks the handler. The
+  // server is on 10.255.255.1's place: a private address no rule names, so turnstile's fetch
+  // is refused by its block on local addresses after the permission step in both messages.
+  async "web-fetch-unrestricted"(run) {
+    const fetch = (args) => ({ toolCalls: [{ name: "web_fetch", arguments: args }] });
+    const script = join(run.base, "web-fetch-unrestricted.json");
+    writeFileSync(
+      script,
+      JSON.stringify({
+        model: "scripted-model",
+        responses: [
+          fetch({ url: "http://10.255.255.1/one" }),
+          { content: "One." },
+          fetch({ url: "http://10.255.255.1/two" }),
+          { content: "Two." },
+        ],
+      }),
+    );
+    await run.model(script);
+    const asked = [];
+    const client = run.client();
+    const session = await client.createSession(
+      run.options("main", {
+        onPermissionRequest: (request) => {
+          asked.push({ kind: request.kind, url: request.url });
+          return { kind: "reject" };
+        },
+      }),
+    );
+    run.session("main", session.sessionId);
+    run.observe("unrestricted on", await outcomeOf(session.rpc.permissions.urls.setUnrestrictedMode({ enabled: true })));
+    const one = await session.sendAndWait("Fetch one", GUARD);
+    run.observe("asked with the mode on", [...asked]);
+    run.observe("unrestricted off", await outcomeOf(session.rpc.permissions.urls.setUnrestrictedMode({ enabled: false })));
+    const two = await session.sendAndWait("Fetch two", GUARD);
+    run.observe("answers", [one?.data?.content ?? null, two?.data?.content ?? null]);
+    run.observe("asked", asked);
+    run.observe("tool result texts", toolResultTexts(run.events.main));
+    await session.disconnect();
+  },
+
   // The permission handler rejects the shell and approves the file creation.
   async "permission-reject"(run) {
     await run.model("permission-reject.json");

@@ -1,12 +1,13 @@
 //! Permission requests as the SDK clients answer them, over a real socket with a scripted model
 //! and a session created with `requestPermission`: reads inside the working directory asked
 //! and approved once or for the session, a shell command rejected with feedback and a file
-//! creation approved, the open request listed until it is answered.
+//! creation approved, the open request listed until it is answered; URL fetches unasked in
+//! unrestricted mode (`urls.setUnrestrictedMode`) and asked again when it is turned off.
 
 mod common;
 
 use common::{
-    Client, TestServer, answer_permission, audit_clean, create_and_send, journal_lines,
+    Client, TestServer, answer_permission, audit_clean, create, create_and_send, journal_lines,
     next_permission_request,
 };
 use serde_json::{Value, json};
@@ -151,5 +152,90 @@ async fn permission_requests_go_to_the_client_which_can_reject_or_approve() {
             .unwrap()
             .contains("no shell today")
     );
+    t.stop().await;
+}
+
+#[tokio::test]
+async fn unrestricted_url_mode_fetches_unasked_until_it_is_turned_off() {
+    // A private address no rule names: the fetch passes the permission step (or not) and is
+    // then refused by web_fetch's block on local addresses, so nothing leaves the machine.
+    let model = ScriptedServer::start(
+        Script::new()
+            .tool_call("web_fetch", json!({"url": "http://10.255.255.1/one"}))
+            .text("one")
+            .tool_call("web_fetch", json!({"url": "http://10.255.255.1/two"}))
+            .text("two"),
+    )
+    .await
+    .unwrap();
+    let t = TestServer::start(|_| {}).await;
+    let mut client = Client::connect(t.addr).await;
+    let id = create(
+        &mut client,
+        &model.url(),
+        json!({"requestPermission": true}),
+    )
+    .await;
+    let mode = |enabled: bool| json!({"sessionId": id, "enabled": enabled});
+    assert_eq!(
+        client
+            .ok("session.permissions.urls.setUnrestrictedMode", mode(true))
+            .await,
+        json!({"success": true})
+    );
+    client
+        .ok(
+            "session.send",
+            json!({"sessionId": id, "prompt": "fetch one"}),
+        )
+        .await;
+    assert_eq!(
+        next_permission_request(&mut client).await,
+        None,
+        "asked nobody"
+    );
+    client
+        .ok("session.permissions.urls.setUnrestrictedMode", mode(false))
+        .await;
+    client
+        .ok(
+            "session.send",
+            json!({"sessionId": id, "prompt": "fetch two"}),
+        )
+        .await;
+    let asked = next_permission_request(&mut client)
+        .await
+        .expect("asked again with the mode off");
+    assert_eq!(asked["data"]["permissionRequest"]["kind"], "url");
+    assert_eq!(
+        asked["data"]["permissionRequest"]["url"],
+        "http://10.255.255.1/two"
+    );
+    answer_permission(
+        &mut client,
+        &id,
+        &asked["data"]["requestId"],
+        json!({"kind": "reject"}),
+    )
+    .await;
+    assert_eq!(next_permission_request(&mut client).await, None);
+    let journal = journal_lines(&t.journal(&id));
+    let requested: Vec<&Value> = journal
+        .iter()
+        .filter(|l| l["type"] == "permission.requested")
+        .collect();
+    assert_eq!(requested.len(), 1, "the unasked fetch records no request");
+    let results: Vec<&Value> = journal
+        .iter()
+        .filter(|l| l["type"] == "tool.execution_complete")
+        .map(|l| &l["data"]["error"]["message"])
+        .collect();
+    assert!(
+        results[0]
+            .as_str()
+            .is_some_and(|m| m.contains("resolves to blocked address 10.255.255.1")),
+        "{results:?}"
+    );
+    audit_clean(&t.journal(&id));
     t.stop().await;
 }

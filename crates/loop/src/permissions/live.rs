@@ -2,7 +2,8 @@
 //! approve-all (`session.permissions.setApproveAll`), configured approved/denied rules
 //! (`configure`), session-scoped rules (an `approve-for-session` answer, `modifyRules` with
 //! scope `session`) and location-scoped ones (an `approve-for-location` answer, a location's
-//! persisted approvals applied, `modifyRules` with scope `location`).
+//! persisted approvals applied, `modifyRules` with scope `location`), and the approval of
+//! every read or every URL fetch (`configure`, `urls.setUnrestrictedMode`).
 //!
 //! A rule is the runtime's `{kind, argument}`: `shell` + a command identifier, `write`,
 //! `read`, `custom-tool` + a tool name, `url` + a domain, or another kind with no argument.
@@ -77,6 +78,8 @@ struct LiveState {
     /// `setRequired`: `Some(false)` when the client said it shows no prompts.
     prompts_wanted: Option<bool>,
     approve_reads: bool,
+    /// `urls.setUnrestrictedMode`: every `url` request is approved unasked.
+    approve_urls: bool,
     approved: Vec<PermissionRule>,
     denied: Vec<PermissionRule>,
     session: Vec<PermissionRule>,
@@ -112,6 +115,12 @@ impl LiveRules {
     /// `configure.approveAllReadPermissionRequests`.
     pub fn set_approve_reads(&self, enabled: bool) {
         self.lock().approve_reads = enabled;
+    }
+
+    /// `urls.setUnrestrictedMode`: approve every URL fetch without asking (deny rules still
+    /// refuse, and `web_fetch` still blocks local addresses no `--allow-url` names).
+    pub fn set_approve_urls(&self, enabled: bool) {
+        self.lock().approve_urls = enabled;
     }
 
     /// `configure.rules`: replaces the configured approved and denied rules.
@@ -178,7 +187,7 @@ impl LiveRules {
             return Some(LiveDecision::Approved);
         }
         let kind = request_kind(ask);
-        if state.approve_reads && kind == "read" {
+        if (state.approve_reads && kind == "read") || (state.approve_urls && kind == "url") {
             return Some(LiveDecision::Approved);
         }
         let approved: Vec<&PermissionRule> = state

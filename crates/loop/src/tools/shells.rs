@@ -319,7 +319,7 @@ impl Drop for Waiting<'_> {
 pub struct EndedShell {
     /// Its id.
     pub id: String,
-    /// Its call's description.
+    /// Its call's description (its command when the call gave none).
     pub description: String,
     /// Its exit code (128 + signal when a signal ended it).
     pub exit_code: i32,
@@ -520,9 +520,15 @@ impl Shells {
                 continue;
             }
             if let ShellStatus::Exited(exit_code) = state.status {
+                // A call without a description (the runtime requires one) is named by its
+                // command.
+                let description = match shell.spec.description.as_str() {
+                    "" => shell.spec.command.clone(),
+                    given => given.to_owned(),
+                };
                 ended.push(EndedShell {
                     id: shell.id.clone(),
-                    description: shell.spec.description.clone(),
+                    description,
                     exit_code,
                 });
             }
@@ -696,6 +702,18 @@ mod tests {
             }]
         );
         assert!(shells.take_untold_ends().is_empty(), "told once");
+        // A call with no description is named by its command.
+        let unnamed = shells.insert(
+            "u".into(),
+            ShellSpec {
+                description: String::new(),
+                ..spec("make all", ShellMode::Async)
+            },
+            0,
+            GroupGuard::none(),
+        );
+        unnamed.finish(0);
+        assert_eq!(shells.take_untold_ends()[0].description, "make all");
     }
 
     #[test]

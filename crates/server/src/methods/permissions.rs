@@ -273,10 +273,11 @@ pub(crate) fn paths_workspace(ctx: &Ctx<'_>, p: PathParams) -> Result<Value, Rpc
     Ok(json!({ "allowed": allowed }))
 }
 
-/// `urls.setUnrestrictedMode`: accepted; turnstile's tools fetch no URLs, so there is no URL
-/// policy to change.
+/// `urls.setUnrestrictedMode`: with `enabled`, every `web_fetch` URL is approved without
+/// asking, as the Copilot CLI does (deny rules still refuse, and local addresses stay blocked
+/// unless an `--allow-url` names them); `false` asks again.
 pub(crate) fn urls_set_unrestricted(ctx: &Ctx<'_>, p: EnabledParams) -> Result<Value, RpcError> {
-    state(ctx, &p.session_id)?;
+    state(ctx, &p.session_id)?.live.set_approve_urls(p.enabled);
     Ok(success())
 }
 

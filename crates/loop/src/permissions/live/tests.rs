@@ -201,3 +201,32 @@ fn url_rules_match_the_domain() {
     assert_eq!(live.decide(&url("https://example.com.evil.net/")), None);
     assert_eq!(live.decide(&url("https://evil.net/example.com")), None);
 }
+
+#[test]
+fn unrestricted_urls_approve_fetches_only_and_deny_rules_still_win() {
+    let live = LiveRules::default();
+    let url = |u: &str| ask(json!({"kind": "url", "url": u}));
+    assert_eq!(live.decide(&url("https://example.com/")), None);
+    live.set_approve_urls(true);
+    assert!(approves(&live, &url("https://example.com/")));
+    assert!(approves(&live, &url("http://10.255.255.1/x")));
+    assert_eq!(
+        live.decide(&shell("rm -rf /")),
+        None,
+        "a fetch mode approves no command"
+    );
+    assert_eq!(
+        live.decide(&ask(json!({"kind": "write", "fileName": "/etc/passwd"}))),
+        None
+    );
+    live.set_rules(
+        Vec::new(),
+        vec![PermissionRule::new("url", Some("evil.net"))],
+    );
+    assert_eq!(
+        live.decide(&url("https://evil.net/")),
+        Some(LiveDecision::Denied(vec!["url(evil.net)".into()]))
+    );
+    live.set_approve_urls(false);
+    assert_eq!(live.decide(&url("https://example.com/")), None);
+}
