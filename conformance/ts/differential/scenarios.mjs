@@ -741,6 +741,26 @@ export const SCENARIOS = {
     await session.disconnect();
   },
 
+  // A follow-up to a background agent: `task` in background mode (a sync bash keeps the main
+  // agent busy while the agent answers), then `write_agent` to the idle agent (another bash
+  // while it answers again), `read_agent` with wait, `write_agent` to an unknown id and
+  // without a message, and `list_agents`.
+  async "write-agent"(run) {
+    await run.model("write-agent.json");
+    run.file("notes.txt", "first line\nsecond line\n");
+    const client = run.client();
+    const session = await client.createSession(run.options("main", { onPermissionRequest: approveAll }));
+    run.session("main", session.sessionId);
+    const answer = await session.sendAndWait("Ask a background agent about notes.txt, then ask it again", GUARD);
+    run.observe("answer", answer?.data?.content ?? null);
+    run.observe("tool result texts", toolResultTexts(run.events.main.filter((e) => !e.agentId)));
+    run.observe(
+      "notifications",
+      run.events.main.filter((e) => e.type === "system.notification").map((e) => [e.data.content, e.data.kind]),
+    );
+    await session.disconnect();
+  },
+
   // The session database: the runtime's own tables, DDL, writes, reads of every value type,
   // several statements in one call, and the errors; the model must read the same texts.
   async sql(run) {

@@ -140,7 +140,7 @@ fn a_tool_that_no_longer_exists_fails_the_check_before_replaying() {
     let stdout = text(&out.stdout);
     assert_eq!(out.status.code(), Some(1), "{stdout}");
     assert!(
-        stdout.contains("the recording calls tool `frobnicate`, which this engine does not have (it has: bash, read_bash, stop_bash, list_bash, view, create, edit, web_fetch, sql, read_agent, list_agents, grep, glob, task, task_complete)"),
+        stdout.contains("the recording calls tool `frobnicate`, which this engine does not have (it has: bash, read_bash, stop_bash, list_bash, view, create, edit, web_fetch, sql, read_agent, list_agents, write_agent, grep, glob, task, task_complete)"),
         "{stdout}"
     );
     assert!(

@@ -134,7 +134,7 @@ fn an_async_shell_runs_past_the_answer_and_stops_when_the_session_closes() {
     ));
     assert_eq!(
         tool_result(last, "c4"),
-        "Tool 'nosuch' does not exist. Available tools that can be called are bash, read_bash, stop_bash, list_bash, view, create, edit, web_fetch, sql, read_agent, list_agents, grep, glob, task."
+        "Tool 'nosuch' does not exist. Available tools that can be called are bash, read_bash, stop_bash, list_bash, view, create, edit, web_fetch, sql, read_agent, list_agents, write_agent, grep, glob, task."
     );
     // The run ended the session: the shell and its background job were stopped (on a slow
     // machine the close may come before the job started: then there is nothing to outlive it).

@@ -17,6 +17,9 @@ fn task(name: &str, prompt: &str) -> Value {
     json!({"description": "Read a file", "prompt": prompt, "agent_type": "explore", "name": name})
 }
 
+/// The explore agents' system prompt starts so (their answers are scripted for them).
+const EXPLORER: &str = "You are an exploration sub-agent";
+
 fn system_prompt(request: &Value) -> &str {
     request["messages"][0]["content"]
         .as_str()
@@ -38,31 +41,39 @@ fn sub_agents_answer_the_main_agent_and_the_audit_counts_every_model_call() {
                     task("second", "Say two."),
                 ),
             )
-            .respond(ScriptedResponse::text("answer A"))
-            .respond(ScriptedResponse::text("answer B"))
-            // One in background: it views the file, then answers.
+            .respond(ScriptedResponse::text("answer A").for_system(EXPLORER))
+            .respond(ScriptedResponse::text("answer B").for_system(EXPLORER))
+            // One in background: it views the file (its answer held until the main agent's
+            // next call has arrived: the main agent goes on meanwhile), then answers.
             .respond(call("t3", "task", background))
-            .respond(call("v1", "view", json!({"path": "alpha.txt"})))
-            .respond(ScriptedResponse::text("It says alpha."))
             .respond(
-                call(
-                    "r1",
-                    "read_agent",
-                    json!({"agent_id": "reader", "wait": true}),
-                )
-                .and_tool_call_with_id("l1", "list_agents", json!({})),
+                call("v1", "view", json!({"path": "alpha.txt"}))
+                    .for_system(EXPLORER)
+                    .after_requests(6),
             )
+            .respond(ScriptedResponse::text("It says alpha.").for_system(EXPLORER))
+            .respond(call(
+                "r1",
+                "read_agent",
+                json!({"agent_id": "reader", "wait": true}),
+            ))
+            .respond(call("l1", "list_agents", json!({})))
             .text("Done."),
     );
     env.run_ok(&server, &["run", "--allow-all-tools", "ask helpers"]);
     let requests = server.requests();
-    assert_eq!(requests.len(), 8);
-    let explorer =
-        |i: usize| system_prompt(&requests[i]).starts_with("You are an exploration sub-agent");
+    assert_eq!(requests.len(), 9);
+    let explorer = |i: usize| system_prompt(&requests[i]).starts_with(EXPLORER);
+    let agents: Vec<usize> = (0..9).filter(|&i| explorer(i)).collect();
+    assert_eq!(agents.len(), 4, "{agents:?}");
     assert_eq!(
-        (0..8).filter(|&i| explorer(i)).collect::<Vec<_>>(),
-        [1, 2, 4, 5],
-        "the agents' calls, each before the main agent's next"
+        agents[..2],
+        [1, 2],
+        "the sync agents' calls come within their task calls"
+    );
+    assert_eq!(
+        agents[3], 6,
+        "the background agent's answer waited for the main agent's call"
     );
 
     // The two sync agents' answers are the results of their task calls.
@@ -72,16 +83,16 @@ fn sub_agents_answer_the_main_agent_and_the_audit_counts_every_model_call() {
     assert_eq!(answers, ["answer A", "answer B"]);
     assert_eq!(
         tool_result(last, "t3"),
-        "Agent started in background with agent_id: reader. You'll be notified when it completes. Tell the user you're waiting and end your response, or continue unrelated work until notified."
+        "Agent started in background with agent_id: reader. You'll be notified when it completes. Tell the user you're waiting and end your response, or continue unrelated work until notified. The agent supports multi-turn conversations — use write_agent to send follow-up messages."
     );
     assert_eq!(
-        requests[5]["messages"][3]["content"], "1. alpha\n2. ",
+        requests[6]["messages"][3]["content"], "1. alpha\n2. ",
         "the background agent reads its own view"
     );
     let read = tool_result(last, "r1");
     assert!(
         read.starts_with(
-            "Agent completed. agent_id: reader, agent_type: explore, status: completed, description: Read a file, elapsed: "
+            "Agent is idle (waiting for messages). agent_id: reader, agent_type: explore, status: idle, description: Read a file, elapsed: "
         ),
         "{read}"
     );
@@ -92,7 +103,7 @@ fn sub_agents_answer_the_main_agent_and_the_audit_counts_every_model_call() {
     let listed = tool_result(last, "l1");
     assert!(
         listed.starts_with(
-            "Background agents:\n\nCompleted (1):\n  ✅ reader: explore - \"Read a file\" ("
+            "Background agents:\n\nIdle (3):\n  💤 first: explore - \"Read a file\" ("
         ),
         "{listed}"
     );
@@ -137,7 +148,7 @@ fn sub_agents_answer_the_main_agent_and_the_audit_counts_every_model_call() {
         per_agent,
         BTreeMap::from([("t1".into(), 1), ("t2".into(), 1), ("t3".into(), 2)])
     );
-    let main_requests = (0..8).filter(|&i| !explorer(i)).count() as u64;
+    let main_requests = (0..9).filter(|&i| !explorer(i)).count() as u64;
     assert_eq!(
         main_requests + per_agent.values().sum::<u64>(),
         requests.len() as u64

@@ -123,7 +123,7 @@ async fn the_default_prompt_names_the_runtime_it_is_compatible_with_and_its_cont
     )));
     assert!(prompt.contains("* Operating system: Linux\n"));
     assert!(prompt.contains(
-        "* Tools offered: bash, read_bash, stop_bash, list_bash, view, create, edit, web_fetch, sql, read_agent, list_agents, grep, glob"
+        "* Tools offered: bash, read_bash, stop_bash, list_bash, view, create, edit, web_fetch, sql, read_agent, list_agents, write_agent, grep, glob"
     ));
     assert!(
         prompt.contains("<custom_instruction>\nAlways answer in French.\n</custom_instruction>")
@@ -567,6 +567,7 @@ async fn reasoning_effort_is_recorded_and_excluded_tools_are_neither_offered_nor
             "sql",
             "read_agent",
             "list_agents",
+            "write_agent",
             "glob",
             "task"
         ]

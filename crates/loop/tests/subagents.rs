@@ -378,32 +378,62 @@ fn roles(messages: &[turnstile_loop::model::ChatMessage]) -> Vec<&'static str> {
         .collect()
 }
 
+/// The explore agent's system prompt starts so (its answers are scripted for it alone).
+const EXPLORER: &str = "You are an exploration sub-agent";
+
 /// The background run the tests below share: the main agent starts an explore agent in
-/// background mode beside a bash call, the agent views a file and answers, then the main
-/// agent reads it (waiting) and lists the agents, and answers.
+/// background mode and goes on (its next call is made while the agent works: the agent's
+/// first answer is held until it arrives), waits for it with `read_agent`, sends it a
+/// follow-up with `write_agent` beside `list_agents`, and answers while the agent works on
+/// it; the agent going idle wakes the main agent, which reads both rounds and answers.
 fn background_script() -> Script {
     let mut start = task("explore", "What is the first line of notes.txt?");
     start["mode"] = json!("background");
     start["name"] = json!("reader");
     Script::new()
-        .respond(ScriptedResponse::tool_call("task", start).and_tool_call(
-            "bash",
-            json!({"command": "echo beside", "description": "Beside"}),
-        ))
-        .respond(ScriptedResponse::tool_call(
-            "view",
-            json!({"path": "notes.txt"}),
-        ))
-        .respond(ScriptedResponse::text("The first line is: alpha"))
+        .respond(ScriptedResponse::tool_call("task", start))
         .respond(
-            ScriptedResponse::tool_call("read_agent", json!({"agent_id": "reader", "wait": true}))
-                .and_tool_call("list_agents", json!({})),
+            ScriptedResponse::tool_call("view", json!({"path": "notes.txt"}))
+                .for_system(EXPLORER)
+                .after_requests(3),
         )
-        .respond(ScriptedResponse::text("alpha it is"))
+        .respond(ScriptedResponse::text("The first line is: alpha").for_system(EXPLORER))
+        .respond(ScriptedResponse::tool_call(
+            "read_agent",
+            json!({"agent_id": "reader", "wait": true}),
+        ))
+        .respond(
+            ScriptedResponse::tool_call(
+                "write_agent",
+                json!({"agent_id": "reader", "message": "And the second line?"}),
+            )
+            .and_tool_call("list_agents", json!({})),
+        )
+        .respond(
+            ScriptedResponse::text("The second line is: beta")
+                .for_system(EXPLORER)
+                .after_requests(7),
+        )
+        .respond(ScriptedResponse::text("Waiting for the reader."))
+        .respond(ScriptedResponse::tool_call(
+            "read_agent",
+            json!({"agent_id": "reader"}),
+        ))
+        .respond(ScriptedResponse::text("alpha, then beta"))
+}
+
+/// The texts of a request's messages.
+fn texts(request: &Value) -> Vec<String> {
+    request["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["content"].as_str().unwrap_or_default().to_owned())
+        .collect()
 }
 
 #[tokio::test]
-async fn a_background_agent_answers_at_once_runs_beside_the_turn_and_is_read_later() {
+async fn a_background_agent_works_beside_the_main_agent_and_takes_follow_up_messages() {
     let Ran {
         fx,
         session,
@@ -414,57 +444,93 @@ async fn a_background_agent_answers_at_once_runs_beside_the_turn_and_is_read_lat
     .await;
     assert_eq!(outcome, Outcome::Idle);
     let requests = fx.server.requests();
-    assert_eq!(requests.len(), 5);
-    // The agent's two calls come before the main agent's next one: the turn that started
-    // it ends when it has.
-    for sub in &requests[1..3] {
-        assert!(
-            sub["messages"][0]["content"]
-                .as_str()
-                .unwrap()
-                .starts_with("You are an exploration sub-agent"),
-            "{sub}"
-        );
-    }
-    let second = requests[3]["messages"].as_array().unwrap();
-    let texts: Vec<&str> = second
+    assert_eq!(requests.len(), 9);
+    let (agent, main): (Vec<&Value>, Vec<&Value>) = requests
         .iter()
-        .map(|m| m["content"].as_str().unwrap_or_default())
-        .collect();
+        .partition(|r| texts(r)[0].starts_with(EXPLORER));
+    assert_eq!((agent.len(), main.len()), (3, 6));
+    // The main agent's second call was made while the agent worked (its first answer was
+    // held for it): the main agent went on after the `task` call.
+    let second = texts(main[1]);
     assert_eq!(
-        texts[3],
-        "Agent started in background with agent_id: reader. You'll be notified when it completes. Tell the user you're waiting and end your response, or continue unrelated work until notified."
+        second.last().unwrap(),
+        "Agent started in background with agent_id: reader. You'll be notified when it completes. Tell the user you're waiting and end your response, or continue unrelated work until notified. The agent supports multi-turn conversations — use write_agent to send follow-up messages."
     );
-    assert_eq!(texts[4], "beside\n<shellId: 0 completed with exit code 0>");
-    assert_eq!(
-        texts[5],
-        "<system_notification>\nAgent \"reader\" (explore) has completed. Use read_agent with agent_id \"reader\" to read the results.\n</system_notification>"
-    );
-    assert_eq!(second[5]["role"], "user");
-    let third = requests[4]["messages"].as_array().unwrap();
-    let read = third[7]["content"].as_str().unwrap();
+    let notice = "<system_notification>\nAgent \"reader\" (explore) has finished processing and is now idle. Use read_agent with agent_id \"reader\" to read the results, or write_agent to send follow-up messages.\n</system_notification>";
+    let third = texts(main[2]);
     assert!(
-        read.starts_with(
-            "Agent completed. agent_id: reader, agent_type: explore, status: completed, description: Ask a helper, elapsed: "
+        third[third.len() - 2].starts_with(
+            "Agent is idle (waiting for messages). agent_id: reader, agent_type: explore, status: idle, description: Ask a helper, elapsed: "
         ),
-        "{read}"
+        "{third:#?}"
     );
     assert!(
-        read.ends_with(", total_turns: 1\n\n[Turn 0]\nThe first line is: alpha"),
-        "{read}"
+        third[third.len() - 2].ends_with(", total_turns: 1\n\n[Turn 0]\nThe first line is: alpha"),
+        "{third:#?}"
     );
-    let listed = third[8]["content"].as_str().unwrap();
+    assert_eq!(third.last().unwrap(), notice);
+    let fourth = texts(main[3]);
+    assert_eq!(
+        fourth[fourth.len() - 2],
+        "Message delivered to agent reader. Use read_agent to check the agent's response."
+    );
+    let listed = &fourth[fourth.len() - 1];
     assert!(
         listed.starts_with(
-            "Background agents:\n\nCompleted (1):\n  ✅ reader: explore - \"Ask a helper\" ("
+            "Background agents:\n\nRunning (1):\n  🔄 reader: explore - \"Ask a helper\" ("
         ),
         "{listed}"
     );
+    assert!(
+        listed.ends_with(&format!("s, owner: {})", session.id())),
+        "{listed}"
+    );
+    // The agent's follow-up round continues its own conversation with the message.
+    let round_two = texts(agent[2]);
+    assert_eq!(round_two.len(), 6, "{round_two:#?}");
+    assert_eq!(round_two[4], "The first line is: alpha");
+    assert!(
+        round_two[5].ends_with("</current_datetime>\n\nAnd the second line?"),
+        "{round_two:#?}"
+    );
+    // The main agent answered while the agent worked; the agent going idle woke it, with the
+    // notice as the last message and the call marked as the agent's.
+    let woken = texts(main[4]);
+    assert_eq!(woken[woken.len() - 2], "Waiting for the reader.");
+    assert_eq!(woken.last().unwrap(), notice);
+    let initiators: Vec<String> = fx
+        .server
+        .recorded()
+        .iter()
+        .filter(|r| r.path.ends_with("/chat/completions"))
+        .map(|r| {
+            r.headers
+                .iter()
+                .find(|(k, _)| k.eq_ignore_ascii_case("x-initiator"))
+                .map(|(_, v)| v.clone())
+                .unwrap_or_default()
+        })
+        .collect();
+    assert_eq!(
+        initiators.iter().filter(|i| *i == "user").count(),
+        1,
+        "{initiators:?}"
+    );
+    let last = texts(main[5]);
+    assert!(
+        last[last.len() - 1].ends_with(
+            "total_turns: 2\n\n[Turn 0]\nThe first line is: alpha\n\n[Turn 1]\n[Message]\nAnd the second line?\n\n[Response]\nThe second line is: beta"
+        ),
+        "{last:#?}"
+    );
     let offered = tool_names(&requests[0]);
     let at = |name: &str| offered.iter().position(|n| n == name).unwrap();
-    assert!(at("sql") < at("read_agent") && at("list_agents") < at("grep"));
+    assert!(at("sql") < at("read_agent") && at("list_agents") < at("write_agent"));
+    assert!(at("write_agent") < at("grep"));
+    assert!(!tool_names(agent[0]).contains(&"write_agent".to_owned()));
 
-    // The agent's events carry the task call's id; the notification is recorded.
+    // The journal: one start and one completion of the agent (its first round), its
+    // follow-up as a user message of its own, and a notice each time it went idle.
     let events = fx.journal(session.id());
     let call_id = data(of_type(&events, "assistant.message")[0])["toolRequests"][0]["toolCallId"]
         .as_str()
@@ -474,35 +540,75 @@ async fn a_background_agent_answers_at_once_runs_beside_the_turn_and_is_read_lat
     assert_eq!(started.len(), 1);
     assert_eq!(started[0].agent_id.as_deref(), Some(call_id.as_str()));
     assert_eq!(of_type(&events, "subagent.completed").len(), 1);
+    let follow_up: Vec<&Event> = of_type(&events, "user.message")
+        .into_iter()
+        .filter(|e| e.agent_id.as_deref() == Some(call_id.as_str()))
+        .collect();
+    assert_eq!(follow_up.len(), 2);
+    assert_eq!(data(follow_up[1])["content"], "And the second line?");
+    assert_eq!(data(follow_up[1])["delivery"], "idle");
     let notes = of_type(&events, "system.notification");
-    assert_eq!(notes.len(), 1);
-    assert_eq!(
-        data(notes[0])["kind"],
-        json!({"type": "agent_completed", "agentId": "reader", "agentType": "explore", "description": "Ask a helper"})
-    );
-    // The audit counts every model call, two of them the background agent's.
+    assert_eq!(notes.len(), 2);
+    for note in notes {
+        assert_eq!(
+            data(note)["kind"],
+            json!({"type": "agent_idle", "agentId": "reader", "agentType": "explore", "description": "Ask a helper"})
+        );
+    }
+    // The audit counts every model call, three of them the agent's.
     let report = fx.audit_clean(session.id());
     assert_eq!(report.turns as usize, requests.len(), "{report:#?}");
-    assert_eq!(report.agent_turns.get(&call_id), Some(&2), "{report:#?}");
+    assert_eq!(report.agent_turns.get(&call_id), Some(&3), "{report:#?}");
     assert_eq!(report.agent_turns.len(), 1);
-    // The fold gives the main conversation with the notification where the model read it.
+    // The fold gives the main conversation with each notice where the model read it.
     let state = turnstile_replay::fold_file(&fx.root.session(session.id()).events).unwrap();
     let folded = turnstile_loop::session::request_messages(&state.state);
+    let folded_texts: Vec<String> = folded
+        .iter()
+        .map(|m| match m {
+            turnstile_loop::model::ChatMessage::User { content, .. } => content.clone(),
+            _ => String::new(),
+        })
+        .collect();
     assert_eq!(
-        roles(&folded),
-        [
-            "system",
-            "user",
-            "assistant",
-            "tool",
-            "tool",
-            "user",
-            "assistant",
-            "tool",
-            "tool",
-            "assistant"
-        ]
+        folded_texts.iter().filter(|t| t.as_str() == notice).count(),
+        2,
+        "{folded:#?}"
     );
+    assert_eq!(roles(&folded).last(), Some(&"assistant"));
+}
+
+#[tokio::test]
+async fn an_abort_while_the_main_agent_waits_for_its_agent_stops_both() {
+    let mut start = task("explore", "What is the first line of notes.txt?");
+    start["mode"] = json!("background");
+    start["name"] = json!("sleeper");
+    // The agent's only call never answers; the main agent answers and waits for it.
+    let script = Script::new()
+        .respond(ScriptedResponse::tool_call("task", start))
+        .respond(ScriptedResponse::text("never").for_system(EXPLORER).hang())
+        .respond(ScriptedResponse::text("Waiting."));
+    let fx = Fixture::start(script, |_| {}).await;
+    let session = SessionHandle::create(&fx.root, None, fx.base_parts(|_| {})).unwrap();
+    let (_, done) = session.send("wait for it", SendOptions::default()).unwrap();
+    // Aborted once both calls have reached the server and the main agent has answered.
+    while fx.server.requests().len() < 3 {
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    while !fx
+        .journal(session.id())
+        .iter()
+        .any(|e| e.event_type.as_str() == "assistant.message" && data(e)["content"] == "Waiting.")
+    {
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    session.abort();
+    assert_eq!(done.await.unwrap(), Outcome::Aborted);
+    session.shutdown().await.unwrap();
+    let events = fx.journal(session.id());
+    assert_eq!(of_type(&events, "abort").len(), 1);
+    assert_eq!(of_type(&events, "subagent.failed").len(), 1);
+    fx.audit_clean(session.id());
 }
 
 #[tokio::test]
@@ -573,12 +679,14 @@ async fn a_resume_after_a_crash_inside_a_background_agent_closes_its_turn_and_ca
         );
     }
     fx.audit_clean(id);
-    // The main conversation folds to a valid history: both calls have their results.
+    // The main conversation folds to a valid history: every call has its result (the main
+    // agent's `read_agent` may or may not have started when the agent's call was cut).
     let state = turnstile_replay::fold_file(&paths.events).unwrap();
     let folded = turnstile_loop::session::request_messages(&state.state);
-    assert_eq!(
-        roles(&folded),
-        ["system", "user", "assistant", "tool", "tool"],
+    let shape = roles(&folded);
+    assert!(
+        shape == ["system", "user", "assistant", "tool"]
+            || shape == ["system", "user", "assistant", "tool", "assistant", "tool"],
         "{folded:#?}"
     );
 }

@@ -263,7 +263,7 @@ fn unknown_tools_get_the_runtime_message() {
     let registry = ToolRegistry::builtin(true);
     assert_eq!(
         registry.unknown_tool_message("str_replace_editor"),
-        "Tool 'str_replace_editor' does not exist. Available tools that can be called are bash, read_bash, stop_bash, list_bash, view, create, edit, web_fetch, sql, read_agent, list_agents, grep, glob, task, task_complete."
+        "Tool 'str_replace_editor' does not exist. Available tools that can be called are bash, read_bash, stop_bash, list_bash, view, create, edit, web_fetch, sql, read_agent, list_agents, write_agent, grep, glob, task, task_complete."
     );
 }
 

@@ -244,7 +244,7 @@ pub(crate) fn track(
             open.resumed(line);
             Step::Plain
         }
-        Kind::Other => Step::Plain,
+        Kind::SystemMessage | Kind::Other => Step::Plain,
     };
     match abandoned {
         Some(a) => Step::Abandoned(Box::new(a)),

@@ -36,6 +36,9 @@ Script format (JSON):
   }
 A response may also set: \"id\" on a tool call (default call_<n>), \"usage\" (OpenAI field names),
 \"status\" and \"errorBody\" (an HTTP error), \"headers\", \"delayMs\", \"chunkDelayMs\",
+\"forSystem\" (served only to requests whose system prompt starts with that text, e.g. a
+sub-agent's, ahead of the others; the rest take the next response without it),
+\"afterRequests\" (held until that many model requests have arrived, 60 s at most),
 \"dropAfterChunks\", \"hang\", \"malformed\", \"finishReason\", \"moreChoices\", \"endless\".
 Example: examples/offline-script.json in the turnstile repository.";
 

@@ -104,6 +104,17 @@ pub struct ScriptedResponse {
     /// Extra response headers, e.g. `{"Retry-After": "1"}`.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub headers: BTreeMap<String, String>,
+    /// Served only to a request whose system prompt (its first message) starts with this
+    /// text, before any earlier response; a request no such response is meant for takes the
+    /// next response without one. Keeps a sub-agent's answers apart from the main agent's
+    /// when their calls interleave.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub for_system: Option<String>,
+    /// Held until the server has received this many model requests in all (this one
+    /// included; 60 s at most): orders an answer after another agent's next call without
+    /// guessing a delay.
+    #[serde(default, skip_serializing_if = "is_zero_usize")]
+    pub after_requests: usize,
     /// Milliseconds to wait before sending the response head.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub delay_ms: u64,
@@ -158,6 +169,10 @@ pub struct ScriptedToolCall {
     /// value is sent as its compact JSON text.
     #[serde(default = "empty_object")]
     pub arguments: Value,
+}
+
+fn is_zero_usize(n: &usize) -> bool {
+    *n == 0
 }
 
 fn is_zero(v: &u64) -> bool {
@@ -295,6 +310,20 @@ impl ScriptedResponse {
             name: name.into(),
             arguments,
         });
+        self
+    }
+
+    /// This response only for a request whose system prompt starts with `prefix` (see
+    /// [`ScriptedResponse::for_system`]).
+    pub fn for_system(mut self, prefix: impl Into<String>) -> Self {
+        self.for_system = Some(prefix.into());
+        self
+    }
+
+    /// This response held until `count` model requests have arrived (see
+    /// [`ScriptedResponse::after_requests`]).
+    pub fn after_requests(mut self, count: usize) -> Self {
+        self.after_requests = count;
         self
     }
 

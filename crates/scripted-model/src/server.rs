@@ -39,12 +39,16 @@ struct Shared {
     state: Mutex<State>,
     record: Option<Mutex<std::fs::File>>,
     tool_calls: AtomicU64,
+    /// Woken at every model request, for the responses that wait for later requests.
+    arrived: tokio::sync::Notify,
 }
 
 #[derive(Default)]
 struct State {
-    /// Index of the next scripted response.
+    /// How many scripted responses have been handed out (including those past the end).
     next: usize,
+    /// Which responses have been handed out (a `forSystem` one may go before earlier ones).
+    served: Vec<bool>,
     /// Summary requests answered so far.
     summaries: usize,
     /// Every chat completion request body received, in order.
@@ -108,6 +112,7 @@ impl ScriptedServer {
             state: Mutex::new(State::default()),
             record,
             tool_calls: AtomicU64::new(0),
+            arrived: tokio::sync::Notify::new(),
         });
         let (stop, stop_rx) = watch::channel(false);
         let accept_shared = shared.clone();
@@ -261,7 +266,26 @@ async fn write_error(
     .await
 }
 
+/// How long a response waits at most for the requests it is held behind (`afterRequests`);
+/// then it is sent anyway, so a script that miscounted fails on its answers, not by a hang.
+const HOLD_AT_MOST: Duration = Duration::from_secs(60);
+
 impl Shared {
+    /// Waits until `count` model requests have arrived, or [`HOLD_AT_MOST`].
+    async fn wait_for_requests(&self, count: usize) {
+        let deadline = tokio::time::Instant::now() + HOLD_AT_MOST;
+        loop {
+            // Registered before the check, so an arrival in between is not missed.
+            let arrived = self.arrived.notified();
+            if self.state.lock().unwrap().next >= count {
+                return;
+            }
+            if tokio::time::timeout_at(deadline, arrived).await.is_err() {
+                return;
+            }
+        }
+    }
+
     /// Records a request and hands out the index of the response it gets: in `summaries`
     /// for a summary request when the script has some, else in `responses`.
     fn take(&self, body: Value, summary: bool) -> usize {
@@ -276,9 +300,52 @@ impl Shared {
             state.summaries += 1;
             return index;
         }
-        let index = state.next;
         state.next += 1;
-        index
+        self.arrived.notify_waiters();
+        let responses = &self.script.responses;
+        if state.served.len() < responses.len() {
+            state.served.resize(responses.len(), false);
+        }
+        let last = state.requests.last();
+        let system = last.map(system_text).unwrap_or_default();
+        // A response meant for this request's system prompt, else the next meant for none.
+        let meant = |i: &usize| match &responses[*i].for_system {
+            Some(prefix) => system.starts_with(prefix.as_str()),
+            None => false,
+        };
+        let open = |i: &usize| !state.served[*i];
+        let found = (0..responses.len()).filter(open).find(meant).or_else(|| {
+            (0..responses.len())
+                .filter(open)
+                .find(|i| responses[*i].for_system.is_none())
+        });
+        match found {
+            Some(index) => {
+                state.served[index] = true;
+                index
+            }
+            // Past the end: no response has this index; the error names the request's number.
+            None => (state.next - 1).max(responses.len()),
+        }
+    }
+}
+
+/// The text of a request's first message (the system prompt: Chat Completions' first
+/// message, the Responses API's `instructions`, the Messages API's `system`); empty if none.
+fn system_text(request: &Value) -> String {
+    let first = request
+        .pointer("/messages/0/content")
+        .or_else(|| request.get("instructions"))
+        .or_else(|| request.get("system"))
+        .or_else(|| request.pointer("/input/0/content"));
+    match first {
+        Some(Value::String(s)) => s.clone(),
+        // Content as parts: their texts in order.
+        Some(Value::Array(parts)) => parts
+            .iter()
+            .filter_map(|p| p.get("text").and_then(Value::as_str))
+            .collect(),
+        _ => String::new(),
     }
 }
 
@@ -333,6 +400,9 @@ async fn model_request(
         .unwrap_or(&shared.model)
         .to_string();
 
+    if response.after_requests > 0 {
+        shared.wait_for_requests(response.after_requests).await;
+    }
     if response.delay_ms > 0 {
         tokio::time::sleep(Duration::from_millis(response.delay_ms)).await;
     }

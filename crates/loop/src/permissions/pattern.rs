@@ -8,7 +8,7 @@ use crate::tools::web_fetch::hosts::HostPattern;
 pub const KINDS: [&str; 5] = ["shell", "write", "read", "url", "custom-tool"];
 
 /// The built-in tools a pattern may name.
-pub const BUILTIN_TOOLS: [&str; 15] = [
+pub const BUILTIN_TOOLS: [&str; 16] = [
     "bash",
     "read_bash",
     "stop_bash",
@@ -20,6 +20,7 @@ pub const BUILTIN_TOOLS: [&str; 15] = [
     "sql",
     "read_agent",
     "list_agents",
+    "write_agent",
     "glob",
     "grep",
     "task",

@@ -34,9 +34,9 @@ pub(super) struct Actor {
     /// The session's shells: they outlive a message and are stopped when the session closes.
     pub(super) shells: Arc<Shells>,
     /// How the model server counts against the token estimate (its last report).
-    pub(super) calibration: crate::prompt::tokens::Calibration,
+    pub(super) calibration: std::sync::Mutex<crate::prompt::tokens::Calibration>,
     /// When a compaction may be tried again after a failed summary call.
-    pub(super) retry: super::compaction::RetryBackoff,
+    pub(super) retry: std::sync::Mutex<super::compaction::RetryBackoff>,
     /// How many times a turn's request was built and measured (shared with the handle).
     pub(super) measures: Arc<std::sync::atomic::AtomicU64>,
     /// The session's database (`sql`), opened on first use and closed with the session.
@@ -46,22 +46,27 @@ pub(super) struct Actor {
     pub(super) urls: Arc<UrlRules>,
     /// Work a resume continues before taking any command.
     pending: Option<PendingWork>,
-    checkpoint_at: u64,
+    checkpoint_at: std::sync::atomic::AtomicU64,
     /// The MCP servers a call found gone (each is warned about once).
     pub(super) mcp_gone: std::sync::Mutex<std::collections::HashSet<String>>,
     /// Bytes of streamed answers received in this session (`assistant.streaming_delta`).
     pub(super) streamed_bytes: std::sync::atomic::AtomicU64,
-    /// The tools the session was built with; `parts.tools` is this plus the MCP servers'
-    /// tools, rebuilt when they change (`mcp_glue`).
+    /// The tools the session was built with (`parts.tools`).
     pub(super) base_tools: Arc<crate::tools::ToolRegistry>,
-    /// The MCP host's version `parts.tools` was built at (`None`: not built yet).
-    pub(super) mcp_version: Option<u64>,
+    /// The tools offered now: `base_tools` plus the MCP servers' tools, rebuilt when they
+    /// change (`mcp_glue`); a call takes the set as it was when it started.
+    pub(super) tools_now: std::sync::Mutex<Arc<crate::tools::ToolRegistry>>,
+    /// The MCP host's version `tools_now` was built at (`None`: not built yet).
+    pub(super) mcp_version: std::sync::Mutex<Option<u64>>,
     /// What the session already warned about its MCP tools (each is said once).
-    pub(super) mcp_warned: std::collections::HashSet<String>,
+    pub(super) mcp_warned: std::sync::Mutex<std::collections::HashSet<String>>,
     /// This process's model calls, for the totals `session.shutdown` reports.
     pub(super) process_usage: std::sync::Mutex<super::totals::ProcessUsage>,
-    /// The background agents `task` started (`session/background.rs`).
+    /// The agents `task` started (`session/background.rs`).
     pub(super) agents: Arc<crate::tools::agents::Agents>,
+    /// Each agent's conversation between its rounds, by its `task` call id (`subagent.rs`).
+    pub(super) conversations:
+        std::sync::Mutex<std::collections::HashMap<String, super::subagent::Conversation>>,
 }
 
 impl Actor {
@@ -97,15 +102,28 @@ impl Actor {
             database,
             urls,
             pending,
-            checkpoint_at,
+            checkpoint_at: checkpoint_at.into(),
             mcp_gone: std::sync::Mutex::default(),
             streamed_bytes: Default::default(),
+            tools_now: std::sync::Mutex::new(Arc::clone(&base_tools)),
             base_tools,
-            mcp_version: None,
-            mcp_warned: std::collections::HashSet::new(),
+            mcp_version: Default::default(),
+            mcp_warned: Default::default(),
             process_usage: Default::default(),
-            agents: Arc::default(),
+            agents: Arc::new(crate::tools::agents::Agents::owned_by(id.to_string())),
+            conversations: Default::default(),
         }
+    }
+
+    /// The tools offered now (MCP tools included), shared: a call keeps the set it started
+    /// with even if a server's tools change meanwhile.
+    pub(super) fn live_tools(&self) -> Arc<crate::tools::ToolRegistry> {
+        Arc::clone(&super::lock(&self.tools_now))
+    }
+
+    /// How the model server counts against the estimate, as of its last report.
+    pub(super) fn calibration_now(&self) -> crate::prompt::tokens::Calibration {
+        *super::lock(&self.calibration)
     }
 
     pub(super) async fn run(
@@ -273,7 +291,7 @@ impl Actor {
             .measure()
             .unless_loading(&request, u64::MAX)
             .usage_info(&request, self.token_limit(), false);
-        let window = self.calibration.apply(&estimate);
+        let window = self.calibration_now().apply(&estimate);
         let payload = shutdown_payload(
             &self.emitter.state(),
             &lock(&self.process_usage),
@@ -294,7 +312,7 @@ impl Actor {
     }
 
     /// Durability, then `session.idle` (always last, ephemeral), then maybe a checkpoint.
-    pub(super) async fn idle(&mut self, mode: AgentMode, aborted: bool) -> Result<(), LoopError> {
+    pub(super) async fn idle(&self, mode: AgentMode, aborted: bool) -> Result<(), LoopError> {
         self.emitter.boundary().await?;
         // The agent loop stopped; the session-level idle follows (the Copilot CLI's pair).
         self.emitter.emit(&AssistantIdle {
@@ -308,10 +326,15 @@ impl Actor {
             mode: (mode != AgentMode::Autopilot).then(|| mode.as_str().into()),
         })?;
         let size = self.emitter.writer().byte_len();
-        if size - self.checkpoint_at >= CHECKPOINT_EVERY_BYTES {
+        let at = self
+            .checkpoint_at
+            .load(std::sync::atomic::Ordering::Relaxed);
+        if size - at >= CHECKPOINT_EVERY_BYTES {
             // Runs after idle is announced: never on the path a client waits for.
             match turnstile_replay::write_checkpoint(&self.emitter.writer().paths().dir) {
-                Ok(info) => self.checkpoint_at = info.offset,
+                Ok(info) => self
+                    .checkpoint_at
+                    .store(info.offset, std::sync::atomic::Ordering::Relaxed),
                 Err(e) => {
                     tracing::warn!(session = %self.id, error = %e, "could not write the checkpoint")
                 }

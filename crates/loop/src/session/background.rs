@@ -1,110 +1,239 @@
-//! Background sub-agents (`task` with `mode: "background"`): the call answers at once with
-//! the agent's id, and the agent's loop (`subagent.rs`) runs alongside the other calls of the
-//! parent's turn, polled by the same task. The turn ends when its calls and the agents they
-//! started have ended, so no agent outlives the turn that started it: idle, shutdown and
-//! a resume never find one running in this process. The next turn of the main agent tells
-//! its model which agents ended (`system.notification`, as the runtime does); `read_agent`
-//! gives their answers.
+//! Background sub-agents (`task` with `mode: "background"`) and their later rounds
+//! (`write_agent`): the call answers at once, and the agent's loop (`subagent.rs`) runs beside
+//! the main agent's turns, polled by the message's task ([`Actor::run_turns`]), so the main
+//! agent goes on while it works, as the runtime's does. An agent lives within the message that
+//! started or woke it: the message does not go idle while one of its agents runs (the main
+//! agent is woken for each agent that goes idle, `message.rs`), so idle, shutdown and a resume
+//! never find one running in this process. The next turn of the main agent tells its model
+//! which agents went idle (`system.notification`, as the runtime does); `read_agent` gives
+//! their answers.
 
-use std::future::Future;
-
-use futures_util::StreamExt;
-use futures_util::stream::FuturesUnordered;
+use futures_util::future::BoxFuture;
+use futures_util::stream::{FuturesUnordered, StreamExt};
 use serde_json::json;
 use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
 use turnstile_journal::payload::SystemNotification;
 
 use super::LoopError;
 use super::actor::Actor;
 use super::message::Message;
-use super::tool_call::{ToolsEnd, Turn};
+use super::tool_call::Turn;
+use crate::autopilot::AgentMode;
 use crate::model::ToolCall;
 use crate::tools::agents::{AgentRecord, AgentStatus};
 use crate::tools::task::{TaskArgs, started_text};
 use crate::tools::{ToolFailure, ToolOutput};
 
-/// Where a background `task` call hands its agent (the call's id, its checked arguments) to
-/// the turn's runner.
-pub(super) type BackgroundSender = mpsc::UnboundedSender<(String, TaskArgs)>;
+/// The `delivery` of a round whose message woke an idle agent.
+const WOKEN: &str = "idle";
+/// The `delivery` of a round whose message waited for the round before it.
+const QUEUED: &str = "queued";
+
+/// Work for the message's agent runner.
+pub(super) enum AgentJob {
+    /// The first round of the agent of a background `task` call (its id, its checked call).
+    Start(String, TaskArgs),
+    /// The next round of the idle agent of a `task` call, woken by a message.
+    Wake(String, String),
+}
+
+/// Where a turn's calls hand their agents' work to the message's runner.
+pub(super) type BackgroundSender = mpsc::UnboundedSender<AgentJob>;
+
+/// What a background agent keeps of the message it runs in: its cancellation (an abort
+/// stops it too), mode and request headers.
+#[derive(Clone)]
+pub(super) struct AgentScope {
+    interaction_id: String,
+    message_id: String,
+    mode: AgentMode,
+    cancel: CancellationToken,
+    headers: Vec<(String, String)>,
+}
+
+impl AgentScope {
+    /// The scope of the agents `msg` starts.
+    pub(super) fn of(msg: &Message<'_>) -> Self {
+        AgentScope {
+            interaction_id: msg.interaction_id.clone(),
+            message_id: msg.message_id.clone(),
+            mode: msg.mode,
+            cancel: msg.cancel.clone(),
+            headers: msg.headers.clone(),
+        }
+    }
+}
+
+/// The running agents of one message and the work handed to it.
+pub(super) struct AgentRunner<'a> {
+    jobs: mpsc::UnboundedReceiver<AgentJob>,
+    running: FuturesUnordered<BoxFuture<'a, Result<(), LoopError>>>,
+    scope: AgentScope,
+}
+
+impl<'a> AgentRunner<'a> {
+    /// A runner for the agents of `msg`, and the sender its turns hand them over by.
+    pub(super) fn new(msg: &Message<'_>) -> (Self, BackgroundSender) {
+        let (sender, jobs) = mpsc::unbounded_channel();
+        let runner = AgentRunner {
+            jobs,
+            running: FuturesUnordered::new(),
+            scope: AgentScope::of(msg),
+        };
+        (runner, sender)
+    }
+
+    /// Whether an agent is running or waits to start.
+    pub(super) fn busy(&self) -> bool {
+        !self.running.is_empty() || !self.jobs.is_empty()
+    }
+
+    fn take(&mut self, actor: &'a Actor, job: AgentJob) {
+        let scope = self.scope.clone();
+        self.running
+            .push(Box::pin(async move { actor.run_job(job, scope).await }));
+    }
+
+    /// Drives `work` to its end while the agents run beside it.
+    pub(super) async fn beside<T>(
+        &mut self,
+        actor: &'a Actor,
+        work: impl Future<Output = Result<T, LoopError>>,
+    ) -> Result<T, LoopError> {
+        tokio::pin!(work);
+        let out = loop {
+            tokio::select! {
+                biased;
+                Some(job) = self.jobs.recv() => self.take(actor, job),
+                Some(ended) = self.running.next(), if !self.running.is_empty() => ended?,
+                out = &mut work => break out?,
+            }
+        };
+        // Work handed over just as `work` ended starts too.
+        while let Ok(job) = self.jobs.try_recv() {
+            self.take(actor, job);
+        }
+        Ok(out)
+    }
+
+    /// Waits until one agent has gone idle (or failed), or every agent has; `false` when
+    /// none was running.
+    pub(super) async fn next_idle(&mut self, actor: &'a Actor) -> Result<bool, LoopError> {
+        while let Ok(job) = self.jobs.try_recv() {
+            self.take(actor, job);
+        }
+        match self.running.next().await {
+            Some(ended) => ended.map(|()| true),
+            None => Ok(false),
+        }
+    }
+
+    /// Waits for every agent to end (after an abort they end at once, interrupted).
+    pub(super) async fn drain(&mut self, actor: &'a Actor) -> Result<(), LoopError> {
+        while self.next_idle(actor).await? {}
+        Ok(())
+    }
+}
 
 impl Actor {
     /// Starts the sub-agent of the `task` call `call`: a sync one runs to its answer here; a
-    /// background one is handed to the turn's runner and the call answers with its id.
+    /// background one is handed to the message's runner and the call answers with its id.
     pub(super) async fn start_subagent(
         &self,
         call: &ToolCall,
         args: TaskArgs,
         turn: &Turn<'_, '_>,
     ) -> Result<Result<ToolOutput, ToolFailure>, LoopError> {
-        if !args.background {
-            return Box::pin(self.subagent(&call.id, args, turn.msg)).await;
+        let background = args.background;
+        let id = self.agents.start(
+            &args.name,
+            &call.id,
+            args.agent_type,
+            &args.description,
+            background,
+        );
+        if !background {
+            // A sync agent is listed and read like a background one; it takes no message.
+            let outcome = Box::pin(self.subagent(&call.id, args, turn.msg)).await?;
+            let answer = match &outcome {
+                Ok(output) => Ok(output.content.clone()),
+                Err(failure) => Err(failure.message.clone()),
+            };
+            self.agents.finish_round(&call.id, answer);
+            return Ok(outcome);
         }
-        let id = self
-            .agents
-            .start(&args.name, &call.id, args.agent_type, &args.description);
-        let handed = match turn.background {
-            Some(runner) => runner.send((call.id.clone(), args)).map_err(|e| e.0),
-            None => Err((call.id.clone(), args)),
-        };
-        // Without a runner (a call a resume continues) the agent runs inside the call: its
-        // events and answer are the same, only the call takes longer.
-        if let Err((call_id, args)) = handed {
-            Box::pin(self.background_agent(call_id, args, turn.msg)).await?;
-        }
-        Ok(Ok(ToolOutput::text(started_text(&id))))
+        // For people the call shows what the agent was asked, as the runtime's does.
+        let detail = format!(
+            "Prompt to {} agent ({id}):\n{}",
+            args.agent_type.name(),
+            args.prompt
+        );
+        let job = AgentJob::Start(call.id.clone(), args);
+        self.hand_over(job, turn).await?;
+        Ok(Ok(ToolOutput::detailed(started_text(&id), detail)))
     }
 
-    /// Runs a background agent to its end and records how it ended for `read_agent`.
-    async fn background_agent(
+    /// Starts the round `write_agent` woke the idle agent of `tool_call_id` for.
+    pub(super) async fn wake_agent(
         &self,
-        call_id: String,
-        args: TaskArgs,
-        msg: &Message<'_>,
+        tool_call_id: String,
+        message: String,
+        turn: &Turn<'_, '_>,
     ) -> Result<(), LoopError> {
-        let outcome = Box::pin(self.subagent(&call_id, args, msg)).await?;
-        let status = match outcome {
-            Ok(output) => AgentStatus::Completed(output.content),
-            Err(failure) => AgentStatus::Failed(failure.message),
+        self.hand_over(AgentJob::Wake(tool_call_id, message), turn)
+            .await
+    }
+
+    /// Hands `job` to the message's runner; without one (a call a resume continues, a
+    /// sub-agent's call) the agent runs inside the call: its events and answers are the same,
+    /// only the call takes longer.
+    async fn hand_over(&self, job: AgentJob, turn: &Turn<'_, '_>) -> Result<(), LoopError> {
+        let job = match turn.background {
+            Some(runner) => match runner.send(job) {
+                Ok(()) => return Ok(()),
+                Err(refused) => refused.0,
+            },
+            None => job,
         };
-        self.agents.finish(&call_id, status);
+        Box::pin(self.background_agent(job, turn.msg)).await
+    }
+
+    /// Runs a handed-over job in its own view of the message.
+    async fn run_job(&self, job: AgentJob, scope: AgentScope) -> Result<(), LoopError> {
+        let msg = Message::new(
+            scope.interaction_id,
+            scope.message_id,
+            scope.mode,
+            &scope.cancel,
+            scope.headers,
+        );
+        self.background_agent(job, &msg).await
+    }
+
+    /// Runs an agent's round, then each message queued for it meanwhile, and records how each
+    /// ended for `read_agent`; the agent is idle (or failed) when this returns.
+    async fn background_agent(&self, job: AgentJob, msg: &Message<'_>) -> Result<(), LoopError> {
+        let (call_id, mut answer) = match job {
+            AgentJob::Start(call_id, args) => {
+                let outcome = Box::pin(self.subagent(&call_id, args, msg)).await?;
+                let answer = outcome.map(|o| o.content).map_err(|f| f.message);
+                (call_id, answer)
+            }
+            AgentJob::Wake(call_id, message) => {
+                let answer = Box::pin(self.continue_agent(&call_id, message, WOKEN, msg)).await?;
+                (call_id, answer)
+            }
+        };
+        while let Some(next) = self.agents.finish_round(&call_id, answer) {
+            answer = Box::pin(self.continue_agent(&call_id, next, QUEUED, msg)).await?;
+        }
         Ok(())
     }
 
-    /// Drives a turn's calls (`calls_done`) and the background agents they start (arriving
-    /// on `started`) together, and ends when all of them have.
-    pub(super) async fn alongside_agents<F>(
-        &self,
-        calls_done: F,
-        mut started: mpsc::UnboundedReceiver<(String, TaskArgs)>,
-        msg: &Message<'_>,
-    ) -> Result<ToolsEnd, LoopError>
-    where
-        F: Future<Output = Result<ToolsEnd, LoopError>>,
-    {
-        tokio::pin!(calls_done);
-        let mut agents = FuturesUnordered::new();
-        let end = loop {
-            tokio::select! {
-                biased;
-                Some((call_id, args)) = started.recv() => {
-                    agents.push(self.background_agent(call_id, args, msg));
-                }
-                Some(ended) = agents.next(), if !agents.is_empty() => ended?,
-                end = &mut calls_done => break end?,
-            }
-        };
-        // An agent handed over as the last call ended is run too.
-        while let Ok((call_id, args)) = started.try_recv() {
-            agents.push(self.background_agent(call_id, args, msg));
-        }
-        while let Some(ended) = agents.next().await {
-            ended?;
-        }
-        Ok(end)
-    }
-
-    /// Records a `system.notification` for each background agent that ended since the last
-    /// turn and gives the texts the model reads after the history (where the fold puts them).
+    /// Records a `system.notification` for each background agent that went idle (or failed)
+    /// since the last turn and gives the texts the model reads after the history (where the
+    /// fold puts them).
     pub(super) fn announce_ended_agents(&self) -> Result<Vec<String>, LoopError> {
         let mut texts = Vec::new();
         for record in self.agents.take_ended() {
@@ -116,23 +245,31 @@ impl Actor {
     }
 }
 
-/// The runtime's notification of an ended agent, in its wording for this engine's one-answer
-/// agents (they end, where the runtime's wait idle for `write_agent`).
+/// The runtime's notification of an agent that went idle; a failed first round (which this
+/// engine reports as failed, not idle) in the same shape.
 fn notification(record: &AgentRecord) -> SystemNotification {
-    let (ended, kind, what) = match record.status {
-        AgentStatus::Failed(_) => ("has failed", "agent_failed", "to read why"),
-        _ => ("has completed", "agent_completed", "to read the results"),
+    let kind_name = record.agent_type.name();
+    let id = &record.id;
+    let (text, kind) = match record.status {
+        AgentStatus::Failed(_) => (
+            format!(
+                "Agent \"{id}\" ({kind_name}) has failed. Use read_agent with agent_id \"{id}\" to read why."
+            ),
+            "agent_failed",
+        ),
+        _ => (
+            format!(
+                "Agent \"{id}\" ({kind_name}) has finished processing and is now idle. Use read_agent with agent_id \"{id}\" to read the results, or write_agent to send follow-up messages."
+            ),
+            "agent_idle",
+        ),
     };
     SystemNotification {
-        content: format!(
-            "<system_notification>\nAgent \"{id}\" ({kind_name}) {ended}. Use read_agent with agent_id \"{id}\" {what}.\n</system_notification>",
-            id = record.id,
-            kind_name = record.agent_type.name(),
-        ),
+        content: format!("<system_notification>\n{text}\n</system_notification>"),
         kind: json!({
             "type": kind,
             "agentId": record.id,
-            "agentType": record.agent_type.name(),
+            "agentType": kind_name,
             "description": record.description,
         }),
     }

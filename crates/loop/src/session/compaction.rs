@@ -220,13 +220,13 @@ impl Actor {
 
     /// A request's usage of the window as the model server will count it.
     pub(super) fn calibrated(&self, measured: &Measured) -> SessionUsageInfo {
-        self.calibration.apply(&measured.estimate)
+        self.calibration_now().apply(&measured.estimate)
     }
 
     /// One compaction of the history as the next request would carry it (see
     /// [`Actor::compact_measured`]).
     pub(super) async fn compact(
-        &mut self,
+        &self,
         options: &CompactOptions,
         headers: &[(String, String)],
         mode: AgentMode,
@@ -242,7 +242,7 @@ impl Actor {
     /// One compaction that replaces the oldest `replaced` non-system messages (extended past
     /// the tool results of the last one): a replay's, as many as its recording's did.
     pub(super) async fn compact_replacing(
-        &mut self,
+        &self,
         options: &CompactOptions,
         replaced: u64,
         headers: &[(String, String)],
@@ -261,7 +261,7 @@ impl Actor {
     /// (plus a `session.warning` when it fails). Returns the report and the next request:
     /// rebuilt from the compacted history on success, `current` as it was otherwise.
     pub(super) async fn compact_measured(
-        &mut self,
+        &self,
         options: &CompactOptions,
         replaced: Option<u64>,
         headers: &[(String, String)],
@@ -334,7 +334,7 @@ impl Actor {
         let summary = match answer {
             Ok(response) if !response.content.trim().is_empty() => {
                 if let Some(usage) = &response.usage {
-                    self.calibration.observe(estimated, usage.input_tokens);
+                    super::lock(&self.calibration).observe(estimated, usage.input_tokens);
                     complete.compaction_tokens_used = Some(CompactionTokensUsed {
                         input_tokens: usage.input_tokens,
                         output_tokens: usage.output_tokens,
@@ -363,7 +363,7 @@ impl Actor {
                 complete.tokens_removed = Some(plan.tokens);
                 complete.summary_content = Some(summary.clone());
                 self.emitter.emit(&complete)?;
-                self.retry = RetryBackoff::default();
+                *super::lock(&self.retry) = RetryBackoff::default();
                 let next = self.measured_request(mode);
                 let report = CompactionReport {
                     success: true,
@@ -376,7 +376,7 @@ impl Actor {
                 Ok((report, next))
             }
             Err(error) => {
-                self.retry.failed(before.current_tokens);
+                super::lock(&self.retry).failed(before.current_tokens);
                 // As the runtime records a failure: why, the status, the window, the trigger.
                 complete.error = Some(error.clone());
                 complete.pre_compaction_tokens = None;
@@ -412,7 +412,9 @@ impl Actor {
         let mut kept = 0;
         let measure = self.measure();
         while end > first {
-            let size = self.calibration.scale(measure.message(&sent[end - 1]));
+            let size = self
+                .calibration_now()
+                .scale(measure.message(&sent[end - 1]));
             if kept + size > budget {
                 break;
             }
@@ -456,7 +458,7 @@ impl Actor {
         let measure = self.measure();
         let tokens = sent[first..end]
             .iter()
-            .map(|m| self.calibration.scale(measure.message(m)))
+            .map(|m| self.calibration_now().scale(measure.message(m)))
             .sum();
         Some(Plan { first, end, tokens })
     }

@@ -55,7 +55,7 @@ impl Actor {
     }
 
     /// Announces the servers' status (nothing without servers) and builds the tools offered.
-    pub(super) fn announce_mcp(&mut self) -> Result<(), LoopError> {
+    pub(super) fn announce_mcp(&self) -> Result<(), LoopError> {
         let Some(host) = self.host() else {
             return Ok(());
         };
@@ -85,16 +85,16 @@ impl Actor {
         Ok(())
     }
 
-    /// `parts.tools` from the base tools and the servers' tools as they are now, with a
+    /// `tools_now` from the base tools and the servers' tools as they are now, with a
     /// warning for each new thing to say about them.
-    fn rebuild_tools(&mut self, host: &McpHost) -> Result<(), LoopError> {
+    fn rebuild_tools(&self, host: &McpHost) -> Result<(), LoopError> {
         // Read before building: a change while building bumps it again and is not missed.
         let version = host.version();
         let (tools, warnings) = with_mcp_tools(&self.base_tools, host);
-        self.parts.tools = Arc::new(tools);
-        self.mcp_version = Some(version);
+        *super::lock(&self.tools_now) = Arc::new(tools);
+        *super::lock(&self.mcp_version) = Some(version);
         for warning in warnings {
-            if self.mcp_warned.insert(warning.clone()) {
+            if super::lock(&self.mcp_warned).insert(warning.clone()) {
                 self.warn_mcp(warning)?;
             }
         }
@@ -103,7 +103,7 @@ impl Actor {
 
     /// Before a model request: lists again the tools of the servers that said they changed
     /// and rebuilds the tools offered if anything changed since they were built.
-    pub(super) async fn refresh_mcp_tools(&mut self) -> Result<(), LoopError> {
+    pub(super) async fn refresh_mcp_tools(&self) -> Result<(), LoopError> {
         let Some(host) = self.host() else {
             return Ok(());
         };
@@ -124,7 +124,7 @@ impl Actor {
                 ))?,
             }
         }
-        if self.mcp_version == Some(host.version()) {
+        if *super::lock(&self.mcp_version) == Some(host.version()) {
             return Ok(());
         }
         self.rebuild_tools(&host)?;
@@ -136,7 +136,7 @@ impl Actor {
 
     /// A client's enable, disable, start, stop, restart or reload; the tools offered follow
     /// at the next request.
-    pub(super) async fn change_mcp(&mut self, change: McpChange) -> Result<bool, LoopError> {
+    pub(super) async fn change_mcp(&self, change: McpChange) -> Result<bool, LoopError> {
         let Some(host) = self.host() else {
             return Ok(false);
         };

@@ -7,6 +7,7 @@ use turnstile_journal::Uuid;
 use turnstile_journal::payload::{AssistantIdle, SessionError, SessionWarning, UserMessage};
 
 use super::actor::Actor;
+use super::background::{AgentRunner, BackgroundSender};
 use super::prompting::IDLE_DELIVERY;
 use super::turn::TurnEnd;
 use super::{LoopError, Outcome, SendOptions};
@@ -21,12 +22,39 @@ pub(super) struct Message<'a> {
     pub(super) task_completed: bool,
     /// Extra HTTP headers of this message's model calls (`SendOptions::request_headers`).
     pub(super) headers: Vec<(String, String)>,
+    /// Where the turns hand the background agents they start or wake (`None`: they run
+    /// inside the call, `background.rs`).
+    pub(super) agents: Option<BackgroundSender>,
+    /// The next turn was started by an agent going idle, not by the user.
+    pub(super) woken: bool,
+}
+
+impl<'a> Message<'a> {
+    /// A message's facts, before any turn.
+    pub(super) fn new(
+        interaction_id: String,
+        message_id: String,
+        mode: AgentMode,
+        cancel: &'a CancellationToken,
+        headers: Vec<(String, String)>,
+    ) -> Self {
+        Message {
+            interaction_id,
+            message_id,
+            mode,
+            cancel,
+            task_completed: false,
+            headers,
+            agents: None,
+            woken: false,
+        }
+    }
 }
 
 impl Actor {
     /// Runs one message to idle.
     pub(super) async fn message(
-        &mut self,
+        &self,
         prompt: String,
         options: SendOptions,
         message_id: String,
@@ -41,14 +69,13 @@ impl Actor {
             return Ok(Outcome::Aborted);
         }
         let mode = options.mode.unwrap_or(self.parts.config.mode);
-        let mut msg = Message {
-            interaction_id: Uuid::new_v4().to_string(),
+        let mut msg = Message::new(
+            Uuid::new_v4().to_string(),
             message_id,
             mode,
             cancel,
-            task_completed: false,
-            headers: options.request_headers.clone(),
-        };
+            options.request_headers.clone(),
+        );
         let transformed = self.prompt_hook(&prompt).await?;
         // As the runtime: the system message comes first, before every prompt.
         self.record_system_message(&msg).await?;
@@ -59,11 +86,13 @@ impl Actor {
 
     /// The turns of a message from `first_turn` on, autopilot nudges included, to idle.
     pub(super) async fn run_turns(
-        &mut self,
+        &self,
         msg: &mut Message<'_>,
         first_turn: u64,
     ) -> Result<Outcome, LoopError> {
         let mode = msg.mode;
+        let (mut agents, runner) = AgentRunner::new(msg);
+        msg.agents = Some(runner);
         let mut continues = 0u32;
         let mut turn = first_turn;
         // The Copilot CLI marks the first call of a message `isInitial`, and after a resume
@@ -71,8 +100,9 @@ impl Actor {
         // the first call here is initial whatever number it has.
         let mut initial = true;
         loop {
-            let end = self.turn(turn, initial, msg).await?;
+            let end = agents.beside(self, self.turn(turn, initial, msg)).await?;
             initial = false;
+            msg.woken = false;
             match end {
                 // After `task_complete` the loop ends, as the runtime's does: no further call.
                 TurnEnd::Tools if !msg.task_completed => {
@@ -81,7 +111,11 @@ impl Actor {
                 }
                 TurnEnd::Tools | TurnEnd::Answered => {}
                 TurnEnd::Rejected => break,
-                TurnEnd::Aborted => return self.idle(mode, true).await.map(|_| Outcome::Aborted),
+                TurnEnd::Aborted => {
+                    // The abort reached the agents too: they end at once, interrupted.
+                    agents.drain(self).await?;
+                    return self.idle(mode, true).await.map(|_| Outcome::Aborted);
+                }
                 TurnEnd::Failed(e) => {
                     self.emitter.emit(&SessionError {
                         error_type: e.error_type().to_string(),
@@ -94,6 +128,7 @@ impl Actor {
                         json!({"error": {"name": e.error_type(), "message": e.message}}),
                     )
                     .await;
+                    agents.drain(self).await?;
                     self.idle(mode, false).await?;
                     return Ok(Outcome::Failed {
                         error_type: e.error_type().to_string(),
@@ -101,6 +136,25 @@ impl Actor {
                         message: e.message,
                     });
                 }
+            }
+            // The model stopped while background agents work: as the runtime, the message
+            // stays open, and an agent going idle starts the main agent again (its notice in
+            // the next request), in the same interaction with turns counted from 0 again.
+            if !msg.task_completed && (agents.busy() || self.agents.has_unannounced()) {
+                self.emitter.emit(&AssistantIdle { aborted: None })?;
+                if agents.busy() {
+                    agents.next_idle(self).await?;
+                }
+                if msg.cancel.is_cancelled() {
+                    agents.drain(self).await?;
+                    self.abort_event()?;
+                    return self.idle(mode, true).await.map(|_| Outcome::Aborted);
+                }
+                self.record_system_message(msg).await?;
+                turn = 0;
+                initial = true;
+                msg.woken = true;
+                continue;
             }
             if mode != AgentMode::Autopilot || msg.task_completed {
                 break;
@@ -135,6 +189,7 @@ impl Actor {
                 ..Default::default()
             })?;
         }
+        agents.drain(self).await?;
         self.idle(mode, false).await?;
         Ok(Outcome::Idle)
     }

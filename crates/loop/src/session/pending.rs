@@ -202,20 +202,19 @@ impl Actor {
     /// Continues the pending work: answers awaited again, the turn ended, then the loop goes
     /// on from the next turn, to idle.
     pub(super) async fn continue_pending(
-        &mut self,
+        &self,
         work: PendingWork,
         cancel: &CancellationToken,
     ) -> Result<Outcome, LoopError> {
         let mode = self.parts.config.mode;
-        let mut msg = Message {
-            interaction_id: work.interaction_id.clone(),
-            message_id: Uuid::new_v4().to_string(),
+        // The headers of the original send are not journaled: continued calls go without.
+        let mut msg = Message::new(
+            work.interaction_id.clone(),
+            Uuid::new_v4().to_string(),
             mode,
             cancel,
-            task_completed: false,
-            // The headers of the original send are not journaled: continued calls go without.
-            headers: Vec::new(),
-        };
+            Vec::new(),
+        );
         let model = work
             .model
             .clone()

@@ -29,7 +29,7 @@ impl Actor {
     /// problem, the `user.message` itself (`delivery` `queued` when it `waited` behind another
     /// message, else `idle`) and, for the session's first message, its title.
     pub(super) async fn record_user_message(
-        &mut self,
+        &self,
         prompt: String,
         transformed: String,
         attachments: &[Attachment],
@@ -115,10 +115,7 @@ impl Actor {
     /// Records the system prompt before every prompt, as the runtime does (built again from the
     /// session's context and the client's `systemMessage`, so a model switch or a changed
     /// section shows in the next prompt), then announces the tools offered for this message.
-    pub(super) async fn record_system_message(
-        &mut self,
-        msg: &Message<'_>,
-    ) -> Result<(), LoopError> {
+    pub(super) async fn record_system_message(&self, msg: &Message<'_>) -> Result<(), LoopError> {
         let content = match &self.parts.config.system_prompt {
             Some(exact) => exact.clone(),
             None => {
@@ -169,13 +166,13 @@ impl Actor {
     /// figures announced. The usage is chained to `turn_start`, the event it was measured at,
     /// as the runtime chains it whatever was recorded in between.
     pub(super) fn announce_call(
-        &mut self,
+        &self,
         estimate: &SessionUsageInfo,
         turn_id: &str,
         first_of_message: bool,
         turn_start: Uuid,
     ) -> Result<(u64, SessionUsageInfo), LoopError> {
-        let mut info: SessionUsageInfo = self.calibration.apply(estimate);
+        let mut info: SessionUsageInfo = self.calibration_now().apply(estimate);
         info.is_initial = Some(first_of_message);
         self.emitter.emit_live_after(&info, turn_start)?;
         self.emitter.emit(&ModelCallStart {
@@ -214,7 +211,7 @@ impl Actor {
     ) -> Result<(), LoopError> {
         let previous = std::mem::replace(&mut self.parts.config.model, model.clone());
         // The server's rate was learnt against the other model's encoding.
-        self.calibration = Default::default();
+        *super::lock(&self.calibration) = Default::default();
         crate::prompt::tokens::Encoding::for_model(&model).preload();
         let previous_effort = std::mem::replace(
             &mut self.parts.config.reasoning_effort,

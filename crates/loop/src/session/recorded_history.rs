@@ -19,7 +19,7 @@ const TRUNCATION: &str = "session.truncation";
 impl Actor {
     /// Does the recorded `steps`, then builds and measures the turn's request.
     pub(super) async fn recorded_history(
-        &mut self,
+        &self,
         steps: Vec<HistoryStep>,
         mode: AgentMode,
         headers: &[(String, String)],

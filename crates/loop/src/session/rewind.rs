@@ -13,7 +13,7 @@ impl Actor {
     /// Appends the marker that removes `target` and every later event of the view, durably;
     /// the inner error is a cut that cannot be made (nothing written).
     pub(super) async fn cut(
-        &mut self,
+        &self,
         target: &str,
         kind: CutKind,
     ) -> Result<Result<SnapshotRewind, RewindError>, LoopError> {

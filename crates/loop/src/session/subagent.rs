@@ -1,6 +1,8 @@
 //! A sub-agent started by `task`: its own conversation (system prompt, the task as its user
 //! message, its model calls and tool results), run to its final answer inside the parent's
-//! tool call (sync mode) or beside the parent's turn (background mode, `background.rs`). Its events go to the session's journal with the envelope's `agentId` (the
+//! tool call (sync mode) or beside the parent's turns (background mode, `background.rs`),
+//! then continued by a round per `write_agent` message. Its events go to the session's
+//! journal with the envelope's `agentId` (the
 //! parent's tool call id, as the runtime records it), so the fold keeps them out of the main
 //! agent's conversation and the audit counts its model calls.
 //!
@@ -29,6 +31,16 @@ use crate::tools::{ToolFailure, ToolOutput};
 
 /// Model calls one sub-agent may make before it is stopped without an answer.
 pub(super) const MAX_SUBAGENT_TURNS: u64 = 40;
+
+/// A sub-agent's conversation between its rounds: what a `write_agent` message continues.
+pub(super) struct Conversation {
+    kind: AgentType,
+    model: String,
+    /// Its system prompt, recorded again at the start of each round, as the runtime does.
+    system: String,
+    /// Every message of its model calls so far.
+    history: Vec<ChatMessage>,
+}
 
 /// What a sub-agent has spent so far (`subagent.completed`/`failed`).
 struct Spent {
@@ -106,7 +118,9 @@ impl Actor {
             },
         )?;
         let mut history = vec![
-            ChatMessage::System { content: system },
+            ChatMessage::System {
+                content: system.clone(),
+            },
             ChatMessage::User {
                 content: transformed,
                 parts: Vec::new(),
@@ -117,43 +131,132 @@ impl Actor {
             tool_calls: 0,
             tokens: 0,
         };
-        for turn in 0..MAX_SUBAGENT_TURNS {
-            match self
-                .child_turn(&child, turn, &mut history, &mut spent)
-                .await?
-            {
-                Step::More => {}
-                Step::Answer(text) => {
-                    self.emitter.emit_as(
-                        agent,
-                        &SubagentCompleted {
-                            tool_call_id: call_id.to_owned(),
-                            agent_name: child.kind.name().into(),
-                            agent_display_name: child.kind.display_name().into(),
-                            model: Some(child.model.clone()),
-                            total_tool_calls: Some(spent.tool_calls),
-                            total_tokens: Some(spent.tokens),
-                            duration_ms: Some(spent.started.elapsed().as_millis() as u64),
-                            ..Default::default()
-                        },
-                    )?;
-                    self.emitter.emit(&SessionBackgroundTasksChanged {})?;
-                    return Ok(Ok(ToolOutput {
-                        content: text.clone(),
-                        detailed_content: Some(text),
+        let step = self.agent_round(&child, &mut history, &mut spent).await?;
+        // Kept for the rounds `write_agent` may start (a background agent's).
+        super::lock(&self.conversations).insert(
+            call_id.to_owned(),
+            Conversation {
+                kind: child.kind,
+                model: child.model.clone(),
+                system,
+                history,
+            },
+        );
+        match step {
+            RoundEnd::Answer(text) => {
+                self.emitter.emit_as(
+                    agent,
+                    &SubagentCompleted {
+                        tool_call_id: call_id.to_owned(),
+                        agent_name: child.kind.name().into(),
+                        agent_display_name: child.kind.display_name().into(),
+                        model: Some(child.model.clone()),
+                        total_tool_calls: Some(spent.tool_calls),
+                        total_tokens: Some(spent.tokens),
+                        duration_ms: Some(spent.started.elapsed().as_millis() as u64),
                         ..Default::default()
-                    }));
-                }
-                Step::Failed(failure) => return self.child_failed(&child, &spent, failure),
+                    },
+                )?;
+                self.emitter.emit(&SessionBackgroundTasksChanged {})?;
+                Ok(Ok(ToolOutput {
+                    content: text.clone(),
+                    detailed_content: Some(text),
+                    ..Default::default()
+                }))
+            }
+            RoundEnd::Failed(failure) => self.child_failed(&child, &spent, failure),
+        }
+    }
+
+    /// A later round of the agent of the `task` call `call_id`: its system prompt again, the
+    /// message as a new user turn (`delivery` `idle` when it woke the agent, `queued` when it
+    /// waited for the round before), and its turns to an answer, as the runtime records a
+    /// round (no `subagent.started`/`completed` around it). `Ok(Err(..))`: the round ended
+    /// without an answer.
+    pub(super) async fn continue_agent(
+        &self,
+        call_id: &str,
+        message: String,
+        delivery: &str,
+        msg: &Message<'_>,
+    ) -> Result<Result<String, String>, LoopError> {
+        let Some(mut conversation) = super::lock(&self.conversations).remove(call_id) else {
+            return Ok(Err(format!(
+                "the conversation of the agent of {call_id} is not known to this process"
+            )));
+        };
+        let child = Child {
+            id: call_id,
+            kind: conversation.kind,
+            model: conversation.model.clone(),
+            interaction_id: Uuid::new_v4().to_string(),
+            msg,
+        };
+        let agent = Some(child.id);
+        self.emitter.emit(&SessionBackgroundTasksChanged {})?;
+        self.emitter.emit_as(
+            agent,
+            &SystemMessage {
+                role: "system".into(),
+                content: conversation.system.clone(),
+                interaction_id: Some(child.interaction_id.clone()),
+                ..Default::default()
+            },
+        )?;
+        let transformed = wrap_prompt(&message, &Timestamp::now(), [], true);
+        self.emitter.emit_as(
+            agent,
+            &UserMessage {
+                content: message,
+                transformed_content: Some(transformed.clone()),
+                source: Some(format!("agent-{}", self.id)),
+                attachments: Some(Vec::new()),
+                supported_native_document_mime_types: Some(Vec::new()),
+                delivery: Some(delivery.into()),
+                interaction_id: Some(child.interaction_id.clone()),
+                ..Default::default()
+            },
+        )?;
+        conversation.history.push(ChatMessage::User {
+            content: transformed,
+            parts: Vec::new(),
+        });
+        let mut spent = Spent {
+            started: Instant::now(),
+            tool_calls: 0,
+            tokens: 0,
+        };
+        let step = self
+            .agent_round(&child, &mut conversation.history, &mut spent)
+            .await;
+        super::lock(&self.conversations).insert(call_id.to_owned(), conversation);
+        self.emitter.emit(&SessionBackgroundTasksChanged {})?;
+        Ok(match step? {
+            RoundEnd::Answer(text) => Ok(text),
+            RoundEnd::Failed(failure) => Err(failure.message),
+        })
+    }
+
+    /// The turns of one round of a sub-agent, to its answer, a failure, or the turn limit.
+    async fn agent_round(
+        &self,
+        child: &Child<'_, '_>,
+        history: &mut Vec<ChatMessage>,
+        spent: &mut Spent,
+    ) -> Result<RoundEnd, LoopError> {
+        for turn in 0..MAX_SUBAGENT_TURNS {
+            match self.child_turn(child, turn, history, spent).await? {
+                Step::More => {}
+                Step::Answer(text) => return Ok(RoundEnd::Answer(text)),
+                Step::Failed(failure) => return Ok(RoundEnd::Failed(failure)),
             }
         }
-        let failure = ToolFailure::new(
+        Ok(RoundEnd::Failed(ToolFailure::new(
             format!(
                 "The sub-agent made {MAX_SUBAGENT_TURNS} model calls without giving an answer and was stopped."
             ),
             "failure",
-        );
-        self.child_failed(&child, &spent, failure)
+        )))
     }
 
     /// Records how the sub-agent failed and gives the parent's model the failure.
@@ -224,11 +327,11 @@ impl Actor {
             no_tool_calls: false,
             origin: CallOrigin::Agent(child.id.to_owned()),
         };
-        let tool_tokens = crate::prompt::tokens::Measure::new(&child.model).usage_info(
-            &request,
-            self.token_limit(),
-            false,
-        );
+        // Only the usage event reads this figure: it never waits for the vocabulary, which
+        // would hold the session's task (the main agent and every other agent) meanwhile.
+        let tool_tokens = crate::prompt::tokens::Measure::new(&child.model)
+            .unless_loading(&request, u64::MAX)
+            .usage_info(&request, self.token_limit(), false);
         let turn_id = turn.to_string();
         self.emitter.emit_as(
             agent,
@@ -294,7 +397,8 @@ impl Actor {
         let requests = calls
             .iter()
             .map(|c| {
-                let tool = self.parts.tools.get(&c.name);
+                let tools = self.live_tools();
+                let tool = tools.get(&c.name);
                 let args = c.arguments_value();
                 ToolRequest {
                     tool_call_id: c.id.clone(),
@@ -340,8 +444,7 @@ impl Actor {
         for call in &calls {
             let arguments = call.arguments_value();
             let shell_tool_info = self
-                .parts
-                .tools
+                .live_tools()
                 .get(&call.name)
                 .and_then(|t| t.shell_tool_info(&arguments));
             self.emitter.emit_as(
@@ -360,7 +463,7 @@ impl Actor {
             )?;
             let finished = if cut_short || msg.cancel.is_cancelled() {
                 Finished::of(Err(interrupted()))
-            } else if child.kind.offers(&call.name) && self.parts.tools.get(&call.name).is_some() {
+            } else if child.kind.offers(&call.name) && self.live_tools().get(&call.name).is_some() {
                 Box::pin(self.tool(call, &shared)).await?
             } else {
                 Finished::of(Err(self.unknown_to_child(child, &call.name)))
@@ -421,6 +524,14 @@ impl Actor {
             "unknown_tool",
         )
     }
+}
+
+/// How one round of a sub-agent ended.
+enum RoundEnd {
+    /// It answered (the text the parent's model reads).
+    Answer(String),
+    /// It ended without an answer.
+    Failed(ToolFailure),
 }
 
 /// How one turn of a sub-agent ended.

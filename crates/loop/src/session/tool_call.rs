@@ -29,6 +29,7 @@ use crate::permissions::Unasked;
 use crate::skills::{CUSTOM_SOURCE, Skill};
 use crate::tools::asks::FurtherAsk;
 use crate::tools::events::ToolEvent;
+use crate::tools::task::SubagentRequest;
 use crate::tools::{Tool, ToolContext, ToolFailure, ToolOutput, ToolSpec};
 
 /// What the tool calls of one turn came to.
@@ -47,8 +48,9 @@ pub(super) struct Turn<'a, 'm> {
     pub(super) turn_id: &'a str,
     pub(super) msg: &'a Message<'m>,
     pub(super) model: &'a str,
-    /// Where a background `task` call hands its agent to run alongside the turn's calls
-    /// (`None`: no runner, so the agent runs inside the call, `session/background.rs`).
+    /// Where a background `task` or a `write_agent` call hands its agent's work to run beside
+    /// the main agent (`None`: no runner, so the agent runs inside the call,
+    /// `session/background.rs`).
     pub(super) background: Option<&'a super::background::BackgroundSender>,
 }
 
@@ -105,16 +107,11 @@ impl Actor {
         msg: &Message<'_>,
         model: &str,
     ) -> Result<ToolsEnd, LoopError> {
+        let tools = self.live_tools();
         for call in calls {
-            let origin = self
-                .parts
-                .tools
-                .get(&call.name)
-                .and_then(|t| t.mcp_origin());
+            let origin = tools.get(&call.name).and_then(|t| t.mcp_origin());
             let arguments = call.arguments_value();
-            let shell_tool_info = self
-                .parts
-                .tools
+            let shell_tool_info = tools
                 .get(&call.name)
                 .and_then(|t| t.shell_tool_info(&arguments));
             self.emitter.emit(&ToolExecutionStart {
@@ -130,18 +127,16 @@ impl Actor {
                 ..Default::default()
             })?;
         }
-        let (background, started) = mpsc::unbounded_channel();
         let turn = Turn {
             turn_id,
             msg,
             model,
-            background: Some(&background),
+            background: msg.agents.as_ref(),
         };
         // One task polls them all: each call runs until it waits (a hook, a permission, the
         // tool itself), so every external_tool.requested is out before any answer is awaited.
         let running: FuturesOrdered<_> = calls.iter().map(|call| self.tool(call, &turn)).collect();
-        let calls_done = self.complete_in_order(calls.iter(), running, &turn);
-        self.alongside_agents(calls_done, started, msg).await
+        self.complete_in_order(calls.iter(), running, &turn).await
     }
 
     /// Continues calls a resume left open: each request is announced again (same id, same
@@ -241,7 +236,8 @@ impl Actor {
                 if self.external_spec(&call.name).is_some() {
                     return self.external_tool(call, turn, args).await;
                 }
-                let Some(tool) = self.parts.tools.get(&call.name) else {
+                let tools = self.live_tools();
+                let Some(tool) = tools.get(&call.name) else {
                     let failure = ToolFailure::new(
                         format!("Tool '{}' does not exist.", call.name),
                         "unknown_tool",
@@ -268,11 +264,12 @@ impl Actor {
         let mut args = call.arguments_value();
         // An excluded tool does not exist as far as the model is concerned.
         let excluded = self.is_excluded(&call.name);
+        let tools = self.live_tools();
         let external = self.external_spec(&call.name).filter(|_| !excluded);
         let builtin = match external {
             Some(_) => None,
             None if excluded => None,
-            None => self.parts.tools.get(&call.name),
+            None => tools.get(&call.name),
         };
         if external.is_none() && builtin.is_none() {
             let names: Vec<String> = self
@@ -416,11 +413,18 @@ impl Actor {
                     }
                     Some(event) = events_rx.recv() => skills.extend(self.tool_event(event)?.map(|s| *s)),
                     // `task`: the sub-agent's loop runs here, in the session (boxed: its
-                    // own tool calls come back through this function).
-                    Some(request) = subagents_rx.recv() => {
-                        let outcome = Box::pin(self.start_subagent(call, request.args, turn)).await?;
-                        let _ = request.reply.send(outcome);
-                    }
+                    // own tool calls come back through this function); `write_agent`: the
+                    // round an idle agent wakes for.
+                    Some(request) = subagents_rx.recv() => match request {
+                        SubagentRequest::Start { args, reply } => {
+                            let outcome = Box::pin(self.start_subagent(call, args, turn)).await?;
+                            let _ = reply.send(outcome);
+                        }
+                        SubagentRequest::Wake { tool_call_id, message, reply } => {
+                            Box::pin(self.wake_agent(tool_call_id, message, turn)).await?;
+                            let _ = reply.send(());
+                        }
+                    },
                     r = &mut run => break r,
                 }
             }

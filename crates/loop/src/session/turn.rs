@@ -32,7 +32,7 @@ impl Actor {
     /// One turn: exactly one LLM call, then the tools it asked for. `initial`: the first
     /// call of the message in this process (`session.usage_info`'s `isInitial`).
     pub(super) async fn turn(
-        &mut self,
+        &self,
         turn: u64,
         initial: bool,
         msg: &mut Message<'_>,
@@ -46,13 +46,17 @@ impl Actor {
         let mut request = measured.request;
         request.headers = msg.headers.clone();
         // As the Copilot CLI marks its calls: the prompt's first call is the user's, the
-        // calls after tool results the agent's. A client's own header of that name wins.
+        // calls after tool results (or after an agent woke the main agent) the agent's. A client's own header of that name wins.
         if !request
             .headers
             .iter()
             .any(|(name, _)| name.eq_ignore_ascii_case("x-initiator"))
         {
-            let initiator = if turn == 0 { "user" } else { "agent" };
+            let initiator = if turn == 0 && !msg.woken {
+                "user"
+            } else {
+                "agent"
+            };
             request
                 .headers
                 .push(("x-initiator".into(), initiator.into()));
@@ -113,7 +117,8 @@ impl Actor {
             .map(|c| {
                 let args = c.arguments_value();
                 let ctx = self.tool_context(msg.cancel);
-                let tool = self.parts.tools.get(&c.name);
+                let tools = self.live_tools();
+                let tool = tools.get(&c.name);
                 ToolRequest {
                     tool_call_id: c.id.clone(),
                     name: c.name.clone(),
@@ -134,7 +139,7 @@ impl Actor {
         // As the runtime: the call's usage is announced before its message.
         if let Some(usage) = &response.usage {
             if exact {
-                self.calibration.observe(estimated, usage.input_tokens);
+                super::lock(&self.calibration).observe(estimated, usage.input_tokens);
             }
             let call = super::usage::Call {
                 response: &response,
@@ -237,8 +242,7 @@ impl Actor {
             .map(|x| x.specs())
             .unwrap_or_default();
         let mut specs: Vec<_> = self
-            .parts
-            .tools
+            .live_tools()
             .specs()
             .into_iter()
             .filter(|t| mode == AgentMode::Autopilot || t.name != "task_complete")

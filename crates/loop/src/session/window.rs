@@ -17,7 +17,7 @@ impl Actor {
     /// was before this call). A failed compaction is a `session.warning`; the turn goes on
     /// with the history as it is.
     pub(super) async fn request_in_window(
-        &mut self,
+        &self,
         mode: AgentMode,
         headers: &[(String, String)],
         cancel: &CancellationToken,
@@ -33,7 +33,7 @@ impl Actor {
         let info = self.calibrated(&measured);
         if (info.current_tokens as f64) < threshold
             || cancel.is_cancelled()
-            || !self.retry.allows(info.current_tokens, info.token_limit)
+            || !super::lock(&self.retry).allows(info.current_tokens, info.token_limit)
         {
             return Ok(measured);
         }

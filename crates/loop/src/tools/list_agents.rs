@@ -36,18 +36,18 @@ fn check_scope(args: &Value) -> Result<(), ToolFailure> {
 /// A group of the list: its title, the mark of its lines, and which agents it holds.
 type Group = (&'static str, &'static str, fn(&AgentStatus) -> bool);
 
-/// The list: one group per status (running, completed, failed), each agent on its line.
-pub fn listing(records: &[AgentRecord], include_completed: bool) -> String {
+/// The list as the runtime gives it: one group per status (running, idle, then failed), each
+/// agent on its line with its running time and the session that owns it.
+pub fn listing(records: &[AgentRecord], include_completed: bool, owner: Option<&str>) -> String {
     let groups: [Group; 3] = [
-        ("Running", "⏳", |s| matches!(s, AgentStatus::Running)),
-        ("Completed", "✅", |s| {
-            matches!(s, AgentStatus::Completed(_))
-        }),
+        ("Running", "🔄", |s| matches!(s, AgentStatus::Running)),
+        ("Idle", "💤", |s| matches!(s, AgentStatus::Idle)),
         ("Failed", "❌", |s| matches!(s, AgentStatus::Failed(_))),
     ];
+    let owner = owner.map(|o| format!(", owner: {o}")).unwrap_or_default();
     let mut sections = Vec::new();
     for (title, mark, belongs) in groups {
-        if !include_completed && title != "Running" {
+        if !include_completed && title == "Failed" {
             continue;
         }
         let lines: Vec<String> = records
@@ -55,7 +55,7 @@ pub fn listing(records: &[AgentRecord], include_completed: bool) -> String {
             .filter(|r| belongs(&r.status))
             .map(|r| {
                 format!(
-                    "  {mark} {}: {} - \"{}\" ({}s)",
+                    "  {mark} {}: {} - \"{}\" ({}s{owner})",
                     r.id,
                     r.agent_type.name(),
                     r.description,
@@ -82,11 +82,11 @@ impl AsyncTool for ListAgentsTool {
     fn offer(&self) -> ToolSpec {
         ToolSpec {
             name: NAME.to_owned(),
-            description: "Lists the background agents of this session (running, completed, failed) with their ids, types, descriptions and running times. To follow one agent, call read_agent with its id instead.".to_owned(),
+            description: "Lists the agents of this session (running, idle, failed) with their ids, types, descriptions and running times. To follow one agent, call read_agent with its id instead.".to_owned(),
             parameters: json!({
                 "type": "object",
                 "properties": {
-                    "include_completed": {"type": "boolean", "description": "false: only the running agents; true (the default): the ended ones too."},
+                    "include_completed": {"type": "boolean", "description": "false: leave out the failed agents; true (the default): list them too."},
                     "scope": {"type": "string", "enum": ["siblings", "children", "all"], "description": "Which agents to list; every background agent here is a child of this session, so each scope lists the same ones."}
                 },
                 "required": []
@@ -102,7 +102,11 @@ impl AsyncTool for ListAgentsTool {
     }
 
     async fn act(&self, include: bool, ctx: &ToolContext) -> Result<ToolOutput, ToolFailure> {
-        Ok(ToolOutput::text(listing(&ctx.agents.list(), include)))
+        Ok(ToolOutput::text(listing(
+            &ctx.agents.list(),
+            include,
+            ctx.agents.owner(),
+        )))
     }
 }
 
@@ -110,26 +114,37 @@ impl AsyncTool for ListAgentsTool {
 mod tests {
     use super::*;
     use crate::tools::Tool;
+    use crate::tools::agents::Agents;
     use crate::tools::task::AgentType;
 
     #[tokio::test]
-    async fn lists_by_status() {
-        let ctx = ToolContext::new(std::env::temp_dir());
+    async fn lists_by_status_with_the_owner() {
+        let mut ctx = ToolContext::new(std::env::temp_dir());
         let out = ListAgentsTool.run(json!({}), &ctx).await.unwrap();
         assert_eq!(out.content, "No background agents.");
-        ctx.agents.start("a", "c1", AgentType::Explore, "Read it");
-        ctx.agents.start("b", "c2", AgentType::Task, "Run it");
-        ctx.agents.finish("c2", AgentStatus::Completed("ok".into()));
+        ctx.agents = std::sync::Arc::new(Agents::owned_by("s-1".into()));
+        ctx.agents
+            .start("a", "c1", AgentType::Explore, "Read it", true);
+        ctx.agents.start("b", "c2", AgentType::Task, "Run it", true);
+        ctx.agents.finish_round("c2", Ok("ok".into()));
+        ctx.agents
+            .start("c", "c3", AgentType::Task, "Break it", true);
+        ctx.agents.finish_round("c3", Err("boom".into()));
         let out = ListAgentsTool.run(json!({}), &ctx).await.unwrap();
         assert!(
             out.content
-                .starts_with("Background agents:\n\nRunning (1):\n  ⏳ a: explore - \"Read it\" ("),
+                .starts_with("Background agents:\n\nRunning (1):\n  🔄 a: explore - \"Read it\" ("),
             "{}",
             out.content
         );
         assert!(
             out.content
-                .contains("\n\nCompleted (1):\n  ✅ b: task - \"Run it\" ("),
+                .contains("s, owner: s-1)\n\nIdle (1):\n  💤 b: task - \"Run it\" ("),
+            "{}",
+            out.content
+        );
+        assert!(
+            out.content.contains("\n\nFailed (1):\n  ❌ c: task"),
             "{}",
             out.content
         );
@@ -137,7 +152,8 @@ mod tests {
             .run(json!({"include_completed": false, "scope": "all"}), &ctx)
             .await
             .unwrap();
-        assert!(!out.content.contains("Completed"), "{}", out.content);
+        assert!(!out.content.contains("Failed"), "{}", out.content);
+        assert!(out.content.contains("Idle (1)"), "{}", out.content);
         let bad = ListAgentsTool
             .run(json!({"scope": "everyone"}), &ctx)
             .await

@@ -1,6 +1,7 @@
 //! The tool layer: the `Tool` trait, the values tools exchange with the loop,
 //! the registry and the built-in tools (`bash`, `read_bash`, `stop_bash`, `list_bash`,
-//! `view`, `create`, `edit`, `web_fetch`, `skill`, `sql`, `grep`, `glob`, `task`, `task_complete`), and the adapter of MCP servers'
+//! `view`, `create`, `edit`, `web_fetch`, `skill`, `sql`, `read_agent`, `list_agents`,
+//! `write_agent`, `grep`, `glob`, `task`, `task_complete`), and the adapter of MCP servers'
 //! tools (`mcp`).
 //!
 //! Names, parameters and result texts follow the Copilot runtime
@@ -42,6 +43,7 @@ pub mod task;
 pub mod task_complete;
 pub mod view;
 pub mod web_fetch;
+pub mod write_agent;
 
 pub use registry::ToolRegistry;
 pub use shapes::{AsyncTool, BlockingTool};
@@ -160,7 +162,7 @@ pub struct ToolContext {
     pub events: Option<events::EventSender>,
     /// Where `task` sends the sub-agent it starts (`None`: outside a session).
     pub subagents: Option<task::SubagentSender>,
-    /// The session's background agents (`read_agent`, `list_agents`); shared like `shells`.
+    /// The session's agents (`read_agent`, `list_agents`, `write_agent`); shared like `shells`.
     pub agents: std::sync::Arc<agents::Agents>,
 }
 

@@ -63,24 +63,58 @@ fn parse(args: &Value) -> Result<ReadArgs, ToolFailure> {
     })
 }
 
-/// The report on one agent: its facts on one line, then its answer as turn 0 (this engine's
-/// agents answer once), or why it failed.
-pub fn report(record: &AgentRecord, since_turn: u64) -> String {
+/// What the runtime tells a model that reads a running agent: wait for the notice.
+const WAIT_FOR_NOTICE: &str = "Consider telling the user you're waiting, then end your response with no further tool calls. A completion notification will arrive as a new turn; no need to poll or redo its work.";
+
+/// The agent's finished rounds from `since_turn` on, as the runtime shows them: the first
+/// round's answer alone, a follow-up round as its message and its answer.
+fn turns_text(record: &AgentRecord, since_turn: u64) -> Option<String> {
+    let shown: Vec<String> = record
+        .turns
+        .iter()
+        .enumerate()
+        .skip(usize::try_from(since_turn).unwrap_or(usize::MAX))
+        .map(|(i, turn)| match &turn.message {
+            None => format!("[Turn {i}]\n{}", turn.response),
+            Some(message) => format!(
+                "[Turn {i}]\n[Message]\n{message}\n\n[Response]\n{}",
+                turn.response
+            ),
+        })
+        .collect();
+    (!shown.is_empty()).then(|| shown.join("\n\n"))
+}
+
+/// The report on one agent, in the runtime's words: its facts on one line, then its rounds
+/// (or why it failed). `timed_out`: a wait for it ran out.
+pub fn report(record: &AgentRecord, since_turn: u64, timed_out: Option<Duration>) -> String {
     let facts = format!(
-        "agent_id: {}, agent_type: {}, status: {}, description: {}, elapsed: {}s",
+        "agent_id: {}, agent_type: {}, status: {}, description: {}, elapsed: {}s, total_turns: {}",
         record.id,
         record.agent_type.name(),
         record.status.word(),
         record.description,
-        record.elapsed_secs()
+        record.elapsed_secs(),
+        record.turns.len()
     );
+    let turns = turns_text(record, since_turn);
     match &record.status {
-        AgentStatus::Running => format!("Agent is still running. {facts}"),
-        AgentStatus::Completed(text) if since_turn == 0 => {
-            format!("Agent completed. {facts}, total_turns: 1\n\n[Turn 0]\n{text}")
+        AgentStatus::Running => {
+            let head = match timed_out {
+                Some(waited) => format!(
+                    "Agent is still running after waiting {}s. {facts}, (timed out waiting for completion) {WAIT_FOR_NOTICE}",
+                    waited.as_secs()
+                ),
+                None => format!("Agent is still running. {facts}. {WAIT_FOR_NOTICE}"),
+            };
+            match turns {
+                Some(turns) => format!("{head}\n\nCompleted turns:\n{turns}"),
+                None => head,
+            }
         }
-        AgentStatus::Completed(_) => {
-            format!("Agent completed. {facts}, total_turns: 1\n\nNo turns since turn {since_turn}.")
+        AgentStatus::Idle => {
+            let body = turns.unwrap_or_else(|| format!("No turns starting at turn {since_turn}."));
+            format!("Agent is idle (waiting for messages). {facts}\n\n{body}")
         }
         AgentStatus::Failed(error) => format!("Agent failed. {facts}\n\nError: {error}"),
     }
@@ -93,7 +127,7 @@ impl AsyncTool for ReadAgentTool {
     fn offer(&self) -> ToolSpec {
         ToolSpec {
             name: NAME.to_owned(),
-            description: "Gives the status (running, completed, failed) of a background agent started by task with mode \"background\", and its answer once it has one. You are notified when a background agent ends; then call this once with wait: true to read its answer.".to_owned(),
+            description: "Gives the status (running, idle, failed) of an agent started by task, and its answers, one per round (the task, then each write_agent message). You are notified when a background agent goes idle; then call this once to read its answer.".to_owned(),
             parameters: json!({
                 "type": "object",
                 "properties": {
@@ -113,14 +147,16 @@ impl AsyncTool for ReadAgentTool {
     }
 
     async fn act(&self, args: ReadArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolFailure> {
-        let record = match args.wait {
+        let found = match args.wait {
             Some(timeout) => tokio::select! {
-                record = ctx.agents.wait(&args.agent_id, timeout) => record,
+                found = ctx.agents.wait(&args.agent_id, timeout) => {
+                    found.map(|(record, timed_out)| (record, timed_out.then_some(timeout)))
+                }
                 () = ctx.cancel.cancelled() => return Err(ToolFailure::cancelled()),
             },
-            None => ctx.agents.get(&args.agent_id),
+            None => ctx.agents.get(&args.agent_id).map(|r| (r, None)),
         };
-        let Some(record) = record else {
+        let Some((record, timed_out)) = found else {
             return Err(ToolFailure::new(
                 format!(
                     "No agent found with agent_id: {}. The agent may have been cleared or never existed.",
@@ -130,9 +166,13 @@ impl AsyncTool for ReadAgentTool {
             ));
         };
         // The runtime's detailed text is the agent's status in one tag.
-        let detail = format!("<agent {} {}>", args.agent_id, record.status.word());
+        let status = match record.status {
+            AgentStatus::Running => "still running",
+            ref other => other.word(),
+        };
+        let detail = format!("<agent {} {status}>", args.agent_id);
         Ok(ToolOutput::detailed(
-            report(&record, args.since_turn),
+            report(&record, args.since_turn, timed_out),
             detail,
         ))
     }
@@ -145,9 +185,10 @@ mod tests {
     use crate::tools::task::AgentType;
 
     #[tokio::test]
-    async fn reports_running_completed_failed_and_unknown_agents() {
+    async fn reports_running_idle_failed_and_unknown_agents_in_the_runtimes_words() {
         let ctx = ToolContext::new(std::env::temp_dir());
-        ctx.agents.start("a", "c1", AgentType::Explore, "Read it");
+        ctx.agents
+            .start("a", "c1", AgentType::Explore, "Read it", true);
         let out = ReadAgentTool
             .run(json!({"agent_id": "a"}), &ctx)
             .await
@@ -157,20 +198,66 @@ mod tests {
             "{}",
             out.content
         );
-        ctx.agents
-            .finish("c1", AgentStatus::Completed("It says hi.".into()));
+        assert!(out.content.ends_with("total_turns: 0. Consider telling the user you're waiting, then end your response with no further tool calls. A completion notification will arrive as a new turn; no need to poll or redo its work."), "{}", out.content);
+        assert_eq!(
+            out.detailed_content.as_deref(),
+            Some("<agent a still running>")
+        );
         let out = ReadAgentTool
-            .run(json!({"agent_id": "a", "wait": true}), &ctx)
+            .run(json!({"agent_id": "a", "wait": true, "timeout": 0}), &ctx)
             .await
             .unwrap();
         assert!(
             out.content
-                .ends_with("total_turns: 1\n\n[Turn 0]\nIt says hi."),
+                .starts_with("Agent is still running after waiting 0s. agent_id: a,"),
             "{}",
             out.content
         );
-        ctx.agents.start("b", "c2", AgentType::Task, "Run it");
-        ctx.agents.finish("c2", AgentStatus::Failed("boom".into()));
+        assert!(
+            out.content
+                .contains("total_turns: 0, (timed out waiting for completion) Consider"),
+            "{}",
+            out.content
+        );
+        ctx.agents.finish_round("c1", Ok("It says hi.".into()));
+        ctx.agents.deliver("a", "And then?").unwrap();
+        ctx.agents.finish_round("c1", Ok("Then bye.".into()));
+        let out = ReadAgentTool
+            .run(json!({"agent_id": "a", "wait": true}), &ctx)
+            .await
+            .unwrap();
+        assert!(out.content.starts_with("Agent is idle (waiting for messages). agent_id: a, agent_type: explore, status: idle, description: Read it, elapsed: "), "{}", out.content);
+        assert!(
+            out.content.ends_with(
+                "total_turns: 2\n\n[Turn 0]\nIt says hi.\n\n[Turn 1]\n[Message]\nAnd then?\n\n[Response]\nThen bye."
+            ),
+            "{}",
+            out.content
+        );
+        assert_eq!(out.detailed_content.as_deref(), Some("<agent a idle>"));
+        let out = ReadAgentTool
+            .run(json!({"agent_id": "a", "since_turn": 1}), &ctx)
+            .await
+            .unwrap();
+        assert!(
+            out.content.ends_with(
+                "total_turns: 2\n\n[Turn 1]\n[Message]\nAnd then?\n\n[Response]\nThen bye."
+            ),
+            "{}",
+            out.content
+        );
+        let out = ReadAgentTool
+            .run(json!({"agent_id": "a", "since_turn": 5}), &ctx)
+            .await
+            .unwrap();
+        assert!(
+            out.content
+                .ends_with("total_turns: 2\n\nNo turns starting at turn 5."),
+            "{}",
+            out.content
+        );
+        ctx.agents.start("b", "c2", AgentType::Task, "Run it", true);
+        ctx.agents.finish_round("c2", Err("boom".into()));
         let out = ReadAgentTool
             .run(json!({"agent_id": "b"}), &ctx)
             .await
@@ -184,6 +271,25 @@ mod tests {
         assert_eq!(
             missing.message,
             "No agent found with agent_id: nope. The agent may have been cleared or never existed."
+        );
+    }
+
+    #[tokio::test]
+    async fn a_running_follow_up_shows_the_rounds_already_done() {
+        let ctx = ToolContext::new(std::env::temp_dir());
+        ctx.agents
+            .start("a", "c1", AgentType::Explore, "Read it", true);
+        ctx.agents.finish_round("c1", Ok(String::new()));
+        ctx.agents.deliver("a", "again").unwrap();
+        let out = ReadAgentTool
+            .run(json!({"agent_id": "a"}), &ctx)
+            .await
+            .unwrap();
+        assert!(
+            out.content
+                .ends_with("redo its work.\n\nCompleted turns:\n[Turn 0]\n"),
+            "{:?}",
+            out.content
         );
     }
 

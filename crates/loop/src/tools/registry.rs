@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use super::{
     Tool, ToolSpec, bash, create, edit, glob, grep, list_agents, list_bash, read_agent, read_bash,
-    skill, sql, stop_bash, task, task_complete, view, web_fetch,
+    skill, sql, stop_bash, task, task_complete, view, web_fetch, write_agent,
 };
 
 /// The tools of a session, looked up by name; keeps registration order so the
@@ -38,6 +38,7 @@ impl ToolRegistry {
         registry.register(Box::new(sql::SqlTool));
         registry.register(Box::new(read_agent::ReadAgentTool));
         registry.register(Box::new(list_agents::ListAgentsTool));
+        registry.register(Box::new(write_agent::WriteAgentTool));
         registry.register(Box::new(grep::GrepTool));
         registry.register(Box::new(glob::GlobTool));
         registry.register(Box::new(task::TaskTool));
@@ -153,6 +154,7 @@ mod tests {
                 "sql",
                 "read_agent",
                 "list_agents",
+                "write_agent",
                 "grep",
                 "glob",
                 "task"
@@ -169,7 +171,7 @@ mod tests {
         let registry = ToolRegistry::builtin(false);
         assert_eq!(
             registry.unknown_tool_message("read_file"),
-            "Tool 'read_file' does not exist. Available tools that can be called are bash, read_bash, stop_bash, list_bash, view, create, edit, web_fetch, sql, read_agent, list_agents, grep, glob, task."
+            "Tool 'read_file' does not exist. Available tools that can be called are bash, read_bash, stop_bash, list_bash, view, create, edit, web_fetch, sql, read_agent, list_agents, write_agent, grep, glob, task."
         );
     }
 
@@ -190,7 +192,7 @@ mod tests {
         assert!(registry.get("skill").is_none());
         registry.offer_skills(Arc::new(crate::skills::SkillSet::load(&dirs, &[]).0));
         assert_eq!(registry.names()[7..10], ["web_fetch", "skill", "sql"]);
-        assert_eq!(registry.len(), 15);
+        assert_eq!(registry.len(), 16);
     }
 
     #[test]
@@ -198,7 +200,7 @@ mod tests {
         let mut registry = ToolRegistry::builtin(false);
         registry.register(Box::new(task_complete::TaskCompleteTool));
         registry.register(Box::new(view::ViewTool));
-        assert_eq!(registry.len(), 15);
+        assert_eq!(registry.len(), 16);
         assert_eq!(registry.names()[4], "view");
         assert!(registry.unregister("view").is_some());
         assert!(registry.get("view").is_none());

@@ -141,9 +141,14 @@ impl AgentType {
             AgentType::Task
             | AgentType::General
             | AgentType::CodeReview
-            | AgentType::SecurityReview => {
-                ![NAME, "task_complete", "read_agent", "list_agents"].contains(&name)
-            }
+            | AgentType::SecurityReview => ![
+                NAME,
+                "task_complete",
+                "read_agent",
+                "list_agents",
+                "write_agent",
+            ]
+            .contains(&name),
         }
     }
 
@@ -218,22 +223,34 @@ fn available() -> String {
     AGENT_TYPES.map(AgentType::name).join(", ")
 }
 
-/// What a background `task` call answers at once (the runtime's words, less its sentence on
-/// `write_agent`, which this engine does not offer).
+/// What a background `task` call answers at once (the runtime's words).
 pub fn started_text(agent_id: &str) -> String {
     format!(
-        "Agent started in background with agent_id: {agent_id}. You'll be notified when it completes. Tell the user you're waiting and end your response, or continue unrelated work until notified."
+        "Agent started in background with agent_id: {agent_id}. You'll be notified when it completes. Tell the user you're waiting and end your response, or continue unrelated work until notified. The agent supports multi-turn conversations — use write_agent to send follow-up messages."
     )
 }
 
-/// A sub-agent the session is asked to run; it answers on `reply` with the sub-agent's final
-/// text (or why it failed).
+/// Work a tool hands to the session's agent runner.
 #[derive(Debug)]
-pub struct SubagentRequest {
-    /// The checked call.
-    pub args: TaskArgs,
-    /// Where the session sends the outcome.
-    pub reply: oneshot::Sender<Result<ToolOutput, ToolFailure>>,
+pub enum SubagentRequest {
+    /// Run the sub-agent of a `task` call; the session answers on `reply` with its final text
+    /// (or why it failed), or with the agent's id at once in background mode.
+    Start {
+        /// The checked call.
+        args: TaskArgs,
+        /// Where the session sends the outcome.
+        reply: oneshot::Sender<Result<ToolOutput, ToolFailure>>,
+    },
+    /// Run the next round of an idle agent that `write_agent` woke with `message`; the
+    /// session answers on `reply` once the round is under way.
+    Wake {
+        /// The `task` call that started the agent.
+        tool_call_id: String,
+        /// The message the round answers.
+        message: String,
+        /// Told when the round is handed over.
+        reply: oneshot::Sender<()>,
+    },
 }
 
 /// Where a `task` call sends its sub-agent to be run.
@@ -266,7 +283,7 @@ impl AsyncTool for TaskTool {
                     "agent_type": {"type": "string", "enum": AGENT_TYPES.map(AgentType::name), "description": "The kind of sub-agent to run."},
                     "name": {"type": "string", "description": "A short name for the sub-agent (e.g. \"math-helper\")."},
                     "model": {"type": "string", "description": "A model to run the sub-agent with instead of the session's."},
-                    "mode": {"type": "string", "enum": ["sync", "background"], "description": "\"sync\" (the default): the call returns the sub-agent's answer. \"background\": the call returns the agent's id at once, the agent works alongside your other calls of this turn, you are notified when it ends and read_agent gives its answer."}
+                    "mode": {"type": "string", "enum": ["sync", "background"], "description": "\"sync\" (the default): the call returns the sub-agent's answer. \"background\": the call returns the agent's id at once and the agent works while you go on; you are notified when it is idle, read_agent gives its answer and write_agent sends it follow-up messages."}
                 },
                 "required": ["name", "prompt", "agent_type", "description"]
             }),
@@ -287,7 +304,7 @@ impl AsyncTool for TaskTool {
         };
         let (reply, answer) = oneshot::channel();
         sender
-            .send(SubagentRequest { args, reply })
+            .send(SubagentRequest::Start { args, reply })
             .map_err(|_| ToolFailure::cancelled())?;
         answer.await.map_err(|_| ToolFailure::cancelled())?
     }

@@ -65,6 +65,7 @@ pub(crate) enum Kind {
     TurnStart,
     TurnEnd,
     UserMessage,
+    SystemMessage,
     AssistantMessage,
     ToolStart,
     ToolComplete,
@@ -87,6 +88,7 @@ impl Kind {
             "assistant.turn_start" => Kind::TurnStart,
             "assistant.turn_end" => Kind::TurnEnd,
             "user.message" => Kind::UserMessage,
+            "system.message" => Kind::SystemMessage,
             "assistant.message" => Kind::AssistantMessage,
             "tool.execution_start" => Kind::ToolStart,
             "tool.execution_complete" => Kind::ToolComplete,
@@ -108,6 +110,7 @@ impl Kind {
         !matches!(
             self,
             Kind::SessionError
+                | Kind::SystemMessage
                 | Kind::SessionResume
                 | Kind::CompactionStart
                 | Kind::Abort
@@ -130,6 +133,7 @@ impl Kind {
             Kind::ExternalCompleted => matches!(key, RequestId),
             Kind::TaskComplete => matches!(key, Summary | Success),
             Kind::SessionError
+            | Kind::SystemMessage
             | Kind::SessionResume
             | Kind::CompactionStart
             | Kind::Abort

@@ -334,7 +334,10 @@ impl Auditor {
                     );
                 }
             }
-            Kind::UserMessage => {
+            // A round of an agent starts with its system message, then (except when the
+            // runtime wakes its main agent for an agent that went idle) a user message; each
+            // numbers its turns from "0".
+            Kind::UserMessage | Kind::SystemMessage => {
                 if let Some((_, ids)) = self
                     .turn_ids
                     .iter_mut()
