@@ -23,10 +23,12 @@
 
 mod config;
 mod connection;
+mod env;
 mod error;
 mod host;
 mod http;
 mod listing;
+mod oauth_discovery;
 mod resources;
 mod result;
 mod stdio;
@@ -39,5 +41,6 @@ pub use listing::{
     MAX_DESCRIPTION_BYTES, MAX_LIST_PAGES, MAX_SCHEMA_BYTES, MAX_SERVER_TOOL_BYTES, MAX_TOOLS,
     McpToolInfo, ToolListing,
 };
+pub use oauth_discovery::{MAX_METADATA_BYTES, authorization_metadata_found};
 pub use resources::{MAX_RESOURCE_BYTES, MAX_RESOURCES_PER_PAGE, ResourceListing};
 pub use result::{CallOutcome, MAX_RESULT_BYTES};

@@ -34,6 +34,8 @@ pub struct McpToolInfo {
     pub input_schema: Value,
     /// The server says the tool only reads (`annotations.readOnlyHint`).
     pub read_only: bool,
+    /// The tool has an MCP App view or visibility (`_meta.ui`, SEP-1865).
+    pub has_ui: bool,
 }
 
 /// The tools kept from a listing, sorted by name, and what the caps left out.
@@ -128,7 +130,9 @@ fn admit(tool: Tool, cut: &mut Cut, budget: &mut usize) -> Option<McpToolInfo> {
         return None;
     }
     *budget -= cost;
+    let has_ui = tool.meta.as_ref().is_some_and(|m| m.0.contains_key("ui"));
     Some(McpToolInfo {
+        has_ui,
         read_only: tool
             .annotations
             .as_ref()
