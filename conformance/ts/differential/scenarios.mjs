@@ -188,6 +188,27 @@ async function mcpMethods(run) {
   };
   await each("bare", bare);
   await each("main", session);
+  // MCP Apps once the session has the capability: a view's own server only, its tools by
+  // visibility, its ui:// bundle; then the capability taken away.
+  const views = session.rpc.mcp.apps;
+  const seeApps = async (name, promise) => run.observe(`apps ${name}`, await outcomeOf(promise));
+  await seeApps("capability on", session.rpc.options.update({ sessionCapabilities: ["mcp-apps"] }));
+  await seeApps("diagnose", views.diagnose({ serverName: "apps" }));
+  await seeApps("listTools", views.listTools({ serverName: "apps", originServerName: "apps" }));
+  await seeApps("listTools other origin", views.listTools({ serverName: "apps", originServerName: "changing" }));
+  await seeApps("listTools no origin", views.listTools({ serverName: "apps" }));
+  await seeApps("listTools plain server", views.listTools({ serverName: "changing", originServerName: "changing" }));
+  await seeApps("listTools unknown", views.listTools({ serverName: "nosuch", originServerName: "nosuch" }));
+  await seeApps("callTool", views.callTool({ serverName: "apps", toolName: "refresh", arguments: { a: 1 }, originServerName: "apps" }));
+  await seeApps("callTool model only", views.callTool({ serverName: "apps", toolName: "secret", originServerName: "apps" }));
+  await seeApps("callTool plain", views.callTool({ serverName: "apps", toolName: "plain", originServerName: "apps" }));
+  await seeApps("callTool unknown tool", views.callTool({ serverName: "apps", toolName: "nosuch", originServerName: "apps" }));
+  await seeApps("callTool other origin", views.callTool({ serverName: "apps", toolName: "show", originServerName: "changing" }));
+  await seeApps("callTool no origin", views.callTool({ serverName: "apps", toolName: "show" }));
+  await seeApps("readResource", views.readResource({ serverName: "apps", uri: "ui://apps/view.html" }));
+  await seeApps("readResource unknown", views.readResource({ serverName: "nosuch", uri: "ui://apps/view.html" }));
+  await seeApps("capability off", session.rpc.options.update({ sessionCapabilities: [] }));
+  await seeApps("listTools after off", views.listTools({ serverName: "apps", originServerName: "apps" }));
   const mcp = session.rpc.mcp;
   run.observe("login remote", await outcomeOf(mcp.oauth.login({ serverName: "needsauth" })));
   // `$NAME` and `${NAME}` in a server's env are the runtime's variables (the client spawned

@@ -21,6 +21,7 @@
 //! # Ok(()) }
 //! ```
 
+mod apps;
 mod config;
 mod connection;
 mod env;
@@ -33,6 +34,7 @@ mod resources;
 mod result;
 mod stdio;
 
+pub use apps::{MAX_APP_RESULT_BYTES, app_tool};
 pub use config::{MAX_SERVERS, McpServers, ServerConfig, Transport};
 pub use connection::{DEFAULT_CALL_TIMEOUT, DEFAULT_START_TIMEOUT, McpConnection, StartOptions};
 pub use error::{ConfigError, McpError, NotRegistered};

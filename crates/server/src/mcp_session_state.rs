@@ -1,9 +1,11 @@
-//! What a session keeps for the `session.mcp.*` methods beyond its servers: the host context offered to MCP App views, and the sampling executions
+//! What a session keeps for the `session.mcp.*` methods beyond its servers: whether a client
+//! gave it the `mcp-apps` capability, the host context offered to MCP App views, and the sampling executions
 //! in flight (each cancellable by its request id), with the session's model provider they run
 //! on. Everything is bounded: a context over [`MAX_HOST_CONTEXT_BYTES`] is refused, at most
 //! [`MAX_SAMPLINGS`] executions run at once.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use serde_json::{Map, Value};
@@ -42,12 +44,24 @@ pub enum SamplingRefused {
 /// One session's MCP extras.
 #[derive(Default)]
 pub(crate) struct McpSessionState {
+    apps: AtomicBool,
     host_context: Mutex<Map<String, Value>>,
     samplings: Mutex<HashMap<String, CancellationToken>>,
     provider: OnceLock<Arc<dyn ModelProvider>>,
 }
 
 impl McpSessionState {
+    /// Whether the session has the `mcp-apps` capability (`session.options.update`'s
+    /// `sessionCapabilities`).
+    pub(crate) fn has_apps(&self) -> bool {
+        self.apps.load(Ordering::SeqCst)
+    }
+
+    /// Gives or takes the `mcp-apps` capability.
+    pub(crate) fn set_apps(&self, on: bool) {
+        self.apps.store(on, Ordering::SeqCst);
+    }
+
     /// The host context offered to MCP App views (`{}` until a client sets one).
     pub(crate) fn host_context(&self) -> Map<String, Value> {
         self.host_context

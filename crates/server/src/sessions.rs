@@ -172,6 +172,15 @@ impl OpenSession {
         &self.handle
     }
 
+    /// The live connection of the session's MCP server `name`, when it is running.
+    pub(crate) fn mcp_connection(&self, name: &str) -> Option<Arc<turnstile_mcp::McpConnection>> {
+        self.handle
+            .mcp()
+            .and_then(|host| host.server(name))
+            .filter(|s| s.is_running())
+            .and_then(|s| s.connection)
+    }
+
     /// What the session keeps for `session.mcp.*` beyond its servers.
     pub(crate) fn mcp(&self) -> &crate::mcp_session_state::McpSessionState {
         &self.mcp

@@ -26,6 +26,15 @@ fn sampling(id: &str, request_id: &str, messages: Value) -> Value {
     })
 }
 
+/// `extra`'s fields with the session's id.
+fn with_session(id: &str, extra: Value) -> Value {
+    let mut params = json!({"sessionId": id});
+    if let (Some(p), Value::Object(e)) = (params.as_object_mut(), extra) {
+        p.extend(e);
+    }
+    params
+}
+
 fn user(text: &str) -> Value {
     json!([{"role": "user", "content": {"type": "text", "text": text}}])
 }
@@ -343,13 +352,7 @@ async fn oauth_login_looks_up_the_server_metadata_and_the_rest_answers_as_the_cl
         format!("{prefix}MCP server 'nosuch' is not configured")
     );
 
-    let s = |extra: Value| {
-        let mut params = json!({"sessionId": id});
-        if let (Some(p), Value::Object(e)) = (params.as_object_mut(), extra) {
-            p.extend(e);
-        }
-        params
-    };
+    let s = |extra: Value| with_session(&id, extra);
     let changed = "session.mcp.oauth.authenticationStateChanged";
     assert_eq!(
         client.ok(changed, s(json!({"serverName": "demo"}))).await,
@@ -484,12 +487,22 @@ async fn oauth_login_looks_up_the_server_metadata_and_the_rest_answers_as_the_cl
     assert_eq!(diagnosed["server"]["connected"], true);
     assert_eq!(diagnosed["server"]["toolsWithUiMeta"], 0);
     assert!(diagnosed["server"]["toolCount"].as_u64().unwrap() > 0);
-    for method in ["listTools", "callTool", "readResource"] {
+    for (method, params) in [
+        (
+            "listTools",
+            json!({"serverName": "demo", "originServerName": "demo"}),
+        ),
+        (
+            "callTool",
+            json!({"serverName": "demo", "originServerName": "demo", "toolName": "echo"}),
+        ),
+        (
+            "readResource",
+            json!({"serverName": "demo", "uri": "ui://x"}),
+        ),
+    ] {
         let e = client
-            .err(
-                &format!("session.mcp.apps.{method}"),
-                s(json!({"serverName": "demo", "originServerName": "demo", "toolName": "echo", "uri": "ui://x"})),
-            )
+            .err(&format!("session.mcp.apps.{method}"), s(params))
             .await;
         assert_eq!(
             e["message"],
@@ -498,4 +511,179 @@ async fn oauth_login_looks_up_the_server_metadata_and_the_rest_answers_as_the_cl
             )
         );
     }
+}
+
+#[tokio::test]
+async fn mcp_apps_reach_only_their_own_server_and_the_tools_apps_may_call() {
+    if server_everything().is_none() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "the MCP servers are not installed: .ci/run must run conformance/mcp/install.sh"
+        );
+        println!("SKIP: install the MCP servers with `bash conformance/mcp/install.sh`");
+        return;
+    }
+    let apps = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../conformance/mcp/apps-server.mjs");
+    let url = server::serve_http().await;
+    let model = ScriptedServer::start(Script::new()).await.unwrap();
+    let servers = json!({
+        "apps": {"type": "stdio", "command": "node", "args": [apps], "tools": ["*"]},
+        "demo": {"type": "http", "url": url},
+    });
+    let (_t, mut client, id) = mcp_session(&model.url(), servers, |_| {}).await;
+    let s = |extra: Value| with_session(&id, extra);
+    let prefix = |method: &str| format!("Request session.mcp.apps.{method} failed with message: ");
+    let own = json!({"serverName": "apps", "originServerName": "apps"});
+
+    // Without the capability: refused.
+    let e = client
+        .err("session.mcp.apps.listTools", s(own.clone()))
+        .await;
+    assert_eq!(
+        e["message"],
+        format!(
+            "{}The \"mcp-apps\" capability is not available in this session",
+            prefix("listTools")
+        )
+    );
+    let answer = client
+        .ok(
+            "session.options.update",
+            s(json!({"sessionCapabilities": ["mcp-apps"]})),
+        )
+        .await;
+    assert_eq!(answer, json!({"success": true}));
+
+    let diagnosed = client
+        .ok(
+            "session.mcp.apps.diagnose",
+            s(json!({"serverName": "apps"})),
+        )
+        .await;
+    assert_eq!(
+        diagnosed,
+        json!({
+            "capability": {"sessionHasMcpApps": true, "featureFlagEnabled": false, "advertised": true},
+            "server": {"connected": true, "toolCount": 4, "toolsWithUiMeta": 3, "sampleToolNames": ["refresh", "secret", "show"]},
+        })
+    );
+    // The model-only tool is left out; the others as the server described them, by name.
+    let listed = client
+        .ok("session.mcp.apps.listTools", s(own.clone()))
+        .await;
+    let names: Vec<&str> = listed["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["plain", "refresh", "show"]);
+    assert_eq!(
+        listed["tools"][1]["_meta"],
+        json!({"ui": {"resourceUri": "ui://apps/view.html", "visibility": ["app"]}})
+    );
+    let e = client
+        .err(
+            "session.mcp.apps.listTools",
+            s(json!({"serverName": "apps", "originServerName": "demo"})),
+        )
+        .await;
+    assert_eq!(
+        e["message"],
+        format!(
+            "{}Cross-server MCP App tools/list is not allowed: app loaded from \"demo\" cannot list tools on \"apps\"",
+            prefix("listTools")
+        )
+    );
+    let e = client
+        .err(
+            "session.mcp.apps.listTools",
+            s(json!({"serverName": "apps"})),
+        )
+        .await;
+    assert!(
+        e["message"]
+            .as_str()
+            .unwrap()
+            .contains("originServerName is required"),
+        "{e}"
+    );
+
+    // A call: the server's result, and the ephemeral announcement.
+    let mut call = own.clone();
+    call["toolName"] = json!("refresh");
+    call["arguments"] = json!({"a": 1});
+    let result = client.ok("session.mcp.apps.callTool", s(call)).await;
+    assert_eq!(
+        result,
+        json!({"content": [{"type": "text", "text": "apps ran refresh with {\"a\":1}"}]})
+    );
+    let announced = client
+        .events_until(common::no_answers, |e| {
+            e["type"] == "mcp_app.tool_call_complete"
+        })
+        .await;
+    let event = announced.last().unwrap();
+    assert_eq!(event["ephemeral"], true);
+    assert_eq!(event["data"]["toolName"], "refresh");
+    assert_eq!(event["data"]["success"], true);
+    assert_eq!(
+        event["data"]["toolMeta"]["ui"]["visibility"],
+        json!(["app"])
+    );
+    for (tool, why) in [
+        (
+            "secret",
+            "Tool secret on apps is not callable from MCP Apps",
+        ),
+        ("nosuch", "MCP tool not found on apps: nosuch"),
+    ] {
+        let mut call = own.clone();
+        call["toolName"] = json!(tool);
+        let e = client.err("session.mcp.apps.callTool", s(call)).await;
+        assert_eq!(e["message"], format!("{}{why}", prefix("callTool")));
+    }
+
+    // The view's bundle; a server the session does not have.
+    let read = client
+        .ok(
+            "session.mcp.apps.readResource",
+            s(json!({"serverName": "apps", "uri": "ui://apps/view.html"})),
+        )
+        .await;
+    assert_eq!(read["contents"][0]["mimeType"], "text/html;profile=mcp-app");
+    assert_eq!(
+        read["contents"][0]["text"],
+        "<html><body>view</body></html>"
+    );
+    let e = client
+        .err(
+            "session.mcp.apps.readResource",
+            s(json!({"serverName": "nosuch", "uri": "ui://x"})),
+        )
+        .await;
+    assert!(
+        e["message"].as_str().unwrap().starts_with(&format!(
+            "{}MCP server not connected: nosuch (",
+            prefix("readResource")
+        )),
+        "{e}"
+    );
+
+    // Taken away again.
+    client
+        .ok(
+            "session.options.update",
+            s(json!({"sessionCapabilities": []})),
+        )
+        .await;
+    let e = client.err("session.mcp.apps.listTools", s(own)).await;
+    assert!(
+        e["message"]
+            .as_str()
+            .unwrap()
+            .contains("capability is not available"),
+        "{e}"
+    );
 }
