@@ -245,6 +245,8 @@ async function mcpMethods(run) {
   );
   run.observe("reload", await outcomeOf(mcp.reload()));
   run.observe("list after reload", await outcomeOf(mcp.list()));
+  writeFileSync(join(run.home, "mcp-config.json"), JSON.stringify({ servers: {} }));
+  run.observe("reload damaged file", await outcomeOf(mcp.reload()));
   run.observe("bare reload", await outcomeOf(bare.rpc.mcp.reload()));
   run.observe("bare list after reload", await outcomeOf(bare.rpc.mcp.list()));
   // The servers replaced: by none, then by one.

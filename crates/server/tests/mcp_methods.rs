@@ -233,6 +233,26 @@ async fn a_reload_reads_the_home_configuration_again_and_reload_with_config_repl
         ]
     );
 
+    // A damaged file is refused in the CLI's words, and nothing changes.
+    let file = t.dir.path().join("mcp-config.json");
+    let good = std::fs::read(&file).unwrap();
+    std::fs::write(&file, r#"{"servers": {}}"#).unwrap();
+    let refused = client
+        .err("session.mcp.reload", json!({"sessionId": id}))
+        .await;
+    assert_eq!(
+        refused["message"],
+        format!(
+            "Request session.mcp.reload failed with message: Failed to read configuration from {}: Error: mcpServers: Required",
+            file.display()
+        )
+    );
+    std::fs::write(&file, good).unwrap();
+    let listed = client
+        .ok("session.mcp.list", json!({"sessionId": id}))
+        .await;
+    assert_eq!(listed["servers"].as_array().unwrap().len(), 2);
+
     // A session never given a server has nothing to reload, as the CLI answers.
     let bare = create(&mut client, &model.url(), json!({})).await;
     let refused = client

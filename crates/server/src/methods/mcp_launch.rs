@@ -45,28 +45,20 @@ pub(crate) fn set_env_value_mode(ctx: &Ctx<'_>, params: EnvModeParams) -> Result
 /// reload, as in the CLI.
 pub(crate) async fn reload(ctx: &Ctx<'_>, params: SessionIdParams) -> Result<Value, RpcError> {
     let session = open_session(ctx, params.id())?;
+    let refused = |why: String| {
+        RpcError::internal(format!(
+            "Request session.mcp.reload failed with message: {why}"
+        ))
+    };
     // A session never given a server has no MCP host in the CLI, which refuses its reload.
     let Some(host) = session.handle().mcp().filter(|h| !h.servers().is_empty()) else {
-        return Err(RpcError::internal(
-            "Request session.mcp.reload failed with message: MCP config reload not available",
-        ));
+        return Err(refused("MCP config reload not available".into()));
     };
+    // A damaged file is refused in the CLI's words, nothing changed.
     let home = UserMcpConfig::beside(ctx.server.config().state_root.dir());
-    let path = ctx
-        .server
-        .config()
-        .state_root
-        .dir()
-        .parent()
-        .unwrap_or(ctx.server.config().state_root.dir())
-        .join(MCP_CONFIG_FILE);
-    let from_file = McpServers::read_file(&path)
-        .map_err(|e| {
-            RpcError::internal(format!(
-                "Request session.mcp.reload failed with message: {e}"
-            ))
-        })?
-        .unwrap_or_default();
+    let entries = home.servers().map_err(|e| refused(e.to_string()))?;
+    let from_file = McpServers::from_value(&Value::Object(entries), MCP_CONFIG_FILE)
+        .map_err(|e| refused(e.to_string()))?;
     let disabled = home.disabled().unwrap_or_default();
     let servers: Vec<_> = from_file
         .servers
