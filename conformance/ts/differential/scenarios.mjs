@@ -25,6 +25,9 @@ const lookupCapital = (handler) => ({
 
 /** The port of the web-fetch scenario's server, chosen by its first run. */
 let webFetchPort = 0;
+/** The port of the mcp-methods scenario's remote server, chosen by its first run (the
+ * runtimes' answers name its URL). */
+let mcpMethodsPort = 0;
 /** The ports of the web-fetch-redirect scenario's two servers, chosen by its first run. */
 const webFetchRedirectPorts = { a: 0, b: 0 };
 
@@ -92,6 +95,170 @@ async function mcpServers(run) {
   run.observe("resources.list no resources", await outcomeOf(r.list({ serverName: "changing" })));
   run.observe("resources.list unknown", await outcomeOf(r.list({ serverName: "nosuch" })));
   await session.disconnect();
+}
+
+
+/** Calls every session.mcp method that manages more than servers (sampling, env values, GitHub,
+ * external clients, OAuth, headers refresh, MCP Apps) on a session without servers and on one
+ * with an app server, a stdio server and two remote ones (one asking for OAuth); a server
+ * started with `$NAME` references in its env; a server written into the home's
+ * mcp-config.json and a reload; the servers replaced by reloadWithConfig. */
+async function mcpMethods(run) {
+  await run.model("mcp-methods.json");
+  const changing = join(ROOT, "conformance", "mcp", "changing-server.mjs");
+  const apps = join(ROOT, "conformance", "mcp", "apps-server.mjs");
+  // Two remote servers: one asks for OAuth (401 with a challenge), one is no MCP server.
+  const remote = createServer((req, res) => {
+    req.resume();
+    req.on("end", () => {
+      if (req.url.startsWith("/auth")) {
+        res.writeHead(401, { "content-type": "application/json", "www-authenticate": 'Bearer realm="mcp"' });
+        res.end(JSON.stringify({ error: "invalid_token" }));
+      } else {
+        res.writeHead(404, { "content-type": "text/plain" });
+        res.end("not an MCP server");
+      }
+    });
+  });
+  await new Promise((resolve) => remote.listen(mcpMethodsPort, "127.0.0.1", resolve));
+  run.stops.push(() => new Promise((resolve) => remote.close(resolve)));
+  const port = (mcpMethodsPort = remote.address().port);
+  const client = run.client();
+  const bare = await client.createSession(run.options("bare", { onPermissionRequest: approveAll }));
+  run.session("bare", bare.sessionId);
+  const session = await client.createSession(
+    run.options("main", {
+      onPermissionRequest: approveAll,
+      mcpServers: {
+        apps: { type: "local", command: "node", args: [apps], tools: ["*"] },
+        changing: { type: "local", command: "node", args: [changing], tools: ["*"] },
+        needsauth: { type: "http", url: `http://127.0.0.1:${port}/auth/mcp`, tools: ["*"] },
+      },
+    }),
+  );
+  run.session("main", session.sessionId);
+  const view = "ui://apps/view.html";
+  const each = async (label, s) => {
+    const mcp = s.rpc.mcp;
+    const internal = s.internalRpc.mcp;
+    const see = async (name, promise) => run.observe(`${label} ${name}`, await outcomeOf(promise));
+    await see("moveLoadingToBackground", mcp.moveLoadingToBackground());
+    await see("cancelSamplingExecution", mcp.cancelSamplingExecution({ requestId: "nosuch" }));
+    await see("setEnvValueMode indirect", mcp.setEnvValueMode({ mode: "indirect" }));
+    await see("setEnvValueMode bogus", mcp.setEnvValueMode({ mode: "bogus" }));
+    await see("setEnvValueMode direct", mcp.setEnvValueMode({ mode: "direct" }));
+    await see("removeGitHub", mcp.removeGitHub());
+    await see("configureGitHub empty", internal.configureGitHub({ authInfo: {} }));
+    await see("configureGitHub string", internal.configureGitHub({ authInfo: "x" }));
+    await see("configureGitHub null", internal.configureGitHub({ authInfo: null }));
+    await see("registerExternalClient", internal.registerExternalClient({ serverName: "ext", client: {}, transport: {}, config: {} }));
+    await see("unregisterExternalClient", internal.unregisterExternalClient({ serverName: "ext" }));
+    await see("oauth.handlePendingRequest", mcp.oauth.handlePendingRequest({ requestId: "nosuch", result: { kind: "cancelled" } }));
+    await see("oauth.authenticationStateChanged", mcp.oauth.authenticationStateChanged({ serverName: "changing" }));
+    await see("oauth.authenticationStateChanged unknown", mcp.oauth.authenticationStateChanged({ serverName: "nosuch" }));
+    await see("oauth.respond", mcp.oauth.respond({ requestId: "nosuch" }));
+    await see("oauth.login unknown", mcp.oauth.login({ serverName: "nosuch" }));
+    await see("oauth.login stdio", mcp.oauth.login({ serverName: "changing" }));
+    await see("oauth.probe", mcp.oauth.probe({ serverName: "needsauth" }));
+    await see("headers.handlePendingHeadersRefreshRequest", mcp.headers.handlePendingHeadersRefreshRequest({ requestId: "nosuch", result: { kind: "none" } }));
+    await see("apps.getHostContext", mcp.apps.getHostContext());
+    await see("apps.setHostContext", mcp.apps.setHostContext({ context: { theme: "dark", locale: "en-US", extra: 1 } }));
+    await see("apps.getHostContext after set", mcp.apps.getHostContext());
+    await see("apps.diagnose", mcp.apps.diagnose({ serverName: "apps" }));
+    await see("apps.diagnose unknown", mcp.apps.diagnose({ serverName: "nosuch" }));
+    await see("apps.listTools", mcp.apps.listTools({ serverName: "apps", originServerName: "apps" }));
+    await see("apps.listTools no origin", mcp.apps.listTools({ serverName: "apps" }));
+    await see("apps.callTool", mcp.apps.callTool({ serverName: "apps", toolName: "refresh", arguments: { a: 1 }, originServerName: "apps" }));
+    await see("apps.callTool other origin", mcp.apps.callTool({ serverName: "apps", toolName: "show", originServerName: "changing" }));
+    await see("apps.readResource", mcp.apps.readResource({ serverName: "apps", uri: view }));
+    await see(
+      "executeSampling",
+      mcp.executeSampling({
+        requestId: "s1",
+        serverName: "changing",
+        mcpRequestId: 7,
+        request: {
+          messages: [{ role: "user", content: { type: "text", text: "Say hello." } }],
+          systemPrompt: "You are a test server.",
+          maxTokens: 50,
+        },
+      }),
+    );
+    await see("executeSampling not ending with the user", mcp.executeSampling({ requestId: "s2", serverName: "nosuch", mcpRequestId: 8, request: { messages: [], maxTokens: 5 } }));
+  };
+  await each("bare", bare);
+  await each("main", session);
+  // MCP Apps once the session has the capability: a view's own server only, its tools by
+  // visibility, its ui:// bundle; then the capability taken away.
+  const views = session.rpc.mcp.apps;
+  const seeApps = async (name, promise) => run.observe(`apps ${name}`, await outcomeOf(promise));
+  await seeApps("capability on", session.rpc.options.update({ sessionCapabilities: ["mcp-apps"] }));
+  await seeApps("diagnose", views.diagnose({ serverName: "apps" }));
+  await seeApps("listTools", views.listTools({ serverName: "apps", originServerName: "apps" }));
+  await seeApps("listTools other origin", views.listTools({ serverName: "apps", originServerName: "changing" }));
+  await seeApps("listTools no origin", views.listTools({ serverName: "apps" }));
+  await seeApps("listTools plain server", views.listTools({ serverName: "changing", originServerName: "changing" }));
+  await seeApps("listTools unknown", views.listTools({ serverName: "nosuch", originServerName: "nosuch" }));
+  await seeApps("callTool", views.callTool({ serverName: "apps", toolName: "refresh", arguments: { a: 1 }, originServerName: "apps" }));
+  await seeApps("callTool model only", views.callTool({ serverName: "apps", toolName: "secret", originServerName: "apps" }));
+  await seeApps("callTool plain", views.callTool({ serverName: "apps", toolName: "plain", originServerName: "apps" }));
+  await seeApps("callTool unknown tool", views.callTool({ serverName: "apps", toolName: "nosuch", originServerName: "apps" }));
+  await seeApps("callTool other origin", views.callTool({ serverName: "apps", toolName: "show", originServerName: "changing" }));
+  await seeApps("callTool no origin", views.callTool({ serverName: "apps", toolName: "show" }));
+  await seeApps("readResource", views.readResource({ serverName: "apps", uri: "ui://apps/view.html" }));
+  await seeApps("readResource unknown", views.readResource({ serverName: "nosuch", uri: "ui://apps/view.html" }));
+  await seeApps("capability off", session.rpc.options.update({ sessionCapabilities: [] }));
+  await seeApps("listTools after off", views.listTools({ serverName: "apps", originServerName: "apps" }));
+  const mcp = session.rpc.mcp;
+  run.observe("login remote", await outcomeOf(mcp.oauth.login({ serverName: "needsauth" })));
+  // `$NAME` and `${NAME}` in a server's env are the runtime's variables (the client spawned
+  // the runtime with this process's environment, PATH included).
+  const envFile = join(run.project, "env.json");
+  run.observe(
+    "start with env references",
+    await outcomeOf(
+      mcp.startServer({
+        serverName: "envs",
+        config: {
+          type: "local",
+          command: "node",
+          args: [apps, "--env-out", envFile, "A", "B", "C", "D", "E"],
+          env: { A: "PATH", B: "$PATH", C: "pre-${PATH}-post", D: "${NO_SUCH_VARIABLE_X}", E: "literal" },
+          tools: ["*"],
+        },
+      }),
+    ),
+  );
+  const seenEnv = existsSync(envFile) ? JSON.parse(readFileSync(envFile, "utf8")) : null;
+  const path = process.env.PATH;
+  run.observe("env as launched", seenEnv && {
+    A: seenEnv.A,
+    B: seenEnv.B === path ? "the runtime's PATH" : seenEnv.B,
+    C: seenEnv.C === `pre-${path}-post` ? "pre-<the runtime's PATH>-post" : seenEnv.C,
+    D: seenEnv.D,
+    E: seenEnv.E,
+  });
+  // A server written into the home's configuration after the session started, then a reload.
+  writeFileSync(
+    join(run.home, "mcp-config.json"),
+    JSON.stringify({ mcpServers: { fromfile: { type: "local", command: "node", args: [changing], tools: ["*"] } } }),
+  );
+  run.observe("reload", await outcomeOf(mcp.reload()));
+  run.observe("list after reload", await outcomeOf(mcp.list()));
+  writeFileSync(join(run.home, "mcp-config.json"), JSON.stringify({ servers: {} }));
+  run.observe("reload damaged file", await outcomeOf(mcp.reload()));
+  run.observe("bare reload", await outcomeOf(bare.rpc.mcp.reload()));
+  run.observe("bare list after reload", await outcomeOf(bare.rpc.mcp.list()));
+  // The servers replaced: by none, then by one.
+  const internal = session.internalRpc.mcp;
+  run.observe("reloadWithConfig none", await outcomeOf(internal.reloadWithConfig({ config: {} })));
+  run.observe("list after reloadWithConfig none", await outcomeOf(mcp.list()));
+  run.observe(
+    "reloadWithConfig one",
+    await outcomeOf(internal.reloadWithConfig({ config: { mcpServers: { x: { type: "local", command: "node", args: [changing], tools: ["*"] } } } })),
+  );
+  run.observe("list after reloadWithConfig one", await outcomeOf(mcp.list()));
+  await client.stop();
 }
 
 
@@ -1117,6 +1284,8 @@ export const SCENARIOS = {
   "mcp-config": mcpConfig,
   // Which configured servers a session started without mcpServers gets.
   "mcp-config-session": mcpConfigSession,
+  // The session.mcp methods beyond the servers themselves: sampling, OAuth, apps, and a reload.
+  "mcp-methods": mcpMethods,
 
   "session-approval": sessionApproval,
   "add-dir": addDir,

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
-use rmcp::model::{CallToolRequestParams, ClientConfig};
+use rmcp::model::{CallToolRequestParams, CallToolResult, ClientConfig};
 use rmcp::service::{NotificationContext, Peer, RoleClient, RunningService, ServiceError};
 use rmcp::{ClientHandler, ServiceExt};
 use serde_json::Value;
@@ -233,6 +233,17 @@ impl McpConnection {
         arguments: Value,
         cancel: &CancellationToken,
     ) -> Result<CallOutcome, McpError> {
+        let result = self.call_result(tool, arguments, cancel).await?;
+        Ok(CallOutcome::from_result(&result))
+    }
+
+    /// Calls a tool and answers the server's result as it sent it, within the same limits.
+    pub(crate) async fn call_result(
+        &self,
+        tool: &str,
+        arguments: Value,
+        cancel: &CancellationToken,
+    ) -> Result<CallToolResult, McpError> {
         if self.is_closed() {
             return Err(McpError::Closed);
         }
@@ -254,7 +265,7 @@ impl McpConnection {
         };
         match result {
             Err(_) => Err(McpError::CallTimeout(self.call_timeout)),
-            Ok(Ok(result)) => Ok(CallOutcome::from_result(&result)),
+            Ok(Ok(result)) => Ok(result),
             Ok(Err(e)) => Err(self.classify(e)),
         }
     }

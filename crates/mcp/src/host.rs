@@ -261,6 +261,42 @@ impl McpHost {
         started
     }
 
+    /// Takes `configs` as the servers' configuration (`session.mcp.reload` re-reading the
+    /// files, `session.mcp.reloadWithConfig`), started by the next [`Self::reload`]: a server
+    /// of the same name gets the new configuration, a new name is added (at most
+    /// [`crate::MAX_SERVERS`] in all); without `keep_others`, every other server is stopped
+    /// and removed.
+    pub async fn configure(&self, configs: Vec<ServerConfig>, keep_others: bool) {
+        let removed: Vec<Arc<McpConnection>> = match self.servers.lock() {
+            Ok(mut servers) => {
+                let mut removed = Vec::new();
+                if !keep_others {
+                    let (keep, gone): (Vec<_>, Vec<_>) = std::mem::take(&mut *servers)
+                        .into_iter()
+                        .partition(|s| configs.iter().any(|c| c.name == s.config.name));
+                    *servers = keep;
+                    removed.extend(gone.into_iter().filter_map(|s| s.connection));
+                }
+                for config in configs {
+                    if let Some(slot) = servers.iter_mut().find(|s| s.config.name == config.name) {
+                        slot.config = config;
+                    } else if servers.len() < crate::MAX_SERVERS {
+                        servers.push(HostedServer {
+                            config,
+                            state: ServerState::Stopped,
+                            error: None,
+                            connection: None,
+                        });
+                    }
+                }
+                removed
+            }
+            Err(_) => return,
+        };
+        join_all(removed.iter().map(|c| c.stop())).await;
+        self.changed();
+    }
+
     /// Stops every server that is not disabled and starts it again (a failed one too): the
     /// connections are new and the tools listed afresh. Disabled servers stay disabled.
     pub async fn reload(&self) {

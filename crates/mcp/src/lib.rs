@@ -21,16 +21,20 @@
 //! # Ok(()) }
 //! ```
 
+mod apps;
 mod config;
 mod connection;
+mod env;
 mod error;
 mod host;
 mod http;
 mod listing;
+mod oauth_discovery;
 mod resources;
 mod result;
 mod stdio;
 
+pub use apps::{MAX_APP_RESULT_BYTES, app_tool};
 pub use config::{MAX_SERVERS, McpServers, ServerConfig, Transport};
 pub use connection::{DEFAULT_CALL_TIMEOUT, DEFAULT_START_TIMEOUT, McpConnection, StartOptions};
 pub use error::{ConfigError, McpError, NotRegistered};
@@ -39,5 +43,6 @@ pub use listing::{
     MAX_DESCRIPTION_BYTES, MAX_LIST_PAGES, MAX_SCHEMA_BYTES, MAX_SERVER_TOOL_BYTES, MAX_TOOLS,
     McpToolInfo, ToolListing,
 };
+pub use oauth_discovery::{MAX_METADATA_BYTES, authorization_metadata_found};
 pub use resources::{MAX_RESOURCE_BYTES, MAX_RESOURCES_PER_PAGE, ResourceListing};
 pub use result::{CallOutcome, MAX_RESULT_BYTES};

@@ -34,6 +34,25 @@ pub struct McpToolInfo {
     pub input_schema: Value,
     /// The server says the tool only reads (`annotations.readOnlyHint`).
     pub read_only: bool,
+    /// Its `_meta` as the server sent it (MCP Apps read `_meta.ui`, SEP-1865); dropped when
+    /// its JSON is over [`MAX_SCHEMA_BYTES`].
+    pub meta: Option<Value>,
+}
+
+impl McpToolInfo {
+    /// Its `_meta.ui`: an MCP App view or visibility.
+    pub fn ui(&self) -> Option<&Value> {
+        self.meta.as_ref().and_then(|m| m.get("ui"))
+    }
+
+    /// Whether an MCP App view may call it: `_meta.ui.visibility` unset (the default
+    /// `["model", "app"]`) or naming `"app"`.
+    pub fn callable_by_apps(&self) -> bool {
+        match self.ui().and_then(|ui| ui.get("visibility")) {
+            Some(Value::Array(who)) => who.iter().any(|w| w == "app"),
+            _ => true,
+        }
+    }
 }
 
 /// The tools kept from a listing, sorted by name, and what the caps left out.
@@ -122,13 +141,23 @@ fn admit(tool: Tool, cut: &mut Cut, budget: &mut usize) -> Option<McpToolInfo> {
         description.truncate(end);
         cut.descriptions += 1;
     }
-    let cost = tool.name.len() + description.len() + schema_bytes;
+    // `_meta` counts against the server's budget like the rest of what is kept.
+    let meta = tool
+        .meta
+        .as_ref()
+        .map(|m| Value::Object(m.0.clone()))
+        .map(|m| (serde_json::to_vec(&m).map_or(usize::MAX, |b| b.len()), m))
+        .filter(|(bytes, _)| *bytes <= MAX_SCHEMA_BYTES);
+    let meta_bytes = meta.as_ref().map_or(0, |(bytes, _)| *bytes);
+    let meta = meta.map(|(_, m)| m);
+    let cost = tool.name.len() + description.len() + schema_bytes + meta_bytes;
     if cost > *budget {
         cut.over_budget = true;
         return None;
     }
     *budget -= cost;
     Some(McpToolInfo {
+        meta,
         read_only: tool
             .annotations
             .as_ref()

@@ -85,7 +85,8 @@ impl Drop for ChildGuard {
     }
 }
 
-/// Starts `command` as a stdio MCP server in `cwd` with `env` added.
+/// Starts `command` as a stdio MCP server in `cwd` with `env` added (its `$NAME` references
+/// replaced by the engine's variables, as the Copilot CLI launches it).
 pub(crate) fn spawn(
     command: &str,
     args: &[String],
@@ -93,6 +94,7 @@ pub(crate) fn spawn(
     cwd: &Path,
 ) -> Result<(TokioChildProcess, ChildGuard), McpError> {
     let mut cmd = tokio::process::Command::new(command);
+    let env = crate::env::expand_all(env, |name| std::env::var(name).ok());
     cmd.args(args).envs(env).current_dir(cwd).process_group(0);
     // Compared with the child's parent after PR_SET_PDEATHSIG: a different parent means the
     // engine died before the signal was armed (comparing with 1 would refuse every server of

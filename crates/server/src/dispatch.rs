@@ -6,8 +6,9 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::methods::{
-    Ctx, event_log, history, lifecycle, listing, log, mcp, mcp_config, mcp_resources, mcp_servers,
-    options, pending, permissions, plan, rewind, server as server_methods, session, unsupported,
+    Ctx, event_log, history, lifecycle, listing, log, mcp, mcp_apps, mcp_builtin, mcp_config,
+    mcp_launch, mcp_oauth, mcp_resources, mcp_sampling, mcp_servers, options, pending, permissions,
+    plan, rewind, server as server_methods, session, unsupported,
 };
 use crate::peer::Peer;
 use crate::rpc::{RpcError, codes, kind_of};
@@ -73,6 +74,25 @@ pub(crate) const SERVED: &[&str] = &[
     "session.mcp.resources.list",
     "session.mcp.resources.listTemplates",
     "session.mcp.resources.read",
+    "session.mcp.reloadWithConfig",
+    "session.mcp.executeSampling",
+    "session.mcp.cancelSamplingExecution",
+    "session.mcp.setEnvValueMode",
+    "session.mcp.removeGitHub",
+    "session.mcp.configureGitHub",
+    "session.mcp.registerExternalClient",
+    "session.mcp.unregisterExternalClient",
+    "session.mcp.oauth.handlePendingRequest",
+    "session.mcp.oauth.authenticationStateChanged",
+    "session.mcp.oauth.login",
+    "session.mcp.oauth.respond",
+    "session.mcp.headers.handlePendingHeadersRefreshRequest",
+    "session.mcp.apps.readResource",
+    "session.mcp.apps.listTools",
+    "session.mcp.apps.callTool",
+    "session.mcp.apps.setHostContext",
+    "session.mcp.apps.getHostContext",
+    "session.mcp.apps.diagnose",
     "session.eventLog.read",
     "session.eventLog.tail",
     "session.eventLog.registerInterest",
@@ -162,7 +182,36 @@ pub(crate) async fn call(
         "session.mcp.listTools" => mcp::list_tools(&ctx, parse(params)?),
         "session.mcp.enable" => mcp::enable(&ctx, parse(params)?).await,
         "session.mcp.disable" => mcp::disable(&ctx, parse(params)?).await,
-        "session.mcp.reload" => mcp::reload(&ctx, parse(params)?).await,
+        "session.mcp.reload" => mcp_launch::reload(&ctx, parse(params)?).await,
+        "session.mcp.reloadWithConfig" => {
+            mcp_launch::reload_with_config(&ctx, parse(params)?).await
+        }
+        "session.mcp.setEnvValueMode" => mcp_launch::set_env_value_mode(&ctx, parse(params)?),
+        "session.mcp.executeSampling" => mcp_sampling::execute(&ctx, parse(params)?).await,
+        "session.mcp.cancelSamplingExecution" => mcp_sampling::cancel(&ctx, parse(params)?),
+        "session.mcp.removeGitHub" => mcp_builtin::remove_github(&ctx, parse(params)?),
+        "session.mcp.configureGitHub" => mcp_builtin::configure_github(&ctx, parse(params)?),
+        "session.mcp.registerExternalClient" => {
+            mcp_builtin::register_external(&ctx, parse(params)?)
+        }
+        "session.mcp.unregisterExternalClient" => {
+            mcp_builtin::unregister_external(&ctx, parse(params)?)
+        }
+        "session.mcp.oauth.handlePendingRequest"
+        | "session.mcp.headers.handlePendingHeadersRefreshRequest" => {
+            mcp_oauth::handle_pending(&ctx, parse(params)?)
+        }
+        "session.mcp.oauth.authenticationStateChanged" => {
+            mcp_oauth::state_changed(&ctx, parse(params)?)
+        }
+        "session.mcp.oauth.login" => mcp_oauth::login(&ctx, parse(params)?).await,
+        "session.mcp.oauth.respond" => mcp_oauth::respond(&ctx, parse(params)?),
+        "session.mcp.apps.getHostContext" => mcp_apps::get_host_context(&ctx, parse(params)?),
+        "session.mcp.apps.setHostContext" => mcp_apps::set_host_context(&ctx, parse(params)?),
+        "session.mcp.apps.diagnose" => mcp_apps::diagnose(&ctx, parse(params)?),
+        "session.mcp.apps.listTools" => mcp_apps::list_tools(&ctx, parse(params)?),
+        "session.mcp.apps.callTool" => mcp_apps::call_tool(&ctx, parse(params)?).await,
+        "session.mcp.apps.readResource" => mcp_apps::read_resource(&ctx, parse(params)?).await,
         "session.mcp.startServer" => mcp_servers::start(&ctx, parse(params)?).await,
         "session.mcp.stopServer" => mcp_servers::stop(&ctx, parse(params)?).await,
         "session.mcp.restartServer" => mcp_servers::restart(&ctx, parse(params)?).await,
@@ -221,6 +270,10 @@ pub(crate) async fn call(
             permissions::folder_add_trusted(&ctx, parse(params)?)
         }
 
+        _ if unsupported::UNHANDLED_BY_THE_CLI.contains(&method) => Err(RpcError::unhandled(
+            method,
+            unsupported::reason(method).unwrap_or_default(),
+        )),
         _ => Err(RpcError::method_not_found(
             method,
             unsupported::reason(method),

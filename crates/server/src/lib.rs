@@ -25,6 +25,7 @@ pub mod framing;
 mod handover;
 pub mod jsonc;
 mod location_store;
+mod mcp_session_state;
 mod methods;
 mod peer;
 mod permission_state;

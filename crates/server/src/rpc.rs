@@ -73,6 +73,17 @@ impl RpcError {
         Self::new(codes::METHOD_NOT_FOUND, message)
     }
 
+    /// -32601 worded exactly as the Copilot CLI words it for a method it does not serve
+    /// either (`Unhandled method NAME`); turnstile's reason goes in `data`.
+    pub fn unhandled(method: &str, why: &str) -> Self {
+        let mut e = Self::new(
+            codes::METHOD_NOT_FOUND,
+            format!("Unhandled method {method}"),
+        );
+        e.data = Some(Box::new(serde_json::json!({ "reason": why })));
+        e
+    }
+
     /// -32602.
     pub fn invalid_params(message: impl Into<String>) -> Self {
         Self::new(codes::INVALID_PARAMS, message)

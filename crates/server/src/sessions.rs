@@ -89,6 +89,8 @@ pub(crate) struct OpenSession {
     handover: CancellationToken,
     /// The remote store the session is attached to, detached when it closes.
     remote: Option<Arc<dyn RemoteSession>>,
+    /// Host context, sampling executions and provider for `session.mcp.*`.
+    mcp: crate::mcp_session_state::McpSessionState,
 }
 
 /// Interest registrations kept per session at most (a client that never releases cannot
@@ -123,6 +125,7 @@ impl OpenSession {
             next_interest: std::sync::atomic::AtomicU64::new(1),
             handover: CancellationToken::new(),
             remote,
+            mcp: Default::default(),
         });
         let forwarder = Forwarder::new(broadcaster, &session);
         // What opening already emitted (`session.start`, or `session.resume` and what it
@@ -167,6 +170,20 @@ impl OpenSession {
     /// The loop's handle.
     pub(crate) fn handle(&self) -> &SessionHandle {
         &self.handle
+    }
+
+    /// The live connection of the session's MCP server `name`, when it is running.
+    pub(crate) fn mcp_connection(&self, name: &str) -> Option<Arc<turnstile_mcp::McpConnection>> {
+        self.handle
+            .mcp()
+            .and_then(|host| host.server(name))
+            .filter(|s| s.is_running())
+            .and_then(|s| s.connection)
+    }
+
+    /// What the session keeps for `session.mcp.*` beyond its servers.
+    pub(crate) fn mcp(&self) -> &crate::mcp_session_state::McpSessionState {
+        &self.mcp
     }
 
     /// The bridge to the owning client.

@@ -188,6 +188,12 @@ impl UserMcpConfig {
         })
     }
 
+    /// The servers of `mcp-config.json` in the CLI's normal form (none when there is no file);
+    /// a damaged file is refused in the CLI's words.
+    pub fn servers(&self) -> Result<Map<String, Value>, UserConfigError> {
+        self.read_servers()
+    }
+
     fn read_servers(&self) -> Result<Map<String, Value>, UserConfigError> {
         let bad = |why: String| UserConfigError::Read {
             path: self.servers.clone(),

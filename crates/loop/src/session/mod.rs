@@ -444,6 +444,12 @@ impl SessionHandle {
         self.shared.mcp.as_ref()
     }
 
+    /// Announces an ephemeral event to the live subscribers (e.g. an MCP App's tool call made
+    /// over RPC), chained after the last persisted event; never written to the journal.
+    pub fn announce<P: turnstile_journal::payload::Payload>(&self, payload: &P) {
+        emitter::publish_live(&self.shared.subscribers, payload);
+    }
+
     /// Every event from now on, ephemeral ones too, in order.
     pub fn subscribe(&self) -> mpsc::UnboundedReceiver<Arc<Event>> {
         let (tx, rx) = mpsc::unbounded_channel();

@@ -51,6 +51,7 @@ pub(crate) async fn create(ctx: &Ctx<'_>, params: OpenParams) -> Result<Value, R
     parts.config.journal_sink = remote.as_ref().and_then(|r| r.sink());
     // Under the store's lease: a create that loses the session id starts no server.
     parts.config.mcp = start_mcp(&servers, &parts.config.cwd).await;
+    let provider = Arc::clone(&parts.provider);
     let (handle, events) = match SessionHandle::create_subscribed(&root, Some(id), parts) {
         Ok(opened) => opened,
         Err(e) => {
@@ -68,6 +69,7 @@ pub(crate) async fn create(ctx: &Ctx<'_>, params: OpenParams) -> Result<Value, R
         remote,
     )
     .await?;
+    session.mcp().set_provider(provider);
     ctx.server
         .broadcast_lifecycle(&lifecycle_params("session.created", id, &session.info()));
     Ok(opened(id))
@@ -141,6 +143,7 @@ pub(crate) async fn resume(ctx: &Ctx<'_>, params: OpenParams) -> Result<Value, R
         events,
         bridge,
         mut info,
+        provider,
     } = resumed;
     if report.was_active {
         tracing::info!(
@@ -153,7 +156,8 @@ pub(crate) async fn resume(ctx: &Ctx<'_>, params: OpenParams) -> Result<Value, R
         info.start_time = summary.created.unwrap_or(info.start_time);
         info.summary = summary.first_prompt.as_deref().map(summarize);
     }
-    register(ctx, clients, handle, events, bridge, info, remote).await?;
+    let session = register(ctx, clients, handle, events, bridge, info, remote).await?;
+    session.mcp().set_provider(provider);
     Ok(opened(id))
 }
 
@@ -283,6 +287,7 @@ struct Resumed {
     events: tokio::sync::mpsc::UnboundedReceiver<Arc<turnstile_journal::Event>>,
     bridge: Arc<ClientBridge>,
     info: SessionInfo,
+    provider: Arc<dyn turnstile_loop::model::ModelProvider>,
 }
 
 /// Builds the parts from the params (a bad param is the outer error) and resumes the journal
@@ -298,6 +303,7 @@ fn resume_from_disk(
     parts.config.journal_sink = sink;
     parts.config.mcp = mcp.cloned();
     let root = &ctx.server.config().state_root;
+    let provider = Arc::clone(&parts.provider);
     let options = turnstile_loop::ResumeOptions {
         continue_pending_work: params.continue_pending_work == Some(true),
         continue_pending_work_named: params.continue_pending_work.is_some(),
@@ -313,6 +319,7 @@ fn resume_from_disk(
                 events,
                 bridge,
                 info,
+                provider,
             }
         }),
     )

@@ -1,7 +1,7 @@
 //! `session.mcp.*`: a session's MCP servers, their status and tools, in the schema's shapes
 //! (`McpServerList` with the runtime's `host`, `McpListToolsResult`); one server disabled or
-//! enabled, all reloaded, as the Copilot CLI does it (a name the session does not have is
-//! ignored). One server started, stopped or restarted is `mcp_servers.rs`, resources
+//! enabled, as the Copilot CLI does it (a name the session does not have is ignored); a
+//! reload is `mcp_launch.rs`. One server started, stopped or restarted is `mcp_servers.rs`, resources
 //! `mcp_resources.rs`.
 
 use serde::Deserialize;
@@ -150,11 +150,6 @@ pub(crate) async fn disable(ctx: &Ctx<'_>, params: ServerNameParams) -> Result<V
         McpChange::Disable(params.server_name),
     )
     .await
-}
-
-/// `session.mcp.reload`: restarts every server that is not disabled.
-pub(crate) async fn reload(ctx: &Ctx<'_>, params: SessionIdParams) -> Result<Value, RpcError> {
-    change(ctx, params.id(), McpChange::Reload).await
 }
 
 async fn change(ctx: &Ctx<'_>, id: &str, change: McpChange) -> Result<Value, RpcError> {

@@ -94,13 +94,8 @@ fn connected(
     name: &str,
     method: &str,
 ) -> Result<std::sync::Arc<McpConnection>, RpcError> {
-    let session = open_session(ctx, id)?;
-    session
-        .handle()
-        .mcp()
-        .and_then(|host| host.server(name))
-        .filter(|s| s.is_running())
-        .and_then(|s| s.connection)
+    open_session(ctx, id)?
+        .mcp_connection(name)
         .ok_or_else(|| failed(method, format!("MCP server not connected: {name}")))
 }
 

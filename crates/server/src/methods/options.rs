@@ -23,7 +23,10 @@ pub(crate) async fn update(ctx: &Ctx<'_>, params: Value) -> Result<Value, RpcErr
         ));
     };
     let session = open_session(ctx, &id)?;
-    let skip = check(&options)?;
+    let Patch { skip, mcp_apps } = check(&options)?;
+    if let Some(on) = mcp_apps {
+        session.mcp().set_apps(on);
+    }
     if let Some(skip) = skip {
         session
             .handle()
@@ -34,10 +37,22 @@ pub(crate) async fn update(ctx: &Ctx<'_>, params: Value) -> Result<Value, RpcErr
     Ok(json!({"success": true}))
 }
 
-/// Validates the patch; returns its `skipCustomInstructions`, the one option that changes
-/// what turnstile does.
-fn check(options: &Map<String, Value>) -> Result<Option<bool>, RpcError> {
+/// What a valid patch changes.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct Patch {
+    /// `skipCustomInstructions`.
+    skip: Option<bool>,
+    /// Whether `sessionCapabilities` names `mcp-apps`, when it was given.
+    mcp_apps: Option<bool>,
+}
+
+/// The session capabilities turnstile can give: MCP Apps (`session.mcp.apps.*`).
+const CAPABILITIES: &[&str] = &["mcp-apps"];
+
+/// Validates the patch; returns what it changes in what turnstile does.
+fn check(options: &Map<String, Value>) -> Result<Patch, RpcError> {
     let mut skip = None;
+    let mut mcp_apps = None;
     for (key, value) in options {
         let wrong = |what: &str| {
             RpcError::invalid_params(format!("{key}: {what} (got {})", kind_of(value)))
@@ -45,6 +60,21 @@ fn check(options: &Map<String, Value>) -> Result<Option<bool>, RpcError> {
         match key.as_str() {
             "skipCustomInstructions" => {
                 skip = Some(value.as_bool().ok_or_else(|| wrong("expected a boolean"))?);
+            }
+            // Replaces the capability set: only those turnstile has may be named.
+            "sessionCapabilities" => {
+                let Value::Array(items) = value else {
+                    return Err(wrong("expected an array"));
+                };
+                for item in items {
+                    let name = item.as_str().ok_or_else(|| wrong("expected strings"))?;
+                    if !CAPABILITIES.contains(&name) {
+                        return Err(RpcError::invalid_params(format!(
+                            "{key}: {name:?} is not supported: a turnstile session can have only {CAPABILITIES:?}"
+                        )));
+                    }
+                }
+                mcp_apps = Some(items.iter().any(|i| i == "mcp-apps"));
             }
             // No custom agents at all: local-only or not, there are none.
             "customAgentsLocalOnly" => {
@@ -77,7 +107,7 @@ fn check(options: &Map<String, Value>) -> Result<Option<bool>, RpcError> {
             }
         }
     }
-    Ok(skip)
+    Ok(Patch { skip, mcp_apps })
 }
 
 #[cfg(test)]
@@ -95,8 +125,16 @@ mod tests {
             "coauthorEnabled": false, "manageScheduleEnabled": false,
             "installedPlugins": [], "includedBuiltinSkills": [],
         }));
-        assert_eq!(check(&empty_mode).unwrap(), Some(true));
-        assert_eq!(check(&Map::new()).unwrap(), None);
+        assert_eq!(check(&empty_mode).unwrap().skip, Some(true));
+        assert_eq!(check(&Map::new()).unwrap(), Patch::default());
+    }
+
+    #[test]
+    fn the_mcp_apps_capability_is_given_and_taken() {
+        let on = check(&patch(json!({"sessionCapabilities": ["mcp-apps"]}))).unwrap();
+        assert_eq!(on.mcp_apps, Some(true));
+        let off = check(&patch(json!({"sessionCapabilities": []}))).unwrap();
+        assert_eq!(off.mcp_apps, Some(false));
     }
 
     #[test]
@@ -106,6 +144,8 @@ mod tests {
             json!({"includedBuiltinSkills": ["x"]}),
             json!({"skipCustomInstructions": "yes"}),
             json!({"workingDirectory": "/elsewhere"}),
+            json!({"sessionCapabilities": ["memory"]}),
+            json!({"sessionCapabilities": "mcp-apps"}),
         ] {
             let key = bad.as_object().unwrap().keys().next().unwrap().clone();
             let error = check(&patch(bad)).unwrap_err();

@@ -2,6 +2,13 @@
 //! CLI's `-32601 "Unhandled method <name>"` with the reason, so a client learns what to do
 //! instead. `docs/protocol.md` lists every method with the same reasons.
 
+/// Methods the Copilot CLI 1.0.81-0 does not serve either: answered with its exact words
+/// (`Unhandled method NAME`), the reason in the error's `data`.
+pub(crate) const UNHANDLED_BY_THE_CLI: &[&str] = &[
+    "session.mcp.moveLoadingToBackground",
+    "session.mcp.oauth.probe",
+];
+
 /// Method name prefixes (or whole names) and why turnstile does not serve them; the first
 /// match wins, so the specific entries come first.
 pub(crate) const REASONS: &[(&str, &str)] = &[
@@ -35,56 +42,16 @@ pub(crate) const REASONS: &[(&str, &str)] = &[
         "tools are declared in session.create/resume; only handlePendingToolCall is served",
     ),
     (
-        "session.mcp.oauth.",
-        "turnstile does no MCP OAuth; give an http server its token in the configuration's headers",
-    ),
-    (
-        "session.mcp.headers.",
-        "turnstile does not refresh MCP headers; an http server's headers are its configuration's",
-    ),
-    (
-        "session.mcp.apps.",
-        "turnstile hosts no MCP apps (UI resources)",
-    ),
-    (
-        "session.mcp.executeSampling",
-        "turnstile advertises no MCP sampling capability, so no server asks it to sample",
-    ),
-    (
-        "session.mcp.cancelSamplingExecution",
-        "turnstile advertises no MCP sampling capability, so no server asks it to sample",
-    ),
-    (
-        "session.mcp.configureGitHub",
-        "turnstile has no built-in GitHub MCP server; configure one in mcpServers",
-    ),
-    (
-        "session.mcp.removeGitHub",
-        "turnstile has no built-in GitHub MCP server; configure one in mcpServers",
-    ),
-    (
-        "session.mcp.registerExternalClient",
-        "a session's MCP clients are the connections turnstile makes; no external client can be registered",
-    ),
-    (
-        "session.mcp.unregisterExternalClient",
-        "a session's MCP clients are the connections turnstile makes; no external client can be registered",
-    ),
-    (
         "session.mcp.moveLoadingToBackground",
-        "turnstile starts a session's servers before session.create answers; there is no loading to move",
+        "the Copilot CLI 1.0.81-0 does not serve it either; turnstile starts a session's servers before session.create answers",
     ),
     (
-        "session.mcp.setEnvValueMode",
-        "turnstile passes a server's env values as the configuration writes them",
-    ),
-    (
-        "session.mcp.reloadWithConfig",
-        "its configuration is opaque in the schema; use session.mcp.reload, or startServer/restartServer with a config",
+        "session.mcp.oauth.probe",
+        "the Copilot CLI 1.0.81-0 does not serve it either; turnstile does no MCP OAuth",
     ),
     (
         "session.mcp.",
-        "served: list, listTools, enable, disable, reload, startServer, stopServer, restartServer, isServerRunning and resources.*",
+        "every other session.mcp method of the schema is served",
     ),
     (
         "mcp.",
