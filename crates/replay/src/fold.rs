@@ -6,6 +6,7 @@
 //! opens or closes work; it is noted in [`SessionState::malformed_events`].
 
 use std::borrow::Borrow;
+use std::collections::HashMap;
 use std::fs::File;
 use std::path::Path;
 
@@ -35,7 +36,7 @@ use crate::tracking::{Step, track};
 
 mod line;
 
-pub(crate) use line::{Ahead, PreparedTool, ToolRead, prepare_line};
+pub(crate) use line::{Ahead, ReadAhead, ToolRead, prepare_line};
 
 /// Builds a [`SessionState`] from events fed in journal order.
 ///
@@ -47,11 +48,20 @@ pub struct Folder {
     store: Store,
     scratch: Scratch,
     line: Vec<u8>,
-    /// The payload of the line being applied when it is a tool result deserialized ahead, on
-    /// the reading thread (see [`prepare_line`]).
-    prepared: Option<PreparedTool>,
+    /// The payload of the line being applied when it was deserialized ahead, on the reading
+    /// thread (see [`prepare_line`]).
+    prepared: ReadAhead,
     /// How tool results are read (the lean way; the tests also take the payload type's).
     pub(crate) tool_read: ToolRead,
+    /// Tool results in the conversation whose `content` is still escaped as in the journal
+    /// (read ahead lazily: most are compacted away before the end of a large fold), by the
+    /// address of their text, with its length. [`Folder::resolve_escaped`] unescapes them.
+    /// Every message the fold drops is dropped by a compaction or a rewind, after which the
+    /// map is pruned to the texts still held: an address in it is never that of another text.
+    escaped: HashMap<usize, usize>,
+    /// Messages compactions dropped, kept for another thread to free (see
+    /// [`Folder::take_dropped`]); `None`: freed at once.
+    dropped: Option<Vec<Vec<Message>>>,
 }
 
 /// The parts of an event the fold reads, borrowed from an [`Event`] or straight from a line.
@@ -355,7 +365,12 @@ impl Folder {
                 }
             }
             "assistant.message" if main => {
-                if let Some(p) = self.payload::<AssistantMessage>(line, event) {
+                // Deserialized ahead when the line came from a large file (same bytes).
+                let parsed = match self.prepared.assistant.take() {
+                    Some(parsed) => *parsed,
+                    None => serde_json::from_str::<AssistantMessage>(event.data),
+                };
+                if let Some(p) = self.checked(line, event, parsed) {
                     let tool_requests = p
                         .tool_requests
                         .unwrap_or_default()
@@ -504,6 +519,7 @@ impl Folder {
         }
         self.state.view_events = cut;
         self.state.rewinds += 1;
+        self.prune_escaped();
     }
 
     /// Lets the model see a finished compaction: its summary replaces the history it covered.
@@ -511,9 +527,76 @@ impl Folder {
         if let Some(p) = self.state.pending_compaction.take() {
             let mut conversation =
                 Conversation::new(&mut self.state.conversation, &mut self.state.origins, p.at);
-            conversation.compact(p.summary, p.removed);
+            let gone = conversation.compact(p.summary, p.removed);
             // The summary stands for the history before it, what truncations hid included.
-            self.state.hidden = Default::default();
+            let hidden = std::mem::take(&mut self.state.hidden);
+            if let Some(dropped) = &mut self.dropped {
+                dropped.push(gone);
+                dropped.push(hidden.messages);
+            }
+            self.prune_escaped();
+        }
+    }
+
+    /// The tool results of the conversation and of the hidden messages, mutably.
+    fn tool_texts(&mut self) -> impl Iterator<Item = &mut String> {
+        let state = &mut self.state;
+        state
+            .conversation
+            .iter_mut()
+            .chain(state.hidden.messages.iter_mut())
+            .filter_map(|m| match m {
+                Message::Tool { content, .. } => Some(content),
+                _ => None,
+            })
+    }
+
+    /// Keeps the messages compactions drop from now on, for [`Folder::take_dropped`].
+    pub(crate) fn keep_dropped(&mut self) {
+        self.dropped.get_or_insert_with(Vec::new);
+    }
+
+    /// Frees the messages kept by [`Folder::keep_dropped`] and frees them at once from now on.
+    pub(crate) fn free_dropped(&mut self) {
+        self.dropped = None;
+    }
+
+    /// The messages compactions dropped since the last call (freeing them is most of a
+    /// compaction's cost: the fold on two threads hands them back to the reading thread).
+    pub(crate) fn take_dropped(&mut self) -> Vec<Vec<Message>> {
+        self.dropped
+            .as_mut()
+            .map(std::mem::take)
+            .unwrap_or_default()
+    }
+
+    /// Forgets the escaped texts no longer held (after messages were dropped).
+    fn prune_escaped(&mut self) {
+        if self.escaped.is_empty() {
+            return;
+        }
+        let mut escaped = std::mem::take(&mut self.escaped);
+        let mut kept = HashMap::new();
+        for text in self.tool_texts() {
+            let at = text.as_ptr() as usize;
+            if let Some(len) = escaped.remove(&at) {
+                kept.insert(at, len);
+            }
+        }
+        self.escaped = kept;
+    }
+
+    /// Unescapes the tool results still escaped: the state is then exactly what reading every
+    /// result in full gives. Called at the end of every fold of a file's lines.
+    pub(crate) fn resolve_escaped(&mut self) {
+        if self.escaped.is_empty() {
+            return;
+        }
+        let escaped = std::mem::take(&mut self.escaped);
+        for text in self.tool_texts() {
+            if escaped.get(&(text.as_ptr() as usize)) == Some(&text.len()) {
+                *text = crate::fold_tool_fast::unescape(text);
+            }
         }
     }
 
@@ -534,12 +617,22 @@ impl Folder {
         }
         let name = call.map(|c| c.name.clone()).unwrap_or_default();
         // Deserialized ahead when the line came from a large file (same bytes, same result).
-        let parsed = match self.prepared.take() {
+        let parsed = match self.prepared.tool.take() {
             Some(parsed) => parsed,
             None => self.tool_read.read(event.data),
         };
         let (content, success) = match self.checked(line, event, parsed) {
-            Some(ToolOutcome { content, success }) => (content, success),
+            Some(ToolOutcome {
+                content,
+                success,
+                escaped,
+            }) => {
+                if escaped && !content.is_empty() {
+                    self.escaped
+                        .insert(content.as_ptr() as usize, content.len());
+                }
+                (content, success)
+            }
             // Still answer the call, so the history stays valid.
             None => (String::new(), fields.success == Some(true)),
         };

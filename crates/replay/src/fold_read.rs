@@ -20,6 +20,7 @@ use std::sync::mpsc;
 use turnstile_journal::ReadError;
 use turnstile_journal::reader::{ReadMode, check_line};
 
+use crate::conversation::Message;
 use crate::error::ReplayError;
 use crate::fold::{Ahead, Folder, ToolRead, prepare_line};
 
@@ -37,6 +38,10 @@ const IN_FLIGHT: usize = 8;
 const MAX_BYTES_OUT: usize = 16 << 20;
 /// Lines per run at most: a file of millions of tiny lines keeps its bookkeeping small.
 const MAX_LINES: usize = 8192;
+
+/// Whether the reading thread also deserializes `assistant.message` payloads (the tool
+/// requests' arguments as `Value`s): it balances the two threads' work.
+const READ_ASSISTANT_AHEAD: bool = false;
 
 /// How [`fold_tail_with`] spreads the work.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -104,11 +109,15 @@ pub(crate) fn fold_tail_with(
         stack: Vec::new(),
     };
     let mut cursor = Cursor { line, at: offset };
-    let (torn, crc_after) = if two {
-        fold_two_threads(path, reader, folder, &mut cursor)?
+    let folded = if two {
+        fold_two_threads(path, reader, folder, &mut cursor)
     } else {
-        fold_one_thread(path, reader, folder, &mut cursor)?
+        fold_one_thread(path, reader, folder, &mut cursor)
     };
+    // Whatever stopped the fold, the state it leaves is whole.
+    folder.resolve_escaped();
+    folder.free_dropped();
+    let (torn, crc_after) = folded?;
     if let (Some(crc), Some(after)) = (crc, crc_after) {
         *crc = after;
     }
@@ -147,25 +156,30 @@ fn fold_two_threads(
 ) -> Result<(Option<u64>, Option<u32>), ReplayError> {
     std::thread::scope(|scope| {
         let (chunks, received) = mpsc::sync_channel::<io::Result<Next>>(IN_FLIGHT);
-        // Folded buffers go back to the reader: each is zeroed once, not once per run.
-        let (recycle, recycled) = mpsc::channel::<Vec<u8>>();
+        // Folded buffers go back to the reader: each is zeroed once, not once per run. With
+        // them go the messages compactions dropped, freed there: the texts were allocated
+        // there, and freeing them is most of what a compaction costs.
+        let (recycle, recycled) = mpsc::channel::<(Vec<u8>, Vec<Vec<Message>>)>();
+        folder.keep_dropped();
         let worker = scope.spawn(move || {
             let mut pool = Vec::new();
             // Bytes of the buffers handed out and not back yet.
             let mut out = 0usize;
             loop {
-                while let Ok(buf) = recycled.try_recv() {
+                while let Ok((buf, dropped)) = recycled.try_recv() {
                     out -= buf.len();
                     pool.push(buf);
+                    drop(dropped);
                 }
                 // Runs of huge lines: wait until the folder is done with the earlier ones, so
                 // memory follows the longest line, not the number of runs in flight.
                 while out > MAX_BYTES_OUT {
-                    let Ok(buf) = recycled.recv() else {
+                    let Ok((buf, dropped)) = recycled.recv() else {
                         return reader.crc;
                     };
                     out -= buf.len();
                     pool.push(buf);
+                    drop(dropped);
                 }
                 let buf = pool.pop().unwrap_or_else(|| vec![0u8; READ_BYTES]);
                 let next = reader.next(buf);
@@ -191,8 +205,8 @@ fn fold_two_threads(
             match next.map_err(|e| ReplayError::io(path, e))? {
                 Next::Chunk(chunk) => {
                     fold_chunk(path, folder, &chunk.bytes, chunk.lines, cursor)?;
-                    // The reader may have ended already; then the buffer is simply freed.
-                    let _ = recycle.send(chunk.bytes);
+                    // The reader may have ended already; then all is simply freed here.
+                    let _ = recycle.send((chunk.bytes, folder.take_dropped()));
                 }
                 Next::End(torn) => break torn,
             }
@@ -341,7 +355,12 @@ impl LineReader {
                 tool: self
                     .prepare
                     .and_then(|how| {
-                        prepare_line(&buf[start..start + len - 1], how, &mut self.stack)
+                        prepare_line(
+                            &buf[start..start + len - 1],
+                            how,
+                            READ_ASSISTANT_AHEAD,
+                            &mut self.stack,
+                        )
                     })
                     .map(Box::new),
             });
@@ -569,6 +588,70 @@ mod tests {
                     prop_assert_eq!(checkpoint_crc(&got), checkpoint_crc(&old));
                 }
             }
+            prop_assert_eq!(&reference(&path, u64::MAX), &old);
+        }
+    }
+
+    /// A session with a rewind marker or a truncation after one tool result in `every`,
+    /// dropping and moving results whose text the reading thread kept escaped.
+    fn cut_journal(seed: u64, every: usize) -> Vec<u8> {
+        let (bytes, _) = session_bytes(&SynthConfig {
+            seed,
+            target_bytes: 5 << 20,
+            ..SynthConfig::default()
+        });
+        let mut out = Vec::with_capacity(bytes.len() + (1 << 16));
+        let mut n = 0usize;
+        for line in bytes.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
+            out.extend_from_slice(line);
+            out.push(b'\n');
+            if !line.starts_with(br#"{"type":"tool.execution_complete""#) {
+                continue;
+            }
+            n += 1;
+            if !n.is_multiple_of(every) {
+                continue;
+            }
+            let mut event: serde_json::Map<String, serde_json::Value> =
+                serde_json::from_slice(line).unwrap();
+            let (kind, data) = if (n / every).is_multiple_of(3) {
+                (
+                    "session.truncation",
+                    serde_json::json!({"messagesRemovedDuringTruncation": n % 7}),
+                )
+            } else {
+                (
+                    turnstile_journal::REWIND_MARKER,
+                    serde_json::json!({"upToEventId": "x", "eventsRemoved": n % 9}),
+                )
+            };
+            event.insert("type".into(), kind.into());
+            event.insert("data".into(), data);
+            out.extend_from_slice(&serde_json::to_vec(&event).unwrap());
+            out.push(b'\n');
+        }
+        out
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(6))]
+        /// Results kept escaped that rewinds drop and truncations move (and bring back) are
+        /// unescaped where they end up: the same state and checkpoint as reading each in full.
+        #[test]
+        fn escaped_results_survive_rewinds_and_truncations(
+            seed in 0u64..1000,
+            every in 1usize..8,
+        ) {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("events.jsonl");
+            let bytes = cut_journal(seed, every);
+            std::fs::write(&path, &bytes).unwrap();
+            let checkpoint_crc = |o: &Outcome| crc32c::crc32c(&serde_json::to_vec(&o.0).unwrap());
+            let old = fold_how(&path, u64::MAX, Threads::One, ToolRead::Full).unwrap();
+            prop_assert!(old.0.rewinds > 0 && old.0.truncations > 0);
+            let got = fold_how(&path, u64::MAX, Threads::Two, ToolRead::Lean).unwrap();
+            prop_assert_eq!(&got, &old);
+            prop_assert_eq!(checkpoint_crc(&got), checkpoint_crc(&old));
             prop_assert_eq!(&reference(&path, u64::MAX), &old);
         }
     }

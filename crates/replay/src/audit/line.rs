@@ -181,7 +181,8 @@ pub(crate) fn parse_line_slow(line: &[u8], store: &mut Store, scratch: &mut Scra
     slow(line, store, scratch)
 }
 
-const HEAD: &[u8] = b"{\"type\":\"";
+/// The fixed head of a standard-layout line, before its type name.
+pub(crate) const HEAD: &[u8] = b"{\"type\":\"";
 const DATA_KEY: &[u8] = b",\"data\":";
 const ID_KEY: &[u8; 7] = b",\"id\":\"";
 const TIMESTAMP_KEY: &[u8; 15] = b"\",\"timestamp\":\"";
