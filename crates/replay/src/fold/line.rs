@@ -8,7 +8,7 @@ use turnstile_journal::payload::{AssistantMessage, Payload, ToolExecutionComplet
 use super::{EventRef, Folder};
 use crate::audit::fields::{Fields, Kind};
 use crate::audit::json;
-use crate::audit::line::{HEAD, Scratch, standard_envelope};
+use crate::audit::line::{HEAD, Scratch, Tail, standard_envelope, standard_layout, tail_values};
 use crate::fold_tool::{ReadTool, read_tool_result, read_tool_result_full, scan_tool_result};
 use crate::fold_tool_fast::Member;
 
@@ -54,8 +54,9 @@ pub(crate) struct ScannedLine {
     name_len: usize,
     /// Where `data` starts and ends in the line.
     data: (usize, usize),
-    /// The event's id.
-    id: u128,
+    /// The fixed tail, whose id, parent id and timestamp the folding thread checks (a share of
+    /// the work that balances the two threads).
+    tail: Tail,
     /// The top-level members of `data`, as ranges of `data`.
     members: Vec<Member>,
     /// What the payload type reads from a tool result's `data`.
@@ -85,7 +86,7 @@ pub(crate) fn prepare_line(
     assistant: bool,
     stack: &mut Vec<u8>,
 ) -> Option<Ahead> {
-    let (name, data, id, _) = standard_envelope(body)?;
+    let (name, data, tail) = standard_layout(body)?;
     let tool = name == ToolExecutionComplete::TYPE.as_bytes();
     if how == ToolRead::Full {
         let data = simdutf8::basic::from_utf8(data).ok()?;
@@ -96,7 +97,7 @@ pub(crate) fn prepare_line(
     let mut line = ScannedLine {
         name_len: name.len(),
         data: (data_start, data_start + data.len()),
-        id,
+        tail,
         members: Vec::new(),
         tool: None,
         assistant: None,
@@ -205,6 +206,9 @@ impl Folder {
         ) else {
             return false;
         };
+        let Some((id, _parent)) = tail_values(body, scanned.tail) else {
+            return false;
+        };
         self.store.clear();
         let Some((_, ephemeral_type, kind)) = self.scratch.classify(name, &mut self.store) else {
             return false;
@@ -232,7 +236,7 @@ impl Folder {
             event_type,
             data,
             agent_id: None,
-            id: Uuid::from_u128(scanned.id),
+            id: Uuid::from_u128(id),
             ephemeral_type,
         };
         self.prepared = ReadAhead {
