@@ -34,6 +34,7 @@ use crate::state::{
 };
 use crate::tracking::{Step, track};
 
+mod escaped;
 mod line;
 
 pub(crate) use line::{Ahead, ReadAhead, ToolRead, prepare_line};
@@ -538,68 +539,6 @@ impl Folder {
         }
     }
 
-    /// The tool results of the conversation and of the hidden messages, mutably.
-    fn tool_texts(&mut self) -> impl Iterator<Item = &mut String> {
-        let state = &mut self.state;
-        state
-            .conversation
-            .iter_mut()
-            .chain(state.hidden.messages.iter_mut())
-            .filter_map(|m| match m {
-                Message::Tool { content, .. } => Some(content),
-                _ => None,
-            })
-    }
-
-    /// Keeps the messages compactions drop from now on, for [`Folder::take_dropped`].
-    pub(crate) fn keep_dropped(&mut self) {
-        self.dropped.get_or_insert_with(Vec::new);
-    }
-
-    /// Frees the messages kept by [`Folder::keep_dropped`] and frees them at once from now on.
-    pub(crate) fn free_dropped(&mut self) {
-        self.dropped = None;
-    }
-
-    /// The messages compactions dropped since the last call (freeing them is most of a
-    /// compaction's cost: the fold on two threads hands them back to the reading thread).
-    pub(crate) fn take_dropped(&mut self) -> Vec<Vec<Message>> {
-        self.dropped
-            .as_mut()
-            .map(std::mem::take)
-            .unwrap_or_default()
-    }
-
-    /// Forgets the escaped texts no longer held (after messages were dropped).
-    fn prune_escaped(&mut self) {
-        if self.escaped.is_empty() {
-            return;
-        }
-        let mut escaped = std::mem::take(&mut self.escaped);
-        let mut kept = HashMap::new();
-        for text in self.tool_texts() {
-            let at = text.as_ptr() as usize;
-            if let Some(len) = escaped.remove(&at) {
-                kept.insert(at, len);
-            }
-        }
-        self.escaped = kept;
-    }
-
-    /// Unescapes the tool results still escaped: the state is then exactly what reading every
-    /// result in full gives. Called at the end of every fold of a file's lines.
-    pub(crate) fn resolve_escaped(&mut self) {
-        if self.escaped.is_empty() {
-            return;
-        }
-        let escaped = std::mem::take(&mut self.escaped);
-        for text in self.tool_texts() {
-            if escaped.get(&(text.as_ptr() as usize)) == Some(&text.len()) {
-                *text = crate::fold_tool_fast::unescape(text);
-            }
-        }
-    }
-
     /// Puts a tool result into the conversation when the main agent made (or ran) the call.
     fn tool_result(
         &mut self,
@@ -627,9 +566,8 @@ impl Folder {
                 success,
                 escaped,
             }) => {
-                if escaped && !content.is_empty() {
-                    self.escaped
-                        .insert(content.as_ptr() as usize, content.len());
+                if escaped {
+                    self.note_escaped(&content);
                 }
                 (content, success)
             }
