@@ -198,22 +198,40 @@ proptest! {
         seed in 0u64..1000,
         every in 1usize..6,
     ) {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("events.jsonl");
-        let bytes = odd_journal(seed, every);
-        std::fs::write(&path, &bytes).unwrap();
-        let checkpoint_crc = |o: &Outcome| crc32c::crc32c(&serde_json::to_vec(&o.0).unwrap());
-        let old = fold_how(&path, u64::MAX, Threads::One, ToolRead::Full).unwrap();
+        let old = fold_every_way(&odd_journal(seed, every))?;
         prop_assert!(old.0.malformed_events > 0);
-        for threads in [Threads::One, Threads::Two] {
-            for how in [ToolRead::Lean, ToolRead::Full] {
-                let got = fold_how(&path, u64::MAX, threads, how).unwrap();
-                prop_assert_eq!(&got, &old, "{:?} {:?}", threads, how);
-                prop_assert_eq!(checkpoint_crc(&got), checkpoint_crc(&old));
-            }
-        }
-        prop_assert_eq!(&reference(&path, u64::MAX), &old);
     }
+
+    /// Results kept escaped that rewinds drop and truncations move (and bring back) are
+    /// unescaped where they end up: the same state and checkpoint as reading each in full.
+    #[test]
+    fn escaped_results_survive_rewinds_and_truncations(
+        seed in 0u64..1000,
+        every in 1usize..8,
+    ) {
+        let old = fold_every_way(&cut_journal(seed, every))?;
+        prop_assert!(old.0.rewinds > 0 && old.0.truncations > 0);
+    }
+}
+
+/// Folds `bytes` on one thread and on two, reading tool results the lean way and through the
+/// payload type, and holds every fold to the journal reader's records: same state, same
+/// checkpoint (its bytes' CRC), same prefix CRC. The fold they all give.
+fn fold_every_way(bytes: &[u8]) -> Result<Outcome, TestCaseError> {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("events.jsonl");
+    std::fs::write(&path, bytes).unwrap();
+    let checkpoint_crc = |o: &Outcome| crc32c::crc32c(&serde_json::to_vec(&o.0).unwrap());
+    let old = fold_how(&path, u64::MAX, Threads::One, ToolRead::Full).unwrap();
+    for threads in [Threads::One, Threads::Two] {
+        for how in [ToolRead::Lean, ToolRead::Full] {
+            let got = fold_how(&path, u64::MAX, threads, how).unwrap();
+            prop_assert_eq!(&got, &old, "{:?} {:?}", threads, how);
+            prop_assert_eq!(checkpoint_crc(&got), checkpoint_crc(&old));
+        }
+    }
+    prop_assert_eq!(&reference(&path, u64::MAX), &old);
+    Ok(old)
 }
 
 /// A session with a rewind marker or a truncation after one tool result in `every`,
@@ -255,29 +273,6 @@ fn cut_journal(seed: u64, every: usize) -> Vec<u8> {
         out.push(b'\n');
     }
     out
-}
-
-proptest! {
-    #![proptest_config(ProptestConfig::with_cases(6))]
-    /// Results kept escaped that rewinds drop and truncations move (and bring back) are
-    /// unescaped where they end up: the same state and checkpoint as reading each in full.
-    #[test]
-    fn escaped_results_survive_rewinds_and_truncations(
-        seed in 0u64..1000,
-        every in 1usize..8,
-    ) {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("events.jsonl");
-        let bytes = cut_journal(seed, every);
-        std::fs::write(&path, &bytes).unwrap();
-        let checkpoint_crc = |o: &Outcome| crc32c::crc32c(&serde_json::to_vec(&o.0).unwrap());
-        let old = fold_how(&path, u64::MAX, Threads::One, ToolRead::Full).unwrap();
-        prop_assert!(old.0.rewinds > 0 && old.0.truncations > 0);
-        let got = fold_how(&path, u64::MAX, Threads::Two, ToolRead::Lean).unwrap();
-        prop_assert_eq!(&got, &old);
-        prop_assert_eq!(checkpoint_crc(&got), checkpoint_crc(&old));
-        prop_assert_eq!(&reference(&path, u64::MAX), &old);
-    }
 }
 
 /// A file of more tiny lines than a run holds: the runs end at the cap, not at a buffer.
