@@ -23,6 +23,7 @@ use turnstile_journal::reader::{ReadMode, check_line};
 use crate::conversation::Message;
 use crate::error::ReplayError;
 use crate::fold::{Ahead, Folder, ToolRead, prepare_line};
+use crate::fold_tool_fast::Member;
 
 /// Bytes asked of the kernel per read.
 const READ_BYTES: usize = 1 << 20;
@@ -107,6 +108,7 @@ pub(crate) fn fold_tail_with(
         // Alone, the fold deserializes a result only when it needs it (not a sub-agent's).
         prepare: two.then_some(folder.tool_read),
         stack: Vec::new(),
+        inner: Vec::new(),
     };
     let mut cursor = Cursor { line, at: offset };
     let folded = if two {
@@ -139,10 +141,7 @@ fn fold_one_thread(
     let mut buf = vec![0u8; READ_BYTES];
     loop {
         match reader.next(buf).map_err(|e| ReplayError::io(path, e))? {
-            Next::Chunk(chunk) => {
-                fold_chunk(path, folder, &chunk.bytes, chunk.lines, cursor)?;
-                buf = chunk.bytes;
-            }
+            Next::Chunk(chunk) => buf = fold_chunk(path, folder, chunk, cursor)?,
             Next::End(torn) => return Ok((torn, reader.crc)),
         }
     }
@@ -204,9 +203,9 @@ fn fold_two_threads(
             };
             match next.map_err(|e| ReplayError::io(path, e))? {
                 Next::Chunk(chunk) => {
-                    fold_chunk(path, folder, &chunk.bytes, chunk.lines, cursor)?;
+                    let bytes = fold_chunk(path, folder, chunk, cursor)?;
                     // The reader may have ended already; then all is simply freed here.
-                    let _ = recycle.send((chunk.bytes, folder.take_dropped()));
+                    let _ = recycle.send((bytes, folder.take_dropped()));
                 }
                 Next::End(torn) => break torn,
             }
@@ -223,17 +222,23 @@ fn fold_two_threads(
 fn fold_chunk(
     path: &Path,
     folder: &mut Folder,
-    bytes: &[u8],
-    lines: Vec<Prepared>,
+    chunk: Chunk,
     cursor: &mut Cursor,
-) -> Result<(), ReplayError> {
+) -> Result<Vec<u8>, ReplayError> {
+    let Chunk {
+        bytes,
+        lines,
+        members,
+    } = chunk;
     let mut start = 0;
     for prepared in lines {
         let len = prepared.len;
         let body = &bytes[start..start + len - 1];
         cursor.line += 1;
-        let applied = match prepared.tool.map(|tool| *tool) {
-            Some(Ahead::Scanned(scanned)) => folder.apply_scanned_line(body, len as u64, scanned),
+        let applied = match prepared.ahead {
+            Some(Ahead::Scanned(scanned)) => {
+                folder.apply_scanned_line(body, len as u64, scanned, &members)
+            }
             Some(Ahead::Read(read)) => {
                 folder.set_prepared(Some(read));
                 folder.apply_standard_line(body, len as u64)
@@ -256,16 +261,15 @@ fn fold_chunk(
         start += len;
         cursor.at += len as u64;
     }
-    Ok(())
+    Ok(bytes)
 }
 
 /// One line of a [`Chunk`].
 struct Prepared {
     /// Bytes, `\n` included.
     len: usize,
-    /// A tool result read ahead (boxed: most lines have none, and a run of tiny lines must
-    /// stay small).
-    tool: Option<Box<Ahead>>,
+    /// The line read ahead, on the reading thread.
+    ahead: Option<Ahead>,
 }
 
 /// A run of complete lines: `bytes[..sum of lines' lengths]` (the rest of the buffer is spare
@@ -273,6 +277,8 @@ struct Prepared {
 struct Chunk {
     bytes: Vec<u8>,
     lines: Vec<Prepared>,
+    /// The members of the lines' `data` read ahead (see [`prepare_line`]).
+    members: Vec<Member>,
 }
 
 /// What [`LineReader::next`] found.
@@ -297,6 +303,8 @@ struct LineReader {
     prepare: Option<ToolRead>,
     /// Scratch space of the JSON check.
     stack: Vec<u8>,
+    /// Scratch space for the members of a tool result's `result`.
+    inner: Vec<Member>,
 }
 
 impl LineReader {
@@ -342,6 +350,7 @@ impl LineReader {
         };
         // The lines, up to the first that starts at or after `end`, at most `MAX_LINES`.
         let mut lines = Vec::new();
+        let mut members = Vec::new();
         let mut start = 0;
         while start < cut && lines.len() < MAX_LINES {
             if self.at + start as u64 >= self.end {
@@ -352,17 +361,16 @@ impl LineReader {
             let len = memchr::memchr(b'\n', &buf[start..cut]).map_or(cut - start, |i| i + 1);
             lines.push(Prepared {
                 len,
-                tool: self
-                    .prepare
-                    .and_then(|how| {
-                        prepare_line(
-                            &buf[start..start + len - 1],
-                            how,
-                            READ_ASSISTANT_AHEAD,
-                            &mut self.stack,
-                        )
-                    })
-                    .map(Box::new),
+                ahead: self.prepare.and_then(|how| {
+                    prepare_line(
+                        &buf[start..start + len - 1],
+                        how,
+                        READ_ASSISTANT_AHEAD,
+                        &mut members,
+                        &mut self.stack,
+                        &mut self.inner,
+                    )
+                }),
             });
             start += len;
         }
@@ -371,7 +379,11 @@ impl LineReader {
             *crc = crc32c::crc32c_append(*crc, &buf[..start]);
         }
         self.at += start as u64;
-        Ok(Next::Chunk(Chunk { bytes: buf, lines }))
+        Ok(Next::Chunk(Chunk {
+            bytes: buf,
+            lines,
+            members,
+        }))
     }
 }
 

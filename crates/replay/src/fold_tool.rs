@@ -37,29 +37,26 @@ pub(crate) type ReadTool = Result<ToolOutcome, serde_json::Error>;
 /// [`ToolExecutionComplete`] gives (same outcome, same error), most of the time without its
 /// allocations.
 pub(crate) fn read_tool_result(data: &str) -> ReadTool {
-    let mut stack = Vec::new();
-    match scan_tool_result(data, &mut stack, false) {
-        Some(scanned) => scanned.outcome,
+    let (mut stack, mut members, mut inner) = (Vec::new(), Vec::new(), Vec::new());
+    match scan_tool_result(data, &mut stack, false, &mut members, &mut inner) {
+        Some(outcome) => outcome,
         None => read_tool_result_serde(data),
     }
 }
 
-/// A tool result's `data` validated as the line check validates it, with its top-level members
-/// (for the lenient fields) and its outcome.
-#[derive(Debug)]
-pub(crate) struct ScannedTool {
-    /// The top-level members of `data`.
-    pub(crate) members: Vec<Member>,
-    /// What the payload type reads from it.
-    pub(crate) outcome: ReadTool,
-}
-
-/// Validates `data` with the line check ([`json::scan_object`]) and reads its outcome; `None`
-/// when it is not valid JSON (then the line is not in the fast layout at all). With `lazy`,
-/// the outcome's `content` may be kept escaped ([`ToolOutcome::escaped`]).
-pub(crate) fn scan_tool_result(data: &str, stack: &mut Vec<u8>, lazy: bool) -> Option<ScannedTool> {
-    let mut members = Vec::with_capacity(16);
-    let mut result_members = Vec::with_capacity(4);
+/// Validates `data` with the line check ([`json::scan_object`]), appends its top-level members
+/// (for the lenient fields) to `members` and reads its outcome; `None` when it is not valid
+/// JSON (then the line is not in the fast layout at all). With `lazy`, the outcome's `content`
+/// may be kept escaped ([`ToolOutcome::escaped`]). `inner` is scratch space.
+pub(crate) fn scan_tool_result(
+    data: &str,
+    stack: &mut Vec<u8>,
+    lazy: bool,
+    members: &mut Vec<Member>,
+    inner: &mut Vec<Member>,
+) -> Option<ReadTool> {
+    let first = members.len();
+    inner.clear();
     let base = data.as_ptr() as usize;
     let range = |k: &[u8], v: &[u8]| {
         let at = |s: &[u8]| s.as_ptr() as usize - base;
@@ -69,16 +66,16 @@ pub(crate) fn scan_tool_result(data: &str, stack: &mut Vec<u8>, lazy: bool) -> O
         data.as_bytes(),
         stack,
         &mut |k, v| members.push(range(k, v)),
-        Some((b"\"result\"", &mut |k, v| result_members.push(range(k, v)))),
+        Some((b"\"result\"", &mut |k, v| inner.push(range(k, v)))),
     );
     if !valid {
+        members.truncate(first);
         return None;
     }
-    let outcome = match fast_outcome(data, &members, &result_members, lazy) {
+    Some(match fast_outcome(data, &members[first..], inner, lazy) {
         Some(outcome) => Ok(outcome),
         None => read_tool_result_serde(data),
-    };
-    Some(ScannedTool { members, outcome })
+    })
 }
 
 /// [`read_tool_result`] by `serde_json` alone: the lean mirror, else the payload type.

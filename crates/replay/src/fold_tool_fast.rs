@@ -452,9 +452,15 @@ pub(crate) mod tests {
 
     /// What the fold ends with for `data` read lazily: the outcome with its text unescaped.
     fn lazy_read(data: &str) -> Result<(String, bool), String> {
-        let scanned = crate::fold_tool::scan_tool_result(data, &mut Vec::new(), true)
-            .ok_or("not valid JSON")?;
-        let outcome = scanned.outcome.map_err(|e| e.to_string())?;
+        let (mut members, mut inner) = (Vec::new(), Vec::new());
+        let read = crate::fold_tool::scan_tool_result(
+            data,
+            &mut Vec::new(),
+            true,
+            &mut members,
+            &mut inner,
+        );
+        let outcome = read.ok_or("not valid JSON")?.map_err(|e| e.to_string())?;
         let content = if outcome.escaped {
             unescape(&outcome.content)
         } else {

@@ -57,8 +57,8 @@ pub(crate) struct ScannedLine {
     /// The fixed tail, whose id, parent id and timestamp the folding thread checks (a share of
     /// the work that balances the two threads).
     tail: Tail,
-    /// The top-level members of `data`, as ranges of `data`.
-    members: Vec<Member>,
+    /// Where the top-level members of `data` (as ranges of `data`) are in the run's list.
+    members: (usize, usize),
     /// What the payload type reads from a tool result's `data`.
     tool: Option<ReadTool>,
     /// An `assistant.message` payload deserialized (boxed: most lines have none).
@@ -80,11 +80,16 @@ pub(crate) struct ReadAhead {
 /// tool result (and with `assistant`, of an `assistant.message`). `None` for any other line, and
 /// for one whose `data` is not valid (the folding thread then names it). With
 /// [`ToolRead::Full`], only a tool result's payload is read.
+///
+/// The members go to the end of `members`, the list of a whole run of lines (one allocation
+/// per run, not per line); `stack` and `inner` are scratch space.
 pub(crate) fn prepare_line(
     body: &[u8],
     how: ToolRead,
     assistant: bool,
+    members: &mut Vec<Member>,
     stack: &mut Vec<u8>,
+    inner: &mut Vec<Member>,
 ) -> Option<Ahead> {
     let (name, data, tail) = standard_layout(body)?;
     let tool = name == ToolExecutionComplete::TYPE.as_bytes();
@@ -94,34 +99,33 @@ pub(crate) fn prepare_line(
     }
     let data_start = data.as_ptr() as usize - body.as_ptr() as usize;
     let text = simdutf8::basic::from_utf8(data).ok()?;
+    let first = members.len();
     let mut line = ScannedLine {
         name_len: name.len(),
         data: (data_start, data_start + data.len()),
         tail,
-        members: Vec::new(),
+        members: (first, first),
         tool: None,
         assistant: None,
     };
     if tool {
         // The folding thread unescapes the results that last ([`Folder::resolve_escaped`]).
-        let scanned = scan_tool_result(text, stack, true)?;
-        line.members = scanned.members;
-        line.tool = Some(scanned.outcome);
+        line.tool = Some(scan_tool_result(text, stack, true, members, inner)?);
     } else {
-        let mut members = Vec::with_capacity(8);
         let base = data.as_ptr() as usize;
         let valid = json::scan_object(data, stack, &mut |k, v| {
             let at = |s: &[u8]| s.as_ptr() as usize - base;
             members.push([at(k), at(k) + k.len(), at(v), at(v) + v.len()]);
         });
         if !valid {
+            members.truncate(first);
             return None;
         }
-        line.members = members;
         if assistant && name == AssistantMessage::TYPE.as_bytes() {
             line.assistant = Some(Box::new(serde_json::from_str::<AssistantMessage>(text)));
         }
     }
+    line.members.1 = members.len();
     Some(Ahead::Scanned(line))
 }
 
@@ -192,13 +196,15 @@ impl Folder {
     }
 
     /// [`Folder::apply_standard_line`] for a line that [`prepare_line`] read from `body` on
-    /// the reading thread: its envelope is not read and its `data` not checked again. False,
+    /// the reading thread (its members in `members`, the run's list): its envelope is not read
+    /// and its `data` not checked again. False,
     /// with nothing applied, when its type is not one the fast path takes.
     pub(crate) fn apply_scanned_line(
         &mut self,
         body: &[u8],
         line_len: u64,
         scanned: ScannedLine,
+        members: &[Member],
     ) -> bool {
         let (Some(name), Some(data)) = (
             body.get(HEAD.len()..HEAD.len() + scanned.name_len),
@@ -216,7 +222,10 @@ impl Folder {
         let mut fields = Fields::default();
         if kind.reads_fields() {
             let inner = &mut self.scratch.inner;
-            for &[ks, ke, vs, ve] in &scanned.members {
+            let Some(members) = members.get(scanned.members.0..scanned.members.1) else {
+                return false;
+            };
+            for &[ks, ke, vs, ve] in members {
                 let (Some(key), Some(value)) = (data.get(ks..ke), data.get(vs..ve)) else {
                     return false;
                 };
