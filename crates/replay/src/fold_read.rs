@@ -7,10 +7,11 @@
 //! accepted before (the audit's property tests prove the fast check agrees with it).
 //!
 //! On a large journal the work is split over two threads: one reads, cuts the bytes into runs
-//! of complete lines, extends the CRC over them and deserializes the tool results (three
-//! quarters of a journal's bytes, and the most expensive part of the fold); the other folds
-//! the runs in file order. A small journal is cut by the same [`LineReader`] on the calling
-//! thread, which then deserializes a tool result only when the fold needs it.
+//! of complete lines, extends the CRC over them, checks the standard-layout lines' `data` and
+//! reads the tool results (three quarters of a journal's bytes; their texts kept escaped, see
+//! `fold/escaped.rs`), and frees the messages compactions dropped; the other folds the runs in
+//! file order. A small journal is cut by the same [`LineReader`] on the calling thread, which
+//! then deserializes a tool result only when the fold needs it.
 
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
