@@ -12,17 +12,17 @@ use std::path::Path;
 
 use serde::Deserialize;
 use turnstile_journal::payload::{
-    AssistantMessage, AssistantUsage, Payload, SKILL_SOURCE_PREFIX, SessionBinaryAsset,
-    SessionError, SessionResume, SessionStart, SnapshotRewind, SystemMessage, SystemNotification,
-    UserMessage,
+    AssistantUsage, Payload, SKILL_SOURCE_PREFIX, SessionBinaryAsset, SessionError, SessionResume,
+    SessionStart, SnapshotRewind, SystemMessage, SystemNotification, UserMessage,
 };
 use turnstile_journal::{Event, LiveMark, REWIND_MARKER, Record, Uuid};
 
 use crate::audit::fields::{Fields, Kind, Store};
 use crate::audit::json;
 use crate::audit::line::Scratch;
-use crate::conversation::{Conversation, Message, ToolCallRequest};
+use crate::conversation::{Conversation, Message};
 use crate::error::ReplayError;
+use crate::fold_assistant::read_assistant;
 use crate::fold_lenient::{
     CompactionComplete, ModeChanged, ModelChange, Shutdown, Truncation, add_tokens, model_usage,
 };
@@ -369,22 +369,12 @@ impl Folder {
                 // Deserialized ahead when the line came from a large file (same bytes).
                 let parsed = match self.prepared.assistant.take() {
                     Some(parsed) => *parsed,
-                    None => serde_json::from_str::<AssistantMessage>(event.data),
+                    None => read_assistant(event.data),
                 };
                 if let Some(p) = self.checked(line, event, parsed) {
-                    let tool_requests = p
-                        .tool_requests
-                        .unwrap_or_default()
-                        .into_iter()
-                        .map(|r| ToolCallRequest {
-                            tool_call_id: r.tool_call_id,
-                            name: r.name,
-                            arguments: r.arguments,
-                        })
-                        .collect();
                     self.conversation().push(Message::Assistant {
                         content: p.content,
-                        tool_requests,
+                        tool_requests: p.tool_requests,
                         message_id: Some(p.message_id),
                     });
                 }

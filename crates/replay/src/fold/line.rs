@@ -9,6 +9,7 @@ use super::{EventRef, Folder};
 use crate::audit::fields::{Fields, Kind};
 use crate::audit::json;
 use crate::audit::line::{HEAD, Scratch, Tail, standard_envelope, standard_layout, tail_values};
+use crate::fold_assistant::{AssistantRead, read_assistant};
 use crate::fold_tool::{ReadTool, read_tool_result, read_tool_result_full, scan_tool_result};
 use crate::fold_tool_fast::Member;
 
@@ -62,7 +63,7 @@ pub(crate) struct ScannedLine {
     /// What the payload type reads from a tool result's `data`.
     tool: Option<ReadTool>,
     /// An `assistant.message` payload deserialized (boxed: most lines have none).
-    assistant: Option<Box<serde_json::Result<AssistantMessage>>>,
+    assistant: Option<Box<serde_json::Result<AssistantRead>>>,
 }
 
 /// A payload deserialized ahead of its line's fold.
@@ -71,7 +72,7 @@ pub(crate) struct ReadAhead {
     /// A tool result's, as [`ToolRead::read`] reads it.
     pub(crate) tool: Option<PreparedTool>,
     /// An `assistant.message`'s.
-    pub(crate) assistant: Option<Box<serde_json::Result<AssistantMessage>>>,
+    pub(crate) assistant: Option<Box<serde_json::Result<AssistantRead>>>,
 }
 
 /// Reads a standard-layout line (`body` without its `\n`) exactly as
@@ -122,7 +123,7 @@ pub(crate) fn prepare_line(
             return None;
         }
         if assistant && name == AssistantMessage::TYPE.as_bytes() {
-            line.assistant = Some(Box::new(serde_json::from_str::<AssistantMessage>(text)));
+            line.assistant = Some(Box::new(read_assistant(text)));
         }
     }
     line.members.1 = members.len();
