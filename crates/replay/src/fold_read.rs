@@ -110,6 +110,7 @@ pub(crate) fn fold_tail_with(
         prepare: two.then_some(folder.tool_read),
         stack: Vec::new(),
         inner: Vec::new(),
+        read_assistant: READ_ASSISTANT_AHEAD,
     };
     let mut cursor = Cursor { line, at: offset };
     let folded = if two {
@@ -306,6 +307,8 @@ struct LineReader {
     stack: Vec<u8>,
     /// Scratch space for the members of a tool result's `result`.
     inner: Vec<Member>,
+    /// Deserialize `assistant.message` payloads here too ([`READ_ASSISTANT_AHEAD`]).
+    read_assistant: bool,
 }
 
 impl LineReader {
@@ -366,7 +369,7 @@ impl LineReader {
                     prepare_line(
                         &buf[start..start + len - 1],
                         how,
-                        READ_ASSISTANT_AHEAD,
+                        self.read_assistant,
                         &mut members,
                         &mut self.stack,
                         &mut self.inner,

@@ -275,6 +275,37 @@ fn cut_journal(seed: u64, every: usize) -> Vec<u8> {
     out
 }
 
+/// With `assistant.message` payloads deserialized on the reading thread too (off by default:
+/// see `READ_ASSISTANT_AHEAD`), the fold is the same.
+#[test]
+fn assistant_messages_read_ahead_fold_the_same() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("events.jsonl");
+    let bytes = journal(11, 3, 7, false, false);
+    std::fs::write(&path, &bytes).unwrap();
+    let mut folder = Folder::new();
+    let mut crc = 0u32;
+    let reader = LineReader {
+        file: File::open(&path).unwrap(),
+        at: 0,
+        end: u64::MAX,
+        carry: Vec::new(),
+        crc: Some(crc),
+        finished: false,
+        prepare: Some(ToolRead::Lean),
+        stack: Vec::new(),
+        inner: Vec::new(),
+        read_assistant: true,
+    };
+    let mut cursor = Cursor { line: 0, at: 0 };
+    let folded = fold_two_threads(&path, reader, &mut folder, &mut cursor);
+    folder.resolve_escaped();
+    folder.free_dropped();
+    let (torn, after) = folded.unwrap();
+    crc = after.unwrap();
+    assert_eq!((folder.into_state(), torn, crc), reference(&path, u64::MAX));
+}
+
 /// A file of more tiny lines than a run holds: the runs end at the cap, not at a buffer.
 #[test]
 fn more_lines_than_a_run_holds() {
