@@ -270,8 +270,9 @@ impl<'a> Conversation<'a> {
         self.messages.splice(head..head, messages);
     }
 
-    /// Replaces the oldest `removed` messages (all when `None`) by a compaction summary.
-    pub(crate) fn compact(&mut self, summary: String, removed: Option<u64>) {
+    /// Replaces the oldest `removed` messages (all when `None`) by a compaction summary; returns
+    /// what it replaced (the user texts moved into the summary), for the caller to drop.
+    pub(crate) fn compact(&mut self, summary: String, removed: Option<u64>) -> Vec<Message> {
         let messages = &mut *self.messages;
         let first = usize::from(matches!(messages.first(), Some(Message::System { .. })));
         let available = messages.len() - first;
@@ -286,30 +287,32 @@ impl<'a> Conversation<'a> {
         while matches!(messages.get(end), Some(Message::Tool { .. })) {
             end += 1;
         }
+        let mut gone: Vec<Message> = messages.drain(first..end).collect();
         let mut user_messages = Vec::new();
-        for m in &messages[first..end] {
+        for m in &mut gone {
             match m {
                 Message::User {
                     content,
                     typed,
                     autopilot_continuation: false,
                     ..
-                } => user_messages.push(typed.clone().unwrap_or_else(|| content.clone())),
+                } => user_messages.push(typed.take().unwrap_or_else(|| std::mem::take(content))),
                 Message::Summary {
                     user_messages: earlier,
                     ..
-                } => user_messages.extend(earlier.iter().cloned()),
+                } => user_messages.append(earlier),
                 _ => {}
             }
         }
-        messages.splice(
-            first..end,
-            std::iter::once(Message::Summary {
+        messages.insert(
+            first,
+            Message::Summary {
                 content: summary,
                 user_messages,
-            }),
+            },
         );
         self.origins.splice(first..end, std::iter::once(self.at));
+        gone
     }
 
     /// Drops every message that an event at view position `cut` or later added (a rewind).
@@ -467,8 +470,12 @@ mod tests {
             user("b"),
             call("2"),
         ];
-        with(&mut c, |v| v.compact("first".to_owned(), Some(3)));
-        with(&mut c, |v| v.compact("second".to_owned(), Some(2)));
+        with(&mut c, |v| {
+            v.compact("first".to_owned(), Some(3));
+        });
+        with(&mut c, |v| {
+            v.compact("second".to_owned(), Some(2));
+        });
         assert_eq!(c.len(), 3, "{c:?}");
         let text = c[1].summary_text().expect("a summary");
         assert!(text.ends_with("<user_message>\na\n</user_message>\n<user_message>\nb\n</user_message>\n\nHere is a summary of the prior context:\n<summary>\nsecond\n</summary>\n"), "{text}");
@@ -478,8 +485,12 @@ mod tests {
     #[test]
     fn a_new_summary_takes_in_the_one_before_even_when_it_names_none() {
         let mut c = vec![system(), user("a"), call("1"), result("1")];
-        with(&mut c, |v| v.compact("first".to_owned(), Some(1)));
-        with(&mut c, |v| v.compact("second".to_owned(), Some(0)));
+        with(&mut c, |v| {
+            v.compact("first".to_owned(), Some(1));
+        });
+        with(&mut c, |v| {
+            v.compact("second".to_owned(), Some(0));
+        });
         assert_eq!(c.len(), 4, "{c:?}");
         let text = c[1].summary_text().expect("a summary");
         assert!(

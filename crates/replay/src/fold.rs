@@ -6,22 +6,23 @@
 //! opens or closes work; it is noted in [`SessionState::malformed_events`].
 
 use std::borrow::Borrow;
+use std::collections::HashMap;
 use std::fs::File;
 use std::path::Path;
 
 use serde::Deserialize;
 use turnstile_journal::payload::{
-    AssistantMessage, AssistantUsage, Payload, SKILL_SOURCE_PREFIX, SessionBinaryAsset,
-    SessionError, SessionResume, SessionStart, SnapshotRewind, SystemMessage, SystemNotification,
-    UserMessage,
+    AssistantUsage, Payload, SKILL_SOURCE_PREFIX, SessionBinaryAsset, SessionError, SessionResume,
+    SessionStart, SnapshotRewind, SystemMessage, SystemNotification, UserMessage,
 };
 use turnstile_journal::{Event, LiveMark, REWIND_MARKER, Record, Uuid};
 
 use crate::audit::fields::{Fields, Kind, Store};
 use crate::audit::json;
 use crate::audit::line::Scratch;
-use crate::conversation::{Conversation, Message, ToolCallRequest};
+use crate::conversation::{Conversation, Message};
 use crate::error::ReplayError;
+use crate::fold_assistant::read_assistant;
 use crate::fold_lenient::{
     CompactionComplete, ModeChanged, ModelChange, Shutdown, Truncation, add_tokens, model_usage,
 };
@@ -33,9 +34,10 @@ use crate::state::{
 };
 use crate::tracking::{Step, track};
 
+mod escaped;
 mod line;
 
-pub(crate) use line::{Ahead, PreparedTool, ToolRead, prepare_line};
+pub(crate) use line::{Ahead, ReadAhead, ToolRead, prepare_line};
 
 /// Builds a [`SessionState`] from events fed in journal order.
 ///
@@ -47,11 +49,20 @@ pub struct Folder {
     store: Store,
     scratch: Scratch,
     line: Vec<u8>,
-    /// The payload of the line being applied when it is a tool result deserialized ahead, on
-    /// the reading thread (see [`prepare_line`]).
-    prepared: Option<PreparedTool>,
+    /// The payload of the line being applied when it was deserialized ahead, on the reading
+    /// thread (see [`prepare_line`]).
+    prepared: ReadAhead,
     /// How tool results are read (the lean way; the tests also take the payload type's).
     pub(crate) tool_read: ToolRead,
+    /// Tool results in the conversation whose `content` is still escaped as in the journal
+    /// (read ahead lazily: most are compacted away before the end of a large fold), by the
+    /// address of their text, with its length. [`Folder::resolve_escaped`] unescapes them.
+    /// Every message the fold drops is dropped by a compaction or a rewind, after which the
+    /// map is pruned to the texts still held: an address in it is never that of another text.
+    escaped: HashMap<usize, usize>,
+    /// Messages compactions dropped, kept for another thread to free (see
+    /// [`Folder::take_dropped`]); `None`: freed at once.
+    dropped: Option<Vec<Vec<Message>>>,
 }
 
 /// The parts of an event the fold reads, borrowed from an [`Event`] or straight from a line.
@@ -355,20 +366,15 @@ impl Folder {
                 }
             }
             "assistant.message" if main => {
-                if let Some(p) = self.payload::<AssistantMessage>(line, event) {
-                    let tool_requests = p
-                        .tool_requests
-                        .unwrap_or_default()
-                        .into_iter()
-                        .map(|r| ToolCallRequest {
-                            tool_call_id: r.tool_call_id,
-                            name: r.name,
-                            arguments: r.arguments,
-                        })
-                        .collect();
+                // Deserialized ahead when the line came from a large file (same bytes).
+                let parsed = match self.prepared.assistant.take() {
+                    Some(parsed) => *parsed,
+                    None => read_assistant(event.data),
+                };
+                if let Some(p) = self.checked(line, event, parsed) {
                     self.conversation().push(Message::Assistant {
                         content: p.content,
-                        tool_requests,
+                        tool_requests: p.tool_requests,
                         message_id: Some(p.message_id),
                     });
                 }
@@ -504,6 +510,7 @@ impl Folder {
         }
         self.state.view_events = cut;
         self.state.rewinds += 1;
+        self.prune_escaped();
     }
 
     /// Lets the model see a finished compaction: its summary replaces the history it covered.
@@ -511,9 +518,14 @@ impl Folder {
         if let Some(p) = self.state.pending_compaction.take() {
             let mut conversation =
                 Conversation::new(&mut self.state.conversation, &mut self.state.origins, p.at);
-            conversation.compact(p.summary, p.removed);
+            let gone = conversation.compact(p.summary, p.removed);
             // The summary stands for the history before it, what truncations hid included.
-            self.state.hidden = Default::default();
+            let hidden = std::mem::take(&mut self.state.hidden);
+            if let Some(dropped) = &mut self.dropped {
+                dropped.push(gone);
+                dropped.push(hidden.messages);
+            }
+            self.prune_escaped();
         }
     }
 
@@ -534,12 +546,21 @@ impl Folder {
         }
         let name = call.map(|c| c.name.clone()).unwrap_or_default();
         // Deserialized ahead when the line came from a large file (same bytes, same result).
-        let parsed = match self.prepared.take() {
+        let parsed = match self.prepared.tool.take() {
             Some(parsed) => parsed,
             None => self.tool_read.read(event.data),
         };
         let (content, success) = match self.checked(line, event, parsed) {
-            Some(ToolOutcome { content, success }) => (content, success),
+            Some(ToolOutcome {
+                content,
+                success,
+                escaped,
+            }) => {
+                if escaped {
+                    self.note_escaped(&content);
+                }
+                (content, success)
+            }
             // Still answer the call, so the history stays valid.
             None => (String::new(), fields.success == Some(true)),
         };

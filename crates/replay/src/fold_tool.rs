@@ -25,6 +25,9 @@ pub(crate) struct ToolOutcome {
     pub(crate) content: String,
     /// `success` as written.
     pub(crate) success: bool,
+    /// `content` is kept as written in the journal, escapes and all (see
+    /// [`crate::fold_tool_fast::unescape`]).
+    pub(crate) escaped: bool,
 }
 
 /// A payload read into a [`ToolOutcome`], or the payload type's error for it.
@@ -34,40 +37,45 @@ pub(crate) type ReadTool = Result<ToolOutcome, serde_json::Error>;
 /// [`ToolExecutionComplete`] gives (same outcome, same error), most of the time without its
 /// allocations.
 pub(crate) fn read_tool_result(data: &str) -> ReadTool {
-    let mut stack = Vec::new();
-    match scan_tool_result(data, &mut stack) {
-        Some(scanned) => scanned.outcome,
+    let (mut stack, mut members, mut inner) = (Vec::new(), Vec::new(), Vec::new());
+    match scan_tool_result(data, &mut stack, false, &mut members, &mut inner) {
+        Some(outcome) => outcome,
         None => read_tool_result_serde(data),
     }
 }
 
-/// A tool result's `data` validated as the line check validates it, with its top-level members
-/// (for the lenient fields) and its outcome.
-#[derive(Debug)]
-pub(crate) struct ScannedTool {
-    /// The top-level members of `data`.
-    pub(crate) members: Vec<Member>,
-    /// What the payload type reads from it.
-    pub(crate) outcome: ReadTool,
-}
-
-/// Validates `data` with the line check ([`json::scan_object`]) and reads its outcome; `None`
-/// when it is not valid JSON (then the line is not in the fast layout at all).
-pub(crate) fn scan_tool_result(data: &str, stack: &mut Vec<u8>) -> Option<ScannedTool> {
-    let mut members = Vec::with_capacity(16);
+/// Validates `data` with the line check ([`json::scan_object`]), appends its top-level members
+/// (for the lenient fields) to `members` and reads its outcome; `None` when it is not valid
+/// JSON (then the line is not in the fast layout at all). With `lazy`, the outcome's `content`
+/// may be kept escaped ([`ToolOutcome::escaped`]). `inner` is scratch space.
+pub(crate) fn scan_tool_result(
+    data: &str,
+    stack: &mut Vec<u8>,
+    lazy: bool,
+    members: &mut Vec<Member>,
+    inner: &mut Vec<Member>,
+) -> Option<ReadTool> {
+    let first = members.len();
+    inner.clear();
     let base = data.as_ptr() as usize;
-    let valid = json::scan_object(data.as_bytes(), stack, &mut |k, v| {
+    let range = |k: &[u8], v: &[u8]| {
         let at = |s: &[u8]| s.as_ptr() as usize - base;
-        members.push([at(k), at(k) + k.len(), at(v), at(v) + v.len()]);
-    });
+        [at(k), at(k) + k.len(), at(v), at(v) + v.len()]
+    };
+    let valid = json::scan_object_nested(
+        data.as_bytes(),
+        stack,
+        &mut |k, v| members.push(range(k, v)),
+        Some((b"\"result\"", &mut |k, v| inner.push(range(k, v)))),
+    );
     if !valid {
+        members.truncate(first);
         return None;
     }
-    let outcome = match fast_outcome(data, &members, stack) {
+    Some(match fast_outcome(data, &members[first..], inner, lazy) {
         Some(outcome) => Ok(outcome),
         None => read_tool_result_serde(data),
-    };
-    Some(ScannedTool { members, outcome })
+    })
 }
 
 /// [`read_tool_result`] by `serde_json` alone: the lean mirror, else the payload type.
@@ -87,6 +95,7 @@ pub(crate) fn read_tool_result_full(data: &str) -> ReadTool {
             (None, None) => String::new(),
         },
         success: p.success,
+        escaped: false,
     })
 }
 
@@ -136,6 +145,7 @@ impl LeanComplete {
                 (None, None) => String::new(),
             },
             success: self.success,
+            escaped: false,
         }
     }
 }
@@ -382,8 +392,8 @@ mod tests {
     fn ordinary_results_stay_on_the_lean_path() {
         let data = r#"{"toolCallId":"call_1","model":"gpt-4.1","interactionId":"i","turnId":"0","success":true,"result":{"content":"a\tb","detailedContent":"diff \u2028"},"toolTelemetry":{"properties":{"type":"x"},"metrics":{"n":3}}}"#;
         assert!(serde_json::from_str::<LeanComplete>(data).is_ok());
-        let scanned = scan_tool_result(data, &mut Vec::new()).unwrap();
-        let fast = fast_outcome(data, &scanned.members, &mut Vec::new());
+        let (members, result_members) = crate::fold_tool_fast::tests::members(data);
+        let fast = fast_outcome(data, &members, &result_members, false);
         assert_eq!(fast, read_tool_result_full(data).ok());
     }
 }

@@ -7,9 +7,10 @@
 //! field, a surrogate escape, a nested value deep enough to meet `serde_json`'s depth limit, a
 //! field of another JSON type) is left to [`super::fold_tool`]'s serde reading.
 
+use std::sync::LazyLock;
+
 use serde::Deserialize;
 
-use crate::audit::json;
 use crate::fold_tool::{
     LeanError, LeanShellExecution, MapCheck, SeqCheck, StrCheck, ToolOutcome, ValueCheck,
 };
@@ -24,14 +25,19 @@ const SHALLOW_BRACKETS: usize = 100;
 
 /// The outcome of the tool result `data` (valid JSON, its top-level `members` as the line check
 /// found them), when certain; `None` to leave it to the serde reading.
+///
+/// With `lazy`, a `content` with escapes (none of them a surrogate's) is kept as written, escaped
+/// ([`ToolOutcome::escaped`]): the fold unescapes only the results still in the conversation
+/// at its end ([`unescape`]).
 pub(crate) fn fast_outcome(
     data: &str,
     members: &[Member],
-    stack: &mut Vec<u8>,
+    result_members: &[Member],
+    lazy: bool,
 ) -> Option<ToolOutcome> {
     let mut seen = 0u32;
     let mut success = None;
-    let mut content: Option<Option<String>> = None;
+    let mut content: Option<Option<(String, bool)>> = None;
     let mut message: Option<Option<String>> = None;
     for &[ks, ke, vs, ve] in members {
         let key = data.get(ks + 1..ke.checked_sub(1)?)?;
@@ -75,7 +81,7 @@ pub(crate) fn fast_outcome(
                 content = Some(if raw == "null" {
                     None
                 } else {
-                    Some(result_content(raw.as_bytes(), stack)?)
+                    Some(result_content(data, raw, result_members, lazy)?)
                 })
             }
             8 => {
@@ -107,12 +113,16 @@ pub(crate) fn fast_outcome(
     }
     // `toolCallId` and `success` are required.
     let success = success.filter(|_| seen & 1 != 0)?;
-    let content = match (content.flatten(), message.flatten()) {
+    let (content, escaped) = match (content.flatten(), message.flatten()) {
         (Some(content), _) => content,
-        (None, Some(message)) => message,
-        (None, None) => String::new(),
+        (None, Some(message)) => (message, false),
+        (None, None) => (String::new(), false),
     };
-    Some(ToolOutcome { content, success })
+    Some(ToolOutcome {
+        content,
+        success,
+        escaped,
+    })
 }
 
 /// `raw` read as `T` on its own, when it is shallow enough to be read the same way inside
@@ -125,34 +135,21 @@ fn check<'a, T: Deserialize<'a>>(raw: &'a str) -> Option<T> {
     serde_json::from_str(raw).ok()
 }
 
-/// The `content` of a valid `result` object, when its other members are certain to be read
-/// without error.
-fn result_content(b: &[u8], stack: &mut Vec<u8>) -> Option<String> {
-    if b.first() != Some(&b'{') {
+/// The `content` of a valid `result` object `raw` (a value in `data`, with its `members` as
+/// ranges of `data`), when its other members are certain to be read without error, and
+/// whether it is kept escaped (only with `lazy`).
+fn result_content(data: &str, raw: &str, members: &[Member], lazy: bool) -> Option<(String, bool)> {
+    if !raw.starts_with('{') {
         return None;
     }
+    let b = data.as_bytes();
     let mut seen = 0u32;
     let mut content = None;
-    let mut i = json::ws(b, 1);
-    if b.get(i) == Some(&b'}') {
-        // `content` is required.
-        return None;
-    }
-    loop {
-        // A key without escapes (validated JSON: it ends at the next quote).
-        if b.get(i) != Some(&b'"') {
+    for &[ks, ke, vs, ve] in members {
+        let key = b.get(ks + 1..ke.checked_sub(1)?)?;
+        if key.contains(&b'\\') {
             return None;
         }
-        let key_end = i + 1 + memchr::memchr2(b'"', b'\\', b.get(i + 1..)?)?;
-        if b[key_end] != b'"' {
-            return None;
-        }
-        let key = &b[i + 1..key_end];
-        i = json::ws(b, key_end + 1);
-        if b.get(i) != Some(&b':') {
-            return None;
-        }
-        i = json::ws(b, i + 1);
         let bit = match key {
             b"content" => 0,
             b"detailedContent" => 1,
@@ -170,27 +167,34 @@ fn result_content(b: &[u8], stack: &mut Vec<u8>) -> Option<String> {
             }
             seen |= 1 << bit;
         }
-        let start = i;
+        let is_string = b.get(vs) == Some(&b'"');
         match bit {
             0 => {
-                let mut out = Vec::new();
-                i = string(b, i, Some(&mut out))?;
-                // The room reserved was the rest of the result (`detailedContent` too): a
-                // state that keeps every result must not keep that room as well.
-                if out.capacity() > out.len() + out.len() / 8 + 2 * BLOCK {
-                    out.shrink_to_fit();
+                if !is_string {
+                    return None;
                 }
-                // Valid by construction (UTF-8 input, escapes decoded to chars); checked anyway,
-                // at SIMD speed.
-                simdutf8::basic::from_utf8(&out).ok()?;
-                // SAFETY: just checked to be UTF-8.
-                content = Some(unsafe { String::from_utf8_unchecked(out) });
+                // Without a surrogate escape (the only escape whose decoding can fail) the
+                // text is copied as written, to be unescaped later if at all, or as it is when
+                // it has no escape.
+                let body = b.get(vs + 1..ve.checked_sub(1)?)?;
+                let backslash = memchr::memchr(b'\\', body).is_some();
+                if (lazy || !backslash) && !may_escape_surrogate(body) {
+                    // Quotes are ASCII: the bytes between them are whole characters.
+                    content = Some((data.get(vs + 1..ve - 1)?.to_owned(), backslash));
+                } else {
+                    let mut i = vs;
+                    content = Some((unescaped(b, &mut i)?, false));
+                }
             }
-            1 if b.get(i) == Some(&b'"') => i = string(b, i, None)?,
+            // Only a surrogate escape needs the walk that checks the pairs.
+            1 if is_string => {
+                if may_escape_surrogate(b.get(vs + 1..ve.checked_sub(1)?)?) {
+                    string(b, vs, None)?;
+                }
+            }
             _ => {
-                i = json::skip_any(b, i, stack)?;
                 // Known fields get their own check; unknown ones are ignored as serde does.
-                let raw = std::str::from_utf8(&b[start..i]).ok()?;
+                let raw = data.get(vs..ve)?;
                 let ok = match bit {
                     // `null`, or a string (taken above).
                     1 => raw == "null",
@@ -203,14 +207,55 @@ fn result_content(b: &[u8], stack: &mut Vec<u8>) -> Option<String> {
                 }
             }
         }
-        i = json::ws(b, i);
-        match b.get(i)? {
-            b',' => i = json::ws(b, i + 1),
-            b'}' => break,
-            _ => return None,
-        }
     }
     content
+}
+
+/// Whether the body of a JSON string may hold a `\u` escape of a surrogate (`\uD800` to
+/// `\uDFFF`), the only escape whose decoding can fail. A backslash, `u`, `D` or `d`, then one
+/// of `8-9 A-F a-f` is counted; an escaped backslash before such text is counted too, which only
+/// costs the slower walk.
+fn may_escape_surrogate(raw: &[u8]) -> bool {
+    static FINDER: LazyLock<memchr::memmem::Finder<'static>> =
+        LazyLock::new(|| memchr::memmem::Finder::new(b"\\u"));
+    FINDER.find_iter(raw).any(|at| {
+        matches!(raw.get(at + 2), Some(b'd' | b'D'))
+            && matches!(
+                raw.get(at + 3),
+                Some(b'8'..=b'9' | b'a'..=b'f' | b'A'..=b'F')
+            )
+    })
+}
+
+/// The string at `b[*i]` (a quote) in valid JSON, unescaped; `*i` moves past it.
+fn unescaped(b: &[u8], i: &mut usize) -> Option<String> {
+    let mut out = Vec::new();
+    *i = string(b, *i, Some(&mut out))?;
+    // The room reserved was the rest of the input (`detailedContent` too): a state that keeps
+    // every result must not keep that room as well.
+    if out.capacity() > out.len() + out.len() / 8 + 2 * BLOCK {
+        out.shrink_to_fit();
+    }
+    // Valid by construction (UTF-8 input, escapes decoded to chars); checked anyway, at SIMD
+    // speed.
+    simdutf8::basic::from_utf8(&out).ok()?;
+    // SAFETY: just checked to be UTF-8.
+    Some(unsafe { String::from_utf8_unchecked(out) })
+}
+
+/// A `content` kept escaped by [`fast_outcome`] (the bytes between the quotes of a valid JSON
+/// string without surrogate escapes), unescaped: what the payload type would have read.
+pub(crate) fn unescape(escaped: &str) -> String {
+    let mut quoted = Vec::with_capacity(escaped.len() + 2);
+    quoted.push(b'"');
+    quoted.extend_from_slice(escaped.as_bytes());
+    quoted.push(b'"');
+    let mut i = 0;
+    match unescaped(&quoted, &mut i) {
+        Some(text) if i == quoted.len() => text,
+        // Not reached for what `fast_outcome` keeps escaped; serde decides anything else.
+        _ => serde_json::from_slice::<String>(&quoted).unwrap_or_else(|_| escaped.to_owned()),
+    }
 }
 
 /// The string at `b[i]` (a quote) in valid JSON: the index after it, its unescaped bytes
@@ -338,22 +383,31 @@ fn special(b: &[u8], i: usize) -> Option<usize> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
+    use proptest::prelude::*;
 
-    fn members(data: &str) -> Vec<Member> {
-        let mut out = Vec::new();
-        let mut stack = Vec::new();
+    /// `fast_outcome` of a valid `data`, not lazy.
+    fn outcome(data: &str) -> Option<ToolOutcome> {
+        let (members, result_members) = members(data);
+        fast_outcome(data, &members, &result_members, false)
+    }
+
+    /// The top-level members of `data` and those of its `result`.
+    pub(crate) fn members(data: &str) -> (Vec<Member>, Vec<Member>) {
+        let (mut top, mut result) = (Vec::new(), Vec::new());
         let base = data.as_ptr() as usize;
-        assert!(json::scan_object(
+        let range = |k: &[u8], v: &[u8]| {
+            let at = |s: &[u8]| s.as_ptr() as usize - base;
+            [at(k), at(k) + k.len(), at(v), at(v) + v.len()]
+        };
+        assert!(crate::audit::json::scan_object_nested(
             data.as_bytes(),
-            &mut stack,
-            &mut |k, v| {
-                let at = |s: &[u8]| s.as_ptr() as usize - base;
-                out.push([at(k), at(k) + k.len(), at(v), at(v) + v.len()]);
-            }
+            &mut Vec::new(),
+            &mut |k, v| top.push(range(k, v)),
+            Some((b"\"result\"", &mut |k, v| result.push(range(k, v)))),
         ));
-        out
+        (top, result)
     }
 
     #[test]
@@ -369,12 +423,12 @@ mod tests {
             let data = serde_json::json!({"toolCallId": "a", "success": true,
                 "result": {"content": text, "detailedContent": text}})
             .to_string();
-            let got = fast_outcome(&data, &members(&data), &mut Vec::new());
+            let got = outcome(&data);
             assert_eq!(got.map(|o| o.content), Some(text.to_owned()), "{data}");
         }
         // Escapes serde_json writes differently from the runtime.
         let data = r#"{"toolCallId":"a","success":true,"result":{"content":"\u00e9\ud83d\ude80\/\b\f\r"}}"#;
-        let got = fast_outcome(data, &members(data), &mut Vec::new()).unwrap();
+        let got = outcome(data).unwrap();
         assert_eq!(got.content, "é🚀/\u{8}\u{c}\r");
     }
 
@@ -392,11 +446,109 @@ mod tests {
             r#"{"toolCallId":"a","success":true,"result":{"content":1}}"#,
         ];
         for data in unusual {
-            assert_eq!(
-                fast_outcome(data, &members(data), &mut Vec::new()),
-                None,
-                "{data}"
+            assert_eq!(outcome(data), None, "{data}");
+        }
+    }
+
+    /// What the fold ends with for `data` read lazily: the outcome with its text unescaped.
+    fn lazy_read(data: &str) -> Result<(String, bool), String> {
+        let (mut members, mut inner) = (Vec::new(), Vec::new());
+        let read = crate::fold_tool::scan_tool_result(
+            data,
+            &mut Vec::new(),
+            true,
+            &mut members,
+            &mut inner,
+        );
+        let outcome = read.ok_or("not valid JSON")?.map_err(|e| e.to_string())?;
+        let content = if outcome.escaped {
+            unescape(&outcome.content)
+        } else {
+            outcome.content
+        };
+        Ok((content, outcome.success))
+    }
+
+    fn full_read(data: &str) -> Result<(String, bool), String> {
+        crate::fold_tool::read_tool_result_full(data)
+            .map(|o| (o.content, o.success))
+            .map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn lazy_content_unescapes_to_what_serde_reads() {
+        let texts = [
+            "",
+            "plain",
+            r#"a\n\"b\"\t\\c\/é 🚀 \u2028 \u00e9\b\f\r"#,
+            r#"\ud83d\ude80 pair"#,
+            r#"lone \ud800"#,
+            r#"lone low \uDC00 x"#,
+            r#"escaped backslash then text \\ud800"#,
+            r#"\\u2028\\"#,
+        ];
+        for text in texts {
+            for detailed in ["", r#"\ud800"#, r#"\ud83d\ude01 \n"#, r#"\\uD900"#] {
+                let data = format!(
+                    r#"{{"toolCallId":"a","success":true,"result":{{"content":"{text}","detailedContent":"{detailed}"}}}}"#
+                );
+                assert_eq!(lazy_read(&data), full_read(&data), "{data}");
+            }
+        }
+    }
+
+    fn string_body() -> impl Strategy<Value = String> {
+        let atoms = prop::sample::select(vec![
+            "a",
+            "xyz",
+            " ",
+            "é",
+            "🚀",
+            "\\n",
+            "\\\"",
+            "\\\\",
+            "\\/",
+            "\\t",
+            "\\b",
+            "\\u00e9",
+            "\\u2028",
+            "\\uD83D\\uDE80",
+            "\\ud83d",
+            "\\ude80",
+            "\\uDBFF",
+            "\\u0000",
+            "\\\\u",
+            "\\\\ud800",
+            "u",
+            "d8",
+            "\\udc",
+            "\\u12",
+            "\t",
+        ]);
+        prop::collection::vec(atoms, 0..80).prop_map(|parts| parts.concat())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(3000))]
+        /// Kept escaped and unescaped at the end, a result's text is what the payload type
+        /// reads, and a result the payload type refuses is refused alike, whatever the escapes.
+        #[test]
+        fn lazy_reading_agrees_with_the_payload_type(
+            content in string_body(),
+            detailed in string_body(),
+            pad in 0usize..70,
+        ) {
+            let data = format!(
+                r#"{{"toolCallId":"a","success":false,"result":{{"content":"{}{content}","detailedContent":"{detailed}"}}}}"#,
+                "p".repeat(pad)
             );
+            let full = full_read(&data);
+            let lazy = lazy_read(&data);
+            match (&lazy, &full) {
+                // Invalid JSON is refused by the line check before any payload is read.
+                (Err(e), Err(_)) if e == "not valid JSON" => {}
+                _ => prop_assert_eq!(&lazy, &full, "{}", data),
+            }
         }
     }
 }

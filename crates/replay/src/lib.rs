@@ -23,6 +23,7 @@ mod checkpoint_rejection;
 mod conversation;
 mod error;
 pub mod fold;
+mod fold_assistant;
 mod fold_lenient;
 mod fold_read;
 mod fold_tool;

@@ -15,17 +15,32 @@ pub(crate) fn scan_object<'a>(
     stack: &mut Vec<u8>,
     member: &mut dyn FnMut(&'a [u8], &'a [u8]),
 ) -> bool {
+    scan_object_nested(bytes, stack, member, None)
+}
+
+/// A member whose members are reported too: its raw key (with its quotes) and the callback
+/// that gets the members of its value when that is an object.
+pub(crate) type Nested<'n, 'a> = (&'n [u8], &'n mut dyn FnMut(&'a [u8], &'a [u8]));
+
+/// [`scan_object`], and for the top-level member named by `nested` (by its raw key) whose value
+/// is an object, that object's members too, found in the same pass.
+pub(crate) fn scan_object_nested<'a>(
+    bytes: &'a [u8],
+    stack: &mut Vec<u8>,
+    member: &mut dyn FnMut(&'a [u8], &'a [u8]),
+    nested: Option<Nested<'_, 'a>>,
+) -> bool {
     #[cfg(target_arch = "x86_64")]
     {
         if std::is_x86_feature_detected!("avx2") {
             // SAFETY: the CPU supports AVX2, checked just above.
-            return unsafe { scan_object_avx2(bytes, stack, member) };
+            return unsafe { scan_object_avx2(bytes, stack, member, nested) };
         }
-        scan::<x86::Sse2>(bytes, stack, member)
+        scan::<x86::Sse2>(bytes, stack, member, nested)
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
-        scan::<Scalar>(bytes, stack, member)
+        scan::<Scalar>(bytes, stack, member, nested)
     }
 }
 
@@ -94,8 +109,9 @@ unsafe fn scan_object_avx2<'a>(
     bytes: &'a [u8],
     stack: &mut Vec<u8>,
     member: &mut dyn FnMut(&'a [u8], &'a [u8]),
+    nested: Option<Nested<'_, 'a>>,
 ) -> bool {
-    scan::<x86::Avx2>(bytes, stack, member)
+    scan::<x86::Avx2>(bytes, stack, member, nested)
 }
 
 /// Finding the bytes that end a run of plain string content.
@@ -109,44 +125,60 @@ fn scan<'a, S: StringSkip>(
     b: &'a [u8],
     stack: &mut Vec<u8>,
     member: &mut dyn FnMut(&'a [u8], &'a [u8]),
+    nested: Option<Nested<'_, 'a>>,
 ) -> bool {
+    object::<S, true>(b, 0, stack, member, nested) == Some(b.len())
+}
+
+/// Walks the object at `b[i]`, calling `member` for each of its members (and with `NESTED`,
+/// `nested` as [`scan_object_nested`] says); the index after it. (Two instances rather than a
+/// recursive call, so that both are inlined where the SIMD features are enabled.)
+#[inline(always)]
+fn object<'a, S: StringSkip, const NESTED: bool>(
+    b: &'a [u8],
+    mut i: usize,
+    stack: &mut Vec<u8>,
+    member: &mut dyn FnMut(&'a [u8], &'a [u8]),
+    mut nested: Option<Nested<'_, 'a>>,
+) -> Option<usize> {
     let n = b.len();
-    if n < 2 || b[0] != b'{' {
-        return false;
+    if n < i + 2 || b[i] != b'{' {
+        return None;
     }
-    let mut i = ws(b, 1);
+    i = ws(b, i + 1);
     if i < n && b[i] == b'}' {
-        return i + 1 == n;
+        return Some(i + 1);
     }
     loop {
         if i >= n || b[i] != b'"' {
-            return false;
+            return None;
         }
         let key_start = i;
-        i = match S::skip_string(b, i + 1) {
-            Some(j) => j,
-            None => return false,
-        };
+        i = S::skip_string(b, i + 1)?;
         let key_end = i;
         i = ws(b, i);
         if i >= n || b[i] != b':' {
-            return false;
+            return None;
         }
         i = ws(b, i + 1);
         let value_start = i;
-        i = match skip_value::<S>(b, i, stack) {
-            Some(j) => j,
-            None => return false,
+        i = match &mut nested {
+            Some((key, inner))
+                if NESTED && b.get(i) == Some(&b'{') && &b[key_start..key_end] == *key =>
+            {
+                object::<S, false>(b, i, stack, *inner, None)?
+            }
+            _ => skip_value::<S>(b, i, stack)?,
         };
         member(&b[key_start..key_end], &b[value_start..i]);
         i = ws(b, i);
         if i >= n {
-            return false;
+            return None;
         }
         match b[i] {
             b',' => i = ws(b, i + 1),
-            b'}' => return i + 1 == n,
-            _ => return false,
+            b'}' => return Some(i + 1),
+            _ => return None,
         }
     }
 }
@@ -485,6 +517,53 @@ mod tests {
             let mine = members(&bytes).is_some();
             let theirs = serde_ok(&bytes) && bytes.first() == Some(&b'{');
             prop_assert_eq!(mine, theirs, "{}", String::from_utf8_lossy(&bytes));
+        }
+
+        #[test]
+        fn nested_members_change_nothing_else(bytes in object_like()) {
+            let mut stack = Vec::new();
+            let mut top = Vec::new();
+            let mut inner = Vec::new();
+            let ok = scan_object_nested(
+                &bytes,
+                &mut stack,
+                &mut |k, v| top.push((k.to_vec(), v.to_vec())),
+                Some((b"\"k\"", &mut |k, v| inner.push((k.to_vec(), v.to_vec())))),
+            );
+            let theirs = serde_ok(&bytes) && bytes.first() == Some(&b'{');
+            prop_assert_eq!(ok, theirs, "{}", String::from_utf8_lossy(&bytes));
+            if ok {
+                let mut plain = Vec::new();
+                prop_assert!(scan_object(&bytes, &mut stack, &mut |k, v| plain.push((k.to_vec(), v.to_vec()))));
+                prop_assert_eq!(&top, &plain);
+                // The nested members are those of each object value of the key, as a scan of
+                // it alone finds them.
+                let mut alone = Vec::new();
+                for (_, value) in top.iter().filter(|(k, v)| k == b"\"k\"" && v.first() == Some(&b'{')) {
+                    prop_assert!(scan_object(value, &mut stack, &mut |k, v| alone.push((k.to_vec(), v.to_vec()))));
+                }
+                prop_assert_eq!(&inner, &alone);
+            }
+        }
+
+        #[test]
+        fn generated_nested_members_are_found(value in arb_json(), pad in 0usize..70) {
+            let text = serde_json::to_string(&serde_json::json!({"pad": "p".repeat(pad), "k": value, "z": [value]})).unwrap();
+            let mut stack = Vec::new();
+            let mut inner = Vec::new();
+            let ok = scan_object_nested(
+                text.as_bytes(),
+                &mut stack,
+                &mut |_, _| (),
+                Some((b"\"k\"", &mut |k, v| inner.push((k.to_vec(), v.to_vec())))),
+            );
+            prop_assert!(ok);
+            let mut alone = Vec::new();
+            let raw = serde_json::to_string(&value).unwrap();
+            if raw.starts_with('{') {
+                prop_assert!(scan_object(raw.as_bytes(), &mut stack, &mut |k, v| alone.push((k.to_vec(), v.to_vec()))));
+            }
+            prop_assert_eq!(inner, alone);
         }
 
         #[test]

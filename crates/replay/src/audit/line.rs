@@ -181,7 +181,8 @@ pub(crate) fn parse_line_slow(line: &[u8], store: &mut Store, scratch: &mut Scra
     slow(line, store, scratch)
 }
 
-const HEAD: &[u8] = b"{\"type\":\"";
+/// The fixed head of a standard-layout line, before its type name.
+pub(crate) const HEAD: &[u8] = b"{\"type\":\"";
 const DATA_KEY: &[u8] = b",\"data\":";
 const ID_KEY: &[u8; 7] = b",\"id\":\"";
 const TIMESTAMP_KEY: &[u8; 15] = b"\",\"timestamp\":\"";
@@ -202,13 +203,8 @@ pub(crate) type Envelope<'a> = (&'a [u8], &'a [u8], u128, Option<u128>);
 /// The envelope of a line in the standard layout (its `data` not yet checked); `None` for any
 /// other layout.
 pub(crate) fn standard_envelope(line: &[u8]) -> Option<Envelope<'_>> {
-    let name = head_type(line)?;
-    let data_start = HEAD.len() + name.len() + 1 + DATA_KEY.len();
-    if line.get(HEAD.len() + name.len() + 1..data_start)? != DATA_KEY {
-        return None;
-    }
-    let (tail_start, id, parent) = tail(line)?;
-    let data = line.get(data_start..tail_start)?;
+    let (name, data, tail) = standard_layout(line)?;
+    let (id, parent) = tail_values(line, tail)?;
     Some((name, data, id, parent))
 }
 
@@ -242,31 +238,74 @@ fn fast(line: &[u8], utf8_valid: bool, store: &mut Store, scratch: &mut Scratch)
 /// Checks the fixed tail `,"id":"…","timestamp":"…","parentId":…}`; returns where it starts,
 /// the id and the parent id.
 fn tail(line: &[u8]) -> Option<(usize, u128, Option<u128>)> {
+    let tail = tail_layout(line)?;
+    let (id, parent) = tail_values(line, tail)?;
+    Some((tail.start, id, parent))
+}
+
+/// Where the fixed tail of a standard-layout line is (its keys checked, not its values).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Tail {
+    /// Where it starts.
+    start: usize,
+    /// The parent id is `null` (else a quoted uuid).
+    null_parent: bool,
+}
+
+/// Bytes of the fixed part of the tail: `,"id":"<36>","timestamp":"<24>","parentId":`.
+const FIXED: usize = 7 + 36 + 15 + 24 + 13;
+
+/// The fixed tail's place, when its keys and quotes are where the standard layout has them.
+fn tail_layout(line: &[u8]) -> Option<Tail> {
     let n = line.len();
-    let (parent_len, parent) = if line.ends_with(b"null}") {
-        (4, None)
+    let (parent_len, null_parent) = if line.ends_with(b"null}") {
+        (4, true)
     } else if line.ends_with(b"\"}") {
         // `"` + 36 + `"` before the closing brace.
-        let quoted: &[u8; 38] = line.get(n.checked_sub(39)?..n - 1)?.try_into().ok()?;
-        if quoted[0] != b'"' {
+        if *line.get(n.checked_sub(39)?)? != b'"' {
             return None;
         }
-        (38, Some(parse_uuid(&quoted[1..37])?))
+        (38, false)
     } else {
         return None;
     };
-    // ,"id":"<36>","timestamp":"<24>","parentId":
-    const FIXED: usize = 7 + 36 + 15 + 24 + 13;
-    let tail_start = n.checked_sub(1 + parent_len + FIXED)?;
-    let t: &[u8; FIXED] = line.get(tail_start..tail_start + FIXED)?.try_into().ok()?;
+    let start = n.checked_sub(1 + parent_len + FIXED)?;
+    let t: &[u8; FIXED] = line.get(start..start + FIXED)?.try_into().ok()?;
     if t[..7] != *ID_KEY || t[43..58] != *TIMESTAMP_KEY || t[82..95] != *PARENT_KEY {
         return None;
     }
+    Some(Tail { start, null_parent })
+}
+
+/// The id and parent id of the tail at `tail` (found by [`standard_layout`] in this `line`),
+/// when they are uuids and the timestamp is canonical: the rest of [`standard_envelope`]'s
+/// check.
+pub(crate) fn tail_values(line: &[u8], tail: Tail) -> Option<(u128, Option<u128>)> {
+    let t: &[u8; FIXED] = line.get(tail.start..tail.start + FIXED)?.try_into().ok()?;
     let id = parse_uuid(&t[7..43])?;
     if !turnstile_journal::Timestamp::is_canonical(&t[58..82]) {
         return None;
     }
-    Some((tail_start, id, parent))
+    let parent = if tail.null_parent {
+        None
+    } else {
+        let at = tail.start + FIXED + 1;
+        Some(parse_uuid(line.get(at..at + 36)?)?)
+    };
+    Some((id, parent))
+}
+
+/// The type name and `data` of a line in the standard layout, and its tail, whose values
+/// [`tail_values`] checks: together, [`standard_envelope`] in two steps.
+pub(crate) fn standard_layout(line: &[u8]) -> Option<(&[u8], &[u8], Tail)> {
+    let name = head_type(line)?;
+    let data_start = HEAD.len() + name.len() + 1 + DATA_KEY.len();
+    if line.get(HEAD.len() + name.len() + 1..data_start)? != DATA_KEY {
+        return None;
+    }
+    let tail = tail_layout(line)?;
+    let data = line.get(data_start..tail.start)?;
+    Some((name, data, tail))
 }
 
 /// The `id` of a line in the standard layout, read from its fixed tail alone.

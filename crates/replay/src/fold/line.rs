@@ -3,15 +3,15 @@
 //! result's payload may be read ahead, on the reading thread.
 
 use turnstile_journal::Uuid;
-use turnstile_journal::payload::{Payload, ToolExecutionComplete};
+use turnstile_journal::payload::{AssistantMessage, Payload, ToolExecutionComplete};
 
 use super::{EventRef, Folder};
 use crate::audit::fields::{Fields, Kind};
 use crate::audit::json;
-use crate::audit::line::{Scratch, head_type, standard_envelope};
-use crate::fold_tool::{
-    ReadTool, ScannedTool, read_tool_result, read_tool_result_full, scan_tool_result,
-};
+use crate::audit::line::{HEAD, Scratch, Tail, standard_envelope, standard_layout, tail_values};
+use crate::fold_assistant::{AssistantRead, read_assistant};
+use crate::fold_tool::{ReadTool, read_tool_result, read_tool_result_full, scan_tool_result};
+use crate::fold_tool_fast::Member;
 
 /// What the fold keeps of a `tool.execution_complete` payload (or why it could not be read).
 pub(crate) type PreparedTool = ReadTool;
@@ -38,29 +38,96 @@ impl ToolRead {
     }
 }
 
-/// A tool result line read ahead, on the reading thread.
+/// A line read ahead, on the reading thread.
 #[derive(Debug)]
 pub(crate) enum Ahead {
-    /// Its payload read; the folding thread checks the line ([`ToolRead::Full`]).
+    /// A tool result's payload read; the folding thread checks the line ([`ToolRead::Full`]).
     Read(PreparedTool),
-    /// Its `data` validated there too, its members and payload read ([`ToolRead::Lean`]).
-    Scanned(ScannedTool),
+    /// A standard-layout line checked there in full ([`ToolRead::Lean`]).
+    Scanned(ScannedLine),
 }
 
-/// Reads the payload of a standard-layout `tool.execution_complete` line (`body` without its
-/// `\n`) exactly as [`Folder::apply_standard_line`] would read it from the same bytes, so that
-/// the work can happen on another thread; `None` for any other line, and for one whose `data`
-/// is not valid (the folding thread then names it).
-pub(crate) fn prepare_line(body: &[u8], how: ToolRead, stack: &mut Vec<u8>) -> Option<Ahead> {
-    if head_type(body)? != ToolExecutionComplete::TYPE.as_bytes() {
-        return None;
+/// A standard-layout line whose envelope was read and whose `data` was validated (JSON and
+/// UTF-8) on the reading thread, with what the folding thread needs of it.
+#[derive(Debug)]
+pub(crate) struct ScannedLine {
+    /// Bytes of the type name (it starts right after the fixed head).
+    name_len: usize,
+    /// Where `data` starts and ends in the line.
+    data: (usize, usize),
+    /// The fixed tail, whose id, parent id and timestamp the folding thread checks (a share of
+    /// the work that balances the two threads).
+    tail: Tail,
+    /// Where the top-level members of `data` (as ranges of `data`) are in the run's list.
+    members: (usize, usize),
+    /// What the payload type reads from a tool result's `data`.
+    tool: Option<ReadTool>,
+    /// An `assistant.message` payload deserialized (boxed: most lines have none).
+    assistant: Option<Box<serde_json::Result<AssistantRead>>>,
+}
+
+/// A payload deserialized ahead of its line's fold.
+#[derive(Debug, Default)]
+pub(crate) struct ReadAhead {
+    /// A tool result's, as [`ToolRead::read`] reads it.
+    pub(crate) tool: Option<PreparedTool>,
+    /// An `assistant.message`'s.
+    pub(crate) assistant: Option<Box<serde_json::Result<AssistantRead>>>,
+}
+
+/// Reads a standard-layout line (`body` without its `\n`) exactly as
+/// [`Folder::apply_standard_line`] would read it from the same bytes, so that the work can
+/// happen on another thread: its envelope, `data` checked, its members, and the payload of a
+/// tool result (and with `assistant`, of an `assistant.message`). `None` for any other line, and
+/// for one whose `data` is not valid (the folding thread then names it). With
+/// [`ToolRead::Full`], only a tool result's payload is read.
+///
+/// The members go to the end of `members`, the list of a whole run of lines (one allocation
+/// per run, not per line); `stack` and `inner` are scratch space.
+pub(crate) fn prepare_line(
+    body: &[u8],
+    how: ToolRead,
+    assistant: bool,
+    members: &mut Vec<Member>,
+    stack: &mut Vec<u8>,
+    inner: &mut Vec<Member>,
+) -> Option<Ahead> {
+    let (name, data, tail) = standard_layout(body)?;
+    let tool = name == ToolExecutionComplete::TYPE.as_bytes();
+    if how == ToolRead::Full {
+        let data = simdutf8::basic::from_utf8(data).ok()?;
+        return tool.then(|| Ahead::Read(read_tool_result_full(data)));
     }
-    let (_, data, _, _) = standard_envelope(body)?;
-    let data = simdutf8::basic::from_utf8(data).ok()?;
-    match how {
-        ToolRead::Lean => scan_tool_result(data, stack).map(Ahead::Scanned),
-        ToolRead::Full => Some(Ahead::Read(read_tool_result_full(data))),
+    let data_start = data.as_ptr() as usize - body.as_ptr() as usize;
+    let text = simdutf8::basic::from_utf8(data).ok()?;
+    let first = members.len();
+    let mut line = ScannedLine {
+        name_len: name.len(),
+        data: (data_start, data_start + data.len()),
+        tail,
+        members: (first, first),
+        tool: None,
+        assistant: None,
+    };
+    if tool {
+        // The folding thread unescapes the results that last ([`Folder::resolve_escaped`]).
+        line.tool = Some(scan_tool_result(text, stack, true, members, inner)?);
+    } else {
+        let base = data.as_ptr() as usize;
+        let valid = json::scan_object(data, stack, &mut |k, v| {
+            let at = |s: &[u8]| s.as_ptr() as usize - base;
+            members.push([at(k), at(k) + k.len(), at(v), at(v) + v.len()]);
+        });
+        if !valid {
+            members.truncate(first);
+            return None;
+        }
+        if assistant && name == AssistantMessage::TYPE.as_bytes() {
+            line.assistant = Some(Box::new(read_assistant(text)));
+        }
     }
+    line.members.1 = members.len();
+    Some(Ahead::Scanned(line))
 }
 
 /// The envelope of a standard-layout line, its type classified.
@@ -95,7 +162,10 @@ impl<'a> EventRef<'a> {
 impl Folder {
     /// Gives the payload [`prepare_line`] read from the next line (`None`: read it here).
     pub(crate) fn set_prepared(&mut self, prepared: Option<PreparedTool>) {
-        self.prepared = prepared;
+        self.prepared = ReadAhead {
+            tool: prepared,
+            assistant: None,
+        };
     }
 
     /// Applies the next journal line (without its `\n`) when it is in the standard layout with
@@ -126,32 +196,63 @@ impl Folder {
         true
     }
 
-    /// [`Folder::apply_standard_line`] for a tool result line whose `data` the reading thread
-    /// validated and read ([`scan_tool_result`]): its members are not scanned again.
+    /// [`Folder::apply_standard_line`] for a line that [`prepare_line`] read from `body` on
+    /// the reading thread (its members in `members`, the run's list): its envelope is not read
+    /// and its `data` not checked again. False,
+    /// with nothing applied, when its type is not one the fast path takes.
     pub(crate) fn apply_scanned_line(
         &mut self,
         body: &[u8],
         line_len: u64,
-        scanned: ScannedTool,
+        scanned: ScannedLine,
+        members: &[Member],
     ) -> bool {
-        let Some(head) = self.line_head(body) else {
+        let (Some(name), Some(data)) = (
+            body.get(HEAD.len()..HEAD.len() + scanned.name_len),
+            body.get(scanned.data.0..scanned.data.1),
+        ) else {
             return false;
         };
-        let (data, kind) = (head.data, head.kind);
+        let Some((id, _parent)) = tail_values(body, scanned.tail) else {
+            return false;
+        };
+        self.store.clear();
+        let Some((_, ephemeral_type, kind)) = self.scratch.classify(name, &mut self.store) else {
+            return false;
+        };
         let mut fields = Fields::default();
         if kind.reads_fields() {
             let inner = &mut self.scratch.inner;
-            for &[ks, ke, vs, ve] in &scanned.members {
+            let Some(members) = members.get(scanned.members.0..scanned.members.1) else {
+                return false;
+            };
+            for &[ks, ke, vs, ve] in members {
                 let (Some(key), Some(value)) = (data.get(ks..ke), data.get(vs..ve)) else {
                     return false;
                 };
                 fields.set_raw(kind, key, value, &mut self.store, inner);
             }
         }
-        let Some(event) = EventRef::from_line(&head) else {
+        // `classify` takes plain ASCII names only.
+        let Ok(event_type) = std::str::from_utf8(name) else {
             return false;
         };
-        self.prepared = Some(scanned.outcome);
+        // SAFETY: `prepare_line` checked these very bytes to be UTF-8: `body` is the line it
+        // was given, in the buffer the reading thread filled and handed over with this
+        // `ScannedLine`, unchanged since (only read until it is recycled), and `scanned.data`
+        // is the range of `data` it checked.
+        let data = unsafe { std::str::from_utf8_unchecked(data) };
+        let event = EventRef {
+            event_type,
+            data,
+            agent_id: None,
+            id: Uuid::from_u128(id),
+            ephemeral_type,
+        };
+        self.prepared = ReadAhead {
+            tool: scanned.tool,
+            assistant: scanned.assistant,
+        };
         self.persisted(event, &fields, line_len);
         true
     }
