@@ -1,7 +1,7 @@
 //! Sub-agents through `turnstile run` on a scripted model at 127.0.0.1: two explore agents
-//! started by `task` in one turn, then one in background mode followed with `read_agent` and
-//! `list_agents`; `turnstile audit --json` on the journal counts every model request the
-//! server received, in total and per agent.
+//! started by `task` in one turn, then one in background mode followed with `read_agent`,
+//! `list_agents` and a `write_agent` follow-up; `turnstile audit --json` on the journal counts
+//! every model request the server received, in total and per agent.
 
 mod common;
 
@@ -58,14 +58,26 @@ fn sub_agents_answer_the_main_agent_and_the_audit_counts_every_model_call() {
                 json!({"agent_id": "reader", "wait": true}),
             ))
             .respond(call("l1", "list_agents", json!({})))
+            // A follow-up: the idle agent answers it as its second round.
+            .respond(call(
+                "w1",
+                "write_agent",
+                json!({"agent_id": "reader", "message": "And in one word?"}),
+            ))
+            .respond(ScriptedResponse::text("Alpha.").for_system(EXPLORER))
+            .respond(call(
+                "r2",
+                "read_agent",
+                json!({"agent_id": "reader", "wait": true, "since_turn": 1}),
+            ))
             .text("Done."),
     );
     env.run_ok(&server, &["run", "--allow-all-tools", "ask helpers"]);
     let requests = server.requests();
-    assert_eq!(requests.len(), 9);
+    assert_eq!(requests.len(), 12);
     let explorer = |i: usize| system_prompt(&requests[i]).starts_with(EXPLORER);
-    let agents: Vec<usize> = (0..9).filter(|&i| explorer(i)).collect();
-    assert_eq!(agents.len(), 4, "{agents:?}");
+    let agents: Vec<usize> = (0..12).filter(|&i| explorer(i)).collect();
+    assert_eq!(agents.len(), 5, "{agents:?}");
     assert_eq!(
         agents[..2],
         [1, 2],
@@ -108,6 +120,28 @@ fn sub_agents_answer_the_main_agent_and_the_audit_counts_every_model_call() {
         "{listed}"
     );
 
+    // The follow-up reached the agent with its first round's conversation, and its answer
+    // is the second round read_agent gives.
+    assert_eq!(
+        tool_result(last, "w1"),
+        "Message delivered to agent reader. Use read_agent to check the agent's response."
+    );
+    let round_two = requests[agents[4]]["messages"].as_array().unwrap();
+    assert_eq!(round_two.len(), 6, "{round_two:#?}");
+    assert!(
+        round_two[5]["content"]
+            .as_str()
+            .unwrap()
+            .ends_with("</current_datetime>\n\nAnd in one word?")
+    );
+    let read = tool_result(last, "r2");
+    assert!(
+        read.ends_with(
+            ", total_turns: 2\n\n[Turn 1]\n[Message]\nAnd in one word?\n\n[Response]\nAlpha."
+        ),
+        "{read}"
+    );
+
     // Each agent's events carry its task call's id, framed by subagent.started/completed.
     let (id, events) = env.only_session();
     let events = journal_values(&events);
@@ -146,9 +180,9 @@ fn sub_agents_answer_the_main_agent_and_the_audit_counts_every_model_call() {
         serde_json::from_value(report["agentTurns"].clone()).unwrap();
     assert_eq!(
         per_agent,
-        BTreeMap::from([("t1".into(), 1), ("t2".into(), 1), ("t3".into(), 2)])
+        BTreeMap::from([("t1".into(), 1), ("t2".into(), 1), ("t3".into(), 3)])
     );
-    let main_requests = (0..9).filter(|&i| !explorer(i)).count() as u64;
+    let main_requests = (0..12).filter(|&i| !explorer(i)).count() as u64;
     assert_eq!(
         main_requests + per_agent.values().sum::<u64>(),
         requests.len() as u64
