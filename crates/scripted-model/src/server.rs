@@ -306,8 +306,12 @@ impl Shared {
         if state.served.len() < responses.len() {
             state.served.resize(responses.len(), false);
         }
-        let last = state.requests.last();
-        let system = last.map(system_text).unwrap_or_default();
+        // Only a script that routes by system prompt needs the request's.
+        let routed = responses.iter().any(|r| r.for_system.is_some());
+        let system = match state.requests.last() {
+            Some(request) if routed => system_text(request),
+            _ => String::new(),
+        };
         // A response meant for this request's system prompt, else the next meant for none.
         let meant = |i: &usize| match &responses[*i].for_system {
             Some(prefix) => system.starts_with(prefix.as_str()),

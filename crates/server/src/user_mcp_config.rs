@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use serde_json::{Map, Value, json};
+use turnstile_loop::tools::json_type_name;
 
 use crate::jsonc::strip_comments;
 
@@ -292,7 +293,7 @@ fn normal(name: &str, entry: &Value) -> Result<Value, String> {
     let Value::Object(fields) = entry else {
         return Err(format!(
             "mcpServers.{name}: Expected object, received {}",
-            kind_of(entry)
+            json_type_name(entry)
         ));
     };
     let local = match fields.get("type") {
@@ -344,22 +345,11 @@ fn normal(name: &str, entry: &Value) -> Result<Value, String> {
 }
 
 fn expect(value: &Value, want: &str, at: impl Fn(String) -> String) -> Result<(), String> {
-    let got = kind_of(value);
+    let got = json_type_name(value);
     if got == want {
         Ok(())
     } else {
         Err(at(format!("Expected {want}, received {got}")))
-    }
-}
-
-fn kind_of(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "boolean",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
     }
 }
 

@@ -222,28 +222,19 @@ impl Agents {
     /// Checks that the agent `id` can take a message, without delivering it; gives its status.
     pub fn can_receive(&self, id: &str) -> Result<AgentStatus, Undeliverable> {
         let records = self.lock();
-        let record = records
-            .iter()
-            .find(|r| r.id == id)
-            .ok_or(Undeliverable::NotFound)?;
-        if !record.background {
-            return Err(Undeliverable::SyncMode);
-        }
-        match record.status {
-            AgentStatus::Failed(_) => Err(Undeliverable::Closed(record.status.word())),
-            ref s => Ok(s.clone()),
-        }
+        let record = records.iter().find(|r| r.id == id);
+        receivable(record).map(|r| r.status.clone())
     }
 
     /// Delivers `message` to the agent `id`: an idle agent's next round starts with it now
     /// (the caller runs it), a running agent takes it after its round.
     pub fn deliver(&self, id: &str, message: &str) -> Result<Delivery, Undeliverable> {
-        self.can_receive(id)?;
         let mut records = self.lock();
-        let record = records
-            .iter_mut()
-            .find(|r| r.id == id)
-            .ok_or(Undeliverable::NotFound)?;
+        let record = records.iter_mut().find(|r| r.id == id);
+        receivable(record.as_deref())?;
+        let Some(record) = record else {
+            return Err(Undeliverable::NotFound);
+        };
         if record.status == AgentStatus::Running {
             record.queued.push_back(message.to_owned());
             return Ok(Delivery::Queued);
@@ -316,6 +307,18 @@ impl Agents {
                 });
             }
         }
+    }
+}
+
+/// The agent, if it exists and can take a message: a background agent that has not failed.
+fn receivable(record: Option<&AgentRecord>) -> Result<&AgentRecord, Undeliverable> {
+    let record = record.ok_or(Undeliverable::NotFound)?;
+    if !record.background {
+        return Err(Undeliverable::SyncMode);
+    }
+    match record.status {
+        AgentStatus::Failed(_) => Err(Undeliverable::Closed(record.status.word())),
+        _ => Ok(record),
     }
 }
 

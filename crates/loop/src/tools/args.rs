@@ -22,6 +22,19 @@ fn empty_map() -> &'static Map<String, Value> {
     EMPTY.get_or_init(Map::new)
 }
 
+/// The JSON type name of `value` as the Copilot CLI's argument checks say it ("number",
+/// "array", ...): `Expected string, received number`.
+pub fn json_type_name(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
 /// A required string parameter.
 pub(crate) fn required_str<'a>(args: &'a Value, name: &str) -> Result<&'a str, ToolFailure> {
     optional_str(args, name)?

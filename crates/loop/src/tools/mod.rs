@@ -45,6 +45,7 @@ pub mod view;
 pub mod web_fetch;
 pub mod write_agent;
 
+pub use args::json_type_name;
 pub use registry::ToolRegistry;
 pub use shapes::{AsyncTool, BlockingTool};
 

@@ -11,7 +11,7 @@ use tokio::sync::oneshot;
 
 use super::agents::{AgentStatus, Delivery, Undeliverable};
 use super::task::SubagentRequest;
-use super::{AsyncTool, ToolContext, ToolFailure, ToolOutput, ToolSpec};
+use super::{AsyncTool, ToolContext, ToolFailure, ToolOutput, ToolSpec, json_type_name};
 
 /// The tool's name.
 pub const NAME: &str = "write_agent";
@@ -46,25 +46,13 @@ fn failure(message: impl Into<String>) -> ToolFailure {
     ToolFailure::new(message, "failure")
 }
 
-/// The JSON type name the runtime's validator says a value was.
-fn type_name(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "boolean",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
-    }
-}
-
 fn string_field(args: &Value, name: &str) -> Result<Option<String>, ToolFailure> {
     match args.get(name) {
         None => Ok(None),
         Some(Value::String(s)) => Ok(Some(s.clone())),
         Some(other) => Err(failure(format!(
             "Invalid input: \"{name}\": Expected string, received {}",
-            type_name(other)
+            json_type_name(other)
         ))),
     }
 }
@@ -96,7 +84,7 @@ fn parse(args: &Value) -> Result<WriteArgs, ToolFailure> {
                     other => {
                         return Err(failure(format!(
                             "Invalid input: \"agent_ids.{i}\": Expected string, received {}",
-                            type_name(other)
+                            json_type_name(other)
                         )));
                     }
                 }
@@ -114,7 +102,7 @@ fn parse(args: &Value) -> Result<WriteArgs, ToolFailure> {
         Some(other) => {
             return Err(failure(format!(
                 "Invalid input: \"agent_ids\": Expected array, received {}",
-                type_name(other)
+                json_type_name(other)
             )));
         }
     };
