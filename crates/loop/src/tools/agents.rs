@@ -256,11 +256,6 @@ impl Agents {
             .collect()
     }
 
-    /// Whether any agent has a round running.
-    pub fn any_running(&self) -> bool {
-        self.lock().iter().any(|r| r.status == AgentStatus::Running)
-    }
-
     /// The background agents that went idle or failed since the last call, in that order.
     pub fn take_ended(&self) -> Vec<AgentRecord> {
         let ids = std::mem::take(&mut *self.unannounced.lock().unwrap_or_else(|p| p.into_inner()));
