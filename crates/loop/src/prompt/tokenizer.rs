@@ -79,6 +79,22 @@ impl Encoding {
         LOADED[self as usize].load(Ordering::Acquire)
     }
 
+    /// Returns once the vocabulary is loaded. The load (or the wait for the preload thread's,
+    /// which runs at the lowest priority) happens on tokio's blocking pool, so the task that
+    /// awaits this never holds its runtime thread meanwhile: a session's background agents and
+    /// other sessions go on while one turn waits for an exact count.
+    pub async fn loaded(self) {
+        if self.ready() {
+            return;
+        }
+        // A panic in the load is the blocking task's: the next count then loads the vocabulary
+        // itself (and meets the same panic there, where it is reported).
+        let _ = tokio::task::spawn_blocking(move || {
+            self.bpe();
+        })
+        .await;
+    }
+
     /// Loads the vocabulary on a thread of its own, once per process, so that a session's
     /// first measure does not wait for the whole load; a count made before it ends waits for
     /// the rest of it.

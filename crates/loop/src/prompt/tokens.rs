@@ -86,6 +86,16 @@ impl<'a> Measure<'a> {
         }
     }
 
+    /// [`Measure::unless_loading`], awaiting the vocabulary when the count has to be exact, so
+    /// the count that follows never blocks the calling task (see [`Encoding::loaded`]).
+    pub async fn unless_loading_awaited(self, request: &ChatRequest, tokens: u64) -> Measure<'a> {
+        let measure = self.unless_loading(request, tokens);
+        if measure.exact {
+            measure.encoding.loaded().await;
+        }
+        measure
+    }
+
     /// Whether the counts are the vocabulary's.
     pub fn is_exact(&self) -> bool {
         self.exact

@@ -199,16 +199,21 @@ impl Actor {
 
     /// The turn's request from the folded conversation, built and measured (counted in
     /// [`super::SessionHandle::requests_measured`]).
-    pub(super) fn measured_request(&self, mode: AgentMode) -> Measured {
-        self.measured_request_below(mode, 0)
+    pub(super) async fn measured_request(&self, mode: AgentMode) -> Measured {
+        self.measured_request_below(mode, 0).await
     }
 
     /// [`Actor::measured_request`], counted by the byte rule while the vocabulary loads when
     /// the request cannot reach `tokens` (the compaction threshold of a turn), so that a
-    /// process's first turns do not wait for the load.
-    pub(super) fn measured_request_below(&self, mode: AgentMode, tokens: u64) -> Measured {
+    /// process's first turns do not wait for the load; when it must wait, it awaits the load
+    /// off the session's task ([`tokens::Measure::unless_loading_awaited`]), so the session's
+    /// background agents go on meanwhile.
+    pub(super) async fn measured_request_below(&self, mode: AgentMode, tokens: u64) -> Measured {
         let request = self.request(mode);
-        let measure = self.measure().unless_loading(&request, tokens);
+        let measure = self
+            .measure()
+            .unless_loading_awaited(&request, tokens)
+            .await;
         let estimate = measure.usage_info(&request, self.token_limit(), false);
         self.measures.fetch_add(1, Ordering::Relaxed);
         Measured {
@@ -232,7 +237,7 @@ impl Actor {
         mode: AgentMode,
         cancel: &CancellationToken,
     ) -> Result<CompactionReport, LoopError> {
-        let current = self.measured_request(mode);
+        let current = self.measured_request(mode).await;
         let (report, _) = self
             .compact_measured(options, None, headers, mode, cancel, current)
             .await?;
@@ -249,7 +254,7 @@ impl Actor {
         mode: AgentMode,
         cancel: &CancellationToken,
     ) -> Result<CompactionReport, LoopError> {
-        let current = self.measured_request(mode);
+        let current = self.measured_request(mode).await;
         let (report, _) = self
             .compact_measured(options, Some(replaced), headers, mode, cancel, current)
             .await?;
@@ -364,7 +369,7 @@ impl Actor {
                 complete.summary_content = Some(summary.clone());
                 self.emitter.emit(&complete)?;
                 *super::lock(&self.retry) = RetryBackoff::default();
-                let next = self.measured_request(mode);
+                let next = self.measured_request(mode).await;
                 let report = CompactionReport {
                     success: true,
                     tokens_removed: plan.tokens,

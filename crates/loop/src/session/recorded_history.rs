@@ -50,6 +50,6 @@ impl Actor {
                 }
             }
         }
-        Ok(self.measured_request(mode))
+        Ok(self.measured_request(mode).await)
     }
 }

@@ -23,7 +23,7 @@ impl Actor {
         cancel: &CancellationToken,
     ) -> Result<Measured, LoopError> {
         let threshold = self.parts.config.infinite_sessions.threshold() * self.token_limit() as f64;
-        let measured = self.measured_request_below(mode, threshold as u64);
+        let measured = self.measured_request_below(mode, threshold as u64).await;
         if let Some(steps) = self.parts.provider.recorded_history(&measured.request) {
             if steps.is_empty() {
                 return Ok(measured);
