@@ -60,9 +60,9 @@ pub struct Folder {
     /// Every message the fold drops is dropped by a compaction or a rewind, after which the
     /// map is pruned to the texts still held: an address in it is never that of another text.
     escaped: HashMap<usize, usize>,
-    /// Messages compactions dropped, kept for another thread to free (see
-    /// [`Folder::take_dropped`]); `None`: freed at once.
-    dropped: Option<Vec<Vec<Message>>>,
+    /// The tool results' texts compactions dropped, kept for the thread that allocated them
+    /// to free (see [`Folder::take_dropped`]); `None`: freed at once.
+    dropped: Option<Vec<String>>,
 }
 
 /// The parts of an event the fold reads, borrowed from an [`Event`] or straight from a line.
@@ -518,12 +518,19 @@ impl Folder {
         if let Some(p) = self.state.pending_compaction.take() {
             let mut conversation =
                 Conversation::new(&mut self.state.conversation, &mut self.state.origins, p.at);
-            let gone = conversation.compact(p.summary, p.removed);
+            let mut gone = conversation.compact(p.summary, p.removed);
             // The summary stands for the history before it, what truncations hid included.
-            let hidden = std::mem::take(&mut self.state.hidden);
+            let mut hidden = std::mem::take(&mut self.state.hidden);
             if let Some(dropped) = &mut self.dropped {
-                dropped.push(gone);
-                dropped.push(hidden.messages);
+                // Only the tool results' texts were allocated on the reading thread: they go
+                // back there to be freed (most of a compaction's cost). The rest was built on
+                // this thread and is freed here, so neither thread frees into the other's
+                // malloc arena, whose lock made both wait (`docs/performance.md`).
+                for message in gone.iter_mut().chain(hidden.messages.iter_mut()) {
+                    if let Message::Tool { content, .. } = message {
+                        dropped.push(std::mem::take(content));
+                    }
+                }
             }
             self.prune_escaped();
         }

@@ -9,7 +9,7 @@
 //! On a large journal the work is split over two threads: one reads, cuts the bytes into runs
 //! of complete lines, extends the CRC over them, checks the standard-layout lines' `data` and
 //! reads the tool results (three quarters of a journal's bytes; their texts kept escaped, see
-//! `fold/escaped.rs`), and frees the messages compactions dropped; the other folds the runs in
+//! `fold/escaped.rs`), and frees the tool results' texts compactions dropped; the other folds the runs in
 //! file order. A small journal is cut by the same [`LineReader`] on the calling thread, which
 //! then deserializes a tool result only when the fold needs it.
 
@@ -21,7 +21,6 @@ use std::sync::mpsc;
 use turnstile_journal::ReadError;
 use turnstile_journal::reader::{ReadMode, check_line};
 
-use crate::conversation::Message;
 use crate::error::ReplayError;
 use crate::fold::{Ahead, Folder, ToolRead, prepare_line};
 use crate::fold_tool_fast::Member;
@@ -140,10 +139,10 @@ fn fold_one_thread(
     folder: &mut Folder,
     cursor: &mut Cursor,
 ) -> Result<(Option<u64>, Option<u32>), ReplayError> {
-    let mut buf = vec![0u8; READ_BYTES];
+    let mut spare = Spare::default();
     loop {
-        match reader.next(buf).map_err(|e| ReplayError::io(path, e))? {
-            Next::Chunk(chunk) => buf = fold_chunk(path, folder, chunk, cursor)?,
+        match reader.next(spare).map_err(|e| ReplayError::io(path, e))? {
+            Next::Chunk(chunk) => spare = fold_chunk(path, folder, chunk, cursor)?,
             Next::End(torn) => return Ok((torn, reader.crc)),
         }
     }
@@ -157,33 +156,35 @@ fn fold_two_threads(
 ) -> Result<(Option<u64>, Option<u32>), ReplayError> {
     std::thread::scope(|scope| {
         let (chunks, received) = mpsc::sync_channel::<io::Result<Next>>(IN_FLIGHT);
-        // Folded buffers go back to the reader: each is zeroed once, not once per run. With
-        // them go the messages compactions dropped, freed there: the texts were allocated
-        // there, and freeing them is most of what a compaction costs.
-        let (recycle, recycled) = mpsc::channel::<(Vec<u8>, Vec<Vec<Message>>)>();
+        // Folded buffers go back to the reader: each is zeroed once, not once per run, and
+        // the lists of a run are neither grown again nor freed on the other thread (a free
+        // of another thread's allocation takes its malloc arena's lock, which the reader then
+        // waits for: measured, about a tenth of the fold's time). With them go the messages
+        // compactions dropped (their tool results' texts), freed there: they were allocated there,
+        // and freeing them is most of what a compaction costs.
+        let (recycle, recycled) = mpsc::channel::<(Spare, Vec<String>)>();
         folder.keep_dropped();
         let worker = scope.spawn(move || {
             let mut pool = Vec::new();
             // Bytes of the buffers handed out and not back yet.
             let mut out = 0usize;
             loop {
-                while let Ok((buf, dropped)) = recycled.try_recv() {
-                    out -= buf.len();
-                    pool.push(buf);
+                while let Ok((spare, dropped)) = recycled.try_recv() {
+                    out -= spare.bytes.len();
+                    pool.push(spare);
                     drop(dropped);
                 }
                 // Runs of huge lines: wait until the folder is done with the earlier ones, so
                 // memory follows the longest line, not the number of runs in flight.
                 while out > MAX_BYTES_OUT {
-                    let Ok((buf, dropped)) = recycled.recv() else {
+                    let Ok((spare, dropped)) = recycled.recv() else {
                         return reader.crc;
                     };
-                    out -= buf.len();
-                    pool.push(buf);
+                    out -= spare.bytes.len();
+                    pool.push(spare);
                     drop(dropped);
                 }
-                let buf = pool.pop().unwrap_or_else(|| vec![0u8; READ_BYTES]);
-                let next = reader.next(buf);
+                let next = reader.next(pool.pop().unwrap_or_default());
                 if let Ok(Next::Chunk(chunk)) = &next {
                     out += chunk.bytes.len();
                 }
@@ -205,9 +206,9 @@ fn fold_two_threads(
             };
             match next.map_err(|e| ReplayError::io(path, e))? {
                 Next::Chunk(chunk) => {
-                    let bytes = fold_chunk(path, folder, chunk, cursor)?;
+                    let spare = fold_chunk(path, folder, chunk, cursor)?;
                     // The reader may have ended already; then all is simply freed here.
-                    let _ = recycle.send((bytes, folder.take_dropped()));
+                    let _ = recycle.send((spare, folder.take_dropped()));
                 }
                 Next::End(torn) => break torn,
             }
@@ -220,20 +221,21 @@ fn fold_two_threads(
     })
 }
 
-/// Folds the complete lines of `bytes` (lengths in `lines`, `\n` included).
+/// Folds the complete lines of `bytes` (lengths in `lines`, `\n` included); returns the
+/// chunk's buffer and lists, emptied, for the next read.
 fn fold_chunk(
     path: &Path,
     folder: &mut Folder,
     chunk: Chunk,
     cursor: &mut Cursor,
-) -> Result<Vec<u8>, ReplayError> {
+) -> Result<Spare, ReplayError> {
     let Chunk {
         bytes,
-        lines,
-        members,
+        mut lines,
+        mut members,
     } = chunk;
     let mut start = 0;
-    for prepared in lines {
+    for prepared in lines.drain(..) {
         let len = prepared.len;
         let body = &bytes[start..start + len - 1];
         cursor.line += 1;
@@ -263,7 +265,20 @@ fn fold_chunk(
         start += len;
         cursor.at += len as u64;
     }
-    Ok(bytes)
+    members.clear();
+    Ok(Spare {
+        bytes,
+        lines,
+        members,
+    })
+}
+
+/// A folded chunk's buffer and lists, empty, kept for the next read (their room is reused).
+#[derive(Default)]
+struct Spare {
+    bytes: Vec<u8>,
+    lines: Vec<Prepared>,
+    members: Vec<Member>,
 }
 
 /// One line of a [`Chunk`].
@@ -312,9 +327,16 @@ struct LineReader {
 }
 
 impl LineReader {
-    /// The next run of lines, read into `buf` (any length; it grows for a line longer than
-    /// itself, as the fold needs whole lines).
-    fn next(&mut self, mut buf: Vec<u8>) -> io::Result<Next> {
+    /// The next run of lines, read into `spare`'s buffer (any length; it grows for a line
+    /// longer than itself, as the fold needs whole lines) and listed in its lists.
+    fn next(&mut self, spare: Spare) -> io::Result<Next> {
+        let Spare {
+            bytes: mut buf,
+            mut lines,
+            mut members,
+        } = spare;
+        lines.clear();
+        members.clear();
         if self.finished || self.at >= self.end {
             return Ok(Next::End(None));
         }
@@ -353,8 +375,6 @@ impl LineReader {
             filled += n;
         };
         // The lines, up to the first that starts at or after `end`, at most `MAX_LINES`.
-        let mut lines = Vec::new();
-        let mut members = Vec::new();
         let mut start = 0;
         while start < cut && lines.len() < MAX_LINES {
             if self.at + start as u64 >= self.end {

@@ -35,19 +35,21 @@ impl Folder {
             })
     }
 
-    /// Keeps the messages compactions drop from now on, for [`Folder::take_dropped`].
+    /// Keeps the tool results' texts compactions drop from now on, for
+    /// [`Folder::take_dropped`].
     pub(crate) fn keep_dropped(&mut self) {
         self.dropped.get_or_insert_with(Vec::new);
     }
 
-    /// Frees the messages kept by [`Folder::keep_dropped`] and frees them at once from now on.
+    /// Frees the texts kept by [`Folder::keep_dropped`] and frees them at once from now on.
     pub(crate) fn free_dropped(&mut self) {
         self.dropped = None;
     }
 
-    /// The messages compactions dropped since the last call (freeing them is most of a
-    /// compaction's cost: the fold on two threads hands them back to the reading thread).
-    pub(crate) fn take_dropped(&mut self) -> Vec<Vec<Message>> {
+    /// The tool results' texts compactions dropped since the last call (freeing them is most
+    /// of a compaction's cost: the fold on two threads hands them back to the reading thread,
+    /// which allocated them).
+    pub(crate) fn take_dropped(&mut self) -> Vec<String> {
         self.dropped
             .as_mut()
             .map(std::mem::take)
