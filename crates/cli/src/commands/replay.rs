@@ -8,6 +8,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 use clap::Args;
 use turnstile_journal::parse_session_id;
+use turnstile_loop::model::ModelErrorKind;
 use turnstile_loop::tools::ToolRegistry;
 use turnstile_testing::{CheckReport, Fixture, ReplayRun, check_run};
 
@@ -104,8 +105,10 @@ pub fn run(args: &ReplayArgs, state_dir: Option<&Path>) -> Result<ExitCode> {
     if !args.json {
         summary(&run, state_dir.is_some());
     }
+    // The recording ran out of answers: a call it does not hold failed as `fixture`.
     let ran_out = run.outcomes.iter().any(|o| {
-        matches!(o, turnstile_loop::Outcome::Failed { error_type, .. } if error_type == "fixture")
+        matches!(o, turnstile_loop::Outcome::Failed { error_type, .. }
+            if ModelErrorKind::from_wire(error_type) == ModelErrorKind::Fixture)
     });
     Ok(if ran_out {
         ExitCode::from(1)
