@@ -9,9 +9,9 @@
 //! On a large journal the work is split over two threads: one reads, cuts the bytes into runs
 //! of complete lines, extends the CRC over them, checks the standard-layout lines' `data` and
 //! reads the tool results (three quarters of a journal's bytes; their texts kept escaped, see
-//! `fold/escaped.rs`), and frees the tool results' texts compactions dropped; the other folds the runs in
-//! file order. A small journal is cut by the same [`LineReader`] on the calling thread, which
-//! then deserializes a tool result only when the fold needs it.
+//! `fold/escaped.rs`), and frees the tool results' texts compactions dropped; the other folds
+//! the runs in file order. A small journal is cut by the same [`LineReader`] on the calling
+//! thread, which then deserializes a tool result only when the fold needs it.
 
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
@@ -159,9 +159,9 @@ fn fold_two_threads(
         // Folded buffers go back to the reader: each is zeroed once, not once per run, and
         // the lists of a run are neither grown again nor freed on the other thread (a free
         // of another thread's allocation takes its malloc arena's lock, which the reader then
-        // waits for: measured, about a tenth of the fold's time). With them go the messages
-        // compactions dropped (their tool results' texts), freed there: they were allocated there,
-        // and freeing them is most of what a compaction costs.
+        // waits for: measured, about a tenth of the fold's time). With them go the tool
+        // results' texts of the messages compactions dropped, freed there: they were allocated
+        // there, and freeing them is most of what a compaction costs.
         let (recycle, recycled) = mpsc::channel::<(Spare, Vec<String>)>();
         folder.keep_dropped();
         let worker = scope.spawn(move || {
