@@ -222,7 +222,7 @@ fn fold_two_threads(
 }
 
 /// Folds the complete lines of `bytes` (lengths in `lines`, `\n` included); returns the
-/// chunk's buffer and lists, emptied, for the next read.
+/// chunk's buffer and lists for the next read.
 fn fold_chunk(
     path: &Path,
     folder: &mut Folder,
@@ -232,7 +232,7 @@ fn fold_chunk(
     let Chunk {
         bytes,
         mut lines,
-        mut members,
+        members,
     } = chunk;
     let mut start = 0;
     for prepared in lines.drain(..) {
@@ -265,7 +265,6 @@ fn fold_chunk(
         start += len;
         cursor.at += len as u64;
     }
-    members.clear();
     Ok(Spare {
         bytes,
         lines,
@@ -273,7 +272,8 @@ fn fold_chunk(
     })
 }
 
-/// A folded chunk's buffer and lists, empty, kept for the next read (their room is reused).
+/// A folded chunk's buffer and lists, kept for the next read, which empties the lists and
+/// reuses their room.
 #[derive(Default)]
 struct Spare {
     bytes: Vec<u8>,
