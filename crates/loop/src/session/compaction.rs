@@ -274,6 +274,10 @@ impl Actor {
         cancel: &CancellationToken,
         current: Measured,
     ) -> Result<(CompactionReport, Measured), LoopError> {
+        // Every count below (the plan, the summary request's estimate) is the vocabulary's,
+        // even when `current` was measured by the byte rule: wait for it here, off the
+        // session's task, rather than in each count.
+        self.measure().encoding().loaded().await;
         let trigger = options.trigger.as_str();
         let custom_instructions = options.custom_instructions.clone();
         let request = &current.request;
