@@ -13,7 +13,7 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use turnstile_scripted_model::{Script, ScriptedResponse};
+use turnstile_scripted_model::{Script, ScriptedResponse, ScriptedServer};
 use turnstile_store_nats::local_server::LocalNats;
 
 use common::store_env::{Env, audit_clean, file_cmd, file_loop_cmd, lines, ok, signal};
@@ -163,22 +163,21 @@ fn cluster_session_survives_leader_kill(turns: usize, kill_after: usize) {
     let index: usize = leader.trim_start_matches("node").parse().unwrap();
     nodes[index].kill();
     let out = writer.wait_with_output().unwrap();
-    // Answers the writer had taken when it stopped, if it did.
-    let mut answered_before_resume = None;
-    if !out.status.success() {
+    let resumed = !out.status.success();
+    if resumed {
         let stderr = String::from_utf8_lossy(&out.stderr);
         eprintln!("the writer stopped: {stderr}");
         assert!(stderr.contains("error:"), "fails clearly: {stderr}");
-        answered_before_resume = Some(Resumed {
-            answered: model.recorded().len(),
-            prompt: None,
-        });
         let mut resume = env.loop_cmd(&store, "b", &model, &["resume", &id]);
         resume.arg("--store-replicas").arg("3");
         ok(&resume.output().unwrap());
     }
     nodes[index].restart().unwrap();
     let exported = env.export(&store, &id);
+    let answered_before_resume = resumed.then(|| Resumed {
+        answered: answered_before_resume(&model, &exported),
+        prompt: None,
+    });
     let events = lines(&exported);
     let ids: HashSet<&str> = events.iter().map(|e| e["id"].as_str().unwrap()).collect();
     assert_eq!(ids.len(), events.len(), "no duplicates");
@@ -194,6 +193,18 @@ fn cluster_session_survives_leader_kill(turns: usize, kill_after: usize) {
     let report = audit_clean(&exported);
     assert!(report.turns >= turns as u64, "{} turns", report.turns);
     same_as_on_files(&env, &exported, turns, answered_before_resume);
+}
+
+/// The answers the model gave before the resume of `exported`, a session it served to the
+/// end: all it gave, less one for each turn of the resume. Counted once the resume is done,
+/// not when the writer stopped: a request the writer sent just before it was killed may be
+/// taken by the server after the kill, and its answer is gone with the writer.
+fn answered_before_resume(model: &ScriptedServer, exported: &[u8]) -> usize {
+    let resume_turns = lines(split_at_resume(exported).1)
+        .iter()
+        .filter(|e| e["type"] == "assistant.turn_start")
+        .count();
+    model.responses_served() - resume_turns
 }
 
 /// How a session of [`turns_script`] was resumed after its writer stopped.
@@ -299,7 +310,6 @@ fn killed_and_resumed_on_the_store_is_what_the_file_store_writes() {
     }
     signal(&writer, libc::SIGKILL);
     writer.wait().unwrap();
-    let answered = model.recorded().len();
     let out = env
         .loop_cmd(&store, "b", &model, &["resume", &id, "go on"])
         .output()
@@ -312,7 +322,7 @@ fn killed_and_resumed_on_the_store_is_what_the_file_store_writes() {
         &exported,
         turns,
         Some(Resumed {
-            answered,
+            answered: answered_before_resume(&model, &exported),
             prompt: Some("go on"),
         }),
     );

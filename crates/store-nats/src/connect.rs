@@ -31,18 +31,26 @@ pub(crate) async fn connect(config: &NatsConfig) -> Result<jetstream::Context, S
             })?,
         None => async_nats::ConnectOptions::new(),
     };
-    let client = options
-        .connection_timeout(Duration::from_secs(5))
-        .connect(
-            config
-                .url
-                .split(',')
-                .map(str::trim)
-                .filter(|u| !u.is_empty())
-                .collect::<Vec<_>>(),
-        )
-        .await
-        .map_err(|e| remote(config, "connecting", e))?;
+    let options = options.connection_timeout(Duration::from_secs(5));
+    let servers: Vec<&str> = config
+        .url
+        .split(',')
+        .map(str::trim)
+        .filter(|u| !u.is_empty())
+        .collect();
+    let mut tries = 0;
+    let client = loop {
+        tries += 1;
+        // `connect` takes the options by value; the credentials were read once above.
+        match options.clone().connect(servers.as_slice()).await {
+            Ok(client) => break client,
+            Err(e) if transient::is_dropped_handshake(&e) && tries < transient::CONNECT_TRIES => {
+                tracing::warn!(error = %e, "the server dropped the connection; connecting again");
+                tokio::time::sleep(RETRY_PAUSE).await;
+            }
+            Err(e) => return Err(remote(config, "connecting", e)),
+        }
+    };
     let mut js = jetstream::new(client);
     js.set_timeout(Duration::from_secs(5));
     Ok(js)

@@ -140,9 +140,52 @@ pub(crate) fn is_name_taken(error: &CreateStreamError) -> bool {
         if e.error_code() == ErrorCode::STREAM_NAME_EXIST)
 }
 
+/// How many times a connection the server drops during the handshake is made again.
+pub(crate) const CONNECT_TRIES: usize = 3;
+
+/// Whether a connection was made and then dropped by the server before the handshake ended
+/// (reset, aborted, closed): a server restarting or overloaded, worth one more try. A refused
+/// connection (nothing listens), a timeout or refused credentials are reported at once.
+pub(crate) fn is_dropped_handshake(error: &async_nats::ConnectError) -> bool {
+    if !matches!(error.kind(), async_nats::ConnectErrorKind::Io) {
+        return false;
+    }
+    let mut next = error.source();
+    while let Some(e) = next {
+        if let Some(io) = e.downcast_ref::<std::io::Error>() {
+            return matches!(
+                io.kind(),
+                std::io::ErrorKind::ConnectionReset
+                    | std::io::ErrorKind::ConnectionAborted
+                    | std::io::ErrorKind::BrokenPipe
+                    | std::io::ErrorKind::UnexpectedEof
+            );
+        }
+        next = e.source();
+    }
+    false
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_a_connection_dropped_mid_handshake_is_made_again() {
+        use async_nats::{ConnectError, ConnectErrorKind};
+        use std::io::{Error, ErrorKind};
+        let io = |kind| ConnectError::with_source(ConnectErrorKind::Io, Error::from(kind));
+        assert!(is_dropped_handshake(&io(ErrorKind::ConnectionReset)));
+        assert!(is_dropped_handshake(&io(ErrorKind::UnexpectedEof)));
+        assert!(!is_dropped_handshake(&io(ErrorKind::ConnectionRefused)));
+        assert!(!is_dropped_handshake(&ConnectError::new(
+            ConnectErrorKind::AuthorizationViolation
+        )));
+        assert!(!is_dropped_handshake(&ConnectError::with_source(
+            ConnectErrorKind::TimedOut,
+            Error::from(ErrorKind::ConnectionReset)
+        )));
+    }
 
     #[test]
     fn election_answers_and_timeouts_are_transient_through_wrapping() {
