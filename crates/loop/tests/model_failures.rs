@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use common::{Fixture, data, drain, types};
 use serde_json::{Value, json};
-use turnstile_loop::model::{OpenAiConfig, OpenAiProvider};
+use turnstile_loop::model::{ModelErrorKind, OpenAiConfig, OpenAiProvider};
 use turnstile_loop::{Outcome, SendOptions, SessionHandle};
 use turnstile_scripted_model::{Script, ScriptedResponse};
 
@@ -105,7 +105,7 @@ async fn dropped_stream_is_an_error_without_a_resend_and_notifies_hooks() {
         .await
         .unwrap();
     assert!(
-        matches!(&outcome, Outcome::Failed { error_type, .. } if error_type == "stream"),
+        matches!(&outcome, Outcome::Failed { error_type, .. } if *error_type == ModelErrorKind::Stream),
         "{outcome:?}"
     );
     assert_eq!(
@@ -151,7 +151,7 @@ async fn a_hanging_server_hits_the_stall_timeout() {
             message,
             ..
         } => assert!(
-            error_type == "timeout" || message.contains("stall"),
+            error_type == ModelErrorKind::Timeout || message.contains("stall"),
             "{error_type}: {message}"
         ),
         other => panic!("{other:?}"),

@@ -220,34 +220,24 @@ impl LocalNats {
 
     /// Whether a connection to the port gets an `INFO` line naming this server.
     fn answers_as_itself(&self) -> bool {
-        let Ok(stream) = TcpStream::connect(("127.0.0.1", self.port)) else {
-            return false;
-        };
-        if stream
+        self.info().is_some_and(|info| {
+            info["server_name"] == self.name.as_str()
+                && (self.cluster.as_ref()).is_none_or(|cluster| info["cluster"] == cluster.as_str())
+        })
+    }
+
+    /// The `INFO` a new connection to the port gets, if it gets one.
+    fn info(&self) -> Option<serde_json::Value> {
+        let stream = TcpStream::connect(("127.0.0.1", self.port)).ok()?;
+        stream
             .set_read_timeout(Some(Duration::from_millis(500)))
-            .is_err()
-        {
-            return false;
-        }
-        let mut line = Vec::new();
+            .ok()?;
         // An INFO line is a few hundred bytes; a peer that sends more without one is not a server.
-        if BufReader::new(std::io::Read::take(stream, 4096))
+        let mut line = Vec::new();
+        BufReader::new(std::io::Read::take(stream, 4096))
             .read_until(b'\n', &mut line)
-            .is_err()
-        {
-            return false;
-        }
-        let Some(info) = line.strip_prefix(b"INFO ") else {
-            return false;
-        };
-        let Ok(info) = serde_json::from_slice::<serde_json::Value>(info.trim_ascii()) else {
-            return false;
-        };
-        info["server_name"] == self.name.as_str()
-            && self
-                .cluster
-                .as_ref()
-                .is_none_or(|cluster| info["cluster"] == cluster.as_str())
+            .ok()?;
+        serde_json::from_slice(line.strip_prefix(b"INFO ")?.trim_ascii()).ok()
     }
 
     /// `nats://127.0.0.1:PORT`.

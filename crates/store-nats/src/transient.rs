@@ -66,14 +66,7 @@ fn api(error: &async_nats::jetstream::Error) -> bool {
 
 /// Whether `error`, or an error it wraps, is one the cluster may not give again in a moment.
 pub(crate) fn is_transient(error: &(dyn StdError + 'static)) -> bool {
-    let mut next = Some(error);
-    while let Some(e) = next {
-        if one(e) {
-            return true;
-        }
-        next = e.source();
-    }
-    false
+    chain(error).any(one)
 }
 
 fn one(e: &(dyn StdError + 'static)) -> bool {
@@ -150,20 +143,23 @@ pub(crate) fn is_dropped_handshake(error: &async_nats::ConnectError) -> bool {
     if !matches!(error.kind(), async_nats::ConnectErrorKind::Io) {
         return false;
     }
-    let mut next = error.source();
-    while let Some(e) = next {
-        if let Some(io) = e.downcast_ref::<std::io::Error>() {
-            return matches!(
-                io.kind(),
-                std::io::ErrorKind::ConnectionReset
-                    | std::io::ErrorKind::ConnectionAborted
-                    | std::io::ErrorKind::BrokenPipe
-                    | std::io::ErrorKind::UnexpectedEof
-            );
-        }
-        next = e.source();
-    }
-    false
+    let io = chain(error).find_map(|e| e.downcast_ref::<std::io::Error>());
+    io.is_some_and(|io| {
+        matches!(
+            io.kind(),
+            std::io::ErrorKind::ConnectionReset
+                | std::io::ErrorKind::ConnectionAborted
+                | std::io::ErrorKind::BrokenPipe
+                | std::io::ErrorKind::UnexpectedEof
+        )
+    })
+}
+
+/// `error` and every error it wraps, outermost first.
+fn chain<'a>(
+    error: &'a (dyn StdError + 'static),
+) -> impl Iterator<Item = &'a (dyn StdError + 'static)> {
+    std::iter::successors(Some(error), |&e| e.source())
 }
 
 #[cfg(test)]

@@ -107,8 +107,13 @@ pub fn run(args: &ReplayArgs, state_dir: Option<&Path>) -> Result<ExitCode> {
     }
     // The recording ran out of answers: a call it does not hold failed as `fixture`.
     let ran_out = run.outcomes.iter().any(|o| {
-        matches!(o, turnstile_loop::Outcome::Failed { error_type, .. }
-            if ModelErrorKind::from_wire(error_type) == ModelErrorKind::Fixture)
+        matches!(
+            o,
+            turnstile_loop::Outcome::Failed {
+                error_type: ModelErrorKind::Fixture,
+                ..
+            }
+        )
     });
     Ok(if ran_out {
         ExitCode::from(1)

@@ -283,7 +283,8 @@ pub enum ModelErrorKind {
     Cancelled,
     /// The provider is misconfigured (bad URL, a key command that failed, ...).
     Config,
-    /// Any other spelling, as recorded in a journal (kept verbatim for replay).
+    /// Any other spelling, as recorded in a journal (kept verbatim for replay); `journal` in
+    /// an [`Outcome::Failed`](crate::Outcome::Failed) whose session's journal failed.
     Other(String),
 }
 

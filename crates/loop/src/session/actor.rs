@@ -16,6 +16,7 @@ use super::pending::PendingWork;
 use super::totals::shutdown_payload;
 use super::{Command, LoopError, Outcome, SessionParts, Shared, lock};
 use crate::autopilot::AgentMode;
+use crate::model::ModelErrorKind;
 use crate::permissions::UrlRules;
 use crate::tools::processes::ProcessTable;
 use crate::tools::shells::{LostShell, Shells};
@@ -188,7 +189,7 @@ impl Actor {
                             tracing::error!(session = %self.id, error = %e, "journal failure; the session stops");
                             *lock(&shared.running) = None;
                             let _ = done.send(Outcome::Failed {
-                                error_type: "journal".into(),
+                                error_type: ModelErrorKind::Other("journal".into()),
                                 status_code: None,
                                 message: e.to_string(),
                             });

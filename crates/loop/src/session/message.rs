@@ -131,7 +131,7 @@ impl Actor {
                     agents.drain(self).await?;
                     self.idle(mode, false).await?;
                     return Ok(Outcome::Failed {
-                        error_type: e.error_type().to_string(),
+                        error_type: e.kind,
                         status_code: e.status_code,
                         message: e.message,
                     });

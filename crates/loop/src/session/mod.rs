@@ -50,7 +50,7 @@ pub use summary::SUMMARY_INSTRUCTION;
 use crate::autopilot::{AgentMode, DEFAULT_MAX_CONTINUES};
 use crate::client::{ExternalTools, PermissionAsker};
 use crate::hooks::HookRunner;
-use crate::model::ModelProvider;
+use crate::model::{ModelErrorKind, ModelProvider};
 use crate::permissions::{LiveRules, PermissionPolicy};
 use crate::prompt::{Attachment, SectionTransformer, SystemMessageConfig};
 use crate::tools::ToolRegistry;
@@ -163,8 +163,9 @@ pub enum Outcome {
     Aborted,
     /// The model call (or the journal) failed; `session.error` was recorded.
     Failed {
-        /// `errorType` of the `session.error`.
-        error_type: String,
+        /// What failed: `errorType` of the `session.error`, or `journal` when the session's
+        /// own journal did (nothing could be recorded then).
+        error_type: ModelErrorKind,
         /// HTTP status, when there was one.
         status_code: Option<u16>,
         /// What went wrong.
