@@ -119,3 +119,15 @@ bench-sdk: release
 .PHONY: conformance
 conformance:
 	CARGO="$(CARGO)" bash conformance/run.sh
+
+## conformance-soak: the differential scenarios RUNS times (default 3), each run beside LOAD
+## processes spinning on the CPU (default 2), to find the Copilot CLI's answers that move with
+## timing before a loaded CI machine does; SCENARIOS= narrows it. Needs `make conformance` once.
+RUNS ?= 3
+LOAD ?= 2
+SCENARIOS ?=
+.PHONY: conformance-soak
+conformance-soak:
+	@test -x target/conformance/node/node_modules/@github/copilot-linux-x64/copilot || { echo "conformance-soak: run make conformance once first (it installs the SDK client and the Copilot CLI)"; exit 2; }
+	$(CARGO) build -p turnstile -p turnstile-scripted-model
+	TURNSTILE_BIN=target/debug/turnstile SCRIPTED_MODEL_BIN=target/debug/scripted-model node conformance/ts/differential/soak.mjs --runs $(RUNS) --load $(LOAD) $(SCENARIOS)

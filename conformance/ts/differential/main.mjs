@@ -5,7 +5,8 @@
 // conformance/expected-differences.json (with its reason) or a failure.
 //
 // Usage: node conformance/ts/differential/main.mjs [scenario ...]   (all when none is named)
-// Writes target/conformance/differential/report.txt (and <scenario>/<variant>/seen.json);
+// Writes target/conformance/differential/report.txt, summary.json (the scenarios run, the
+// expected entries they used, the failures) and <scenario>/<variant>/seen.json;
 // prints one line per scenario and variant; exits 1 on an unexpected difference or when a
 // reference run fails, 0 otherwise. Without the reference CLI installed it says so and exits 0.
 
@@ -192,6 +193,9 @@ async function main() {
   writeFileSync(reportPath, report.join("\n"));
   console.log(`differential report: ${reportPath}`);
   if (unmirrored) failures.push(unmirrored);
+  // What soak.mjs adds up over runs: the scenarios run, the entries they used, the failures.
+  const summary = { scenarios: names, used: [...used].sort((a, b) => a - b), failures: [...failures] };
+  writeFileSync(join(OUT, "differential", "summary.json"), JSON.stringify(summary, null, 1) + "\n");
   // Repeated last, so the tail of a long log names what failed.
   for (const f of failures) console.log(`FAILED ${f}`);
   return failures.length > 0 ? 1 : 0;

@@ -10,6 +10,7 @@ import { align, compareEvents, compareRequests } from "./compare.mjs";
 import { prepareEvents, prepareRequests, stringNormalizer } from "./normalize.mjs";
 import { explain, globToRegExp, loadExpected } from "./expected.mjs";
 import { section, withSection } from "./docs.mjs";
+import { parseArgs, tally } from "./soak.mjs";
 
 const norm = stringNormalizer({ home: "/h", project: "/h/p", base: "/b", scratch: "/s" });
 const ev = (type, data = {}, extra = {}) => ({ type, data, id: `${type}-${Math.random()}`, parentId: null, ...extra });
@@ -90,4 +91,37 @@ test("the docs section is replaced in place, keeping what follows it", () => {
   assert.ok(out.includes("- turnstile does not yet do it. (all scenarios; `k`)"));
   assert.ok(out.endsWith("\n## Later\nkeep\n"));
   assert.ok(!out.includes("old"));
+});
+
+test("soak: arguments are checked, naming the bad one", () => {
+  assert.deepEqual(parseArgs([]), { runs: 3, load: 2, scenarios: [] });
+  assert.deepEqual(parseArgs(["--runs", "5", "--load", "0", "basic"]), { runs: 5, load: 0, scenarios: ["basic"] });
+  assert.throws(() => parseArgs(["--runs", "0"]), /--runs needs a whole number of at least 1, got "0"/);
+  assert.throws(() => parseArgs(["--load"]), /--load needs a whole number, got null/);
+  assert.throws(() => parseArgs(["no-such-scenario"]), /no scenario or option named no-such-scenario/);
+});
+
+test("soak: failures add up with their runs; unused entries only where all their scenarios ran", () => {
+  const expected = [
+    { index: 0, key: "a", scenarios: "*" },
+    { index: 1, key: "b", scenarios: ["basic"] },
+    { index: 2, key: "c", scenarios: ["rewind"] },
+    { index: 3, key: "d", scenarios: ["basic", "rewind"] },
+  ];
+  const summaries = [
+    { scenarios: ["basic"], used: [0], failures: ["basic [turnstile]: 1 unexpected difference(s): x"] },
+    null,
+    { scenarios: ["basic"], used: [0], failures: ["basic [turnstile]: 1 unexpected difference(s): x"] },
+  ];
+  const { failures, unused } = tally(summaries, expected, ["basic", "rewind"]);
+  assert.deepEqual([...failures], [
+    ["basic [turnstile]: 1 unexpected difference(s): x", [1, 3]],
+    ["the run ended without a summary (see its log)", [2]],
+  ]);
+  assert.deepEqual(unused.map((e) => e.key), ["b"], "d names rewind, which did not run");
+  const clean = tally([{ scenarios: ["basic"], used: [1, 3], failures: [] }], expected, ["basic", "rewind"]);
+  assert.equal(clean.failures.size, 0);
+  assert.deepEqual(clean.unused, [], "an entry of every scenario is not stale when only some ran");
+  const every = tally([{ scenarios: ["basic", "rewind"], used: [1, 2], failures: [] }], expected, ["basic", "rewind"]);
+  assert.deepEqual(every.unused.map((e) => e.key), ["a", "d"]);
 });
