@@ -7,8 +7,8 @@
 // Usage: node conformance/ts/differential/soak.mjs [--runs N] [--load L] [scenario ...]
 //        (defaults: 3 runs, 2 spinning processes; `make conformance-soak RUNS=N LOAD=L`)
 // Prints, over all runs: each failure with the runs it showed in, and the expected entries no
-// run used among those whose scenarios all ran (stale, unless their reason is timing that did
-// not fall that way). Exits 1 when any run failed, 0 otherwise, 2 on bad arguments.
+// run used among those whose scenarios all ran (candidates for removal: one whose reason is
+// timing may just not have fallen that way). Exits 1 when any run failed, 0 otherwise, 2 on bad arguments.
 
 import { spawn } from "node:child_process";
 import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -119,7 +119,7 @@ async function main() {
   const { failures, unused } = tally(summaries, expected);
   for (const [line, runs] of failures) console.log(`FAILED in run(s) ${runs.join(", ")}: ${line}`);
   if (unused.length > 0) {
-    console.log(`${unused.length} expected difference(s) used by no run (remove them unless their reason is timing):`);
+    console.log(`${unused.length} expected difference(s) used by no run (candidates for removal; one whose reason is timing may still show):`);
     for (const e of unused) console.log(`  ${e.key} [${e.scenarios === "*" ? "*" : e.scenarios.join(", ")}] -- ${e.reason}`);
   }
   console.log(failures.size === 0 ? `soak: ${opts.runs} run(s) passed` : `soak: FAILED (${failures.size} distinct failure(s))`);
