@@ -120,14 +120,14 @@ bench-sdk: release
 conformance:
 	CARGO="$(CARGO)" bash conformance/run.sh
 
-## conformance-soak: the differential scenarios RUNS times (default 3), each run beside LOAD
+## conformance-soak: the differential scenarios SOAK_RUNS times (default 3), each beside SOAK_LOAD
 ## processes spinning on the CPU (default 2), to find the Copilot CLI's answers that move with
-## timing before a loaded CI machine does; SCENARIOS= narrows it. Needs `make conformance` once.
-RUNS ?= 3
-LOAD ?= 2
-SCENARIOS ?=
+## timing before a loaded CI machine does; SOAK_SCENARIOS= narrows it. Needs `make conformance` once.
+SOAK_RUNS ?= 3
+SOAK_LOAD ?= 2
+SOAK_SCENARIOS ?=
 .PHONY: conformance-soak
 conformance-soak:
 	@test -x target/conformance/node/node_modules/@github/copilot-linux-x64/copilot || { echo "conformance-soak: run make conformance once first (it installs the SDK client and the Copilot CLI)"; exit 2; }
 	$(CARGO) build -p turnstile -p turnstile-scripted-model
-	TURNSTILE_BIN=target/debug/turnstile SCRIPTED_MODEL_BIN=target/debug/scripted-model node conformance/ts/differential/soak.mjs --runs $(RUNS) --load $(LOAD) $(SCENARIOS)
+	TURNSTILE_BIN=target/debug/turnstile SCRIPTED_MODEL_BIN=target/debug/scripted-model node conformance/ts/differential/soak.mjs --runs $(SOAK_RUNS) --load $(SOAK_LOAD) $(SOAK_SCENARIOS)

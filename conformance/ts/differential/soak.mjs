@@ -5,7 +5,7 @@
 // none), and keeps its log and report under target/conformance/differential/soak/.
 //
 // Usage: node conformance/ts/differential/soak.mjs [--runs N] [--load L] [scenario ...]
-//        (defaults: 3 runs, 2 spinning processes; `make conformance-soak RUNS=N LOAD=L`)
+//        (defaults: 3 runs, 2 spinning processes; `make conformance-soak SOAK_RUNS=N SOAK_LOAD=L`)
 // Prints, over all runs: each failure with the runs it showed in, and the expected entries no
 // run used among those whose scenarios all ran (candidates for removal: one whose reason is
 // timing may just not have fallen that way). Exits 1 when any run failed, 0 otherwise, 2 on bad arguments.
