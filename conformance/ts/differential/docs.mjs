@@ -7,11 +7,10 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { join, dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { loadExpected } from "./expected.mjs";
+import { EXPECTED_PATH, loadExpected } from "./expected.mjs";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../../..");
 export const PROTOCOL_PATH = join(ROOT, "docs", "protocol.md");
-const EXPECTED_PATH = join(ROOT, "conformance", "expected-differences.json");
 const HEADING = "## Differences from the Copilot CLI";
 
 /** The section's text, generated from the expected differences. */

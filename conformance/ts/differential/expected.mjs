@@ -2,6 +2,11 @@
 // the Copilot CLI and turnstile is either listed there, with its reason, or a failure.
 
 import { readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+/** conformance/expected-differences.json. */
+export const EXPECTED_PATH = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "expected-differences.json");
 
 /** Loads and checks the list; throws naming the file and the entry when one is malformed. */
 export function loadExpected(path) {
@@ -41,5 +46,18 @@ export function explain(entries, scenario, variant, key) {
         (e.variants === "*" || e.variants.includes(variant)) &&
         e.pattern.test(key),
     ) ?? null
+  );
+}
+
+/** The entries not in `used` (a set of entry indexes) that the scenarios in `ran` could have
+ * used: an entry of every scenario (`*`) only when all of `all` ran, a listed one when each
+ * scenario it names ran or is none of `all` (a misspelt name never matches, so it is reported).
+ * When every scenario ran, that is every entry not used. */
+export function unusedEntries(entries, used, ran, all) {
+  const everyOne = all.every((n) => ran.has(n));
+  return entries.filter(
+    (e) =>
+      !used.has(e.index) &&
+      (e.scenarios === "*" ? everyOne : e.scenarios.every((n) => ran.has(n) || !all.includes(n))),
   );
 }

@@ -12,16 +12,15 @@
 
 import { writeFileSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { ROOT, OUT, withGuard } from "../harness.mjs";
+import { OUT, withGuard } from "../harness.mjs";
 import { Run, RUNTIMES, referenceAvailable } from "./run.mjs";
 import { SCENARIOS } from "./scenarios.mjs";
 import { compareEvents, compareKeyOrder, compareOutcomes, compareRequests, group } from "./compare.mjs";
 import { normalizeValue, prepareEvents, prepareRequests, stringNormalizer } from "./normalize.mjs";
-import { explain, loadExpected } from "./expected.mjs";
+import { EXPECTED_PATH, explain, loadExpected, unusedEntries } from "./expected.mjs";
 import { checkMirrored } from "./docs.mjs";
 
 const SCENARIO_GUARD_MS = 180_000;
-export const EXPECTED_PATH = join(ROOT, "conformance", "expected-differences.json");
 
 /** The runtime assignments a scenario runs with; the first is the reference. */
 function variantsOf(scenario) {
@@ -178,7 +177,7 @@ async function main() {
     }
   }
   if (wanted.length === 0) {
-    const stale = expected.filter((e) => !used.has(e.index));
+    const stale = unusedEntries(expected, used, new Set(names), names);
     if (stale.length > 0) {
       report.push(`## expected differences no longer seen\n${stale.map((e) => `  ${e.key} -- ${e.reason}`).join("\n")}\n`);
       console.log(`note: ${stale.length} expected difference(s) no longer seen (listed in the report; remove them)`);

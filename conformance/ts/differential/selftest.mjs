@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { align, compareEvents, compareRequests } from "./compare.mjs";
 import { prepareEvents, prepareRequests, stringNormalizer } from "./normalize.mjs";
-import { explain, globToRegExp, loadExpected } from "./expected.mjs";
+import { explain, globToRegExp, loadExpected, unusedEntries } from "./expected.mjs";
 import { section, withSection } from "./docs.mjs";
 import { parseArgs, tally } from "./soak.mjs";
 
@@ -124,4 +124,19 @@ test("soak: failures add up with their runs; unused entries only where all their
   assert.deepEqual(clean.unused, [], "an entry of every scenario is not stale when only some ran");
   const every = tally([{ scenarios: ["basic", "rewind"], used: [1, 2], failures: [] }], expected, ["basic", "rewind"]);
   assert.deepEqual(every.unused.map((e) => e.key), ["a", "d"]);
+});
+
+test("unused entries: with every scenario run, each entry not used; a misspelt scenario is reported", () => {
+  const entries = [
+    { index: 0, key: "a", scenarios: "*" },
+    { index: 1, key: "b", scenarios: ["basic"] },
+    { index: 2, key: "c", scenarios: ["rewind", "basci"] },
+    { index: 3, key: "d", scenarios: ["basci"] },
+  ];
+  const all = ["basic", "rewind"];
+  const everyRun = unusedEntries(entries, new Set([1]), new Set(all), all);
+  assert.deepEqual(everyRun.map((e) => e.key), ["a", "c", "d"]);
+  // Only basic ran: c names rewind, which might use it; d names no known scenario at all.
+  const basicOnly = unusedEntries(entries, new Set(), new Set(["basic"]), all);
+  assert.deepEqual(basicOnly.map((e) => e.key), ["b", "d"]);
 });

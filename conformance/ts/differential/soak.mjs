@@ -13,13 +13,12 @@
 import { spawn } from "node:child_process";
 import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { pathToFileURL } from "node:url";
+import { fileURLToPath } from "node:url";
 import { OUT, ROOT } from "../harness.mjs";
 import { RUNTIMES, referenceAvailable } from "./run.mjs";
 import { SCENARIOS } from "./scenarios.mjs";
-import { loadExpected } from "./expected.mjs";
+import { EXPECTED_PATH, loadExpected, unusedEntries } from "./expected.mjs";
 
-const EXPECTED_PATH = join(ROOT, "conformance", "expected-differences.json");
 const SOAK_DIR = join(OUT, "differential", "soak");
 const SUMMARY = join(OUT, "differential", "summary.json");
 const REPORT = join(OUT, "differential", "report.txt");
@@ -49,9 +48,8 @@ export function parseArgs(args) {
 }
 
 /** Adds up the runs' summaries: failures with the runs they showed in, and the entries no run
- * used among those whose scenarios all ran (`*`: every one of `all`); an entry that names a
- * scenario left out may be used there.
- * `summaries[i]` is run i+1's summary, or null if it wrote none. */
+ * used that the scenarios run could have used ([`unusedEntries`]). `summaries[i]` is run
+ * i+1's summary, or null if it wrote none. */
 export function tally(summaries, expected, all = Object.keys(SCENARIOS)) {
   const failures = new Map();
   const used = new Set();
@@ -62,11 +60,7 @@ export function tally(summaries, expected, all = Object.keys(SCENARIOS)) {
     for (const index of s?.used ?? []) used.add(index);
     for (const name of s?.scenarios ?? []) ran.add(name);
   });
-  const everyOne = all.every((n) => ran.has(n));
-  const unused = expected.filter(
-    (e) => !used.has(e.index) && (e.scenarios === "*" ? everyOne : e.scenarios.every((n) => ran.has(n))),
-  );
-  return { failures, unused };
+  return { failures, unused: unusedEntries(expected, used, ran, all) };
 }
 
 /** Runs main.mjs once with `load` spinning processes beside it; its summary, or null. */
@@ -126,4 +120,4 @@ async function main() {
   return failures.size === 0 ? 0 : 1;
 }
 
-if (import.meta.url === pathToFileURL(process.argv[1]).href) process.exit(await main());
+if (process.argv[1] === fileURLToPath(import.meta.url)) process.exit(await main());
