@@ -37,7 +37,8 @@ lint:
 	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --workspace --no-deps
 
 ## bench: journal append/read throughput; the read path (audit and --count next to grep with
-## both cores free and one busy, fold, checkpoint, stale-checkpoint resume, audit memory);
+## both cores free and one busy, the floors under them (reading alone, JSON checked in memory,
+## jq), fold, checkpoint, stale-checkpoint resume, audit memory);
 ## model answers; `sessions` over 100 000 sessions; the JetStream store next to the file store;
 ## the session report in Chromium; the SDK client against both runtimes.
 bench: bench-journal bench-audit bench-loop bench-model bench-sessions bench-stores bench-report bench-sdk

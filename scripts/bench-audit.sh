@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Read-path benchmark: `turnstile audit` against grep on a generated, adversarial journal (both
-# cores free, then with one core kept busy by a spinning process), the full fold, writing a
+# cores free, then with one core kept busy by a spinning process), the floors under any checking
+# tool here (reading alone, JSON checked in memory, jq), the full fold, writing a
 # checkpoint, resuming a 1 GB session whose checkpoint is stale, and the audit's peak memory on
 # files of millions of tiny and blank lines. Instruction counts (callgrind) are printed next to
 # the wall times: they do not move with the machine's load, wall times do.
@@ -29,11 +30,13 @@ CP_ROOT=$BENCH/checkpoint-${SIZE_MB}mb
 TURNSTILE=target/release/turnstile
 GEN=target/release/examples/gen_journal
 TOOL=target/release/examples/replay_tool
+FLOOR=target/release/examples/read_floor
 
 mkdir -p "$BENCH"
 echo "building turnstile, the generator and the harness (release)..." >&2
 cargo build --quiet --release -p turnstile --bin turnstile
-cargo build --quiet --release -p turnstile-replay --example gen_journal --example replay_tool
+cargo build --quiet --release -p turnstile-replay --example gen_journal --example replay_tool \
+    --example read_floor
 
 if [[ ! -s $JOURNAL || ! -s $TRUTH ]]; then
     echo "generating $JOURNAL ($SIZE_MB MB)..." >&2
@@ -140,6 +143,7 @@ side_by_side() {
     row "command" "count" "exact" "median s" "ratio" "cpu s" "peak KB" "instr."
     local t_gc t_gcf t n c_gc c_gcf
     t_gc=$(run_timed "$REPS" "$OUT" "${GREP_C[@]}")
+    GREP_C_S=$t_gc
     c_gc=$(cpu_of "$OUT")
     local n_gc
     n_gc=$(tr -dc 0-9 <"$OUT")
@@ -170,6 +174,21 @@ if ((HAVE_VALGRIND)); then
 fi
 
 side_by_side "both cores free (other work on the machine is not stopped)"
+IDLE_GREP_C_S=$GREP_C_S
+
+# What no checking tool can go under here, on the audit's two threads: reading the file with
+# nothing done to the bytes, and validating every line with the bytes already in memory; and jq,
+# the tool a user would otherwise check a journal's JSON with.
+echo
+echo "floors (read_floor, $REPS runs each, median; both cores free):"
+while read -r name t; do
+    printf '  %-28s %8s s  (%s of grep -c)\n' "$name" "$t" "$(ratio "$t" "$IDLE_GREP_C_S")"
+done < <("$FLOOR" "$JOURNAL" --threads 2 --reps "$REPS")
+if command -v jq >/dev/null; then
+    t=$(run_timed 3 "$OUT" jq empty "$JOURNAL")
+    printf '  %-28s %8s s  (%s of grep -c; every line parsed, one thread)\n' "jq empty" "$t" "$(ratio "$t" "$IDLE_GREP_C_S")"
+fi
+printf '  %-28s %8s s  (the audit --json target, 0.35 of grep -c)\n' "target" "$(awk -v g="$IDLE_GREP_C_S" 'BEGIN { printf "%.4f", 0.35 * g }')"
 
 # One core kept busy: a spinning shell loop, ended by its pid afterwards.
 bash -c 'while :; do :; done' &
