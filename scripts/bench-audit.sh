@@ -181,9 +181,11 @@ IDLE_GREP_C_S=$GREP_C_S
 # the tool a user would otherwise check a journal's JSON with.
 echo
 echo "floors (read_floor, $REPS runs each, median; both cores free):"
+# Captured first: a failing read_floor stops the benchmark (set -e) instead of printing nothing.
+FLOORS=$("$FLOOR" "$JOURNAL" --threads 2 --reps "$REPS")
 while read -r name t; do
     printf '  %-28s %8s s  (%s of grep -c)\n' "$name" "$t" "$(ratio "$t" "$IDLE_GREP_C_S")"
-done < <("$FLOOR" "$JOURNAL" --threads 2 --reps "$REPS")
+done <<<"$FLOORS"
 if command -v jq >/dev/null; then
     t=$(run_timed 3 "$OUT" jq empty "$JOURNAL")
     printf '  %-28s %8s s  (%s of grep -c; every line parsed, one thread)\n' "jq empty" "$t" "$(ratio "$t" "$IDLE_GREP_C_S")"
