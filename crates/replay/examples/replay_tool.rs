@@ -8,7 +8,7 @@
 //! replay_tool load SESSION_DIR     (uses checkpoint.json when valid)
 //! replay_tool checkpoint SESSION_DIR
 //! replay_tool verify SESSION_DIR
-//! (audit and count also take --threads N and --chunk-kb N)
+//! (audit and count also take --threads N, --chunk-kb N, --piece N and --in-flight N)
 //! ```
 
 use std::path::PathBuf;
@@ -44,6 +44,16 @@ fn run() -> Result<ExitCode, String> {
             .parse()
             .map_err(|e| format!("--chunk-kb: {e}"))?;
         options.chunk_bytes = n << 10;
+        args.drain(i..i + 2);
+    }
+    if let Some(i) = args.iter().position(|a| a == "--piece") {
+        let n = args.get(i + 1).ok_or("--piece needs a value")?;
+        options.lines_per_piece = n.parse().map_err(|e| format!("--piece: {e}"))?;
+        args.drain(i..i + 2);
+    }
+    if let Some(i) = args.iter().position(|a| a == "--in-flight") {
+        let n = args.get(i + 1).ok_or("--in-flight needs a value")?;
+        options.results_in_flight = n.parse().map_err(|e| format!("--in-flight: {e}"))?;
         args.drain(i..i + 2);
     }
     let json = match args.iter().position(|a| a == "--json") {

@@ -477,7 +477,8 @@ fn damaged_journal(seed: u64, damage: &[(usize, u8)], torn: bool) -> Vec<u8> {
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(48))]
     /// Any split of the file into chunks, on any number of threads, with lines streamed or in
-    /// memory, gives the report of the single-threaded in-memory scan.
+    /// memory and any number of results in flight, gives the report of the single-threaded
+    /// in-memory scan.
     #[test]
     fn any_split_gives_the_same_report(
         seed in 0u64..1000,
@@ -487,11 +488,16 @@ proptest! {
         threads in 1usize..5,
         max_line in prop_oneof![Just(8usize << 20), 256usize..8192],
         piece in prop_oneof![Just(8192usize), 1usize..16],
+        in_flight in 0usize..6,
     ) {
         let bytes = damaged_journal(seed, &damage, torn);
         let file = write_temp(&bytes);
         let expected = reference(&bytes);
-        let opts = ScanOptions { lines_per_piece: piece, ..options(threads, chunk, max_line) };
+        let opts = ScanOptions {
+            lines_per_piece: piece,
+            results_in_flight: in_flight,
+            ..options(threads, chunk, max_line)
+        };
         let mut got = audit_path(file.path(), &opts);
         if max_line < 8 << 20 {
             // Streamed lines get serde's messages from another reader; compare kinds and lines.

@@ -3,10 +3,11 @@
 //! Chunk `k` covers the bytes `[k*C, (k+1)*C)` and owns every line that *starts* there: it
 //! skips the piece of line before its first `\n` (the previous chunk owns it) and reads past its
 //! end to finish its last line. Workers take chunks round-robin (worker `w` does `w`, `w+T`, ...)
-//! and hand each result over a one-slot channel; the caller takes them in chunk order. So the
+//! and hand each result over a bounded channel; the caller takes them in chunk order. So the
 //! order-dependent checks run once, sequentially, over lines in file order (exact by
 //! construction), while the expensive part (validating every byte) runs on every core, and
-//! memory stays bounded: per worker one chunk buffer, one result in flight and one being built.
+//! memory stays bounded: per worker one chunk buffer, `results_in_flight` results waiting and
+//! one being built.
 
 use std::fs::File;
 use std::io;
@@ -29,6 +30,10 @@ pub struct ScanOptions {
     /// Most lines a worker hands over at once; a chunk of more (tiny or blank lines) goes in
     /// pieces, so memory does not depend on how lines are spread over the file.
     pub lines_per_piece: usize,
+    /// Results a worker may have waiting for the ordered checks (at least 1). More lets
+    /// workers run on while the thread doing the ordered checks is off the CPU, at the cost of
+    /// a result's memory each.
+    pub results_in_flight: usize,
 }
 
 impl Default for ScanOptions {
@@ -37,7 +42,11 @@ impl Default for ScanOptions {
             threads: 0,
             chunk_bytes: 1 << 20,
             max_line_in_memory: 8 << 20,
-            lines_per_piece: 8192,
+            // Sixteen results of 1,024 lines: workers run on through a time slice without
+            // the ordered checks' thread (a busy machine), and a worker's results hold no more
+            // lines than three of 8,192 did.
+            lines_per_piece: 1024,
+            results_in_flight: 16,
         }
     }
 }
@@ -245,7 +254,8 @@ where
         let mut handles = Vec::with_capacity(workers);
         for w in 0..workers {
             // A chunk arrives as one or more pieces, the last marked `true`.
-            let (tx, rx) = mpsc::sync_channel::<io::Result<(S, bool)>>(1);
+            let (tx, rx) =
+                mpsc::sync_channel::<io::Result<(S, bool)>>(options.results_in_flight.max(1));
             let (back_tx, back_rx) = mpsc::channel::<S>();
             receivers.push(rx);
             returns.push(back_tx);
