@@ -20,6 +20,9 @@ use std::time::Instant;
 
 use turnstile_replay::audit;
 
+#[path = "common/flags.rs"]
+mod flags;
+
 fn main() -> ExitCode {
     match run() {
         Ok(()) => ExitCode::SUCCESS,
@@ -30,92 +33,99 @@ fn main() -> ExitCode {
     }
 }
 
-fn flag(args: &mut Vec<String>, name: &str, default: usize) -> Result<usize, String> {
-    let Some(i) = args.iter().position(|a| a == name) else {
-        return Ok(default);
-    };
-    let value = args
-        .get(i + 1)
-        .ok_or_else(|| format!("{name} needs a value"))?
-        .parse()
-        .map_err(|e| format!("{name}: {e}"))?;
-    args.drain(i..i + 2);
-    Ok(value)
-}
-
 fn run() -> Result<(), String> {
     let mut args: Vec<String> = std::env::args().skip(1).collect();
-    let threads = flag(&mut args, "--threads", 2)?.max(1);
-    let reps = flag(&mut args, "--reps", 7)?.max(1);
+    let threads = flags::take(&mut args, "--threads")?
+        .unwrap_or(2usize)
+        .max(1);
+    let reps = flags::take(&mut args, "--reps")?.unwrap_or(7usize).max(1);
     let [path] = args.as_slice() else {
         return Err("usage: read_floor PATH [--threads N] [--reps N]".to_owned());
     };
     let file = File::open(path).map_err(|e| format!("{path}: {e}"))?;
     let size = file.metadata().map_err(|e| format!("{path}: {e}"))?.len();
 
+    let per = size.div_ceil(threads as u64);
     for kib in [128usize, 1024] {
-        let t = median(reps, || read_only(&file, size, threads, kib << 10))?;
+        let t = median(reps, || {
+            on_threads(threads, |k| {
+                read_only(
+                    &file,
+                    k as u64 * per,
+                    ((k as u64 + 1) * per).min(size),
+                    kib << 10,
+                )
+                .map_err(|e| format!("{path}: {e}"))
+            })
+        })?;
         println!("read-{kib}k {t:.4}");
     }
 
     let bytes = std::fs::read(path).map_err(|e| format!("{path}: {e}"))?;
+    // Lines are cut before the clock starts: the floors time the checks, not the cutting.
     let lines: Vec<&[u8]> = bytes
         .split(|&b| b == b'\n')
         .filter(|l| !l.is_empty())
         .collect();
-    let t = median(reps, || {
-        per_line(&lines, threads, |l| simdutf8::basic::from_utf8(l).is_ok())
-    })?;
-    println!("utf8-in-memory {t:.4}");
-    let t = median(reps, || {
-        per_line(&lines, threads, |l| {
-            serde_json::from_slice::<serde::de::IgnoredAny>(l).is_ok()
+    let parts: Vec<&[&[u8]]> = lines.chunks(lines.len().div_ceil(threads).max(1)).collect();
+    let every_line = |check: fn(&[u8]) -> bool| {
+        median(reps, || {
+            on_threads(parts.len(), |k| {
+                match parts[k].iter().filter(|l| !check(l)).count() {
+                    0 => Ok(()),
+                    n => Err(format!("{path}: {n} lines refused: not a valid journal")),
+                }
+            })
         })
-    })?;
+    };
+    let t = every_line(|l| simdutf8::basic::from_utf8(l).is_ok())?;
+    println!("utf8-in-memory {t:.4}");
+    let t = every_line(|l| serde_json::from_slice::<serde::de::IgnoredAny>(l).is_ok())?;
     println!("serde-json-in-memory {t:.4}");
     // The audit's own per-line work with nothing to read: each thread audits its part of the
-    // lines from memory (its ordered checks included, so this is the audit less its reads).
-    let parts = split_at_newlines(&bytes, threads);
+    // file from memory (its ordered checks included, so this is the audit less its reads).
+    let spans: Vec<&[u8]> = parts.iter().map(|part| joined(&bytes, part)).collect();
     let t = median(reps, || {
-        std::thread::scope(|s| {
-            let workers: Vec<_> = parts
-                .iter()
-                .map(|part| {
-                    s.spawn(move || {
-                        let report = audit::audit_bytes("part", part);
-                        report.events == report.lines
-                    })
-                })
-                .collect();
-            for w in workers {
-                // A part starts mid-chain, so its invariants may not hold; its lines must all
-                // be events.
-                if !w.join().map_err(|_| "an auditor panicked".to_owned())? {
-                    return Err("the audit refused a line: not a valid journal".to_owned());
-                }
+        on_threads(spans.len(), |k| {
+            let report = audit::audit_bytes("part", spans[k]);
+            // A part starts mid-chain, so its invariants may not hold; its lines must all be
+            // events.
+            if report.events == report.lines {
+                Ok(())
+            } else {
+                Err(format!(
+                    "{path}: the audit refused a line: not a valid journal"
+                ))
             }
-            Ok(())
         })
     })?;
     println!("turnstile-audit-in-memory {t:.4}");
     Ok(())
 }
 
-/// `bytes` cut into `n` parts of about equal size, each ending at a newline.
-fn split_at_newlines(bytes: &[u8], n: usize) -> Vec<&[u8]> {
-    let mut parts = Vec::with_capacity(n);
-    let mut rest = bytes;
-    for k in (1..=n).rev() {
-        let want = rest.len().div_ceil(k);
-        let cut = match memchr::memchr(b'\n', &rest[want.saturating_sub(1).min(rest.len())..]) {
-            Some(i) => want.saturating_sub(1) + i + 1,
-            None => rest.len(),
-        };
-        let (part, tail) = rest.split_at(cut.min(rest.len()));
-        parts.push(part);
-        rest = tail;
+/// The bytes of `file` from the first to the last of `lines` (consecutive slices of it),
+/// newlines included.
+fn joined<'a>(file: &'a [u8], lines: &[&[u8]]) -> &'a [u8] {
+    let offset = |l: &[u8]| l.as_ptr() as usize - file.as_ptr() as usize;
+    match (lines.first(), lines.last()) {
+        (Some(first), Some(last)) => {
+            let end = offset(last) + last.len();
+            &file[offset(first)..(end + 1).min(file.len())]
+        }
+        _ => &[],
     }
-    parts
+}
+
+/// Runs `work(k)` for `k` in `0..n`, each on its own thread; the first error, if any.
+fn on_threads(n: usize, work: impl Fn(usize) -> Result<(), String> + Sync) -> Result<(), String> {
+    let work = &work;
+    std::thread::scope(|s| {
+        let workers: Vec<_> = (0..n).map(|k| s.spawn(move || work(k))).collect();
+        workers.into_iter().try_for_each(|w| {
+            w.join()
+                .map_err(|_| "a measuring thread panicked".to_owned())?
+        })
+    })
 }
 
 /// Median wall seconds of `reps` runs of `f`.
@@ -130,51 +140,15 @@ fn median(reps: usize, mut f: impl FnMut() -> Result<(), String>) -> Result<f64,
     Ok(times[times.len() / 2])
 }
 
-/// Reads the file once with `pread`s of `buf` bytes, one range per thread, touching nothing.
-fn read_only(file: &File, size: u64, threads: usize, buf: usize) -> Result<(), String> {
-    let per = size.div_ceil(threads as u64);
-    std::thread::scope(|s| {
-        let workers: Vec<_> = (0..threads as u64)
-            .map(|k| {
-                s.spawn(move || -> std::io::Result<()> {
-                    let mut chunk = vec![0u8; buf];
-                    let (mut at, end) = (k * per, ((k + 1) * per).min(size));
-                    while at < end {
-                        let want = usize::try_from(end - at).map_or(buf, |n| n.min(buf));
-                        match file.read_at(&mut chunk[..want], at)? {
-                            0 => break,
-                            n => at += n as u64,
-                        }
-                    }
-                    Ok(())
-                })
-            })
-            .collect();
-        for w in workers {
-            w.join()
-                .map_err(|_| "a reader panicked".to_owned())?
-                .map_err(|e| e.to_string())?;
+/// Reads `[from, to)` of the file with `pread`s of `buf` bytes, touching nothing.
+fn read_only(file: &File, mut from: u64, to: u64, buf: usize) -> std::io::Result<()> {
+    let mut chunk = vec![0u8; buf];
+    while from < to {
+        let want = usize::try_from(to - from).map_or(buf, |n| n.min(buf));
+        match file.read_at(&mut chunk[..want], from)? {
+            0 => break,
+            n => from += n as u64,
         }
-        Ok(())
-    })
-}
-
-/// Runs `check` on every line, the lines split evenly over `threads`; fails if one is refused
-/// (the benchmark's journal is valid, so a refusal means the measure is wrong).
-fn per_line(lines: &[&[u8]], threads: usize, check: fn(&[u8]) -> bool) -> Result<(), String> {
-    let per = lines.len().div_ceil(threads).max(1);
-    std::thread::scope(|s| {
-        let workers: Vec<_> = lines
-            .chunks(per)
-            .map(|part| s.spawn(move || part.iter().filter(|l| !check(l)).count()))
-            .collect();
-        let mut refused = 0;
-        for w in workers {
-            refused += w.join().map_err(|_| "a checker panicked".to_owned())?;
-        }
-        match refused {
-            0 => Ok(()),
-            n => Err(format!("{n} lines refused: not a valid journal")),
-        }
-    })
+    }
+    Ok(())
 }

@@ -19,6 +19,9 @@ use turnstile_replay::{
     ScanOptions, SessionState, audit, fold_file, verify_checkpoint, write_checkpoint,
 };
 
+#[path = "common/flags.rs"]
+mod flags;
+
 fn main() -> ExitCode {
     match run() {
         Ok(code) => code,
@@ -32,29 +35,17 @@ fn main() -> ExitCode {
 fn run() -> Result<ExitCode, String> {
     let mut args: Vec<String> = std::env::args().skip(1).collect();
     let mut options = ScanOptions::default();
-    if let Some(i) = args.iter().position(|a| a == "--threads") {
-        let n = args.get(i + 1).ok_or("--threads needs a value")?;
-        options.threads = n.parse().map_err(|e| format!("--threads: {e}"))?;
-        args.drain(i..i + 2);
+    if let Some(n) = flags::take(&mut args, "--threads")? {
+        options.threads = n;
     }
-    if let Some(i) = args.iter().position(|a| a == "--chunk-kb") {
-        let n: u64 = args
-            .get(i + 1)
-            .ok_or("--chunk-kb needs a value")?
-            .parse()
-            .map_err(|e| format!("--chunk-kb: {e}"))?;
-        options.chunk_bytes = n << 10;
-        args.drain(i..i + 2);
+    if let Some(kib) = flags::take::<u64>(&mut args, "--chunk-kb")? {
+        options.chunk_bytes = kib << 10;
     }
-    if let Some(i) = args.iter().position(|a| a == "--piece") {
-        let n = args.get(i + 1).ok_or("--piece needs a value")?;
-        options.lines_per_piece = n.parse().map_err(|e| format!("--piece: {e}"))?;
-        args.drain(i..i + 2);
+    if let Some(n) = flags::take(&mut args, "--piece")? {
+        options.lines_per_piece = n;
     }
-    if let Some(i) = args.iter().position(|a| a == "--in-flight") {
-        let n = args.get(i + 1).ok_or("--in-flight needs a value")?;
-        options.results_in_flight = n.parse().map_err(|e| format!("--in-flight: {e}"))?;
-        args.drain(i..i + 2);
+    if let Some(n) = flags::take(&mut args, "--in-flight")? {
+        options.results_in_flight = n;
     }
     let json = match args.iter().position(|a| a == "--json") {
         Some(i) => {
