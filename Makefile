@@ -1,8 +1,11 @@
 # turnstile: the commands that matter are `make demo` and `make test`.
 CARGO ?= cargo
 BIN := target/release/turnstile
+# The benchmarks measure release code built with debug info (`[profile.profiling]`), so a
+# profile of a slow run names its lines; users install the stripped `release` build.
+PBIN := target/profiling/turnstile
 
-.PHONY: demo test build release install lint bench bench-report bench-journal bench-audit bench-loop bench-model bench-sdk bench-sessions bench-stores cluster-soak crash-soak long-soak fuzz clean-bench
+.PHONY: demo test build release profiling modules install lint bench bench-report bench-journal bench-audit bench-loop bench-model bench-sdk bench-sessions bench-stores cluster-soak crash-soak long-soak fuzz clean-bench
 
 ## demo: build, then replay a recorded session with real tools, audit it, resume it, check it
 ## (offline, no model server, under a minute after the build).
@@ -30,6 +33,13 @@ install:
 release:
 	$(CARGO) build --release -p turnstile
 
+profiling:
+	$(CARGO) build --profile profiling -p turnstile
+
+## modules: no module of any crate imports one that imports it back (CI runs it).
+modules:
+	python3 scripts/module-cycles.py
+
 ## lint: formatting, clippy and the API docs (warnings are errors), as CI checks them.
 lint:
 	$(CARGO) fmt --all -- --check
@@ -43,8 +53,8 @@ lint:
 ## the session report in Chromium; the SDK client against both runtimes.
 bench: bench-journal bench-audit bench-loop bench-model bench-sessions bench-stores bench-report bench-sdk
 
-bench-journal: release
-	$(CARGO) build --release -p turnstile-journal --example journal_bench
+bench-journal: profiling
+	$(CARGO) build --profile profiling -p turnstile-journal --example journal_bench
 	bash scripts/bench-journal.sh
 
 bench-audit:
@@ -52,53 +62,53 @@ bench-audit:
 
 ## bench-report: `turnstile report` on the 2,002-turn fixture, and headless Chromium loading the
 ## page next to an empty page (needs chromium).
-bench-report: release
+bench-report: profiling
 	bash scripts/bench-report.sh
 
 ## bench-sessions: `sessions` and `resume --last` over 100 000 generated sessions, with the
 ## session index cold, warm and bypassed (COUNT=, REPS=, PREVIOUS=<older binary> to compare).
-bench-sessions: release
+bench-sessions: profiling
 	bash scripts/bench-sessions.sh
 
-bench-loop: release
-	$(CARGO) build --release -p turnstile-loop --example loop_bench
-	target/release/examples/loop_bench --binary $(BIN)
+bench-loop: profiling
+	$(CARGO) build --profile profiling -p turnstile-loop --example loop_bench
+	target/profiling/examples/loop_bench --binary $(PBIN)
 
 ## bench-model: huge SSE events (linear read) and endless answers (bounded memory).
 bench-model:
-	$(CARGO) build --release -p turnstile-loop --example model_bench
-	target/release/examples/model_bench
+	$(CARGO) build --profile profiling -p turnstile-loop --example model_bench
+	target/profiling/examples/model_bench
 
 ## bench-stores: file store next to JetStream (R1, and R3 on a local 3-node cluster): durable
 ## appends/s with 1 and 16 sessions, resume with and without a checkpoint, `sessions` over many.
 bench-stores:
-	$(CARGO) build --release -p turnstile-store-nats --example store_bench
-	target/release/examples/store_bench
+	$(CARGO) build --profile profiling -p turnstile-store-nats --example store_bench
+	target/profiling/examples/store_bench
 
 ## cluster-soak: a 200-turn session on a 3-node JetStream cluster with the stream leader killed,
 ## its export compared event for event with a file-store run of the same script, then 20 rounds
 ## of reads right after a node that missed writes comes back.
 cluster-soak:
-	$(CARGO) test -p turnstile --test store_vs_files -- --ignored --nocapture cluster_leader_killed_mid_session_soak
-	CLUSTER_READ_ROUNDS=20 $(CARGO) test -p turnstile-store-nats --test cluster
+	$(CARGO) test -p turnstile --test integration -- --ignored --nocapture store_vs_files::cluster_leader_killed_mid_session_soak
+	CLUSTER_READ_ROUNDS=20 $(CARGO) test -p turnstile-store-nats --test integration -- cluster::
 
 ## long-soak: a 5000-turn session in an 8000-token window against the scripted model: every
 ## request under the window, every LLM call (summary calls included) counted by the audit and
 ## rebuilt by the fold (`make test` runs the same with 300 turns).
 long-soak:
-	TURNSTILE_SOAK_TURNS=5000 $(CARGO) test --release -p turnstile --test compaction -- --nocapture a_long_session
+	TURNSTILE_SOAK_TURNS=5000 $(CARGO) test --release -p turnstile --test integration -- --nocapture compaction::a_long_session
 
 ## crash-soak: the SIGKILL crash test for many more rounds than `make test` runs.
 crash-soak:
-	TURNSTILE_SIGKILL_ROUNDS=500 $(CARGO) test --release -p turnstile-journal --test sigkill -- --nocapture
+	TURNSTILE_SIGKILL_ROUNDS=500 $(CARGO) test --release -p turnstile-journal --test integration -- --nocapture sigkill::
 
 ## fuzz: many more random inputs through the journal's, the audit's and the shell analysis's parsers
 ## (and the policy traced under real bash) than `make test` runs.
 fuzz:
-	PROPTEST_CASES=20000 $(CARGO) test --release -p turnstile-journal --test fuzz_inputs
-	PROPTEST_CASES=2000 $(CARGO) test --release -p turnstile-replay --test audit
-	PROPTEST_CASES=50000 $(CARGO) test --release -p turnstile-loop --test shell_fuzz
-	PROPTEST_CASES=5000 $(CARGO) test --release -p turnstile-loop --test policy_traced
+	PROPTEST_CASES=20000 $(CARGO) test --release -p turnstile-journal --test integration -- fuzz_inputs::
+	PROPTEST_CASES=2000 $(CARGO) test --release -p turnstile-replay --test integration -- audit::
+	PROPTEST_CASES=50000 $(CARGO) test --release -p turnstile-loop --test integration -- shell_fuzz::
+	PROPTEST_CASES=5000 $(CARGO) test --release -p turnstile-loop --test integration -- policy_traced::
 
 clean-bench:
 	rm -rf target/bench
@@ -107,10 +117,10 @@ clean-bench:
 ## with the Copilot CLI (median of 5 each), then 50 concurrent sessions x 20 tool-calling turns
 ## on one turnstile server (turns/s, peak RSS, every journal audited). Needs the clients and the
 ## CLI that `make conformance` installs into target/conformance.
-bench-sdk: release
+bench-sdk: profiling
 	@test -d target/conformance/node/node_modules/@github/copilot-sdk || { echo "bench-sdk: run make conformance once first (it installs the SDK client and the Copilot CLI)"; exit 2; }
-	$(CARGO) build --release -p turnstile-scripted-model
-	TURNSTILE_BIN=$(BIN) SCRIPTED_MODEL_BIN=target/release/scripted-model node conformance/ts/bench/sdk_bench.mjs
+	$(CARGO) build --profile profiling -p turnstile-scripted-model
+	TURNSTILE_BIN=$(PBIN) SCRIPTED_MODEL_BIN=target/profiling/scripted-model node conformance/ts/bench/sdk_bench.mjs
 
 ## conformance: the official Copilot SDK clients (npm @github/copilot-sdk, PyPI github-copilot-sdk)
 ## drive the turnstile binary against the scripted model, then the differential harness runs the

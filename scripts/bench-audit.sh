@@ -9,7 +9,7 @@
 #   scripts/bench-audit.sh                       # 400 MB journal, 7 runs each, median
 #   SIZE_MB=100 BIG_MB=256 REPS=3 CALLGRIND=0 scripts/bench-audit.sh
 #
-# Builds what it needs (release), runs offline, writes its inputs under target/bench/. Every
+# Builds what it needs (the `profiling` profile: release code with debug info), runs offline, writes its inputs under target/bench/. Every
 # count is printed next to the true count (from the generator), so the table shows who is exact.
 # `ratio` is the median wall time divided by that of the grep it is compared with.
 set -euo pipefail
@@ -27,15 +27,15 @@ TRUTH=$JOURNAL.truth.json
 BIG_ROOT=$BENCH/session-${BIG_MB}mb
 BIG_ID=0b6f1c2e-5d4a-4f3b-9c8d-7e6f5a4b3c2d
 CP_ROOT=$BENCH/checkpoint-${SIZE_MB}mb
-TURNSTILE=target/release/turnstile
-GEN=target/release/examples/gen_journal
-TOOL=target/release/examples/replay_tool
-FLOOR=target/release/examples/read_floor
+TURNSTILE=target/profiling/turnstile
+GEN=target/profiling/examples/gen_journal
+TOOL=target/profiling/examples/replay_tool
+FLOOR=target/profiling/examples/read_floor
 
 mkdir -p "$BENCH"
-echo "building turnstile, the generator and the harness (release)..." >&2
-cargo build --quiet --release -p turnstile --bin turnstile
-cargo build --quiet --release -p turnstile-replay --example gen_journal --example replay_tool \
+echo "building turnstile, the generator and the harness (profiling profile)..." >&2
+cargo build --quiet --profile profiling -p turnstile --bin turnstile
+cargo build --quiet --profile profiling -p turnstile-replay --example gen_journal --example replay_tool \
     --example read_floor
 
 if [[ ! -s $JOURNAL || ! -s $TRUTH ]]; then

@@ -3,7 +3,7 @@
 # read throughput on a generated 400 MB journal, next to `wc -l` and `grep -c` on that file.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-BENCH=target/release/examples/journal_bench
+BENCH=target/profiling/examples/journal_bench
 OUT=target/bench
 mkdir -p "$OUT"
 SIZE_MB=${SIZE_MB:-400}

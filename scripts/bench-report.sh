@@ -3,19 +3,19 @@
 # (fixtures/long-session), how big the page is, and how long headless Chromium takes to load it
 # and paint a screenshot, next to an empty page's load (the browser's own start-up).
 #
-#   scripts/bench-report.sh                 # release binary, 5 runs each, median
+#   scripts/bench-report.sh                 # profiling-profile binary (release code), 5 runs each, median
 #   TURNSTILE_BIN=target/debug/turnstile REPS=3 scripts/bench-report.sh
 #
 # Needs Chromium (`apt-get install -y chromium`, or TURNSTILE_CHROMIUM=/path). Offline.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 REPS=${REPS:-5}
-BIN=${TURNSTILE_BIN:-target/release/turnstile}
+BIN=${TURNSTILE_BIN:-target/profiling/turnstile}
 CHROMIUM=${TURNSTILE_CHROMIUM:-chromium}
 OUT=target/bench/report
 mkdir -p "$OUT"
 if [[ -z ${TURNSTILE_BIN:-} ]]; then
-    cargo build --quiet --release -p turnstile --bin turnstile
+    cargo build --quiet --profile profiling -p turnstile --bin turnstile
 fi
 JOURNAL=fixtures/long-session/events.jsonl
 

@@ -7,7 +7,7 @@
 #   scripts/bench-sessions.sh                # 100 000 sessions, 5 repetitions, median wall time
 #   COUNT=20000 REPS=3 scripts/bench-sessions.sh
 #
-# Needs the release build; the generator is built here. Times are medians of the wall time and
+# Builds the profiling profile (release code with debug info); the generator is built here. Times are medians of the wall time and
 # of the CPU time (user + sys, all threads) with a warm page cache (the first, untimed run of
 # each warms it); on a shared machine the CPU time is the steadier figure.
 set -euo pipefail
@@ -17,11 +17,11 @@ COUNT=${COUNT:-100000}
 REPS=${REPS:-5}
 BENCH=target/bench
 ROOT=$BENCH/sessions-$COUNT
-TURNSTILE=${TURNSTILE:-target/release/turnstile}
-GEN=target/release/examples/gen_sessions
+TURNSTILE=${TURNSTILE:-target/profiling/turnstile}
+GEN=target/profiling/examples/gen_sessions
 
 mkdir -p "$BENCH"
-cargo build --release -q -p turnstile-journal --example gen_sessions
+cargo build --profile profiling -q -p turnstile-journal --example gen_sessions
 if [ ! -f "$ROOT/.complete" ]; then
     rm -rf "$ROOT"
     echo "generating $COUNT sessions in $ROOT..." >&2

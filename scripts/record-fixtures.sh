@@ -245,4 +245,4 @@ for name in "${NAMES[@]}"; do
   "record_${name//-/_}"
   finish
 done
-say "done: check them with 'cargo test -p turnstile --test replay_check'"
+say "done: check them with 'cargo test -p turnstile --test integration -- replay_check::'"

@@ -5,7 +5,7 @@
 //! resumes with the request the next turn would have sent. `TURNSTILE_SOAK_TURNS` makes the
 //! long test longer (`make long-soak`).
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;

@@ -2,7 +2,7 @@
 //! event, each followed by a resume whose request holds exactly the conversation left; the
 //! journal keeps every line, the audit stays clean and still counts every LLM call.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

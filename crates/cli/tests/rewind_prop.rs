@@ -6,7 +6,7 @@
 
 use std::path::Path;
 
-mod common;
+use crate::common;
 
 use proptest::prelude::*;
 use serde_json::json;

@@ -3,8 +3,7 @@
 //! stdio, patterns by server and tool, configuration errors naming file and field, and
 //! `turnstile resume --mcp-config FILE` offering the servers' tools again.
 
-#[path = "../../mcp/tests/support/server.rs"]
-mod server;
+use crate::server;
 
 use std::path::Path;
 use std::process::Command;

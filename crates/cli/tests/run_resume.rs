@@ -2,7 +2,7 @@
 //! OpenAI-compatible server on 127.0.0.1: streaming output, exit codes, SIGINT, kill -9 in the
 //! middle of a tool and the resume that follows, two resumes of one session at once.
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Stdio};

@@ -3,7 +3,7 @@
 //! loads one with `skill` and its context reaches the next request after the tool result, a
 //! skill named by `--disable-skill` is refused, and a resume sends the same history again.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

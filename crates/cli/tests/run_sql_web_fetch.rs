@@ -5,7 +5,7 @@
 //! to a target approved as a URL of its own (recorded as its own permission request) that
 //! passes the checks again, and `--deny-url` wins.
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpListener;

@@ -3,7 +3,7 @@
 //! `list_agents` and a `write_agent` follow-up; `turnstile audit --json` on the journal counts
 //! every model request the server received, in total and per agent.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::process::Command;

@@ -2,7 +2,7 @@
 //! (their own flags plus the user's `cliArgs`): each is accepted with its meaning, an unknown
 //! one exits non-zero naming it. Real process, real pipes, a scripted model on 127.0.0.1.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::{Command, Stdio};

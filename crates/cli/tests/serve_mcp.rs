@@ -4,10 +4,9 @@
 //! `mcpServers`. The real binary, real pipes, the rmcp test server over streamable HTTP on
 //! 127.0.0.1.
 
-#[path = "../../mcp/tests/support/server.rs"]
-mod server;
+use crate::server;
 
-mod common;
+use crate::common;
 
 use std::process::{Command, Stdio};
 

@@ -4,7 +4,7 @@
 //! file's provider and model are the default of sessions created without one. The real binary,
 //! real pipes.
 
-mod common;
+use crate::common;
 
 use std::process::{Command, Stdio};
 

@@ -6,7 +6,7 @@
 //! host without a copy when the entry's hash matches, ignored when it does not, and kept in
 //! the state bucket when it is larger than one message.
 
-mod common;
+use crate::common;
 
 use serde_json::Value;
 use turnstile_store_nats::local_server::LocalNats;

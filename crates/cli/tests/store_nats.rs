@@ -6,7 +6,7 @@
 //! through another host's server). The runs compared with file-store runs of the same script
 //! (a 3-node cluster's leader killed, a writer killed and resumed) are in `store_vs_files.rs`.
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};

@@ -4,7 +4,7 @@
 //! writer SIGKILLed after its third turn and resumed on another host. Real `nats-server`
 //! processes on free loopback ports.
 
-mod common;
+use crate::common;
 
 use std::collections::HashSet;
 use std::io::{BufRead, BufReader};

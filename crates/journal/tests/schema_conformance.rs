@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-mod common;
+use crate::common;
 
 use jsonschema::Validator;
 use serde_json::Value;

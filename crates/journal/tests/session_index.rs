@@ -268,7 +268,7 @@ fn concurrent_writer_processes_and_listings_keep_the_index_whole() {
     let children: Vec<_> = (0..4)
         .map(|_| {
             Command::new(&exe)
-                .args(["--exact", "child_writer", "--nocapture"])
+                .args(["--exact", "session_index::child_writer", "--nocapture"])
                 .env(CHILD_ENV, tmp.path())
                 .stdout(Stdio::null())
                 .spawn()

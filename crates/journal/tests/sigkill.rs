@@ -63,7 +63,7 @@ fn acknowledged_events_survive_sigkill() {
         let mut child = Command::new(&exe)
             .args([
                 "--exact",
-                "child_appender",
+                "sigkill::child_appender",
                 "--nocapture",
                 "--test-threads=1",
             ])

@@ -53,7 +53,12 @@ fn second_writer_is_refused_and_crashed_holder_never_blocks() {
     root.create_session(id).unwrap();
     let paths = root.session(id);
     let mut child = Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "child_holder", "--nocapture", "--test-threads=1"])
+        .args([
+            "--exact",
+            "two_writers::child_holder",
+            "--nocapture",
+            "--test-threads=1",
+        ])
         .env(CHILD_ENV, &paths.dir)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

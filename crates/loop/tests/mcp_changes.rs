@@ -5,9 +5,8 @@
 //! enabled between messages; hostile servers whose names collide, run over 64 characters
 //! or list 10 000 tools with megabyte descriptions (capped, warned about once).
 
-mod common;
-#[path = "../../mcp/tests/support/server.rs"]
-mod server;
+use crate::common;
+use crate::server;
 
 use std::sync::Arc;
 

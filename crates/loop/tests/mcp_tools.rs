@@ -4,9 +4,8 @@
 //! the `mcp` permission request, allow/deny patterns by server and tool, the status events,
 //! a hanging call that ends as a failure, and the journal's audit.
 
-mod common;
-#[path = "../../mcp/tests/support/server.rs"]
-mod server;
+use crate::common;
+use crate::server;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -4,7 +4,7 @@
 //! stream that is not SSE. Each ends the message as a `session.error` and leaves a journal
 //! the replay crate's audit passes.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::time::Duration;

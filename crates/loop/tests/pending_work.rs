@@ -148,7 +148,12 @@ async fn crash_with_pending_work() -> Crashed {
         server.url()
     );
     let mut engine = std::process::Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "child_engine", "--nocapture", "--test-threads=1"])
+        .args([
+            "--exact",
+            "pending_work::child_engine",
+            "--nocapture",
+            "--test-threads=1",
+        ])
         .env(CHILD_ENV, spec)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())

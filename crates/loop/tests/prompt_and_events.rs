@@ -4,7 +4,7 @@
 //! expect around a message and a call (schema-validated, ephemeral ones never on disk),
 //! `reasoningEffort`, `excludedTools`, title and model switches.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::sync::{Arc, OnceLock};
@@ -33,7 +33,7 @@ async fn fixture(script: Script) -> Fixture {
 
 impl Fixture {
     /// The base parts, not streaming.
-    fn parts(&self, configure: impl FnOnce(&mut SessionConfig)) -> SessionParts {
+    fn unstreamed_parts(&self, configure: impl FnOnce(&mut SessionConfig)) -> SessionParts {
         self.base_parts(|config| {
             config.streaming = false;
             configure(config);
@@ -105,7 +105,7 @@ async fn the_default_prompt_names_the_runtime_it_is_compatible_with_and_its_cont
         "Always answer in French.\n",
     )
     .unwrap();
-    let session = SessionHandle::create(&fx.root, None, fx.parts(|_| {})).unwrap();
+    let session = SessionHandle::create(&fx.root, None, fx.unstreamed_parts(|_| {})).unwrap();
     let outcome = session
         .send_and_wait("hello", SendOptions::default())
         .await
@@ -156,8 +156,12 @@ async fn customize_replace_and_append_reach_the_model() {
     ];
     for (i, config) in configs.into_iter().enumerate() {
         let cfg = config_of(config);
-        let session =
-            SessionHandle::create(&fx.root, None, fx.parts(|c| c.system_message = cfg)).unwrap();
+        let session = SessionHandle::create(
+            &fx.root,
+            None,
+            fx.unstreamed_parts(|c| c.system_message = cfg),
+        )
+        .unwrap();
         session
             .send_and_wait("go", SendOptions::default())
             .await
@@ -202,7 +206,7 @@ async fn transformed_sections_come_back_from_the_client() {
     let fx = fixture(Script::new().respond(ScriptedResponse::text("ok"))).await;
     let cfg =
         config_of(json!({"mode": "customize", "sections": {"tone": {"action": "transform"}}}));
-    let mut parts = fx.parts(|c| c.system_message = cfg);
+    let mut parts = fx.unstreamed_parts(|c| c.system_message = cfg);
     parts.section_transformer = Some(Arc::new(Upper));
     let session = SessionHandle::create(&fx.root, None, parts).unwrap();
     session
@@ -235,7 +239,7 @@ async fn attachments_are_rendered_recorded_and_sent_again_after_a_resume() {
         {"type": "blob", "data": PNG_B64, "mimeType": "image/png", "displayName": "dot.png"},
     ]))
     .unwrap();
-    let session = SessionHandle::create(&fx.root, None, fx.parts(|_| {})).unwrap();
+    let session = SessionHandle::create(&fx.root, None, fx.unstreamed_parts(|_| {})).unwrap();
     let mut rx = session.subscribe();
     let options = SendOptions {
         attachments,
@@ -327,7 +331,7 @@ async fn attachments_are_rendered_recorded_and_sent_again_after_a_resume() {
 
     // The files change; a resumed session still shows the model what it saw.
     std::fs::write(fx.work.path().join("notes.txt"), "changed\n").unwrap();
-    let (resumed, _) = SessionHandle::resume(&fx.root, id, fx.parts(|_| {})).unwrap();
+    let (resumed, _) = SessionHandle::resume(&fx.root, id, fx.unstreamed_parts(|_| {})).unwrap();
     resumed
         .send_and_wait("again", SendOptions::default())
         .await
@@ -348,7 +352,7 @@ async fn one_call_then_text(
         .respond(ScriptedResponse::text("done"));
     let fx = fixture(script).await;
     let (session, mut rx) =
-        SessionHandle::create_subscribed(&fx.root, None, fx.parts(|_| {})).unwrap();
+        SessionHandle::create_subscribed(&fx.root, None, fx.unstreamed_parts(|_| {})).unwrap();
     session
         .send_and_wait(prompt, SendOptions::default())
         .await
@@ -492,7 +496,7 @@ async fn a_queued_send_is_announced_when_it_joins_and_when_it_leaves_the_queue()
         .respond(ScriptedResponse::text("second"));
     let fx = fixture(script).await;
     let (session, mut rx) =
-        SessionHandle::create_subscribed(&fx.root, None, fx.parts(|_| {})).unwrap();
+        SessionHandle::create_subscribed(&fx.root, None, fx.unstreamed_parts(|_| {})).unwrap();
     let (_, first) = session.send("one", SendOptions::default()).unwrap();
     let (_, second) = session.send("two", SendOptions::default()).unwrap();
     first.await.unwrap();
@@ -538,7 +542,7 @@ async fn reasoning_effort_is_recorded_and_excluded_tools_are_neither_offered_nor
         ))
         .respond(ScriptedResponse::text("done"));
     let fx = fixture(script).await;
-    let parts = fx.parts(|c| {
+    let parts = fx.unstreamed_parts(|c| {
         c.reasoning_effort = Some("high".into());
         c.excluded_tools = vec!["view".into(), "grep".into()];
     });
@@ -598,7 +602,7 @@ async fn title_and_model_switches_are_announced_and_the_model_follows() {
         .respond(ScriptedResponse::text("two"));
     let fx = fixture(script).await;
     let (session, mut rx) =
-        SessionHandle::create_subscribed(&fx.root, None, fx.parts(|_| {})).unwrap();
+        SessionHandle::create_subscribed(&fx.root, None, fx.unstreamed_parts(|_| {})).unwrap();
     session
         .send_and_wait("first", SendOptions::default())
         .await

@@ -5,7 +5,7 @@
 //! asked for a path that leaves the working directory, and not asked at all where the session
 //! trusts its working directory. Real files, a scripted model server.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};

@@ -2,7 +2,7 @@
 //! they cover is approved without asking, one they do not cover is asked, and a resumed
 //! session starts with none. Real shell commands, real files, a scripted model server.
 
-mod common;
+use crate::common;
 
 use std::sync::{Arc, Mutex};
 

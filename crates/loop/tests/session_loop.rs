@@ -3,7 +3,7 @@
 //! model's failures are `model_failures.rs`). Every journal written here must pass the
 //! replay crate's audit.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::time::Duration;

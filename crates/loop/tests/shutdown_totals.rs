@@ -2,7 +2,7 @@
 //! tokens per model and the time in model calls, cumulative over every process that ran the
 //! session, and how full the context the next request would fill is.
 
-mod common;
+use crate::common;
 
 use common::Fixture;
 use serde_json::Value;

@@ -2,7 +2,7 @@
 //! a bad skill file as a warning, the `skill` tool's events in the runtime's order, and the
 //! skill's context in the request after the tool result, the same after a resume.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

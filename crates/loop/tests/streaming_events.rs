@@ -4,7 +4,7 @@
 //! `assistant.tool_call_delta` pieces that add up to the recorded arguments, and
 //! `assistant.usage` before `assistant.message`; none of it on disk.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

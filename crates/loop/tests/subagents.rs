@@ -3,7 +3,7 @@
 //! `agentId`, the answer the main agent's model reads, and a main conversation that folds
 //! without the sub-agent's messages.
 
-mod common;
+use crate::common;
 
 use common::Fixture;
 use serde_json::{Value, json};

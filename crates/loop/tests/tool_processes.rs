@@ -111,7 +111,12 @@ async fn sigkill_of_the_engine_kills_the_tool_process_tree() {
         server.url()
     );
     let mut engine = std::process::Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "child_engine", "--nocapture", "--test-threads=1"])
+        .args([
+            "--exact",
+            "tool_processes::child_engine",
+            "--nocapture",
+            "--test-threads=1",
+        ])
         .env(CHILD_ENV, spec)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())

@@ -3,7 +3,7 @@
 //! shell's end that goes to live subscribers only, and the background-work notices around a
 //! shell.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

@@ -2,7 +2,7 @@
 //! together, results go back in request order, duplicate ids, client tools (permission,
 //! `skipPermission`, result types), and no `assistant.turn_start` without a model request.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};

@@ -4,8 +4,7 @@
 //! out, and what one server adds to a model request stays under its budget. Each cap that
 //! applied is named in the listing's notes. A list that changes is read again when asked.
 
-#[path = "support/server.rs"]
-mod server;
+use crate::server;
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;

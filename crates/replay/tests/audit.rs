@@ -1,7 +1,7 @@
 //! Audit: exact counts on adversarial journals, invariant checks, and the same report whatever
 //! the path a line takes (fast, fallback, streaming) and however the file is split over threads.
 
-mod common;
+use crate::common;
 
 use std::io::Write;
 use std::path::Path;

@@ -49,7 +49,7 @@ fn audit_in_child(path: &Path) -> (u64, u64, u64, u64) {
     let out = Command::new(exe)
         .args([
             "--exact",
-            "child_audits_and_reports_its_peak",
+            "audit_memory::child_audits_and_reports_its_peak",
             "--nocapture",
         ])
         .env(CHILD_ENV, path)

@@ -1,7 +1,7 @@
 //! Checkpoints: state from checkpoint + tail equals the full fold; anything suspicious falls
 //! back to a full fold and says why.
 
-mod common;
+use crate::common;
 
 use std::fs::{self, OpenOptions};
 use std::io::Write;

@@ -2,7 +2,7 @@
 //! equals the request the runtime sent (`p1-compacted`, recorded with
 //! `scripts/record-copilot-long.mjs truncate`: a 30 000-token prompt limit, large results).
 
-mod common;
+use crate::common;
 
 use common::{
     assert_resumes_from_every_cut, conversation_shape, events, fixture_bytes, fixture_path,

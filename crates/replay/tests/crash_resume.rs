@@ -1,7 +1,7 @@
 //! The Copilot runtime's crash-and-resume shape: a process killed mid-work, then a new one
 //! that writes `session.resume` and goes on with a new prompt, closing nothing.
 
-mod common;
+use crate::common;
 
 use common::{
     FIXTURES, assert_valid_history, conversation_shape, events, fixture_bytes, fixture_path,

@@ -1,6 +1,6 @@
 //! Folding the real runtime's recordings: the expected states are written down as snapshots.
 
-mod common;
+use crate::common;
 
 use common::{FIXTURES, events, fixture_bytes, fixture_path};
 use turnstile_replay::{Folder, Message, SessionState, audit_bytes, fold, fold_file};

@@ -1,6 +1,6 @@
 //! Resume plans for journals cut at every line of every recording.
 
-mod common;
+use crate::common;
 
 use common::{FIXTURES, assert_valid_history, events, fixture_bytes, journal};
 use turnstile_journal::payload::{SessionResume, ToolExecutionComplete};

@@ -4,7 +4,7 @@
 //! resume and a prompt) and the same history as turnstile journals it: append-only, with a
 //! `session.snapshot_rewind` marker at each cut. Both fold to the requests the runtime sent.
 
-mod common;
+use crate::common;
 
 use common::{conversation_shape, events, journal, request_shape, turn_starts};
 use serde_json::Value;

@@ -3,7 +3,7 @@
 //! from `skill-demo`, joins the turn after the tool result, so the conversation before each
 //! LLM call is the request the runtime sent (system prompt left out).
 
-mod common;
+use crate::common;
 
 use common::{conversation_shape, events, fixture_bytes, fixture_path, request_shape, turn_starts};
 use serde_json::Value;

@@ -5,7 +5,7 @@
 //! for the rest of the message, and truncates the next message's requests from the whole
 //! history again. The view before each call equals the request the runtime sent.
 
-mod common;
+use crate::common;
 
 use common::{
     assert_resumes_from_every_cut, conversation_shape, events, fixture_bytes, fixture_path,

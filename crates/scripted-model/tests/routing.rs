@@ -1,7 +1,7 @@
 //! Answers routed by the request: a sub-agent's by its system prompt (`forSystem`), an
 //! answer held until later requests have arrived (`afterRequests`).
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

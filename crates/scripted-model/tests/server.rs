@@ -1,6 +1,6 @@
 //! The scripted server, checked with a raw HTTP client (tests of the engine depend on it).
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

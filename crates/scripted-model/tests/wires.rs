@@ -1,6 +1,6 @@
 //! The Responses API and Anthropic Messages wires, in the published shapes.
 
-mod common;
+use crate::common;
 
 use common::*;
 use serde_json::{Value, json};

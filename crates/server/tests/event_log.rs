@@ -2,7 +2,7 @@
 //! that add up to the journal exactly, filters, the tail, a long poll woken by the next
 //! message, backward pages, stale cursors and bounds.
 
-mod common;
+use crate::common;
 
 use common::{Client, TestServer, create_params, is_idle, journal_lines, no_answers};
 use serde_json::{Value, json};

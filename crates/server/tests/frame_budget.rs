@@ -58,7 +58,7 @@ fn twenty_clients_half_way_through_big_frames_hold_no_more_than_the_budget() {
     let mut child = Command::new(std::env::current_exe().unwrap())
         .args([
             "--exact",
-            "budget_child_server",
+            "frame_budget::budget_child_server",
             "--nocapture",
             "--test-threads=1",
         ])

@@ -3,7 +3,7 @@
 //! a provider's `maxPromptTokens` is the window the threshold is a share of; bad options are
 //! refused by name.
 
-mod common;
+use crate::common;
 
 use common::{Client, TestServer, create_params, journal_lines};
 use serde_json::json;

@@ -4,9 +4,8 @@
 //! reading the home's `mcp-config.json` again; `reloadWithConfig` replacing the servers.
 //! OAuth, the GitHub server, external clients and MCP Apps: `mcp_oauth_apps.rs`.
 
-mod common;
-#[path = "../../mcp/tests/support/server.rs"]
-mod server;
+use crate::common;
+use crate::server;
 
 use std::time::Duration;
 

@@ -3,9 +3,8 @@
 //! CLI gives over the wire for the GitHub server, external clients and pending requests; MCP
 //! Apps over a real app server.
 
-mod common;
-#[path = "../../mcp/tests/support/server.rs"]
-mod server;
+use crate::common;
+use crate::server;
 
 use common::{Client, mcp_session, server_everything};
 use serde_json::{Value, json};

@@ -5,9 +5,8 @@
 //! on stdio with node: its resources listed and read, its process killed (the server is no
 //! longer running, its resources not reachable) and restarted.
 
-mod common;
-#[path = "../../mcp/tests/support/server.rs"]
-mod server;
+use crate::common;
+use crate::server;
 
 use common::{
     Client, children_running, is_idle, journal_lines, mcp_session, no_answers, server_everything,

@@ -4,9 +4,8 @@
 //! disabled, enabled and reloaded over `session.mcp.*`; `mcpServers` in `session.resume`
 //! connecting the servers again (a new MCP session over HTTP, a new process on stdio).
 
-mod common;
-#[path = "../../mcp/tests/support/server.rs"]
-mod server;
+use crate::common;
+use crate::server;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};

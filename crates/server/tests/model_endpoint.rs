@@ -3,7 +3,7 @@
 //! `/chat/completions` with the GitHub token; BYOK options (Azure, bearer token, headers)
 //! reach the wire. Real sockets throughout: a JSON-RPC client, the server, the scripted model.
 
-mod common;
+use crate::common;
 
 use common::{Client, GUARD, TestServer};
 use serde_json::json;

@@ -2,7 +2,7 @@
 //! `tools[].skipPermission`, `defaultAgent.excludedTools` at create, `attachments` at send.
 //! Real TCP, the real server and loop, the scripted model (which records what it was asked).
 
-mod common;
+use crate::common;
 
 use common::{Client, TestServer, create_params, is_idle, journal_lines, no_answers};
 use serde_json::json;

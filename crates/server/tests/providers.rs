@@ -3,7 +3,7 @@
 //! are that API's (path, credential header, body shape). Real sockets throughout: a JSON-RPC
 //! client, the server, the scripted model.
 
-mod common;
+use crate::common;
 
 use common::{Client, GUARD, TestServer};
 use serde_json::{Value, json};

@@ -2,7 +2,7 @@
 //! and a server that keeps serving (the same connection where the stream allows it, other
 //! connections always). Everything goes over a real TCP socket.
 
-mod common;
+use crate::common;
 
 use common::{Client, TestServer, create_params, is_idle, no_answers, types};
 use serde_json::{Value, json};

@@ -3,7 +3,7 @@
 //! client tools, hooks, abort, autopilot, `sendAndWait`, disconnect and resume. Permission
 //! answers are in `sdk_permissions.rs`, listings and idle sessions in `sdk_sessions.rs`.
 
-mod common;
+use crate::common;
 
 use common::{
     Client, TestServer, audit_clean, create, create_and_send, create_params, eventually, is_idle,

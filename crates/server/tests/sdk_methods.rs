@@ -3,7 +3,7 @@
 //! `session.send`'s `requestHeaders`. Every journal line they leave is checked against the
 //! SDK's event schema.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

@@ -4,7 +4,7 @@
 //! creation approved, the open request listed until it is answered; URL fetches unasked in
 //! unrestricted mode (`urls.setUnrestrictedMode`) and asked again when it is turned off.
 
-mod common;
+use crate::common;
 
 use common::{
     Client, TestServer, answer_permission, audit_clean, create, create_and_send, journal_lines,

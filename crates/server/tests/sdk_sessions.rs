@@ -2,7 +2,7 @@
 //! `session.list` (newest first, filtered, from the session index, a damaged journal skipped),
 //! `getLastId`, `getMetadata`, `delete`, and an idle session closed after its timeout.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

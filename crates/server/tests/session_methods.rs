@@ -1,7 +1,7 @@
 //! The smaller methods of an open session, over real TCP against the real server: the plan
 //! file, the name, foreground (headless), allowed paths, the model and its effort.
 
-mod common;
+use crate::common;
 
 use common::{Client, TestServer, create_params};
 use serde_json::{Value, json};

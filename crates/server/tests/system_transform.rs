@@ -1,7 +1,7 @@
 //! `systemMessage.customize` with `transform` sections: the server asks the client that
 //! declared them (`systemMessage.transform`) and the prompt the model gets carries its texts.
 
-mod common;
+use crate::common;
 
 use common::{Client, TestServer, create_params, is_idle, journal_lines};
 use serde_json::{Value, json};

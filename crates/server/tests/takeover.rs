@@ -3,7 +3,7 @@
 //! TCP, real flocks (two opens of the lock file conflict as two processes would), the real
 //! handover socket. Timeouts are failure guards only.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

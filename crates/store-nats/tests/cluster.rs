@@ -11,7 +11,7 @@
 //! `CLUSTER_READ_ROUNDS` (default 3) sets how many kill-write-restart-read rounds run; each
 //! round reads the new session several times, each read on a fresh reader.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

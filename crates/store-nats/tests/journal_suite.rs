@@ -2,7 +2,7 @@
 //! the JetStream store on a real `nats-server` started for the test (its own port and
 //! directory). Each case is written once over `JournalStore`.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::time::Duration;

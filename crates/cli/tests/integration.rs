@@ -1,0 +1,63 @@
+//! The integration tests of this crate, one binary: each file of `tests/` is a module here,
+//! so the crate links one test binary instead of one per file (see docs/performance.md).
+//! A test that re-runs this binary as a child names itself by its module path
+//! (`file::test_name`).
+
+mod common;
+#[path = "../../mcp/tests/support/server.rs"]
+mod server;
+
+mod compaction;
+mod hook_trust;
+mod inuse_marker;
+mod journal_commands;
+mod long_sessions;
+mod policy_flags;
+mod providers;
+mod readme_offline;
+mod replay_check;
+mod report_browser;
+mod report_command;
+mod rewind;
+mod rewind_prop;
+mod run_mcp;
+mod run_model_limits;
+mod run_resume;
+mod run_skills;
+mod run_sql_web_fetch;
+mod run_subagents;
+mod serve_flags;
+mod serve_mcp;
+mod serve_model_endpoint;
+mod session_files;
+mod store_commands;
+mod store_nats;
+mod store_vs_files;
+mod type_warning;
+
+/// Every file of `tests/` is declared above: with `autotests = false` a file left out would
+/// silently never run.
+#[test]
+fn every_test_file_is_a_module() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
+    let root = include_str!("integration.rs");
+    let cargo = include_str!("../Cargo.toml");
+    for entry in std::fs::read_dir(&dir).expect("tests dir") {
+        let path = entry.expect("entry").path();
+        let (Some(stem), Some("rs")) = (
+            path.file_stem().and_then(|s| s.to_str()),
+            path.extension().and_then(|s| s.to_str()),
+        ) else {
+            continue;
+        };
+        if stem == "integration" {
+            continue;
+        }
+        let declared = root.contains(&format!("\nmod {stem};"));
+        let own_binary = cargo.contains(&format!("path = \"tests/{stem}.rs\""));
+        assert!(
+            declared || own_binary,
+            "tests/{stem}.rs is neither a module of tests/integration.rs nor a [[test]] of its own: add `mod {stem};`"
+        );
+    }
+}
