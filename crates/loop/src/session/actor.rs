@@ -11,10 +11,17 @@ use turnstile_journal::payload::{
     SessionSkillsLoaded, SessionWarning,
 };
 
+use super::command::Command;
+use super::config::SessionParts;
+use super::conversation::Conversation;
 use super::emitter::{self, Emitter};
+use super::error::LoopError;
+use super::lock::lock;
 use super::pending::PendingWork;
-use super::totals::shutdown_payload;
-use super::{Command, LoopError, Outcome, SessionParts, Shared, lock};
+use super::retry_backoff::RetryBackoff;
+use super::send::Outcome;
+use super::shared::Shared;
+use super::totals::{ProcessUsage, shutdown_payload};
 use crate::autopilot::AgentMode;
 use crate::model::ModelErrorKind;
 use crate::permissions::UrlRules;
@@ -37,7 +44,7 @@ pub(super) struct Actor {
     /// How the model server counts against the token estimate (its last report).
     pub(super) calibration: std::sync::Mutex<crate::prompt::tokens::Calibration>,
     /// When a compaction may be tried again after a failed summary call.
-    pub(super) retry: std::sync::Mutex<super::compaction::RetryBackoff>,
+    pub(super) retry: std::sync::Mutex<RetryBackoff>,
     /// How many times a turn's request was built and measured (shared with the handle).
     pub(super) measures: Arc<std::sync::atomic::AtomicU64>,
     /// The session's database (`sql`), opened on first use and closed with the session.
@@ -62,12 +69,11 @@ pub(super) struct Actor {
     /// What the session already warned about its MCP tools (each is said once).
     pub(super) mcp_warned: std::sync::Mutex<std::collections::HashSet<String>>,
     /// This process's model calls, for the totals `session.shutdown` reports.
-    pub(super) process_usage: std::sync::Mutex<super::totals::ProcessUsage>,
+    pub(super) process_usage: std::sync::Mutex<ProcessUsage>,
     /// The agents `task` started (`session/background.rs`).
     pub(super) agents: Arc<crate::tools::agents::Agents>,
     /// Each agent's conversation between its rounds, by its `task` call id (`subagent.rs`).
-    pub(super) conversations:
-        std::sync::Mutex<std::collections::HashMap<String, super::subagent::Conversation>>,
+    pub(super) conversations: std::sync::Mutex<std::collections::HashMap<String, Conversation>>,
 }
 
 impl Actor {
@@ -119,12 +125,12 @@ impl Actor {
     /// The tools offered now (MCP tools included), shared: a call keeps the set it started
     /// with even if a server's tools change meanwhile.
     pub(super) fn live_tools(&self) -> Arc<crate::tools::ToolRegistry> {
-        Arc::clone(&super::lock(&self.tools_now))
+        Arc::clone(&lock(&self.tools_now))
     }
 
     /// How the model server counts against the estimate, as of its last report.
     pub(super) fn calibration_now(&self) -> crate::prompt::tokens::Calibration {
-        *super::lock(&self.calibration)
+        *lock(&self.calibration)
     }
 
     pub(super) async fn run(

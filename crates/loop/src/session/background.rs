@@ -17,6 +17,7 @@ use turnstile_journal::payload::SystemNotification;
 
 use super::LoopError;
 use super::actor::Actor;
+use super::agent_jobs::{AgentJob, BackgroundSender};
 use super::message::Message;
 use super::tool_call::Turn;
 use crate::autopilot::AgentMode;
@@ -29,17 +30,6 @@ use crate::tools::{ToolFailure, ToolOutput};
 const WOKEN: &str = "idle";
 /// The `delivery` of a round whose message waited for the round before it.
 const QUEUED: &str = "queued";
-
-/// Work for the message's agent runner.
-pub(super) enum AgentJob {
-    /// The first round of the agent of a background `task` call (its id, its checked call).
-    Start(String, TaskArgs),
-    /// The next round of the idle agent of a `task` call, woken by a message.
-    Wake(String, String),
-}
-
-/// Where a turn's calls hand their agents' work to the message's runner.
-pub(super) type BackgroundSender = mpsc::UnboundedSender<AgentJob>;
 
 /// What a background agent keeps of the message it runs in: its cancellation (an abort
 /// stops it too), mode and request headers.
