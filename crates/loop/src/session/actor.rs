@@ -206,7 +206,7 @@ impl Actor {
                     let _ = done.send(outcome);
                 }
                 Command::SetTitle { title, done } => {
-                    let _ = done.send(self.set_title(title).map_err(|e| e.to_string()));
+                    let _ = done.send(self.set_title(title));
                 }
                 Command::SwitchModel {
                     model,
@@ -214,32 +214,32 @@ impl Actor {
                     done,
                 } => {
                     let result = self.switch_model(model, reasoning_effort);
-                    let _ = done.send(result.map_err(|e| e.to_string()));
+                    let _ = done.send(result);
                 }
                 Command::SkipCustomInstructions { skip, done } => {
                     self.parts.config.skip_custom_instructions = skip;
                     let _ = done.send(Ok(()));
                 }
                 Command::SetMode { mode, done } => {
-                    let _ = done.send(self.set_mode(mode).map_err(|e| e.to_string()));
+                    let _ = done.send(self.set_mode(mode));
                 }
                 Command::Log { entry, done } => {
                     let event = entry.event(self.emitter.writer().last_id());
                     let result = self.emitter.emit_event(event).map(|e| e.id);
-                    let _ = done.send(result.map_err(|e| e.to_string()));
+                    let _ = done.send(result);
                 }
                 Command::Compact { options, done } => {
                     let cancel = tokio_util::sync::CancellationToken::new();
                     let mode = self.parts.config.mode;
                     let result = self.compact(&options, &[], mode, &cancel).await;
-                    let _ = done.send(result.map_err(|e| e.to_string()));
+                    let _ = done.send(result);
                 }
                 Command::Mcp { change, done } => {
-                    let _ = done.send(self.change_mcp(change).await.map_err(|e| e.to_string()));
+                    let _ = done.send(self.change_mcp(change).await);
                 }
                 Command::Cut { target, kind, done } => {
                     let result = self.cut(&target, kind).await;
-                    let _ = done.send(result.map_err(|e| e.to_string()));
+                    let _ = done.send(result);
                 }
                 Command::Shutdown { done } => {
                     shutdown_reply = Some(done);
@@ -247,7 +247,7 @@ impl Actor {
                 }
             }
         }
-        let result = self.shutdown().await.map_err(|e| e.to_string());
+        let result = self.shutdown().await;
         if let Some(done) = shutdown_reply {
             let _ = done.send(result);
         }

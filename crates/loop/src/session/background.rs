@@ -3,7 +3,7 @@
 //! the main agent's turns, polled by the message's task ([`Actor::run_turns`]), so the main
 //! agent goes on while it works, as the runtime's does. An agent lives within the message that
 //! started or woke it: the message does not go idle while one of its agents runs (the main
-//! agent is woken for each agent that goes idle, `message.rs`), so idle, shutdown and a resume
+//! agent is woken for each agent that goes idle, `message_loop.rs`), so idle, shutdown and a resume
 //! never find one running in this process. The next turn of the main agent tells its model
 //! which agents went idle (`system.notification`, as the runtime does); `read_agent` gives
 //! their answers.

@@ -1,17 +1,23 @@
 //! The commands a [`super::SessionHandle`] sends its actor task, each with the channel its
-//! answer comes back on.
+//! answer comes back on. An answer is the value or a [`LoopError`] whose variant says what
+//! failed (the journal, a journal read, a cut that cannot be made); a handle passes it on as
+//! it is, and answers [`LoopError::Closed`] itself when the task is gone.
 
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 use turnstile_journal::Uuid;
 use turnstile_journal::payload::SnapshotRewind;
-use turnstile_replay::RewindError;
 
 use super::compaction_options::{CompactOptions, CompactionReport};
+use super::error::LoopError;
 use super::log_entry::LogEntry;
 use super::send::{Outcome, SendOptions};
 use crate::autopilot::AgentMode;
 
+/// Where the actor answers a command: its value, or what failed.
+pub(super) type Reply<T> = oneshot::Sender<Result<T, LoopError>>;
+
+/// What a handle asks the actor task, in the order it was asked.
 pub(super) enum Command {
     Send {
         prompt: String,
@@ -25,40 +31,40 @@ pub(super) enum Command {
     },
     SetTitle {
         title: String,
-        done: oneshot::Sender<Result<(), String>>,
+        done: Reply<()>,
     },
     SwitchModel {
         model: String,
         reasoning_effort: Option<String>,
-        done: oneshot::Sender<Result<(), String>>,
+        done: Reply<()>,
     },
     SkipCustomInstructions {
         skip: bool,
-        done: oneshot::Sender<Result<(), String>>,
+        done: Reply<()>,
     },
     SetMode {
         mode: AgentMode,
-        done: oneshot::Sender<Result<(), String>>,
+        done: Reply<()>,
     },
     Log {
         entry: LogEntry,
-        done: oneshot::Sender<Result<Uuid, String>>,
+        done: Reply<Uuid>,
     },
     Compact {
         options: CompactOptions,
-        done: oneshot::Sender<Result<CompactionReport, String>>,
+        done: Reply<CompactionReport>,
     },
     Mcp {
         change: McpChange,
-        done: oneshot::Sender<Result<bool, String>>,
+        done: Reply<bool>,
     },
     Cut {
         target: String,
         kind: turnstile_replay::CutKind,
-        done: oneshot::Sender<Result<Result<SnapshotRewind, RewindError>, String>>,
+        done: Reply<SnapshotRewind>,
     },
     Shutdown {
-        done: oneshot::Sender<Result<(), String>>,
+        done: Reply<()>,
     },
 }
 

@@ -1,6 +1,5 @@
 //! The handle to a running session: it starts the actor task and sends it commands.
 
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use tokio::sync::{mpsc, oneshot};
@@ -248,23 +247,18 @@ impl SessionHandle {
         let (done, rx) = oneshot::channel();
         let target = target.into();
         let cmd = Command::Cut { target, kind, done };
-        Ok(self.command(cmd, rx).await??)
+        self.command(cmd, rx).await
     }
 
+    /// Sends `cmd` and waits for its answer: the actor's value or [`LoopError`] as it is; a
+    /// task that is gone, or stops before it answers, is [`LoopError::Closed`].
     async fn command<T>(
         &self,
         cmd: Command,
-        rx: oneshot::Receiver<Result<T, String>>,
+        rx: oneshot::Receiver<Result<T, LoopError>>,
     ) -> Result<T, LoopError> {
         self.tx.send(cmd).map_err(|_| LoopError::Closed(self.id))?;
-        match rx.await {
-            Ok(Ok(value)) => Ok(value),
-            Ok(Err(message)) => Err(LoopError::Journal(turnstile_journal::WriteError::Io {
-                path: PathBuf::from(self.id.to_string()),
-                source: std::io::Error::other(message),
-            })),
-            Err(_) => Err(LoopError::Closed(self.id)),
-        }
+        rx.await.map_err(|_| LoopError::Closed(self.id))?
     }
 
     /// Sends and waits until the session is idle again.
@@ -313,17 +307,7 @@ impl SessionHandle {
     /// releases the lock.
     pub async fn shutdown(&self) -> Result<(), LoopError> {
         let (done, rx) = oneshot::channel();
-        self.tx
-            .send(Command::Shutdown { done })
-            .map_err(|_| LoopError::Closed(self.id))?;
-        match rx.await {
-            Ok(Ok(())) => Ok(()),
-            Ok(Err(message)) => Err(LoopError::Journal(turnstile_journal::WriteError::Io {
-                path: PathBuf::from(self.id.to_string()),
-                source: std::io::Error::other(message),
-            })),
-            Err(_) => Err(LoopError::Closed(self.id)),
-        }
+        self.command(Command::Shutdown { done }, rx).await
     }
 }
 

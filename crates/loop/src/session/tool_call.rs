@@ -140,7 +140,7 @@ impl Actor {
     }
 
     /// Continues calls a resume left open: each request is announced again (same id, same
-    /// data) and answered; then the calls go on as new ones would (`pending.rs`).
+    /// data) and answered; then the calls go on as new ones would (`continue_pending.rs`).
     pub(super) async fn resume_calls(
         &self,
         calls: &[PendingCall],
