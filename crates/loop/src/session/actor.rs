@@ -11,10 +11,17 @@ use turnstile_journal::payload::{
     SessionSkillsLoaded, SessionWarning,
 };
 
+use super::command::Command;
+use super::config::SessionParts;
+use super::conversation::Conversation;
 use super::emitter::{self, Emitter};
+use super::error::LoopError;
+use super::lock::lock;
 use super::pending::PendingWork;
-use super::totals::shutdown_payload;
-use super::{Command, LoopError, Outcome, SessionParts, Shared, lock};
+use super::retry_backoff::RetryBackoff;
+use super::send::Outcome;
+use super::shared::Shared;
+use super::totals::{ProcessUsage, shutdown_payload};
 use crate::autopilot::AgentMode;
 use crate::model::ModelErrorKind;
 use crate::permissions::UrlRules;
@@ -37,7 +44,7 @@ pub(super) struct Actor {
     /// How the model server counts against the token estimate (its last report).
     pub(super) calibration: std::sync::Mutex<crate::prompt::tokens::Calibration>,
     /// When a compaction may be tried again after a failed summary call.
-    pub(super) retry: std::sync::Mutex<super::compaction::RetryBackoff>,
+    pub(super) retry: std::sync::Mutex<RetryBackoff>,
     /// How many times a turn's request was built and measured (shared with the handle).
     pub(super) measures: Arc<std::sync::atomic::AtomicU64>,
     /// The session's database (`sql`), opened on first use and closed with the session.
@@ -62,12 +69,11 @@ pub(super) struct Actor {
     /// What the session already warned about its MCP tools (each is said once).
     pub(super) mcp_warned: std::sync::Mutex<std::collections::HashSet<String>>,
     /// This process's model calls, for the totals `session.shutdown` reports.
-    pub(super) process_usage: std::sync::Mutex<super::totals::ProcessUsage>,
+    pub(super) process_usage: std::sync::Mutex<ProcessUsage>,
     /// The agents `task` started (`session/background.rs`).
     pub(super) agents: Arc<crate::tools::agents::Agents>,
     /// Each agent's conversation between its rounds, by its `task` call id (`subagent.rs`).
-    pub(super) conversations:
-        std::sync::Mutex<std::collections::HashMap<String, super::subagent::Conversation>>,
+    pub(super) conversations: std::sync::Mutex<std::collections::HashMap<String, Conversation>>,
 }
 
 impl Actor {
@@ -119,12 +125,12 @@ impl Actor {
     /// The tools offered now (MCP tools included), shared: a call keeps the set it started
     /// with even if a server's tools change meanwhile.
     pub(super) fn live_tools(&self) -> Arc<crate::tools::ToolRegistry> {
-        Arc::clone(&super::lock(&self.tools_now))
+        Arc::clone(&lock(&self.tools_now))
     }
 
     /// How the model server counts against the estimate, as of its last report.
     pub(super) fn calibration_now(&self) -> crate::prompt::tokens::Calibration {
-        *super::lock(&self.calibration)
+        *lock(&self.calibration)
     }
 
     pub(super) async fn run(
@@ -200,7 +206,7 @@ impl Actor {
                     let _ = done.send(outcome);
                 }
                 Command::SetTitle { title, done } => {
-                    let _ = done.send(self.set_title(title).map_err(|e| e.to_string()));
+                    let _ = done.send(self.set_title(title));
                 }
                 Command::SwitchModel {
                     model,
@@ -208,32 +214,32 @@ impl Actor {
                     done,
                 } => {
                     let result = self.switch_model(model, reasoning_effort);
-                    let _ = done.send(result.map_err(|e| e.to_string()));
+                    let _ = done.send(result);
                 }
                 Command::SkipCustomInstructions { skip, done } => {
                     self.parts.config.skip_custom_instructions = skip;
                     let _ = done.send(Ok(()));
                 }
                 Command::SetMode { mode, done } => {
-                    let _ = done.send(self.set_mode(mode).map_err(|e| e.to_string()));
+                    let _ = done.send(self.set_mode(mode));
                 }
                 Command::Log { entry, done } => {
                     let event = entry.event(self.emitter.writer().last_id());
                     let result = self.emitter.emit_event(event).map(|e| e.id);
-                    let _ = done.send(result.map_err(|e| e.to_string()));
+                    let _ = done.send(result);
                 }
                 Command::Compact { options, done } => {
                     let cancel = tokio_util::sync::CancellationToken::new();
                     let mode = self.parts.config.mode;
                     let result = self.compact(&options, &[], mode, &cancel).await;
-                    let _ = done.send(result.map_err(|e| e.to_string()));
+                    let _ = done.send(result);
                 }
                 Command::Mcp { change, done } => {
-                    let _ = done.send(self.change_mcp(change).await.map_err(|e| e.to_string()));
+                    let _ = done.send(self.change_mcp(change).await);
                 }
                 Command::Cut { target, kind, done } => {
                     let result = self.cut(&target, kind).await;
-                    let _ = done.send(result.map_err(|e| e.to_string()));
+                    let _ = done.send(result);
                 }
                 Command::Shutdown { done } => {
                     shutdown_reply = Some(done);
@@ -241,7 +247,7 @@ impl Actor {
                 }
             }
         }
-        let result = self.shutdown().await.map_err(|e| e.to_string());
+        let result = self.shutdown().await;
         if let Some(done) = shutdown_reply {
             let _ = done.send(result);
         }

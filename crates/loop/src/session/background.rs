@@ -3,7 +3,7 @@
 //! the main agent's turns, polled by the message's task ([`Actor::run_turns`]), so the main
 //! agent goes on while it works, as the runtime's does. An agent lives within the message that
 //! started or woke it: the message does not go idle while one of its agents runs (the main
-//! agent is woken for each agent that goes idle, `message.rs`), so idle, shutdown and a resume
+//! agent is woken for each agent that goes idle, `message_loop.rs`), so idle, shutdown and a resume
 //! never find one running in this process. The next turn of the main agent tells its model
 //! which agents went idle (`system.notification`, as the runtime does); `read_agent` gives
 //! their answers.
@@ -17,6 +17,7 @@ use turnstile_journal::payload::SystemNotification;
 
 use super::LoopError;
 use super::actor::Actor;
+use super::agent_jobs::{AgentJob, BackgroundSender};
 use super::message::Message;
 use super::tool_call::Turn;
 use crate::autopilot::AgentMode;
@@ -29,17 +30,6 @@ use crate::tools::{ToolFailure, ToolOutput};
 const WOKEN: &str = "idle";
 /// The `delivery` of a round whose message waited for the round before it.
 const QUEUED: &str = "queued";
-
-/// Work for the message's agent runner.
-pub(super) enum AgentJob {
-    /// The first round of the agent of a background `task` call (its id, its checked call).
-    Start(String, TaskArgs),
-    /// The next round of the idle agent of a `task` call, woken by a message.
-    Wake(String, String),
-}
-
-/// Where a turn's calls hand their agents' work to the message's runner.
-pub(super) type BackgroundSender = mpsc::UnboundedSender<AgentJob>;
 
 /// What a background agent keeps of the message it runs in: its cancellation (an abort
 /// stops it too), mode and request headers.

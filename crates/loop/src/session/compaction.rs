@@ -17,148 +17,18 @@ use turnstile_replay::Message;
 
 use super::LoopError;
 use super::actor::Actor;
+use super::compaction_options::{CompactOptions, CompactionReport};
+use super::retry_backoff::RetryBackoff;
 use super::summary::summary_request;
 use crate::autopilot::AgentMode;
 use crate::model::{ChatMessage, ChatRequest};
 use crate::prompt::tokens;
-
-/// The SDK's `infiniteSessions`: whether and when the history is compacted.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct InfiniteSessions {
-    /// Compaction on (the runtime's default). Off, the history is still compacted when the
-    /// next request would not fit the window at all: a summary loses less than a refusal.
-    pub enabled: bool,
-    /// Share of the window (0–1) the next request may reach before it is compacted.
-    pub background_threshold: f64,
-    /// Share of the window at which the runtime blocks until its background compaction ends;
-    /// turnstile compacts before the request at `background_threshold` already, so a request
-    /// never waits on it (kept for the session's options).
-    pub buffer_exhaustion_threshold: f64,
-}
-
-impl Default for InfiniteSessions {
-    fn default() -> Self {
-        InfiniteSessions {
-            enabled: true,
-            background_threshold: 0.80,
-            buffer_exhaustion_threshold: 0.95,
-        }
-    }
-}
-
-impl InfiniteSessions {
-    /// The share of the window that starts a compaction.
-    pub(super) fn threshold(&self) -> f64 {
-        if self.enabled {
-            self.background_threshold.clamp(0.0, 1.0)
-        } else {
-            1.0
-        }
-    }
-}
 
 /// Share of the window the newest messages may keep, unsummarized, after a compaction the
 /// threshold started (the loop is mid-task: the latest results stay word for word). A
 /// compaction asked for (`manual`, `model_switch`) summarizes everything, as the runtime's
 /// `/compact` does.
 const KEPT_SHARE: f64 = 0.25;
-
-/// Share of the window a request must grow by, past the size whose summary call failed,
-/// before the threshold starts another compaction.
-const RETRY_GROWTH_SHARE: f64 = 0.10;
-
-/// Turns after a failed summary call at which the threshold tries again however little the
-/// history grew.
-const RETRY_AFTER_TURNS: u32 = 5;
-
-/// When a compaction the threshold starts may be tried again after its summary call failed:
-/// once the request grew by [`RETRY_GROWTH_SHARE`] of the window, after
-/// [`RETRY_AFTER_TURNS`] turns, or at once when the request would not fit the window at all
-/// (a summary loses less than a refusal). A summary model that is down costs one call per
-/// few turns, not one per turn.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(super) struct RetryBackoff {
-    /// The request's tokens when its summary call failed; `None`: no failure to wait out.
-    failed_at: Option<u64>,
-    /// Turns over the threshold since then.
-    turns: u32,
-}
-
-impl RetryBackoff {
-    /// Whether a request of `tokens` in a window of `limit` may start a compaction now
-    /// (counts the turn when it may not).
-    pub(super) fn allows(&mut self, tokens: u64, limit: u64) -> bool {
-        let Some(failed_at) = self.failed_at else {
-            return true;
-        };
-        self.turns += 1;
-        let growth = (limit as f64 * RETRY_GROWTH_SHARE) as u64;
-        tokens > limit
-            || tokens >= failed_at.saturating_add(growth)
-            || self.turns >= RETRY_AFTER_TURNS
-    }
-
-    /// A summary call failed for a request of `tokens`.
-    fn failed(&mut self, tokens: u64) {
-        *self = RetryBackoff {
-            failed_at: Some(tokens),
-            turns: 0,
-        };
-    }
-}
-
-/// A compaction asked for (`session.history.compact`, `turnstile compact`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CompactOptions {
-    /// What the summary should focus on (added to the summary request, recorded).
-    pub custom_instructions: Option<String>,
-    /// Recorded as the events' `trigger`: `manual`, `model_switch`.
-    pub trigger: String,
-    /// The window the compaction targets, recorded as the events' `tokenLimit` when it is not
-    /// the session's own (attribution only: it does not change what is summarized).
-    pub token_limit: Option<u64>,
-}
-
-impl Default for CompactOptions {
-    fn default() -> Self {
-        CompactOptions {
-            custom_instructions: None,
-            trigger: "manual".into(),
-            token_limit: None,
-        }
-    }
-}
-
-/// What a compaction did.
-#[derive(Debug, Clone, PartialEq)]
-pub struct CompactionReport {
-    /// A summary replaced part of the history.
-    pub success: bool,
-    /// Tokens the replaced messages held (estimated as the next request counts them).
-    pub tokens_removed: u64,
-    /// Messages the summary replaced.
-    pub messages_removed: u64,
-    /// The summary, on success.
-    pub summary: Option<String>,
-    /// Why there is none, on failure.
-    pub error: Option<String>,
-    /// The context window after it.
-    pub context_window: SessionUsageInfo,
-}
-
-impl CompactionReport {
-    /// No compaction, for `error`; the window is as it was.
-    fn failed(error: String, context_window: SessionUsageInfo) -> Self {
-        CompactionReport {
-            success: false,
-            tokens_removed: 0,
-            messages_removed: 0,
-            summary: None,
-            error: Some(error),
-            context_window,
-        }
-    }
-}
 
 /// Which messages a compaction replaces.
 struct Plan {
@@ -343,7 +213,7 @@ impl Actor {
         let summary = match answer {
             Ok(response) if !response.content.trim().is_empty() => {
                 if let Some(usage) = &response.usage {
-                    super::lock(&self.calibration).observe(estimated, usage.input_tokens);
+                    super::lock::lock(&self.calibration).observe(estimated, usage.input_tokens);
                     complete.compaction_tokens_used = Some(CompactionTokensUsed {
                         input_tokens: usage.input_tokens,
                         output_tokens: usage.output_tokens,
@@ -372,7 +242,7 @@ impl Actor {
                 complete.tokens_removed = Some(plan.tokens);
                 complete.summary_content = Some(summary.clone());
                 self.emitter.emit(&complete)?;
-                *super::lock(&self.retry) = RetryBackoff::default();
+                *super::lock::lock(&self.retry) = RetryBackoff::default();
                 let next = self.measured_request(mode).await;
                 let report = CompactionReport {
                     success: true,
@@ -385,7 +255,7 @@ impl Actor {
                 Ok((report, next))
             }
             Err(error) => {
-                super::lock(&self.retry).failed(before.current_tokens);
+                super::lock::lock(&self.retry).failed(before.current_tokens);
                 // As the runtime records a failure: why, the status, the window, the trigger.
                 complete.error = Some(error.clone());
                 complete.pre_compaction_tokens = None;
@@ -470,48 +340,5 @@ impl Actor {
             .map(|m| self.calibration_now().scale(measure.message(m)))
             .sum();
         Some(Plan { first, end, tokens })
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_failed_summary_waits_for_growth_turns_or_a_full_window() {
-        let mut retry = RetryBackoff::default();
-        assert!(retry.allows(9_000, 10_000), "no failure: at once");
-        retry.failed(8_500);
-        assert!(!retry.allows(8_600, 10_000));
-        assert!(!retry.allows(9_400, 10_000), "grew by less than a tenth");
-        assert!(retry.allows(9_500, 10_000), "grew by a tenth of the window");
-        retry.failed(9_000);
-        for _ in 1..RETRY_AFTER_TURNS {
-            assert!(!retry.allows(9_000, 10_000));
-        }
-        assert!(retry.allows(9_000, 10_000), "the fifth turn tries again");
-        retry.failed(9_900);
-        assert!(
-            retry.allows(10_001, 10_000),
-            "a request past the window: at once"
-        );
-    }
-
-    #[test]
-    fn the_runtimes_defaults_and_off_means_only_when_full() {
-        let on = InfiniteSessions::default();
-        assert!(on.enabled);
-        assert_eq!(on.threshold(), 0.80);
-        assert_eq!(on.buffer_exhaustion_threshold, 0.95);
-        let off = InfiniteSessions {
-            enabled: false,
-            ..on
-        };
-        assert_eq!(off.threshold(), 1.0);
-        let odd = InfiniteSessions {
-            background_threshold: 7.0,
-            ..on
-        };
-        assert_eq!(odd.threshold(), 1.0);
     }
 }

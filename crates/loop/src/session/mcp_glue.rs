@@ -91,10 +91,10 @@ impl Actor {
         // Read before building: a change while building bumps it again and is not missed.
         let version = host.version();
         let (tools, warnings) = with_mcp_tools(&self.base_tools, host);
-        *super::lock(&self.tools_now) = Arc::new(tools);
-        *super::lock(&self.mcp_version) = Some(version);
+        *super::lock::lock(&self.tools_now) = Arc::new(tools);
+        *super::lock::lock(&self.mcp_version) = Some(version);
         for warning in warnings {
-            if super::lock(&self.mcp_warned).insert(warning.clone()) {
+            if super::lock::lock(&self.mcp_warned).insert(warning.clone()) {
                 self.warn_mcp(warning)?;
             }
         }
@@ -124,7 +124,7 @@ impl Actor {
                 ))?,
             }
         }
-        if *super::lock(&self.mcp_version) == Some(host.version()) {
+        if *super::lock::lock(&self.mcp_version) == Some(host.version()) {
             return Ok(());
         }
         self.rebuild_tools(&host)?;

@@ -211,7 +211,7 @@ impl Actor {
     ) -> Result<(), LoopError> {
         let previous = std::mem::replace(&mut self.parts.config.model, model.clone());
         // The server's rate was learnt against the other model's encoding.
-        *super::lock(&self.calibration) = Default::default();
+        *super::lock::lock(&self.calibration) = Default::default();
         crate::prompt::tokens::Encoding::for_model(&model).preload();
         let previous_effort = std::mem::replace(
             &mut self.parts.config.reasoning_effort,

@@ -9,7 +9,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::LoopError;
 use super::actor::Actor;
-use super::compaction::{CompactOptions, Measured};
+use super::compaction::Measured;
+use super::compaction_options::CompactOptions;
 use crate::autopilot::AgentMode;
 use crate::model::HistoryStep;
 

@@ -4,19 +4,19 @@
 
 use turnstile_journal::payload::SnapshotRewind;
 use turnstile_journal::{JournalReader, ReadMode};
-use turnstile_replay::{CutKind, RewindError, plan_cut, visible_events};
+use turnstile_replay::{CutKind, plan_cut, visible_events};
 
 use super::LoopError;
 use super::actor::Actor;
 
 impl Actor {
     /// Appends the marker that removes `target` and every later event of the view, durably;
-    /// the inner error is a cut that cannot be made (nothing written).
+    /// [`LoopError::Rewind`] is a cut that cannot be made (nothing written).
     pub(super) async fn cut(
         &self,
         target: &str,
         kind: CutKind,
-    ) -> Result<Result<SnapshotRewind, RewindError>, LoopError> {
+    ) -> Result<SnapshotRewind, LoopError> {
         // Every event written so far is on disk before the journal is read back.
         self.emitter.boundary().await?;
         let path = self.emitter.writer().paths().events.clone();
@@ -24,12 +24,9 @@ impl Actor {
         for record in JournalReader::open(&path, ReadMode::Strict)? {
             events.push(record?.event);
         }
-        let marker = match plan_cut(&visible_events(events), target, kind) {
-            Ok(marker) => marker,
-            Err(e) => return Ok(Err(e)),
-        };
+        let marker = plan_cut(&visible_events(events), target, kind)?;
         self.emitter.emit(&marker)?;
         self.emitter.boundary().await?;
-        Ok(Ok(marker))
+        Ok(marker)
     }
 }

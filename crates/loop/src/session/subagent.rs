@@ -21,6 +21,7 @@ use turnstile_journal::{Timestamp, Uuid};
 
 use super::LoopError;
 use super::actor::Actor;
+use super::conversation::Conversation;
 use super::message::Message;
 use super::tool_call::{Finished, Turn, completion, interrupted};
 use super::turn::unique_ids;
@@ -31,16 +32,6 @@ use crate::tools::{ToolFailure, ToolOutput};
 
 /// Model calls one sub-agent may make before it is stopped without an answer.
 pub(super) const MAX_SUBAGENT_TURNS: u64 = 40;
-
-/// A sub-agent's conversation between its rounds: what a `write_agent` message continues.
-pub(super) struct Conversation {
-    kind: AgentType,
-    model: String,
-    /// Its system prompt, recorded again at the start of each round, as the runtime does.
-    system: String,
-    /// Every message of its model calls so far.
-    history: Vec<ChatMessage>,
-}
 
 /// What a sub-agent has spent so far (`subagent.completed`/`failed`).
 struct Spent {
@@ -133,7 +124,7 @@ impl Actor {
         };
         let step = self.agent_round(&child, &mut history, &mut spent).await?;
         // Kept for the rounds `write_agent` may start (a background agent's).
-        super::lock(&self.conversations).insert(
+        super::lock::lock(&self.conversations).insert(
             call_id.to_owned(),
             Conversation {
                 kind: child.kind,
@@ -180,7 +171,7 @@ impl Actor {
         delivery: &str,
         msg: &Message<'_>,
     ) -> Result<Result<String, String>, LoopError> {
-        let Some(mut conversation) = super::lock(&self.conversations).remove(call_id) else {
+        let Some(mut conversation) = super::lock::lock(&self.conversations).remove(call_id) else {
             return Ok(Err(format!(
                 "the conversation of the agent of {call_id} is not known to this process"
             )));
@@ -229,7 +220,7 @@ impl Actor {
         let step = self
             .agent_round(&child, &mut conversation.history, &mut spent)
             .await;
-        super::lock(&self.conversations).insert(call_id.to_owned(), conversation);
+        super::lock::lock(&self.conversations).insert(call_id.to_owned(), conversation);
         self.emitter.emit(&SessionBackgroundTasksChanged {})?;
         Ok(match step? {
             RoundEnd::Answer(text) => Ok(text),

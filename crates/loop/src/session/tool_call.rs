@@ -20,9 +20,9 @@ use turnstile_replay::resume_plan::{INTERRUPTED_CODE, INTERRUPTED_MESSAGE};
 
 use super::LoopError;
 use super::actor::Actor;
+use super::denials::{REJECTED_CODE, custom_tool_ask, denied_by_rules, denied_without_asking};
 use super::message::Message;
 use super::pending::{PendingCall, Waiting};
-use super::permission::{REJECTED_CODE, custom_tool_ask, denied_by_rules, denied_without_asking};
 use crate::client::ExternalToolCall;
 use crate::model::ToolCall;
 use crate::permissions::Unasked;
@@ -51,7 +51,7 @@ pub(super) struct Turn<'a, 'm> {
     /// Where a background `task` or a `write_agent` call hands its agent's work to run beside
     /// the main agent (`None`: no runner, so the agent runs inside the call,
     /// `session/background.rs`).
-    pub(super) background: Option<&'a super::background::BackgroundSender>,
+    pub(super) background: Option<&'a super::agent_jobs::BackgroundSender>,
 }
 
 /// How one call finished, before its completion is recorded.
@@ -140,7 +140,7 @@ impl Actor {
     }
 
     /// Continues calls a resume left open: each request is announced again (same id, same
-    /// data) and answered; then the calls go on as new ones would (`pending.rs`).
+    /// data) and answered; then the calls go on as new ones would (`continue_pending.rs`).
     pub(super) async fn resume_calls(
         &self,
         calls: &[PendingCall],
@@ -559,7 +559,7 @@ impl Actor {
         let rejected = done.rejected;
         // Only the file tools change code; other calls' arguments are not parsed again.
         if done.event.success && matches!(call.name.as_str(), "create" | "edit") {
-            super::lock(&self.process_usage).add_file_change(
+            super::lock::lock(&self.process_usage).add_file_change(
                 &call.name,
                 &call.arguments_value(),
                 &self.parts.config.cwd,

@@ -139,7 +139,7 @@ impl Actor {
         // As the runtime: the call's usage is announced before its message.
         if let Some(usage) = &response.usage {
             if exact {
-                super::lock(&self.calibration).observe(estimated, usage.input_tokens);
+                super::lock::lock(&self.calibration).observe(estimated, usage.input_tokens);
             }
             let call = super::usage::Call {
                 response: &response,
@@ -151,7 +151,7 @@ impl Actor {
                 api_endpoint: self.parts.provider.api_endpoint(),
             };
             self.emitter.emit(&call.event())?;
-            super::lock(&self.process_usage).add_call(&model, usage);
+            super::lock::lock(&self.process_usage).add_call(&model, usage);
         }
         self.emitter.emit(&AssistantMessage {
             message_id: assistant_message_id,

@@ -8,7 +8,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::LoopError;
 use super::actor::Actor;
-use super::compaction::{CompactOptions, Measured};
+use super::compaction::Measured;
+use super::compaction_options::CompactOptions;
 use crate::autopilot::AgentMode;
 
 impl Actor {
@@ -33,7 +34,7 @@ impl Actor {
         let info = self.calibrated(&measured);
         if (info.current_tokens as f64) < threshold
             || cancel.is_cancelled()
-            || !super::lock(&self.retry).allows(info.current_tokens, info.token_limit)
+            || !super::lock::lock(&self.retry).allows(info.current_tokens, info.token_limit)
         {
             return Ok(measured);
         }

@@ -1,0 +1,118 @@
+//! What a session is built from: its settings and its parts (model, tools, clients).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use turnstile_journal::Durability;
+
+use super::compaction_options::InfiniteSessions;
+use crate::autopilot::{AgentMode, DEFAULT_MAX_CONTINUES};
+use crate::client::{ExternalTools, PermissionAsker};
+use crate::hooks::HookRunner;
+use crate::model::ModelProvider;
+use crate::permissions::{LiveRules, PermissionPolicy};
+use crate::prompt::{SectionTransformer, SystemMessageConfig};
+use crate::tools::ToolRegistry;
+
+/// Everything a session needs besides its model and tools.
+#[derive(Debug, Clone)]
+pub struct SessionConfig {
+    /// Working directory of the tools.
+    pub cwd: PathBuf,
+    /// Model name sent to the provider.
+    pub model: String,
+    /// When the journal is fsynced.
+    pub durability: Durability,
+    /// Default mode of a send.
+    pub mode: AgentMode,
+    /// Nudges before autopilot gives up.
+    pub max_autopilot_continues: u32,
+    /// Who may run what.
+    pub permissions: PermissionPolicy,
+    /// The rules a client changes while the session runs (shared with whoever changes them).
+    pub live_permissions: Arc<LiveRules>,
+    /// Let file tools reach outside `cwd`.
+    pub allow_outside_cwd: bool,
+    /// `view`, `glob` and `grep` ask a `read` permission for what they read inside `cwd`, as
+    /// the Copilot CLI's SDK sessions do (the server sets it when the client answers
+    /// permission requests; the terminal trusts the working directory).
+    pub ask_reads_in_cwd: bool,
+    /// Ask the provider for a streamed answer.
+    pub streaming: bool,
+    /// An exact system prompt (a replayed recording's); when set, `system_message` is unused.
+    pub system_prompt: Option<String>,
+    /// How the system prompt is built from the engine's sections (SDK `systemMessage`).
+    pub system_message: SystemMessageConfig,
+    /// Reasoning effort asked of the model, recorded in `session.start` (SDK `reasoningEffort`).
+    pub reasoning_effort: Option<String>,
+    /// Tools never offered to the model (SDK `defaultAgent.excludedTools`); a call to one
+    /// anyway is answered as for a tool that does not exist.
+    pub excluded_tools: Vec<String>,
+    /// The model's context window in tokens; `None` looks the model up in
+    /// [`crate::prompt::tokens::token_limit`].
+    pub token_limit: Option<u64>,
+    /// When the history is compacted (SDK `infiniteSessions`).
+    pub infinite_sessions: InfiniteSessions,
+    /// Leave the repository's instruction files out of the system prompt (SDK
+    /// `skipCustomInstructions`).
+    pub skip_custom_instructions: bool,
+    /// A remote store every journal line also goes to, fenced and acknowledged before the
+    /// line counts as durable (`turnstile_journal::sink`); `None` for the file store alone.
+    pub journal_sink: Option<Arc<dyn turnstile_journal::JournalSink>>,
+    /// The session's MCP servers, started before it; the session offers their tools after
+    /// `SessionParts::tools` (and follows their changes), announces their status at the
+    /// start and stops them with it.
+    pub mcp: Option<Arc<turnstile_mcp::McpHost>>,
+    /// The skills of the SDK's `skillDirectories` (listed in `session.skills_loaded` at the
+    /// start); the `skill` tool in `SessionParts::tools` loads them.
+    pub skills: Arc<crate::skills::SkillSet>,
+    /// The skill files that could not be loaded, each recorded as a `session.warning`.
+    pub skill_warnings: Vec<crate::skills::SkillWarning>,
+}
+
+impl SessionConfig {
+    /// Defaults for a session working in `cwd` with `model`.
+    pub fn new(cwd: impl Into<PathBuf>, model: impl Into<String>) -> Self {
+        SessionConfig {
+            cwd: cwd.into(),
+            model: model.into(),
+            durability: Durability::Turn,
+            mode: AgentMode::Interactive,
+            max_autopilot_continues: DEFAULT_MAX_CONTINUES,
+            permissions: PermissionPolicy::default(),
+            live_permissions: Arc::default(),
+            allow_outside_cwd: false,
+            ask_reads_in_cwd: false,
+            streaming: true,
+            system_prompt: None,
+            system_message: SystemMessageConfig::default(),
+            reasoning_effort: None,
+            excluded_tools: Vec::new(),
+            token_limit: None,
+            infinite_sessions: InfiniteSessions::default(),
+            skip_custom_instructions: false,
+            journal_sink: None,
+            mcp: None,
+            skills: Arc::default(),
+            skill_warnings: Vec::new(),
+        }
+    }
+}
+
+/// The parts a session is built from.
+pub struct SessionParts {
+    /// The settings.
+    pub config: SessionConfig,
+    /// The model.
+    pub provider: Arc<dyn ModelProvider>,
+    /// The tools.
+    pub tools: Arc<ToolRegistry>,
+    /// Hooks (command hooks, an SDK client's, or none).
+    pub hooks: Option<Arc<dyn HookRunner>>,
+    /// Tools an SDK client implements.
+    pub external_tools: Option<Arc<dyn ExternalTools>>,
+    /// A client that decides permissions the policy leaves open.
+    pub permission_asker: Option<Arc<dyn PermissionAsker>>,
+    /// A client that rewrites system prompt sections (`transform` actions).
+    pub section_transformer: Option<Arc<dyn SectionTransformer>>,
+}

@@ -1,0 +1,317 @@
+//! The handle to a running session: it starts the actor task and sends it commands.
+
+use std::sync::{Arc, Mutex};
+
+use tokio::sync::{mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
+use turnstile_journal::payload::PendingMessagesModified;
+use turnstile_journal::payload::SnapshotRewind;
+use turnstile_journal::{Event, StateRoot, Uuid};
+
+use super::actor::Actor;
+use super::command::{Command, McpChange};
+use super::compaction_options::{CompactOptions, CompactionReport};
+use super::config::SessionParts;
+use super::emitter::{self, Emitter, Subscribers};
+use super::error::LoopError;
+use super::lock::lock;
+use super::log_entry::LogEntry;
+use super::pending::PendingWork;
+use super::resume_options::{ResumeOptions, ResumeReport};
+use super::send::{Outcome, SendOptions};
+use super::shared::Shared;
+use crate::autopilot::AgentMode;
+use crate::tools::shells::LostShell;
+
+/// A handle to a running session; cheap to clone.
+#[derive(Clone)]
+pub struct SessionHandle {
+    pub(super) id: Uuid,
+    pub(super) tx: mpsc::UnboundedSender<Command>,
+    pub(super) shared: Arc<Shared>,
+}
+
+impl SessionHandle {
+    /// Creates a new session under `root` (a fresh id unless given) and starts it.
+    pub fn create(
+        root: &StateRoot,
+        id: Option<Uuid>,
+        parts: SessionParts,
+    ) -> Result<Self, LoopError> {
+        Self::create_inner(root, id, parts, Arc::default())
+    }
+
+    /// Like [`Self::create`], with a subscription that starts before `session.start`.
+    pub fn create_subscribed(
+        root: &StateRoot,
+        id: Option<Uuid>,
+        parts: SessionParts,
+    ) -> Result<(Self, mpsc::UnboundedReceiver<Arc<Event>>), LoopError> {
+        let (subscribers, rx) = subscribed();
+        Ok((Self::create_inner(root, id, parts, subscribers)?, rx))
+    }
+
+    /// Resumes an existing session: takes the writer lock (recovering a torn tail), folds the
+    /// journal (from its checkpoint when valid), appends the resume plan, and starts it.
+    pub fn resume(
+        root: &StateRoot,
+        id: Uuid,
+        parts: SessionParts,
+    ) -> Result<(Self, ResumeReport), LoopError> {
+        Self::resume_inner(root, id, parts, Arc::default(), ResumeOptions::default())
+    }
+
+    /// Like [`Self::resume`], with options (e.g. continuing pending work) and a subscription
+    /// that starts before the resume plan's events.
+    pub fn resume_with(
+        root: &StateRoot,
+        id: Uuid,
+        parts: SessionParts,
+        options: ResumeOptions,
+    ) -> Result<(Self, ResumeReport, mpsc::UnboundedReceiver<Arc<Event>>), LoopError> {
+        let (subscribers, rx) = subscribed();
+        let (handle, report) = Self::resume_inner(root, id, parts, subscribers, options)?;
+        Ok((handle, report, rx))
+    }
+
+    /// Like [`Self::resume`], with a subscription that starts before the resume plan's events.
+    pub fn resume_subscribed(
+        root: &StateRoot,
+        id: Uuid,
+        parts: SessionParts,
+    ) -> Result<(Self, ResumeReport, mpsc::UnboundedReceiver<Arc<Event>>), LoopError> {
+        let (subscribers, rx) = subscribed();
+        let (handle, report) =
+            Self::resume_inner(root, id, parts, subscribers, ResumeOptions::default())?;
+        Ok((handle, report, rx))
+    }
+
+    pub(super) fn spawn(
+        id: Uuid,
+        emitter: Emitter,
+        subscribers: Subscribers,
+        parts: SessionParts,
+        pending: Option<PendingWork>,
+        lost_shells: Vec<LostShell>,
+        hold_pending_work: bool,
+    ) -> Self {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let release = CancellationToken::new();
+        if !hold_pending_work {
+            release.cancel();
+        }
+        let shared = Arc::new(Shared {
+            subscribers,
+            running: Mutex::new(None),
+            queued: Mutex::new(Vec::new()),
+            mcp: parts.config.mcp.clone(),
+            release,
+            measures: Arc::default(),
+        });
+        let mut actor = Actor::new(id, emitter, parts, pending, lost_shells);
+        actor.measures = Arc::clone(&shared.measures);
+        tokio::spawn(actor.run(rx, Arc::clone(&shared)));
+        SessionHandle { id, tx, shared }
+    }
+
+    /// The session id.
+    pub fn id(&self) -> Uuid {
+        self.id
+    }
+
+    /// The session's MCP servers, if it has any.
+    pub fn mcp(&self) -> Option<&Arc<turnstile_mcp::McpHost>> {
+        self.shared.mcp.as_ref()
+    }
+
+    /// Announces an ephemeral event to the live subscribers (e.g. an MCP App's tool call made
+    /// over RPC), chained after the last persisted event; never written to the journal.
+    pub fn announce<P: turnstile_journal::payload::Payload>(&self, payload: &P) {
+        emitter::publish_live(&self.shared.subscribers, payload);
+    }
+
+    /// Every event from now on, ephemeral ones too, in order.
+    pub fn subscribe(&self) -> mpsc::UnboundedReceiver<Arc<Event>> {
+        let (tx, rx) = mpsc::unbounded_channel();
+        lock(&self.shared.subscribers).senders.push(tx);
+        rx
+    }
+
+    /// Queues a message; returns its `messageId` at once.
+    pub fn send(
+        &self,
+        prompt: impl Into<String>,
+        options: SendOptions,
+    ) -> Result<(String, oneshot::Receiver<Outcome>), LoopError> {
+        let message_id = Uuid::new_v4().to_string();
+        let (done, rx) = oneshot::channel();
+        let cancel = CancellationToken::new();
+        let waited = {
+            let running = lock(&self.shared.running);
+            let mut queued = lock(&self.shared.queued);
+            let waits = running.is_some() || !queued.is_empty();
+            // Queued before the command is sent, so an abort from here on reaches it.
+            queued.push((message_id.clone(), cancel.clone()));
+            waits
+        };
+        let sent = self.tx.send(Command::Send {
+            prompt: prompt.into(),
+            options,
+            message_id: message_id.clone(),
+            cancel,
+            waited,
+            done,
+        });
+        if sent.is_err() {
+            lock(&self.shared.queued).retain(|(id, _)| *id != message_id);
+            return Err(LoopError::Closed(self.id));
+        }
+        if waited {
+            // The actor is busy with another message: the queue's watchers learn it from here.
+            emitter::publish_live(&self.shared.subscribers, &PendingMessagesModified {});
+        }
+        Ok((message_id, rx))
+    }
+
+    /// Sets the session's display title (announced as `session.title_changed`), after the
+    /// messages sent before it.
+    pub async fn set_name(&self, title: impl Into<String>) -> Result<(), LoopError> {
+        let (done, rx) = oneshot::channel();
+        let title = title.into();
+        self.command(Command::SetTitle { title, done }, rx).await
+    }
+
+    /// Switches the model (and reasoning effort) of the calls that follow, recorded as
+    /// `session.model_change`; takes effect after the messages sent before it.
+    pub async fn switch_model(
+        &self,
+        model: impl Into<String>,
+        reasoning_effort: Option<String>,
+    ) -> Result<(), LoopError> {
+        let (done, rx) = oneshot::channel();
+        let model = model.into();
+        let cmd = Command::SwitchModel {
+            model,
+            reasoning_effort,
+            done,
+        };
+        self.command(cmd, rx).await
+    }
+
+    /// Sets the mode of the sends that name none (recorded as `session.mode_changed` when it
+    /// changes), after the messages sent before it.
+    pub async fn set_mode(&self, mode: AgentMode) -> Result<(), LoopError> {
+        let (done, rx) = oneshot::channel();
+        self.command(Command::SetMode { mode, done }, rx).await
+    }
+
+    /// Leaves the repository's instruction files out of (or back in) the system prompts built
+    /// from now on, after the messages sent before it.
+    pub async fn skip_custom_instructions(&self, skip: bool) -> Result<(), LoopError> {
+        let (done, rx) = oneshot::channel();
+        self.command(Command::SkipCustomInstructions { skip, done }, rx)
+            .await
+    }
+
+    /// Enables, disables or reloads the session's MCP servers after the messages sent before
+    /// it; the next model request offers the tools as they are then. `Ok(false)` when the
+    /// change named no server of the session (or nothing changed), as the runtime ignores it.
+    pub async fn change_mcp(&self, change: McpChange) -> Result<bool, LoopError> {
+        let (done, rx) = oneshot::channel();
+        self.command(Command::Mcp { change, done }, rx).await
+    }
+
+    /// Records a client log entry (`session.info`/`session.warning`/`session.error`) after
+    /// the messages sent before it; returns the id of the event.
+    pub async fn log(&self, entry: LogEntry) -> Result<Uuid, LoopError> {
+        let (done, rx) = oneshot::channel();
+        self.command(Command::Log { entry, done }, rx).await
+    }
+
+    /// Compacts the history now (SDK `session.history.compact`, `turnstile compact`), after
+    /// the messages sent before it: one summary call to the model, recorded as
+    /// `session.compaction_start`/`complete` with the options' `trigger`.
+    pub async fn compact(&self, options: CompactOptions) -> Result<CompactionReport, LoopError> {
+        let (done, rx) = oneshot::channel();
+        self.command(Command::Compact { options, done }, rx).await
+    }
+
+    /// Removes `target` and every later event from the conversation (a `session.snapshot_rewind`
+    /// marker appended after the messages sent before it, made durable): any event for
+    /// [`turnstile_replay::CutKind::Truncate`], a main-agent user message for [`turnstile_replay::CutKind::UserTurn`].
+    pub async fn cut(
+        &self,
+        target: impl Into<String>,
+        kind: turnstile_replay::CutKind,
+    ) -> Result<SnapshotRewind, LoopError> {
+        let (done, rx) = oneshot::channel();
+        let target = target.into();
+        let cmd = Command::Cut { target, kind, done };
+        self.command(cmd, rx).await
+    }
+
+    /// Sends `cmd` and waits for its answer: the actor's value or [`LoopError`] as it is; a
+    /// task that is gone, or stops before it answers, is [`LoopError::Closed`].
+    async fn command<T>(
+        &self,
+        cmd: Command,
+        rx: oneshot::Receiver<Result<T, LoopError>>,
+    ) -> Result<T, LoopError> {
+        self.tx.send(cmd).map_err(|_| LoopError::Closed(self.id))?;
+        rx.await.map_err(|_| LoopError::Closed(self.id))?
+    }
+
+    /// Sends and waits until the session is idle again.
+    pub async fn send_and_wait(
+        &self,
+        prompt: impl Into<String>,
+        options: SendOptions,
+    ) -> Result<Outcome, LoopError> {
+        let (_, done) = self.send(prompt, options)?;
+        done.await.map_err(|_| LoopError::Closed(self.id))
+    }
+
+    /// Aborts the running message, if any, and every message queued behind it.
+    pub fn abort(&self) {
+        // Held pending work goes on, to be closed as interrupted.
+        self.shared.release.cancel();
+        for (_, token) in lock(&self.shared.queued).iter() {
+            token.cancel();
+        }
+        if let Some(token) = lock(&self.shared.running).as_ref() {
+            token.cancel();
+        }
+    }
+
+    /// Lets pending work held by [`ResumeOptions::hold_pending_work`] go on: its requests are
+    /// announced again and wait for their answers.
+    pub fn release_pending_work(&self) {
+        self.shared.release.cancel();
+    }
+
+    /// How many times the session built and measured a turn's request: once per LLM call of
+    /// a turn, once more after each compaction that succeeded, and once per compaction asked
+    /// for (a figure for tests and diagnostics).
+    pub fn requests_measured(&self) -> u64 {
+        self.shared
+            .measures
+            .load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// True while a message is running.
+    pub fn is_busy(&self) -> bool {
+        lock(&self.shared.running).is_some()
+    }
+
+    /// Finishes queued messages, records `session.shutdown`, makes the journal durable and
+    /// releases the lock.
+    pub async fn shutdown(&self) -> Result<(), LoopError> {
+        let (done, rx) = oneshot::channel();
+        self.command(Command::Shutdown { done }, rx).await
+    }
+}
+
+pub(super) fn subscribed() -> (Subscribers, mpsc::UnboundedReceiver<Arc<Event>>) {
+    let (tx, rx) = mpsc::unbounded_channel();
+    (Arc::new(Mutex::new(emitter::Live::with(tx))), rx)
+}

@@ -1,0 +1,21 @@
+//! What a session's handles and its actor task share: the live subscribers, the running and
+//! queued messages (which `abort` cancels), and the actor's figures a handle reads.
+
+use std::sync::{Arc, Mutex};
+
+use tokio_util::sync::CancellationToken;
+
+use super::emitter::Subscribers;
+
+pub(super) struct Shared {
+    pub(super) subscribers: Subscribers,
+    pub(super) running: Mutex<Option<CancellationToken>>,
+    /// Tokens of the messages sent and not yet started, by message id.
+    pub(super) queued: Mutex<Vec<(String, CancellationToken)>>,
+    /// The session's MCP servers (`SessionConfig::mcp`).
+    pub(super) mcp: Option<Arc<turnstile_mcp::McpHost>>,
+    /// Fired when held pending work may go on (`ResumeOptions::hold_pending_work`).
+    pub(super) release: CancellationToken,
+    /// Turn requests built and measured (the actor's count).
+    pub(super) measures: Arc<std::sync::atomic::AtomicU64>,
+}
