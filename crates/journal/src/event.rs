@@ -98,12 +98,6 @@ impl Event {
         })
     }
 
-    /// Parses `data` into the payload struct of its type ([`crate::payload::TypedEvent::Other`]
-    /// for types without one).
-    pub fn typed(&self) -> Result<crate::payload::TypedEvent, EventError> {
-        crate::payload::typed(self)
-    }
-
     /// True when this event's type must never be written to disk.
     pub fn is_ephemeral(&self) -> bool {
         self.event_type.is_ephemeral()

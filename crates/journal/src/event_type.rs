@@ -4,15 +4,7 @@ use std::borrow::Cow;
 use std::fmt;
 
 use crate::event_types::EVENT_TYPES;
-
-/// Whether events of a type are written to `events.jsonl` or only sent to live subscribers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Persistence {
-    /// Written to the journal (and sent live).
-    Persisted,
-    /// Sent to live subscribers only; never on disk.
-    Ephemeral,
-}
+pub use crate::persistence::Persistence;
 
 /// The `type` of an event, e.g. `assistant.turn_start`.
 ///

@@ -468,6 +468,22 @@ impl Gathered {
     }
 }
 
+// The indexed listings are `SessionSummary` methods for their callers, defined here because
+// the index is built on summaries (`summary.rs` knows nothing of the index).
+impl SessionSummary {
+    /// The same list as [`Self::list`], taken from the session index where its records still
+    /// match the journals (see [`crate::index`]); the index is brought up to date.
+    pub fn list_indexed(root: &StateRoot) -> Result<(Vec<Self>, ListingStats), LayoutError> {
+        list(root)
+    }
+
+    /// The id of the session [`Self::list_indexed`] would show first (the most recently
+    /// updated), without building the listing; `None` when the root has no session.
+    pub fn newest_indexed(root: &StateRoot) -> Result<(Option<Uuid>, ListingStats), LayoutError> {
+        newest(root)
+    }
+}
+
 /// The summaries of every session of `root`, newest first (ties in id order), from the
 /// index where it is current.
 pub(crate) fn list(root: &StateRoot) -> Result<(Vec<SessionSummary>, ListingStats), LayoutError> {
@@ -485,7 +501,7 @@ pub(crate) fn list(root: &StateRoot) -> Result<(Vec<SessionSummary>, ListingStat
     // The index thread's order, kept to the current records; the sessions read from their
     // journals (rare: a changed journal, a lost record) are merged in by the same order.
     let mut fresh: Vec<SessionSummary> = fresh.into_iter().map(|(_, s)| s).collect();
-    crate::summary::SessionSummary::sort_newest_first(&mut fresh);
+    SessionSummary::sort_newest_first(&mut fresh);
     let mut fresh = fresh.into_iter().peekable();
     for i in index.newest_first {
         let i = i as usize;

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 
 use rustix::fs::{AtFlags, FileType, Mode, OFlags};
 
-use crate::layout::LayoutError;
+use crate::layout_error::LayoutError;
 
 /// How a file inside a session directory is opened.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

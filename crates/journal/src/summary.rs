@@ -192,22 +192,6 @@ impl SessionSummary {
     pub fn sort_newest_first(all: &mut Vec<Self>) {
         sort_newest_first(all);
     }
-
-    /// The same list as [`Self::list`], taken from the session index where its records still
-    /// match the journals (see [`crate::index`]); the index is brought up to date.
-    pub fn list_indexed(
-        root: &crate::layout::StateRoot,
-    ) -> Result<(Vec<Self>, crate::index::ListingStats), LayoutError> {
-        crate::index::list(root)
-    }
-
-    /// The id of the session [`Self::list_indexed`] would show first (the most recently
-    /// updated), without building the listing; `None` when the root has no session.
-    pub fn newest_indexed(
-        root: &crate::layout::StateRoot,
-    ) -> Result<(Option<Uuid>, crate::index::ListingStats), LayoutError> {
-        crate::index::newest(root)
-    }
 }
 
 /// Newest first; sessions with the same `updated` stay in id order (the input's).

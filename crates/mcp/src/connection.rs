@@ -6,12 +6,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
-use rmcp::model::{CallToolRequestParams, CallToolResult, ClientConfig};
-use rmcp::service::{NotificationContext, Peer, RoleClient, RunningService, ServiceError};
-use rmcp::{ClientHandler, ServiceExt};
+use rmcp::ServiceExt;
+use rmcp::model::{CallToolRequestParams, CallToolResult};
+use rmcp::service::{Peer, RoleClient, RunningService, ServiceError};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use crate::client::{Client, client};
 use crate::config::{ServerConfig, Transport};
 use crate::error::McpError;
 use crate::listing::{self, ToolListing};
@@ -45,24 +46,6 @@ impl StartOptions {
     }
 }
 
-/// The client side of a connection: who we are, and a flag the server's
-/// `notifications/tools/list_changed` raises (the session lists the tools again between turns).
-#[derive(Clone)]
-pub(crate) struct Client {
-    info: ClientConfig,
-    tools_changed: Arc<AtomicBool>,
-}
-
-impl ClientHandler for Client {
-    fn get_info(&self) -> ClientConfig {
-        self.info.clone()
-    }
-
-    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
-        self.tools_changed.store(true, Ordering::SeqCst);
-    }
-}
-
 /// A connected server.
 pub struct McpConnection {
     name: String,
@@ -85,16 +68,6 @@ impl std::fmt::Debug for McpConnection {
             .field("transport", &self.transport)
             .field("tools", &self.listing().tools.len())
             .finish()
-    }
-}
-
-fn client(tools_changed: &Arc<AtomicBool>) -> Client {
-    let mut info = ClientConfig::default();
-    info.client_info.name = "turnstile".into();
-    info.client_info.version = env!("CARGO_PKG_VERSION").into();
-    Client {
-        info,
-        tools_changed: Arc::clone(tools_changed),
     }
 }
 

@@ -7,7 +7,7 @@ use rmcp::service::{RoleClient, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 
-use crate::connection::Client;
+use crate::client::Client;
 use crate::error::McpError;
 
 /// Connects to `url`, sending `headers` with every request, and runs the handshake.

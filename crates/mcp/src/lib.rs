@@ -22,6 +22,7 @@
 //! ```
 
 mod apps;
+mod client;
 mod config;
 mod connection;
 mod env;

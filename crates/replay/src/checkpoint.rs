@@ -27,18 +27,15 @@ use turnstile_journal::Uuid;
 use turnstile_journal::layout::{EVENTS_FILE, sync_dir};
 use turnstile_journal::reader::{ReadMode, check_line};
 
-use crate::audit::line::tail_id;
 use crate::checkpoint_rejection::CheckpointRejection;
+pub use crate::checkpoint_version::CHECKPOINT_VERSION;
 use crate::error::ReplayError;
 use crate::fold::{Folder, fold_tail};
+use crate::raw::envelope::tail_id;
 use crate::state::SessionState;
 
 /// Name of the sidecar in the session directory.
 pub const CHECKPOINT_FILE: &str = "checkpoint.json";
-/// Format version; a checkpoint of another version is ignored. 2: the state keeps user
-/// message attachments and binary assets. 3: each message's view position and the view's
-/// length, which rewind markers need. 4: what truncations hid until the next message.
-pub const CHECKPOINT_VERSION: u32 = 4;
 /// Bytes before the offset covered by the guard CRC.
 pub const GUARD_BYTES: u64 = 64 * 1024;
 

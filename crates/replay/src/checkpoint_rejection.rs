@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use crate::checkpoint::CHECKPOINT_VERSION;
+use crate::checkpoint_version::CHECKPOINT_VERSION;
 
 /// Why [`crate::Checkpoint::trusted`] refused a checkpoint. Each is a reason to fold the whole
 /// journal, never an error of the session: the checkpoint is only an optimisation.

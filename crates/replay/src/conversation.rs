@@ -212,7 +212,7 @@ impl<'a> Conversation<'a> {
             let message = Message::Tool {
                 tool_call_id: tool_call_id.to_owned(),
                 name: name.to_owned(),
-                content: crate::resume_plan::INTERRUPTED_MESSAGE.to_owned(),
+                content: crate::interrupted::INTERRUPTED_MESSAGE.to_owned(),
                 success: false,
             };
             self.add_tool_result(message, tool_call_id);

@@ -17,17 +17,17 @@ use turnstile_journal::payload::{
 };
 use turnstile_journal::{Event, LiveMark, REWIND_MARKER, Record, Uuid};
 
-use crate::audit::fields::{Fields, Kind, Store};
-use crate::audit::json;
-use crate::audit::line::Scratch;
 use crate::conversation::{Conversation, Message};
 use crate::error::ReplayError;
 use crate::fold_assistant::read_assistant;
 use crate::fold_lenient::{
     CompactionComplete, ModeChanged, ModelChange, Shutdown, Truncation, add_tokens, model_usage,
 };
-use crate::fold_tool::ToolOutcome;
+use crate::fold_tool_lean::ToolOutcome;
 use crate::open_work::OpenToolCall;
+use crate::raw::fields::{Fields, Kind, Store};
+use crate::raw::json;
+use crate::raw::types::Scratch;
 use crate::state::BinaryAsset;
 use crate::state::{
     KEPT_RECENT, PendingCompaction, ResumeInfo, SessionErrorInfo, SessionState, TokenCounts,

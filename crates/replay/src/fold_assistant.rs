@@ -12,7 +12,7 @@ use serde_json::Value;
 use turnstile_journal::payload::{AssistantMessage, ToolRequestCaller};
 
 use crate::conversation::ToolCallRequest;
-use crate::fold_tool::{StrCheck, ValueCheck};
+use crate::fold_tool_lean::{StrCheck, ValueCheck};
 
 /// What the fold keeps of an `assistant.message`.
 #[derive(Debug, Clone, PartialEq)]

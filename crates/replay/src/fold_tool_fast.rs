@@ -11,7 +11,7 @@ use std::sync::LazyLock;
 
 use serde::Deserialize;
 
-use crate::fold_tool::{
+use crate::fold_tool_lean::{
     LeanError, LeanShellExecution, MapCheck, SeqCheck, StrCheck, ToolOutcome, ValueCheck,
 };
 
@@ -401,7 +401,7 @@ pub(crate) mod tests {
             let at = |s: &[u8]| s.as_ptr() as usize - base;
             [at(k), at(k) + k.len(), at(v), at(v) + v.len()]
         };
-        assert!(crate::audit::json::scan_object_nested(
+        assert!(crate::raw::json::scan_object_nested(
             data.as_bytes(),
             &mut Vec::new(),
             &mut |k, v| top.push(range(k, v)),

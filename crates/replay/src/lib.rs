@@ -20,6 +20,7 @@
 pub mod audit;
 pub mod checkpoint;
 mod checkpoint_rejection;
+mod checkpoint_version;
 mod conversation;
 mod error;
 pub mod fold;
@@ -28,7 +29,10 @@ mod fold_lenient;
 mod fold_read;
 mod fold_tool;
 mod fold_tool_fast;
+mod fold_tool_lean;
+mod interrupted;
 pub mod open_work;
+mod raw;
 pub mod resume_plan;
 pub mod rewind;
 pub mod state;

@@ -14,15 +14,8 @@ use turnstile_journal::payload::{
 };
 use turnstile_journal::{Event, Timestamp, Uuid};
 
+pub use crate::interrupted::{CANCELLED_REASON, INTERRUPTED_CODE, INTERRUPTED_MESSAGE};
 use crate::state::SessionState;
-
-/// The runtime's wording for a tool call cut short.
-pub const INTERRUPTED_MESSAGE: &str =
-    "The execution of this tool, or a previous tool was interrupted.";
-/// `error.code` of a tool call cut short by the end of the process.
-pub const INTERRUPTED_CODE: &str = "interrupted";
-/// `result.reason` of a permission request left unanswered.
-pub const CANCELLED_REASON: &str = "The session stopped before this request was answered.";
 
 /// What to append to resume a session.
 #[derive(Debug, Clone, PartialEq)]

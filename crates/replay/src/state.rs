@@ -9,6 +9,7 @@ use turnstile_journal::payload::WorkingDirectoryContext;
 use crate::conversation::{Hidden, Message};
 use crate::open_work::OpenWork;
 use crate::tracking::Counters;
+pub use crate::tracking::{TaskCompletion, ToolOutcomes};
 
 /// How many recent errors and warnings a state keeps (the counts are exact).
 pub const KEPT_RECENT: usize = 16;
@@ -164,26 +165,6 @@ impl Default for SessionMeta {
             mode: "interactive".to_owned(),
         }
     }
-}
-
-/// Successful and failed results of one tool.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ToolOutcomes {
-    /// `tool.execution_complete` with `success: true`.
-    pub ok: u64,
-    /// `tool.execution_complete` with `success: false`.
-    pub failed: u64,
-}
-
-/// A `session.task_complete`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct TaskCompletion {
-    /// The agent's summary.
-    pub summary: Option<String>,
-    /// Whether the completion was accepted (absent in older journals).
-    pub success: Option<bool>,
 }
 
 /// One `session.error`.

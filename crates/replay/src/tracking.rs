@@ -1,16 +1,15 @@
 //! Counting and open-work tracking per event, shared by the fold and the audit.
 //!
-//! Both read the same few `data` fields through the lenient decoder ([`crate::audit`]'s
-//! `fields`) and run this one step function, so a fold and an audit of the same journal always
-//! agree on turns, messages, tool outcomes, task completion, errors, resumes and open work.
+//! Both read the same few `data` fields through the lenient decoder (`raw/fields.rs`) and run
+//! this one step function, so a fold and an audit of the same journal always agree on turns,
+//! messages, tool outcomes, task completion, errors, resumes and open work.
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::audit::fields::{Fields, Kind, Store};
 use crate::open_work::{Abandoned, OpenToolCall, OpenTurn, OpenWork, ToolStart, TurnEnd};
-use crate::state::{TaskCompletion, ToolOutcomes};
+use crate::raw::fields::{Fields, Kind, Store};
 
 /// Distinct tool names counted separately; further names share [`OTHER_TOOLS`].
 pub const MAX_TOOL_NAMES: usize = 4096;
@@ -52,6 +51,26 @@ pub struct Counters {
     /// Work a crash left open and the resumed session gave up (not a violation).
     #[serde(default, skip_serializing_if = "AbandonedCounts::is_zero")]
     pub abandoned: AbandonedCounts,
+}
+
+/// Successful and failed results of one tool.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolOutcomes {
+    /// `tool.execution_complete` with `success: true`.
+    pub ok: u64,
+    /// `tool.execution_complete` with `success: false`.
+    pub failed: u64,
+}
+
+/// A `session.task_complete`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TaskCompletion {
+    /// The agent's summary.
+    pub summary: Option<String>,
+    /// Whether the completion was accepted (absent in older journals).
+    pub success: Option<bool>,
 }
 
 /// Counts of the work resumed sessions gave up (see [`Abandoned`]).

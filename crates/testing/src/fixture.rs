@@ -9,17 +9,12 @@
 
 use std::path::{Path, PathBuf};
 
-use turnstile_loop::tools::ToolRegistry;
-
-use crate::check::CheckReport;
-use crate::divergence::Divergence;
 use crate::error::FixtureError;
 use crate::journal::{JournalLine, read_journal};
 use crate::manifest::{
     JOURNAL_FILE, MANIFEST_FILE, MANIFEST_SUFFIX, Manifest, Profile, WORKDIR_DIR,
 };
 use crate::plan::{Plan, plan};
-use crate::runner::Replay;
 use crate::workdir::copy_tree;
 
 /// A recorded session ready to be replayed.
@@ -223,12 +218,6 @@ impl Fixture {
         used
     }
 
-    /// A [`Divergence`] for each tool the recording ran that `tools` lacks (a replay would
-    /// not do what the recording did).
-    pub fn missing_tools(&self, tools: &ToolRegistry) -> Vec<Divergence> {
-        crate::check::missing_tools(self, tools)
-    }
-
     pub(crate) fn plan(&self) -> &Plan {
         &self.plan
     }
@@ -240,22 +229,6 @@ impl Fixture {
             Some(dir) => copy_tree(dir, dest),
             None => std::fs::create_dir_all(dest).map_err(FixtureError::io(dest)),
         }
-    }
-
-    /// A replay of this fixture, to configure and run.
-    pub fn replay(&self) -> Replay<'_> {
-        Replay::new(self)
-    }
-
-    /// Replays the fixture in a temporary copy of its working-dir contents and compares the
-    /// new journal with the recording.
-    pub fn check(&self) -> Result<CheckReport, FixtureError> {
-        self.replay().check()
-    }
-
-    /// Replays the fixture with the tools working in `workdir` as it is, and compares.
-    pub fn check_in(&self, workdir: &Path) -> Result<CheckReport, FixtureError> {
-        self.replay().check_in(workdir)
     }
 }
 

@@ -54,6 +54,7 @@ mod history_fit;
 mod journal;
 mod manifest;
 mod plan;
+mod replay_check;
 mod runner;
 mod sent;
 mod turns;

@@ -26,7 +26,6 @@ use turnstile_loop::tools::ToolRegistry;
 use turnstile_loop::{Outcome, SendOptions, SessionConfig, SessionHandle, SessionParts};
 use turnstile_replay::CutKind;
 
-use crate::check::{CheckReport, check_run, missing_tools};
 use crate::error::FixtureError;
 use crate::fixture::Fixture;
 use crate::plan::{PlannedSend, Segment, SegmentEnd, Trigger};
@@ -70,6 +69,13 @@ impl ReplayRun {
             let _ = state.keep();
         }
         &self.journal
+    }
+}
+
+impl Fixture {
+    /// A replay of this fixture, to configure and run.
+    pub fn replay(&self) -> Replay<'_> {
+        Replay::new(self)
     }
 }
 
@@ -139,10 +145,7 @@ impl<'a> Replay<'a> {
             }
         };
         let id = self.session_id.unwrap_or_else(Uuid::new_v4);
-        let tools = self
-            .tools
-            .clone()
-            .unwrap_or_else(|| Arc::new(ToolRegistry::builtin(true)));
+        let tools = self.offered_tools();
         let mut observer = self.observer.take();
         let fixture = self.fixture;
         let prompts = self.prompts;
@@ -170,35 +173,27 @@ impl<'a> Replay<'a> {
         })
     }
 
-    /// Replays in a temporary copy of the fixture's working-dir contents and compares.
-    pub fn check(self) -> Result<CheckReport, FixtureError> {
-        let dir = temp_workdir(self.fixture)?;
-        self.check_in(dir.path())
+    /// The fixture replayed.
+    pub(crate) fn fixture(&self) -> &'a Fixture {
+        self.fixture
     }
 
-    /// Replays with the tools working in `workdir` and compares the new journal with the
-    /// recording. A recording that calls a tool these tools lack is reported without running.
-    pub fn check_in(self, workdir: &Path) -> Result<CheckReport, FixtureError> {
-        let fixture = self.fixture;
-        let tools = self
-            .tools
+    /// The tools offered: those given to [`Replay::tools`], else the built-ins.
+    pub(crate) fn offered_tools(&self) -> Arc<ToolRegistry> {
+        self.tools
             .clone()
-            .unwrap_or_else(|| Arc::new(ToolRegistry::builtin(true)));
-        let missing = missing_tools(fixture, &tools);
-        if !missing.is_empty() {
-            return Ok(CheckReport::not_run(fixture, missing));
-        }
-        let run = self.tools_arc(tools).run_in(workdir)?;
-        check_run(fixture, &run)
+            .unwrap_or_else(|| Arc::new(ToolRegistry::builtin(true)))
     }
 
-    fn tools_arc(mut self, tools: Arc<ToolRegistry>) -> Self {
+    /// Offers these tools (already shared).
+    pub(crate) fn tools_arc(mut self, tools: Arc<ToolRegistry>) -> Self {
         self.tools = Some(tools);
         self
     }
 }
 
-fn temp_workdir(fixture: &Fixture) -> Result<TempDir, FixtureError> {
+/// A temporary directory holding a copy of the fixture's working-dir contents.
+pub(crate) fn temp_workdir(fixture: &Fixture) -> Result<TempDir, FixtureError> {
     let dir = tempfile::Builder::new()
         .prefix("turnstile-replay-work.")
         .tempdir()

@@ -129,3 +129,13 @@ impl TypedEvent {
         Some(Event::with_raw_data(self.event_type(), data, parent_id))
     }
 }
+
+// Here rather than in `event.rs`: the envelope knows nothing of payload types, and this one
+// method is where an `Event` meets the list of them.
+impl Event {
+    /// Parses `data` into the payload struct of its type ([`TypedEvent::Other`] for types
+    /// without one).
+    pub fn typed(&self) -> Result<TypedEvent, EventError> {
+        typed(self)
+    }
+}

@@ -9,11 +9,11 @@
 mod error;
 mod index_facts;
 mod options;
+mod shared;
 mod syncer;
 
-use std::fs::File;
 use std::io::{self, BufReader, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 
@@ -29,36 +29,10 @@ use crate::sink::{JournalSink, SinkError};
 use crate::summary::HEAD_LINES;
 use crate::writer_lock::WriterLock;
 pub use error::WriteError;
-use index_facts::{IndexFacts, index_facts};
+use index_facts::index_facts;
 pub use options::{Durability, Recovery, TrustedPrefix, UnknownDurability, WriterOptions};
-use syncer::{lock, poison, syncer_loop};
-
-/// Sequence numbers count events appended through this writer plus those already on disk.
-#[derive(Debug)]
-struct State {
-    written: u64,
-    bytes: u64,
-    last_id: Option<Uuid>,
-    durable: u64,
-    requested: u64,
-    poisoned: Option<String>,
-    closing: bool,
-    /// What the session index needs (`None` when the session is not in a state root).
-    facts: Option<IndexFacts>,
-}
-
-#[derive(Debug)]
-struct Shared {
-    path: PathBuf,
-    file: File,
-    state: Mutex<State>,
-    /// Wakes the syncer when a sync is requested.
-    work: Condvar,
-    /// Wakes blocking waiters when durability advances or the writer is poisoned.
-    progress: Condvar,
-    /// The same progress for async waiters: (durable seq, poisoned).
-    durable_tx: watch::Sender<(u64, bool)>,
-}
+use shared::{Shared, State, lock, poison};
+use syncer::syncer_loop;
 
 /// The one writer of a session's journal (see the module doc).
 #[derive(Debug)]
@@ -228,6 +202,20 @@ impl JournalWriter {
 
     fn lock_state(&self) -> MutexGuard<'_, State> {
         lock(&self.shared.state)
+    }
+
+    /// Appends the session's current facts to the session index (no fsync; see `index.rs`).
+    fn update_index(&self) {
+        let record = {
+            let mut st = self.lock_state();
+            if let Some(facts) = st.facts.as_mut() {
+                facts.due = false;
+            }
+            st.index_record(&self.shared.file)
+        };
+        if let Some((root, record)) = record {
+            crate::index::append(&root, &record);
+        }
     }
 
     /// Appends one persisted event and returns its sequence number (1-based event count).

@@ -1,24 +1,7 @@
 //! The syncer thread: "durable up to N" requests become one fsync covering every line written
 //! so far (group commit); a failed fsync poisons the writer.
 
-use std::sync::{Mutex, MutexGuard};
-
-use super::index_facts::index_record;
-use super::{Shared, State};
-
-pub(super) fn lock(m: &Mutex<State>) -> MutexGuard<'_, State> {
-    // A panic while holding the lock cannot leave State inconsistent (plain counters).
-    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
-}
-
-pub(super) fn poison(shared: &Shared, st: &mut State, reason: String) {
-    if st.poisoned.is_none() {
-        tracing::error!(journal = %shared.path.display(), %reason, "journal writer poisoned");
-        st.poisoned = Some(reason);
-    }
-    shared.progress.notify_all();
-    shared.durable_tx.send_replace((st.durable, true));
-}
+use super::shared::{Shared, lock, poison};
 
 pub(super) fn syncer_loop(shared: &Shared) {
     let mut st = lock(&shared.state);
@@ -47,7 +30,7 @@ pub(super) fn syncer_loop(shared: &Shared) {
                     .facts
                     .as_mut()
                     .is_some_and(|f| std::mem::take(&mut f.due));
-                if due && let Some((root, record)) = index_record(shared, &st) {
+                if due && let Some((root, record)) = st.index_record(&shared.file) {
                     drop(st);
                     crate::index::append(&root, &record);
                     st = lock(&shared.state);

@@ -10,11 +10,13 @@
 use std::io;
 use std::path::Path;
 
-use super::fields::Store;
-use super::line::{self, Outcome, Scratch, head_type, type_name};
+use super::line::{self, Outcome};
 use super::scan::{self, LineSink, ScanOptions, Source};
 use super::stream;
 use crate::error::ReplayError;
+use crate::raw::envelope::head_type;
+use crate::raw::fields::Store;
+use crate::raw::types::{Scratch, type_name};
 
 /// Counts the valid events of type `event_type` in the journal at `path` (all cores).
 pub fn count_type(path: &Path, event_type: &str) -> Result<u64, ReplayError> {

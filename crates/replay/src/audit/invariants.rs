@@ -8,12 +8,13 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use turnstile_journal::Uuid;
 
-use super::fields::{Kind, Store};
-use super::line::{Facts, Outcome, TypeRef, known_types, type_name};
+use super::line::{Facts, Outcome};
 use super::report::{
     AbandonedRef, AuditReport, MAX_VIOLATIONS, OpenWorkReport, Violation, ViolationKind,
 };
 use crate::open_work::{OpenWork, ToolStart, TurnEnd};
+use crate::raw::fields::{Kind, Store};
+use crate::raw::types::{TypeRef, known_types, type_name};
 use crate::tracking::{Counters, Step, track};
 
 /// Distinct unknown type names counted separately; the rest are lumped.

@@ -12,11 +12,13 @@
 
 use std::sync::OnceLock;
 
+use turnstile_journal::LiveMark;
 use turnstile_journal::reader::{ReadMode, check_line};
-use turnstile_journal::{LiveMark, all_event_types};
 
-use super::fields::{Fields, Kind, Span, Store};
-use super::{json, utf8};
+use crate::raw::envelope::standard_envelope;
+use crate::raw::fields::{Fields, Kind, Span, Store};
+use crate::raw::types::{Scratch, TypeRef, type_ref};
+use crate::raw::{json, utf8};
 
 /// What one line holds.
 #[derive(Debug)]
@@ -42,109 +44,6 @@ pub(crate) struct Facts {
     pub(crate) parent: Option<u128>,
     pub(crate) agent: Option<Span>,
     pub(crate) fields: Fields,
-}
-
-/// An event type: an index in the schema's table, or a name stored with the chunk.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum TypeRef {
-    Known(u16),
-    Unknown(Span),
-}
-
-/// The schema's type names (sorted) with their ephemeral flag.
-pub(crate) fn known_types() -> &'static [(&'static str, bool)] {
-    static TABLE: OnceLock<Vec<(&'static str, bool)>> = OnceLock::new();
-    TABLE.get_or_init(|| {
-        // The effective policy: the rewind marker is the one schema-ephemeral type on disk.
-        let mut table: Vec<(&'static str, bool)> = all_event_types()
-            .map(|(name, _)| {
-                let p = turnstile_journal::persistence_of(name);
-                (name, p == turnstile_journal::Persistence::Ephemeral)
-            })
-            .collect();
-        table.sort_by(|a, b| a.0.cmp(b.0));
-        table
-    })
-}
-
-fn lookup(name: &[u8]) -> Option<u16> {
-    known_types()
-        .binary_search_by(|(n, _)| n.as_bytes().cmp(name))
-        .ok()
-        .and_then(|i| u16::try_from(i).ok())
-}
-
-/// A type name as a [`TypeRef`] and whether it is ephemeral.
-pub(crate) fn type_ref(name: &str, store: &mut Store) -> (TypeRef, bool) {
-    match lookup(name.as_bytes()) {
-        Some(i) => (TypeRef::Known(i), known_types()[usize::from(i)].1),
-        None => (TypeRef::Unknown(store.push(name)), false),
-    }
-}
-
-/// The name of a [`TypeRef`].
-pub(crate) fn type_name(t: TypeRef, store: &Store) -> &str {
-    match t {
-        TypeRef::Known(i) => known_types().get(usize::from(i)).map_or("", |e| e.0),
-        TypeRef::Unknown(span) => store.get(span),
-    }
-}
-
-/// Scratch space reused across lines.
-#[derive(Debug, Default)]
-pub(crate) struct Scratch {
-    pub(crate) stack: Vec<u8>,
-    /// For values nested in `data` (tool requests), parsed while `stack` is in use.
-    pub(crate) inner: Vec<u8>,
-    /// Recently seen schema types with a fingerprint: a journal uses a dozen or two, so a short
-    /// scan comparing one integer each beats a binary search over all 149 names.
-    types: Vec<CachedType>,
-}
-
-/// A cached type: fingerprint, name, index in the schema table, ephemeral flag, kind.
-type CachedType = (u64, Box<[u8]>, u16, bool, Kind);
-
-/// Length and last eight bytes of a name: tells the schema's type names apart in one compare.
-fn fingerprint(name: &[u8]) -> u64 {
-    let mut last = [0u8; 8];
-    let n = name.len().min(8);
-    last[..n].copy_from_slice(&name[name.len() - n..]);
-    u64::from_le_bytes(last) ^ ((name.len() as u64) << 56)
-}
-
-impl Scratch {
-    /// Type, ephemeral flag and kind of a type name.
-    pub(crate) fn classify(
-        &mut self,
-        name: &[u8],
-        store: &mut Store,
-    ) -> Option<(TypeRef, bool, Kind)> {
-        let fp = fingerprint(name);
-        if let Some((_, _, i, ephemeral, kind)) =
-            self.types.iter().find(|t| t.0 == fp && *t.1 == *name)
-        {
-            // Only plain schema names enter the cache, so a hit needs no further check.
-            return Some((TypeRef::Known(*i), *ephemeral, *kind));
-        }
-        // A name the fast path can take as is: plain ASCII, no character JSON would escape.
-        if name.is_empty()
-            || !name
-                .iter()
-                .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'.' | b'_' | b'-'))
-        {
-            return None;
-        }
-        let name = std::str::from_utf8(name).ok()?;
-        let kind = Kind::of(name);
-        let (type_ref, ephemeral) = type_ref(name, store);
-        if let TypeRef::Known(i) = type_ref
-            && self.types.len() < 64
-        {
-            self.types
-                .push((fp, name.as_bytes().into(), i, ephemeral, kind));
-        }
-        Some((type_ref, ephemeral, kind))
-    }
 }
 
 /// Reads one complete line (without its `\n`); `utf8_valid` says the caller already knows
@@ -181,33 +80,6 @@ pub(crate) fn parse_line_slow(line: &[u8], store: &mut Store, scratch: &mut Scra
     slow(line, store, scratch)
 }
 
-/// The fixed head of a standard-layout line, before its type name.
-pub(crate) const HEAD: &[u8] = b"{\"type\":\"";
-const DATA_KEY: &[u8] = b",\"data\":";
-const ID_KEY: &[u8; 7] = b",\"id\":\"";
-const TIMESTAMP_KEY: &[u8; 15] = b"\",\"timestamp\":\"";
-const PARENT_KEY: &[u8; 13] = b"\",\"parentId\":";
-
-/// The type name at the head of a line in the standard layout, if it is a plain name.
-pub(crate) fn head_type(line: &[u8]) -> Option<&[u8]> {
-    let rest = line.strip_prefix(HEAD)?;
-    // Type names are short: a plain loop beats a memchr call here.
-    let end = rest.iter().position(|&c| c == b'"' || c == b'\\')?;
-    // A backslash would make the JSON string differ from its bytes: leave it to the slow path.
-    (rest[end] == b'"').then_some(&rest[..end])
-}
-
-/// A line's envelope in the standard layout: type name, `data` bytes, id, parent id.
-pub(crate) type Envelope<'a> = (&'a [u8], &'a [u8], u128, Option<u128>);
-
-/// The envelope of a line in the standard layout (its `data` not yet checked); `None` for any
-/// other layout.
-pub(crate) fn standard_envelope(line: &[u8]) -> Option<Envelope<'_>> {
-    let (name, data, tail) = standard_layout(line)?;
-    let (id, parent) = tail_values(line, tail)?;
-    Some((name, data, id, parent))
-}
-
 fn fast(line: &[u8], utf8_valid: bool, store: &mut Store, scratch: &mut Scratch) -> Option<Facts> {
     let (name, data, id, parent) = standard_envelope(line)?;
     let (type_ref, ephemeral_type, kind) = scratch.classify(name, store)?;
@@ -233,137 +105,6 @@ fn fast(line: &[u8], utf8_valid: bool, store: &mut Store, scratch: &mut Scratch)
         agent: None,
         fields,
     })
-}
-
-/// Checks the fixed tail `,"id":"…","timestamp":"…","parentId":…}`; returns where it starts,
-/// the id and the parent id.
-fn tail(line: &[u8]) -> Option<(usize, u128, Option<u128>)> {
-    let tail = tail_layout(line)?;
-    let (id, parent) = tail_values(line, tail)?;
-    Some((tail.start, id, parent))
-}
-
-/// Where the fixed tail of a standard-layout line is (its keys checked, not its values).
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Tail {
-    /// Where it starts.
-    start: usize,
-    /// The parent id is `null` (else a quoted uuid).
-    null_parent: bool,
-}
-
-/// Bytes of the fixed part of the tail: `,"id":"<36>","timestamp":"<24>","parentId":`.
-const FIXED: usize = 7 + 36 + 15 + 24 + 13;
-
-/// The fixed tail's place, when its keys and quotes are where the standard layout has them.
-fn tail_layout(line: &[u8]) -> Option<Tail> {
-    let n = line.len();
-    let (parent_len, null_parent) = if line.ends_with(b"null}") {
-        (4, true)
-    } else if line.ends_with(b"\"}") {
-        // `"` + 36 + `"` before the closing brace.
-        if *line.get(n.checked_sub(39)?)? != b'"' {
-            return None;
-        }
-        (38, false)
-    } else {
-        return None;
-    };
-    let start = n.checked_sub(1 + parent_len + FIXED)?;
-    let t: &[u8; FIXED] = line.get(start..start + FIXED)?.try_into().ok()?;
-    if t[..7] != *ID_KEY || t[43..58] != *TIMESTAMP_KEY || t[82..95] != *PARENT_KEY {
-        return None;
-    }
-    Some(Tail { start, null_parent })
-}
-
-/// The id and parent id of the tail at `tail` (found by [`standard_layout`] in this `line`),
-/// when they are uuids and the timestamp is canonical: the rest of [`standard_envelope`]'s
-/// check.
-pub(crate) fn tail_values(line: &[u8], tail: Tail) -> Option<(u128, Option<u128>)> {
-    let t: &[u8; FIXED] = line.get(tail.start..tail.start + FIXED)?.try_into().ok()?;
-    let id = parse_uuid(&t[7..43])?;
-    if !turnstile_journal::Timestamp::is_canonical(&t[58..82]) {
-        return None;
-    }
-    let parent = if tail.null_parent {
-        None
-    } else {
-        let at = tail.start + FIXED + 1;
-        Some(parse_uuid(line.get(at..at + 36)?)?)
-    };
-    Some((id, parent))
-}
-
-/// The type name and `data` of a line in the standard layout, and its tail, whose values
-/// [`tail_values`] checks: together, [`standard_envelope`] in two steps.
-pub(crate) fn standard_layout(line: &[u8]) -> Option<(&[u8], &[u8], Tail)> {
-    let name = head_type(line)?;
-    let data_start = HEAD.len() + name.len() + 1 + DATA_KEY.len();
-    if line.get(HEAD.len() + name.len() + 1..data_start)? != DATA_KEY {
-        return None;
-    }
-    let tail = tail_layout(line)?;
-    let data = line.get(data_start..tail.start)?;
-    Some((name, data, tail))
-}
-
-/// The `id` of a line in the standard layout, read from its fixed tail alone.
-pub(crate) fn tail_id(line: &[u8]) -> Option<u128> {
-    tail(line).map(|(_, id, _)| id)
-}
-
-/// Eight ASCII hex digits (in text order, big-endian in `x`) to their value; `None` if any
-/// is not a hex digit.
-///
-/// SWAR: every byte is checked to be in `0-9`, `A-F` or `a-f` with per-byte additions that
-/// set the high bit exactly when a bound is passed (all bytes are first checked to be ASCII, so
-/// no addition carries into the next byte), then the nibbles are packed pairwise.
-#[inline(always)]
-fn hex8(x: u64) -> Option<u64> {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGH: u64 = ONES * 0x80;
-    if x & HIGH != 0 {
-        return None;
-    }
-    let digit = (x + ONES * (0x80 - 0x30)) & !(x + ONES * (0x7F - 0x39));
-    let lower = x | (ONES * 0x20);
-    let letter = (lower + ONES * (0x80 - 0x61)) & !(lower + ONES * (0x7F - 0x66));
-    if (digit | letter) & HIGH != HIGH {
-        return None;
-    }
-    // '0'-'9' -> 0-9; 'A'-'F'/'a'-'f' have bit 6 set and low nibble 1-6 -> 10-15.
-    let v = (x & (ONES * 0x0F)) + ((x >> 6) & ONES) * 9;
-    let v = (v | (v >> 4)) & 0x00FF_00FF_00FF_00FF;
-    let v = (v | (v >> 8)) & 0x0000_FFFF_0000_FFFF;
-    Some((v | (v >> 16)) & 0x0000_0000_FFFF_FFFF)
-}
-
-/// Parses the hyphenated form `8-4-4-4-12` (any hex case), as `Uuid::parse_str` accepts it.
-pub(crate) fn parse_uuid(b: &[u8]) -> Option<u128> {
-    let b: &[u8; 36] = b.try_into().ok()?;
-    if b[8] != b'-' || b[13] != b'-' || b[18] != b'-' || b[23] != b'-' {
-        return None;
-    }
-    let be64 = |at: usize| {
-        u64::from_be_bytes([
-            b[at],
-            b[at + 1],
-            b[at + 2],
-            b[at + 3],
-            b[at + 4],
-            b[at + 5],
-            b[at + 6],
-            b[at + 7],
-        ])
-    };
-    let be32 = |at: usize| u64::from(u32::from_be_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]]));
-    // The 32 digits as four groups of eight: 0-7, 9-12 + 14-17, 19-22 + 24-27, 28-35.
-    let g1 = hex8(be64(0))?;
-    let g2 = hex8((be32(9) << 32) | be32(14))?;
-    let g3 = hex8((be32(19) << 32) | be32(24))?;
-    let g4 = hex8(be64(28))?;
-    Some((u128::from(g1) << 96) | (u128::from(g2) << 64) | (u128::from(g3) << 32) | u128::from(g4))
 }
 
 fn slow(line: &[u8], store: &mut Store, scratch: &mut Scratch) -> Outcome {
@@ -398,6 +139,7 @@ fn slow(line: &[u8], store: &mut Store, scratch: &mut Scratch) -> Outcome {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::raw::types::type_name;
     use crate::synth::{SynthConfig, session_bytes};
     use proptest::prelude::*;
 

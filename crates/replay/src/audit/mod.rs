@@ -8,14 +8,11 @@
 //! on worker threads with bounded memory; see `docs/replay.md` for the design and figures.
 
 mod count;
-pub(crate) mod fields;
 mod invariants;
-pub(crate) mod json;
-pub(crate) mod line;
+mod line;
 mod report;
 mod scan;
 mod stream;
-pub(crate) mod utf8;
 
 use std::io;
 use std::path::Path;
@@ -28,9 +25,10 @@ pub use report::{
 pub use scan::ScanOptions;
 
 use crate::error::ReplayError;
-use fields::Store;
+use crate::raw::fields::Store;
+use crate::raw::types::Scratch;
 use invariants::Auditor;
-use line::{Outcome, Scratch};
+use line::Outcome;
 use scan::{LineSink, Source};
 
 /// Called with `(bytes done, bytes total)` as the scan advances.

@@ -15,8 +15,8 @@ use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 
-use super::utf8;
 use crate::error::ReplayError;
+use crate::raw::utf8;
 
 /// How a scan reads the file.
 #[derive(Debug, Clone)]

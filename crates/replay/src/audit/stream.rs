@@ -16,8 +16,9 @@ use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, Visitor};
 use serde_json::value::RawValue;
 use turnstile_journal::{Timestamp, Uuid};
 
-use super::fields::{Fields, KeyBytes, Kind, Store, is_wanted_key};
-use super::line::{Facts, Outcome, type_ref};
+use super::line::{Facts, Outcome};
+use crate::raw::fields::{Fields, KeyBytes, Kind, Store, is_wanted_key};
+use crate::raw::types::type_ref;
 
 /// Bytes read from the file per step.
 const STEP: usize = 256 * 1024;

@@ -6,12 +6,13 @@ use turnstile_journal::Uuid;
 use turnstile_journal::payload::{AssistantMessage, Payload, ToolExecutionComplete};
 
 use super::{EventRef, Folder};
-use crate::audit::fields::{Fields, Kind};
-use crate::audit::json;
-use crate::audit::line::{HEAD, Scratch, Tail, standard_envelope, standard_layout, tail_values};
 use crate::fold_assistant::{AssistantRead, read_assistant};
 use crate::fold_tool::{ReadTool, read_tool_result, read_tool_result_full, scan_tool_result};
 use crate::fold_tool_fast::Member;
+use crate::raw::envelope::{HEAD, Tail, standard_envelope, standard_layout, tail_values};
+use crate::raw::fields::{Fields, Kind};
+use crate::raw::json;
+use crate::raw::types::Scratch;
 
 /// What the fold keeps of a `tool.execution_complete` payload (or why it could not be read).
 pub(crate) type PreparedTool = ReadTool;

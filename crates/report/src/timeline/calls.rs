@@ -5,7 +5,8 @@ use turnstile_journal::payload::{
     HookEnd, PermissionCompleted, PermissionRequested, ToolExecutionComplete, ToolExecutionStart,
 };
 
-use super::{ARGUMENTS_CAP, At, MAX_CALLS_PER_TURN, NOTE_CAP, TEXT_CAP, Timeline, span};
+use super::caps::{ARGUMENTS_CAP, MAX_CALLS_PER_TURN, NOTE_CAP, TEXT_CAP};
+use super::state::{At, Timeline, span};
 use crate::items::{Clipped, Item, MarkKind, Note, NoteKind, Outcome, ToolCall};
 
 /// Permission requests remembered at most (a damaged journal could leave many unanswered).

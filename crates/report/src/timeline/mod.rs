@@ -2,72 +2,31 @@
 //!
 //! A turn is held open while its events arrive and handed out when it ends, so memory follows
 //! the open turns (one per agent, capped), never the journal; every text is clipped as it is
-//! read. Marks are handed out where they happen. This file routes each event; `facts.rs` keeps
-//! what the header shows, `turns.rs` opens and closes turns, `calls.rs` nests tool calls with
-//! their permissions and hooks.
+//! read. Marks are handed out where they happen. This file routes each event; `state.rs` holds
+//! the builder's state every step shares, `caps.rs` the bounds on what is kept, `header.rs`
+//! what the header shows, `facts.rs` the session's start, resume and shutdown, `turns.rs` opens
+//! and closes turns, `calls.rs` nests tool calls with their permissions and hooks.
 
 mod calls;
+mod caps;
 mod facts;
+mod header;
+mod state;
 #[cfg(test)]
 mod tests;
 mod turns;
-
-use std::collections::HashMap;
 
 use turnstile_journal::payload::{self, TypedEvent};
 use turnstile_journal::{Event, ReadError, Record};
 
 use crate::items::{Clipped, Item, Lane, Mark, MarkKind, Note, NoteKind};
-pub use facts::{ModelTokens, Requests, SessionFacts, Usage};
-use turns::{OpenTurn, close};
-
-/// Bytes of a tool call's arguments kept.
-pub const ARGUMENTS_CAP: usize = 2 << 10;
-/// Bytes of a tool result, an answer or a prompt kept.
-pub const TEXT_CAP: usize = 4 << 10;
-/// Bytes of a note or mark kept.
-pub const NOTE_CAP: usize = 1 << 10;
-/// Tool calls kept per turn; the rest are counted.
-pub const MAX_CALLS_PER_TURN: usize = 128;
-/// Notes kept per turn or call; the rest are dropped.
-pub const MAX_NOTES: usize = 64;
-/// Agents with a lane of their own; the turns of any further agent share [`OTHER_AGENTS`].
-pub const MAX_LANES: usize = 16;
-/// The lane of agents beyond [`MAX_LANES`].
-pub const OTHER_AGENTS: &str = "other agents";
-
-/// The builder: feed records in journal order, collect items.
-#[derive(Debug, Default)]
-pub struct Timeline {
-    facts: SessionFacts,
-    open: HashMap<Lane, OpenTurn>,
-    lanes: Vec<String>,
-    turns: u64,
-    /// Permission requests waiting for their answer: request id -> (call id, summary).
-    asks: HashMap<String, (Option<String>, String)>,
-    /// The process writing since the last start or resume has recorded its shutdown.
-    closed_cleanly: bool,
-    started: bool,
-}
-
-/// Where an event sits: its journal line, its agent's lane and its time.
-struct At {
-    line: u64,
-    lane: Lane,
-    ms: i64,
-}
-
-impl At {
-    /// A mark at this event.
-    fn mark(&self, kind: MarkKind, text: &str) -> Item {
-        Item::Mark(Mark {
-            kind,
-            line: self.line,
-            lane: self.lane.clone(),
-            text: Clipped::new(text, NOTE_CAP),
-        })
-    }
-}
+pub use caps::{
+    ARGUMENTS_CAP, MAX_CALLS_PER_TURN, MAX_LANES, MAX_NOTES, NOTE_CAP, OTHER_AGENTS, TEXT_CAP,
+};
+pub use header::{ModelTokens, Requests, SessionFacts, Usage};
+pub use state::Timeline;
+use state::{At, OpenTurn, push_note};
+use turns::close;
 
 impl Timeline {
     /// An empty timeline.
@@ -270,15 +229,4 @@ impl Timeline {
             })),
         }
     }
-}
-
-fn push_note(notes: &mut Vec<Note>, note: Note) {
-    if notes.len() < MAX_NOTES {
-        notes.push(note);
-    }
-}
-
-/// Milliseconds from `from` to `to`; a clock that went backwards counts as zero.
-fn span(from: i64, to: i64) -> u64 {
-    u64::try_from(to.saturating_sub(from)).unwrap_or(0)
 }

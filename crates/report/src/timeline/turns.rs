@@ -3,20 +3,9 @@
 
 use turnstile_journal::payload::{AssistantMessage, AssistantTurnStart};
 
-use super::{At, TEXT_CAP, Timeline, span};
+use super::caps::TEXT_CAP;
+use super::state::{At, OpenTurn, Timeline, span};
 use crate::items::{Clipped, Item, MarkKind, Turn};
-
-/// A turn being assembled.
-#[derive(Debug)]
-pub(super) struct OpenTurn {
-    pub(super) turn: Turn,
-    pub(super) start_ms: i64,
-    pub(super) last_ms: i64,
-    pub(super) first_tool_ms: Option<i64>,
-    pub(super) last_tool_ms: Option<i64>,
-    /// Start time of each call by position in `turn.calls`.
-    pub(super) call_start_ms: Vec<i64>,
-}
 
 impl Timeline {
     /// A turn start hands out the lane's previous turn, unended, if it is still open.

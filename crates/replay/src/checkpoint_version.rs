@@ -1,0 +1,7 @@
+//! The checkpoint sidecar's format version. Its own file because the checkpoint
+//! (`checkpoint.rs`) writes and checks it, and a rejection (`checkpoint_rejection.rs`) names it.
+
+/// Format version; a checkpoint of another version is ignored. 2: the state keeps user
+/// message attachments and binary assets. 3: each message's view position and the view's
+/// length, which rewind markers need. 4: what truncations hid until the next message.
+pub const CHECKPOINT_VERSION: u32 = 4;
