@@ -66,7 +66,7 @@ bench-loop: release
 
 ## bench-model: huge SSE events (linear read) and endless answers (bounded memory).
 bench-model:
-	$(CARGO) build --release -p turnstile-loop --example model_bench
+	$(CARGO) build --release -p turnstile-providers --example model_bench
 	target/release/examples/model_bench
 
 ## bench-stores: file store next to JetStream (R1, and R3 on a local 3-node cluster): durable

@@ -19,8 +19,8 @@ use super::LoopError;
 use super::actor::Actor;
 use super::summary::summary_request;
 use crate::autopilot::AgentMode;
-use crate::model::{ChatMessage, ChatRequest};
 use crate::prompt::tokens;
+use turnstile_providers::{ChatMessage, ChatRequest};
 
 /// The SDK's `infiniteSessions`: whether and when the history is compacted.
 #[derive(Debug, Clone, Copy, PartialEq)]

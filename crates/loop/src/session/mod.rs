@@ -50,13 +50,13 @@ pub use summary::SUMMARY_INSTRUCTION;
 use crate::autopilot::{AgentMode, DEFAULT_MAX_CONTINUES};
 use crate::client::{ExternalTools, PermissionAsker};
 use crate::hooks::HookRunner;
-use crate::model::{ModelErrorKind, ModelProvider};
 use crate::permissions::{LiveRules, PermissionPolicy};
 use crate::prompt::{Attachment, SectionTransformer, SystemMessageConfig};
 use crate::tools::ToolRegistry;
 use crate::tools::processes::StoppedGroup;
 use crate::tools::shells::LostShell;
 use emitter::{Emitter, Subscribers};
+use turnstile_providers::{ModelErrorKind, ModelProvider};
 
 /// Everything a session needs besides its model and tools.
 #[derive(Debug, Clone)]

@@ -16,7 +16,7 @@ use turnstile_replay::{Message as ConversationMessage, SessionState};
 use super::actor::Actor;
 use super::message::Message;
 use super::{LoopError, Outcome};
-use crate::model::ToolCall;
+use turnstile_providers::ToolCall;
 
 /// The open turn's calls that can be continued.
 pub(super) struct PendingWork {

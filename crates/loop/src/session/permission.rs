@@ -11,11 +11,11 @@ use super::LoopError;
 use super::actor::Actor;
 use super::message::Message;
 use crate::client::AskError;
-use crate::model::ToolCall;
 use crate::permissions::{
     Decision, LiveDecision, PermissionPolicy, Unasked, prompt_request, with_tool_call_id,
 };
 use crate::tools::{PermissionAsk, PermissionKind, ToolFailure, ToolSpec};
+use turnstile_providers::ToolCall;
 
 /// Text the model sees when the policy denies a call and nobody can be asked (runtime wording).
 use crate::tools::asks::NOBODY_TO_ASK as DENIED_NO_RULE;

@@ -11,7 +11,7 @@ use super::LoopError;
 use super::actor::Actor;
 use super::compaction::{CompactOptions, Measured};
 use crate::autopilot::AgentMode;
-use crate::model::HistoryStep;
+use turnstile_providers::HistoryStep;
 
 /// The type of the runtime's truncation event, written again as recorded.
 const TRUNCATION: &str = "session.truncation";
