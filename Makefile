@@ -78,7 +78,7 @@ bench-loop: profiling
 
 ## bench-model: huge SSE events (linear read) and endless answers (bounded memory).
 bench-model:
-	$(CARGO) build --profile profiling -p turnstile-loop --example model_bench
+	$(CARGO) build --profile profiling -p turnstile-providers --example model_bench
 	target/profiling/examples/model_bench
 
 ## bench-stores: file store next to JetStream (R1, and R3 on a local 3-node cluster): durable

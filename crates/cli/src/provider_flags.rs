@@ -3,7 +3,7 @@
 
 use anyhow::{Result, bail};
 use clap::{Args, ValueEnum};
-use turnstile_loop::model::{ApiFlavor, KeyCommand, OpenAiConfig, ResponseLimits, WireApi};
+use turnstile_providers::{ApiFlavor, KeyCommand, OpenAiConfig, ResponseLimits, WireApi};
 
 use crate::config::{self, Effective, ProviderType, WireApiSetting};
 

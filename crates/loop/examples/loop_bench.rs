@@ -15,13 +15,13 @@ use serde_json::json;
 use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 use turnstile_journal::{Durability, StateRoot};
-use turnstile_loop::model::{
-    BoxFuture, ChatRequest, ModelError, ModelEvent, ModelProvider, ModelResponse, OpenAiConfig,
-    OpenAiProvider,
-};
 use turnstile_loop::permissions::PermissionPolicy;
 use turnstile_loop::tools::ToolRegistry;
 use turnstile_loop::{SendOptions, SessionConfig, SessionHandle, SessionParts};
+use turnstile_providers::{
+    BoxFuture, ChatRequest, ModelError, ModelEvent, ModelProvider, ModelResponse, OpenAiConfig,
+    OpenAiProvider,
+};
 use turnstile_scripted_model::{Script, ScriptedResponse, ScriptedServer};
 
 const RUNS: usize = 30;
@@ -67,8 +67,8 @@ fn script() -> Script {
 
 /// Token counting: the vocabulary's load, counting speed, and a request measured twice.
 fn tokens_bench() {
-    use turnstile_loop::model::ChatMessage;
     use turnstile_loop::prompt::tokens::{Encoding, Measure, TokenCounter};
+    use turnstile_providers::ChatMessage;
 
     let start = Instant::now();
     Encoding::O200k.count("warm");

@@ -1,7 +1,7 @@
-//! The agent loop: session actor, model providers, tools, permissions, hooks, autopilot.
+//! The agent loop: session actor, tools, permissions, hooks, autopilot.
 //!
-//! Only this crate talks to models, runs tools and owns a journal writer
-//! (journal <- replay <- loop <- server <- cli). A [`session::SessionHandle`] runs one message
+//! Only this crate calls models (through `turnstile-providers`), runs tools and owns a journal
+//! writer (journal <- replay, providers <- loop <- server <- cli). A [`session::SessionHandle`] runs one message
 //! at a time: `user.message`, then turns of exactly one LLM call each (`assistant.turn_start`,
 //! streamed deltas, `assistant.message`, tool events, `assistant.turn_end`) until the model
 //! answers without tools, autopilot nudges, and `session.idle` last.
@@ -9,12 +9,16 @@
 pub mod autopilot;
 pub mod client;
 pub mod hooks;
-pub mod model;
 pub mod permissions;
 pub mod prompt;
 pub mod session;
 pub mod skills;
 pub mod tools;
+
+/// The model providers, now the crate `turnstile-providers`: this path is kept for a
+/// transition only, so that code outside the workspace naming `turnstile_providers::...`
+/// still builds; new code names `turnstile_providers::...`.
+pub use turnstile_providers as model;
 
 pub use autopilot::AgentMode;
 pub use session::{

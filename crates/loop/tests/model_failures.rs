@@ -11,8 +11,8 @@ use std::time::Duration;
 
 use common::{Fixture, data, drain, types};
 use serde_json::{Value, json};
-use turnstile_loop::model::{ModelErrorKind, OpenAiConfig, OpenAiProvider};
 use turnstile_loop::{Outcome, SendOptions, SessionHandle};
+use turnstile_providers::{ModelErrorKind, OpenAiConfig, OpenAiProvider};
 use turnstile_scripted_model::{Script, ScriptedResponse};
 
 async fn fixture(script: Script) -> Fixture {

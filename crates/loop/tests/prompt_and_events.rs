@@ -13,9 +13,9 @@ use common::Fixture;
 use jsonschema::Validator;
 use serde_json::{Value, json};
 use turnstile_journal::Event;
-use turnstile_loop::model::BoxFuture;
 use turnstile_loop::prompt::{Attachment, SectionTransformer, SystemMessageConfig, TransformError};
 use turnstile_loop::{Outcome, SendOptions, SessionConfig, SessionHandle, SessionParts};
+use turnstile_providers::BoxFuture;
 use turnstile_scripted_model::{Script, ScriptedResponse};
 
 /// A 1x1 PNG, base64.

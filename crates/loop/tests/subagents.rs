@@ -357,23 +357,23 @@ async fn an_abort_inside_a_sub_agent_interrupts_it_and_leaves_a_clean_journal() 
     let roles: Vec<&str> = folded
         .iter()
         .map(|m| match m {
-            turnstile_loop::model::ChatMessage::System { .. } => "system",
-            turnstile_loop::model::ChatMessage::User { .. } => "user",
-            turnstile_loop::model::ChatMessage::Assistant { .. } => "assistant",
-            turnstile_loop::model::ChatMessage::Tool { .. } => "tool",
+            turnstile_providers::ChatMessage::System { .. } => "system",
+            turnstile_providers::ChatMessage::User { .. } => "user",
+            turnstile_providers::ChatMessage::Assistant { .. } => "assistant",
+            turnstile_providers::ChatMessage::Tool { .. } => "tool",
         })
         .collect();
     assert_eq!(roles, ["system", "user", "assistant", "tool"]);
 }
 
-fn roles(messages: &[turnstile_loop::model::ChatMessage]) -> Vec<&'static str> {
+fn roles(messages: &[turnstile_providers::ChatMessage]) -> Vec<&'static str> {
     messages
         .iter()
         .map(|m| match m {
-            turnstile_loop::model::ChatMessage::System { .. } => "system",
-            turnstile_loop::model::ChatMessage::User { .. } => "user",
-            turnstile_loop::model::ChatMessage::Assistant { .. } => "assistant",
-            turnstile_loop::model::ChatMessage::Tool { .. } => "tool",
+            turnstile_providers::ChatMessage::System { .. } => "system",
+            turnstile_providers::ChatMessage::User { .. } => "user",
+            turnstile_providers::ChatMessage::Assistant { .. } => "assistant",
+            turnstile_providers::ChatMessage::Tool { .. } => "tool",
         })
         .collect()
 }
@@ -566,7 +566,7 @@ async fn a_background_agent_works_beside_the_main_agent_and_takes_follow_up_mess
     let folded_texts: Vec<String> = folded
         .iter()
         .map(|m| match m {
-            turnstile_loop::model::ChatMessage::User { content, .. } => content.clone(),
+            turnstile_providers::ChatMessage::User { content, .. } => content.clone(),
             _ => String::new(),
         })
         .collect();

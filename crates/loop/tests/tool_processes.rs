@@ -10,11 +10,11 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use turnstile_journal::{JournalReader, ReadMode, StateRoot, Uuid};
-use turnstile_loop::model::{OpenAiConfig, OpenAiProvider};
 use turnstile_loop::permissions::PermissionPolicy;
 use turnstile_loop::tools::ToolRegistry;
 use turnstile_loop::tools::processes::{GroupRecord, PROCESSES_FILE, ProcessTable};
 use turnstile_loop::{SendOptions, SessionConfig, SessionHandle, SessionParts};
+use turnstile_providers::{OpenAiConfig, OpenAiProvider};
 use turnstile_scripted_model::{Script, ScriptedServer};
 
 const CHILD_ENV: &str = "TURNSTILE_TEST_ENGINE_CHILD";

@@ -2,9 +2,9 @@
 //! own, so its process starts without the vocabulary loaded (a vocabulary loads once per
 //! process).
 
-use turnstile_loop::model::{ChatMessage, ChatRequest};
 use turnstile_loop::prompt::tokenizer::Encoding;
 use turnstile_loop::prompt::tokens::Measure;
+use turnstile_providers::{ChatMessage, ChatRequest};
 
 #[tokio::test(flavor = "current_thread")]
 async fn a_task_waiting_for_the_vocabulary_lets_the_others_on_its_thread_run() {

@@ -7,7 +7,7 @@ use crate::common;
 
 use common::{Client, GUARD, TestServer};
 use serde_json::json;
-use turnstile_loop::model::ApiFlavor;
+use turnstile_providers::ApiFlavor;
 use turnstile_scripted_model::{Script, ScriptedServer};
 
 fn copilot(model: &ScriptedServer) -> impl FnOnce(&mut turnstile_server::ServerConfig) {

@@ -20,10 +20,10 @@ use tempfile::TempDir;
 use tokio::sync::mpsc::UnboundedReceiver;
 use turnstile_journal::{Durability, Event, StateRoot, Uuid};
 use turnstile_loop::hooks::{CommandHooks, HookRunner, HookTrust};
-use turnstile_loop::model::{ModelProvider, ReplayProvider};
 use turnstile_loop::permissions::PermissionPolicy;
 use turnstile_loop::tools::ToolRegistry;
 use turnstile_loop::{Outcome, SendOptions, SessionConfig, SessionHandle, SessionParts};
+use turnstile_providers::{ModelProvider, ReplayProvider};
 use turnstile_replay::CutKind;
 
 use crate::error::FixtureError;

@@ -6,8 +6,8 @@
 
 use serde_json::Value;
 use turnstile_journal::Event;
-use turnstile_loop::model::ChatMessage;
 use turnstile_loop::session::{SUMMARY_INSTRUCTION, request_messages};
+use turnstile_providers::ChatMessage;
 use turnstile_replay::Folder;
 
 /// Role, text and tool call ids of one message: what the comparison looks at.

@@ -13,7 +13,7 @@ use anyhow::{Context, Result, bail};
 use clap::Args;
 use turnstile_journal::StateRoot;
 use turnstile_loop::AgentMode;
-use turnstile_loop::model::OpenAiConfig;
+use turnstile_providers::OpenAiConfig;
 use turnstile_server::framing::DEFAULT_MAX_FRAME_BYTES;
 use turnstile_server::{
     DEFAULT_INFLIGHT_FRAME_BYTES, DEFAULT_TAKEOVER_WAIT, Server, ServerConfig, TcpServer,

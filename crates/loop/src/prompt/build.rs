@@ -4,7 +4,7 @@
 use super::config::{SectionAction, SectionOverride, SystemMessageConfig};
 use super::context::PromptContext;
 use super::sections::{IDENTITY_GROUP, IDENTITY_MEMBERS, SectionId, default_text};
-use crate::model::BoxFuture;
+use turnstile_providers::BoxFuture;
 
 /// A client that rewrites sections itself (the SDK's function-valued section actions, sent as
 /// `transform`; a server answers through the client's `systemMessage.transform`).

@@ -6,7 +6,7 @@
 use turnstile_journal::payload::SessionUsageInfo;
 
 pub use super::tokenizer::{Encoding, TokenCounter};
-use crate::model::{ChatMessage, ChatRequest, ContentPart, ToolSchema};
+use turnstile_providers::{ChatMessage, ChatRequest, ContentPart, ToolSchema};
 
 /// Context window assumed for a model the table does not know (what the Copilot CLI reports
 /// for an unknown BYOK model).
@@ -282,7 +282,7 @@ mod tests {
                 },
                 ChatMessage::Assistant {
                     content: None,
-                    tool_calls: vec![crate::model::ToolCall {
+                    tool_calls: vec![turnstile_providers::ToolCall {
                         id: "call_1".into(),
                         name: "bash".into(),
                         arguments: r#"{"command":"ls"}"#.into(),
@@ -385,7 +385,7 @@ mod tests {
                 content: None,
                 tool_calls: calls
                     .iter()
-                    .map(|(name, args)| crate::model::ToolCall {
+                    .map(|(name, args)| turnstile_providers::ToolCall {
                         id: "call_1".into(),
                         name: name.clone(),
                         arguments: args.clone(),

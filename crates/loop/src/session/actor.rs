@@ -23,11 +23,11 @@ use super::send::Outcome;
 use super::shared::Shared;
 use super::totals::{ProcessUsage, shutdown_payload};
 use crate::autopilot::AgentMode;
-use crate::model::ModelErrorKind;
 use crate::permissions::UrlRules;
 use crate::tools::processes::ProcessTable;
 use crate::tools::shells::{LostShell, Shells};
 use crate::tools::sql::SessionDatabase;
+use turnstile_providers::ModelErrorKind;
 
 /// Bytes of growth after which going idle refreshes the checkpoint.
 const CHECKPOINT_EVERY_BYTES: u64 = 1 << 20;

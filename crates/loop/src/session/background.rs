@@ -21,10 +21,10 @@ use super::agent_jobs::{AgentJob, BackgroundSender};
 use super::message::Message;
 use super::tool_call::Turn;
 use crate::autopilot::AgentMode;
-use crate::model::ToolCall;
 use crate::tools::agents::{AgentRecord, AgentStatus};
 use crate::tools::task::{TaskArgs, started_text};
 use crate::tools::{ToolFailure, ToolOutput};
+use turnstile_providers::ToolCall;
 
 /// The `delivery` of a round whose message woke an idle agent.
 const WOKEN: &str = "idle";

@@ -21,8 +21,8 @@ use super::compaction_options::{CompactOptions, CompactionReport};
 use super::retry_backoff::RetryBackoff;
 use super::summary::summary_request;
 use crate::autopilot::AgentMode;
-use crate::model::{ChatMessage, ChatRequest};
 use crate::prompt::tokens;
+use turnstile_providers::{ChatMessage, ChatRequest};
 
 /// Share of the window the newest messages may keep, unsummarized, after a compaction the
 /// threshold started (the loop is mid-task: the latest results stay word for word). A

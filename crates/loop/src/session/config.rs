@@ -9,7 +9,7 @@ use super::compaction_options::InfiniteSessions;
 use crate::autopilot::{AgentMode, DEFAULT_MAX_CONTINUES};
 use crate::client::{ExternalTools, PermissionAsker};
 use crate::hooks::HookRunner;
-use crate::model::ModelProvider;
+use turnstile_providers::ModelProvider;
 use crate::permissions::{LiveRules, PermissionPolicy};
 use crate::prompt::{SectionTransformer, SystemMessageConfig};
 use crate::tools::ToolRegistry;

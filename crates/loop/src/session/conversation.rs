@@ -1,7 +1,7 @@
 //! A sub-agent's conversation between its rounds: what a `write_agent` message continues.
 //! The actor keeps one per agent, by its `task` call id.
 
-use crate::model::ChatMessage;
+use turnstile_providers::ChatMessage;
 use crate::tools::task::AgentType;
 
 /// A sub-agent's conversation between its rounds: what a `write_agent` message continues.

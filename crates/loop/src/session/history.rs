@@ -4,8 +4,8 @@ use std::collections::BTreeMap;
 
 use turnstile_replay::{BinaryAsset, Message, SessionState};
 
-use crate::model::{ChatMessage, ToolCall};
 use crate::prompt::attachments::{Asset, model_content};
+use turnstile_providers::{ChatMessage, ToolCall};
 
 /// The conversation as chat messages, in order, with user messages' attachments rendered from
 /// the recorded `assets`. Developer instructions go to the model as system messages; a

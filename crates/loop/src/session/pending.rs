@@ -13,7 +13,7 @@ use turnstile_journal::{Event, JournalReader, ReadMode, Uuid};
 use turnstile_replay::{Message as ConversationMessage, SessionState};
 
 use super::error::LoopError;
-use crate::model::ToolCall;
+use turnstile_providers::ToolCall;
 
 /// The open turn's calls that can be continued.
 pub(super) struct PendingWork {

@@ -12,7 +12,7 @@ use super::actor::Actor;
 use super::denials::{denied, denied_by_live_rules, denied_by_rules, rejected_by_user};
 use super::message::Message;
 use crate::client::AskError;
-use crate::model::ToolCall;
+use turnstile_providers::ToolCall;
 use crate::permissions::{
     Decision, LiveDecision, PermissionPolicy, prompt_request, with_tool_call_id,
 };

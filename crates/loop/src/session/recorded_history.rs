@@ -1,6 +1,6 @@
 //! A replay keeps the main agent's history in its window the way its recording did: before
 //! each call, the compactions and truncations the recording made there
-//! ([`ModelProvider::recorded_history`](crate::model::ModelProvider::recorded_history)), in
+//! ([`ModelProvider::recorded_history`](turnstile_providers::ModelProvider::recorded_history)), in
 //! place of the loop's own measure. A recording holds no per-call token counts, so the
 //! loop's estimate could not find the recorded points; and the runtime truncates where
 //! turnstile itself never does.
@@ -12,7 +12,7 @@ use super::actor::Actor;
 use super::compaction::Measured;
 use super::compaction_options::CompactOptions;
 use crate::autopilot::AgentMode;
-use crate::model::HistoryStep;
+use turnstile_providers::HistoryStep;
 
 /// The type of the runtime's truncation event, written again as recorded.
 const TRUNCATION: &str = "session.truncation";

@@ -1,7 +1,7 @@
 //! One send: its options, and how the message it started ended.
 
 use crate::autopilot::AgentMode;
-use crate::model::ModelErrorKind;
+use turnstile_providers::ModelErrorKind;
 use crate::prompt::Attachment;
 
 /// Options of one send.

@@ -21,7 +21,7 @@ use turnstile_journal::payload::{
 
 use super::LoopError;
 use super::actor::Actor;
-use crate::model::{ChatRequest, ModelError, ModelEvent, ModelResponse};
+use turnstile_providers::{ChatRequest, ModelError, ModelEvent, ModelResponse};
 
 /// What one call's stream has announced so far.
 struct Progress<'a> {

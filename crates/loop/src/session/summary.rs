@@ -11,7 +11,7 @@ use turnstile_replay::{BinaryAsset, Message};
 
 use super::actor::Actor;
 use super::history::{chat_messages, results_in_request_order};
-use crate::model::{CallOrigin, ChatMessage, ChatRequest, ModelError, ModelResponse};
+use turnstile_providers::{CallOrigin, ChatMessage, ChatRequest, ModelError, ModelResponse};
 
 /// The instruction that ends a summary request.
 pub const SUMMARY_INSTRUCTION: &str = "Summarize the conversation above so the work can go on from the summary alone. \

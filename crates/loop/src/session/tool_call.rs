@@ -24,13 +24,13 @@ use super::denials::{REJECTED_CODE, custom_tool_ask, denied_by_rules, denied_wit
 use super::message::Message;
 use super::pending::{PendingCall, Waiting};
 use crate::client::ExternalToolCall;
-use crate::model::ToolCall;
 use crate::permissions::Unasked;
 use crate::skills::{CUSTOM_SOURCE, Skill};
 use crate::tools::asks::FurtherAsk;
 use crate::tools::events::ToolEvent;
 use crate::tools::task::SubagentRequest;
 use crate::tools::{Tool, ToolContext, ToolFailure, ToolOutput, ToolSpec};
+use turnstile_providers::ToolCall;
 
 /// What the tool calls of one turn came to.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]

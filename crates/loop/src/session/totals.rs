@@ -14,7 +14,7 @@ use turnstile_journal::payload::{CodeChanges, SessionShutdown, SessionUsageInfo}
 use turnstile_replay::SessionState;
 use turnstile_replay::state::{CodeTotals, ModelUsage, TokenCounts};
 
-use crate::model::Usage;
+use turnstile_providers::Usage;
 
 /// What this process's model calls add to the session's totals.
 #[derive(Debug, Default)]

@@ -11,7 +11,9 @@ use super::actor::Actor;
 use super::history::request_messages;
 use super::message::Message;
 use crate::autopilot::AgentMode;
-use crate::model::{ChatMessage, ChatRequest, ModelError, ModelErrorKind, ToolCall, ToolSchema};
+use turnstile_providers::{
+    ChatMessage, ChatRequest, ModelError, ModelErrorKind, ToolCall, ToolSchema,
+};
 
 /// How a turn ended.
 pub(super) enum TurnEnd {

@@ -8,7 +8,7 @@
 use serde_json::{Map, Number, Value};
 use turnstile_journal::payload::AssistantUsage;
 
-use crate::model::{ModelResponse, ToolCall, Usage};
+use turnstile_providers::{ModelResponse, ToolCall, Usage};
 
 /// What `assistant.usage` is made of.
 pub(super) struct Call<'a> {

@@ -18,7 +18,7 @@ pub use inspect::{LARGE_FILE_BYTES, MAX_DIRECTORY_ENTRIES};
 pub use prepare::{MAX_ASSET_BYTES, MAX_ATTACHMENTS, MAX_SELECTION_BYTES, Prepared, prepare};
 pub use render::{Asset, model_content};
 
-pub use crate::model::ContentPart;
+pub use turnstile_providers::ContentPart;
 
 /// One attachment as a client sends it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

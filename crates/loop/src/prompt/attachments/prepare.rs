@@ -343,8 +343,8 @@ fn asset_of(bytes: &[u8], mime: &str) -> SessionBinaryAsset {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::ContentPart;
     use crate::prompt::attachments::{Asset, LineRange, Position, model_content};
+    use turnstile_providers::ContentPart;
 
     /// A 1x1 PNG.
     const PNG: &[u8] = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x01\0\0\0\x01\x08\x06\0\0\0\x1f\x15\xc4\x89\0\0\0\rIDATx\x9cc`\0\0\0\x02\0\0\x01\xe2!\xbc3\0\0\0\0IEND\xaeB`\x82";

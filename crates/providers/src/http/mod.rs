@@ -1,0 +1,28 @@
+//! What every HTTP(S) provider shares, whatever its wire format: the configuration (`config`),
+//! the credential of a call (`auth`), the client and its sending and reading within timeouts
+//! and size limits (`transport`), retries before any output (`retry`), the errors of a bad
+//! answer (`errors`), URL pieces (`url`), the JSON shared by the formats (`wire` for answers,
+//! `request` for the OpenAI request bodies), and the one provider generic over its wire
+//! (`provider`).
+//!
+//! A provider (`openai`, `responses`, `anthropic`) is a [`Wire`]: its URL, its request body
+//! and the reading of its answer; [`HttpProvider`] does the rest.
+
+mod auth;
+mod config;
+mod errors;
+mod provider;
+pub(crate) mod request;
+mod retry;
+mod transport;
+mod url;
+pub(crate) mod wire;
+
+pub use config::{
+    ApiFlavor, KeyCommand, OpenAiConfig, ResponseLimits, RetryPolicy, Timeouts, WireApi,
+};
+pub(crate) use errors::{check_answer_size, malformed, quote};
+pub use provider::HttpProvider;
+pub(crate) use provider::{Answered, Assembly, Wire};
+pub(crate) use transport::BodyError;
+pub(crate) use url::{encode, v1_url};

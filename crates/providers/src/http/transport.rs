@@ -1,0 +1,362 @@
+//! HTTP: [`HttpCore`], the client of one provider configuration: sending a request within the
+//! request timeout, reading bodies within the stall timeout and size limits, and turning HTTP
+//! failures into [`ModelError`]s. (Retries are `retry`'s, over these.)
+
+use std::time::Duration;
+
+use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
+
+use super::auth::credential;
+use super::config::{ApiFlavor, OpenAiConfig};
+use super::errors::quote;
+use super::wire::ErrorBody;
+use crate::{ModelError, ModelErrorKind};
+
+/// Most of an error body read for its message (the rest is not needed to say what failed).
+const MAX_ERROR_BODY: usize = 1024 * 1024;
+
+/// The `anthropic-version` sent to the Messages API (the version its published examples use).
+const ANTHROPIC_VERSION: &str = "2023-06-01";
+
+/// Why a body could not be read whole.
+pub(crate) enum BodyError {
+    /// It is larger than the limit.
+    TooLarge,
+    /// The transfer failed.
+    Model(ModelError),
+}
+
+/// An HTTP client for one provider configuration.
+#[derive(Debug, Clone)]
+pub(crate) struct HttpCore {
+    /// The configuration.
+    pub config: OpenAiConfig,
+    /// The client (connection pool).
+    pub client: reqwest::Client,
+}
+
+impl HttpCore {
+    /// A client for `config` reaching `endpoint`; fails only when the HTTP client cannot be
+    /// built.
+    pub(crate) fn new(config: OpenAiConfig, endpoint: &str) -> Result<Self, ModelError> {
+        let mut builder = reqwest::Client::builder()
+            .connect_timeout(config.timeouts.request)
+            .user_agent(concat!("turnstile/", env!("CARGO_PKG_VERSION")));
+        if is_loopback(endpoint) {
+            // A proxy from the environment must not get between us and a local server.
+            builder = builder.no_proxy();
+        }
+        let client = builder.build().map_err(|e| {
+            ModelError::new(
+                ModelErrorKind::Config,
+                format!("cannot build the HTTP client: {}", chain(&e)),
+            )
+        })?;
+        Ok(HttpCore { config, client })
+    }
+
+    /// Reads a whole (non-streamed) body within `max_body_bytes`.
+    pub(crate) async fn read_whole_body(
+        &self,
+        response: reqwest::Response,
+    ) -> Result<Vec<u8>, ModelError> {
+        let limit = self.config.limits.max_body_bytes;
+        self.read_body(response, limit).await.map_err(|e| match e {
+            BodyError::TooLarge => ModelError::new(
+                ModelErrorKind::TooLarge,
+                format!(
+                    "the model's response body is larger than the limit of {limit} bytes \
+                     (max_body_bytes); the call was stopped there"
+                ),
+            ),
+            BodyError::Model(e) => e,
+        })
+    }
+
+    /// The headers of one call: content type and accept, the credential, the Copilot CLI's
+    /// identifying headers for the Copilot endpoint (`anthropic-version` for Anthropic), the
+    /// provider's headers, then the call's own (each later one replaces an earlier one of the same name).
+    pub(crate) async fn headers(
+        &self,
+        stream: bool,
+        extra: &[(String, String)],
+    ) -> Result<HeaderMap, ModelError> {
+        let mut headers = HeaderMap::new();
+        headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        headers.insert(
+            ACCEPT,
+            HeaderValue::from_static(if stream {
+                "text/event-stream"
+            } else {
+                "application/json"
+            }),
+        );
+        if let Some((name, value)) = credential(&self.config).await? {
+            headers.insert(name, value);
+        }
+        match self.config.flavor {
+            ApiFlavor::Copilot => {
+                for (name, value) in copilot_headers() {
+                    headers.insert(name, value);
+                }
+            }
+            // The Messages API refuses a request without its version (the provider's or the
+            // call's headers may name another one).
+            ApiFlavor::Anthropic => {
+                headers.insert(
+                    HeaderName::from_static("anthropic-version"),
+                    HeaderValue::from_static(ANTHROPIC_VERSION),
+                );
+            }
+            ApiFlavor::OpenAi | ApiFlavor::Azure { .. } => {}
+        }
+        for (name, value) in self.config.headers.iter().chain(extra) {
+            let bad = || {
+                ModelError::new(
+                    ModelErrorKind::Config,
+                    format!(
+                        "the request header {name:?} is not a valid HTTP header name and value"
+                    ),
+                )
+            };
+            let name = HeaderName::from_bytes(name.trim().as_bytes()).map_err(|_| bad())?;
+            let value = HeaderValue::from_str(value.trim()).map_err(|_| bad())?;
+            headers.insert(name, value);
+        }
+        Ok(headers)
+    }
+
+    /// Sends the request and waits for the response head.
+    pub(crate) async fn send(
+        &self,
+        url: &str,
+        headers: &HeaderMap,
+        body: &[u8],
+    ) -> Result<reqwest::Response, ModelError> {
+        let builder = self
+            .client
+            .post(url)
+            .headers(headers.clone())
+            .body(body.to_vec());
+        self.response_head(url, builder).await
+    }
+
+    /// Sends a built request and waits for the response head within the request timeout.
+    pub(crate) async fn response_head(
+        &self,
+        url: &str,
+        builder: reqwest::RequestBuilder,
+    ) -> Result<reqwest::Response, ModelError> {
+        let limit = self.config.timeouts.request;
+        match tokio::time::timeout(limit, builder.send()).await {
+            Err(_) => Err(ModelError {
+                kind: ModelErrorKind::Timeout,
+                status_code: None,
+                message: format!("no response from {url} within {} ms", limit.as_millis()),
+                retryable: true,
+            }),
+            Ok(Err(e)) => Err(ModelError {
+                kind: if e.is_timeout() {
+                    ModelErrorKind::Timeout
+                } else {
+                    ModelErrorKind::Connection
+                },
+                status_code: None,
+                message: format!("cannot reach {url}: {}", chain(&e)),
+                retryable: true,
+            }),
+            Ok(Ok(response)) => Ok(response),
+        }
+    }
+
+    /// The error of a non-2xx answer, and the server's `Retry-After` when it sent one.
+    pub(crate) async fn http_error(
+        &self,
+        response: reqwest::Response,
+    ) -> (ModelError, Option<Duration>) {
+        let status = response.status();
+        let retry_after = retry_after(response.headers());
+        let body = self
+            .read_body(response, MAX_ERROR_BODY)
+            .await
+            .unwrap_or_default();
+        let message = ErrorBody::message_of(&body).unwrap_or_else(|| {
+            let text = String::from_utf8_lossy(&body);
+            let text = text.trim();
+            if text.is_empty() {
+                format!(
+                    "HTTP {} {}",
+                    status.as_u16(),
+                    status.canonical_reason().unwrap_or("")
+                )
+                .trim_end()
+                .to_string()
+            } else {
+                quote(text)
+            }
+        });
+        let code = status.as_u16();
+        let retryable = matches!(code, 408 | 409 | 429) || status.is_server_error();
+        (
+            ModelError {
+                kind: ModelErrorKind::Http,
+                status_code: Some(code),
+                message,
+                retryable,
+            },
+            retry_after,
+        )
+    }
+
+    /// Reads a whole body of at most `limit` bytes, each piece within the stall timeout;
+    /// stops reading as soon as the limit is passed.
+    pub(crate) async fn read_body(
+        &self,
+        mut response: reqwest::Response,
+        limit: usize,
+    ) -> Result<Vec<u8>, BodyError> {
+        if response.content_length().is_some_and(|n| n > limit as u64) {
+            return Err(BodyError::TooLarge);
+        }
+        let mut body = Vec::new();
+        loop {
+            match self.next_chunk(&mut response).await {
+                Err(e) => return Err(BodyError::Model(e)),
+                Ok(None) => return Ok(body),
+                Ok(Some(bytes)) => {
+                    if body.len() + bytes.len() > limit {
+                        return Err(BodyError::TooLarge);
+                    }
+                    body.extend_from_slice(&bytes);
+                }
+            }
+        }
+    }
+
+    /// The next piece of a body; a stall or a cut connection is an error (never retried).
+    pub(crate) async fn next_chunk(
+        &self,
+        response: &mut reqwest::Response,
+    ) -> Result<Option<Vec<u8>>, ModelError> {
+        let limit = self.config.timeouts.stall;
+        match tokio::time::timeout(limit, response.chunk()).await {
+            Err(_) => Err(ModelError::new(
+                ModelErrorKind::Timeout,
+                format!(
+                    "the response stalled: nothing arrived for {} ms",
+                    limit.as_millis()
+                ),
+            )),
+            Ok(Err(e)) => Err(ModelError::new(
+                ModelErrorKind::Stream,
+                format!("the connection broke during the response: {}", chain(&e)),
+            )),
+            Ok(Ok(chunk)) => Ok(chunk.map(|b| b.to_vec())),
+        }
+    }
+}
+
+/// What the Copilot CLI says about itself on every request to the Copilot endpoint (its
+/// integration id, so that the endpoint treats the call as the CLI's).
+fn copilot_headers() -> Vec<(HeaderName, HeaderValue)> {
+    let fixed = [
+        ("copilot-integration-id", "copilot-developer-cli"),
+        (
+            "editor-version",
+            concat!("turnstile/", env!("CARGO_PKG_VERSION")),
+        ),
+        ("openai-intent", "conversation-agent"),
+        ("x-github-api-version", "2026-07-01"),
+        ("x-initiator", "user"),
+    ];
+    let mut out: Vec<(HeaderName, HeaderValue)> = fixed
+        .into_iter()
+        .map(|(n, v)| (HeaderName::from_static(n), HeaderValue::from_static(v)))
+        .collect();
+    if let Ok(id) = HeaderValue::from_str(&uuid::Uuid::new_v4().to_string()) {
+        out.push((HeaderName::from_static("x-interaction-id"), id));
+    }
+    out
+}
+
+/// `Retry-After` (seconds) or `retry-after-ms`; HTTP dates are not honoured.
+fn retry_after(headers: &HeaderMap) -> Option<Duration> {
+    let get = |name: &str| {
+        headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::trim)
+    };
+    if let Some(ms) = get("retry-after-ms").and_then(|v| v.parse::<f64>().ok())
+        && ms.is_finite()
+        && ms >= 0.0
+    {
+        return Some(Duration::from_secs_f64(ms / 1000.0));
+    }
+    let secs = get("retry-after")?.parse::<f64>().ok()?;
+    (secs.is_finite() && secs >= 0.0).then(|| Duration::from_secs_f64(secs.min(86_400.0)))
+}
+
+/// An error and its sources, joined with `: ` (reqwest's own message is terse).
+fn chain(error: &dyn std::error::Error) -> String {
+    let mut out = error.to_string();
+    let mut source = error.source();
+    while let Some(e) = source {
+        let s = e.to_string();
+        if !out.contains(&s) {
+            out.push_str(": ");
+            out.push_str(&s);
+        }
+        source = e.source();
+    }
+    out
+}
+
+/// Whether the URL's host is a loopback address (no proxy may get in between).
+fn is_loopback(url: &str) -> bool {
+    let rest = url
+        .strip_prefix("http://")
+        .or_else(|| url.strip_prefix("https://"))
+        .unwrap_or(url);
+    let host = rest.split('/').next().unwrap_or_default();
+    let host = host.rsplit_once('@').map_or(host, |(_, h)| h);
+    let host = if let Some(inner) = host.strip_prefix('[') {
+        inner.split(']').next().unwrap_or_default()
+    } else {
+        host.split(':').next().unwrap_or_default()
+    };
+    host.eq_ignore_ascii_case("localhost")
+        || host
+            .parse::<std::net::IpAddr>()
+            .map(|ip| ip.is_loopback())
+            .unwrap_or(false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retry_after_headers() {
+        let mut h = HeaderMap::new();
+        assert_eq!(retry_after(&h), None);
+        h.insert("retry-after", "2".parse().unwrap());
+        assert_eq!(retry_after(&h), Some(Duration::from_secs(2)));
+        h.insert("retry-after-ms", "150".parse().unwrap());
+        assert_eq!(retry_after(&h), Some(Duration::from_millis(150)));
+        let mut h = HeaderMap::new();
+        h.insert(
+            "retry-after",
+            "Wed, 21 Oct 2015 07:28:00 GMT".parse().unwrap(),
+        );
+        assert_eq!(retry_after(&h), None);
+    }
+
+    #[test]
+    fn loopback_hosts() {
+        assert!(is_loopback("http://127.0.0.1:8080/v1/chat/completions"));
+        assert!(is_loopback("http://localhost/v1"));
+        assert!(is_loopback("http://[::1]:9/v1"));
+        assert!(!is_loopback("https://api.openai.com/v1"));
+    }
+}
