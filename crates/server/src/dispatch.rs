@@ -1,5 +1,12 @@
 //! Routes a request to its method, after the connection-token check, and parses its params.
+//!
+//! [`SERVED`] is the one table of the methods this server answers: each entry is a name and its
+//! handler, so routing ([`call`]) and the list (`docs/protocol.md`, written from it by
+//! `scripts/protocol-methods.py`, and checked against it by this file's test) cannot disagree.
+//! Adding a method is its function in a `methods` file plus one line here.
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 
 use serde::de::DeserializeOwned;
@@ -14,109 +21,234 @@ use crate::peer::Peer;
 use crate::rpc::{RpcError, codes, kind_of};
 use crate::server::Server;
 
-/// Every method this server answers (besides the unsupported ones' explained `-32601`);
-/// `docs/protocol.md` lists them.
-// Read by the documentation check below and by scripts/protocol-methods.py, not at run time.
-#[cfg_attr(not(test), allow(dead_code))]
-pub(crate) const SERVED: &[&str] = &[
-    "connect",
-    "ping",
-    "status.get",
-    "auth.getStatus",
-    "models.list",
-    "runtime.shutdown",
-    "session.create",
-    "session.resume",
-    "session.detach",
-    "session.destroy",
-    "session.delete",
-    "session.list",
-    "session.getLastId",
-    "session.getMetadata",
-    "session.send",
-    "session.sendAndWait",
-    "session.abort",
-    "session.getMessages",
-    "session.mode.get",
-    "session.mode.set",
-    "session.model.getCurrent",
-    "session.model.switchTo",
-    "session.log",
-    "session.history.compact",
-    "session.history.truncate",
-    "session.history.listRewindPoints",
-    "session.history.previewRewind",
-    "session.history.rewind",
-    "session.options.update",
-    "session.name.get",
-    "session.name.set",
-    "session.getForeground",
-    "session.setForeground",
-    "session.plan.read",
-    "session.plan.update",
-    "session.plan.delete",
-    "mcp.config.list",
-    "mcp.config.add",
-    "mcp.config.update",
-    "mcp.config.remove",
-    "mcp.config.enable",
-    "mcp.config.disable",
-    "mcp.config.reload",
-    "session.mcp.list",
-    "session.mcp.listTools",
-    "session.mcp.enable",
-    "session.mcp.disable",
-    "session.mcp.reload",
-    "session.mcp.startServer",
-    "session.mcp.stopServer",
-    "session.mcp.restartServer",
-    "session.mcp.isServerRunning",
-    "session.mcp.resources.list",
-    "session.mcp.resources.listTemplates",
-    "session.mcp.resources.read",
-    "session.mcp.reloadWithConfig",
-    "session.mcp.executeSampling",
-    "session.mcp.cancelSamplingExecution",
-    "session.mcp.setEnvValueMode",
-    "session.mcp.removeGitHub",
-    "session.mcp.configureGitHub",
-    "session.mcp.registerExternalClient",
-    "session.mcp.unregisterExternalClient",
-    "session.mcp.oauth.handlePendingRequest",
-    "session.mcp.oauth.authenticationStateChanged",
-    "session.mcp.oauth.login",
-    "session.mcp.oauth.respond",
-    "session.mcp.headers.handlePendingHeadersRefreshRequest",
-    "session.mcp.apps.readResource",
-    "session.mcp.apps.listTools",
-    "session.mcp.apps.callTool",
-    "session.mcp.apps.setHostContext",
-    "session.mcp.apps.getHostContext",
-    "session.mcp.apps.diagnose",
-    "session.eventLog.read",
-    "session.eventLog.tail",
-    "session.eventLog.registerInterest",
-    "session.eventLog.releaseInterest",
-    "session.tools.handlePendingToolCall",
-    "session.permissions.handlePendingPermissionRequest",
-    "session.permissions.pendingRequests",
-    "session.permissions.setApproveAll",
-    "session.permissions.setRequired",
-    "session.permissions.configure",
-    "session.permissions.modifyRules",
-    "session.permissions.resetSessionApprovals",
-    "session.permissions.notifyPromptShown",
-    "session.permissions.paths.list",
-    "session.permissions.paths.add",
-    "session.permissions.paths.updatePrimary",
-    "session.permissions.paths.isPathWithinAllowedDirectories",
-    "session.permissions.paths.isPathWithinWorkspace",
-    "session.permissions.urls.setUnrestrictedMode",
-    "session.permissions.locations.resolve",
-    "session.permissions.locations.apply",
-    "session.permissions.locations.addToolApproval",
-    "session.permissions.folderTrust.isTrusted",
-    "session.permissions.folderTrust.addTrusted",
+/// A handler's answer, still to be awaited. Boxed so that methods that wait and methods that
+/// do not share one type (a sync handler runs at the first poll, as it did when called
+/// directly).
+pub(crate) type Answer<'a> = Pin<Box<dyn Future<Output = Result<Value, RpcError>> + Send + 'a>>;
+
+/// What answers a method: the call's context and its params as sent in.
+pub(crate) type Handler = for<'a> fn(&'a Ctx<'a>, Value) -> Answer<'a>;
+
+/// One served method.
+pub(crate) struct Method {
+    /// The name a client calls.
+    pub(crate) name: &'static str,
+    /// What answers it.
+    pub(crate) handler: Handler,
+}
+
+/// A [`Method`] from `name => |ctx, params| body`, where the body may `.await` and `?`.
+macro_rules! method {
+    ($name:literal => |$ctx:ident, $params:ident| $body:expr) => {
+        Method {
+            name: $name,
+            handler: |$ctx, $params| Box::pin(async move { $body }),
+        }
+    };
+}
+
+/// Every method this server answers (besides the unsupported ones' explained `-32601`), each
+/// name once; `docs/protocol.md` lists them.
+// scripts/protocol-methods.py reads the names from this table's text (in this order, which its
+// list of the methods the schema lacks follows): keep it a literal table whose only string
+// literals are the method names.
+pub(crate) const SERVED: &[Method] = &[
+    method!("connect" => |ctx, params| server_methods::connect(ctx, parse(params)?)),
+    method!("ping" => |_ctx, params| server_methods::ping(parse(params)?)),
+    method!("status.get" => |_ctx, _params| Ok(server_methods::status())),
+    method!("auth.getStatus" => |ctx, _params| Ok(server_methods::auth_status(ctx))),
+    method!("models.list" => |ctx, _params| server_methods::models(ctx).await),
+    method!("runtime.shutdown" => |ctx, _params| Ok(server_methods::shutdown(ctx))),
+    method!("session.create" => |ctx, params| lifecycle::create(ctx, parse(params)?).await),
+    method!("session.resume" => |ctx, params| lifecycle::resume(ctx, parse(params)?).await),
+    method!("session.detach" => |ctx, params| lifecycle::detach(ctx, parse(params)?).await),
+    method!("session.destroy" => |ctx, params| lifecycle::detach(ctx, parse(params)?).await),
+    method!("session.delete" => |ctx, params| lifecycle::delete(ctx, parse(params)?).await),
+    method!("session.list" => |ctx, params| listing::list(ctx, parse(params)?).await),
+    method!("session.getLastId" => |ctx, _params| listing::last_id(ctx).await),
+    method!("session.getMetadata" => |ctx, params| listing::metadata(ctx, parse(params)?).await),
+    method!("session.send" => |ctx, params| session::send(ctx, parse(params)?)),
+    method!("session.sendAndWait" => |ctx, params| {
+        session::send_and_wait(ctx, parse(params)?).await
+    }),
+    method!("session.abort" => |ctx, params| session::abort(ctx, parse(params)?)),
+    method!("session.getMessages" => |ctx, params| session::messages(ctx, parse(params)?)),
+    method!("session.mode.get" => |ctx, params| session::mode_get(ctx, parse(params)?)),
+    method!("session.mode.set" => |ctx, params| session::mode_set(ctx, parse(params)?).await),
+    method!("session.model.getCurrent" => |ctx, params| {
+        session::model_current(ctx, parse(params)?)
+    }),
+    method!("session.model.switchTo" => |ctx, params| {
+        session::model_switch(ctx, parse(params)?).await
+    }),
+    method!("session.log" => |ctx, params| log::log(ctx, parse(params)?).await),
+    method!("session.history.compact" => |ctx, params| history::compact(ctx, parse(params)?).await),
+    method!("session.history.truncate" => |ctx, params| {
+        rewind::truncate(ctx, parse(params)?).await
+    }),
+    method!("session.history.listRewindPoints" => |ctx, params| {
+        rewind::list_points(ctx, parse(params)?)
+    }),
+    method!("session.history.previewRewind" => |ctx, params| rewind::preview(ctx, parse(params)?)),
+    method!("session.history.rewind" => |ctx, params| rewind::rewind(ctx, parse(params)?).await),
+    method!("session.options.update" => |ctx, params| options::update(ctx, params).await),
+    method!("session.name.get" => |ctx, params| session::name_get(ctx, parse(params)?)),
+    method!("session.name.set" => |ctx, params| session::name_set(ctx, parse(params)?).await),
+    method!("session.getForeground" => |_ctx, _params| Ok(session::foreground_get())),
+    method!("session.setForeground" => |_ctx, _params| Ok(session::foreground_set())),
+    method!("session.plan.read" => |ctx, params| plan::read(ctx, parse(params)?)),
+    method!("session.plan.update" => |ctx, params| plan::update(ctx, parse(params)?)),
+    method!("session.plan.delete" => |ctx, params| plan::delete(ctx, parse(params)?)),
+    method!("mcp.config.list" => |ctx, _params| mcp_config::list(ctx)),
+    method!("mcp.config.add" => |ctx, params| mcp_config::add(ctx, parse(params)?)),
+    method!("mcp.config.update" => |ctx, params| mcp_config::update(ctx, parse(params)?)),
+    method!("mcp.config.remove" => |ctx, params| mcp_config::remove(ctx, parse(params)?)),
+    method!("mcp.config.enable" => |ctx, params| mcp_config::enable(ctx, parse(params)?)),
+    method!("mcp.config.disable" => |ctx, params| mcp_config::disable(ctx, parse(params)?)),
+    method!("mcp.config.reload" => |_ctx, _params| Ok(mcp_config::reload())),
+    method!("session.mcp.list" => |ctx, params| mcp::list(ctx, parse(params)?)),
+    method!("session.mcp.listTools" => |ctx, params| mcp::list_tools(ctx, parse(params)?)),
+    method!("session.mcp.enable" => |ctx, params| mcp::enable(ctx, parse(params)?).await),
+    method!("session.mcp.disable" => |ctx, params| mcp::disable(ctx, parse(params)?).await),
+    method!("session.mcp.reload" => |ctx, params| mcp_launch::reload(ctx, parse(params)?).await),
+    method!("session.mcp.startServer" => |ctx, params| {
+        mcp_servers::start(ctx, parse(params)?).await
+    }),
+    method!("session.mcp.stopServer" => |ctx, params| mcp_servers::stop(ctx, parse(params)?).await),
+    method!("session.mcp.restartServer" => |ctx, params| {
+        mcp_servers::restart(ctx, parse(params)?).await
+    }),
+    method!("session.mcp.isServerRunning" => |ctx, params| {
+        mcp_servers::is_running(ctx, parse(params)?)
+    }),
+    method!("session.mcp.resources.list" => |ctx, params| {
+        mcp_resources::list(ctx, parse(params)?).await
+    }),
+    method!("session.mcp.resources.listTemplates" => |ctx, params| {
+        mcp_resources::list_templates(ctx, parse(params)?).await
+    }),
+    method!("session.mcp.resources.read" => |ctx, params| {
+        mcp_resources::read(ctx, parse(params)?).await
+    }),
+    method!("session.mcp.reloadWithConfig" => |ctx, params| {
+        mcp_launch::reload_with_config(ctx, parse(params)?).await
+    }),
+    method!("session.mcp.executeSampling" => |ctx, params| {
+        mcp_sampling::execute(ctx, parse(params)?).await
+    }),
+    method!("session.mcp.cancelSamplingExecution" => |ctx, params| {
+        mcp_sampling::cancel(ctx, parse(params)?)
+    }),
+    method!("session.mcp.setEnvValueMode" => |ctx, params| {
+        mcp_launch::set_env_value_mode(ctx, parse(params)?)
+    }),
+    method!("session.mcp.removeGitHub" => |ctx, params| {
+        mcp_builtin::remove_github(ctx, parse(params)?)
+    }),
+    method!("session.mcp.configureGitHub" => |ctx, params| {
+        mcp_builtin::configure_github(ctx, parse(params)?)
+    }),
+    method!("session.mcp.registerExternalClient" => |ctx, params| {
+        mcp_builtin::register_external(ctx, parse(params)?)
+    }),
+    method!("session.mcp.unregisterExternalClient" => |ctx, params| {
+        mcp_builtin::unregister_external(ctx, parse(params)?)
+    }),
+    method!("session.mcp.oauth.handlePendingRequest" => |ctx, params| {
+        mcp_oauth::handle_pending(ctx, parse(params)?)
+    }),
+    method!("session.mcp.oauth.authenticationStateChanged" => |ctx, params| {
+        mcp_oauth::state_changed(ctx, parse(params)?)
+    }),
+    method!("session.mcp.oauth.login" => |ctx, params| mcp_oauth::login(ctx, parse(params)?).await),
+    method!("session.mcp.oauth.respond" => |ctx, params| mcp_oauth::respond(ctx, parse(params)?)),
+    method!("session.mcp.headers.handlePendingHeadersRefreshRequest" => |ctx, params| {
+        mcp_oauth::handle_pending(ctx, parse(params)?)
+    }),
+    method!("session.mcp.apps.readResource" => |ctx, params| {
+        mcp_apps::read_resource(ctx, parse(params)?).await
+    }),
+    method!("session.mcp.apps.listTools" => |ctx, params| {
+        mcp_apps::list_tools(ctx, parse(params)?)
+    }),
+    method!("session.mcp.apps.callTool" => |ctx, params| {
+        mcp_apps::call_tool(ctx, parse(params)?).await
+    }),
+    method!("session.mcp.apps.setHostContext" => |ctx, params| {
+        mcp_apps::set_host_context(ctx, parse(params)?)
+    }),
+    method!("session.mcp.apps.getHostContext" => |ctx, params| {
+        mcp_apps::get_host_context(ctx, parse(params)?)
+    }),
+    method!("session.mcp.apps.diagnose" => |ctx, params| mcp_apps::diagnose(ctx, parse(params)?)),
+    method!("session.eventLog.read" => |ctx, params| event_log::read(ctx, parse(params)?).await),
+    method!("session.eventLog.tail" => |ctx, params| event_log::tail(ctx, parse(params)?)),
+    method!("session.eventLog.registerInterest" => |ctx, params| {
+        event_log::register_interest(ctx, parse(params)?)
+    }),
+    method!("session.eventLog.releaseInterest" => |ctx, params| {
+        event_log::release_interest(ctx, parse(params)?)
+    }),
+    method!("session.tools.handlePendingToolCall" => |ctx, params| {
+        pending::tool_call(ctx, parse(params)?)
+    }),
+    method!("session.permissions.handlePendingPermissionRequest" => |ctx, params| {
+        pending::permission(ctx, parse(params)?)
+    }),
+    method!("session.permissions.pendingRequests" => |ctx, params| {
+        pending::pending_permissions(ctx, parse(params)?)
+    }),
+    method!("session.permissions.setApproveAll" => |ctx, params| {
+        permissions::set_approve_all(ctx, parse(params)?)
+    }),
+    method!("session.permissions.setRequired" => |ctx, params| {
+        permissions::set_required(ctx, parse(params)?)
+    }),
+    method!("session.permissions.configure" => |ctx, params| {
+        permissions::configure(ctx, parse(params)?)
+    }),
+    method!("session.permissions.modifyRules" => |ctx, params| {
+        permissions::modify_rules(ctx, parse(params)?)
+    }),
+    method!("session.permissions.resetSessionApprovals" => |ctx, params| {
+        permissions::reset_session_approvals(ctx, parse(params)?)
+    }),
+    method!("session.permissions.notifyPromptShown" => |ctx, params| {
+        permissions::notify_prompt_shown(ctx, parse(params)?)
+    }),
+    method!("session.permissions.paths.list" => |ctx, params| {
+        permissions::paths_list(ctx, parse(params)?)
+    }),
+    method!("session.permissions.paths.add" => |ctx, params| {
+        permissions::paths_add(ctx, parse(params)?)
+    }),
+    method!("session.permissions.paths.updatePrimary" => |ctx, params| {
+        permissions::paths_update_primary(ctx, parse(params)?)
+    }),
+    method!("session.permissions.paths.isPathWithinAllowedDirectories" => |ctx, params| {
+        permissions::paths_allowed(ctx, parse(params)?)
+    }),
+    method!("session.permissions.paths.isPathWithinWorkspace" => |ctx, params| {
+        permissions::paths_workspace(ctx, parse(params)?)
+    }),
+    method!("session.permissions.urls.setUnrestrictedMode" => |ctx, params| {
+        permissions::urls_set_unrestricted(ctx, parse(params)?)
+    }),
+    method!("session.permissions.locations.resolve" => |ctx, params| {
+        permissions::locations_resolve(ctx, parse(params)?)
+    }),
+    method!("session.permissions.locations.apply" => |ctx, params| {
+        permissions::locations_apply(ctx, parse(params)?)
+    }),
+    method!("session.permissions.locations.addToolApproval" => |ctx, params| {
+        permissions::locations_add_tool_approval(ctx, parse(params)?)
+    }),
+    method!("session.permissions.folderTrust.isTrusted" => |ctx, params| {
+        permissions::folder_is_trusted(ctx, parse(params)?)
+    }),
+    method!("session.permissions.folderTrust.addTrusted" => |ctx, params| {
+        permissions::folder_add_trusted(ctx, parse(params)?)
+    }),
 ];
 
 /// Handles one request.
@@ -133,148 +265,13 @@ pub(crate) async fn call(
         ));
     }
     let ctx = Ctx { server, peer };
-    match method {
-        "connect" => server_methods::connect(&ctx, parse(params)?),
-        "ping" => server_methods::ping(parse(params)?),
-        "status.get" => Ok(server_methods::status()),
-        "auth.getStatus" => Ok(server_methods::auth_status(&ctx)),
-        "models.list" => server_methods::models(&ctx).await,
-        "runtime.shutdown" => Ok(server_methods::shutdown(&ctx)),
-
-        "session.create" => lifecycle::create(&ctx, parse(params)?).await,
-        "session.resume" => lifecycle::resume(&ctx, parse(params)?).await,
-        "session.detach" | "session.destroy" => lifecycle::detach(&ctx, parse(params)?).await,
-        "session.delete" => lifecycle::delete(&ctx, parse(params)?).await,
-        "session.list" => listing::list(&ctx, parse(params)?).await,
-        "session.getLastId" => listing::last_id(&ctx).await,
-        "session.getMetadata" => listing::metadata(&ctx, parse(params)?).await,
-
-        "session.send" => session::send(&ctx, parse(params)?),
-        "session.sendAndWait" => session::send_and_wait(&ctx, parse(params)?).await,
-        "session.abort" => session::abort(&ctx, parse(params)?),
-        "session.getMessages" => session::messages(&ctx, parse(params)?),
-        "session.mode.get" => session::mode_get(&ctx, parse(params)?),
-        "session.mode.set" => session::mode_set(&ctx, parse(params)?).await,
-        "session.model.getCurrent" => session::model_current(&ctx, parse(params)?),
-        "session.name.get" => session::name_get(&ctx, parse(params)?),
-        "session.model.switchTo" => session::model_switch(&ctx, parse(params)?).await,
-        "session.name.set" => session::name_set(&ctx, parse(params)?).await,
-        "session.log" => log::log(&ctx, parse(params)?).await,
-        "session.history.compact" => history::compact(&ctx, parse(params)?).await,
-        "session.history.truncate" => rewind::truncate(&ctx, parse(params)?).await,
-        "session.history.listRewindPoints" => rewind::list_points(&ctx, parse(params)?),
-        "session.history.previewRewind" => rewind::preview(&ctx, parse(params)?),
-        "session.history.rewind" => rewind::rewind(&ctx, parse(params)?).await,
-        "session.options.update" => options::update(&ctx, params).await,
-        "session.getForeground" => Ok(session::foreground_get()),
-        "session.setForeground" => Ok(session::foreground_set()),
-        "session.plan.read" => plan::read(&ctx, parse(params)?),
-        "session.plan.update" => plan::update(&ctx, parse(params)?),
-        "session.plan.delete" => plan::delete(&ctx, parse(params)?),
-        "mcp.config.list" => mcp_config::list(&ctx),
-        "mcp.config.add" => mcp_config::add(&ctx, parse(params)?),
-        "mcp.config.update" => mcp_config::update(&ctx, parse(params)?),
-        "mcp.config.remove" => mcp_config::remove(&ctx, parse(params)?),
-        "mcp.config.enable" => mcp_config::enable(&ctx, parse(params)?),
-        "mcp.config.disable" => mcp_config::disable(&ctx, parse(params)?),
-        "mcp.config.reload" => Ok(mcp_config::reload()),
-        "session.mcp.list" => mcp::list(&ctx, parse(params)?),
-        "session.mcp.listTools" => mcp::list_tools(&ctx, parse(params)?),
-        "session.mcp.enable" => mcp::enable(&ctx, parse(params)?).await,
-        "session.mcp.disable" => mcp::disable(&ctx, parse(params)?).await,
-        "session.mcp.reload" => mcp_launch::reload(&ctx, parse(params)?).await,
-        "session.mcp.reloadWithConfig" => {
-            mcp_launch::reload_with_config(&ctx, parse(params)?).await
-        }
-        "session.mcp.setEnvValueMode" => mcp_launch::set_env_value_mode(&ctx, parse(params)?),
-        "session.mcp.executeSampling" => mcp_sampling::execute(&ctx, parse(params)?).await,
-        "session.mcp.cancelSamplingExecution" => mcp_sampling::cancel(&ctx, parse(params)?),
-        "session.mcp.removeGitHub" => mcp_builtin::remove_github(&ctx, parse(params)?),
-        "session.mcp.configureGitHub" => mcp_builtin::configure_github(&ctx, parse(params)?),
-        "session.mcp.registerExternalClient" => {
-            mcp_builtin::register_external(&ctx, parse(params)?)
-        }
-        "session.mcp.unregisterExternalClient" => {
-            mcp_builtin::unregister_external(&ctx, parse(params)?)
-        }
-        "session.mcp.oauth.handlePendingRequest"
-        | "session.mcp.headers.handlePendingHeadersRefreshRequest" => {
-            mcp_oauth::handle_pending(&ctx, parse(params)?)
-        }
-        "session.mcp.oauth.authenticationStateChanged" => {
-            mcp_oauth::state_changed(&ctx, parse(params)?)
-        }
-        "session.mcp.oauth.login" => mcp_oauth::login(&ctx, parse(params)?).await,
-        "session.mcp.oauth.respond" => mcp_oauth::respond(&ctx, parse(params)?),
-        "session.mcp.apps.getHostContext" => mcp_apps::get_host_context(&ctx, parse(params)?),
-        "session.mcp.apps.setHostContext" => mcp_apps::set_host_context(&ctx, parse(params)?),
-        "session.mcp.apps.diagnose" => mcp_apps::diagnose(&ctx, parse(params)?),
-        "session.mcp.apps.listTools" => mcp_apps::list_tools(&ctx, parse(params)?),
-        "session.mcp.apps.callTool" => mcp_apps::call_tool(&ctx, parse(params)?).await,
-        "session.mcp.apps.readResource" => mcp_apps::read_resource(&ctx, parse(params)?).await,
-        "session.mcp.startServer" => mcp_servers::start(&ctx, parse(params)?).await,
-        "session.mcp.stopServer" => mcp_servers::stop(&ctx, parse(params)?).await,
-        "session.mcp.restartServer" => mcp_servers::restart(&ctx, parse(params)?).await,
-        "session.mcp.isServerRunning" => mcp_servers::is_running(&ctx, parse(params)?),
-        "session.mcp.resources.list" => mcp_resources::list(&ctx, parse(params)?).await,
-        "session.mcp.resources.listTemplates" => {
-            mcp_resources::list_templates(&ctx, parse(params)?).await
-        }
-        "session.mcp.resources.read" => mcp_resources::read(&ctx, parse(params)?).await,
-
-        "session.eventLog.read" => event_log::read(&ctx, parse(params)?).await,
-        "session.eventLog.tail" => event_log::tail(&ctx, parse(params)?),
-        "session.eventLog.registerInterest" => event_log::register_interest(&ctx, parse(params)?),
-        "session.eventLog.releaseInterest" => event_log::release_interest(&ctx, parse(params)?),
-
-        "session.tools.handlePendingToolCall" => pending::tool_call(&ctx, parse(params)?),
-        "session.permissions.pendingRequests" => pending::pending_permissions(&ctx, parse(params)?),
-        "session.permissions.handlePendingPermissionRequest" => {
-            pending::permission(&ctx, parse(params)?)
-        }
-        "session.permissions.setApproveAll" => permissions::set_approve_all(&ctx, parse(params)?),
-        "session.permissions.setRequired" => permissions::set_required(&ctx, parse(params)?),
-        "session.permissions.configure" => permissions::configure(&ctx, parse(params)?),
-        "session.permissions.modifyRules" => permissions::modify_rules(&ctx, parse(params)?),
-        "session.permissions.resetSessionApprovals" => {
-            permissions::reset_session_approvals(&ctx, parse(params)?)
-        }
-        "session.permissions.notifyPromptShown" => {
-            permissions::notify_prompt_shown(&ctx, parse(params)?)
-        }
-        "session.permissions.paths.list" => permissions::paths_list(&ctx, parse(params)?),
-        "session.permissions.paths.add" => permissions::paths_add(&ctx, parse(params)?),
-        "session.permissions.paths.updatePrimary" => {
-            permissions::paths_update_primary(&ctx, parse(params)?)
-        }
-        "session.permissions.paths.isPathWithinAllowedDirectories" => {
-            permissions::paths_allowed(&ctx, parse(params)?)
-        }
-        "session.permissions.paths.isPathWithinWorkspace" => {
-            permissions::paths_workspace(&ctx, parse(params)?)
-        }
-        "session.permissions.urls.setUnrestrictedMode" => {
-            permissions::urls_set_unrestricted(&ctx, parse(params)?)
-        }
-        "session.permissions.locations.resolve" => {
-            permissions::locations_resolve(&ctx, parse(params)?)
-        }
-        "session.permissions.locations.apply" => permissions::locations_apply(&ctx, parse(params)?),
-        "session.permissions.locations.addToolApproval" => {
-            permissions::locations_add_tool_approval(&ctx, parse(params)?)
-        }
-        "session.permissions.folderTrust.isTrusted" => {
-            permissions::folder_is_trusted(&ctx, parse(params)?)
-        }
-        "session.permissions.folderTrust.addTrusted" => {
-            permissions::folder_add_trusted(&ctx, parse(params)?)
-        }
-
-        _ if unsupported::UNHANDLED_BY_THE_CLI.contains(&method) => Err(RpcError::unhandled(
+    match SERVED.iter().find(|served| served.name == method) {
+        Some(served) => (served.handler)(&ctx, params).await,
+        None if unsupported::UNHANDLED_BY_THE_CLI.contains(&method) => Err(RpcError::unhandled(
             method,
             unsupported::reason(method).unwrap_or_default(),
         )),
-        _ => Err(RpcError::method_not_found(
+        None => Err(RpcError::method_not_found(
             method,
             unsupported::reason(method),
         )),
@@ -355,16 +352,26 @@ mod tests {
             let client_side = side.starts_with("client");
             assert!(
                 client_side
-                    || SERVED.contains(&method.as_str())
+                    || SERVED.iter().any(|served| served.name == method)
                     || crate::methods::unsupported::reason(method).is_some(),
                 "{method} is neither served nor explained"
             );
         }
-        for method in SERVED {
+        for method in SERVED.iter().map(|served| served.name) {
             assert!(
                 docs.contains(&format!("`{method}`")),
                 "docs/protocol.md does not list the served {method}"
             );
+        }
+    }
+
+    /// Routing takes the first entry of a name, so a second one would never answer.
+    #[test]
+    fn each_served_name_is_one_entry() {
+        let mut names: Vec<&str> = SERVED.iter().map(|served| served.name).collect();
+        names.sort_unstable();
+        for pair in names.windows(2) {
+            assert_ne!(pair[0], pair[1], "{} is in SERVED twice", pair[0]);
         }
     }
 

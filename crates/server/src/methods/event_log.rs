@@ -383,7 +383,7 @@ pub(crate) async fn read(ctx: &Ctx<'_>, params: ReadParams) -> Result<Value, Rpc
 /// the file (no scan of the history).
 pub(crate) fn tail(
     ctx: &Ctx<'_>,
-    params: super::lifecycle::SessionIdParams,
+    params: super::session_id_params::SessionIdParams,
 ) -> Result<Value, RpcError> {
     let session = open_session(ctx, params.id())?;
     let path = ctx.server.config().state_root.session(session.id()).events;

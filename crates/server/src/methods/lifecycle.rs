@@ -5,7 +5,6 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde::Deserialize;
 use serde_json::{Value, json};
 use turnstile_journal::layout::LayoutError;
 use turnstile_journal::writer_lock::WriterLock;
@@ -18,6 +17,7 @@ use turnstile_mcp::{McpHost, McpServers, StartOptions};
 
 use super::Ctx;
 use super::open_params::{OpenParams, build, working_dir};
+use super::session_id_params::SessionIdParams;
 use super::{open_session, session_id};
 use crate::client_bridge::ClientBridge;
 use crate::handover;
@@ -428,25 +428,11 @@ fn loop_error(id: Uuid, e: LoopError) -> RpcError {
     RpcError::new(code, format!("session {id}: {e}"))
 }
 
-/// `sessionId` alone.
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub(crate) struct SessionIdParams {
-    session_id: String,
-}
-
-impl SessionIdParams {
-    /// The session id as sent.
-    pub(crate) fn id(&self) -> &str {
-        &self.session_id
-    }
-}
-
 /// `session.detach` (`destroy`): this connection no longer has the session
 /// open; once no connection has it, it is closed (a running message is aborted). The journal
 /// stays and the session can be resumed.
 pub(crate) async fn detach(ctx: &Ctx<'_>, params: SessionIdParams) -> Result<Value, RpcError> {
-    let session = open_session(ctx, &params.session_id)?;
+    let session = open_session(ctx, params.id())?;
     let peer = ctx.peer.id();
     if session.is_open_in(peer) {
         if session.clients().len() == 1 {
@@ -476,8 +462,8 @@ pub(crate) async fn delete(ctx: &Ctx<'_>, params: SessionIdParams) -> Result<Val
             ctx.server.config().state_root.dir().display()
         ))
     };
-    let Ok(id) = turnstile_journal::parse_session_id(&params.session_id) else {
-        return Ok(not_found(&params.session_id));
+    let Ok(id) = turnstile_journal::parse_session_id(params.id()) else {
+        return Ok(not_found(params.id()));
     };
     // A stored journal is the record other hosts resume and audit from: it is never deleted
     // through one server (decisions.md).

@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 use turnstile_journal::SessionSummary;
 
 use super::Ctx;
-use super::lifecycle::SessionIdParams;
+use super::session_id_params::SessionIdParams;
 use crate::rpc::{RpcError, codes};
 use crate::sessions::summarize;
 

@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use turnstile_loop::McpChange;
 use turnstile_mcp::{HostedServer, ServerState};
 
-use super::lifecycle::SessionIdParams;
+use super::session_id_params::SessionIdParams;
 use super::{Ctx, open_session};
 use crate::rpc::{RpcError, codes};
 

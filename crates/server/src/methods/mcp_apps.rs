@@ -11,7 +11,7 @@ use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 use turnstile_mcp::{McpConnection, app_tool};
 
-use super::lifecycle::SessionIdParams;
+use super::session_id_params::SessionIdParams;
 use super::{Ctx, open_session};
 use crate::mcp_session_state::MAX_HOST_CONTEXT_BYTES;
 use crate::rpc::RpcError;

@@ -7,7 +7,7 @@
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::lifecycle::SessionIdParams;
+use super::session_id_params::SessionIdParams;
 use super::{Ctx, open_session};
 use crate::rpc::RpcError;
 

@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use turnstile_loop::McpChange;
 use turnstile_mcp::McpServers;
 
-use super::lifecycle::SessionIdParams;
+use super::session_id_params::SessionIdParams;
 use super::{Ctx, open_session};
 use crate::mcp_session_state::EnvValueMode;
 use crate::rpc::{RpcError, codes};

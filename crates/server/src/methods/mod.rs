@@ -23,6 +23,7 @@ pub(crate) mod plan;
 pub(crate) mod rewind;
 pub(crate) mod server;
 pub(crate) mod session;
+pub(crate) mod session_id_params;
 pub(crate) mod unsupported;
 
 use std::sync::Arc;

@@ -198,7 +198,7 @@ fn unknown(e: UnknownRequest) -> RpcError {
 /// `promptRequest`, else its `permissionRequest`), so a client attaching late can show them.
 pub(crate) fn pending_permissions(
     ctx: &Ctx<'_>,
-    params: super::lifecycle::SessionIdParams,
+    params: super::session_id_params::SessionIdParams,
 ) -> Result<Value, RpcError> {
     let session = open_session(ctx, params.id())?;
     let items: Vec<Value> = session

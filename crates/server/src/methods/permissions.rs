@@ -216,7 +216,7 @@ pub(crate) struct PathParams {
 /// `paths.list`: the primary directory first, then the others.
 pub(crate) fn paths_list(
     ctx: &Ctx<'_>,
-    p: super::lifecycle::SessionIdParams,
+    p: super::session_id_params::SessionIdParams,
 ) -> Result<Value, RpcError> {
     let (primary, all) = state(ctx, p.id())?.directories();
     let text = |p: &Path| p.to_string_lossy().into_owned();

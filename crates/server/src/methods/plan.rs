@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::lifecycle::SessionIdParams;
+use super::session_id_params::SessionIdParams;
 use super::{Ctx, open_session};
 use crate::rpc::{RpcError, codes};
 

@@ -8,7 +8,8 @@ use turnstile_loop::prompt::Attachment;
 use turnstile_loop::{AgentMode, SendOptions};
 
 use super::Ctx;
-use super::lifecycle::{SessionIdParams, persisted_events};
+use super::lifecycle::persisted_events;
+use super::session_id_params::SessionIdParams;
 use super::{open_session, session_id};
 use crate::rpc::{RpcError, codes};
 
