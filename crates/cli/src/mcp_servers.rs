@@ -13,11 +13,12 @@ use serde_json::{Map, Value, json};
 use turnstile_loop::SessionParts;
 use turnstile_mcp::{McpHost, McpServers, StartOptions};
 
-use turnstile_server::user_mcp_config::UserMcpConfig;
+use turnstile_home::copilot_home;
+use turnstile_home::mcp_config::UserMcpConfig;
 
-use crate::config::{Effective, McpServerSettings, file::copilot_home};
+use crate::config::{Effective, McpServerSettings};
 
-pub use turnstile_server::user_mcp_config::MCP_CONFIG_FILE;
+pub use turnstile_home::mcp_config::MCP_CONFIG_FILE;
 
 /// The servers configured for a session, from every source in order.
 pub fn configured(effective: &Effective, extra: Option<&Path>) -> Result<McpServers> {

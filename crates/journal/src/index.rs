@@ -598,31 +598,18 @@ fn rewrite(
     );
     let mut ids: Vec<&Uuid> = records.keys().collect();
     ids.sort();
-    let tmp_name = format!(".{INDEX_FILE}.tmp-{}", std::process::id());
-    let tmp = root.join(&tmp_name);
-    let _ = std::fs::remove_file(&tmp);
-    let result = (|| -> io::Result<()> {
-        let file = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
-            .open(&tmp)?;
-        let mut out = io::BufWriter::with_capacity(1 << 16, file);
-        for id in ids {
-            if let Some(line) = records[id].line() {
-                out.write_all(&line)?;
+    turnstile_home::AtomicWrite::new(&index_path(root))
+        .mode(0o600)
+        .write(|out| {
+            for id in ids {
+                if let Some(line) = records[id].line() {
+                    out.write_all(&line)?;
+                }
             }
-        }
-        out.flush()?;
-        // No fsync: a lost or torn index costs a slower listing, never a wrong one.
-        std::fs::rename(&tmp, index_path(root))
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
+            Ok(())
+        })?;
     // Dropping `lock` releases it; appenders then see the new inode and reopen.
-    result.map(|()| true)
+    Ok(true)
 }
 
 #[cfg(test)]

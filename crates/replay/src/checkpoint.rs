@@ -17,14 +17,14 @@
 //! checks the full CRC and refolds the prefix. The full CRC is kept current incrementally:
 //! each new checkpoint extends the previous one's CRC over the tail it folded.
 
-use std::fs::{self, File, OpenOptions};
-use std::io::{self, BufWriter, Write};
-use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
+use std::fs::{self, File};
+use std::io::{self, Write};
+use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 use turnstile_journal::Uuid;
-use turnstile_journal::layout::{EVENTS_FILE, sync_dir};
+use turnstile_journal::layout::EVENTS_FILE;
 use turnstile_journal::reader::{ReadMode, check_line};
 
 use crate::checkpoint_rejection::CheckpointRejection;
@@ -463,35 +463,11 @@ fn write_atomically(dir: &Path, path: &Path, checkpoint: &Checkpoint) -> Result<
         Ok(_) => {}
         Err(e) => return Err(failed(e.to_string())),
     }
-    let tmp = dir.join(format!(".{CHECKPOINT_FILE}.tmp-{}", std::process::id()));
-    match fs::remove_file(&tmp) {
-        Ok(()) => {}
-        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-        Err(e) => {
-            return Err(failed(format!(
-                "cannot remove stale {}: {e}",
-                tmp.display()
-            )));
-        }
-    }
-    let result = (|| -> io::Result<()> {
-        let file = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-            .open(&tmp)?;
-        let mut out = BufWriter::with_capacity(1 << 16, &file);
-        serde_json::to_writer(&mut out, checkpoint)?;
-        out.write_all(b"\n")?;
-        out.flush()?;
-        drop(out);
-        file.sync_all()?;
-        fs::rename(&tmp, path)
-    })();
-    if let Err(e) = result {
-        let _ = fs::remove_file(&tmp);
-        return Err(failed(e.to_string()));
-    }
-    sync_dir(dir).map_err(|e| failed(e.to_string()))
+    turnstile_home::AtomicWrite::new(path)
+        .mode(0o600)
+        .write(|out| {
+            serde_json::to_writer(&mut *out, checkpoint)?;
+            out.write_all(b"\n")
+        })
+        .map_err(|e| failed(e.to_string()))
 }

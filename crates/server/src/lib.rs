@@ -23,7 +23,6 @@ mod error;
 mod folder_trust;
 pub mod framing;
 mod handover;
-pub mod jsonc;
 mod location_store;
 mod mcp_session_state;
 mod methods;
@@ -36,7 +35,6 @@ mod section_transform;
 mod server;
 mod sessions;
 pub mod transport;
-pub mod user_mcp_config;
 
 pub use config::{
     DEFAULT_FRAME_BUDGET_WAIT, DEFAULT_INFLIGHT_FRAME_BYTES, DEFAULT_TAKEOVER_WAIT, ServerConfig,
@@ -45,3 +43,7 @@ pub use error::ServerError;
 pub use methods::{PROTOCOL_VERSION, VERSION};
 pub use server::Server;
 pub use transport::{TcpServer, serve_io, serve_stdio};
+/// The Copilot home's JSON-with-comments reader, now in `turnstile-home`.
+pub use turnstile_home::jsonc;
+/// The user's MCP configuration files (`mcp.config.*`), now in `turnstile-home`.
+pub use turnstile_home::mcp_config as user_mcp_config;

@@ -1,12 +1,11 @@
 //! `turnstile report`: a session as one self-contained HTML page (`turnstile-report`).
 
-use std::fs::File;
-use std::io::BufWriter;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 use clap::Args;
+use turnstile_home::AtomicWrite;
 use turnstile_report::{ReportOptions, write_report};
 
 /// Arguments of `turnstile report`.
@@ -40,36 +39,15 @@ pub fn run(args: &ReportArgs, state_dir: Option<&Path>) -> Result<ExitCode> {
         .output
         .clone()
         .unwrap_or_else(|| PathBuf::from("report.html"));
-    // Written beside the destination and renamed over it, so a failed report never leaves
-    // half a page where a previous one was.
-    let dir = output
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let partial = partial_path(dir, &output);
     let options = ReportOptions {
         max_turns_drawn: args.max_turns,
     };
-    let summary = {
-        // `create_new`: never through a link or over a file someone else put there.
-        let file = File::options()
-            .write(true)
-            .create_new(true)
-            .open(&partial)
-            .with_context(|| format!("cannot create {}", partial.display()))?;
-        let mut out = BufWriter::new(file);
-        write_report(&paths.events, &mut out, &options)
+    // Replaced whole (`atomic_write`: written beside the destination, fsynced, renamed over
+    // it), so a failed report never leaves half a page where a previous one was.
+    let summary = AtomicWrite::new(&output).write_with(|out| {
+        write_report(&paths.events, out, &options)
             .with_context(|| format!("writing {}", output.display()))
-    };
-    let summary = match summary {
-        Ok(s) => s,
-        Err(e) => {
-            let _ = std::fs::remove_file(&partial);
-            return Err(e);
-        }
-    };
-    std::fs::rename(&partial, &output)
-        .with_context(|| format!("cannot move the report to {}", output.display()))?;
+    })?;
     let note = if summary.turns_drawn < summary.turns {
         format!(" ({} drawn; --max-turns draws more)", summary.turns_drawn)
     } else {
@@ -84,13 +62,4 @@ pub fn run(args: &ReportArgs, state_dir: Option<&Path>) -> Result<ExitCode> {
         summary.bytes
     );
     Ok(ExitCode::SUCCESS)
-}
-
-/// A name for the page being written, next to `output`, that no other report run uses.
-fn partial_path(dir: &Path, output: &Path) -> PathBuf {
-    let name = output
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "report.html".into());
-    dir.join(format!(".{name}.{}.partial", std::process::id()))
 }

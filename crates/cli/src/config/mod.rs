@@ -1,10 +1,11 @@
 //! The effective settings of a command and where each came from: flags override the
 //! environment, the environment overrides the settings files (`settings.json` over
-//! `config.json`, see `file`), and the files override the defaults. The one reader of those
-//! files: the hook trust, the model provider, the permission patterns and the durability of
-//! `run`, `resume`, `serve` and `config` all come from here.
+//! `config.json`, read by `turnstile_home::settings`, here `file`), and the files override the
+//! defaults. The hook trust, the model provider, the permission patterns and the durability
+//! of `run`, `resume`, `serve` and `config` all come from here.
 
-pub mod file;
+/// The settings files' reader, `turnstile-home`'s.
+pub use turnstile_home::settings as file;
 
 use std::fmt;
 use std::path::PathBuf;
@@ -130,12 +131,12 @@ pub const DEFAULT_BASE_URL: &str = "http://127.0.0.1:8000/v1";
 
 /// The settings files of the Copilot home, highest precedence first; none without a home.
 pub fn read_files() -> Result<Vec<SettingsFile>> {
-    let Some(home) = file::copilot_home() else {
+    let Some(home) = turnstile_home::copilot_home() else {
         return Ok(Vec::new());
     };
     Ok(vec![
-        file::read(&home.join("settings.json"))?,
-        file::read(&home.join("config.json"))?,
+        file::read(&home.join(file::SETTINGS_FILE))?,
+        file::read(&home.join(file::CONFIG_FILE))?,
     ])
 }
 

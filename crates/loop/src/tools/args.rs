@@ -23,17 +23,9 @@ fn empty_map() -> &'static Map<String, Value> {
 }
 
 /// The JSON type name of `value` as the Copilot CLI's argument checks say it ("number",
-/// "array", ...): `Expected string, received number`.
-pub fn json_type_name(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "boolean",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
-    }
-}
+/// "array", ...): `Expected string, received number`. Shared with the MCP configuration's
+/// checks in `turnstile-home`.
+pub use turnstile_home::json_type_name;
 
 /// A required string parameter.
 pub(crate) fn required_str<'a>(args: &'a Value, name: &str) -> Result<&'a str, ToolFailure> {

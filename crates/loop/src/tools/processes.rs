@@ -10,7 +10,6 @@
 //! the group, so such members joined the recorded group). The one case this cannot tell apart
 //! is a pgid reused by a new group whose leader then died while its members lived on.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -95,19 +94,20 @@ impl ProcessTable {
     pub fn add(&self, record: GroupRecord) -> Result<(), ProcessesError> {
         let mut groups = self.lock();
         groups.push(record);
-        let written = self.write(&groups, true);
+        let written = self.write(&groups);
         if written.is_err() {
             groups.pop();
         }
         written
     }
 
-    /// Forgets a group that ended. Not fsynced: a stale record is harmless (checked before any
-    /// kill) while a missing one is not.
+    /// Forgets a group that ended. Replaced by the same durable write as [`add`](Self::add),
+    /// though a stale record would be harmless (checked before any kill); only a missing one
+    /// is not.
     pub fn remove(&self, pgid: i32) -> Result<(), ProcessesError> {
         let mut groups = self.lock();
         groups.retain(|g| g.pgid != pgid);
-        self.write(&groups, false)
+        self.write(&groups)
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Vec<GroupRecord>> {
@@ -116,7 +116,7 @@ impl ProcessTable {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    fn write(&self, groups: &[GroupRecord], durable: bool) -> Result<(), ProcessesError> {
+    fn write(&self, groups: &[GroupRecord]) -> Result<(), ProcessesError> {
         let io = |source| ProcessesError::Io {
             path: self.path.clone(),
             source,
@@ -132,24 +132,9 @@ impl ProcessTable {
             groups: groups.to_vec(),
         };
         let text = serde_json::to_vec(&body).map_err(|e| io(std::io::Error::other(e)))?;
-        // Written aside and renamed: a crash leaves the old list or the new one, never half.
-        let tmp = self.path.with_extension("json.tmp");
-        let mut file = std::fs::OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(&tmp)
-            .map_err(io)?;
-        file.write_all(&text).map_err(io)?;
-        if durable {
-            file.sync_all().map_err(io)?;
-        }
-        std::fs::rename(&tmp, &self.path).map_err(io)?;
-        if durable && let Some(dir) = self.path.parent() {
-            std::fs::File::open(dir)
-                .and_then(|d| d.sync_all())
-                .map_err(io)?;
-        }
+        // Replaced whole (`atomic_write`: file and directory fsynced): a crash leaves the old
+        // list or the new one, never half.
+        turnstile_home::atomic_write(&self.path, &text).map_err(|e| io(e.into()))?;
         Ok(())
     }
 }

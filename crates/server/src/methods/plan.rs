@@ -1,8 +1,7 @@
 //! `session.plan.*`: the session's plan, kept where the Copilot CLI keeps it, `plan.md` in the
-//! session's directory. Written whole and atomically (a temporary file, fsync, rename), so a
-//! reader never sees half a plan.
+//! session's directory. The file is `turnstile_home::plan`'s (replaced whole and atomically,
+//! so a reader never sees half a plan); this maps it to the session and its errors to RPC.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
@@ -11,9 +10,7 @@ use serde_json::{Value, json};
 use super::session_id_params::SessionIdParams;
 use super::{Ctx, open_session};
 use crate::rpc::{RpcError, codes};
-
-/// The plan's file name in the session directory (the Copilot CLI's).
-pub(crate) const PLAN_FILE: &str = "plan.md";
+use turnstile_home::plan::{self, PLAN_FILE};
 
 fn plan_path(ctx: &Ctx<'_>, id: &str) -> Result<PathBuf, RpcError> {
     let session = open_session(ctx, id)?;
@@ -36,11 +33,7 @@ fn failed(path: &Path, e: std::io::Error) -> RpcError {
 /// `session.plan.read`: `{exists, content, path}` (`content` null when there is none).
 pub(crate) fn read(ctx: &Ctx<'_>, params: SessionIdParams) -> Result<Value, RpcError> {
     let path = plan_path(ctx, params.id())?;
-    let content = match std::fs::read_to_string(&path) {
-        Ok(text) => Some(text),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        Err(e) => return Err(failed(&path, e)),
-    };
+    let content = plan::read(&path).map_err(|e| failed(&path, e))?;
     Ok(json!({
         "exists": content.is_some(),
         "content": content,
@@ -59,30 +52,13 @@ pub(crate) struct UpdateParams {
 /// `session.plan.update`: replaces the plan; answers `null`.
 pub(crate) fn update(ctx: &Ctx<'_>, params: UpdateParams) -> Result<Value, RpcError> {
     let path = plan_path(ctx, &params.session_id)?;
-    let tmp = path.with_extension("md.tmp");
-    let written = (|| {
-        let mut file = std::fs::File::create(&tmp)?;
-        file.write_all(params.content.as_bytes())?;
-        file.sync_all()?;
-        std::fs::rename(&tmp, &path)?;
-        if let Some(dir) = path.parent() {
-            std::fs::File::open(dir)?.sync_all()?;
-        }
-        Ok(())
-    })();
-    written.map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        failed(&path, e)
-    })?;
+    plan::write(&path, &params.content).map_err(|e| failed(&path, e))?;
     Ok(Value::Null)
 }
 
 /// `session.plan.delete`: removes the plan (none is fine); answers `null`.
 pub(crate) fn delete(ctx: &Ctx<'_>, params: SessionIdParams) -> Result<Value, RpcError> {
     let path = plan_path(ctx, params.id())?;
-    match std::fs::remove_file(&path) {
-        Ok(()) => Ok(Value::Null),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Value::Null),
-        Err(e) => Err(failed(&path, e)),
-    }
+    plan::delete(&path).map_err(|e| failed(&path, e))?;
+    Ok(Value::Null)
 }

@@ -1,16 +1,92 @@
-//! The settings files of `$COPILOT_HOME` (else `~/.copilot`): `settings.json`, where the
-//! Copilot CLI keeps user settings, and `config.json`, which it manages (and where older
-//! releases kept them). Both are JSON with comments; keys turnstile does not know are the
-//! CLI's own and are left alone.
+//! The settings files of the Copilot home: `settings.json`, where the Copilot CLI keeps user
+//! settings, and `config.json`, which it manages (and where older releases kept them). Both
+//! are JSON with comments; keys turnstile does not know are the CLI's own and are left alone.
+//! Read here, resolved against flags and the environment by the command line (`config/`).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use anyhow::{Result, anyhow, bail};
 use serde::Deserialize;
 use serde_json::Value;
 
-use turnstile_server::jsonc::strip_comments;
+use crate::jsonc::strip_comments;
+
+/// The user settings file, as the Copilot CLI names it.
+pub const SETTINGS_FILE: &str = "settings.json";
+/// The file the Copilot CLI manages (older releases kept the settings there).
+pub const CONFIG_FILE: &str = "config.json";
+
+/// Why a settings file could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum SettingsError {
+    /// The file exists but could not be read.
+    #[error("cannot read {}: {source}", path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// What failed.
+        source: std::io::Error,
+    },
+    /// The file is too large to be a settings file.
+    #[error("{} is larger than {MAX_FILE_BYTES} bytes; it is not a settings file", path.display())]
+    TooLarge {
+        /// The file.
+        path: PathBuf,
+    },
+    /// The file's text is not settings.
+    #[error("{}:{source}", path.display())]
+    Parse {
+        /// The file.
+        path: PathBuf,
+        /// Where and what.
+        source: ParseError,
+    },
+}
+
+/// Why a settings text is not settings; the text starts with the line (and column).
+#[derive(Debug, thiserror::Error)]
+pub enum ParseError {
+    /// Not a JSON object of the settings' shape.
+    #[error("{line}:{column}: not a JSON object of settings: {what}")]
+    NotSettings {
+        /// Line, from 1.
+        line: usize,
+        /// Column, from 1.
+        column: usize,
+        /// The parser's message without its position.
+        what: String,
+    },
+    /// A field of the wrong shape.
+    #[error("{line}:{column}: field `{field}`: {what}; fix or remove it")]
+    Field {
+        /// Line, from 1.
+        line: usize,
+        /// Column, from 1.
+        column: usize,
+        /// The field's path (`provider.type`).
+        field: String,
+        /// The parser's message without its position.
+        what: String,
+    },
+    /// A trusted folder that is not an absolute path.
+    #[error("{line}: field `trustedFolders`: {folder:?} is not an absolute path; write it in full")]
+    RelativeFolder {
+        /// Line, from 1.
+        line: usize,
+        /// The folder as written.
+        folder: String,
+    },
+    /// An MCP server with neither a command nor a URL.
+    #[error(
+        "{line}: field `mcpServers.{name}`: a server needs a \"command\" (local) or a \"url\" (remote)"
+    )]
+    ServerWithoutCommand {
+        /// Line, from 1.
+        line: usize,
+        /// The server's name.
+        name: String,
+    },
+}
 
 /// Largest settings file read.
 const MAX_FILE_BYTES: u64 = 4 << 20;
@@ -155,21 +231,9 @@ pub struct SettingsFile {
     pub exists: bool,
 }
 
-/// The Copilot home: `$COPILOT_HOME`, else `~/.copilot`.
-pub fn copilot_home() -> Option<PathBuf> {
-    std::env::var_os("COPILOT_HOME")
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| {
-            std::env::var_os("HOME")
-                .filter(|v| !v.is_empty())
-                .map(|h| PathBuf::from(h).join(".copilot"))
-        })
-}
-
 /// Reads a settings file; a missing one says nothing. A file that is not JSON, or a field of
 /// the wrong shape, is an error naming the file, the line and column, and the field.
-pub fn read(path: &Path) -> Result<SettingsFile> {
+pub fn read(path: &Path) -> Result<SettingsFile, SettingsError> {
     let absent = || SettingsFile {
         path: path.to_path_buf(),
         settings: FileSettings::default(),
@@ -178,17 +242,26 @@ pub fn read(path: &Path) -> Result<SettingsFile> {
     let meta = match std::fs::metadata(path) {
         Ok(meta) => meta,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(absent()),
-        Err(e) => bail!("cannot read {}: {e}", path.display()),
+        Err(source) => {
+            return Err(SettingsError::Read {
+                path: path.to_path_buf(),
+                source,
+            });
+        }
     };
     if meta.len() > MAX_FILE_BYTES {
-        bail!(
-            "{} is larger than {MAX_FILE_BYTES} bytes; it is not a settings file",
-            path.display()
-        );
+        return Err(SettingsError::TooLarge {
+            path: path.to_path_buf(),
+        });
     }
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| anyhow!("cannot read {}: {e}", path.display()))?;
-    let settings = parse(&text).map_err(|e| anyhow!("{}:{e}", path.display()))?;
+    let text = std::fs::read_to_string(path).map_err(|source| SettingsError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let settings = parse(&text).map_err(|source| SettingsError::Parse {
+        path: path.to_path_buf(),
+        source,
+    })?;
     Ok(SettingsFile {
         path: path.to_path_buf(),
         settings,
@@ -197,7 +270,7 @@ pub fn read(path: &Path) -> Result<SettingsFile> {
 }
 
 /// Parses a file's text; the error reads `LINE:COLUMN: ...` (the caller puts the path first).
-pub fn parse(text: &str) -> Result<FileSettings> {
+pub fn parse(text: &str) -> Result<FileSettings, ParseError> {
     let stripped = strip_comments(text);
     if stripped.trim().is_empty() {
         return Ok(FileSettings::default());
@@ -209,9 +282,14 @@ pub fn parse(text: &str) -> Result<FileSettings> {
         let (line, column) = (inner.line(), inner.column());
         let what = strip_position(&inner.to_string());
         if field == "." || field.is_empty() {
-            anyhow!("{line}:{column}: not a JSON object of settings: {what}")
+            ParseError::NotSettings { line, column, what }
         } else {
-            anyhow!("{line}:{column}: field `{field}`: {what}; fix or remove it")
+            ParseError::Field {
+                line,
+                column,
+                field,
+                what,
+            }
         }
     })?;
     check(&settings, &stripped)?;
@@ -219,21 +297,21 @@ pub fn parse(text: &str) -> Result<FileSettings> {
 }
 
 /// What the types cannot say: absolute trusted folders, servers with a command or a URL.
-fn check(settings: &FileSettings, text: &str) -> Result<()> {
+fn check(settings: &FileSettings, text: &str) -> Result<(), ParseError> {
     for folder in settings.trusted_folders.iter().flatten() {
         if !Path::new(folder).is_absolute() {
-            let line = line_of(text, &format!("{folder:?}"));
-            bail!(
-                "{line}: field `trustedFolders`: {folder:?} is not an absolute path; write it in full"
-            );
+            return Err(ParseError::RelativeFolder {
+                line: line_of(text, &format!("{folder:?}")),
+                folder: folder.clone(),
+            });
         }
     }
     for (name, server) in settings.mcp_servers.iter().flatten() {
         if server.command.is_none() && server.url.is_none() {
-            let line = line_of(text, &format!("{name:?}"));
-            bail!(
-                "{line}: field `mcpServers.{name}`: a server needs a \"command\" (local) or a \"url\" (remote)"
-            );
+            return Err(ParseError::ServerWithoutCommand {
+                line: line_of(text, &format!("{name:?}")),
+                name: name.clone(),
+            });
         }
     }
     Ok(())

@@ -1,7 +1,7 @@
 //! JSON with comments, as the Copilot CLI writes its files (`config.json` starts with `//`
 //! lines): comments become spaces, so the JSON parser's line and column still point into the
-//! file as written. It lives here, the lowest crate that reads the Copilot home's settings
-//! (`mcp.config.*` edits `settings.json`); the command line's settings reader uses it too.
+//! file as written. Used by the settings reader ([`crate::settings`]) and by the MCP
+//! configuration's edits of `settings.json` ([`crate::mcp_config`]).
 
 /// The text with `//` and `/* */` comments outside strings blanked (line breaks kept).
 pub fn strip_comments(text: &str) -> String {

@@ -6,21 +6,22 @@
 //! A server's entry is written in the CLI's normal form: `tools` first (`["*"]` when absent),
 //! then `timeout`, `type`, `command` and `args` (`[]` when absent), `cwd`, `env` for a local
 //! server; `timeout`, `type`, `url`, `headers` for a remote one; keys turnstile does not know
-//! are kept after those. Files are rewritten whole through a temporary file and a rename (a
-//! symbolic link is followed, so a linked dotfile stays a link), under one process-wide lock.
+//! are kept after those. Files are rewritten whole by [`crate::atomic_write`] (a symbolic link
+//! is followed first, so a linked dotfile stays a link), under one process-wide lock.
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use serde_json::{Map, Value, json};
-use turnstile_loop::tools::json_type_name;
 
+use crate::json_type::json_type_name;
 use crate::jsonc::strip_comments;
+use crate::locate::home_of;
 
 /// The servers' file, as the Copilot CLI names it.
 pub const MCP_CONFIG_FILE: &str = "mcp-config.json";
 /// The settings file holding the disabled names.
-pub const SETTINGS_FILE: &str = "settings.json";
+pub use crate::settings::SETTINGS_FILE;
 /// The settings key of the names disabled for new sessions.
 pub const DISABLED_KEY: &str = "disabledMcpServers";
 
@@ -87,7 +88,7 @@ impl UserMcpConfig {
 
     /// The files of the home holding `state_dir` (its `session-state` directory).
     pub fn beside(state_dir: &Path) -> Self {
-        Self::in_home(state_dir.parent().unwrap_or(state_dir))
+        Self::in_home(home_of(state_dir))
     }
 
     /// `{"servers": {NAME: CONFIG}}` as the CLI lists them (a local server without `type`).
@@ -370,10 +371,10 @@ fn read_bounded(path: &Path) -> Result<Option<String>, String> {
         .map_err(|e| e.to_string())
 }
 
-/// Writes `doc` as the CLI does (two-space JSON and a newline) through a temporary file in
-/// the same directory, an fsync and a rename; a symbolic link is followed to its file.
+/// Writes `doc` as the CLI does (two-space JSON and a newline), replacing the file by
+/// [`atomic_write`](crate::atomic_write); a symbolic link is followed to its file, whose
+/// directory is made if missing.
 fn write_atomic(path: &Path, doc: &Value) -> std::io::Result<()> {
-    use std::io::Write;
     let target = match std::fs::symlink_metadata(path) {
         Ok(meta) if meta.file_type().is_symlink() => std::fs::canonicalize(path)?,
         _ => path.to_path_buf(),
@@ -383,21 +384,8 @@ fn write_atomic(path: &Path, doc: &Value) -> std::io::Result<()> {
     }
     let mut text = serde_json::to_string_pretty(doc).map_err(std::io::Error::other)?;
     text.push('\n');
-    let name = target
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = target.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
-    let written = (|| {
-        let mut file = std::fs::File::create(&tmp)?;
-        file.write_all(text.as_bytes())?;
-        file.sync_all()?;
-        std::fs::rename(&tmp, &target)
-    })();
-    if written.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    written
+    crate::atomic_write(&target, text.as_bytes())?;
+    Ok(())
 }
 
 #[cfg(test)]

@@ -1,0 +1,40 @@
+//! The Copilot home (`$COPILOT_HOME`, else `~/.copilot`) and its files, read and written in
+//! one place so that every crate agrees on where they are, what they say and how they are
+//! replaced:
+//!
+//! - [`locate`]: where the home is;
+//! - [`atomic`]: the one way a file is replaced ([`atomic_write`]: a temporary file in the same
+//!   directory, fsynced, renamed over the target, the directory fsynced), used for the home's
+//!   files and for every other file the engine rewrites whole (the session index, replay
+//!   checkpoints, the tool processes' list, report pages);
+//! - one module per kind of file: [`settings`] (`settings.json`, `config.json`),
+//!   [`mcp_config`] (`mcp-config.json` and `settings.json`'s `disabledMcpServers`),
+//!   [`folder_trust`] (`trusted-folders.json`), [`locations`] (`permissions-config.json`),
+//!   [`plan`] (a session's `plan.md`); [`jsonc`] reads the comments the CLI writes.
+//!
+//! It depends on no other turnstile crate, so the lowest of them (the journal) can use it.
+//!
+//! ```
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let home = tempfile::tempdir()?;
+//! let path = home.path().join("settings.json");
+//! turnstile_home::atomic_write(&path, b"{\"model\": \"gpt-5\"}\n")?;
+//! let file = turnstile_home::settings::read(&path)?;
+//! assert_eq!(file.settings.model.as_deref(), Some("gpt-5"));
+//! # Ok(())
+//! # }
+//! ```
+
+pub mod atomic;
+pub mod folder_trust;
+mod json_type;
+pub mod jsonc;
+pub mod locate;
+pub mod locations;
+pub mod mcp_config;
+pub mod plan;
+pub mod settings;
+
+pub use atomic::{AtomicWrite, AtomicWriteError, atomic_write};
+pub use json_type::json_type_name;
+pub use locate::copilot_home;
