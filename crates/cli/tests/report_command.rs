@@ -50,7 +50,8 @@ fn last_reports_the_newest_session_into_report_html_by_default() {
     let leftovers: Vec<_> = fs::read_dir(tmp.path())
         .unwrap()
         .filter_map(|e| e.ok())
-        .filter(|e| e.file_name().to_string_lossy().ends_with(".partial"))
+        // The page is written through a temporary file beside it (`.report.html.<pid>.<n>.tmp`).
+        .filter(|e| e.file_name() != "report.html" && e.file_name() != "state")
         .collect();
     assert!(leftovers.is_empty());
 }

@@ -15,11 +15,6 @@ pub mod session;
 pub mod skills;
 pub mod tools;
 
-/// The model providers, now the crate `turnstile-providers`: this path is kept for a
-/// transition only, so that code outside the workspace naming `turnstile_providers::...`
-/// still builds; new code names `turnstile_providers::...`.
-pub use turnstile_providers as model;
-
 pub use autopilot::AgentMode;
 pub use session::{
     CompactOptions, CompactionReport, InfiniteSessions, LogEntry, LogLevel, LoopError, McpChange,

@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
-use turnstile_loop::model::ModelProvider;
+use turnstile_providers::ModelProvider;
 
 /// The largest host context (its JSON) a client may set.
 pub const MAX_HOST_CONTEXT_BYTES: usize = 64 * 1024;

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use serde::Deserialize;
-use turnstile_loop::model::{
+use turnstile_providers::{
     ApiFlavor, KeyCommand, ModelError, ModelInfo, ModelProvider, OpenAiConfig, WireApi,
     http_provider, list_models,
 };

@@ -9,10 +9,10 @@ use super::compaction_options::InfiniteSessions;
 use crate::autopilot::{AgentMode, DEFAULT_MAX_CONTINUES};
 use crate::client::{ExternalTools, PermissionAsker};
 use crate::hooks::HookRunner;
-use turnstile_providers::ModelProvider;
 use crate::permissions::{LiveRules, PermissionPolicy};
 use crate::prompt::{SectionTransformer, SystemMessageConfig};
 use crate::tools::ToolRegistry;
+use turnstile_providers::ModelProvider;
 
 /// Everything a session needs besides its model and tools.
 #[derive(Debug, Clone)]

@@ -12,11 +12,11 @@ use super::actor::Actor;
 use super::denials::{denied, denied_by_live_rules, denied_by_rules, rejected_by_user};
 use super::message::Message;
 use crate::client::AskError;
-use turnstile_providers::ToolCall;
 use crate::permissions::{
     Decision, LiveDecision, PermissionPolicy, prompt_request, with_tool_call_id,
 };
 use crate::tools::{PermissionAsk, ToolFailure};
+use turnstile_providers::ToolCall;
 
 /// Text the model sees when the policy denies a call and nobody can be asked (runtime wording).
 use crate::tools::asks::NOBODY_TO_ASK as DENIED_NO_RULE;

@@ -1,8 +1,8 @@
 //! One send: its options, and how the message it started ended.
 
 use crate::autopilot::AgentMode;
-use turnstile_providers::ModelErrorKind;
 use crate::prompt::Attachment;
+use turnstile_providers::ModelErrorKind;
 
 /// Options of one send.
 #[derive(Debug, Clone, Default)]

@@ -287,7 +287,7 @@ struct Resumed {
     events: tokio::sync::mpsc::UnboundedReceiver<Arc<turnstile_journal::Event>>,
     bridge: Arc<ClientBridge>,
     info: SessionInfo,
-    provider: Arc<dyn turnstile_loop::model::ModelProvider>,
+    provider: Arc<dyn turnstile_providers::ModelProvider>,
 }
 
 /// Builds the parts from the params (a bad param is the outer error) and resumes the journal

@@ -7,7 +7,7 @@
 
 use serde::Deserialize;
 use serde_json::{Value, json};
-use turnstile_loop::model::{ChatMessage, ChatRequest};
+use turnstile_providers::{ChatMessage, ChatRequest};
 
 use super::{Ctx, open_session};
 use crate::rpc::RpcError;
