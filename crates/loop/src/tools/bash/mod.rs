@@ -21,6 +21,7 @@ pub(crate) mod output;
 mod process;
 mod pump;
 
+pub use output::{OUTPUT_HEAD_BYTES, OUTPUT_TAIL_BYTES};
 pub(crate) use process::GroupGuard;
 
 use std::os::fd::OwnedFd;
@@ -43,13 +44,6 @@ pub struct BashTool;
 
 /// The wait of a sync call that gives no `initial_wait`, in seconds.
 pub const DEFAULT_INITIAL_WAIT_SECS: f64 = 30.0;
-/// Bytes of output kept from the start of the output.
-pub const OUTPUT_HEAD_BYTES: usize = 32 * 1024;
-/// Bytes of output kept from the end of the output.
-pub const OUTPUT_TAIL_BYTES: usize = 32 * 1024;
-/// Bytes streamed to `ctx.partial` at most; past that the UI has seen enough
-/// and the events would only bloat the stream.
-const PARTIAL_LIMIT_BYTES: usize = 1024 * 1024;
 
 /// The checked arguments of one call.
 pub struct BashArgs {

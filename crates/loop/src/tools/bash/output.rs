@@ -3,7 +3,13 @@
 
 use std::collections::VecDeque;
 
-use super::PARTIAL_LIMIT_BYTES;
+/// Bytes of output kept from the start of the output.
+pub const OUTPUT_HEAD_BYTES: usize = 32 * 1024;
+/// Bytes of output kept from the end of the output.
+pub const OUTPUT_TAIL_BYTES: usize = 32 * 1024;
+/// Bytes streamed to `ctx.partial` at most; past that the UI has seen enough
+/// and the events would only bloat the stream.
+const PARTIAL_LIMIT_BYTES: usize = 1024 * 1024;
 
 /// Keeps the first `head_cap` and the last `tail_cap` bytes of a stream and
 /// counts what falls between.

@@ -1,18 +1,9 @@
 //! Ends of shells that no call saw: a shell counts the calls waiting in it, so an end a
 //! waiting call reports is that call's to tell, and any other end is kept for the session to
-//! tell the model at its next turn (`session/ended_shells.rs`).
+//! tell the model at its next turn (`session/ended_shells.rs`). The count itself is kept by
+//! `Shell::wait` (its `Waiting` guard).
 
-use super::{Shell, ShellStatus, Shells};
-
-/// A call waiting in [`Shell::wait`]; counted until it stops waiting, however it stops.
-pub(super) struct Waiting<'a>(pub(super) &'a Shell);
-
-impl Drop for Waiting<'_> {
-    fn drop(&mut self) {
-        let mut state = self.0.lock();
-        state.waiters = state.waiters.saturating_sub(1);
-    }
-}
+use super::{ShellStatus, Shells};
 
 /// A shell that ended while no call waited for it: what its notification says.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -22,13 +22,11 @@ use std::time::{Duration, Instant};
 use tokio::sync::watch;
 
 use super::bash::GroupGuard;
-use super::bash::output::{CappedOutput, PartialStream};
-use super::bash::{OUTPUT_HEAD_BYTES, OUTPUT_TAIL_BYTES};
+use super::bash::output::{CappedOutput, OUTPUT_HEAD_BYTES, OUTPUT_TAIL_BYTES, PartialStream};
 
 mod ends;
 
 pub use ends::EndedShell;
-use ends::Waiting;
 
 /// The shortest wait a sync call gets, in seconds (the runtime raises smaller `initial_wait`s).
 pub const MIN_INITIAL_WAIT_SECS: f64 = 30.0;
@@ -330,6 +328,17 @@ fn read_log(path: &std::path::Path) -> String {
         }
     }
     capped.render()
+}
+
+/// A call waiting in [`Shell::wait`]; counted until it stops waiting, however it stops (an
+/// end seen while a call waits is that call's to tell, see `ends.rs`).
+struct Waiting<'a>(&'a Shell);
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        let mut state = self.0.lock();
+        state.waiters = state.waiters.saturating_sub(1);
+    }
 }
 
 /// A shell a dead engine left behind (its processes were stopped on resume).
