@@ -6,7 +6,7 @@ use clap::Args;
 use turnstile_journal::Durability;
 use turnstile_loop::hooks::HookTrust;
 use turnstile_loop::model::ResponseLimits;
-use turnstile_loop::permissions::{PatternError, PermissionPolicy};
+use turnstile_permissions::{PatternError, PermissionPolicy};
 
 use crate::config::{self, DurabilitySetting, Effective};
 

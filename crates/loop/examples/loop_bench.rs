@@ -19,10 +19,10 @@ use turnstile_loop::model::{
     BoxFuture, ChatRequest, ModelError, ModelEvent, ModelProvider, ModelResponse, OpenAiConfig,
     OpenAiProvider,
 };
-use turnstile_loop::permissions::PermissionPolicy;
-use turnstile_loop::tools::ToolRegistry;
 use turnstile_loop::{SendOptions, SessionConfig, SessionHandle, SessionParts};
+use turnstile_permissions::PermissionPolicy;
 use turnstile_scripted_model::{Script, ScriptedResponse, ScriptedServer};
+use turnstile_tools::ToolRegistry;
 
 const RUNS: usize = 30;
 

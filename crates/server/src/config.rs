@@ -9,7 +9,7 @@ use turnstile_loop::AgentMode;
 use turnstile_loop::autopilot::DEFAULT_MAX_CONTINUES;
 use turnstile_loop::hooks::HookTrust;
 use turnstile_loop::model::OpenAiConfig;
-use turnstile_loop::permissions::PermissionPolicy;
+use turnstile_permissions::PermissionPolicy;
 
 use crate::framing::DEFAULT_MAX_FRAME_BYTES;
 

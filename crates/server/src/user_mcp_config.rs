@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use serde_json::{Map, Value, json};
-use turnstile_loop::tools::json_type_name;
+use turnstile_tools::json_type_name;
 
 use crate::jsonc::strip_comments;
 

@@ -19,7 +19,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 use turnstile_journal::Uuid;
 use turnstile_loop::model::ReplayProvider;
-use turnstile_loop::tools::ToolRegistry;
+use turnstile_tools::ToolRegistry;
 
 use crate::behaviour::{ResumeWindow, fact};
 use crate::diff::diff_values;

@@ -9,7 +9,7 @@
 
 use std::path::{Path, PathBuf};
 
-use turnstile_loop::tools::ToolRegistry;
+use turnstile_tools::ToolRegistry;
 
 use crate::check::CheckReport;
 use crate::divergence::Divergence;

@@ -2,7 +2,7 @@
 //! The actor keeps one per agent, by its `task` call id.
 
 use crate::model::ChatMessage;
-use crate::tools::task::AgentType;
+use turnstile_tools::task::AgentType;
 
 /// A sub-agent's conversation between its rounds: what a `write_agent` message continues.
 pub(super) struct Conversation {

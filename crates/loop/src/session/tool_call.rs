@@ -25,12 +25,12 @@ use super::message::Message;
 use super::pending::{PendingCall, Waiting};
 use crate::client::ExternalToolCall;
 use crate::model::ToolCall;
-use crate::permissions::Unasked;
-use crate::skills::{CUSTOM_SOURCE, Skill};
-use crate::tools::asks::FurtherAsk;
-use crate::tools::events::ToolEvent;
-use crate::tools::task::SubagentRequest;
-use crate::tools::{Tool, ToolContext, ToolFailure, ToolOutput, ToolSpec};
+use turnstile_permissions::Unasked;
+use turnstile_tools::asks::FurtherAsk;
+use turnstile_tools::events::ToolEvent;
+use turnstile_tools::skills::{CUSTOM_SOURCE, Skill};
+use turnstile_tools::task::SubagentRequest;
+use turnstile_tools::{Tool, ToolContext, ToolFailure, ToolOutput, ToolSpec};
 
 /// What the tool calls of one turn came to.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
