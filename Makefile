@@ -109,8 +109,8 @@ crash-soak:
 fuzz:
 	PROPTEST_CASES=20000 $(CARGO) test --release -p turnstile-journal --test integration -- fuzz_inputs::
 	PROPTEST_CASES=2000 $(CARGO) test --release -p turnstile-replay --test integration -- audit::
-	PROPTEST_CASES=50000 $(CARGO) test --release -p turnstile-loop --test integration -- shell_fuzz::
-	PROPTEST_CASES=5000 $(CARGO) test --release -p turnstile-loop --test integration -- policy_traced::
+	PROPTEST_CASES=50000 $(CARGO) test --release -p turnstile-permissions --test integration -- shell_fuzz::
+	PROPTEST_CASES=5000 $(CARGO) test --release -p turnstile-tools --test integration -- policy_traced::
 
 clean-bench:
 	rm -rf target/bench

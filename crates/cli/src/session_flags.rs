@@ -5,7 +5,7 @@
 use clap::Args;
 use turnstile_journal::Durability;
 use turnstile_loop::hooks::HookTrust;
-use turnstile_loop::permissions::{PatternError, PermissionPolicy};
+use turnstile_permissions::{PatternError, PermissionPolicy};
 use turnstile_providers::ResponseLimits;
 
 use crate::config::{self, DurabilitySetting, Effective};

@@ -15,14 +15,14 @@ use serde_json::json;
 use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 use turnstile_journal::{Durability, StateRoot};
-use turnstile_loop::permissions::PermissionPolicy;
-use turnstile_loop::tools::ToolRegistry;
 use turnstile_loop::{SendOptions, SessionConfig, SessionHandle, SessionParts};
+use turnstile_permissions::PermissionPolicy;
 use turnstile_providers::{
     BoxFuture, ChatRequest, ModelError, ModelEvent, ModelProvider, ModelResponse, OpenAiConfig,
     OpenAiProvider,
 };
 use turnstile_scripted_model::{Script, ScriptedResponse, ScriptedServer};
+use turnstile_tools::ToolRegistry;
 
 const RUNS: usize = 30;
 

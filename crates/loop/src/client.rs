@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use crate::tools::{BoxFuture, ToolFailure, ToolOutput, ToolSpec};
+use turnstile_tools::{BoxFuture, ToolFailure, ToolOutput, ToolSpec};
 
 /// One call of a client-defined tool, as recorded in `external_tool.requested`.
 #[derive(Debug, Clone, PartialEq)]

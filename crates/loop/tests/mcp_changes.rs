@@ -14,11 +14,11 @@ use common::Fixture;
 use serde_json::{Value, json};
 use server::HostileServer;
 use turnstile_journal::Event;
-use turnstile_loop::permissions::PermissionPolicy;
-use turnstile_loop::tools::ToolRegistry;
 use turnstile_loop::{McpChange, Outcome, SendOptions, SessionHandle, SessionParts};
 use turnstile_mcp::{McpHost, McpServers, StartOptions};
+use turnstile_permissions::PermissionPolicy;
 use turnstile_scripted_model::{Script, ScriptedResponse};
+use turnstile_tools::ToolRegistry;
 
 fn data(e: &Event) -> Value {
     serde_json::from_str(e.data.get()).unwrap()

@@ -13,11 +13,11 @@ use std::time::Duration;
 use common::Fixture;
 use serde_json::{Value, json};
 use turnstile_journal::{Event, Uuid};
-use turnstile_loop::permissions::PermissionPolicy;
-use turnstile_loop::tools::ToolRegistry;
 use turnstile_loop::{Outcome, SendOptions, SessionHandle, SessionParts};
 use turnstile_mcp::{McpHost, McpServers, StartOptions};
+use turnstile_permissions::PermissionPolicy;
 use turnstile_scripted_model::{Script, ScriptedResponse};
+use turnstile_tools::ToolRegistry;
 
 fn data(e: &Event) -> Value {
     serde_json::from_str(e.data.get()).unwrap()

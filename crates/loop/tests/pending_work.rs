@@ -11,10 +11,10 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use turnstile_journal::{JournalReader, ReadMode, StateRoot, Uuid};
 use turnstile_loop::client::{AskError, ExternalToolCall, ExternalTools, PermissionAsker};
-use turnstile_loop::tools::{BoxFuture, ToolFailure, ToolOutput, ToolRegistry, ToolSpec};
 use turnstile_loop::{ResumeOptions, SendOptions, SessionConfig, SessionHandle, SessionParts};
 use turnstile_providers::{OpenAiConfig, OpenAiProvider};
 use turnstile_scripted_model::{Script, ScriptedResponse, ScriptedServer};
+use turnstile_tools::{BoxFuture, ToolFailure, ToolOutput, ToolRegistry, ToolSpec};
 
 const CHILD_ENV: &str = "TURNSTILE_TEST_PENDING_CHILD";
 /// Safety net only: no assertion depends on it.

@@ -14,10 +14,10 @@ use common::Fixture;
 use serde_json::{Value, json};
 use turnstile_journal::Event;
 use turnstile_loop::client::{AskError, PermissionAsker};
-use turnstile_loop::permissions::PermissionPolicy;
-use turnstile_loop::tools::BoxFuture;
 use turnstile_loop::{SendOptions, SessionHandle, SessionParts};
+use turnstile_permissions::PermissionPolicy;
 use turnstile_scripted_model::Script;
+use turnstile_tools::BoxFuture;
 
 /// Answers every request with `answer` (the first one with `first`, when given) and keeps
 /// what was asked as `intention` lines with the request's path.

@@ -10,10 +10,10 @@ use common::Fixture;
 use serde_json::{Value, json};
 use turnstile_journal::Event;
 use turnstile_loop::client::{AskError, PermissionAsker};
-use turnstile_loop::permissions::{PermissionPolicy, PermissionRule, RuleScope};
-use turnstile_loop::tools::BoxFuture;
 use turnstile_loop::{SendOptions, SessionHandle, SessionParts};
+use turnstile_permissions::{PermissionPolicy, PermissionRule, RuleScope};
 use turnstile_scripted_model::Script;
+use turnstile_tools::BoxFuture;
 
 /// Answers like a person who approves `echo` and writes for the session, the rest once.
 #[derive(Default)]

@@ -11,8 +11,8 @@ use std::time::Duration;
 use common::{Fixture, data, drain, types};
 use serde_json::{Value, json};
 use turnstile_journal::Uuid;
-use turnstile_loop::permissions::PermissionPolicy;
 use turnstile_loop::{AgentMode, Outcome, SendOptions, SessionHandle};
+use turnstile_permissions::PermissionPolicy;
 use turnstile_scripted_model::{Script, ScriptedResponse};
 
 async fn fixture(script: Script) -> Fixture {
@@ -547,8 +547,8 @@ async fn resume_continues_with_the_whole_history_and_refuses_a_second_writer() {
 struct FakeClient;
 
 impl turnstile_loop::client::ExternalTools for FakeClient {
-    fn specs(&self) -> Vec<turnstile_loop::tools::ToolSpec> {
-        vec![turnstile_loop::tools::ToolSpec {
+    fn specs(&self) -> Vec<turnstile_tools::ToolSpec> {
+        vec![turnstile_tools::ToolSpec {
             name: "lookup_weather".into(),
             description: "Weather for a city".into(),
             parameters: json!({"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}),
@@ -558,12 +558,12 @@ impl turnstile_loop::client::ExternalTools for FakeClient {
     fn call(
         &self,
         call: turnstile_loop::client::ExternalToolCall,
-    ) -> turnstile_loop::tools::BoxFuture<
+    ) -> turnstile_tools::BoxFuture<
         'static,
-        Result<turnstile_loop::tools::ToolOutput, turnstile_loop::tools::ToolFailure>,
+        Result<turnstile_tools::ToolOutput, turnstile_tools::ToolFailure>,
     > {
         Box::pin(async move {
-            Ok(turnstile_loop::tools::ToolOutput::text(format!(
+            Ok(turnstile_tools::ToolOutput::text(format!(
                 "sunny in {}",
                 call.arguments["city"].as_str().unwrap_or("?")
             )))
@@ -576,8 +576,7 @@ impl turnstile_loop::client::PermissionAsker for FakeClient {
         &self,
         _request_id: String,
         request: Value,
-    ) -> turnstile_loop::tools::BoxFuture<'static, Result<Value, turnstile_loop::client::AskError>>
-    {
+    ) -> turnstile_tools::BoxFuture<'static, Result<Value, turnstile_loop::client::AskError>> {
         Box::pin(async move {
             match request["kind"].as_str() {
                 Some("custom-tool") => Ok(json!({"kind": "approved"})),

@@ -8,10 +8,10 @@ use std::sync::Arc;
 
 use common::Fixture;
 use serde_json::{Value, json};
-use turnstile_loop::skills::SkillSet;
-use turnstile_loop::tools::ToolRegistry;
 use turnstile_loop::{Outcome, SendOptions, SessionHandle, SessionParts};
 use turnstile_scripted_model::{Script, ScriptedResponse};
+use turnstile_tools::ToolRegistry;
+use turnstile_tools::skills::SkillSet;
 
 fn skill_parts(fx: &Fixture, dir: &std::path::Path) -> SessionParts {
     let (skills, warnings) = SkillSet::load(&[dir.to_path_buf()], &["off".into()]);

@@ -10,12 +10,12 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use turnstile_journal::{JournalReader, ReadMode, StateRoot, Uuid};
-use turnstile_loop::permissions::PermissionPolicy;
-use turnstile_loop::tools::ToolRegistry;
-use turnstile_loop::tools::processes::{GroupRecord, PROCESSES_FILE, ProcessTable};
 use turnstile_loop::{SendOptions, SessionConfig, SessionHandle, SessionParts};
+use turnstile_permissions::PermissionPolicy;
 use turnstile_providers::{OpenAiConfig, OpenAiProvider};
 use turnstile_scripted_model::{Script, ScriptedServer};
+use turnstile_tools::ToolRegistry;
+use turnstile_tools::processes::{GroupRecord, PROCESSES_FILE, ProcessTable};
 
 const CHILD_ENV: &str = "TURNSTILE_TEST_ENGINE_CHILD";
 /// Safety net only: no assertion depends on it.
@@ -201,7 +201,7 @@ async fn resume_stops_a_recorded_group_that_survived() {
             pgid,
             start_time,
             tool_call_id: "call_9".into(),
-            boot_id: turnstile_loop::tools::processes::boot_id(),
+            boot_id: turnstile_tools::processes::boot_id(),
             shell_id: None,
             command: None,
         })

@@ -12,10 +12,10 @@ use common::Fixture;
 use serde_json::{Value, json};
 use turnstile_journal::Event;
 use turnstile_loop::client::{AskError, ExternalToolCall, ExternalTools, PermissionAsker};
-use turnstile_loop::permissions::PermissionPolicy;
-use turnstile_loop::tools::{BoxFuture, ToolFailure, ToolOutput, ToolSpec};
 use turnstile_loop::{Outcome, SendOptions, SessionHandle, SessionParts};
+use turnstile_permissions::PermissionPolicy;
 use turnstile_scripted_model::{Script, ScriptedResponse};
+use turnstile_tools::{BoxFuture, ToolFailure, ToolOutput, ToolSpec};
 
 /// Safety net only: no assertion depends on it.
 const PATIENCE: Duration = Duration::from_secs(30);

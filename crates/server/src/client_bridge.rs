@@ -19,7 +19,7 @@ use tokio_util::sync::CancellationToken;
 use turnstile_journal::Event;
 use turnstile_loop::client::{AskError, ExternalToolCall, ExternalTools, PermissionAsker};
 use turnstile_loop::hooks::{HOOK_TYPES, HookRunError, HookRunner};
-use turnstile_loop::tools::{BoxFuture, INTERRUPTED_MESSAGE, ToolFailure, ToolOutput, ToolSpec};
+use turnstile_tools::{BoxFuture, INTERRUPTED_MESSAGE, ToolFailure, ToolOutput, ToolSpec};
 
 use crate::peer::Peer;
 

@@ -8,7 +8,7 @@ use turnstile_journal::{Durability, StateRoot};
 use turnstile_loop::AgentMode;
 use turnstile_loop::autopilot::DEFAULT_MAX_CONTINUES;
 use turnstile_loop::hooks::HookTrust;
-use turnstile_loop::permissions::PermissionPolicy;
+use turnstile_permissions::PermissionPolicy;
 use turnstile_providers::OpenAiConfig;
 
 use crate::framing::DEFAULT_MAX_FRAME_BYTES;

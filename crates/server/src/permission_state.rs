@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use turnstile_loop::permissions::{LiveRules, PermissionRule, RuleScope};
+use turnstile_permissions::{LiveRules, PermissionRule, RuleScope};
 
 /// One session's permission state.
 #[derive(Debug)]
@@ -149,7 +149,7 @@ pub(crate) fn is_absolute_inside(path: &Path, dirs: &[PathBuf]) -> bool {
 
 /// `path` with `.` and `..` resolved without the file system, as the file tools do.
 pub(crate) fn lexical(path: &Path) -> PathBuf {
-    turnstile_loop::tools::paths::normalize(path)
+    turnstile_tools::paths::normalize(path)
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {

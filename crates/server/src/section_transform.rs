@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
 use turnstile_loop::prompt::{SectionTransformer, TransformError};
-use turnstile_loop::tools::BoxFuture;
+use turnstile_tools::BoxFuture;
 
 use crate::peer::Peer;
 

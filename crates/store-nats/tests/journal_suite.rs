@@ -9,14 +9,14 @@ use std::time::Duration;
 
 use serde_json::json;
 use turnstile_journal::{StateRoot, Uuid};
-use turnstile_loop::permissions::PermissionPolicy;
-use turnstile_loop::tools::ToolRegistry;
 use turnstile_loop::{SendOptions, SessionConfig, SessionHandle, SessionParts};
+use turnstile_permissions::PermissionPolicy;
 use turnstile_providers::{OpenAiConfig, OpenAiProvider};
 use turnstile_scripted_model::{Script, ScriptedServer};
 use turnstile_store::{AttachMode, Attachment, FileStore, Imported, JournalStore, StoreError};
 use turnstile_store_nats::local_server::LocalNats;
 use turnstile_store_nats::{NatsConfig, NatsStore, StoreCheckpoint};
+use turnstile_tools::ToolRegistry;
 
 /// Where a store keeps the working copy of a session run "on host `n`": the file store has
 /// one place only, the JetStream store any local directory.

@@ -18,8 +18,8 @@ use std::path::PathBuf;
 use serde::Serialize;
 use serde_json::{Value, json};
 use turnstile_journal::Uuid;
-use turnstile_loop::tools::ToolRegistry;
 use turnstile_providers::ReplayProvider;
+use turnstile_tools::ToolRegistry;
 
 use crate::behaviour::{ResumeWindow, fact};
 use crate::diff::diff_values;

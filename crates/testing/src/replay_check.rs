@@ -6,7 +6,7 @@
 
 use std::path::Path;
 
-use turnstile_loop::tools::ToolRegistry;
+use turnstile_tools::ToolRegistry;
 
 use crate::check::{CheckReport, check_run, missing_tools};
 use crate::divergence::Divergence;

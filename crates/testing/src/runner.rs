@@ -20,11 +20,11 @@ use tempfile::TempDir;
 use tokio::sync::mpsc::UnboundedReceiver;
 use turnstile_journal::{Durability, Event, StateRoot, Uuid};
 use turnstile_loop::hooks::{CommandHooks, HookRunner, HookTrust};
-use turnstile_loop::permissions::PermissionPolicy;
-use turnstile_loop::tools::ToolRegistry;
 use turnstile_loop::{Outcome, SendOptions, SessionConfig, SessionHandle, SessionParts};
+use turnstile_permissions::PermissionPolicy;
 use turnstile_providers::{ModelProvider, ReplayProvider};
 use turnstile_replay::CutKind;
+use turnstile_tools::ToolRegistry;
 
 use crate::error::FixtureError;
 use crate::fixture::Fixture;

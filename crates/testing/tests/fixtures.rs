@@ -4,8 +4,8 @@
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use turnstile_loop::tools::ToolRegistry;
 use turnstile_testing::{DivergenceKind, Fixture, Profile, discover};
+use turnstile_tools::ToolRegistry;
 
 fn fixtures() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../fixtures")

@@ -8,9 +8,9 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 use clap::Args;
 use turnstile_journal::parse_session_id;
-use turnstile_loop::tools::ToolRegistry;
 use turnstile_providers::ModelErrorKind;
 use turnstile_testing::{CheckReport, Fixture, ReplayRun, check_run};
+use turnstile_tools::ToolRegistry;
 
 /// Exit codes of `turnstile replay`, for its help.
 pub const EXIT_CODES: &str = "\

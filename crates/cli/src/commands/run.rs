@@ -9,12 +9,12 @@ use anyhow::{Context, Result, bail};
 use clap::Args;
 use turnstile_journal::{Event, StateRoot};
 use turnstile_loop::hooks::{CommandHooks, HookRunner};
-use turnstile_loop::skills::SkillSet;
-use turnstile_loop::tools::ToolRegistry;
 use turnstile_loop::{AgentMode, Outcome, SendOptions, SessionConfig, SessionHandle, SessionParts};
 use turnstile_providers::{ModelProvider, ReplayProvider, http_provider};
 use turnstile_store::{AttachMode, Attachment, JournalStore};
 use turnstile_store_nats::{LiveFeed, NatsAttachment, NatsStore};
+use turnstile_tools::ToolRegistry;
+use turnstile_tools::skills::SkillSet;
 
 use crate::store::StoreArgs;
 

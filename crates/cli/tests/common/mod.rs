@@ -11,11 +11,11 @@ use std::process::Command;
 
 use assert_cmd::cargo::CommandCargoExt;
 use serde_json::Value;
-use turnstile_loop::permissions::PermissionPolicy;
-use turnstile_loop::tools::ToolRegistry;
 use turnstile_loop::{SessionConfig, SessionParts};
+use turnstile_permissions::PermissionPolicy;
 use turnstile_providers::{OpenAiConfig, OpenAiProvider};
 use turnstile_scripted_model::{Script, ScriptedResponse, ScriptedServer};
+use turnstile_tools::ToolRegistry;
 
 /// One test's directories and server runtime.
 pub struct Env {

@@ -31,7 +31,7 @@ use serde::Deserialize;
 use serde_json::Value;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-use crate::tools::BoxFuture;
+use turnstile_tools::BoxFuture;
 
 /// The hook points the loop calls.
 pub const HOOK_TYPES: [&str; 6] = [

@@ -23,11 +23,11 @@ use super::send::Outcome;
 use super::shared::Shared;
 use super::totals::{ProcessUsage, shutdown_payload};
 use crate::autopilot::AgentMode;
-use crate::permissions::UrlRules;
-use crate::tools::processes::ProcessTable;
-use crate::tools::shells::{LostShell, Shells};
-use crate::tools::sql::SessionDatabase;
+use turnstile_permissions::UrlRules;
 use turnstile_providers::ModelErrorKind;
+use turnstile_tools::processes::ProcessTable;
+use turnstile_tools::shells::{LostShell, Shells};
+use turnstile_tools::sql::SessionDatabase;
 
 /// Bytes of growth after which going idle refreshes the checkpoint.
 const CHECKPOINT_EVERY_BYTES: u64 = 1 << 20;
@@ -60,10 +60,10 @@ pub(super) struct Actor {
     /// Bytes of streamed answers received in this session (`assistant.streaming_delta`).
     pub(super) streamed_bytes: std::sync::atomic::AtomicU64,
     /// The tools the session was built with (`parts.tools`).
-    pub(super) base_tools: Arc<crate::tools::ToolRegistry>,
+    pub(super) base_tools: Arc<turnstile_tools::ToolRegistry>,
     /// The tools offered now: `base_tools` plus the MCP servers' tools, rebuilt when they
     /// change (`mcp_glue`); a call takes the set as it was when it started.
-    pub(super) tools_now: std::sync::Mutex<Arc<crate::tools::ToolRegistry>>,
+    pub(super) tools_now: std::sync::Mutex<Arc<turnstile_tools::ToolRegistry>>,
     /// The MCP host's version `tools_now` was built at (`None`: not built yet).
     pub(super) mcp_version: std::sync::Mutex<Option<u64>>,
     /// What the session already warned about its MCP tools (each is said once).
@@ -71,7 +71,7 @@ pub(super) struct Actor {
     /// This process's model calls, for the totals `session.shutdown` reports.
     pub(super) process_usage: std::sync::Mutex<ProcessUsage>,
     /// The agents `task` started (`session/background.rs`).
-    pub(super) agents: Arc<crate::tools::agents::Agents>,
+    pub(super) agents: Arc<turnstile_tools::agents::Agents>,
     /// Each agent's conversation between its rounds, by its `task` call id (`subagent.rs`).
     pub(super) conversations: std::sync::Mutex<std::collections::HashMap<String, Conversation>>,
 }
@@ -89,7 +89,7 @@ impl Actor {
         let processes = Arc::new(ProcessTable::new(&dir));
         let database = Arc::new(SessionDatabase::new(Some(dir.clone())));
         let subscribers = emitter.subscribers();
-        let announce: crate::tools::shells::ChangeHook = Arc::new(move || {
+        let announce: turnstile_tools::shells::ChangeHook = Arc::new(move || {
             emitter::publish_live(&subscribers, &SessionBackgroundTasksChanged {});
         });
         let shells = Arc::new(Shells::new(Some(dir)).with_change_hook(announce));
@@ -117,14 +117,14 @@ impl Actor {
             mcp_version: Default::default(),
             mcp_warned: Default::default(),
             process_usage: Default::default(),
-            agents: Arc::new(crate::tools::agents::Agents::owned_by(id.to_string())),
+            agents: Arc::new(turnstile_tools::agents::Agents::owned_by(id.to_string())),
             conversations: Default::default(),
         }
     }
 
     /// The tools offered now (MCP tools included), shared: a call keeps the set it started
     /// with even if a server's tools change meanwhile.
-    pub(super) fn live_tools(&self) -> Arc<crate::tools::ToolRegistry> {
+    pub(super) fn live_tools(&self) -> Arc<turnstile_tools::ToolRegistry> {
         Arc::clone(&lock(&self.tools_now))
     }
 

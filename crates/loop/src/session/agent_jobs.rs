@@ -3,7 +3,7 @@
 
 use tokio::sync::mpsc;
 
-use crate::tools::task::TaskArgs;
+use turnstile_tools::task::TaskArgs;
 
 /// Work for the message's agent runner.
 pub(super) enum AgentJob {

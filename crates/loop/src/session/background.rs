@@ -21,10 +21,10 @@ use super::agent_jobs::{AgentJob, BackgroundSender};
 use super::message::Message;
 use super::tool_call::Turn;
 use crate::autopilot::AgentMode;
-use crate::tools::agents::{AgentRecord, AgentStatus};
-use crate::tools::task::{TaskArgs, started_text};
-use crate::tools::{ToolFailure, ToolOutput};
 use turnstile_providers::ToolCall;
+use turnstile_tools::agents::{AgentRecord, AgentStatus};
+use turnstile_tools::task::{TaskArgs, started_text};
+use turnstile_tools::{ToolFailure, ToolOutput};
 
 /// The `delivery` of a round whose message woke an idle agent.
 const WOKEN: &str = "idle";

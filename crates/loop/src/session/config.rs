@@ -9,10 +9,10 @@ use super::compaction_options::InfiniteSessions;
 use crate::autopilot::{AgentMode, DEFAULT_MAX_CONTINUES};
 use crate::client::{ExternalTools, PermissionAsker};
 use crate::hooks::HookRunner;
-use crate::permissions::{LiveRules, PermissionPolicy};
 use crate::prompt::{SectionTransformer, SystemMessageConfig};
-use crate::tools::ToolRegistry;
+use turnstile_permissions::{LiveRules, PermissionPolicy};
 use turnstile_providers::ModelProvider;
+use turnstile_tools::ToolRegistry;
 
 /// Everything a session needs besides its model and tools.
 #[derive(Debug, Clone)]
@@ -65,9 +65,9 @@ pub struct SessionConfig {
     pub mcp: Option<Arc<turnstile_mcp::McpHost>>,
     /// The skills of the SDK's `skillDirectories` (listed in `session.skills_loaded` at the
     /// start); the `skill` tool in `SessionParts::tools` loads them.
-    pub skills: Arc<crate::skills::SkillSet>,
+    pub skills: Arc<turnstile_tools::skills::SkillSet>,
     /// The skill files that could not be loaded, each recorded as a `session.warning`.
-    pub skill_warnings: Vec<crate::skills::SkillWarning>,
+    pub skill_warnings: Vec<turnstile_tools::skills::SkillWarning>,
 }
 
 impl SessionConfig {

@@ -1,8 +1,8 @@
 //! A sub-agent's conversation between its rounds: what a `write_agent` message continues.
 //! The actor keeps one per agent, by its `task` call id.
 
-use crate::tools::task::AgentType;
 use turnstile_providers::ChatMessage;
+use turnstile_tools::task::AgentType;
 
 /// A sub-agent's conversation between its rounds: what a `write_agent` message continues.
 pub(super) struct Conversation {

@@ -3,8 +3,8 @@
 
 use serde_json::{Value, json};
 
-use crate::permissions::{PermissionPolicy, Unasked};
-use crate::tools::{PermissionAsk, PermissionKind, ToolFailure, ToolSpec};
+use turnstile_permissions::{PermissionPolicy, Unasked};
+use turnstile_tools::{PermissionAsk, PermissionKind, ToolFailure, ToolSpec};
 
 /// `error.code` of a result the client marked `rejected`: the runtime ends the loop after the
 /// turn instead of calling the model again.

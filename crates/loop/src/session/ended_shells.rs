@@ -15,7 +15,7 @@ use turnstile_journal::payload::{PendingMessagesModified, SystemNotification};
 
 use super::LoopError;
 use super::actor::Actor;
-use crate::tools::shells::EndedShell;
+use turnstile_tools::shells::EndedShell;
 
 impl Actor {
     /// Records a `system.notification` for each shell that ended untold since the last turn

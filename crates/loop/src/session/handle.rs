@@ -21,7 +21,7 @@ use super::resume_options::{ResumeOptions, ResumeReport};
 use super::send::{Outcome, SendOptions};
 use super::shared::Shared;
 use crate::autopilot::AgentMode;
-use crate::tools::shells::LostShell;
+use turnstile_tools::shells::LostShell;
 
 /// A handle to a running session; cheap to clone.
 #[derive(Clone)]

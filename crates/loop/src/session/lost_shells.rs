@@ -13,8 +13,8 @@ use turnstile_journal::payload::{SessionWarning, SystemNotification};
 use super::LoopError;
 use super::actor::Actor;
 use super::emitter::Emitter;
-use crate::tools::processes;
-use crate::tools::shells::LostShell;
+use turnstile_tools::processes;
+use turnstile_tools::shells::LostShell;
 
 /// The shells the dead engine was running (recorded in `<session>/processes.json`): their
 /// processes died with it or are stopped next, so each is recorded in a `session.warning`.

@@ -16,8 +16,8 @@ use turnstile_mcp::{HostedServer, McpHost, ServerState};
 
 use super::actor::Actor;
 use super::{LoopError, McpChange};
-use crate::tools::ToolFailure;
-use crate::tools::mcp::{SERVER_GONE_CODE, with_mcp_tools};
+use turnstile_tools::ToolFailure;
+use turnstile_tools::mcp::{SERVER_GONE_CODE, with_mcp_tools};
 
 /// `warningType` of the session's MCP warnings.
 const WARNING_TYPE: &str = "mcp";

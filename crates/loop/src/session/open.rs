@@ -15,7 +15,7 @@ use turnstile_replay::{SessionState, resume_plan};
 
 use super::emitter::{Emitter, Subscribers};
 use super::{LoopError, ResumeOptions, ResumeReport, SessionHandle, SessionParts, pending};
-use crate::tools::processes::{self, StoppedGroup};
+use turnstile_tools::processes::{self, StoppedGroup};
 
 impl SessionHandle {
     pub(super) fn create_inner(

@@ -12,14 +12,14 @@ use super::actor::Actor;
 use super::denials::{denied, denied_by_live_rules, denied_by_rules, rejected_by_user};
 use super::message::Message;
 use crate::client::AskError;
-use crate::permissions::{
+use turnstile_permissions::{
     Decision, LiveDecision, PermissionPolicy, prompt_request, with_tool_call_id,
 };
-use crate::tools::{PermissionAsk, ToolFailure};
 use turnstile_providers::ToolCall;
+use turnstile_tools::{PermissionAsk, ToolFailure};
 
 /// Text the model sees when the policy denies a call and nobody can be asked (runtime wording).
-use crate::tools::asks::NOBODY_TO_ASK as DENIED_NO_RULE;
+use turnstile_tools::asks::NOBODY_TO_ASK as DENIED_NO_RULE;
 
 impl Actor {
     /// Decides a call that asks permission. What the client's live rules decide (approve-all,

@@ -1,6 +1,6 @@
 //! What a resume is asked (pending work continued or closed) and what it reports.
 
-use crate::tools::processes::StoppedGroup;
+use turnstile_tools::processes::StoppedGroup;
 
 /// How a resume treats work the previous engine left in flight.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

@@ -26,9 +26,9 @@ use super::message::Message;
 use super::tool_call::{Finished, Turn, completion, interrupted};
 use super::turn::unique_ids;
 use crate::prompt::wrap_prompt;
-use crate::tools::task::{AgentType, TaskArgs};
-use crate::tools::{ToolFailure, ToolOutput};
 use turnstile_providers::{CallOrigin, ChatMessage, ChatRequest, ToolSchema};
+use turnstile_tools::task::{AgentType, TaskArgs};
+use turnstile_tools::{ToolFailure, ToolOutput};
 
 /// Model calls one sub-agent may make before it is stopped without an answer.
 pub(super) const MAX_SUBAGENT_TURNS: u64 = 40;

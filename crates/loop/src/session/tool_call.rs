@@ -24,13 +24,13 @@ use super::denials::{REJECTED_CODE, custom_tool_ask, denied_by_rules, denied_wit
 use super::message::Message;
 use super::pending::{PendingCall, Waiting};
 use crate::client::ExternalToolCall;
-use crate::permissions::Unasked;
-use crate::skills::{CUSTOM_SOURCE, Skill};
-use crate::tools::asks::FurtherAsk;
-use crate::tools::events::ToolEvent;
-use crate::tools::task::SubagentRequest;
-use crate::tools::{Tool, ToolContext, ToolFailure, ToolOutput, ToolSpec};
+use turnstile_permissions::Unasked;
 use turnstile_providers::ToolCall;
+use turnstile_tools::asks::FurtherAsk;
+use turnstile_tools::events::ToolEvent;
+use turnstile_tools::skills::{CUSTOM_SOURCE, Skill};
+use turnstile_tools::task::SubagentRequest;
+use turnstile_tools::{Tool, ToolContext, ToolFailure, ToolOutput, ToolSpec};
 
 /// What the tool calls of one turn came to.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]

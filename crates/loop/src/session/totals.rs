@@ -52,7 +52,7 @@ impl ProcessUsage {
             return;
         };
         let cwd = std::path::absolute(cwd).unwrap_or_else(|_| cwd.to_path_buf());
-        let path = crate::tools::paths::normalize(&cwd.join(path));
+        let path = turnstile_tools::paths::normalize(&cwd.join(path));
         self.code.add(&path.display().to_string(), added, removed);
     }
 

@@ -236,7 +236,7 @@ impl Actor {
 
     /// The tools offered to the model: built-ins (task_complete only in autopilot), with a
     /// client's tools added or replacing built-ins of the same name.
-    pub(super) fn tool_specs(&self, mode: AgentMode) -> Vec<crate::tools::ToolSpec> {
+    pub(super) fn tool_specs(&self, mode: AgentMode) -> Vec<turnstile_tools::ToolSpec> {
         let external = self
             .parts
             .external_tools

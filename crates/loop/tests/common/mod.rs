@@ -10,11 +10,11 @@ use std::time::Duration;
 use serde_json::Value;
 use turnstile_journal::{Event, JournalReader, ReadMode, StateRoot, Uuid};
 use turnstile_loop::hooks::{CommandHooks, HookRunner, HookTrust};
-use turnstile_loop::permissions::PermissionPolicy;
-use turnstile_loop::tools::ToolRegistry;
 use turnstile_loop::{SessionConfig, SessionParts};
+use turnstile_permissions::PermissionPolicy;
 use turnstile_providers::{OpenAiConfig, OpenAiProvider};
 use turnstile_scripted_model::{Script, ScriptedServer};
+use turnstile_tools::ToolRegistry;
 
 /// One test's session state, working directory and model server.
 pub struct Fixture {

@@ -10,9 +10,9 @@ use serde_json::{Value, json};
 use turnstile_journal::{Timestamp, Uuid};
 use turnstile_loop::hooks::{CommandHooks, HookRunner};
 use turnstile_loop::prompt::SystemMessageConfig;
-use turnstile_loop::skills::SkillSet;
-use turnstile_loop::tools::{ToolRegistry, ToolSpec};
 use turnstile_loop::{InfiniteSessions, SessionConfig, SessionParts};
+use turnstile_tools::skills::SkillSet;
+use turnstile_tools::{ToolRegistry, ToolSpec};
 
 use super::Ctx;
 use crate::client_bridge::{ClientBridge, ClientCapabilities};

@@ -4,7 +4,7 @@
 
 use serde::Deserialize;
 use serde_json::{Value, json};
-use turnstile_loop::tools::{ToolFailure, ToolOutput};
+use turnstile_tools::{ToolFailure, ToolOutput};
 
 use super::Ctx;
 use super::open_session;

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use serde::Deserialize;
 use serde_json::{Value, json};
-use turnstile_loop::permissions::{PermissionRule, RuleScope, rules_of_approval};
+use turnstile_permissions::{PermissionRule, RuleScope, rules_of_approval};
 
 use super::{Ctx, open_session};
 use crate::folder_trust::FolderTrust;

@@ -51,9 +51,8 @@ impl TestServer {
 
     /// Lets every tool run unasked (`--allow-all-tools`), for tests about something else.
     pub fn allow_all(config: &mut ServerConfig) {
-        config.permissions =
-            turnstile_loop::permissions::PermissionPolicy::from_flags(true, &[], &[])
-                .expect("allow-all is a valid policy");
+        config.permissions = turnstile_permissions::PermissionPolicy::from_flags(true, &[], &[])
+            .expect("allow-all is a valid policy");
     }
 
     /// Another server (another "process" as far as sessions go: its own writer locks) on the

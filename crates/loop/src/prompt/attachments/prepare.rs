@@ -14,7 +14,7 @@ use turnstile_journal::payload::SessionBinaryAsset;
 use super::inspect::{self, io_reason};
 use super::render::{is_image_mime, sniff_image};
 use super::{Attachment, SelectionRange};
-use crate::tools::{ToolContext, paths};
+use turnstile_tools::{ToolContext, paths};
 
 /// Attachments taken from one message; later ones are left out with a warning.
 pub const MAX_ATTACHMENTS: usize = 50;

@@ -1,0 +1,8 @@
+//! The integration tests of this crate, one binary: each file of `tests/` is a module here,
+//! so the crate links one test binary instead of one per file (see docs/performance.md).
+//! A test that re-runs this binary as a child names itself by its module path
+//! (`file::test_name`).
+
+mod policy_corpus;
+mod policy_traced;
+mod tools_registry;
