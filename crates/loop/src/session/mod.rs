@@ -46,6 +46,7 @@ mod summary;
 mod tool_call;
 mod totals;
 mod turn;
+mod turn_spec;
 mod usage;
 mod window;
 

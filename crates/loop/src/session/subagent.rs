@@ -11,11 +11,9 @@
 
 use std::time::Instant;
 
-use tokio::sync::mpsc;
 use turnstile_journal::payload::{
-    AssistantMessage, AssistantTurnEnd, AssistantTurnStart, ModelCallStart,
     SessionBackgroundTasksChanged, SubagentCompleted, SubagentFailed, SubagentStarted,
-    SystemMessage, ToolExecutionStart, ToolRequest, UserMessage,
+    SystemMessage, ToolExecutionStart, UserMessage,
 };
 use turnstile_journal::{Timestamp, Uuid};
 
@@ -23,32 +21,16 @@ use super::LoopError;
 use super::actor::Actor;
 use super::conversation::Conversation;
 use super::message::Message;
-use super::tool_call::{Finished, Turn, completion, interrupted};
-use super::turn::unique_ids;
+use super::tool_call::{Finished, ToolsEnd, Turn, completion, interrupted};
+use super::turn::TurnEnd;
+use super::turn_spec::{Child, Spent, SubTurn, TurnSpec};
 use crate::prompt::wrap_prompt;
-use turnstile_providers::{CallOrigin, ChatMessage, ChatRequest, ToolSchema};
-use turnstile_tools::task::{AgentType, TaskArgs};
+use turnstile_providers::{CallOrigin, ChatMessage, ChatRequest, ToolCall, ToolSchema};
+use turnstile_tools::task::TaskArgs;
 use turnstile_tools::{ToolFailure, ToolOutput};
 
 /// Model calls one sub-agent may make before it is stopped without an answer.
 pub(super) const MAX_SUBAGENT_TURNS: u64 = 40;
-
-/// What a sub-agent has spent so far (`subagent.completed`/`failed`).
-struct Spent {
-    started: Instant,
-    tool_calls: u64,
-    tokens: u64,
-}
-
-/// One running sub-agent: who it is and what its calls share.
-struct Child<'a, 'm> {
-    /// Its id: the parent's tool call id (`agentId`, `parentToolCallId`).
-    id: &'a str,
-    kind: AgentType,
-    model: String,
-    interaction_id: String,
-    msg: &'a Message<'m>,
-}
 
 impl Actor {
     /// Runs the sub-agent of the `task` call `call_id` to its answer: `Ok(Err(..))` is a
@@ -236,10 +218,19 @@ impl Actor {
         spent: &mut Spent,
     ) -> Result<RoundEnd, LoopError> {
         for turn in 0..MAX_SUBAGENT_TURNS {
-            match self.child_turn(child, turn, history, spent).await? {
-                Step::More => {}
-                Step::Answer(text) => return Ok(RoundEnd::Answer(text)),
-                Step::Failed(failure) => return Ok(RoundEnd::Failed(failure)),
+            let mut spec = TurnSpec::sub(child, history, spent);
+            match self.run_turn(&mut spec, turn).await? {
+                // Its tools answer a rejection like any failure (`tools_one_by_one`).
+                TurnEnd::Tools | TurnEnd::Rejected => {}
+                TurnEnd::Answered => return Ok(RoundEnd::Answer(spec.into_answer())),
+                TurnEnd::Aborted => return Ok(RoundEnd::Failed(interrupted())),
+                TurnEnd::Failed(e) => {
+                    let failure = ToolFailure::new(
+                        format!("The sub-agent's model call failed: {e}"),
+                        "failure",
+                    );
+                    return Ok(RoundEnd::Failed(failure));
+                }
             }
         }
         Ok(RoundEnd::Failed(ToolFailure::new(
@@ -275,22 +266,12 @@ impl Actor {
         Ok(Err(failure))
     }
 
-    /// One model call of the sub-agent between its own turn start and end, then the tools
-    /// it asked for.
-    async fn child_turn(
-        &self,
-        child: &Child<'_, '_>,
-        turn: u64,
-        history: &mut Vec<ChatMessage>,
-        spent: &mut Spent,
-    ) -> Result<Step, LoopError> {
-        let agent = Some(child.id);
-        let msg = child.msg;
-        if msg.cancel.is_cancelled() {
-            return Ok(Step::Failed(interrupted()));
-        }
+    /// A sub-agent's request: its conversation, the tools its kind is offered, its model;
+    /// the tool definitions' tokens kept for its usage.
+    pub(super) fn sub_request(&self, sub: &mut SubTurn<'_, '_>) -> ChatRequest {
+        let child = sub.child;
         let tools: Vec<ToolSchema> = self
-            .tool_specs(msg.mode)
+            .tool_specs(child.msg.mode)
             .into_iter()
             .filter(|t| child.kind.offers(&t.name))
             .map(|t| ToolSchema {
@@ -299,140 +280,48 @@ impl Actor {
                 parameters: t.parameters,
             })
             .collect();
-        let mut headers = msg.headers.clone();
-        // Every call of a sub-agent is the agent's, not the user's (as the runtime marks it).
-        if !headers
-            .iter()
-            .any(|(name, _)| name.eq_ignore_ascii_case("x-initiator"))
-        {
-            headers.push(("x-initiator".into(), "agent".into()));
-        }
-        let offered_tools = tools.len();
         let request = ChatRequest {
             model: child.model.clone(),
-            messages: history.clone(),
+            messages: sub.history.clone(),
             tools,
             stream: self.parts.config.streaming,
             reasoning_effort: self.parts.config.reasoning_effort.clone(),
-            headers,
+            // The turn loop adds the message's headers and the `x-initiator`.
+            headers: Vec::new(),
             no_tool_calls: false,
             origin: CallOrigin::Agent(child.id.to_owned()),
         };
         // Only the usage event reads this figure: it never waits for the vocabulary, which
         // would hold the session's task (the main agent and every other agent) meanwhile.
-        let tool_tokens = crate::prompt::tokens::Measure::new(&child.model)
+        sub.tool_tokens = crate::prompt::tokens::Measure::new(&child.model)
             .unless_loading(&request, u64::MAX)
-            .usage_info(&request, self.token_limit(), false);
-        let turn_id = turn.to_string();
-        self.emitter.emit_as(
-            agent,
-            &AssistantTurnStart {
-                turn_id: turn_id.clone(),
-                interaction_id: Some(child.interaction_id.clone()),
-                ..Default::default()
-            },
-        )?;
-        // The call is announced under the agent's id, as the runtime announces it.
-        self.emitter.emit_as(
-            agent,
-            &ModelCallStart {
-                turn_id: turn_id.clone(),
-                model: Some(child.model.clone()),
-                ..Default::default()
-            },
-        )?;
-        // Streamed pieces of a sub-agent's answer are not shown; the receiver only has to
-        // outlive the call.
-        let (deltas, _unread) = mpsc::unbounded_channel();
-        let answer = self
-            .parts
-            .provider
-            .complete(&request, deltas, msg.cancel.child_token())
-            .await;
-        let response = match answer {
-            Ok(response) if !msg.cancel.is_cancelled() => response,
-            Ok(_) => return self.end_child_turn(child, &turn_id, Step::Failed(interrupted())),
-            Err(e) => {
-                let failure = if msg.cancel.is_cancelled() {
-                    interrupted()
-                } else {
-                    ToolFailure::new(format!("The sub-agent's model call failed: {e}"), "failure")
-                };
-                return self.end_child_turn(child, &turn_id, Step::Failed(failure));
-            }
-        };
-        let model = if response.model.is_empty() {
-            child.model.clone()
-        } else {
-            response.model.clone()
-        };
-        let (calls, _) = unique_ids(&response.tool_calls);
-        if let Some(usage) = &response.usage {
-            spent.tokens += usage.input_tokens + usage.output_tokens;
-            let call = super::usage::Call {
-                response: &response,
-                usage,
-                model: &model,
-                calls: &calls,
-                offered_tools,
-                tool_tokens: tool_tokens.tool_definitions_tokens,
-                api_endpoint: self.parts.provider.api_endpoint(),
-            };
-            let mut event = call.event();
-            event.parent_tool_call_id = Some(child.id.to_owned());
-            event.interaction_type = Some("conversation-subagent".into());
-            event.initiator = Some("sub-agent".into());
-            self.emitter.emit_as(agent, &event)?;
-        }
-        let ctx = self.tool_context(msg.cancel);
-        let requests = calls
-            .iter()
-            .map(|c| {
-                let tools = self.live_tools();
-                let tool = tools.get(&c.name);
-                let args = c.arguments_value();
-                ToolRequest {
-                    tool_call_id: c.id.clone(),
-                    name: c.name.clone(),
-                    intention_summary: tool.map(|t| t.intention_summary(&args, &ctx)),
-                    arguments: Some(args),
-                    kind: Some("function".into()),
-                    ..Default::default()
-                }
-            })
-            .collect();
-        self.emitter.emit_as(
-            agent,
-            &AssistantMessage {
-                message_id: Uuid::new_v4().to_string(),
-                model: Some(model.clone()),
-                content: response.content.clone(),
-                tool_requests: Some(requests),
-                interaction_id: Some(child.interaction_id.clone()),
-                turn_id: Some(turn_id.clone()),
-                output_tokens: response.usage.as_ref().map(|u| u.output_tokens),
-                rte: Some(false),
-                api_call_id: response.api_call_id.clone(),
-                parent_tool_call_id: Some(child.id.to_owned()),
-                ..Default::default()
-            },
-        )?;
-        history.push(ChatMessage::Assistant {
-            content: (!response.content.is_empty()).then(|| response.content.clone()),
-            tool_calls: calls.clone(),
-        });
-        if calls.is_empty() {
-            return self.end_child_turn(child, &turn_id, Step::Answer(response.content));
-        }
+            .usage_info(&request, self.token_limit(), false)
+            .tool_definitions_tokens;
+        request
+    }
+
+    /// Runs a sub-agent's tool calls one after the other, each started, run and completed
+    /// before the next starts (the main agent's run together, `tool_call.rs::tools`); each
+    /// result goes into its conversation. A call after an abort gets its interrupted result.
+    pub(super) async fn tools_one_by_one(
+        &self,
+        sub: &mut SubTurn<'_, '_>,
+        calls: &[ToolCall],
+        turn_id: &str,
+        model: &str,
+    ) -> Result<ToolsEnd, LoopError> {
+        let child = sub.child;
+        let agent = Some(child.id);
+        let msg = child.msg;
         // Sub-agents do not start agents of their own (`task` is not theirs).
         let shared = Turn {
-            turn_id: &turn_id,
+            turn_id,
             msg,
-            model: &model,
+            model,
             background: None,
         };
         let mut cut_short = false;
-        for call in &calls {
+        for call in calls {
             let arguments = call.arguments_value();
             let shell_tool_info = self
                 .live_tools()
@@ -444,8 +333,8 @@ impl Actor {
                     tool_call_id: call.id.clone(),
                     tool_name: call.name.clone(),
                     arguments: Some(arguments),
-                    turn_id: Some(turn_id.clone()),
-                    model: Some(model.clone()),
+                    turn_id: Some(turn_id.to_owned()),
+                    model: Some(model.to_owned()),
                     rte: Some(false),
                     shell_tool_info,
                     parent_tool_call_id: Some(child.id.to_owned()),
@@ -460,7 +349,7 @@ impl Actor {
                 Finished::of(Err(self.unknown_to_child(child, &call.name)))
             };
             cut_short |= finished.interrupted;
-            spent.tool_calls += 1;
+            sub.spent.tool_calls += 1;
             let text = match &finished.result {
                 Ok(out) => out.content.clone(),
                 Err(f) => f.message.clone(),
@@ -470,33 +359,15 @@ impl Actor {
             done.event.parent_tool_call_id = Some(child.id.to_owned());
             self.emitter
                 .emit_as_with_live(agent, &done.event, done.live().as_ref())?;
-            history.push(ChatMessage::Tool {
+            sub.history.push(ChatMessage::Tool {
                 tool_call_id: call.id.clone(),
                 content: text,
             });
         }
-        let step = if cut_short || msg.cancel.is_cancelled() {
-            Step::Failed(interrupted())
-        } else {
-            Step::More
-        };
-        self.end_child_turn(child, &turn_id, step)
-    }
-
-    fn end_child_turn(
-        &self,
-        child: &Child<'_, '_>,
-        turn_id: &str,
-        step: Step,
-    ) -> Result<Step, LoopError> {
-        self.emitter.emit_as(
-            Some(child.id),
-            &AssistantTurnEnd {
-                turn_id: turn_id.to_owned(),
-                ..Default::default()
-            },
-        )?;
-        Ok(step)
+        Ok(ToolsEnd {
+            aborted: cut_short || msg.cancel.is_cancelled(),
+            ..Default::default()
+        })
     }
 
     /// The answer to a sub-agent's call of a tool it was not given.
@@ -519,16 +390,6 @@ impl Actor {
 
 /// How one round of a sub-agent ended.
 enum RoundEnd {
-    /// It answered (the text the parent's model reads).
-    Answer(String),
-    /// It ended without an answer.
-    Failed(ToolFailure),
-}
-
-/// How one turn of a sub-agent ended.
-enum Step {
-    /// It called tools: another turn follows.
-    More,
     /// It answered (the text the parent's model reads).
     Answer(String),
     /// It ended without an answer.
