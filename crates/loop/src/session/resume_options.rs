@@ -13,7 +13,7 @@ pub struct ResumeOptions {
     /// The client named `continuePendingWork`: `session.resume` records the choice (`false`
     /// included), as the Copilot CLI does; unnamed, only a continued resume records it.
     pub continue_pending_work_named: bool,
-    /// The continued work waits for [`SessionHandle::release_pending_work`] (or an abort)
+    /// The continued work waits for [`SessionHandle::release_pending_work`](super::SessionHandle::release_pending_work) (or an abort)
     /// before its requests are announced again: a server registers the session first, so a
     /// client that answers at once finds it open.
     pub hold_pending_work: bool,
