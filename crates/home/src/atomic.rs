@@ -9,7 +9,9 @@
 //! 3. it is renamed over the target (a link at the target is replaced, not followed);
 //! 4. the directory is fsynced, so the rename itself is on disk.
 //!
-//! Any failure removes the temporary file and leaves the target as it was.
+//! Any failure removes the temporary file and leaves the target as it was. A replacement made
+//! with [`AtomicWrite::durable`]`(false)` skips steps 2's fsync and 4: still atomic, not
+//! durable, for a file rewritten often whose loss costs nothing wrong.
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, BufWriter, Write};
@@ -89,6 +91,7 @@ pub fn atomic_write(path: &Path, bytes: &[u8]) -> Result<(), AtomicWriteError> {
 pub struct AtomicWrite<'a> {
     target: &'a Path,
     mode: u32,
+    durable: bool,
 }
 
 impl<'a> AtomicWrite<'a> {
@@ -97,12 +100,20 @@ impl<'a> AtomicWrite<'a> {
         AtomicWrite {
             target,
             mode: 0o666,
+            durable: true,
         }
     }
 
     /// The new file's mode (less the umask), e.g. `0o600` for a file only its owner reads.
     pub fn mode(self, mode: u32) -> Self {
         AtomicWrite { mode, ..self }
+    }
+
+    /// Whether the replacement must survive a power loss (steps 2's fsync and 4; the default).
+    /// `false` keeps it atomic (old file or new, never half) for a file whose loss costs
+    /// nothing wrong, written often: a tool call's ended process group, a listing's index.
+    pub fn durable(self, durable: bool) -> Self {
+        AtomicWrite { durable, ..self }
     }
 
     /// Replaces the target with what `fill` writes. An error of `fill` is returned as it is;
@@ -119,10 +130,11 @@ impl<'a> AtomicWrite<'a> {
         let filled = (|| -> Result<T, E> {
             let mut out = BufWriter::with_capacity(BUFFER_BYTES, &file);
             let value = fill(&mut out)?;
+            let durable = self.durable;
             let flushed = out
                 .into_inner()
                 .map_err(io::IntoInnerError::into_error)
-                .and_then(File::sync_all);
+                .and_then(|file| if durable { file.sync_all() } else { Ok(()) });
             flushed.map_err(|source| AtomicWriteError::Write {
                 target: self.target.to_path_buf(),
                 source,
@@ -142,10 +154,12 @@ impl<'a> AtomicWrite<'a> {
                 return Err(e);
             }
         };
-        sync_dir(dir).map_err(|source| AtomicWriteError::SyncDir {
-            dir: dir.to_path_buf(),
-            source,
-        })?;
+        if self.durable {
+            sync_dir(dir).map_err(|source| AtomicWriteError::SyncDir {
+                dir: dir.to_path_buf(),
+                source,
+            })?;
+        }
         Ok(value)
     }
 
@@ -222,6 +236,19 @@ mod tests {
         let path = dir.path().join("f.json");
         atomic_write(&path, b"one").unwrap();
         atomic_write(&path, b"two").unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"two");
+        assert_eq!(names(dir.path()), ["f.json"]);
+    }
+
+    #[test]
+    fn a_write_that_need_not_be_durable_still_replaces_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f.json");
+        atomic_write(&path, b"one").unwrap();
+        AtomicWrite::new(&path)
+            .durable(false)
+            .write(|out| out.write_all(b"two"))
+            .unwrap();
         assert_eq!(std::fs::read(&path).unwrap(), b"two");
         assert_eq!(names(dir.path()), ["f.json"]);
     }

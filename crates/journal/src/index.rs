@@ -598,8 +598,10 @@ fn rewrite(
     );
     let mut ids: Vec<&Uuid> = records.keys().collect();
     ids.sort();
+    // Not durable: a lost or torn index costs a slower listing, never a wrong one.
     turnstile_home::AtomicWrite::new(&index_path(root))
         .mode(0o600)
+        .durable(false)
         .write(|out| {
             for id in ids {
                 if let Some(line) = records[id].line() {

@@ -10,6 +10,7 @@
 //! the group, so such members joined the recorded group). The one case this cannot tell apart
 //! is a pgid reused by a new group whose leader then died while its members lived on.
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -94,20 +95,19 @@ impl ProcessTable {
     pub fn add(&self, record: GroupRecord) -> Result<(), ProcessesError> {
         let mut groups = self.lock();
         groups.push(record);
-        let written = self.write(&groups);
+        let written = self.write(&groups, true);
         if written.is_err() {
             groups.pop();
         }
         written
     }
 
-    /// Forgets a group that ended. Replaced by the same durable write as [`add`](Self::add),
-    /// though a stale record would be harmless (checked before any kill); only a missing one
-    /// is not.
+    /// Forgets a group that ended. Not fsynced (this runs at the end of every tool call): a
+    /// stale record is harmless (checked before any kill) while a missing one is not.
     pub fn remove(&self, pgid: i32) -> Result<(), ProcessesError> {
         let mut groups = self.lock();
         groups.retain(|g| g.pgid != pgid);
-        self.write(&groups)
+        self.write(&groups, false)
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Vec<GroupRecord>> {
@@ -116,7 +116,7 @@ impl ProcessTable {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    fn write(&self, groups: &[GroupRecord]) -> Result<(), ProcessesError> {
+    fn write(&self, groups: &[GroupRecord], durable: bool) -> Result<(), ProcessesError> {
         let io = |source| ProcessesError::Io {
             path: self.path.clone(),
             source,
@@ -132,9 +132,11 @@ impl ProcessTable {
             groups: groups.to_vec(),
         };
         let text = serde_json::to_vec(&body).map_err(|e| io(std::io::Error::other(e)))?;
-        // Replaced whole (`atomic_write`: file and directory fsynced): a crash leaves the old
-        // list or the new one, never half.
-        turnstile_home::atomic_write(&self.path, &text).map_err(|e| io(e.into()))?;
+        // Replaced whole: a crash leaves the old list or the new one, never half.
+        turnstile_home::AtomicWrite::new(&self.path)
+            .durable(durable)
+            .write(|out| out.write_all(&text))
+            .map_err(|e| io(e.into()))?;
         Ok(())
     }
 }
