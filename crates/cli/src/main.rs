@@ -146,6 +146,7 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    turnstile_sandbox::shut_engine();
     let cli = Cli::parse();
     let command = cli.command.as_ref().unwrap_or(&Command::Headless);
     let server_args = match command {

@@ -35,6 +35,11 @@ pub struct SessionFlags {
     /// Let file tools reach outside the working directory.
     #[arg(long)]
     pub allow_outside_cwd: bool,
+    /// Run tool commands without the kernel sandbox (Landlock, user namespaces): the
+    /// permission rules are then held by the approval step alone. Needed only where the
+    /// kernel lacks a layer (see `turnstile config`).
+    #[arg(long)]
+    pub no_sandbox: bool,
     /// When the journal is fsynced: event, turn or off [default: TURNSTILE_DURABILITY, else `durability` of the settings files, else turn].
     #[arg(long, value_name = "WHEN", value_parser = ["event", "turn", "off"])]
     pub durability: Option<String>,
@@ -57,6 +62,25 @@ pub struct SessionFlags {
 }
 
 impl SessionFlags {
+    /// Whether tool commands run sandboxed: refuses to start where the kernel lacks a layer
+    /// and the user did not opt out, and says in one line what `--no-sandbox` gives up.
+    pub fn sandbox(&self) -> anyhow::Result<bool> {
+        if self.no_sandbox {
+            eprintln!(
+                "warning: tool commands run without a sandbox (--no-sandbox): file, program and network rules are held by the approval step alone"
+            );
+            return Ok(false);
+        }
+        let layers = turnstile_sandbox::probe();
+        if !layers.complete() {
+            anyhow::bail!(
+                "this kernel cannot confine tool commands ({}): file, program and network rules would be held by the approval step alone; run with --no-sandbox to accept that",
+                layers.describe()
+            );
+        }
+        Ok(true)
+    }
+
     /// The limits on a model's answers.
     pub fn model_limits(&self) -> ResponseLimits {
         ResponseLimits {

@@ -39,6 +39,7 @@
 //! rule of the shell tool.
 
 mod ask;
+mod effects;
 pub mod hosts;
 mod live;
 mod paths;
@@ -49,6 +50,7 @@ mod shell_rules;
 
 use std::path::{Path, PathBuf};
 
+pub use effects::{Effects, MAX_EXPANDED, Programs};
 pub use ask::{MCP_KIND, PermissionAsk, PermissionKind};
 pub use hosts::{HostPattern, UrlPatternError, UrlRules};
 pub use live::{LiveDecision, LiveRules, PermissionRule, RuleScope, rules_of_approval};

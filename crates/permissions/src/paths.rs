@@ -30,6 +30,16 @@ impl PathGlob {
         })
     }
 
+    /// The glob as written (without a leading `./`).
+    pub(crate) fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// Whether the glob is absolute (names paths outside the working directory).
+    pub(crate) fn is_absolute(&self) -> bool {
+        self.absolute
+    }
+
     /// Whether the file at `path` (absolute, or relative to `cwd`) matches.
     pub(crate) fn matches(&self, path: &Path, cwd: &Path) -> bool {
         let full = normalize(&cwd.join(path));

@@ -40,6 +40,17 @@ use std::path::PathBuf;
 
 pub use probe::{Layers, probe};
 
+/// Makes the calling process (the engine) non-dumpable: its environment and memory hold the
+/// provider's key, and a sandboxed tool, which has no capability over it (it runs in a user
+/// namespace of its own), then cannot read `/proc/<pid>/environ`, `mem` or `cwd` of the
+/// engine, nor get a core dump of it. Children are dumpable again after `exec`.
+pub fn shut_engine() {
+    // SAFETY: prctl with integer arguments.
+    unsafe {
+        libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0);
+    }
+}
+
 /// Which programs a sandboxed process may execute.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Exec {

@@ -104,12 +104,14 @@ impl Plan {
                 Mount::HideFile(c)
             });
         }
-        let mut flags = 0;
+        // Always a user namespace: in it the sandbox holds no capability over the engine or
+        // any process outside (even when the user is root), which shuts their `/proc/<pid>/`.
+        let mut flags = libc::CLONE_NEWUSER;
         if !mounts.is_empty() {
-            flags |= libc::CLONE_NEWUSER | libc::CLONE_NEWNS;
+            flags |= libc::CLONE_NEWNS;
         }
         if !policy.network {
-            flags |= libc::CLONE_NEWUSER | libc::CLONE_NEWNET;
+            flags |= libc::CLONE_NEWNET;
         }
         // SAFETY: getuid and getgid cannot fail.
         let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };

@@ -42,6 +42,8 @@ pub struct ServerConfig {
     pub durability: Durability,
     /// Let file tools reach outside a session's working directory.
     pub allow_outside_cwd: bool,
+    /// Tool processes run in the kernel sandbox (false with `--no-sandbox`).
+    pub sandbox: bool,
     /// Whose hook files sessions asking for `enableFileHooks` may run.
     pub hook_trust: HookTrust,
     /// Nudges before an autopilot send gives up.
@@ -94,6 +96,7 @@ impl ServerConfig {
             mcp_servers: turnstile_mcp::McpServers::default(),
             durability: Durability::Turn,
             allow_outside_cwd: false,
+            sandbox: true,
             hook_trust: HookTrust::default(),
             max_autopilot_continues: DEFAULT_MAX_CONTINUES,
             session_idle_timeout: None,

@@ -129,6 +129,20 @@ pub struct ToolContext {
     pub subagents: Option<task::SubagentSender>,
     /// The session's agents (`read_agent`, `list_agents`, `write_agent`); shared like `shells`.
     pub agents: std::sync::Arc<agents::Agents>,
+    /// The kernel sandbox every process a tool starts enters.
+    pub sandbox: Sandboxing,
+}
+
+/// Whether the processes a tool starts are confined, and by what.
+#[derive(Debug, Clone, Default)]
+pub enum Sandboxing {
+    /// Unconfined: the user chose it (`--no-sandbox`), or outside a session.
+    #[default]
+    Off,
+    /// Every process enters this sandbox before it runs anything.
+    On(std::sync::Arc<turnstile_sandbox::Sandbox>),
+    /// The sandbox was required but could not be built: nothing is run, and this says why.
+    Broken(String),
 }
 
 impl ToolContext {
@@ -150,6 +164,7 @@ impl ToolContext {
             events: None,
             subagents: None,
             agents: std::sync::Arc::default(),
+            sandbox: Sandboxing::Off,
         }
     }
 }

@@ -30,7 +30,19 @@ pub fn run(args: &ConfigArgs) -> Result<ExitCode> {
     let mut flags = args.session.config_flags();
     args.model.fill(&mut flags)?;
     let effective = crate::config::effective(&flags)?;
-    let rows = rows(&effective);
+    let mut rows = rows(&effective);
+    let layers = turnstile_sandbox::probe();
+    rows.push(if args.session.no_sandbox {
+        ("sandbox".into(), json!("off"), "flag --no-sandbox".into())
+    } else if layers.complete() {
+        ("sandbox".into(), json!(layers.describe()), "kernel".into())
+    } else {
+        (
+            "sandbox".into(),
+            json!(format!("unavailable: {}", layers.describe())),
+            "kernel".into(),
+        )
+    });
     let mut out = std::io::stdout().lock();
     if args.json {
         let settings: Vec<Value> = rows

@@ -52,6 +52,8 @@ pub(super) struct Actor {
     /// The host rules of `--allow-url`/`--deny-url`, which `web_fetch` applies to every hop;
     /// the policy is fixed for the session, so they are built once.
     pub(super) urls: Arc<UrlRules>,
+    /// The sandbox every tool process enters, built once from the rules (`sandbox.rs`).
+    pub(super) sandbox: turnstile_tools::Sandboxing,
     /// Work a resume continues before taking any command.
     pending: Option<PendingWork>,
     checkpoint_at: std::sync::atomic::AtomicU64,
@@ -96,6 +98,11 @@ impl Actor {
         shells.add_lost(lost_shells);
         let base_tools = Arc::clone(&parts.tools);
         let urls = Arc::new(parts.config.permissions.url_rules());
+        let sandbox = super::sandbox::sandboxing(
+            &parts.config,
+            emitter.writer().paths().dir.as_path(),
+            parts.permission_asker.is_some(),
+        );
         crate::prompt::tokens::Encoding::for_model(&parts.config.model).preload();
         Actor {
             id,
@@ -108,6 +115,7 @@ impl Actor {
             retry: Default::default(),
             database,
             urls,
+            sandbox,
             pending,
             checkpoint_at: checkpoint_at.into(),
             mcp_gone: std::sync::Mutex::default(),

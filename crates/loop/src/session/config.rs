@@ -33,6 +33,9 @@ pub struct SessionConfig {
     pub live_permissions: Arc<LiveRules>,
     /// Let file tools reach outside `cwd`.
     pub allow_outside_cwd: bool,
+    /// Tool processes run in the kernel sandbox (`session/sandbox.rs`); false only when the
+    /// user opts out (`--no-sandbox`).
+    pub sandbox: bool,
     /// `view`, `glob` and `grep` ask a `read` permission for what they read inside `cwd`, as
     /// the Copilot CLI's SDK sessions do (the server sets it when the client answers
     /// permission requests; the terminal trusts the working directory).
@@ -82,6 +85,7 @@ impl SessionConfig {
             permissions: PermissionPolicy::default(),
             live_permissions: Arc::default(),
             allow_outside_cwd: false,
+            sandbox: true,
             ask_reads_in_cwd: false,
             streaming: true,
             system_prompt: None,

@@ -38,6 +38,7 @@ mod recorded_history;
 mod resume_options;
 mod retry_backoff;
 mod rewind;
+mod sandbox;
 mod send;
 mod shared;
 mod streaming;

@@ -95,6 +95,7 @@ impl Actor {
         ctx.shells = std::sync::Arc::clone(&self.shells);
         ctx.database = std::sync::Arc::clone(&self.database);
         ctx.urls = std::sync::Arc::clone(&self.urls);
+        ctx.sandbox = self.sandbox.clone();
         ctx.agents = std::sync::Arc::clone(&self.agents);
         ctx
     }

@@ -172,6 +172,7 @@ pub(super) fn build(
     session_config.max_autopilot_continues = config.max_autopilot_continues;
     session_config.permissions = config.permissions.clone();
     session_config.allow_outside_cwd = config.allow_outside_cwd;
+    session_config.sandbox = config.sandbox;
     // A client that answers permissions is asked for reads inside the working directory too,
     // as the Copilot CLI asks its SDK clients (docs/decisions.md).
     session_config.ask_reads_in_cwd = capabilities.permissions;

@@ -195,7 +195,16 @@ async fn start_shell(a: &BashArgs, ctx: &ToolContext) -> Result<Arc<Shell>, Tool
         command: a.command.clone(),
     });
     let mut started =
-        process::start(&a.command, &ctx.cwd, stdout, stderr, record, a.detach).await?;
+        process::start(
+        &a.command,
+        &ctx.cwd,
+        stdout,
+        stderr,
+        record,
+        a.detach,
+        &ctx.sandbox,
+    )
+    .await?;
     let spec = ShellSpec {
         command: a.command.clone(),
         description: a.description.clone().unwrap_or_default(),

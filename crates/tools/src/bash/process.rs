@@ -124,7 +124,19 @@ pub(super) async fn start(
     stderr: OwnedFd,
     record: Option<RecordAs>,
     detached: bool,
+    sandboxing: &crate::Sandboxing,
 ) -> Result<Started, ToolFailure> {
+    let sandbox = match sandboxing {
+        crate::Sandboxing::Off => None,
+        crate::Sandboxing::On(sandbox) => Some(Arc::clone(sandbox)),
+        crate::Sandboxing::Broken(why) => {
+            return Err(ToolFailure::new(
+                format!("The command was not run: its sandbox could not be built ({why})."),
+                "sandbox_unavailable",
+            ));
+        }
+    };
+    let sandboxed = sandbox.is_some();
     let mut cmd = tokio::process::Command::new("bash");
     cmd.arg("-c")
         .arg(SUPERVISOR)
@@ -139,9 +151,14 @@ pub(super) async fn start(
     // SAFETY: getpid is async-signal-safe; called here, in the engine, before the fork.
     let engine = unsafe { libc::getpid() };
     // SAFETY: the closure runs in the forked child before exec and only makes
-    // async-signal-safe calls (prctl, getppid).
+    // async-signal-safe calls (the sandbox's system calls, prctl, getppid).
     unsafe {
         cmd.pre_exec(move || {
+            // First, so that nothing below runs unconfined, and before the death signal is
+            // armed: entering a user namespace changes credentials, which clears it.
+            if let Some(sandbox) = &sandbox {
+                sandbox.enter()?;
+            }
             if detached {
                 return Ok(());
             }
@@ -161,7 +178,7 @@ pub(super) async fn start(
     drop(cmd);
     let child = spawned.map_err(|e| {
         ToolFailure::new(
-            format!("Failed to start bash in {}: {e}", cwd.display()),
+            format!("Failed to start bash in {} (sandboxed: {sandboxed}): {e}", cwd.display()),
             "spawn_failed",
         )
     })?;

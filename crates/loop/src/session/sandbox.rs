@@ -1,0 +1,106 @@
+//! The session's sandbox: what the rules allow ([`PermissionPolicy::effects`]) turned into
+//! the kernel policy every tool process enters (`turnstile-sandbox`), once per session.
+//!
+//! Beyond the rules, two things are never writable by a tool: the state directory (the
+//! journals, `processes.json`, the session index) and `$COPILOT_HOME` (settings a later run
+//! trusts, such as `trustedFolders`). Writable: the working directory, the temp directories,
+//! and what an absolute `write(...)` allow rule opens.
+//!
+//! [`PermissionPolicy::effects`]: turnstile_permissions::PermissionPolicy::effects
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use turnstile_permissions::Programs;
+use turnstile_sandbox::{Exec, Policy, Sandbox};
+use turnstile_tools::Sandboxing;
+
+use super::config::SessionConfig;
+
+/// Programs that an allowed program runs itself, allowed with it: the documented list.
+pub const HELPERS: [(&str, &[&str]); 1] =
+    [("git", &["/usr/lib/git-core", "/usr/libexec/git-core"])];
+
+/// The temp directories a tool may write in.
+fn temp_dirs() -> Vec<PathBuf> {
+    let mut dirs = vec![std::env::temp_dir(), PathBuf::from("/tmp"), PathBuf::from("/var/tmp")];
+    dirs.dedup();
+    dirs
+}
+
+/// The state directory of a session directory (`<state>/session-state/<id>`), or the
+/// session directory itself when it is laid out otherwise.
+fn state_dir(session_dir: &Path) -> PathBuf {
+    match session_dir.parent() {
+        Some(parent) if parent.file_name().is_some_and(|n| n == "session-state") => parent
+            .parent()
+            .map_or_else(|| parent.to_owned(), Path::to_owned),
+        _ => session_dir.to_owned(),
+    }
+}
+
+/// Every file named `program` in the engine's `PATH` (real paths).
+fn resolve(program: &str) -> Vec<PathBuf> {
+    if program.contains('/') {
+        return std::fs::canonicalize(program).into_iter().collect();
+    }
+    let mut found = Vec::new();
+    for dir in turnstile_sandbox::ruleset::path_dirs() {
+        if let Ok(real) = std::fs::canonicalize(dir.join(program))
+            && !found.contains(&real)
+        {
+            found.push(real);
+        }
+    }
+    found
+}
+
+/// The kernel policy of a session.
+pub(super) fn policy(config: &SessionConfig, session_dir: &Path, can_ask: bool) -> Policy {
+    let effects = config.permissions.effects(&config.cwd, can_ask);
+    let mut writable = vec![config.cwd.clone()];
+    writable.extend(temp_dirs());
+    writable.extend(effects.extra_writable);
+    let mut read_only = effects.unwritable;
+    read_only.push(state_dir(session_dir));
+    if let Some(home) = turnstile_home::copilot_home() {
+        read_only.push(home);
+    }
+    let exec = match effects.programs {
+        Programs::AllBut(names) => Exec::AllBut(names.iter().flat_map(|n| resolve(n)).collect()),
+        Programs::Only(names) => {
+            // The shell that runs the line is always allowed.
+            let mut files = resolve("bash");
+            for name in &names {
+                files.extend(resolve(name));
+                for (program, dirs) in HELPERS {
+                    if name == program {
+                        files.extend(dirs.iter().map(PathBuf::from).filter(|d| d.exists()));
+                    }
+                }
+            }
+            Exec::Only(files)
+        }
+    };
+    Policy {
+        writable,
+        read_only,
+        hidden: effects.unreadable,
+        exec,
+        network: effects.network,
+    }
+}
+
+/// The session's sandboxing: off when the user opted out, else the sandbox of its rules, or
+/// why it could not be built (then no tool process runs).
+pub(super) fn sandboxing(config: &SessionConfig, session_dir: &Path, can_ask: bool) -> Sandboxing {
+    if !config.sandbox {
+        return Sandboxing::Off;
+    }
+    match Sandbox::new(policy(config, session_dir, can_ask)) {
+        Ok(sandbox) => Sandboxing::On(Arc::new(sandbox)),
+        Err(e) => Sandboxing::Broken(format!(
+            "{e}; run with --no-sandbox to run tool commands unconfined"
+        )),
+    }
+}
