@@ -2,6 +2,7 @@
 //! that decide whether their effect can be known before the command runs.
 
 use super::{Lexer, Word};
+use crate::shell::variables;
 
 impl Lexer<'_> {
     /// `$...` at `self.i`: an expansion, or a literal `$`.
@@ -108,9 +109,30 @@ impl Lexer<'_> {
         while let Some(c) = self.peek(0) {
             match c {
                 '\\' => self.i += 1,
-                '\'' if open == '(' => {
+                // Single quotes hide a close inside `${..}` too (`${X:-'}'}` is one
+                // expansion); in `$'..'` a backslash escapes the next character.
+                '\'' if open != '[' => {
+                    let ansi_c = self.i > begin && self.chars[self.i - 1].1 == '$';
                     self.i += 1;
-                    while self.peek(0).is_some_and(|c| c != '\'') {
+                    while let Some(c) = self.peek(0) {
+                        if c == '\'' {
+                            break;
+                        }
+                        if ansi_c && c == '\\' {
+                            self.i += 1;
+                        }
+                        self.i += 1;
+                    }
+                }
+                '`' => {
+                    self.i += 1;
+                    while let Some(c) = self.peek(0) {
+                        if c == '`' {
+                            break;
+                        }
+                        if c == '\\' {
+                            self.i += 1;
+                        }
                         self.i += 1;
                     }
                 }
@@ -151,6 +173,20 @@ impl Lexer<'_> {
     /// Checks the inside of `${...}`.
     fn parameter(&mut self, inner: &str) {
         self.scan_expansions(inner);
+        self.parameter_inside(inner);
+    }
+
+    /// What makes a `${..}` unknowable: not a parameter at all, quotes, subscripts,
+    /// transformations, indirection, arithmetic, assignments to dangerous variables.
+    fn parameter_inside(&mut self, inner: &str) {
+        if !inner.starts_with(|c: char| c.is_ascii_alphanumeric() || "_@*#?$!-".contains(c)) {
+            // `${ cmd; }` and `${|cmd;}` run commands in bash 5.3; older ones refuse them.
+            self.unresolved("a `${..}` that does not start with a parameter");
+        }
+        if inner.contains('\'') {
+            // `${X:-'}'}`: bash's quoting inside is its own (and differs in double quotes).
+            self.unresolved("quotes inside `${..}`");
+        }
         if inner.contains('[') {
             // Subscripts are arithmetic: a variable's value there can run commands.
             self.unresolved("an array subscript in a parameter expansion");
@@ -172,6 +208,13 @@ impl Lexer<'_> {
             && offset.chars().any(|c| c.is_ascii_alphabetic() || c == '_')
         {
             self.unresolved("arithmetic on variables");
+        }
+        // `${PATH:=dir}` and `${PATH=dir}` assign when the variable is unset (or empty).
+        if rest.starts_with('=') || rest.starts_with(":=") {
+            let name = &inner[..name_len];
+            if variables::is_dangerous(name) {
+                self.unresolved(&format!("an assignment to {name}"));
+            }
         }
     }
 
@@ -211,12 +254,7 @@ impl Lexer<'_> {
                 }
                 '$' if chars.get(k + 1) == Some(&'{') => {
                     let inner: String = until(&chars[k + 2..], "}").iter().collect();
-                    if inner.contains('[') {
-                        self.unresolved("an array subscript in a parameter expansion");
-                    }
-                    if inner.contains('@') && !matches!(inner.as_str(), "@" | "#@" | "!@") {
-                        self.unresolved("a parameter transformation `${X@..}`");
-                    }
+                    self.parameter_inside(&inner);
                 }
                 '<' | '>' if chars.get(k + 1) == Some(&'(') => {
                     self.unresolved("a process substitution `<(..)`")

@@ -2,9 +2,12 @@
 //! quotes and escapes (`'..'`, `".."`, `\x`, `$'..'`) and noting every expansion whose value or
 //! effect cannot be known before the command runs.
 
+mod ansi_c;
 mod expansions;
 mod heredoc;
 mod quoting;
+
+use crate::shell::variables;
 
 /// One word with its quoting resolved.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -203,6 +206,30 @@ impl Lexer<'_> {
         self.out.toks.push(Tok::Redir(op));
     }
 
+    /// Whether `value`, an unquoted word right before `<` or `>`, names a variable to store a
+    /// new descriptor in (`{NAME}` or `{NAME[subscript]}`, as bash takes it); notes what the
+    /// assignment makes unknowable.
+    fn descriptor_variable(&mut self, value: &str) -> bool {
+        let Some(inner) = value.strip_prefix('{').and_then(|v| v.strip_suffix('}')) else {
+            return false;
+        };
+        let (name, subscript) = match inner.split_once('[') {
+            Some((name, rest)) if rest.ends_with(']') => (name, true),
+            Some(_) => return false,
+            None => (inner, false),
+        };
+        if !variables::is_name(name) {
+            return false;
+        }
+        if subscript {
+            self.unresolved("an array subscript in a descriptor variable");
+        }
+        if variables::is_dangerous(name) {
+            self.unresolved(&format!("an assignment to {name}"));
+        }
+        true
+    }
+
     fn arith_command(&mut self) {
         let start = self.i + 2;
         let mut depth = 0i32;
@@ -285,6 +312,13 @@ impl Lexer<'_> {
                         && !w.value.is_empty()
                         && w.value.chars().all(|d| d.is_ascii_digit())
                     {
+                        let fd = std::mem::take(&mut w.value);
+                        self.redirect(fd);
+                        return;
+                    }
+                    // `{NAME}>file`: bash opens a new descriptor and stores its number in NAME;
+                    // the word is part of the redirection, not a command word.
+                    if !w.quoted && self.descriptor_variable(&w.value) {
                         let fd = std::mem::take(&mut w.value);
                         self.redirect(fd);
                         return;

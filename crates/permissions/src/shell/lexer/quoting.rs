@@ -1,5 +1,6 @@
 //! Quoting: double-quoted text and ANSI-C `$'..'` strings, decoded as bash decodes them.
 
+use super::ansi_c;
 use super::{Lexer, Word};
 
 impl Lexer<'_> {
@@ -40,76 +41,26 @@ impl Lexer<'_> {
         self.unresolved("an unterminated quote");
     }
 
-    /// Decodes `$'...'` from `self.i` (just past the opening quote).
+    /// Reads `$'...'` from `self.i` (just past the opening quote): as bash does, the closing
+    /// quote is found first (a backslash escapes any character), then the body is decoded.
     pub(super) fn ansi_c(&mut self) -> String {
-        let mut out = String::new();
-        loop {
-            let Some(c) = self.peek(0) else {
-                self.unresolved("an unterminated quote");
-                return out;
-            };
-            self.i += 1;
-            match c {
-                '\'' => return out,
-                '\\' => {
-                    let Some(e) = self.peek(0) else { continue };
-                    self.i += 1;
-                    match e {
-                        'n' => out.push('\n'),
-                        't' => out.push('\t'),
-                        'r' => out.push('\r'),
-                        'a' => out.push('\x07'),
-                        'b' => out.push('\x08'),
-                        'e' | 'E' => out.push('\x1b'),
-                        'f' => out.push('\x0c'),
-                        'v' => out.push('\x0b'),
-                        '\\' | '\'' | '"' | '?' => out.push(e),
-                        'x' => self.push_code(&mut out, 16, 2),
-                        'u' => self.push_code(&mut out, 16, 4),
-                        'U' => self.push_code(&mut out, 16, 8),
-                        '0'..='7' => {
-                            self.i -= 1;
-                            self.push_code(&mut out, 8, 3);
-                        }
-                        'c' => {
-                            if let Some(x) = self.peek(0) {
-                                self.i += 1;
-                                out.push(char::from((x as u32 & 0x1f) as u8));
-                            }
-                        }
-                        other => {
-                            out.push('\\');
-                            out.push(other);
-                        }
-                    }
-                }
-                c => out.push(c),
+        let begin = self.i;
+        while let Some(c) = self.peek(0) {
+            if c == '\'' {
+                break;
             }
+            self.i += if c == '\\' { 2 } else { 1 };
         }
-    }
-
-    fn push_code(&mut self, out: &mut String, radix: u32, max: usize) {
-        let mut value = 0u32;
-        let mut n = 0;
-        while n < max {
-            match self.peek(0).and_then(|c| c.to_digit(radix)) {
-                Some(d) => {
-                    value = value * radix + d;
-                    self.i += 1;
-                    n += 1;
-                }
-                None => break,
-            }
+        let end = self.i.min(self.chars.len());
+        if self.i >= self.chars.len() {
+            self.unresolved("an unterminated quote");
         }
-        if n == 0 {
-            out.push('\\');
-            return;
+        let raw: Vec<char> = self.chars[begin..end].iter().map(|(_, c)| *c).collect();
+        self.i = (end + 1).min(self.chars.len());
+        let decoded = ansi_c::decode(&raw);
+        if let Some(why) = decoded.doubt {
+            self.unresolved(why);
         }
-        match char::from_u32(value) {
-            // A NUL ends the string in bash.
-            Some('\0') => {}
-            Some(ch) => out.push(ch),
-            None => self.unresolved("an invalid escape in `$'..'`"),
-        }
+        decoded.text
     }
 }
