@@ -3,4 +3,5 @@
 //! A test that re-runs this binary as a child names itself by its module path
 //! (`file::test_name`).
 
+mod shell_classes;
 mod shell_fuzz;

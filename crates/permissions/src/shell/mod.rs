@@ -17,6 +17,7 @@ mod commands;
 mod lexer;
 mod parser;
 mod readonly;
+mod variables;
 
 pub use lexer::Word;
 
@@ -165,7 +166,11 @@ impl ShellAnalysis {
             self.note("a redirection without a target");
             return false;
         };
-        let bare = op.trim_start_matches(|c: char| c.is_ascii_digit());
+        // The descriptor in front: digits (`2>`) or a variable to store a new one in (`{fd}>`).
+        let bare = match op.strip_prefix('{').and_then(|r| r.split_once('}')) {
+            Some((_, bare)) => bare,
+            None => op.trim_start_matches(|c: char| c.is_ascii_digit()),
+        };
         if bare.starts_with("<<") || bare == "<" || bare == "<&" {
             // Here-documents, here-strings and input: nothing is written.
             return false;

@@ -4,6 +4,7 @@
 //! that define code for later (`case`, functions, `[[ ]]` arithmetic) are reported unresolved.
 
 use super::lexer::{Tok, Word};
+use super::variables;
 
 /// One simple command: its words (assignments included) and redirections.
 #[derive(Debug, Clone, Default)]
@@ -17,7 +18,7 @@ pub(crate) struct Simple {
 
 /// Words that open or close compound commands when they come first.
 const KEYWORDS: &[&str] = &[
-    "if", "then", "else", "elif", "fi", "do", "done", "while", "until", "!", "{", "}", "time",
+    "if", "then", "else", "elif", "fi", "do", "done", "while", "until", "!", "{", "}",
 ];
 
 /// The simple commands of a token list, plus why some part cannot be resolved.
@@ -26,11 +27,6 @@ pub(crate) fn simple_commands(toks: &[Tok], unresolved: &mut Vec<String>) -> Vec
     let mut cur = Simple::default();
     let mut at_start = true;
     let mut i = 0;
-    let note = |why: &str, unresolved: &mut Vec<String>| {
-        if !unresolved.iter().any(|w| w == why) {
-            unresolved.push(why.to_owned());
-        }
-    };
     while i < toks.len() {
         match &toks[i] {
             Tok::Op(op) => {
@@ -53,7 +49,8 @@ pub(crate) fn simple_commands(toks: &[Tok], unresolved: &mut Vec<String>) -> Vec
                 {
                     note("arithmetic on variables", unresolved);
                 }
-                at_start = false;
+                // `for ((..)) do` and `for ((..)); {`: a command word may follow.
+                at_start = true;
             }
             Tok::Redir(op) => {
                 let target = match toks.get(i + 1) {
@@ -68,24 +65,16 @@ pub(crate) fn simple_commands(toks: &[Tok], unresolved: &mut Vec<String>) -> Vec
             }
             Tok::Word(w) => {
                 let keyword = !w.quoted && at_start && cur.words.is_empty();
+                if keyword && w.value == "time" {
+                    i = time_options(toks, i + 1, unresolved);
+                    continue;
+                }
                 if keyword && KEYWORDS.contains(&w.value.as_str()) {
-                    // `time -p cmd`: the option belongs to the keyword.
-                    if w.value == "time"
-                        && let Some(Tok::Word(p)) = toks.get(i + 1)
-                        && p.value == "-p"
-                    {
-                        i += 1;
-                    }
                     i += 1;
                     continue;
                 }
                 if keyword && matches!(w.value.as_str(), "for" | "select") {
-                    // `for NAME [in WORDS];`: the words are data (checked by the lexer for
-                    // substitutions), not a command.
-                    i += 1;
-                    while let Some(Tok::Word(_)) = toks.get(i) {
-                        i += 1;
-                    }
+                    i = for_header(toks, i + 1, unresolved);
                     continue;
                 }
                 if keyword && w.value == "case" {
@@ -123,4 +112,60 @@ pub(crate) fn simple_commands(toks: &[Tok], unresolved: &mut Vec<String>) -> Vec
         out.push(cur);
     }
     out
+}
+
+fn note(why: &str, unresolved: &mut Vec<String>) {
+    if !unresolved.iter().any(|w| w == why) {
+        unresolved.push(why.to_owned());
+    }
+}
+
+/// The unquoted word at `i`, if that is what the token there is.
+fn plain_word(toks: &[Tok], i: usize) -> Option<&str> {
+    match toks.get(i) {
+        Some(Tok::Word(w)) if !w.quoted => Some(w.value.as_str()),
+        _ => None,
+    }
+}
+
+/// Skips what the `time` keyword reads itself (`-p`, then `--`, each unquoted) from `i`;
+/// returns where the timed pipeline starts. Any other option word is unresolved: bash runs
+/// it as the command, but in POSIX mode `time -f fmt cmd` is the `time` program, running cmd.
+fn time_options(toks: &[Tok], mut i: usize, unresolved: &mut Vec<String>) -> usize {
+    if plain_word(toks, i) == Some("-p") {
+        i += 1;
+    }
+    if plain_word(toks, i) == Some("--") {
+        i += 1;
+    } else if plain_word(toks, i).is_some_and(|w| w.starts_with('-')) {
+        note("an option of `time` bash does not read", unresolved);
+    }
+    i
+}
+
+/// Skips a `for`/`select` header from `i` (just past the keyword): `NAME`, then newlines and
+/// `in WORDS` if present. NAME is assigned on every round; the WORDS are data (the lexer
+/// checked them for substitutions). What follows (`;`, `do`, `{`) is read as usual, so the
+/// body of `for x do ..; done` and `for x; do ..; done` is read as commands.
+fn for_header(toks: &[Tok], mut i: usize, unresolved: &mut Vec<String>) -> usize {
+    let Some(Tok::Word(name)) = toks.get(i) else {
+        // `for ((..))`: the arithmetic token comes next.
+        return i;
+    };
+    if variables::is_dangerous(&name.value) {
+        note(&format!("an assignment to {}", name.value), unresolved);
+    }
+    i += 1;
+    let mut j = i;
+    while matches!(toks.get(j), Some(Tok::Op("\n"))) {
+        j += 1;
+    }
+    if plain_word(toks, j) == Some("in") {
+        j += 1;
+        while let Some(Tok::Word(_)) = toks.get(j) {
+            j += 1;
+        }
+        i = j;
+    }
+    i
 }

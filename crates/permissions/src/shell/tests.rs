@@ -136,7 +136,9 @@ fn wrappers_are_looked_through() {
         ("\\touch f", vec!["touch"]),
         ("/usr/bin/touch f", vec!["touch"]),
         ("env touch f", vec!["env", "touch"]),
-        ("env -i A=1 -u B touch f", vec!["env", "touch"]),
+        ("env -i -u B A=1 touch f", vec!["env", "touch"]),
+        // Options end at the first word that is not one: env runs `-u` here.
+        ("env -i A=1 -u B touch f", vec!["env", "-u"]),
         ("command touch f", vec!["command", "touch"]),
         ("exec touch f", vec!["exec", "touch"]),
         ("bash -c 'touch f'", vec!["bash", "touch"]),
@@ -147,7 +149,10 @@ fn wrappers_are_looked_through() {
         ),
         ("xargs -0 -n1 touch < list", vec!["xargs", "touch"]),
         ("find . -name x -exec rm {} +", vec!["find", "rm"]),
-        ("sh -ec \"bash -c 'git push'\"", vec!["sh", "bash", "git"]),
+        (
+            "bash -ec \"rbash -c 'git push'\"",
+            vec!["bash", "rbash", "git"],
+        ),
     ] {
         let a = analyze(line);
         assert!(a.is_resolved(), "{line}: {:?}", a.unresolved);
@@ -201,6 +206,9 @@ fn escapes_and_quotes_resolve_to_one_word() {
         vec!["echo", "a", "b"]
     );
 }
+
+/// The forms that were once misread, one test per kind.
+mod classes;
 
 #[test]
 fn redirect_targets_and_tee_are_writes() {
