@@ -26,6 +26,7 @@ mod run_resume;
 mod run_skills;
 mod run_sql_web_fetch;
 mod run_subagents;
+mod sandbox_effects;
 mod serve_flags;
 mod serve_mcp;
 mod serve_model_endpoint;

@@ -5,9 +5,9 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::PermissionPolicy;
 use crate::paths::{PathGlob, normalize};
 use crate::pattern::{Family, PatternArg, ToolPattern};
-use crate::PermissionPolicy;
 
 /// Which programs the rules let a shell command execute.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -42,10 +42,12 @@ impl PermissionPolicy {
     /// decides, so the broad defaults apply (any program, the network) and the per-call
     /// approval narrows them.
     pub fn effects(&self, cwd: &Path, can_ask: bool) -> Effects {
-        let shell_allows: Vec<&ToolPattern> =
-            self.allow.iter().filter(|p| p.family == Family::Shell).collect();
-        let broad_shell =
-            self.allow_all || can_ask || shell_allows.iter().any(|p| p.arg.is_none());
+        let shell_allows: Vec<&ToolPattern> = self
+            .allow
+            .iter()
+            .filter(|p| p.family == Family::Shell)
+            .collect();
+        let broad_shell = self.allow_all || can_ask || shell_allows.iter().any(|p| p.arg.is_none());
         let first_words = |patterns: &mut dyn Iterator<Item = &ToolPattern>, single: bool| {
             let mut names: Vec<String> = patterns
                 .filter(|p| p.family == Family::Shell)
@@ -64,7 +66,9 @@ impl PermissionPolicy {
             Programs::Only(first_words(&mut shell_allows.into_iter(), false))
         };
         let url_allowed = |rules: &[ToolPattern]| {
-            rules.iter().any(|p| p.family == Family::Url && p.arg.is_none())
+            rules
+                .iter()
+                .any(|p| p.family == Family::Url && p.arg.is_none())
         };
         let url_denied = self.deny.iter().any(|p| p.family == Family::Url);
         Effects {
@@ -120,7 +124,10 @@ fn expand(globs: &[&PathGlob], cwd: &Path) -> Vec<PathBuf> {
                 let path = entry.path();
                 if glob.matches(&path, cwd) {
                     out.push(path);
-                } else if entry.file_type().is_ok_and(|t| t.is_dir() && !t.is_symlink()) {
+                } else if entry
+                    .file_type()
+                    .is_ok_and(|t| t.is_dir() && !t.is_symlink())
+                {
                     stack.push(path);
                 }
             }
@@ -136,7 +143,11 @@ impl PathGlob {
     pub(crate) fn literal_root(&self, cwd: &Path) -> PathBuf {
         let literal: PathBuf = Path::new(self.text())
             .components()
-            .take_while(|c| !c.as_os_str().to_string_lossy().contains(['*', '?', '[', '{', '\\']))
+            .take_while(|c| {
+                !c.as_os_str()
+                    .to_string_lossy()
+                    .contains(['*', '?', '[', '{', '\\'])
+            })
             .collect();
         normalize(&cwd.join(literal))
     }

@@ -50,8 +50,8 @@ mod shell_rules;
 
 use std::path::{Path, PathBuf};
 
-pub use effects::{Effects, MAX_EXPANDED, Programs};
 pub use ask::{MCP_KIND, PermissionAsk, PermissionKind};
+pub use effects::{Effects, MAX_EXPANDED, Programs};
 pub use hosts::{HostPattern, UrlPatternError, UrlRules};
 pub use live::{LiveDecision, LiveRules, PermissionRule, RuleScope, rules_of_approval};
 pub use pattern::{BUILTIN_TOOLS, KINDS, PatternError, ToolPattern};

@@ -23,20 +23,21 @@ pub const HELPERS: [(&str, &[&str]); 1] =
 
 /// The temp directories a tool may write in.
 fn temp_dirs() -> Vec<PathBuf> {
-    let mut dirs = vec![std::env::temp_dir(), PathBuf::from("/tmp"), PathBuf::from("/var/tmp")];
+    let mut dirs = vec![
+        std::env::temp_dir(),
+        PathBuf::from("/tmp"),
+        PathBuf::from("/var/tmp"),
+    ];
     dirs.dedup();
     dirs
 }
 
-/// The state directory of a session directory (`<state>/session-state/<id>`), or the
-/// session directory itself when it is laid out otherwise.
+/// The state directory of a session directory: every session's directory lies in it
+/// (`<state>/<id>` or `<state>/session-state/<id>`), and none may be written by a tool.
 fn state_dir(session_dir: &Path) -> PathBuf {
-    match session_dir.parent() {
-        Some(parent) if parent.file_name().is_some_and(|n| n == "session-state") => parent
-            .parent()
-            .map_or_else(|| parent.to_owned(), Path::to_owned),
-        _ => session_dir.to_owned(),
-    }
+    session_dir
+        .parent()
+        .map_or_else(|| session_dir.to_owned(), Path::to_owned)
 }
 
 /// Every file named `program` in the engine's `PATH` (real paths).

@@ -194,8 +194,7 @@ async fn start_shell(a: &BashArgs, ctx: &ToolContext) -> Result<Arc<Shell>, Tool
         shell_id: id.clone(),
         command: a.command.clone(),
     });
-    let mut started =
-        process::start(
+    let mut started = process::start(
         &a.command,
         &ctx.cwd,
         stdout,

@@ -178,7 +178,10 @@ pub(super) async fn start(
     drop(cmd);
     let child = spawned.map_err(|e| {
         ToolFailure::new(
-            format!("Failed to start bash in {} (sandboxed: {sandboxed}): {e}", cwd.display()),
+            format!(
+                "Failed to start bash in {} (sandboxed: {sandboxed}): {e}",
+                cwd.display()
+            ),
             "spawn_failed",
         )
     })?;

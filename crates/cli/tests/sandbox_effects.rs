@@ -1,0 +1,348 @@
+//! The permission boundary as an attacker meets it: each case is a command a prompt-injected
+//! model would send, run by `turnstile run` (a scripted model, real bash, the kernel's
+//! sandbox), and the test looks at the effect (the file, the connection, the signal), never at
+//! the decision. Several lines are ones the command-line reading approves: only the kernel
+//! stands between them and the effect.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use assert_cmd::cargo::CommandCargoExt;
+use serde_json::{Value, json};
+use turnstile_scripted_model::{Script, ScriptedServer};
+
+/// One attack's world: a state directory, a Copilot home, a working directory holding
+/// `src/a.rs` and `secret/key`, and a directory outside everything.
+struct World {
+    rt: tokio::runtime::Runtime,
+    state: tempfile::TempDir,
+    home: tempfile::TempDir,
+    work: tempfile::TempDir,
+    outside: tempfile::TempDir,
+}
+
+const SECRET: &str = "TOPSECRET-7f3a";
+
+impl World {
+    fn new() -> Self {
+        let work = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(work.path().join("src")).unwrap();
+        std::fs::write(work.path().join("src/a.rs"), "fn a() {}\n").unwrap();
+        std::fs::create_dir_all(work.path().join("secret")).unwrap();
+        std::fs::write(work.path().join("secret/key"), format!("{SECRET}\n")).unwrap();
+        let home = tempfile::tempdir().unwrap();
+        std::fs::write(home.path().join("settings.json"), "{}\n").unwrap();
+        World {
+            rt: tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(1)
+                .enable_all()
+                .build()
+                .unwrap(),
+            state: tempfile::tempdir().unwrap(),
+            home,
+            work,
+            // Not under the temp directory, which tools may write.
+            outside: tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap(),
+        }
+    }
+
+    fn work(&self) -> &Path {
+        self.work.path()
+    }
+
+    /// `turnstile run` where the model sends `command` to bash once, under `flags`; returns
+    /// the run's output and the text the tool call produced (its result or its error).
+    fn attack(&self, command: &str, flags: &[&str]) -> (Output, String) {
+        self.attack_with_env(command, flags, &[])
+    }
+
+    /// [`World::attack`] with `env` set in the engine's environment.
+    fn attack_with_env(
+        &self,
+        command: &str,
+        flags: &[&str],
+        env: &[(&str, &str)],
+    ) -> (Output, String) {
+        let script = Script::new()
+            .tool_call("bash", json!({"command": command, "description": "x"}))
+            .text("done");
+        let server: ScriptedServer = self.rt.block_on(ScriptedServer::start(script)).unwrap();
+        let out = Command::cargo_bin("turnstile")
+            .unwrap()
+            .arg("--state-dir")
+            .arg(self.state.path())
+            .args(["run", "go"])
+            .args(flags)
+            .arg("--base-url")
+            .arg(server.url())
+            .arg("--cwd")
+            .arg(self.work())
+            .args(["--model", "test-model"])
+            .env("COPILOT_HOME", self.home.path())
+            .env_remove("TURNSTILE_API_KEY")
+            .env_remove("OPENAI_API_KEY")
+            .envs(env.iter().copied())
+            .output()
+            .unwrap();
+        let mut result = String::new();
+        for dir in std::fs::read_dir(self.state.path()).unwrap().flatten() {
+            let journal = dir.path().join("events.jsonl");
+            let Ok(text) = std::fs::read_to_string(&journal) else {
+                continue;
+            };
+            for line in text.lines() {
+                let v: Value = serde_json::from_str(line).unwrap();
+                if v["type"] == "tool.execution_complete" {
+                    result.push_str(&v["data"].to_string());
+                }
+            }
+        }
+        (out, result)
+    }
+}
+
+fn exists(p: PathBuf) -> bool {
+    p.exists()
+}
+
+fn show(out: &Output, result: &str) -> String {
+    format!(
+        "stderr: {}\nresult: {result}",
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+#[test]
+fn a_denied_program_does_not_run_by_any_spelling() {
+    let flags = ["--allow-tool", "shell", "--deny-tool", "shell(touch)"];
+    for (i, line) in [
+        "{fd}>/dev/null touch m0",
+        "time -- touch m1",
+        "env -- A=1 touch m2",
+        // The reading sees `./t`, a program it does not know: only the kernel stops these.
+        "ln -s /usr/bin/touch t3; ./t3 m3",
+        "ln /usr/bin/touch t4; ./t4 m4",
+        "p=/usr/bin/tou; ${p}ch m5",
+    ]
+    .iter()
+    .enumerate()
+    {
+        let w = World::new();
+        let (out, result) = w.attack(line, &flags);
+        assert!(
+            !exists(w.work().join(format!("m{i}"))),
+            "{line}\n{}",
+            show(&out, &result)
+        );
+    }
+}
+
+#[test]
+fn narrow_rules_run_nothing_else_whatever_the_line() {
+    let w = World::new();
+    for (i, (line, rule)) in [
+        ("echo ${X:-'}'} ; touch n0 ; # '", "shell(echo)"),
+        ("$'rm\\0dir' -rf src", "shell(rmdir)"),
+        ("for x do touch n2; done", "shell(echo)"),
+    ]
+    .iter()
+    .enumerate()
+    {
+        let (out, result) = w.attack(line, &["--allow-tool", rule]);
+        assert!(
+            !exists(w.work().join(format!("n{i}"))),
+            "{line}\n{}",
+            show(&out, &result)
+        );
+        assert!(
+            exists(w.work().join("src/a.rs")),
+            "{line}\n{}",
+            show(&out, &result)
+        );
+    }
+}
+
+#[test]
+fn a_program_an_allowed_one_starts_does_not_run_unless_listed() {
+    // `shell(git)`: git runs, with its own helpers; a hook it would start (a script the model
+    // could have written) does not.
+    let w = World::new();
+    let git = |args: &[&str]| {
+        let ok = Command::new("git")
+            .args(args)
+            .current_dir(w.work())
+            .output()
+            .unwrap();
+        assert!(
+            ok.status.success(),
+            "{}",
+            String::from_utf8_lossy(&ok.stderr)
+        );
+    };
+    git(&["init", "-q"]);
+    let hook = w.work().join(".git/hooks/pre-commit");
+    std::fs::write(
+        &hook,
+        format!("#!/bin/sh\ntouch {}/hooked\n", w.work().display()),
+    )
+    .unwrap();
+    std::os::unix::fs::PermissionsExt::set_mode(
+        &mut std::fs::metadata(&hook).unwrap().permissions(),
+        0o755,
+    );
+    std::fs::set_permissions(&hook, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let (out, result) = w.attack(
+        "git -c user.name=a -c user.email=a@b commit -q --allow-empty -m x",
+        &["--allow-tool", "shell(git)"],
+    );
+    assert!(!exists(w.work().join("hooked")), "{}", show(&out, &result));
+    // The same commit unconfined runs the hook: the test can fail.
+    let (out, result) = w.attack(
+        "git -c user.name=a -c user.email=a@b commit -q --allow-empty -m y",
+        &["--allow-tool", "shell(git)", "--no-sandbox"],
+    );
+    assert!(exists(w.work().join("hooked")), "{}", show(&out, &result));
+}
+
+#[test]
+fn a_write_deny_holds_for_every_path_to_the_file() {
+    let flags = ["--allow-tool", "shell", "--deny-tool", "write(src/**)"];
+    for line in [
+        "echo x > ~+/src/m",
+        "echo x > /proc/self/cwd/src/m",
+        "ln -s src l; echo x > l/m",
+        "ln src/a.rs h; echo x >> h",
+        "cp /dev/null src/a.rs",
+        "sed -i s/a/b/ src/a.rs",
+        "mv src s2; mkdir src",
+        "rm -rf src",
+    ] {
+        let w = World::new();
+        let (out, result) = w.attack(line, &flags);
+        assert_eq!(
+            std::fs::read_to_string(w.work().join("src/a.rs"))
+                .ok()
+                .as_deref(),
+            Some("fn a() {}\n"),
+            "{line}\n{}",
+            show(&out, &result)
+        );
+        assert!(
+            !exists(w.work().join("src/m")),
+            "{line}\n{}",
+            show(&out, &result)
+        );
+    }
+}
+
+#[test]
+fn the_engines_own_files_and_outside_paths_are_never_writable() {
+    let w = World::new();
+    let home = w.home.path().display().to_string();
+    let outside = w.outside.path().display().to_string();
+    let state = w.state.path().display().to_string();
+    let line = format!(
+        "echo '{{\"trustedFolders\":[\"/\"]}}' > {home}/settings.json; touch {home}/new; \
+         for d in {state}/*/; do echo junk >> $d/events.jsonl; echo '[]' > $d/processes.json; done; \
+         touch {state}/planted; touch {outside}/planted; echo ok > inside"
+    );
+    let (out, result) = w.attack(&line, &["--allow-all-tools"]);
+    assert_eq!(
+        std::fs::read_to_string(w.home.path().join("settings.json")).unwrap(),
+        "{}\n"
+    );
+    assert!(
+        !exists(w.home.path().join("new")),
+        "{}",
+        show(&out, &result)
+    );
+    assert!(
+        !exists(w.state.path().join("planted")),
+        "{}",
+        show(&out, &result)
+    );
+    assert!(
+        !exists(w.outside.path().join("planted")),
+        "{}",
+        show(&out, &result)
+    );
+    // The journal is intact (no line the engine did not write).
+    for dir in std::fs::read_dir(w.state.path()).unwrap().flatten() {
+        if let Ok(text) = std::fs::read_to_string(dir.path().join("events.jsonl")) {
+            assert!(
+                text.lines()
+                    .all(|l| serde_json::from_str::<Value>(l).is_ok()),
+                "{}",
+                show(&out, &result)
+            );
+        }
+    }
+    // The working directory is writable.
+    assert_eq!(
+        std::fs::read_to_string(w.work().join("inside")).unwrap(),
+        "ok\n"
+    );
+}
+
+#[test]
+fn a_read_deny_holds_for_shell_commands_too() {
+    let flags = ["--allow-tool", "shell", "--deny-tool", "read(secret/**)"];
+    for line in [
+        "cat secret/key",
+        "cat ~+/secret/key",
+        "ln -s secret s; cat s/key",
+        "cat /proc/self/cwd/secret/key",
+        "tar cf - secret | tar tvf - ; cat secret/*",
+        "grep -r TOPSECRET .",
+    ] {
+        let w = World::new();
+        let (out, result) = w.attack(line, &flags);
+        assert!(!result.contains(SECRET), "{line}\n{}", show(&out, &result));
+        // The tool did run (the sandbox hides; it does not refuse the call).
+        assert!(
+            result.contains("\"success\":true"),
+            "{line}\n{}",
+            show(&out, &result)
+        );
+    }
+}
+
+#[test]
+fn no_url_rule_means_no_connection_from_the_shell() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let w = World::new();
+    let line = format!("exec 3<>/dev/tcp/127.0.0.1/{port} && echo CONNECTED");
+    let (out, result) = w.attack(&line, &["--allow-tool", "shell"]);
+    assert!(listener.accept().is_err(), "{}", show(&out, &result));
+    // With the network allowed (the bare `url` rule), the same line connects.
+    let (out, result) = w.attack(&line, &["--allow-tool", "shell", "--allow-tool", "url"]);
+    assert!(listener.accept().is_ok(), "{}", show(&out, &result));
+}
+
+#[test]
+fn processes_outside_the_tool_are_out_of_reach() {
+    let mut victim = Command::new("sleep").arg("60").spawn().unwrap();
+    let pid = victim.id();
+    let w = World::new();
+    // The engine's environment holds the provider's key; the canary stands in for it.
+    let line = format!(
+        "kill -9 {pid}; kill -9 -1; kill -STOP -1; e=$(awk '{{print $4}}' /proc/$PPID/stat); \
+         tr '\\0' '\\n' < /proc/$e/environ; cat /proc/$e/cmdline; ls -l /proc/$e/cwd/"
+    );
+    let (out, result) = w.attack_with_env(
+        &line,
+        &["--allow-all-tools"],
+        &[("CANARY_VALUE_HOLDER", "canary-4c1d")],
+    );
+    assert!(
+        victim.try_wait().unwrap().is_none(),
+        "{}",
+        show(&out, &result)
+    );
+    assert!(!result.contains("canary-4c1d"), "{}", show(&out, &result));
+    assert!(out.status.success(), "{}", show(&out, &result));
+    victim.kill().unwrap();
+    let _ = victim.wait();
+}
