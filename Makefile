@@ -5,7 +5,7 @@ BIN := target/release/turnstile
 # profile of a slow run names its lines; users install the stripped `release` build.
 PBIN := target/profiling/turnstile
 
-.PHONY: demo test build release profiling modules install lint bench bench-report bench-journal bench-audit bench-loop bench-model bench-sdk bench-sessions bench-stores cluster-soak crash-soak long-soak fuzz clean-bench
+.PHONY: demo test build release profiling modules install lint bench bench-report bench-journal bench-audit bench-loop bench-model bench-sdk bench-sessions bench-stores bench-sandbox cluster-soak crash-soak long-soak fuzz clean-bench
 
 ## demo: build, then replay a recorded session with real tools, audit it, resume it, check it
 ## (offline, no model server, under a minute after the build).
@@ -53,7 +53,13 @@ lint:
 ## jq), fold, checkpoint, stale-checkpoint resume, audit memory);
 ## model answers; `sessions` over 100 000 sessions; the JetStream store next to the file store;
 ## the session report in Chromium; the SDK client against both runtimes.
-bench: bench-journal bench-audit bench-loop bench-model bench-sessions bench-stores bench-report bench-sdk
+bench: bench-journal bench-audit bench-loop bench-model bench-sessions bench-stores bench-report bench-sdk bench-sandbox
+
+## bench-sandbox: spawn to exit of `true` unconfined and in the kernel sandbox of three policies,
+## and what building each sandbox costs (once per session).
+bench-sandbox:
+	$(CARGO) build --profile profiling -p turnstile-sandbox --example sandbox_bench
+	target/profiling/examples/sandbox_bench
 
 bench-journal: profiling
 	$(CARGO) build --profile profiling -p turnstile-journal --example journal_bench

@@ -67,6 +67,18 @@ fn embedded_v4(v6: Ipv6Addr) -> Vec<Ipv4Addr> {
     }
 }
 
+/// Every spelling a rule may use for `ip`: itself, and for an IPv6 address each IPv4 address
+/// its form carries (so `--deny-url 93.184.216.34` also holds for `[::ffff:93.184.216.34]`
+/// and the NAT64 `[64:ff9b::5db8:d822]`).
+pub fn rule_forms(ip: IpAddr) -> Vec<String> {
+    let mut forms = vec![ip.to_string()];
+    if let IpAddr::V6(v6) = ip {
+        forms.push(format!("[{v6}]"));
+        forms.extend(embedded_v4(v6).iter().map(Ipv4Addr::to_string));
+    }
+    forms
+}
+
 /// The first blocked address among `addrs`, if any.
 pub fn first_blocked(addrs: &[SocketAddr]) -> Option<IpAddr> {
     addrs.iter().map(SocketAddr::ip).find(|ip| is_blocked(*ip))

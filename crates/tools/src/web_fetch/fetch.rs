@@ -211,6 +211,19 @@ async fn get(
             message: "no addresses".into(),
         });
     }
+    // A deny rule naming an address holds for every name and form that leads to it: the
+    // addresses the host resolved to, and the IPv4 address an IPv6 form carries.
+    let denied: Vec<String> = addrs
+        .iter()
+        .flat_map(|a| address::rule_forms(a.ip()))
+        .flat_map(|form| rules.denied(&form, port))
+        .collect();
+    if !denied.is_empty() {
+        return Err(FetchError::Denied {
+            url: url.to_string(),
+            rules: denied.join(", "),
+        });
+    }
     if block_local
         && !rules.allowed(&host, port)
         && let Some(ip) = address::first_blocked(&addrs)

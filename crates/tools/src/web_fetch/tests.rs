@@ -426,3 +426,23 @@ fn url_rules_by_host_deny_wins() {
     ));
     assert!(ToolPattern::parse("url(a*b)").is_err());
 }
+
+#[tokio::test]
+async fn a_denied_address_is_denied_by_every_name_and_form() {
+    let server = serve();
+    // Every host is allowed (the local block lifted), one address denied: another name of it
+    // (`localhost`) or an IPv6 form carrying it must not reach it.
+    let ctx = ctx_allowing(
+        &["localhost", "[::ffff:127.0.0.1]", "[::ffff:7f00:1]", "[64:ff9b::7f00:1]"],
+        &["127.0.0.1"],
+    );
+    for host in ["localhost", "[::ffff:127.0.0.1]", "[64:ff9b::7f00:1]"] {
+        let url = format!("http://{host}:{}/page", server.port);
+        let err = fetch_text(&ctx, json!({"url": url})).await.unwrap_err();
+        assert!(
+            err.message.contains("is denied by the rule 127.0.0.1"),
+            "{host}: {err}"
+        );
+    }
+    assert_eq!(server.page_hits.load(Ordering::SeqCst), 0);
+}
