@@ -29,6 +29,7 @@ mod run_subagents;
 mod serve_flags;
 mod serve_mcp;
 mod serve_model_endpoint;
+mod serve_token;
 mod session_files;
 mod store_commands;
 mod store_nats;
