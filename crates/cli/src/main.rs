@@ -154,6 +154,22 @@ fn main() -> ExitCode {
         Command::Headless => Some(&cli.server),
         _ => None,
     };
+    // Taken out of the environment before anything can start a thread (or a child process
+    // inherit it).
+    let taken = if server_args.is_some() {
+        // SAFETY: no other thread exists yet: nothing before this line starts one, and the
+        // server's runtime is built later (`commands::serve::run`).
+        unsafe { commands::serve::take_connection_token() }
+    } else {
+        Ok(None)
+    };
+    let connection_token = match taken {
+        Ok(token) => token,
+        Err(e) => {
+            eprintln!("error: {}", error_chain(&e));
+            return ExitCode::from(2);
+        }
+    };
     let log_file = match server_args.map(commands::serve::log_file).transpose() {
         Ok(file) => file.flatten(),
         Err(e) => {
@@ -168,7 +184,7 @@ fn main() -> ExitCode {
     let state_dir = cli.state_dir.as_deref();
     let result = match run_stored(command, &cli, state_dir) {
         Some(result) => result,
-        None => run_local(command, &cli, state_dir),
+        None => run_local(command, &cli, state_dir, connection_token),
     };
     match result {
         Ok(code) => code,
@@ -252,15 +268,19 @@ fn run_stored(
     })
 }
 
-/// Runs a command on the state directory (and the commands that take the store themselves).
+/// Runs a command on the state directory (and the commands that take the store themselves);
+/// the SDK server's with the connection token the user gave, if any.
 fn run_local(
     command: &Command,
     cli: &Cli,
     state_dir: Option<&std::path::Path>,
+    connection_token: Option<turnstile_server::ConnectionToken>,
 ) -> anyhow::Result<ExitCode> {
     match command {
-        Command::Headless => commands::serve::run_headless(&cli.server, state_dir, &cli.store),
-        Command::Serve(args) => commands::serve::run(args, state_dir, &cli.store),
+        Command::Headless => {
+            commands::serve::run_headless(&cli.server, state_dir, &cli.store, connection_token)
+        }
+        Command::Serve(args) => commands::serve::run(args, state_dir, &cli.store, connection_token),
         Command::Sessions { json, no_index } => {
             commands::sessions::run(*json, !*no_index, state_dir)
         }

@@ -30,6 +30,7 @@ mod sandbox_effects;
 mod serve_flags;
 mod serve_mcp;
 mod serve_model_endpoint;
+mod serve_token;
 mod session_files;
 mod store_commands;
 mod store_nats;

@@ -57,8 +57,6 @@ pub struct ServerConfig {
     pub inflight_frame_bytes: usize,
     /// How long a large frame waits for room in that budget before it is refused.
     pub frame_budget_wait: Duration,
-    /// Token a TCP client must present in `connect` (`COPILOT_CONNECTION_TOKEN`).
-    pub connection_token: Option<String>,
     /// A GitHub token handed over through `--auth-token-env` (reported by `auth.getStatus`).
     pub auth_token: Option<String>,
     /// Working directory of sessions that name none.
@@ -103,7 +101,6 @@ impl ServerConfig {
             max_frame_bytes: DEFAULT_MAX_FRAME_BYTES,
             inflight_frame_bytes: DEFAULT_INFLIGHT_FRAME_BYTES,
             frame_budget_wait: DEFAULT_FRAME_BUDGET_WAIT,
-            connection_token: None,
             auth_token: None,
             default_cwd: std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
             default_mode: AgentMode::Interactive,

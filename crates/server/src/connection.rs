@@ -7,6 +7,11 @@
 //! waits on the gone client: calls to the client fail first, running handlers finish, the
 //! sessions this client opened are aborted and closed (journal durable, lock released), and
 //! the writer flushes what is queued.
+//!
+//! A connection that must present a connection token (TCP) is served nothing but `connect`
+//! until it has: before that its frames are small (at most [`BUDGET_FREE_BODY`], so it never
+//! holds any of the server's frame budget), each is answered before the next is read, and
+//! after [`MAX_REFUSALS_BEFORE_AUTHENTICATION`] refused frames it is closed (see `auth`).
 
 use std::sync::Arc;
 
@@ -15,21 +20,26 @@ use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
+use crate::auth::{ConnectionToken, MAX_REFUSALS_BEFORE_AUTHENTICATION};
 use crate::dispatch;
-use crate::framing::{Frame, FrameError, FrameReader, write_frame};
+use crate::framing::{BUDGET_FREE_BODY, Frame, FrameError, FrameReader, write_frame};
 use crate::peer::Peer;
-use crate::rpc::{self, Incoming, RpcError, codes};
+use crate::rpc::{self, Incoming, RequestId, RpcError, codes};
 use crate::server::Server;
 
-/// Serves one client until its stream ends, the server shuts down or writing fails.
-pub(crate) async fn serve<R, W>(server: Server, input: R, output: W, needs_token: bool)
-where
+/// Serves one client until its stream ends, the server shuts down or writing fails. With a
+/// `token` (TCP), nothing but `connect` with that token is served until the client sent it.
+pub(crate) async fn serve<R, W>(
+    server: Server,
+    input: R,
+    output: W,
+    token: Option<Arc<ConnectionToken>>,
+) where
     R: AsyncRead + Unpin + Send,
     W: AsyncWrite + Unpin + Send + 'static,
 {
     let (out_tx, out_rx) = mpsc::unbounded_channel();
-    let authorized = !needs_token || server.config().connection_token.is_none();
-    let peer = Arc::new(Peer::new(server.next_connection_id(), out_tx, authorized));
+    let peer = Arc::new(Peer::new(server.next_connection_id(), out_tx, token));
     let finish = CancellationToken::new();
     let writer = tokio::spawn(write_loop(
         out_rx,
@@ -40,20 +50,35 @@ where
     server.add_peer(Arc::clone(&peer));
     tracing::info!(connection = peer.id(), "client connected");
 
-    let mut frames = FrameReader::new(BufReader::new(input), server.config().max_frame_bytes)
+    let max_frame = server.config().max_frame_bytes;
+    let first_limit = if peer.is_authorized() {
+        max_frame
+    } else {
+        max_frame.min(BUDGET_FREE_BODY)
+    };
+    let mut frames = FrameReader::new(BufReader::new(input), first_limit)
         .with_budget(server.frame_budget().clone());
     let mut handlers = JoinSet::new();
     let shutdown = server.shutdown_token();
+    let mut refusals = 0;
     loop {
         let frame = tokio::select! {
             _ = shutdown.cancelled() => break,
             _ = peer.closed() => break,
             frame = frames.next_frame() => frame,
         };
+        // Only this loop authenticates a connection, so this holds for the whole frame.
+        let unauthenticated = !peer.is_authorized();
         match frame {
             Ok(None) => {
                 tracing::info!(connection = peer.id(), "client closed the stream");
                 break;
+            }
+            Ok(Some(Frame::Body(body))) if unauthenticated => {
+                if authenticate(&server, &peer, &body).await {
+                    frames.set_max_body(max_frame);
+                    continue;
+                }
             }
             Ok(Some(Frame::Body(body))) => incoming(&server, &peer, &body, &mut handlers),
             Ok(Some(Frame::Oversized { declared, limit })) => {
@@ -107,6 +132,17 @@ where
                 break;
             }
         }
+        if unauthenticated {
+            refusals += 1;
+            if refusals >= MAX_REFUSALS_BEFORE_AUTHENTICATION {
+                tracing::warn!(
+                    connection = peer.id(),
+                    refusals,
+                    "closing a connection that did not authenticate"
+                );
+                break;
+            }
+        }
         // Reap finished handlers so the set does not grow with the connection's lifetime.
         while handlers.try_join_next().is_some() {}
     }
@@ -136,26 +172,63 @@ fn incoming(server: &Server, peer: &Arc<Peer>, body: &[u8], handlers: &mut JoinS
             let server = server.clone();
             let peer = Arc::clone(peer);
             handlers.spawn(async move {
-                let call = {
-                    let (server, peer, method) = (server.clone(), Arc::clone(&peer), method.clone());
-                    tokio::spawn(async move { dispatch::call(&server, &peer, &method, params).await })
-                };
-                let body = match call.await {
-                    Ok(Ok(result)) => rpc::response(&id, &result),
-                    Ok(Err(error)) => {
-                        tracing::debug!(connection = peer.id(), %method, %error, "request failed");
-                        rpc::error_response(&id, &error)
-                    }
-                    Err(join) => {
-                        tracing::error!(connection = peer.id(), %method, error = %join, "handler crashed");
-                        rpc::error_response(
-                            &id,
-                            &RpcError::internal(format!("internal error while handling {method}")),
-                        )
-                    }
-                };
+                let body = answer(&server, &peer, id, method, params).await;
                 peer.send(body);
             });
+        }
+    }
+}
+
+/// Handles a frame of a connection that has not authenticated; true when it did now. The
+/// frame is answered before the next one is read: only `connect` does anything here, so
+/// nothing waits for long, and attempts sent together are counted one by one.
+async fn authenticate(server: &Server, peer: &Arc<Peer>, body: &[u8]) -> bool {
+    match rpc::parse_incoming(body) {
+        Err(rejected) => {
+            tracing::warn!(connection = peer.id(), error = %rejected.error, "unusable message");
+            peer.send(rpc::error_response(&rejected.id, &rejected.error));
+            false
+        }
+        Ok(Incoming::Request { id, method, params }) => {
+            let body = answer(server, peer, id, method, params).await;
+            peer.send(body);
+            peer.is_authorized()
+        }
+        Ok(Incoming::Response { .. } | Incoming::Notification { .. }) => {
+            tracing::debug!(
+                connection = peer.id(),
+                "message of a connection that has not authenticated ignored"
+            );
+            false
+        }
+    }
+}
+
+/// The response to one request: its handler runs in a task of its own, so that a panic in it
+/// becomes an internal error rather than the end of the connection.
+async fn answer(
+    server: &Server,
+    peer: &Arc<Peer>,
+    id: RequestId,
+    method: String,
+    params: serde_json::Value,
+) -> Vec<u8> {
+    let call = {
+        let (server, peer, method) = (server.clone(), Arc::clone(peer), method.clone());
+        tokio::spawn(async move { dispatch::call(&server, &peer, &method, params).await })
+    };
+    match call.await {
+        Ok(Ok(result)) => rpc::response(&id, &result),
+        Ok(Err(error)) => {
+            tracing::debug!(connection = peer.id(), %method, %error, "request failed");
+            rpc::error_response(&id, &error)
+        }
+        Err(join) => {
+            tracing::error!(connection = peer.id(), %method, error = %join, "handler crashed");
+            rpc::error_response(
+                &id,
+                &RpcError::internal(format!("internal error while handling {method}")),
+            )
         }
     }
 }

@@ -18,7 +18,7 @@ use crate::methods::{
     plan, rewind, server as server_methods, session, unsupported,
 };
 use crate::peer::Peer;
-use crate::rpc::{RpcError, codes, kind_of};
+use crate::rpc::{RpcError, kind_of};
 use crate::server::Server;
 
 /// A handler's answer, still to be awaited. Boxed so that methods that wait and methods that
@@ -258,11 +258,10 @@ pub(crate) async fn call(
     method: &str,
     params: Value,
 ) -> Result<Value, RpcError> {
+    // Before `connect` with the token, no method is even looked up: an unknown one is refused
+    // the same way, so the refusal says nothing of what is served.
     if method != "connect" && !peer.is_authorized() {
-        return Err(RpcError::new(
-            codes::UNAUTHORIZED,
-            "this server requires a connection token: call `connect` with the token first",
-        ));
+        return Err(crate::auth::required());
     }
     let ctx = Ctx { server, peer };
     match SERVED.iter().find(|served| served.name == method) {
@@ -306,6 +305,7 @@ pub(crate) fn parse<T: DeserializeOwned>(params: Value) -> Result<T, RpcError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::rpc::codes;
     use serde::Deserialize;
     use serde_json::json;
 

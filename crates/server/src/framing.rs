@@ -143,6 +143,11 @@ impl<R: AsyncBufRead + Unpin> FrameReader<R> {
         }
     }
 
+    /// Refuses bodies above `max_body` bytes from the next frame on.
+    pub fn set_max_body(&mut self, max_body: usize) {
+        self.max_body = max_body;
+    }
+
     /// Makes bodies above [`BUDGET_FREE_BODY`] bytes wait for room in `budget`.
     pub fn with_budget(mut self, budget: FrameBudget) -> Self {
         self.budget = Some(budget);

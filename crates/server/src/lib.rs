@@ -2,7 +2,8 @@
 //! (`@github/copilot-sdk`, `github-copilot-sdk`) drive turnstile unmodified.
 //!
 //! The clients spawn the runtime (`turnstile --headless --stdio`, or `--port N` for TCP) and
-//! talk JSON-RPC with LSP `Content-Length` framing ([`framing`]). A connection
+//! talk JSON-RPC with LSP `Content-Length` framing ([`framing`]). Over TCP a client is served
+//! only after `connect` with the listener's [`ConnectionToken`]. A connection
 //! ([`transport`]) hands each request to its method (`dispatch`, `methods`); sessions are the
 //! loop's [`turnstile_loop::SessionHandle`]s, owned by the connection that opened them, with
 //! every event forwarded as a `session.event` notification in order. What a client takes over
@@ -14,6 +15,7 @@
 //!
 //! The supported methods, and what is not supported, are listed in `docs/protocol.md`.
 
+mod auth;
 mod broadcast;
 mod client_bridge;
 mod config;
@@ -36,6 +38,7 @@ mod server;
 mod sessions;
 pub mod transport;
 
+pub use auth::ConnectionToken;
 pub use config::{
     DEFAULT_FRAME_BUDGET_WAIT, DEFAULT_INFLIGHT_FRAME_BYTES, DEFAULT_TAKEOVER_WAIT, ServerConfig,
 };

@@ -2,12 +2,14 @@
 //! a frame, notify, call the client and wait for its answer.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
+use crate::auth::ConnectionToken;
 use crate::rpc::{self, RpcError};
 
 /// Why a call to the client did not produce a result.
@@ -19,6 +21,9 @@ pub(crate) enum CallError {
     /// The client answered with an error.
     #[error("the SDK client answered with an error: {0}")]
     Rpc(RpcError),
+    /// The connection has not authenticated: nothing is asked of it.
+    #[error("the SDK client has not authenticated (connect with the connection token)")]
+    Unauthenticated,
 }
 
 /// The sending half of a connection, shared by its handlers and its sessions.
@@ -29,17 +34,27 @@ pub(crate) struct Peer {
     next_request: AtomicU64,
     /// Cancelled when the read side is over: calls to the client can no longer be answered.
     closed: CancellationToken,
+    /// The token this connection must present in `connect` (TCP); `None` when it needs none.
+    token: Option<Arc<ConnectionToken>>,
     authorized: AtomicBool,
 }
 
 impl Peer {
-    pub(crate) fn new(id: u64, out: mpsc::UnboundedSender<Vec<u8>>, authorized: bool) -> Self {
+    /// A connection that must present `token` before anything but `connect` (or nothing,
+    /// when `token` is `None`).
+    pub(crate) fn new(
+        id: u64,
+        out: mpsc::UnboundedSender<Vec<u8>>,
+        token: Option<Arc<ConnectionToken>>,
+    ) -> Self {
+        let authorized = token.is_none();
         Peer {
             id,
             out,
             pending: Default::default(),
             next_request: AtomicU64::new(1),
             closed: CancellationToken::new(),
+            token,
             authorized: AtomicBool::new(authorized),
         }
     }
@@ -54,8 +69,13 @@ impl Peer {
         self.out.send(body).is_ok()
     }
 
-    /// Sends a notification.
+    /// Sends a notification; a connection that has not authenticated gets none (nothing it
+    /// may not ask for reaches it, `session.lifecycle` included).
     pub(crate) fn notify(&self, method: &str, params: &Value) {
+        if !self.is_authorized() {
+            tracing::debug!(connection = self.id, %method, "no notification to a connection that has not authenticated");
+            return;
+        }
         self.send(rpc::notification(method, params));
     }
 
@@ -74,6 +94,11 @@ impl Peer {
         self.authorized.load(Ordering::Acquire)
     }
 
+    /// The token this connection must present in `connect`, if any.
+    pub(crate) fn token(&self) -> Option<&ConnectionToken> {
+        self.token.as_deref()
+    }
+
     /// Records a successful `connect`.
     pub(crate) fn authorize(&self) {
         self.authorized.store(true, Ordering::Release);
@@ -81,6 +106,9 @@ impl Peer {
 
     /// Calls a method on the client and waits for its answer (or for the connection to end).
     pub(crate) async fn call(&self, method: &str, params: Value) -> Result<Value, CallError> {
+        if !self.is_authorized() {
+            return Err(CallError::Unauthenticated);
+        }
         if self.is_closed() {
             return Err(CallError::Closed);
         }

@@ -20,8 +20,13 @@ pub mod codes {
     pub const SESSION_NOT_FOUND: i64 = -32001;
     /// The session is held by another client or process, or already exists.
     pub const SESSION_IN_USE: i64 = -32002;
-    /// The connection has not authenticated (`connect` with the connection token).
-    pub const UNAUTHORIZED: i64 = -32003;
+    /// A method other than `connect` before the connection authenticated (the Copilot CLI's
+    /// code: the same number as [`SESSION_NOT_FOUND`], told apart by the message).
+    pub const AUTHENTICATION_REQUIRED: i64 = -32001;
+    /// `connect` without the connection token or with another one (the Copilot CLI's code).
+    pub const AUTHENTICATION_FAILED: i64 = -32002;
+    /// `connect` with a token where none is asked for, on stdio (the Copilot CLI's code).
+    pub const AUTHENTICATION_NOT_CONFIGURED: i64 = -32003;
     /// The session's journal or task failed.
     pub const SESSION_FAILED: i64 = -32004;
     /// The server had no room for a large frame in time (`--max-inflight-frame-bytes`).

@@ -1,12 +1,15 @@
 //! Transports: one client on stdin/stdout (`--stdio`), or any number of clients over TCP on
-//! 127.0.0.1 (`--port N`). Either way the server ends with every session closed cleanly.
+//! 127.0.0.1 (`--port N`), each served only once it presented the listener's connection
+//! token. Either way the server ends with every session closed cleanly.
 
 use std::net::{Ipv4Addr, SocketAddr};
+use std::sync::Arc;
 
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpListener;
 use tokio::task::JoinSet;
 
+use crate::auth::ConnectionToken;
 use crate::connection;
 use crate::error::ServerError;
 use crate::server::Server;
@@ -17,25 +20,32 @@ pub async fn serve_stdio(server: &Server) {
     serve_io(server, tokio::io::stdin(), tokio::io::stdout()).await;
 }
 
-/// Serves one client over a pair of streams (stdio, a pipe, a socket), like [`serve_stdio`].
+/// Serves one client over a pair of streams (stdio, a pipe, a socket), like [`serve_stdio`]:
+/// whoever holds the streams is the client the server was started for, so no token is asked.
 pub async fn serve_io<R, W>(server: &Server, input: R, output: W)
 where
     R: AsyncRead + Unpin + Send,
     W: AsyncWrite + Unpin + Send + 'static,
 {
-    connection::serve(server.clone(), input, output, false).await;
+    connection::serve(server.clone(), input, output, None).await;
     server.shutdown().await;
 }
 
-/// A bound TCP listener on 127.0.0.1.
+/// A bound TCP listener on 127.0.0.1. Any local user can connect to it, so a connection is
+/// served only after `connect` with its token: there is no listener without one.
 pub struct TcpServer {
     server: Server,
     listener: TcpListener,
+    token: Arc<ConnectionToken>,
 }
 
 impl TcpServer {
-    /// Binds 127.0.0.1:`port` (0 picks a free port).
-    pub async fn bind(server: Server, port: u16) -> Result<Self, ServerError> {
+    /// Binds 127.0.0.1:`port` (0 picks a free port); clients must present `token`.
+    pub async fn bind(
+        server: Server,
+        port: u16,
+        token: ConnectionToken,
+    ) -> Result<Self, ServerError> {
         let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
         let listener = TcpListener::bind(addr)
             .await
@@ -43,10 +53,14 @@ impl TcpServer {
                 addr: addr.to_string(),
                 source,
             })?;
-        Ok(TcpServer { server, listener })
+        Ok(TcpServer {
+            server,
+            listener,
+            token: Arc::new(token),
+        })
     }
 
-    /// The bound address (its port is what `listening on port N` reports).
+    /// The bound address (its port is what `CLI server listening on port N` reports).
     pub fn local_addr(&self) -> SocketAddr {
         self.listener
             .local_addr()
@@ -68,7 +82,12 @@ impl TcpServer {
                     tracing::debug!(%peer, "accepted a connection");
                     let _ = stream.set_nodelay(true);
                     let (input, output) = stream.into_split();
-                    connections.spawn(connection::serve(self.server.clone(), input, output, true));
+                    connections.spawn(connection::serve(
+                        self.server.clone(),
+                        input,
+                        output,
+                        Some(Arc::clone(&self.token)),
+                    ));
                 }
                 Err(e) if is_transient(&e) => {
                     tracing::warn!(error = %e, "accept failed; still listening");

@@ -26,7 +26,7 @@ async fn pages_filters_tail_long_poll_and_backward_reads() {
         .await
         .unwrap();
     let t = TestServer::start(|_| {}).await;
-    let mut client = Client::connect(t.addr).await;
+    let mut client = t.client().await;
     let created = client
         .ok("session.create", create_params(&model.url(), json!({})))
         .await;
@@ -89,7 +89,7 @@ async fn pages_filters_tail_long_poll_and_backward_reads() {
     assert_eq!(at_tail["hasMore"], false);
 
     // A long poll at the tail is answered by the next message's events.
-    let mut watcher = Client::connect(t.addr).await;
+    let mut watcher = t.client().await;
     let poll = watcher
         .start_request(
             "session.eventLog.read",

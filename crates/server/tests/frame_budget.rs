@@ -1,6 +1,7 @@
 //! The server-wide budget of frame bytes being received, measured on a real server in a
 //! child process: twenty TCP clients each half-way through a 60 MB frame must not make the
-//! server hold twenty half frames. Timeouts are failure guards only.
+//! server hold twenty half frames. Timeouts are failure guards only. The clients authenticate
+//! first: before that a connection's frames are small and hold none of the budget.
 
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
@@ -10,7 +11,8 @@ use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;
 use tokio::sync::mpsc;
 use turnstile_journal::StateRoot;
-use turnstile_server::{Server, ServerConfig, TcpServer};
+use turnstile_server::framing::{Frame, FrameReader, write_frame};
+use turnstile_server::{ConnectionToken, Server, ServerConfig, TcpServer};
 
 const CHILD: &str = "TURNSTILE_FRAME_BUDGET_CHILD";
 const GUARD: Duration = Duration::from_secs(120);
@@ -19,8 +21,8 @@ const FRAME: usize = 60_000_000;
 const HALF: usize = 30_000_000;
 const CLIENTS: usize = 20;
 
-/// The server of the measurement, run only as the child of the test below: prints its port,
-/// serves until its stdin closes.
+/// The server of the measurement, run only as the child of the test below: prints its port
+/// and token, serves until its stdin closes.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn budget_child_server() {
     if std::env::var_os(CHILD).is_none() {
@@ -31,8 +33,11 @@ async fn budget_child_server() {
     config.inflight_frame_bytes = BUDGET;
     config.frame_budget_wait = GUARD * 10;
     let server = Server::new(config);
-    let tcp = TcpServer::bind(server.clone(), 0).await.unwrap();
-    println!("PORT {}", tcp.local_addr().port());
+    let token = ConnectionToken::generate();
+    let tcp = TcpServer::bind(server.clone(), 0, token.clone())
+        .await
+        .unwrap();
+    println!("PORT {} TOKEN {}", tcp.local_addr().port(), token.reveal());
     tokio::spawn(tcp.run());
     tokio::task::spawn_blocking(|| {
         let mut sink = String::new();
@@ -40,6 +45,21 @@ async fn budget_child_server() {
     })
     .await
     .unwrap();
+}
+
+/// Sends `connect` with `token` and waits for its answer.
+async fn authenticate(stream: &mut TcpStream, token: &str) {
+    let connect = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "connect", "params": {"token": token}});
+    write_frame(&mut *stream, connect.to_string().as_bytes())
+        .await
+        .unwrap();
+    let (read, _write) = stream.split();
+    let mut frames = FrameReader::new(tokio::io::BufReader::new(read), 1 << 20);
+    let Ok(Some(Frame::Body(body))) = frames.next_frame().await else {
+        panic!("no answer to connect")
+    };
+    let answer: serde_json::Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(answer["result"]["ok"], true, "{answer}");
 }
 
 /// Resident memory of a process, in bytes.
@@ -69,11 +89,14 @@ fn twenty_clients_half_way_through_big_frames_hold_no_more_than_the_budget() {
         .unwrap();
     let pid = child.id();
     let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let port: u16 = loop {
+    let (port, token): (u16, String) = loop {
         let line = lines.next().expect("the child printed its port").unwrap();
         // The test harness may print the test's name on the same line first.
         if let Some(at) = line.find("PORT ") {
-            break line[at + 5..].trim().parse().unwrap();
+            let mut words = line[at + 5..].split_whitespace();
+            let port = words.next().unwrap().parse().unwrap();
+            assert_eq!(words.next(), Some("TOKEN"));
+            break (port, words.next().unwrap().to_owned());
         }
     };
     let runtime = tokio::runtime::Runtime::new().unwrap();
@@ -85,8 +108,10 @@ fn twenty_clients_half_way_through_big_frames_hold_no_more_than_the_budget() {
             let (close_tx, close_rx) = tokio::sync::oneshot::channel::<()>();
             closers.push(close_tx);
             let done = done_tx.clone();
+            let token = token.clone();
             tokio::spawn(async move {
                 let mut stream = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
+                authenticate(&mut stream, &token).await;
                 let header = format!("Content-Length: {FRAME}\r\n\r\n");
                 stream.write_all(header.as_bytes()).await.unwrap();
                 let chunk = vec![b' '; 1 << 20];

@@ -5,7 +5,7 @@
 
 use crate::common;
 
-use common::{Client, TestServer, create_params, journal_lines};
+use common::{TestServer, create_params, journal_lines};
 use serde_json::json;
 use turnstile_scripted_model::{Script, ScriptedResponse, ScriptedServer};
 use turnstile_server::rpc::codes;
@@ -18,7 +18,7 @@ async fn a_manual_compaction_answers_the_result_and_the_next_request_carries_the
     .await
     .unwrap();
     let t = TestServer::start(|_| {}).await;
-    let mut client = Client::connect(t.addr).await;
+    let mut client = t.client().await;
     let created = client
         .ok("session.create", create_params(&model.url(), json!({})))
         .await;
@@ -110,7 +110,7 @@ async fn the_providers_prompt_limit_is_the_window_and_thresholds_are_checked() {
     .await
     .unwrap();
     let t = TestServer::start(|_| {}).await;
-    let mut client = Client::connect(t.addr).await;
+    let mut client = t.client().await;
     let bad = client
         .err(
             "session.create",

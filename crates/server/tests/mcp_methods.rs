@@ -9,7 +9,7 @@ use crate::server;
 
 use std::time::Duration;
 
-use common::{Client, create, mcp_session, server_everything};
+use common::{create, mcp_session, server_everything};
 use serde_json::{Value, json};
 use turnstile_scripted_model::{Script, ScriptedResponse, ScriptedServer};
 
@@ -72,7 +72,7 @@ async fn sampling_runs_on_the_session_model_and_is_cancelled_by_its_id() {
     assert_eq!(model.requests().len(), before);
 
     // A call the model never answers, cancelled from a second connection.
-    let mut waiting = Client::connect(t.addr).await;
+    let mut waiting = t.client().await;
     let params = sampling(&id, "s3", user("hang"));
     let running =
         tokio::spawn(async move { waiting.ok("session.mcp.executeSampling", params).await });

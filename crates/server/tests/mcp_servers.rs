@@ -109,7 +109,7 @@ async fn session_create_mcp_servers_are_offered_called_and_listed() {
 async fn a_bad_mcp_servers_param_names_the_field() {
     let model = ScriptedServer::start(Script::new()).await.unwrap();
     let t = TestServer::start(|_| {}).await;
-    let mut client = Client::connect(t.addr).await;
+    let mut client = t.client().await;
     let params = create_params(
         &model.url(),
         json!({"mcpServers": {"files": {"type": "stdio", "args": ["x"]}}}),
@@ -230,7 +230,7 @@ async fn session_resume_mcp_servers_connect_again_and_offer_their_tools() {
     .unwrap();
     let t = TestServer::start(TestServer::allow_all).await;
     let servers = json!({"mcpServers": {"demo": {"type": "http", "url": url, "tools": ["*"]}}});
-    let mut client = Client::connect(t.addr).await;
+    let mut client = t.client().await;
     let created = client
         .ok(
             "session.create",
@@ -245,7 +245,7 @@ async fn session_resume_mcp_servers_connect_again_and_offer_their_tools() {
     let server = t.server.clone();
     eventually(|| server.open_sessions() == 0).await;
 
-    let mut client = Client::connect(t.addr).await;
+    let mut client = t.client().await;
     let mut params = create_params(&model.url(), servers);
     params["sessionId"] = json!(id);
     client.ok("session.resume", params).await;
@@ -297,7 +297,7 @@ async fn session_resume_starts_a_new_process_for_a_stdio_server() {
     let t = TestServer::start(TestServer::allow_all).await;
     let servers =
         json!({"mcpServers": {"everything": {"command": "node", "args": [entry, "stdio"]}}});
-    let mut client = Client::connect(t.addr).await;
+    let mut client = t.client().await;
     let created = client
         .ok(
             "session.create",
@@ -313,7 +313,7 @@ async fn session_resume_starts_a_new_process_for_a_stdio_server() {
     eventually(|| server.open_sessions() == 0).await;
     eventually(|| children_running(&needle).is_empty()).await;
 
-    let mut client = Client::connect(t.addr).await;
+    let mut client = t.client().await;
     let mut params = create_params(&model.url(), servers);
     params["sessionId"] = json!(id);
     client.ok("session.resume", params).await;

@@ -5,7 +5,7 @@
 
 use crate::common;
 
-use common::{Client, GUARD, TestServer};
+use common::{GUARD, TestServer};
 use serde_json::json;
 use turnstile_providers::ApiFlavor;
 use turnstile_scripted_model::{Script, ScriptedServer};
@@ -30,7 +30,7 @@ async fn models_list_answers_from_the_copilot_endpoint() {
     .await
     .unwrap();
     let t = TestServer::start(copilot(&model)).await;
-    let mut client = Client::connect(t.addr).await;
+    let mut client = t.client().await;
     let listed = tokio::time::timeout(GUARD, client.ok("models.list", json!({})))
         .await
         .unwrap();
@@ -56,7 +56,7 @@ async fn a_session_without_provider_calls_the_copilot_endpoint() {
         .await
         .unwrap();
     let t = TestServer::start(copilot(&model)).await;
-    let mut client = Client::connect(t.addr).await;
+    let mut client = t.client().await;
     let created = client.ok("session.create", json!({})).await;
     let id = created["sessionId"].as_str().unwrap().to_owned();
     let done = tokio::time::timeout(
@@ -93,7 +93,7 @@ async fn a_models_list_failure_is_an_rpc_error_naming_the_endpoint() {
         config.default_model.flavor = ApiFlavor::Copilot;
     })
     .await;
-    let mut client = Client::connect(t.addr).await;
+    let mut client = t.client().await;
     let error = client.err("models.list", json!({})).await;
     let message = error["message"].as_str().unwrap();
     assert!(message.contains("/gone"), "{error}");
@@ -107,7 +107,7 @@ async fn byok_azure_bearer_and_headers_reach_the_wire() {
         .await
         .unwrap();
     let t = TestServer::start(|_| {}).await;
-    let mut client = Client::connect(t.addr).await;
+    let mut client = t.client().await;
     let created = client
         .ok(
             "session.create",

@@ -4,7 +4,7 @@
 
 use crate::common;
 
-use common::{Client, TestServer, create_params, is_idle, journal_lines, no_answers};
+use common::{TestServer, create_params, is_idle, journal_lines, no_answers};
 use serde_json::json;
 use turnstile_scripted_model::{Script, ScriptedServer};
 
@@ -19,7 +19,7 @@ async fn create_and_send_options_reach_the_loop() {
     .unwrap();
     let t = TestServer::start(|_| {}).await;
     std::fs::write(t.work().join("notes.txt"), "remember this\n").unwrap();
-    let mut client = Client::connect(t.addr).await;
+    let mut client = t.client().await;
     let created = client
         .ok(
             "session.create",

@@ -5,7 +5,7 @@
 
 use crate::common;
 
-use common::{Client, GUARD, TestServer};
+use common::{GUARD, TestServer};
 use serde_json::{Value, json};
 use turnstile_scripted_model::{Script, ScriptedServer, Wire};
 
@@ -21,7 +21,7 @@ fn script(wire: Wire) -> Script {
 async fn run(provider: Value) -> (String, TestServer) {
     let t = TestServer::start(TestServer::allow_all).await;
     std::fs::write(t.work().join("a.txt"), "x").unwrap();
-    let mut client = Client::connect(t.addr).await;
+    let mut client = t.client().await;
     let created = client
         .ok(
             "session.create",

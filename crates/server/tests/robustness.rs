@@ -25,7 +25,7 @@ fn code(error: &Value) -> i64 {
 #[tokio::test]
 async fn a_frame_with_a_short_content_length_gets_a_parse_error_and_the_connection_goes_on() {
     let t = TestServer::start(|_| {}).await;
-    let mut client = Client::connect(t.addr).await;
+    let mut client = t.client().await;
     // Declares 10 bytes of a longer body: the 10 bytes are not JSON, the rest is skipped.
     let body = br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
     let mut raw = b"Content-Length: 10\r\n\r\n".to_vec();
@@ -50,7 +50,7 @@ async fn a_frame_with_a_short_content_length_gets_a_parse_error_and_the_connecti
 #[tokio::test]
 async fn a_header_without_content_length_is_refused() {
     let t = TestServer::start(|_| {}).await;
-    let mut client = Client::connect(t.addr).await;
+    let mut client = t.client().await;
     client
         .send_raw(b"Content-Length: lots\r\n\r\nContent-Type: x\r\nContent-Length: abc\r\n\r\n")
         .await;
@@ -71,7 +71,7 @@ async fn a_header_without_content_length_is_refused() {
 #[tokio::test]
 async fn a_header_block_with_no_content_length_at_all_gets_a_parse_error() {
     let t = TestServer::start(|_| {}).await;
-    let mut client = Client::connect(t.addr).await;
+    let mut client = t.client().await;
     let body = br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
     let mut frame = b"Content-Type: application/vscode-jsonrpc; charset=utf-8\r\n\r\n".to_vec();
     frame.extend_from_slice(body);
@@ -93,7 +93,7 @@ async fn a_header_block_with_no_content_length_at_all_gets_a_parse_error() {
 #[tokio::test]
 async fn request_ids_come_back_exactly_as_sent() {
     let t = TestServer::start(|_| {}).await;
-    let mut client = Client::connect(t.addr).await;
+    let mut client = t.client().await;
     for id in [
         "123456789012345678901234567890",
         "18446744073709551616",
@@ -129,12 +129,12 @@ async fn a_large_frame_with_no_room_in_the_budget_is_refused_and_the_client_goes
     })
     .await;
     // One client holds most of the budget, half-way through its frame.
-    let mut holder = Client::connect(t.addr).await;
+    let mut holder = t.client().await;
     let mut partial = format!("Content-Length: {}\r\n\r\n", 150 * 1024).into_bytes();
     partial.resize(partial.len() + 100 * 1024, b' ');
     holder.send_raw(&partial).await;
     // Another one's large frame finds no room: refused with the reason, skipped.
-    let mut other = Client::connect(t.addr).await;
+    let mut other = t.client().await;
     let mut frame = format!("Content-Length: {}\r\n\r\n", 120 * 1024).into_bytes();
     frame.resize(frame.len() + 120 * 1024, b' ');
     // Once the holder's frame is being read, the budget is in use.
@@ -158,7 +158,7 @@ async fn a_large_frame_with_no_room_in_the_budget_is_refused_and_the_client_goes
 #[tokio::test]
 async fn a_truncated_frame_is_reported_and_the_server_keeps_serving() {
     let t = TestServer::start(|_| {}).await;
-    let mut client = Client::connect(t.addr).await;
+    let mut client = t.client().await;
     client
         .send_raw(b"Content-Length: 100\r\n\r\n{\"jsonrpc\":\"2.0\",")
         .await;
@@ -175,7 +175,7 @@ async fn a_truncated_frame_is_reported_and_the_server_keeps_serving() {
         None,
         "the connection ends after a truncated frame"
     );
-    let mut other = Client::connect(t.addr).await;
+    let mut other = t.client().await;
     assert_alive(&mut other).await;
     t.stop().await;
 }
@@ -183,7 +183,7 @@ async fn a_truncated_frame_is_reported_and_the_server_keeps_serving() {
 #[tokio::test]
 async fn invalid_json_a_batch_and_non_requests_get_errors() {
     let t = TestServer::start(|_| {}).await;
-    let mut client = Client::connect(t.addr).await;
+    let mut client = t.client().await;
 
     client
         .send_body(b"{\"jsonrpc\": \"2.0\", \"id\": 1, \"method\": ")
@@ -225,7 +225,7 @@ async fn invalid_json_a_batch_and_non_requests_get_errors() {
 #[tokio::test]
 async fn an_oversized_frame_is_refused_with_the_limit_and_skipped() {
     let t = TestServer::start(|c| c.max_frame_bytes = 1024).await;
-    let mut client = Client::connect(t.addr).await;
+    let mut client = t.client().await;
     let big = format!(
         r#"{{"jsonrpc":"2.0","id":1,"method":"ping","params":{{"message":"{}"}}}}"#,
         "x".repeat(4096)
@@ -245,7 +245,7 @@ async fn an_oversized_frame_is_refused_with_the_limit_and_skipped() {
 #[tokio::test]
 async fn unknown_methods_and_wrong_params_get_clear_errors() {
     let t = TestServer::start(|_| {}).await;
-    let mut client = Client::connect(t.addr).await;
+    let mut client = t.client().await;
 
     let error = client.err("session.teleport", json!({})).await;
     assert_eq!(code(&error), codes::METHOD_NOT_FOUND);
@@ -314,7 +314,7 @@ async fn unknown_methods_and_wrong_params_get_clear_errors() {
 #[tokio::test]
 async fn a_send_to_an_unknown_session_is_an_error() {
     let t = TestServer::start(|_| {}).await;
-    let mut client = Client::connect(t.addr).await;
+    let mut client = t.client().await;
     let id = "0d3c1a52-9d2e-4c47-8d0f-3b1c6c2b9e10";
     let error = client
         .err("session.send", json!({"sessionId": id, "prompt": "hi"}))
@@ -349,7 +349,7 @@ async fn a_session_open_in_two_clients_sends_its_events_to_both_and_closes_with_
         .await
         .unwrap();
     let t = TestServer::start(|_| {}).await;
-    let mut first = Client::connect(t.addr).await;
+    let mut first = t.client().await;
     let created = first
         .ok("session.create", create_params(&model.url(), json!({})))
         .await;
@@ -361,8 +361,8 @@ async fn a_session_open_in_two_clients_sends_its_events_to_both_and_closes_with_
     first.ok("session.detach", json!({"sessionId": id})).await;
     assert_eq!(t.server.open_sessions(), 0);
 
-    let mut a = Client::connect(t.addr).await;
-    let mut b = Client::connect(t.addr).await;
+    let mut a = t.client().await;
+    let mut b = t.client().await;
     let resume = create_params(&model.url(), json!({"sessionId": id}));
     a.ok("session.resume", resume.clone()).await;
     b.ok("session.resume", resume).await;
@@ -381,7 +381,7 @@ async fn a_session_open_in_two_clients_sends_its_events_to_both_and_closes_with_
     );
 
     // A connection that never opened it may act on it too, as with the Copilot CLI.
-    let mut c = Client::connect(t.addr).await;
+    let mut c = t.client().await;
     assert_eq!(
         c.ok("session.mode.get", json!({"sessionId": id})).await,
         "interactive"
@@ -434,8 +434,8 @@ async fn a_session_open_in_two_clients_sends_its_events_to_both_and_closes_with_
 async fn deleting_a_session_open_in_another_client_closes_it_there_first() {
     let model = ScriptedServer::start(Script::new()).await.unwrap();
     let t = TestServer::start(|_| {}).await;
-    let mut a = Client::connect(t.addr).await;
-    let mut b = Client::connect(t.addr).await;
+    let mut a = t.client().await;
+    let mut b = t.client().await;
     let created = a
         .ok("session.create", create_params(&model.url(), json!({})))
         .await;
@@ -462,7 +462,7 @@ async fn deleting_a_session_open_in_another_client_closes_it_there_first() {
 #[tokio::test]
 async fn resume_and_metadata_of_ids_that_are_not_uuids_answer_not_found() {
     let t = TestServer::start(|_| {}).await;
-    let mut client = Client::connect(t.addr).await;
+    let mut client = t.client().await;
     for bad in ["../../etc", "..", "/tmp", "a/b", ""] {
         let meta = client
             .ok("session.getMetadata", json!({"sessionId": bad}))
@@ -509,7 +509,7 @@ async fn resume_and_metadata_of_ids_that_are_not_uuids_answer_not_found() {
 async fn a_session_held_by_another_process_names_the_holder() {
     let model = ScriptedServer::start(Script::new()).await.unwrap();
     let t = TestServer::start(|_| {}).await;
-    let mut client = Client::connect(t.addr).await;
+    let mut client = t.client().await;
     let created = client
         .ok("session.create", create_params(&model.url(), json!({})))
         .await;
@@ -543,23 +543,6 @@ async fn a_session_held_by_another_process_names_the_holder() {
             create_params(&model.url(), json!({"sessionId": id})),
         )
         .await;
-    t.stop().await;
-}
-
-#[tokio::test]
-async fn a_connection_token_is_required_over_tcp_when_configured() {
-    let t = TestServer::start(|c| c.connection_token = Some("s3cret".into())).await;
-    let mut client = Client::connect(t.addr).await;
-    let error = client.err("ping", json!({})).await;
-    assert_eq!(code(&error), codes::UNAUTHORIZED);
-    let error = client.err("connect", json!({"token": "wrong"})).await;
-    assert_eq!(code(&error), codes::UNAUTHORIZED);
-    let ok = client.ok("connect", json!({"token": "s3cret"})).await;
-    assert_eq!(
-        (ok["ok"].clone(), ok["protocolVersion"].clone()),
-        (json!(true), json!(3))
-    );
-    assert_alive(&mut client).await;
     t.stop().await;
 }
 
@@ -636,7 +619,7 @@ async fn every_method_of_the_schema_answers_clearly() {
     walk(&schema["server"], &mut methods);
     walk(&schema["session"], &mut methods);
     let t = TestServer::start(|_| {}).await;
-    let mut client = Client::connect(t.addr).await;
+    let mut client = t.client().await;
     let mut unsupported = 0;
     for method in methods.iter().filter(|m| *m != "runtime.shutdown") {
         let answer = client

@@ -6,7 +6,7 @@
 use crate::common;
 
 use common::{
-    Client, TestServer, audit_clean, create, create_and_send, create_params, eventually, is_idle,
+    TestServer, audit_clean, create, create_and_send, create_params, eventually, is_idle,
     journal_lines, no_answers, types,
 };
 use serde_json::{Value, json};
@@ -28,7 +28,7 @@ async fn a_send_streams_every_event_in_order_and_the_journal_holds_the_persisted
     .unwrap();
     let t = TestServer::start(|c| c.permissions.allow_all = true).await;
     std::fs::write(t.work().join("note.txt"), "hello\n").unwrap();
-    let mut client = Client::connect(t.addr).await;
+    let mut client = t.client().await;
     let id = create(&mut client, &model.url(), json!({"streaming": true})).await;
     let sent = client
         .ok(
@@ -142,7 +142,7 @@ async fn a_client_tool_call_is_recorded_and_answered_by_the_client() {
     .unwrap();
     // Client tools need permission (`custom-tool`) unless declared with skipPermission.
     let t = TestServer::start(|c| c.permissions.allow_all = true).await;
-    let mut client = Client::connect(t.addr).await;
+    let mut client = t.client().await;
     let tools = json!({"tools": [{
         "name": "get_weather",
         "description": "Weather of a city",
@@ -235,7 +235,7 @@ async fn client_hooks_are_invoked_and_a_pre_tool_use_deny_is_applied() {
     .await
     .unwrap();
     let t = TestServer::start(|c| c.permissions.allow_all = true).await;
-    let mut client = Client::connect(t.addr).await;
+    let mut client = t.client().await;
     let id = create_and_send(&mut client, &model.url(), json!({"hooks": true}), "run it").await;
     let mut invoked = Vec::new();
     client
@@ -289,7 +289,7 @@ async fn a_client_that_disconnects_mid_tool_leaves_a_resumable_session() {
     .unwrap();
     // Client tools need permission (`custom-tool`) unless declared with skipPermission.
     let t = TestServer::start(|c| c.permissions.allow_all = true).await;
-    let mut client = Client::connect(t.addr).await;
+    let mut client = t.client().await;
     let id = create_and_send(
         &mut client,
         &model.url(),
@@ -325,7 +325,7 @@ async fn a_client_that_disconnects_mid_tool_leaves_a_resumable_session() {
     audit_clean(&t.journal(&id));
 
     // Another client (as another process would) resumes and continues.
-    let mut next = Client::connect(t.addr).await;
+    let mut next = t.client().await;
     next.ok(
         "session.resume",
         create_params(&model.url(), json!({"sessionId": id})),
@@ -360,7 +360,7 @@ async fn abort_during_a_tool_interrupts_it_and_idles_aborted() {
     .await
     .unwrap();
     let t = TestServer::start(|c| c.permissions.allow_all = true).await;
-    let mut client = Client::connect(t.addr).await;
+    let mut client = t.client().await;
     let id = create_and_send(&mut client, &model.url(), json!({}), "wait").await;
     client
         .events_until(no_answers, |e| e["type"] == "tool.execution_start")
@@ -391,7 +391,7 @@ async fn an_autopilot_send_nudges_until_task_complete_and_ends_with_a_final_idle
     .await
     .unwrap();
     let t = TestServer::start(|_| {}).await;
-    let mut client = Client::connect(t.addr).await;
+    let mut client = t.client().await;
     let id = create(&mut client, &model.url(), json!({})).await;
     client
         .ok(
@@ -453,7 +453,7 @@ async fn send_and_wait_answers_with_the_completion_or_the_failure() {
     .await
     .unwrap();
     let t = TestServer::start(|_| {}).await;
-    let mut client = Client::connect(t.addr).await;
+    let mut client = t.client().await;
     let id = create(&mut client, &model.url(), json!({})).await;
     let done = client
         .ok(
@@ -499,7 +499,7 @@ async fn abort_ends_a_hook_call_the_client_never_answers() {
     .await
     .unwrap();
     let t = TestServer::start(|c| c.permissions.allow_all = true).await;
-    let mut client = Client::connect(t.addr).await;
+    let mut client = t.client().await;
     let id = create_and_send(&mut client, &model.url(), json!({"hooks": true}), "go").await;
     // Answer every hook but preToolUse, which is left hanging; then abort.
     loop {

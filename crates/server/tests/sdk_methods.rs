@@ -36,7 +36,7 @@ async fn switch_model_name_log_and_request_headers_go_through_the_loop() {
         .await
         .unwrap();
     let t = TestServer::start(|_| {}).await;
-    let mut client = Client::connect(t.addr).await;
+    let mut client = t.client().await;
     let created = client
         .ok("session.create", create_params(&model.url(), json!({})))
         .await;
@@ -226,7 +226,7 @@ async fn plan_mode_is_recorded_and_prefixes_the_prompt() {
         .await
         .unwrap();
     let t = TestServer::start(|_| {}).await;
-    let mut client = Client::connect(t.addr).await;
+    let mut client = t.client().await;
     let created = client
         .ok("session.create", create_params(&model.url(), json!({})))
         .await;
@@ -364,7 +364,7 @@ async fn options_update_takes_the_typescript_clients_empty_mode_patch() {
         .unwrap();
     let t = TestServer::start(|_| {}).await;
     std::fs::write(t.work().join("AGENTS.md"), "agents-md-marker-text").unwrap();
-    let mut client = Client::connect(t.addr).await;
+    let mut client = t.client().await;
     let url = model.url();
     let skipped = first_system_prompt(&mut client, &t, &url, true).await;
     assert!(!skipped.contains("agents-md-marker-text"));

@@ -7,7 +7,7 @@
 use crate::common;
 
 use common::{
-    Client, TestServer, answer_permission, audit_clean, create, create_and_send, journal_lines,
+    TestServer, answer_permission, audit_clean, create, create_and_send, journal_lines,
     next_permission_request,
 };
 use serde_json::{Value, json};
@@ -26,7 +26,7 @@ async fn reads_inside_the_working_directory_ask_a_client_that_answers_permission
     .unwrap();
     let t = TestServer::start(|_| {}).await;
     std::fs::write(t.work().join("note.txt"), "hello\n").unwrap();
-    let mut client = Client::connect(t.addr).await;
+    let mut client = t.client().await;
     let id = create_and_send(
         &mut client,
         &model.url(),
@@ -88,7 +88,7 @@ async fn permission_requests_go_to_the_client_which_can_reject_or_approve() {
     .await
     .unwrap();
     let t = TestServer::start(|_| {}).await;
-    let mut client = Client::connect(t.addr).await;
+    let mut client = t.client().await;
     let id = create_and_send(
         &mut client,
         &model.url(),
@@ -169,7 +169,7 @@ async fn unrestricted_url_mode_fetches_unasked_until_it_is_turned_off() {
     .await
     .unwrap();
     let t = TestServer::start(|_| {}).await;
-    let mut client = Client::connect(t.addr).await;
+    let mut client = t.client().await;
     let id = create(
         &mut client,
         &model.url(),

@@ -7,7 +7,7 @@ use crate::common;
 use std::time::Duration;
 
 use common::{
-    Client, TestServer, create, create_and_send, create_params, eventually, is_idle, journal_lines,
+    TestServer, create, create_and_send, create_params, eventually, is_idle, journal_lines,
     no_answers,
 };
 use serde_json::json;
@@ -20,7 +20,7 @@ async fn list_last_id_metadata_and_delete() {
         .await
         .unwrap();
     let t = TestServer::start(|_| {}).await;
-    let mut client = Client::connect(t.addr).await;
+    let mut client = t.client().await;
     assert_eq!(
         client.ok("session.list", json!({})).await["sessions"],
         json!([])
@@ -98,7 +98,7 @@ async fn listings_come_from_the_session_index_and_skip_a_damaged_journal() {
         .await
         .unwrap();
     let t = TestServer::start(|_| {}).await;
-    let mut client = Client::connect(t.addr).await;
+    let mut client = t.client().await;
     let mut ids = Vec::new();
     for prompt in ["first", "second"] {
         let id = create_and_send(&mut client, &model.url(), json!({}), prompt).await;
@@ -136,7 +136,7 @@ async fn listings_come_from_the_session_index_and_skip_a_damaged_journal() {
 async fn an_idle_session_is_closed_after_the_timeout_and_says_so() {
     let model = ScriptedServer::start(Script::new()).await.unwrap();
     let t = TestServer::start(|c| c.session_idle_timeout = Some(Duration::from_secs(1))).await;
-    let mut client = Client::connect(t.addr).await;
+    let mut client = t.client().await;
     let id = create(&mut client, &model.url(), json!({})).await;
     let server = t.server.clone();
     eventually(|| server.open_sessions() == 0).await;

@@ -3,7 +3,7 @@
 
 use crate::common;
 
-use common::{Client, TestServer, create_params};
+use common::{TestServer, create_params};
 use serde_json::{Value, json};
 use turnstile_scripted_model::{Script, ScriptedServer};
 use turnstile_server::rpc::codes;
@@ -18,7 +18,7 @@ async fn plan_name_foreground_paths_and_model() {
         c.default_reasoning_effort = Some("low".into());
     })
     .await;
-    let mut client = Client::connect(t.addr).await;
+    let mut client = t.client().await;
     let created = client
         .ok(
             "session.create",

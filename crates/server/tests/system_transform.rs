@@ -22,7 +22,7 @@ async fn sent_with(sections: Value) -> (TestServer, Client, String, ScriptedServ
         .await
         .unwrap();
     let t = TestServer::start(|_| {}).await;
-    let mut client = Client::connect(t.addr).await;
+    let mut client = t.client().await;
     let params = create_params(
         &model.url(),
         json!({"systemMessage": {"mode": "customize", "sections": sections}}),

@@ -7,7 +7,7 @@ use crate::common;
 
 use std::time::Duration;
 
-use common::{Client, TestServer, create_params, is_idle, journal_lines, no_answers, types};
+use common::{TestServer, create_params, is_idle, journal_lines, no_answers, types};
 use serde_json::{Value, json};
 use turnstile_scripted_model::{Script, ScriptedServer};
 use turnstile_server::rpc::codes;
@@ -19,7 +19,7 @@ async fn an_idle_session_is_handed_over_to_the_process_that_resumes_it() {
         .unwrap();
     let holder = TestServer::start(|_| {}).await;
     let taker = TestServer::beside(&holder, |_| {}).await;
-    let mut a = Client::connect(holder.addr).await;
+    let mut a = holder.client().await;
     let created = a
         .ok("session.create", create_params(&model.url(), json!({})))
         .await;
@@ -28,7 +28,7 @@ async fn an_idle_session_is_handed_over_to_the_process_that_resumes_it() {
         .await;
     a.events_until(no_answers, is_idle).await;
 
-    let mut b = Client::connect(taker.addr).await;
+    let mut b = taker.client().await;
     b.ok(
         "session.resume",
         create_params(&model.url(), json!({"sessionId": id})),
@@ -91,7 +91,7 @@ async fn a_session_that_stays_busy_is_not_handed_over_and_the_holder_is_named() 
         c.takeover_wait = Duration::from_millis(200);
     })
     .await;
-    let mut a = Client::connect(holder.addr).await;
+    let mut a = holder.client().await;
     let created = a
         .ok(
             "session.create",
@@ -110,7 +110,7 @@ async fn a_session_that_stays_busy_is_not_handed_over_and_the_holder_is_named() 
     })
     .await;
 
-    let mut b = Client::connect(taker.addr).await;
+    let mut b = taker.client().await;
     let error = b
         .err(
             "session.resume",
@@ -143,7 +143,7 @@ async fn a_session_under_a_path_longer_than_a_socket_address_is_still_handed_ove
         c.state_root = turnstile_journal::StateRoot::new(root.clone())
     })
     .await;
-    let mut a = Client::connect(holder.addr).await;
+    let mut a = holder.client().await;
     let created = a
         .ok("session.create", create_params(&model.url(), json!({})))
         .await;
@@ -155,7 +155,7 @@ async fn a_session_under_a_path_longer_than_a_socket_address_is_still_handed_ove
     a.events_until(no_answers, is_idle).await;
     assert!(socket.exists(), "bound in the session directory itself");
 
-    let mut b = Client::connect(taker.addr).await;
+    let mut b = taker.client().await;
     b.ok(
         "session.resume",
         create_params(&model.url(), json!({"sessionId": id})),
@@ -176,7 +176,7 @@ async fn a_holder_that_dies_while_asked_is_waited_for_and_the_resume_goes_on() {
         .await
         .unwrap();
     let first = TestServer::start(|_| {}).await;
-    let mut a = Client::connect(first.addr).await;
+    let mut a = first.client().await;
     let created = a
         .ok("session.create", create_params(&model.url(), json!({})))
         .await;
@@ -203,7 +203,7 @@ async fn a_holder_that_dies_while_asked_is_waited_for_and_the_resume_goes_on() {
     });
 
     let taker = TestServer::beside(&first, |_| {}).await;
-    let mut b = Client::connect(taker.addr).await;
+    let mut b = taker.client().await;
     b.ok(
         "session.resume",
         create_params(&model.url(), json!({"sessionId": id})),

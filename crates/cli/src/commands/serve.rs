@@ -1,7 +1,12 @@
 //! `turnstile --headless [--stdio | --port N]` and `turnstile serve`: the runtime the Copilot
 //! SDK clients spawn. JSON-RPC 2.0 with `Content-Length` framing on stdin/stdout (`--stdio`)
-//! or on TCP 127.0.0.1 (`--port N`, 0 or absent picks a free port; `listening on port N` is
-//! printed on stdout). Logs go to stderr only: on stdio, stdout is the protocol.
+//! or on TCP 127.0.0.1 (`--port N`, 0 or absent picks a free port; `CLI server listening on
+//! port N` is printed on stdout, as the Copilot CLI prints it). Logs go to stderr only: on
+//! stdio, stdout is the protocol.
+//!
+//! A TCP client is served only after `connect` with the connection token: the one in
+//! `COPILOT_CONNECTION_TOKEN` (the SDK clients set it to a fresh UUID for a runtime they
+//! start), else one generated at start and printed on stdout after the port.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -16,8 +21,8 @@ use turnstile_loop::AgentMode;
 use turnstile_providers::OpenAiConfig;
 use turnstile_server::framing::DEFAULT_MAX_FRAME_BYTES;
 use turnstile_server::{
-    DEFAULT_INFLIGHT_FRAME_BYTES, DEFAULT_TAKEOVER_WAIT, Server, ServerConfig, TcpServer,
-    serve_stdio,
+    ConnectionToken, DEFAULT_INFLIGHT_FRAME_BYTES, DEFAULT_TAKEOVER_WAIT, Server, ServerConfig,
+    TcpServer, serve_stdio,
 };
 
 use crate::config::{Effective, Source};
@@ -26,6 +31,9 @@ use crate::store::StoreArgs;
 
 /// Exit code after a second Ctrl-C or SIGTERM (128 + SIGINT).
 const EXIT_INTERRUPTED: i32 = 130;
+
+/// The variable holding the connection token TCP clients must present (the Copilot CLI's).
+const CONNECTION_TOKEN_VAR: &str = "COPILOT_CONNECTION_TOKEN";
 
 /// Flags of the SDK server; the SDK clients pass `--headless --no-auto-update --stdio
 /// [--log-level L] [--auth-token-env VAR] [--no-auto-login] [--session-idle-timeout S]
@@ -40,7 +48,7 @@ pub struct ServeArgs {
     /// Serve one client on stdin/stdout.
     #[arg(long, conflicts_with = "port")]
     pub stdio: bool,
-    /// Serve TCP on 127.0.0.1:N and print `listening on port N` (0 picks a free port; the default without --stdio).
+    /// Serve TCP on 127.0.0.1:N and print `CLI server listening on port N` (0 picks a free port; the default without --stdio); clients must connect with COPILOT_CONNECTION_TOKEN, or the token printed next when it is unset.
     #[arg(long, value_name = "N")]
     pub port: Option<u16>,
     /// Log level on stderr: none, error, warning, info, debug, all (TURNSTILE_LOG overrides).
@@ -166,22 +174,50 @@ pub fn log_filter(args: &ServeArgs) -> &'static str {
     }
 }
 
+/// Takes `COPILOT_CONNECTION_TOKEN` out of the environment and returns it (`None` when unset
+/// or empty), as the Copilot CLI does: no process a session starts (tools, hooks, MCP
+/// servers, a provider's key command) inherits the secret that lets a client in.
+///
+/// # Safety
+///
+/// No other thread may be running: changing the environment races with any thread reading
+/// it (`getenv` in libc included).
+pub unsafe fn take_connection_token() -> Result<Option<ConnectionToken>> {
+    let value = std::env::var_os(CONNECTION_TOKEN_VAR);
+    // SAFETY: the caller guarantees this process has no other thread.
+    unsafe { std::env::remove_var(CONNECTION_TOKEN_VAR) };
+    let Some(value) = value else {
+        return Ok(None);
+    };
+    let text = value
+        .into_string()
+        .map_err(|_| anyhow::anyhow!("{CONNECTION_TOKEN_VAR} is not valid UTF-8"))?;
+    Ok(ConnectionToken::given(text))
+}
+
 /// `turnstile` without a subcommand: serves when `--headless` is given.
 pub fn run_headless(
     args: &ServeArgs,
     state_dir: Option<&Path>,
     store: &StoreArgs,
+    connection_token: Option<ConnectionToken>,
 ) -> Result<ExitCode> {
     if !args.headless {
         bail!(
             "no command given: see `turnstile --help` (the Copilot SDK runtime is `turnstile --headless --stdio` or `turnstile --headless --port N`)"
         );
     }
-    run(args, state_dir, store)
+    run(args, state_dir, store, connection_token)
 }
 
-/// `turnstile serve`.
-pub fn run(args: &ServeArgs, state_dir: Option<&Path>, store: &StoreArgs) -> Result<ExitCode> {
+/// `turnstile serve`, TCP clients let in by `connection_token` (the user's, from
+/// [`take_connection_token`]), or by one generated here when the user gave none.
+pub fn run(
+    args: &ServeArgs,
+    state_dir: Option<&Path>,
+    store: &StoreArgs,
+    connection_token: Option<ConnectionToken>,
+) -> Result<ExitCode> {
     let mut config = server_config(args, state_dir)?;
     let nats = store.nats()?;
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
@@ -190,7 +226,7 @@ pub fn run(args: &ServeArgs, state_dir: Option<&Path>, store: &StoreArgs) -> Res
             let store = crate::store::open_nats(nats).await?;
             config.remote_store = Some(Arc::new(ServedNats::new(store)));
         }
-        serve(args, config).await
+        serve(args, config, connection_token).await
     });
     // The stdin reader may sit in a blocking read that nothing will end: do not wait for it.
     runtime.shutdown_background();
@@ -250,9 +286,6 @@ fn server_config(args: &ServeArgs, state_dir: Option<&Path>) -> Result<ServerCon
         .filter(|s| *s > 0)
         .map(Duration::from_secs);
     config.max_frame_bytes = args.max_frame_bytes;
-    config.connection_token = std::env::var("COPILOT_CONNECTION_TOKEN")
-        .ok()
-        .filter(|t| !t.is_empty());
     if let Some(var) = &args.auth_token_env {
         config.auth_token = std::env::var(var).ok().filter(|t| !t.is_empty());
         if config.auth_token.is_none() {
@@ -314,26 +347,46 @@ fn default_model(
     Ok(openai(crate::config::DEFAULT_BASE_URL.into()))
 }
 
-async fn serve(args: &ServeArgs, config: ServerConfig) -> Result<ExitCode> {
+/// Serves on stdio (no token: the client is whoever started this process) or on TCP.
+async fn serve(
+    args: &ServeArgs,
+    config: ServerConfig,
+    connection_token: Option<ConnectionToken>,
+) -> Result<ExitCode> {
     let server = Server::new(config);
     let signals = tokio::spawn(stop_on_signals(server.clone()));
     let result = if args.stdio {
         serve_stdio(&server).await;
         Ok(ExitCode::SUCCESS)
     } else {
-        let tcp = TcpServer::bind(server.clone(), args.port.unwrap_or(0)).await?;
+        // The Copilot CLI lets any client in when no token was given; any local user could
+        // then create a session that runs commands as this one, so a token is made instead.
+        let generated = connection_token.is_none();
+        let token = connection_token.unwrap_or_else(ConnectionToken::generate);
+        let shown = generated.then(|| token.reveal().to_owned());
+        let tcp = TcpServer::bind(server.clone(), args.port.unwrap_or(0), token).await?;
         let port = tcp.local_addr().port();
-        // The SDK clients wait for exactly this line on stdout.
-        let mut out = std::io::stdout().lock();
-        writeln!(out, "listening on port {port}")
-            .and_then(|_| out.flush())
-            .context("cannot write to stdout")?;
-        drop(out);
+        announce(port, shown.as_deref()).context("cannot write to stdout")?;
         tcp.run().await?;
         Ok(ExitCode::SUCCESS)
     };
     signals.abort();
     result
+}
+
+/// Prints the port, in the Copilot CLI's words (the SDK clients look for `listening on port
+/// N` on stdout), then the token when it was generated here, where the Copilot CLI prints its
+/// warning that no token was set. Only stdout sees the token, never the log.
+fn announce(port: u16, generated: Option<&str>) -> std::io::Result<()> {
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "CLI server listening on port {port}")?;
+    if let Some(token) = generated {
+        writeln!(
+            out,
+            "No {CONNECTION_TOKEN_VAR} was set, so clients must connect with this generated token: {token}"
+        )?;
+    }
+    out.flush()
 }
 
 /// SIGINT/SIGTERM: close every session cleanly and stop; a second one exits at once.

@@ -1,5 +1,6 @@
 //! A JSON-RPC client of `turnstile --headless --stdio` over real pipes, framed with
 //! `Content-Length` as the SDK clients frame it; notifications are kept for the test to read.
+//! The framing itself ([`read_frame`], [`write_frame`]) serves any stream, a socket too.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Child, ChildStdout, Command, ExitStatus, Stdio};
@@ -33,11 +34,8 @@ impl StdioServer {
     pub fn call(&mut self, method: &str, params: Value) -> Value {
         let id = self.next_id;
         self.next_id += 1;
-        let body =
-            json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string();
-        let stdin = self.child.stdin.as_mut().unwrap();
-        write!(stdin, "Content-Length: {}\r\n\r\n{body}", body.len()).unwrap();
-        stdin.flush().unwrap();
+        let request = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        write_frame(self.child.stdin.as_mut().unwrap(), &request);
         loop {
             let message = self.read_frame();
             if message["id"] == id && message.get("method").is_none() {
@@ -109,25 +107,37 @@ impl StdioServer {
     }
 
     fn read_frame(&mut self) -> Value {
-        let mut length = None;
-        loop {
-            let mut line = String::new();
-            assert!(
-                self.out.read_line(&mut line).unwrap() > 0,
-                "the server closed stdout"
-            );
-            let line = line.trim_end();
-            if line.is_empty() {
-                break;
-            }
-            if let Some((name, value)) = line.split_once(':')
-                && name.eq_ignore_ascii_case("content-length")
-            {
-                length = Some(value.trim().parse::<usize>().unwrap());
-            }
-        }
-        let mut frame = vec![0; length.expect("a Content-Length header")];
-        self.out.read_exact(&mut frame).unwrap();
-        serde_json::from_slice(&frame).unwrap()
+        read_frame(&mut self.out).expect("the server closed stdout")
     }
+}
+
+/// Writes `message` as one frame.
+pub fn write_frame(to: &mut impl Write, message: &Value) {
+    let body = message.to_string();
+    write!(to, "Content-Length: {}\r\n\r\n{body}", body.len()).unwrap();
+    to.flush().unwrap();
+}
+
+/// Reads one frame; `None` when the stream ended before one began.
+pub fn read_frame(from: &mut impl BufRead) -> Option<Value> {
+    let mut length = None;
+    loop {
+        let mut line = String::new();
+        if from.read_line(&mut line).unwrap() == 0 {
+            assert!(length.is_none(), "the stream ended inside a frame header");
+            return None;
+        }
+        let line = line.trim_end();
+        if line.is_empty() {
+            break;
+        }
+        if let Some((name, value)) = line.split_once(':')
+            && name.eq_ignore_ascii_case("content-length")
+        {
+            length = Some(value.trim().parse::<usize>().unwrap());
+        }
+    }
+    let mut frame = vec![0; length.expect("a Content-Length header")];
+    from.read_exact(&mut frame).unwrap();
+    Some(serde_json::from_slice(&frame).unwrap())
 }

@@ -6,27 +6,35 @@ use turnstile_journal::Timestamp;
 
 use super::Ctx;
 use super::{PROTOCOL_VERSION, VERSION};
-use crate::rpc::{RpcError, codes};
+use crate::auth;
+use crate::rpc::RpcError;
 
-/// `connect` params (the schema's `ConnectRequest`).
+/// `connect` params (the schema's `ConnectRequest`; the other fields, `supportedTaskKinds`,
+/// `clientInfo`, tell nothing this server uses).
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct ConnectParams {
-    token: Option<String>,
+    /// Any JSON: a token that is not a string is a wrong token, as for the Copilot CLI, not
+    /// a malformed request.
+    token: Option<Value>,
 }
 
-/// `connect`: checks the connection token (TCP with `COPILOT_CONNECTION_TOKEN`) and reports
-/// the protocol version.
+/// `connect`: checks the connection token and reports the protocol version. A connection
+/// that needs one (TCP) is authenticated by the right token and refused for any other or
+/// none; once authenticated, a later wrong `connect` is refused without undoing it. A
+/// connection that needs none (stdio) refuses a token (the Copilot CLI's answers, all three).
 pub(crate) fn connect(ctx: &Ctx<'_>, params: ConnectParams) -> Result<Value, RpcError> {
-    if !ctx.peer.is_authorized() {
-        let expected = ctx.server.config().connection_token.as_deref();
-        if expected.is_some() && params.token.as_deref() != expected {
-            return Err(RpcError::new(
-                codes::UNAUTHORIZED,
-                "connection token missing or wrong (the server was started with COPILOT_CONNECTION_TOKEN)",
-            ));
+    let given = params.token.filter(|t| !t.is_null());
+    match ctx.peer.token() {
+        None if given.is_some() => return Err(auth::not_configured()),
+        None => {}
+        Some(expected) => {
+            let presented = given.as_ref().and_then(Value::as_str);
+            if !presented.is_some_and(|t| expected.matches(t)) {
+                return Err(auth::failed());
+            }
+            ctx.peer.authorize();
         }
-        ctx.peer.authorize();
     }
     Ok(json!({
         "ok": true,

@@ -14,7 +14,7 @@ use tokio::net::TcpStream;
 use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use turnstile_journal::StateRoot;
 use turnstile_server::framing::{Frame, FrameReader, write_frame};
-use turnstile_server::{Server, ServerConfig, TcpServer};
+use turnstile_server::{ConnectionToken, Server, ServerConfig, TcpServer};
 
 /// Long enough for a slow CI machine; reaching it means the test failed.
 pub const GUARD: Duration = Duration::from_secs(60);
@@ -23,6 +23,8 @@ pub const GUARD: Duration = Duration::from_secs(60);
 pub struct TestServer {
     pub server: Server,
     pub addr: SocketAddr,
+    /// The token its clients must present in `connect`.
+    pub token: ConnectionToken,
     pub dir: tempfile::TempDir,
     task: tokio::task::JoinHandle<()>,
 }
@@ -35,18 +37,7 @@ impl TestServer {
         let mut config = ServerConfig::new(StateRoot::new(dir.path().join("state")));
         config.default_cwd = dir.path().join("work");
         tweak(&mut config);
-        let server = Server::new(config);
-        let tcp = TcpServer::bind(server.clone(), 0).await.expect("bind");
-        let addr = tcp.local_addr();
-        let task = tokio::spawn(async move {
-            tcp.run().await.expect("serve");
-        });
-        TestServer {
-            server,
-            addr,
-            dir,
-            task,
-        }
+        Self::serve(Server::new(config), dir).await
     }
 
     /// Lets every tool run unasked (`--allow-all-tools`), for tests about something else.
@@ -62,8 +53,15 @@ impl TestServer {
         let mut config = ServerConfig::new(other.root());
         config.default_cwd = other.work();
         tweak(&mut config);
-        let server = Server::new(config);
-        let tcp = TcpServer::bind(server.clone(), 0).await.expect("bind");
+        Self::serve(Server::new(config), dir).await
+    }
+
+    /// Serves `server` on a free port of 127.0.0.1 with a fresh token.
+    async fn serve(server: Server, dir: tempfile::TempDir) -> Self {
+        let token = ConnectionToken::generate();
+        let tcp = TcpServer::bind(server.clone(), 0, token.clone())
+            .await
+            .expect("bind");
         let addr = tcp.local_addr();
         let task = tokio::spawn(async move {
             tcp.run().await.expect("serve");
@@ -71,9 +69,20 @@ impl TestServer {
         TestServer {
             server,
             addr,
+            token,
             dir,
             task,
         }
+    }
+
+    /// A client connected and authenticated (`connect` with the token), as an SDK client is
+    /// once started.
+    pub async fn client(&self) -> Client {
+        let mut client = Client::connect(self.addr).await;
+        client
+            .ok("connect", json!({"token": self.token.reveal()}))
+            .await;
+        client
     }
 
     /// The working directory sessions get by default.
@@ -110,7 +119,7 @@ pub struct Client {
 }
 
 impl Client {
-    /// Connects.
+    /// Connects, without authenticating (see [`TestServer::client`]).
     pub async fn connect(addr: SocketAddr) -> Self {
         let stream = TcpStream::connect(addr).await.expect("connect");
         let (read, write) = stream.into_split();
@@ -307,7 +316,7 @@ pub async fn mcp_session(
     tweak: impl FnOnce(&mut ServerConfig),
 ) -> (TestServer, Client, String) {
     let t = TestServer::start(tweak).await;
-    let mut client = Client::connect(t.addr).await;
+    let mut client = t.client().await;
     let id = create(&mut client, url, json!({"mcpServers": servers})).await;
     (t, client, id)
 }
