@@ -51,7 +51,10 @@ fn main() {
         (
             "narrow shell(git), no network, a read deny",
             Policy {
-                exec: Exec::Only(vec![PathBuf::from("/usr/bin/bash"), PathBuf::from("/usr/bin/git")]),
+                exec: Exec::Only(vec![
+                    PathBuf::from("/usr/bin/bash"),
+                    PathBuf::from("/usr/bin/git"),
+                ]),
                 network: false,
                 hidden: vec![work.path().join("secret")],
                 ..base.clone()

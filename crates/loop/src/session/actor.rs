@@ -104,7 +104,10 @@ impl Actor {
             // A client, or a `preToolUse` hook, may approve what no rule names: the broad
             // defaults apply then (docs/decisions.md).
             parts.permission_asker.is_some()
-                || parts.hooks.as_ref().is_some_and(|h| h.handles("preToolUse")),
+                || parts
+                    .hooks
+                    .as_ref()
+                    .is_some_and(|h| h.handles("preToolUse")),
         );
         crate::prompt::tokens::Encoding::for_model(&parts.config.model).preload();
         Actor {

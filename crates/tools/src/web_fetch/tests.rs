@@ -433,7 +433,12 @@ async fn a_denied_address_is_denied_by_every_name_and_form() {
     // Every host is allowed (the local block lifted), one address denied: another name of it
     // (`localhost`) or an IPv6 form carrying it must not reach it.
     let ctx = ctx_allowing(
-        &["localhost", "[::ffff:127.0.0.1]", "[::ffff:7f00:1]", "[64:ff9b::7f00:1]"],
+        &[
+            "localhost",
+            "[::ffff:127.0.0.1]",
+            "[::ffff:7f00:1]",
+            "[64:ff9b::7f00:1]",
+        ],
         &["127.0.0.1"],
     );
     for host in ["localhost", "[::ffff:127.0.0.1]", "[64:ff9b::7f00:1]"] {
