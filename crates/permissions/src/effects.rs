@@ -137,25 +137,3 @@ fn expand(globs: &[&PathGlob], cwd: &Path) -> Vec<PathBuf> {
     out.dedup();
     out
 }
-
-impl PathGlob {
-    /// The longest leading part of the glob without wildcards, as an absolute path.
-    pub(crate) fn literal_root(&self, cwd: &Path) -> PathBuf {
-        let literal: PathBuf = Path::new(self.text())
-            .components()
-            .take_while(|c| {
-                !c.as_os_str()
-                    .to_string_lossy()
-                    .contains(['*', '?', '[', '{', '\\'])
-            })
-            .collect();
-        normalize(&cwd.join(literal))
-    }
-
-    /// Whether the glob names a whole subtree (`dir/**`) or one literal path.
-    pub(crate) fn is_subtree(&self) -> bool {
-        let text = self.text();
-        let rest = text.strip_suffix("/**").unwrap_or(text);
-        !rest.contains(['*', '?', '[', '{', '\\'])
-    }
-}

@@ -53,12 +53,8 @@ impl PathGlob {
         }
     }
 
-    /// Whether a search of the directory `dir` could reach a file this glob matches.
-    pub(crate) fn may_match_under(&self, dir: &Path, cwd: &Path) -> bool {
-        if self.matches(dir, cwd) {
-            return true;
-        }
-        let dir = normalize(&cwd.join(dir));
+    /// The longest leading part of the glob without wildcards, as an absolute path.
+    pub(crate) fn literal_root(&self, cwd: &Path) -> PathBuf {
         let literal: PathBuf = Path::new(&self.text)
             .components()
             .take_while(|c| {
@@ -67,11 +63,22 @@ impl PathGlob {
                     .contains(['*', '?', '[', '{', '\\'])
             })
             .collect();
-        let literal = if self.absolute {
-            normalize(&literal)
-        } else {
-            normalize(&normalize(cwd).join(literal))
-        };
+        normalize(&normalize(cwd).join(literal))
+    }
+
+    /// Whether the glob names a whole subtree (`dir/**`) or one literal path.
+    pub(crate) fn is_subtree(&self) -> bool {
+        let rest = self.text.strip_suffix("/**").unwrap_or(&self.text);
+        !rest.contains(['*', '?', '[', '{', '\\'])
+    }
+
+    /// Whether a search of the directory `dir` could reach a file this glob matches.
+    pub(crate) fn may_match_under(&self, dir: &Path, cwd: &Path) -> bool {
+        if self.matches(dir, cwd) {
+            return true;
+        }
+        let dir = normalize(&cwd.join(dir));
+        let literal = self.literal_root(cwd);
         literal.starts_with(&dir) || dir.starts_with(&literal)
     }
 }
