@@ -7,6 +7,8 @@
 //!   the session's `processes.json` and fsynced; the supervisor waits for a line on its stdin
 //!   and exits without running anything if the engine is gone before sending it. A resume
 //!   kills any recorded group still running (`tools::processes`);
+//! - the supervisor and the command get the engine's environment without its secrets
+//!   (`turnstile_permissions::tool_env`);
 //! - a timeout, an abort or a dropped call SIGKILLs the group ([`GroupGuard`]).
 
 use std::os::fd::OwnedFd;
@@ -19,6 +21,7 @@ use tokio::io::AsyncWriteExt;
 
 use crate::ToolFailure;
 use crate::processes::{GroupRecord, ProcessTable, boot_id, proc_stat};
+use turnstile_permissions::tool_env;
 
 /// How long to wait for a killed shell to be reaped before leaving it to tokio.
 const REAP_TIMEOUT: Duration = Duration::from_secs(5);
@@ -131,6 +134,8 @@ pub(super) async fn start(
         .arg("turnstile-tool")
         .arg(command)
         .current_dir(cwd)
+        .env_clear()
+        .envs(tool_env::for_tools())
         .stdin(Stdio::piped())
         .stdout(stdout)
         .stderr(stderr)
