@@ -35,4 +35,5 @@ mod session_files;
 mod store_commands;
 mod store_nats;
 mod store_vs_files;
+mod tool_env;
 mod type_warning;

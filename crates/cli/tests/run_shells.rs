@@ -4,7 +4,8 @@
 //! `stop_bash` kills its whole process group while the session goes on; in the SDK server a
 //! shell outlives its message's `session.idle` until the session closes; after a kill -9 the
 //! resume lists the shell as lost; a shell that ends while no call waits for it is told at the
-//! next turn, as the Copilot CLI tells it.
+//! next turn, as the Copilot CLI tells it; a resume kills the supervisor a crash left running
+//! and nothing a forged `processes.json` names (init, a stranger's `setsid sleep`).
 
 mod common;
 
@@ -456,4 +457,165 @@ fn a_shell_that_ends_while_the_message_runs_is_told_at_the_next_turn() {
         view.to_string().contains("has exited with exit code 4"),
         "{view:#}"
     );
+}
+
+/// `/proc/<pid>/stat`'s start time (field 22).
+fn start_time(pid: i32) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    let (_, rest) = stat.rsplit_once(')').unwrap();
+    rest.split_whitespace().nth(19).unwrap().parse().unwrap()
+}
+
+fn stopped(pid: i32) -> bool {
+    (0..1500).any(|_| {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        let now = stat
+            .rsplit_once(')')
+            .is_some_and(|(_, rest)| rest.trim_start().starts_with('T'));
+        if !now {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        now
+    })
+}
+
+#[test]
+fn a_resume_stops_the_engine_s_supervisor_and_nothing_it_did_not_start() {
+    adopt_orphans();
+    let env = Env::new();
+    let first = env.server(serving_in_the_background().respond(call(
+        "c3",
+        "bash",
+        json!({"command": "echo $$ > hold_sh.pid; sleep 300 & echo $! > hold_bg.pid; wait", "description": "hold", "initial_wait": 600}),
+    )));
+    let mut engine = Watched::spawn(env.cmd(
+        &first,
+        &[
+            "run",
+            "--json",
+            "--allow-all-tools",
+            "--durability",
+            "event",
+            "go",
+        ],
+    ));
+    engine.until(started("c3"));
+    let (id, events) = env.only_session();
+    let processes = events.with_file_name("processes.json");
+    let mut file = Value::Null;
+    let both = (0..1500).any(|_| {
+        file = serde_json::from_slice(&std::fs::read(&processes).unwrap_or_default())
+            .unwrap_or(Value::Null);
+        let groups = file["groups"].as_array().map_or(0, Vec::len);
+        let held = env.work.path().join("hold_bg.pid").exists();
+        if groups < 2 || !held {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        groups == 2 && held
+    });
+    assert!(both, "both shells recorded and running: {file}");
+    let pgid_of = |call: &str| {
+        file["groups"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|g| g["toolCallId"] == call)
+            .unwrap()["pgid"]
+            .as_i64()
+            .unwrap() as i32
+    };
+    let (srv, hold) = (pgid_of("c1"), pgid_of("c3"));
+    // The async shell's supervisor is stopped: the engine-death signal waits, so it outlives
+    // the engine, as a hung one would.
+    // SAFETY: signalling the supervisor of the engine this test started.
+    unsafe {
+        libc::kill(srv, libc::SIGSTOP);
+    }
+    assert!(stopped(srv));
+    // Someone else's process group, which the engine never started.
+    let mut stranger = std::process::Command::new("setsid")
+        .args(["sleep", "300"])
+        .spawn()
+        .unwrap();
+    let stranger_pid = stranger.id() as i32;
+    let ready = (0..1500).any(|_| {
+        let cmdline = std::fs::read(format!("/proc/{stranger_pid}/cmdline")).unwrap_or_default();
+        let now = cmdline == b"sleep\x00300\x00";
+        if !now {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        now
+    });
+    assert!(ready, "setsid ran sleep");
+    engine.kill_9();
+    // The sync shell's supervisor heard the engine die and took its group with it.
+    for pid in [
+        hold,
+        pid_in(&env, "hold_sh.pid"),
+        pid_in(&env, "hold_bg.pid"),
+    ] {
+        assert!(gone(pid), "{pid} outlived the engine");
+    }
+    let survivors = [srv, pid_in(&env, "sh.pid"), pid_in(&env, "bg.pid")];
+    assert!(
+        survivors.iter().all(|p| alive(*p)),
+        "the stopped one lives on"
+    );
+
+    // What a tool could have written: records naming init and the stranger, with this boot,
+    // their real start times and the command the stranger runs.
+    let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").unwrap();
+    let forged = |pgid: i32| {
+        json!({
+            "pgid": pgid,
+            "startTime": start_time(pgid),
+            "toolCallId": format!("forged{pgid}"),
+            "bootId": boot.trim(),
+            "command": "sleep 300",
+            "supervisorSha256": "0000000000000000000000000000000000000000000000000000000000000000",
+        })
+    };
+    let groups = file["groups"].as_array_mut().unwrap();
+    groups.push(forged(1));
+    groups.push(forged(stranger_pid));
+    std::fs::write(&processes, file.to_string()).unwrap();
+
+    let second = env.server(Script::new().text("Resumed."));
+    let out = env
+        .cmd(&second, &["resume", &id[..8], "carry on"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for pid in survivors {
+        assert!(no_such_process(pid), "{pid} survived the resume");
+    }
+    // Had the stranger been signalled, SIGKILL would have ended it by now.
+    std::thread::sleep(Duration::from_millis(200));
+    assert!(stranger.try_wait().unwrap().is_none(), "the stranger lives");
+    assert!(alive(1));
+    stranger.kill().unwrap();
+    stranger.wait().unwrap();
+
+    let warnings: Vec<String> = journal(&events)
+        .into_iter()
+        .filter(|e| e["type"] == "session.warning" && e["data"]["warningType"] == "processes")
+        .map(|e| e["data"]["message"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(
+        warnings,
+        [
+            format!(
+                "stopped 3 process(es) of tool call c1 (process group {srv}) that the previous engine left running"
+            ),
+            "did not stop process group 1 recorded for tool call forged1: a process group id below 2 names no group the engine started".to_owned(),
+            format!(
+                "did not stop process group {stranger_pid} recorded for tool call forged{stranger_pid}: its leader is not the recorded supervisor: it is not the engine's tool supervisor (its command line differs)"
+            ),
+        ]
+    );
+    assert!(!processes.exists());
 }

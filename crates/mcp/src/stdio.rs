@@ -1,5 +1,7 @@
 //! A stdio server's process: started in a process group of its own that dies with the
 //! engine, its stderr kept (the last few KiB) to explain a failed start, killed as a group.
+//! Its environment is the engine's without its secrets (`turnstile_permissions::tool_env`),
+//! plus the configuration's `env`: a secret reaches a server only when its entry names it.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -85,8 +87,9 @@ impl Drop for ChildGuard {
     }
 }
 
-/// Starts `command` as a stdio MCP server in `cwd` with `env` added (its `$NAME` references
-/// replaced by the engine's variables, as the Copilot CLI launches it).
+/// Starts `command` as a stdio MCP server in `cwd` with the tools' environment and `env`
+/// added on top (its `$NAME` references replaced by the engine's variables, as the Copilot CLI
+/// launches it, secrets included: the configuration asked for them by name).
 pub(crate) fn spawn(
     command: &str,
     args: &[String],
@@ -95,7 +98,12 @@ pub(crate) fn spawn(
 ) -> Result<(TokioChildProcess, ChildGuard), McpError> {
     let mut cmd = tokio::process::Command::new(command);
     let env = crate::env::expand_all(env, |name| std::env::var(name).ok());
-    cmd.args(args).envs(env).current_dir(cwd).process_group(0);
+    cmd.args(args)
+        .env_clear()
+        .envs(turnstile_permissions::tool_env::for_tools())
+        .envs(env)
+        .current_dir(cwd)
+        .process_group(0);
     // Compared with the child's parent after PR_SET_PDEATHSIG: a different parent means the
     // engine died before the signal was armed (comparing with 1 would refuse every server of
     // an engine that is itself PID 1, as in a container).

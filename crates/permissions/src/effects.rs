@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::PermissionPolicy;
-use crate::paths::{PathGlob, normalize};
+use crate::paths::PathGlob;
 use crate::pattern::{Family, PatternArg, ToolPattern};
 
 /// Which programs the rules let a shell command execute.

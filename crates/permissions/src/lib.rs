@@ -1,7 +1,9 @@
 //! Which tool calls need approval, and why: the analysis of shell commands ([`shell`]: what a
 //! command line runs, reads and writes, through wrappers), the request a call asks
 //! ([`PermissionAsk`]), the host patterns of `url` rules ([`hosts`]), and the policy that
-//! decides a request ([`PermissionPolicy`] at start-up, [`LiveRules`] while a session runs).
+//! decides a request ([`PermissionPolicy`] at start-up, [`LiveRules`] while a session runs),
+//! and the environment every tool process is started with ([`tool_env`]: the engine's own,
+//! without its secrets).
 //!
 //! It decides; it does not enforce. Nothing here runs a command, touches a file or opens a
 //! connection: the tools (`turnstile-tools`) do what was approved, and the loop asks the client
@@ -47,6 +49,7 @@ mod pattern;
 mod prompt_request;
 pub mod shell;
 mod shell_rules;
+pub mod tool_env;
 
 use std::path::{Path, PathBuf};
 

@@ -30,11 +30,6 @@ impl PathGlob {
         })
     }
 
-    /// The glob as written (without a leading `./`).
-    pub(crate) fn text(&self) -> &str {
-        &self.text
-    }
-
     /// Whether the glob is absolute (names paths outside the working directory).
     pub(crate) fn is_absolute(&self) -> bool {
         self.absolute

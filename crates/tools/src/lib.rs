@@ -45,6 +45,7 @@ pub mod skill;
 pub mod skills;
 pub mod sql;
 pub mod stop_bash;
+pub mod supervisor;
 pub mod task;
 pub mod task_complete;
 pub mod view;

@@ -13,6 +13,9 @@
 //! A hook that fails (non-zero exit, bad JSON, timeout) is reported as an error in its
 //! `hook.end` and otherwise ignored: it never crashes the session.
 //!
+//! A command runs with the engine's environment without its secrets
+//! (`turnstile_permissions::tool_env`), as every tool process does.
+//!
 //! Hook files load only from a trusted working directory ([`HookTrust`]). Their content is
 //! kept from the session's start; a hook whose file changed since (or disappeared) does not
 //! run, and its `hook.end` error says why, until a new session starts in a trusted folder.
@@ -191,6 +194,8 @@ impl CommandHooks {
             .arg("-c")
             .arg(&hook.bash)
             .current_dir(&self.cwd)
+            .env_clear()
+            .envs(turnstile_permissions::tool_env::for_tools())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())

@@ -17,7 +17,8 @@ use turnstile_tools::processes;
 use turnstile_tools::shells::LostShell;
 
 /// The shells the dead engine was running (recorded in `<session>/processes.json`): their
-/// processes died with it or are stopped next, so each is recorded in a `session.warning`.
+/// processes died with it or are stopped next (or, not proven the engine's, reported as left
+/// running: `open.rs::stop_left_processes`), so each is recorded in a `session.warning`.
 /// `answered` are the tool calls the resume closes or continues: their shells are told by
 /// their results.
 pub(super) fn find(

@@ -179,14 +179,16 @@ fn announce_opened(emitter: &Emitter) -> Result<(), LoopError> {
 }
 
 /// Kills the tool process groups a dead engine left running (recorded in
-/// `<session>/processes.json`) and records each in a `session.warning`. A list that cannot be
-/// read is reported the same way and left in place.
+/// `<session>/processes.json`) that prove to be its own supervisors', and records each in a
+/// `session.warning`; a record refused while something runs under it is recorded the same
+/// way, naming the group and why it was left alone. A list that cannot be read is reported
+/// too and left in place.
 fn stop_left_processes(
     emitter: &Emitter,
     dir: &std::path::Path,
 ) -> Result<Vec<StoppedGroup>, LoopError> {
-    let stopped = match processes::stop_leftovers(dir) {
-        Ok(stopped) => stopped,
+    let left = match processes::stop_leftovers(dir) {
+        Ok(left) => left,
         Err(e) => {
             emitter.emit(&SessionWarning {
                 warning_type: "processes".into(),
@@ -198,7 +200,7 @@ fn stop_left_processes(
             return Ok(Vec::new());
         }
     };
-    for group in &stopped {
+    for group in &left.stopped {
         emitter.emit(&SessionWarning {
             warning_type: "processes".into(),
             message: format!(
@@ -208,7 +210,17 @@ fn stop_left_processes(
             ..Default::default()
         })?;
     }
-    Ok(stopped)
+    for group in &left.refused {
+        emitter.emit(&SessionWarning {
+            warning_type: "processes".into(),
+            message: format!(
+                "did not stop process group {} recorded for tool call {}: {}",
+                group.record.pgid, group.record.tool_call_id, group.reason
+            ),
+            ..Default::default()
+        })?;
+    }
+    Ok(left.stopped)
 }
 
 /// Sets `continuePendingWork` in the plan's `session.resume` (its first event).

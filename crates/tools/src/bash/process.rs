@@ -4,9 +4,13 @@
 //! - the supervisor gets `PR_SET_PDEATHSIG` (SIGTERM), so it hears when the engine dies, even
 //!   by `kill -9`; its trap then SIGKILLs the whole group, the command's children included;
 //! - before the command starts, the group (pgid and the leader's start time) is recorded in
-//!   the session's `processes.json` and fsynced; the supervisor waits for a line on its stdin
-//!   and exits without running anything if the engine is gone before sending it. A resume
-//!   kills any recorded group still running (`tools::processes`);
+//!   the session's `processes.json` and fsynced, with the hash of a random token given to the
+//!   supervisor alone (`supervisor.rs`); the supervisor waits for a line on its stdin and exits
+//!   without running anything if the engine is gone before sending it. A resume kills a
+//!   recorded group still running only when its leader proves to be that supervisor
+//!   (`tools::processes`);
+//! - the supervisor and the command get the engine's environment without its secrets
+//!   (`turnstile_permissions::tool_env`);
 //! - a timeout, an abort or a dropped call SIGKILLs the group ([`GroupGuard`]).
 
 use std::os::fd::OwnedFd;
@@ -19,18 +23,11 @@ use tokio::io::AsyncWriteExt;
 
 use crate::ToolFailure;
 use crate::processes::{GroupRecord, ProcessTable, boot_id, proc_stat};
+use crate::supervisor::{self, Token};
+use turnstile_permissions::tool_env;
 
 /// How long to wait for a killed shell to be reaped before leaving it to tokio.
 const REAP_TIMEOUT: Duration = Duration::from_secs(5);
-
-/// The supervisor (`$1` is the command). The command runs in the background so the trap can
-/// fire while it runs (bash defers traps until a foreground child ends); its status is the
-/// supervisor's. Exits 125 without running anything if the go line never comes.
-const SUPERVISOR: &str = r#"trap 'trap - TERM; kill -KILL 0' TERM
-IFS= read -r go || exit 125
-bash -c "$1" </dev/null &
-wait "$!"
-"#;
 
 /// Kills the command's process group when dropped while armed, so a run future that is
 /// dropped mid-command (the loop gave up on it) leaves no processes behind.
@@ -137,17 +134,33 @@ pub(super) async fn start(
         }
     };
     let sandboxed = sandbox.is_some();
+    // Only a recorded group needs to prove itself to a resume.
+    let token = match (&record, detached) {
+        (Some(_), false) => Some(Token::new().map_err(|e| {
+            ToolFailure::new(
+                format!("Could not make the command's supervisor token, so it was not run: {e}"),
+                "spawn_failed",
+            )
+        })?),
+        _ => None,
+    };
     let mut cmd = tokio::process::Command::new("bash");
     cmd.arg("-c")
-        .arg(SUPERVISOR)
-        .arg("turnstile-tool")
+        .arg(supervisor::SCRIPT)
+        .arg(supervisor::ARG0)
         .arg(command)
         .current_dir(cwd)
+        .env_clear()
+        .envs(tool_env::for_tools())
+        .env_remove(supervisor::TOKEN_VAR)
         .stdin(Stdio::piped())
         .stdout(stdout)
         .stderr(stderr)
         .process_group(0)
         .kill_on_drop(!detached);
+    if let Some(token) = &token {
+        cmd.env(supervisor::TOKEN_VAR, token.value());
+    }
     // SAFETY: getpid is async-signal-safe; called here, in the engine, before the fork.
     let engine = unsafe { libc::getpid() };
     // SAFETY: the closure runs in the forked child before exec and only makes
@@ -214,6 +227,7 @@ pub(super) async fn start(
             boot_id: boot_id(),
             shell_id: Some(shell_id),
             command: Some(command),
+            supervisor_sha256: token.as_ref().map(Token::sha256),
         };
         // Written in place, not on the blocking pool: a small file's fsync, and a pool task
         // cancelled by a runtime shutting down would turn the crash being simulated or
