@@ -117,6 +117,7 @@ fuzz:
 	PROPTEST_CASES=2000 $(CARGO) test --release -p turnstile-replay --test integration -- audit::
 	PROPTEST_CASES=50000 $(CARGO) test --release -p turnstile-permissions --test integration -- shell_fuzz::
 	PROPTEST_CASES=5000 $(CARGO) test --release -p turnstile-tools --test integration -- policy_traced::
+	PROPTEST_CASES=2000 $(CARGO) test --release -p turnstile-sandbox --test integration -- spellings::
 
 clean-bench:
 	rm -rf target/bench

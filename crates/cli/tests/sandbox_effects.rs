@@ -123,6 +123,8 @@ fn a_denied_program_does_not_run_by_any_spelling() {
         "ln -s /usr/bin/touch t3; ./t3 m3",
         "ln /usr/bin/touch t4; ./t4 m4",
         "p=/usr/bin/tou; ${p}ch m5",
+        "/proc/self/root/usr/bin/touch m6",
+        "cd /usr/bin/../bin && ./touch ~-/m7",
     ]
     .iter()
     .enumerate()
@@ -294,6 +296,9 @@ fn a_read_deny_holds_for_shell_commands_too() {
         "cat /proc/self/cwd/secret/key",
         "tar cf - secret | tar tvf - ; cat secret/*",
         "grep -r TOPSECRET .",
+        "ln secret/key k; cat k",
+        "cat /proc/self/root$PWD/secret/key",
+        "mv secret s2; cat s2/key",
     ] {
         let w = World::new();
         let (out, result) = w.attack(line, &flags);

@@ -2,3 +2,4 @@
 //! test builds a sandbox, runs `bash -c` in it, and looks at what happened outside.
 
 mod effects;
+mod spellings;
