@@ -14,7 +14,7 @@ const RUNS: u32 = 300;
 fn spawn_true(sandbox: Option<&'static Sandbox>) -> Duration {
     let started = Instant::now();
     for _ in 0..RUNS {
-        let mut cmd = Command::new("true");
+        let mut cmd = Command::new("/usr/bin/true");
         cmd.stdin(Stdio::null()).stdout(Stdio::null());
         if let Some(sandbox) = sandbox {
             // SAFETY: enter makes only system calls.
@@ -54,6 +54,7 @@ fn main() {
                 exec: Exec::Only(vec![
                     PathBuf::from("/usr/bin/bash"),
                     PathBuf::from("/usr/bin/git"),
+                    PathBuf::from("/usr/bin/true"),
                 ]),
                 network: false,
                 hidden: vec![work.path().join("secret")],
