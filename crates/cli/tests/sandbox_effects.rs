@@ -63,9 +63,23 @@ impl World {
         flags: &[&str],
         env: &[(&str, &str)],
     ) -> (Output, String) {
-        let script = Script::new()
-            .tool_call("bash", json!({"command": command, "description": "x"}))
-            .text("done");
+        self.call(
+            "bash",
+            json!({"command": command, "description": "x"}),
+            flags,
+            env,
+        )
+    }
+
+    /// `turnstile run` where the model calls `tool` with `args` once.
+    fn call(
+        &self,
+        tool: &str,
+        args: Value,
+        flags: &[&str],
+        env: &[(&str, &str)],
+    ) -> (Output, String) {
+        let script = Script::new().tool_call(tool, args).text("done");
         let server: ScriptedServer = self.rt.block_on(ScriptedServer::start(script)).unwrap();
         let out = Command::cargo_bin("turnstile")
             .unwrap()
@@ -350,4 +364,44 @@ fn processes_outside_the_tool_are_out_of_reach() {
     assert!(out.status.success(), "{}", show(&out, &result));
     victim.kill().unwrap();
     let _ = victim.wait();
+}
+
+#[test]
+fn the_file_tools_judge_a_path_by_every_name_of_it() {
+    let w = World::new();
+    std::os::unix::fs::symlink(w.work().join("src"), w.work().join("lnk")).unwrap();
+    std::os::unix::fs::symlink(w.work().join("secret"), w.work().join("lnk2")).unwrap();
+    std::fs::hard_link(w.work().join("secret/key"), w.work().join("hk")).unwrap();
+    let deny_write = ["--allow-all-tools", "--deny-tool", "write(src/**)"];
+    let (out, result) = w.call(
+        "create",
+        json!({"path": "lnk/x.rs", "file_text": "planted"}),
+        &deny_write,
+        &[],
+    );
+    assert!(
+        !exists(w.work().join("src/x.rs")),
+        "{}",
+        show(&out, &result)
+    );
+    let (out, result) = w.call(
+        "edit",
+        json!({"path": "lnk/a.rs", "old_str": "fn a", "new_str": "fn pwned"}),
+        &deny_write,
+        &[],
+    );
+    assert_eq!(
+        std::fs::read_to_string(w.work().join("src/a.rs")).unwrap(),
+        "fn a() {}\n",
+        "{}",
+        show(&out, &result)
+    );
+    let deny_read = ["--allow-all-tools", "--deny-tool", "read(secret/**)"];
+    for path in ["lnk2/key", "hk", "./lnk2/../secret/key"] {
+        let (out, result) = w.call("view", json!({"path": path}), &deny_read, &[]);
+        assert!(!result.contains(SECRET), "{path}\n{}", show(&out, &result));
+    }
+    // The same view without the deny rule reads it: the test can fail.
+    let (out, result) = w.call("view", json!({"path": "hk"}), &["--allow-all-tools"], &[]);
+    assert!(result.contains(SECRET), "{}", show(&out, &result));
 }

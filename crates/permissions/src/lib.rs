@@ -5,11 +5,13 @@
 //! and the environment every tool process is started with ([`tool_env`]: the engine's own,
 //! without its secrets).
 //!
-//! It decides; it does not enforce. Nothing here runs a command, touches a file or opens a
-//! connection: the tools (`turnstile-tools`) do what was approved, and the loop asks the client
-//! when the policy says [`Decision::Ask`]. A kernel sandbox that enforces effects would live
-//! here later, beside the rules it would apply. It depends on no other turnstile crate: the
-//! tools and the loop depend on it, never the other way.
+//! It decides; it does not enforce. Nothing here runs a command, writes a file or opens a
+//! connection (a path rule reads only the metadata of the path it judges, to know every name
+//! of it: symlinks resolved, hard links seen): the tools (`turnstile-tools`) do what was
+//! approved, and the loop asks the client when the policy says [`Decision::Ask`]. What the
+//! rules allow as effects ([`Effects`]) the kernel sandbox (`turnstile-sandbox`) enforces for
+//! every process a tool starts. It depends on no other turnstile crate: the tools and the
+//! loop depend on it, never the other way.
 //!
 //! # The policy
 //!
@@ -209,12 +211,17 @@ impl PermissionPolicy {
                 (ok, vec![format!("{server}({})", ask.subject)], Vec::new())
             }
             (_, Family::Write | Family::Read) => {
+                // A narrow path rule approves a file only by every name of it: a symlink
+                // inside an allowed directory may lead out of it.
                 let path = Path::new(&ask.subject);
+                let names = paths::names_of(path, cwd);
                 let ok = self.allow.iter().any(|p| {
                     p.covers(tool, family)
                         && match &p.arg {
                             None => true,
-                            Some(PatternArg::Path(g)) => g.matches(path, cwd),
+                            Some(PatternArg::Path(g)) => {
+                                !names.linked && names.names.iter().all(|n| g.matches(n, cwd))
+                            }
                             Some(_) => false,
                         }
                 });
@@ -268,7 +275,13 @@ impl PermissionPolicy {
                     p.covers(tool, family)
                         && match &p.arg {
                             None => true,
-                            Some(PatternArg::Path(g)) => g.matches(Path::new(&ask.subject), cwd),
+                            // Denied by any name of the file (a symlink leading into the
+                            // denied tree), and, for a file with other hard links whose names
+                            // cannot be known, by every path deny of its family.
+                            Some(PatternArg::Path(g)) => {
+                                let names = paths::names_of(Path::new(&ask.subject), cwd);
+                                names.linked || names.names.iter().any(|n| g.matches(n, cwd))
+                            }
                             Some(_) => false,
                         }
                 }
@@ -317,9 +330,13 @@ impl PermissionPolicy {
                         && match &p.arg {
                             None => true,
                             // A directory's listing or search reaches what is under it.
-                            Some(PatternArg::Path(g)) => {
-                                paths.iter().any(|path| g.may_match_under(path, cwd))
-                            }
+                            // By every name of the path (a symlink into the denied tree; a
+                            // file with other hard links is denied by every path deny).
+                            Some(PatternArg::Path(g)) => paths.iter().any(|path| {
+                                let names = paths::names_of(path, cwd);
+                                names.linked
+                                    || names.names.iter().any(|n| g.may_match_under(n, cwd))
+                            }),
                             Some(_) => false,
                         }
                 }

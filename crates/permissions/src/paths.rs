@@ -78,6 +78,47 @@ impl PathGlob {
     }
 }
 
+/// The names a path rule must judge a file tool's path by: the path as given, and the same
+/// path with every symlink on it resolved (the file it reaches). `linked` is set when the
+/// file exists with more than one hard link: its other names are anywhere, so a path deny
+/// cannot tell them apart from it. Only `stat`s and `readlink`s; a missing tail is kept as
+/// given under its resolved parent.
+pub(crate) struct PathNames {
+    pub(crate) names: Vec<PathBuf>,
+    pub(crate) linked: bool,
+}
+
+pub(crate) fn names_of(path: &Path, cwd: &Path) -> PathNames {
+    let full = normalize(&cwd.join(path));
+    let mut names = vec![full.clone()];
+    // The longest existing prefix, resolved; the rest appended as written.
+    let mut prefix = full.clone();
+    let mut rest: Vec<std::ffi::OsString> = Vec::new();
+    let real = loop {
+        if let Ok(real) = std::fs::canonicalize(&prefix) {
+            break Some(real);
+        }
+        match (prefix.file_name().map(|n| n.to_owned()), prefix.parent()) {
+            (Some(name), Some(parent)) => {
+                rest.push(name);
+                prefix = parent.to_owned();
+            }
+            _ => break None,
+        }
+    };
+    if let Some(mut real) = real {
+        for name in rest.iter().rev() {
+            real.push(name);
+        }
+        if real != full {
+            names.push(real);
+        }
+    }
+    let linked = std::fs::metadata(&full)
+        .is_ok_and(|m| m.is_file() && std::os::unix::fs::MetadataExt::nlink(&m) > 1);
+    PathNames { names, linked }
+}
+
 /// `path` with `.` and `..` resolved without touching the file system (symlinks are the
 /// file tools' business: see `tools::paths`).
 pub(crate) fn normalize(path: &Path) -> PathBuf {

@@ -148,7 +148,10 @@ pub(crate) const REASONS: &[(&str, &str)] = &[
     ("session.telemetry.", "turnstile sends no telemetry"),
     ("gitHubTelemetry.", "turnstile sends no telemetry"),
     ("session.debug.", "logs go to stderr or --log-dir"),
-    ("session.sandbox.", "turnstile has no sandbox"),
+    (
+        "session.sandbox.",
+        "the sandbox is chosen when the server starts (`--no-sandbox`), not per session",
+    ),
     (
         "session.contentExclusion.",
         "turnstile has no content exclusion policy",
