@@ -156,10 +156,28 @@ fn a_denied_program_does_not_run_by_any_spelling() {
 #[test]
 fn narrow_rules_run_nothing_else_whatever_the_line() {
     let w = World::new();
+    // A home whose git config runs a command at `git status`.
+    std::fs::create_dir_all(w.work().join("evil")).unwrap();
+    std::fs::write(
+        w.work().join("evil/.gitconfig"),
+        "[core]\n\tfsmonitor = touch n4\n",
+    )
+    .unwrap();
+    assert!(
+        Command::new("git")
+            .args(["init", "-q"])
+            .current_dir(w.work())
+            .status()
+            .unwrap()
+            .success()
+    );
     for (i, (line, rule)) in [
         ("echo ${X:-'}'} ; touch n0 ; # '", "shell(echo)"),
         ("$'rm\\0dir' -rf src", "shell(rmdir)"),
         ("for x do touch n2; done", "shell(echo)"),
+        ("git -c alias.x='!touch n3' x", "shell(git)"),
+        ("HOME=$PWD/evil git status", "shell(git status)"),
+        ("env -S 'touch n5'", "shell(env)"),
     ]
     .iter()
     .enumerate()
@@ -401,6 +419,39 @@ fn the_file_tools_judge_a_path_by_every_name_of_it() {
         let (out, result) = w.call("view", json!({"path": path}), &deny_read, &[]);
         assert!(!result.contains(SECRET), "{path}\n{}", show(&out, &result));
     }
+    // The engine's own files, even with every tool and path allowed.
+    let all = ["--allow-all-tools", "--allow-outside-cwd"];
+    let home = w.home.path();
+    let (out, result) = w.call(
+        "edit",
+        json!({"path": home.join("settings.json"), "old_str": "{}", "new_str": "{\"trustedFolders\":[\"/\"]}"}),
+        &all,
+        &[],
+    );
+    assert_eq!(
+        std::fs::read_to_string(home.join("settings.json")).unwrap(),
+        "{}\n",
+        "{}",
+        show(&out, &result)
+    );
+    let (out, result) = w.call(
+        "create",
+        json!({"path": home.join("config.json"), "file_text": "{}"}),
+        &all,
+        &[],
+    );
+    assert!(!exists(home.join("config.json")), "{}", show(&out, &result));
+    let (out, result) = w.call(
+        "create",
+        json!({"path": w.state.path().join("planted"), "file_text": "x"}),
+        &all,
+        &[],
+    );
+    assert!(
+        !exists(w.state.path().join("planted")),
+        "{}",
+        show(&out, &result)
+    );
     // The same view without the deny rule reads it: the test can fail.
     let (out, result) = w.call("view", json!({"path": "hk"}), &["--allow-all-tools"], &[]);
     assert!(result.contains(SECRET), "{}", show(&out, &result));

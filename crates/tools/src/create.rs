@@ -25,7 +25,7 @@ pub struct CreateArgs {
 }
 
 fn parse(args: &Value, ctx: &ToolContext) -> Result<CreateArgs, ToolFailure> {
-    let path = paths::resolve(args::required_str(args, "path")?, ctx)?;
+    let path = paths::resolve_for_write(args::required_str(args, "path")?, ctx)?;
     let file_text = args::required_str(args, "file_text")?.to_owned();
     Ok(CreateArgs { path, file_text })
 }

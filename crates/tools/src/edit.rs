@@ -27,7 +27,7 @@ pub struct EditArgs {
 }
 
 fn parse(args: &Value, ctx: &ToolContext) -> Result<EditArgs, ToolFailure> {
-    let path = paths::resolve(args::required_str(args, "path")?, ctx)?;
+    let path = paths::resolve_for_write(args::required_str(args, "path")?, ctx)?;
     let old_str = args::optional_str(args, "old_str")?.unwrap_or("");
     if old_str.is_empty() {
         return Err(ToolFailure::invalid(

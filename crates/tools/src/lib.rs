@@ -132,6 +132,9 @@ pub struct ToolContext {
     pub agents: std::sync::Arc<agents::Agents>,
     /// The kernel sandbox every process a tool starts enters.
     pub sandbox: Sandboxing,
+    /// The engine's own directories (the state directory, `$COPILOT_HOME`): no file tool
+    /// writes in them ([`paths::resolve_for_write`]).
+    pub engine_dirs: std::sync::Arc<Vec<PathBuf>>,
 }
 
 /// Whether the processes a tool starts are confined, and by what.
@@ -166,6 +169,7 @@ impl ToolContext {
             subagents: None,
             agents: std::sync::Arc::default(),
             sandbox: Sandboxing::Off,
+            engine_dirs: std::sync::Arc::default(),
         }
     }
 }

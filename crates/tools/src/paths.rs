@@ -32,6 +32,29 @@ pub fn resolve(raw: &str, ctx: &ToolContext) -> Result<PathBuf, ToolFailure> {
     Ok(path)
 }
 
+/// [`resolve`] for a tool that writes: also refuses the engine's own files (the state
+/// directory, `$COPILOT_HOME`), which no tool may write, whatever the rules and
+/// `--allow-outside-cwd` say (a settings file written there would be trusted by the next run).
+pub fn resolve_for_write(raw: &str, ctx: &ToolContext) -> Result<PathBuf, ToolFailure> {
+    let path = resolve(raw, ctx)?;
+    // A path that cannot be resolved (a symlink loop) cannot be shown to be elsewhere.
+    let real = real_path(&path, 0).unwrap_or_else(|| PathBuf::from("/"));
+    for dir in ctx.engine_dirs.iter() {
+        let dir = fs::canonicalize(dir).unwrap_or_else(|_| dir.clone());
+        if real.starts_with(&dir) || real == Path::new("/") {
+            return Err(ToolFailure::new(
+                format!(
+                    "Path {} is in {}, which holds the engine's own state: no tool may write there.",
+                    path.display(),
+                    dir.display()
+                ),
+                "engine_files",
+            ));
+        }
+    }
+    Ok(path)
+}
+
 /// The working directory as an absolute, lexically normalised path.
 pub fn working_dir(ctx: &ToolContext) -> PathBuf {
     // A relative cwd would make every later join ambiguous; anchor it to the

@@ -54,6 +54,8 @@ pub(super) struct Actor {
     pub(super) urls: Arc<UrlRules>,
     /// The sandbox every tool process enters, built once from the rules (`sandbox.rs`).
     pub(super) sandbox: turnstile_tools::Sandboxing,
+    /// The directories no tool writes (`sandbox.rs::engine_dirs`).
+    pub(super) engine_dirs: Arc<Vec<std::path::PathBuf>>,
     /// Work a resume continues before taking any command.
     pending: Option<PendingWork>,
     checkpoint_at: std::sync::atomic::AtomicU64,
@@ -98,6 +100,9 @@ impl Actor {
         shells.add_lost(lost_shells);
         let base_tools = Arc::clone(&parts.tools);
         let urls = Arc::new(parts.config.permissions.url_rules());
+        let engine_dirs = Arc::new(super::sandbox::engine_dirs(
+            emitter.writer().paths().dir.as_path(),
+        ));
         let sandbox = super::sandbox::sandboxing(
             &parts.config,
             emitter.writer().paths().dir.as_path(),
@@ -122,6 +127,7 @@ impl Actor {
             database,
             urls,
             sandbox,
+            engine_dirs,
             pending,
             checkpoint_at: checkpoint_at.into(),
             mcp_gone: std::sync::Mutex::default(),

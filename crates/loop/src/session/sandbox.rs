@@ -56,6 +56,14 @@ fn resolve(program: &str) -> Vec<PathBuf> {
     found
 }
 
+/// The engine's own directories: the state directory and `$COPILOT_HOME`. No tool writes
+/// in them, by the sandbox (shell commands) or by path (file tools).
+pub(super) fn engine_dirs(session_dir: &Path) -> Vec<PathBuf> {
+    let mut dirs = vec![state_dir(session_dir)];
+    dirs.extend(turnstile_home::copilot_home());
+    dirs
+}
+
 /// The kernel policy of a session.
 pub(super) fn policy(config: &SessionConfig, session_dir: &Path, can_ask: bool) -> Policy {
     let effects = config.permissions.effects(&config.cwd, can_ask);
@@ -63,10 +71,7 @@ pub(super) fn policy(config: &SessionConfig, session_dir: &Path, can_ask: bool) 
     writable.extend(temp_dirs());
     writable.extend(effects.extra_writable);
     let mut read_only = effects.unwritable;
-    read_only.push(state_dir(session_dir));
-    if let Some(home) = turnstile_home::copilot_home() {
-        read_only.push(home);
-    }
+    read_only.extend(engine_dirs(session_dir));
     let exec = match effects.programs {
         Programs::AllBut(names) => Exec::AllBut(names.iter().flat_map(|n| resolve(n)).collect()),
         Programs::Only(names) => {

@@ -96,6 +96,7 @@ impl Actor {
         ctx.database = std::sync::Arc::clone(&self.database);
         ctx.urls = std::sync::Arc::clone(&self.urls);
         ctx.sandbox = self.sandbox.clone();
+        ctx.engine_dirs = std::sync::Arc::clone(&self.engine_dirs);
         ctx.agents = std::sync::Arc::clone(&self.agents);
         ctx
     }
