@@ -360,13 +360,18 @@ fn no_url_rule_means_no_connection_from_the_shell() {
 
 #[test]
 fn processes_outside_the_tool_are_out_of_reach() {
-    let mut victim = Command::new("sleep").arg("60").spawn().unwrap();
+    let mut victim = Command::new("sleep")
+        .arg("60")
+        .env("VICTIM_CANARY", "victim-9e2b")
+        .spawn()
+        .unwrap();
     let pid = victim.id();
     let w = World::new();
     // The engine's environment holds the provider's key; the canary stands in for it.
     let line = format!(
         "kill -9 {pid}; kill -9 -1; kill -STOP -1; e=$(awk '{{print $4}}' /proc/$PPID/stat); \
-         tr '\\0' '\\n' < /proc/$e/environ; cat /proc/$e/cmdline; ls -l /proc/$e/cwd/"
+         tr '\\0' '\\n' < /proc/$e/environ; cat /proc/$e/cmdline; ls -l /proc/$e/cwd/; \
+         tr '\\0' '\\n' < /proc/{pid}/environ; cat /proc/{pid}/cmdline; ls /proc/{pid}/root/"
     );
     let (out, result) = w.attack_with_env(
         &line,
@@ -379,6 +384,7 @@ fn processes_outside_the_tool_are_out_of_reach() {
         show(&out, &result)
     );
     assert!(!result.contains("canary-4c1d"), "{}", show(&out, &result));
+    assert!(!result.contains("victim-9e2b"), "{}", show(&out, &result));
     assert!(out.status.success(), "{}", show(&out, &result));
     victim.kill().unwrap();
     let _ = victim.wait();

@@ -313,7 +313,7 @@ fn processes_outside_the_sandbox_cannot_be_signalled_or_read() {
         &d.work,
         &format!(
             "kill -9 {pid}; kill -9 -1; kill -STOP {engine}; cat /proc/{engine}/environ && echo READ; \
-             ls /proc/{pid}/root/ && echo ROOT; ls /proc/{engine}/cwd/ && echo CWD; true"
+             cat /proc/{pid}/environ && echo READ; ls /proc/{pid}/root/ && echo ROOT; ls /proc/{engine}/cwd/ && echo CWD; true"
         ),
     );
     assert!(
