@@ -11,7 +11,7 @@
 //! - a hidden directory gets an empty read-only `tmpfs` over it, a hidden file `/dev/null`.
 //!
 //! Landlock, applied after this, forbids a sandboxed process to change its mounts, so none of
-//! this can be undone from inside. The plan is computed in the engine; [`Plan::enter`] runs in
+//! this can be undone from inside. The plan is computed in the engine; `Plan::enter` runs in
 //! the forked child and only makes system calls.
 
 use std::ffi::CString;
