@@ -22,6 +22,13 @@
 //! - **A network namespace** when the network is off: nothing but a loopback of its own, so UDP
 //!   and raw sockets are covered as well as TCP.
 //!
+//! There is no seccomp filter: what one would add here is already closed. Mounting,
+//! unmounting and `pivot_root` are refused to a Landlock domain; `ptrace` and `/proc/<pid>/`
+//! of outside processes by Landlock's ptrace rule; the calls that need a capability in the
+//! initial user namespace (`bpf`, `perf_event_open` beyond the user's own, module loading)
+//! fail because the sandbox holds none there; and a nested namespace a tool creates stays
+//! inside this one, under the same domain.
+//!
 //! Everything that allocates or reads the file system happens in [`Sandbox::new`], in the
 //! engine; [`Sandbox::enter`] only makes system calls, because it runs between `fork` and
 //! `exec` of a multi-threaded process, where only async-signal-safe calls are allowed. The
