@@ -41,8 +41,7 @@ impl World {
             state: tempfile::tempdir().unwrap(),
             home,
             work,
-            // Not under the temp directory, which tools may write.
-            outside: tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap(),
+            outside: outside_dir(),
         }
     }
 
@@ -113,6 +112,31 @@ impl World {
         }
         (out, result)
     }
+}
+
+/// A directory outside every root a tool may write (the working directory, the temp
+/// directories): under the target directory, or the home directory when the checkout itself
+/// lies in a temp directory.
+fn outside_dir() -> tempfile::TempDir {
+    let temp_roots = [
+        std::env::temp_dir(),
+        PathBuf::from("/tmp"),
+        PathBuf::from("/var/tmp"),
+    ];
+    let bases = [
+        Some(PathBuf::from(env!("CARGO_TARGET_TMPDIR"))),
+        std::env::var_os("HOME").map(PathBuf::from),
+    ];
+    for base in bases.into_iter().flatten() {
+        let real = base.canonicalize().unwrap_or(base.clone());
+        if !temp_roots
+            .iter()
+            .any(|t| real.starts_with(t.canonicalize().unwrap_or(t.clone())))
+        {
+            return tempfile::tempdir_in(&base).unwrap();
+        }
+    }
+    panic!("no directory outside the temp directories to test writes outside the roots");
 }
 
 fn exists(p: PathBuf) -> bool {
