@@ -59,6 +59,7 @@ pub use ask::{MCP_KIND, PermissionAsk, PermissionKind};
 pub use effects::{Effects, MAX_EXPANDED, Programs};
 pub use hosts::{HostPattern, UrlPatternError, UrlRules};
 pub use live::{LiveDecision, LiveRules, PermissionRule, RuleScope, rules_of_approval};
+pub use paths::real_path;
 pub use pattern::{BUILTIN_TOOLS, KINDS, PatternError, ToolPattern};
 use pattern::{Family, PatternArg, family_of};
 pub use prompt_request::{prompt_request, with_tool_call_id};
@@ -267,6 +268,10 @@ impl PermissionPolicy {
     pub fn denied_by(&self, tool: &str, ask: &PermissionAsk, cwd: &Path) -> Vec<String> {
         let family = family_of_ask(tool, ask);
         let mut denied = Vec::new();
+        // Every name of a file tool's path, read from the file system once and only when a
+        // path rule needs it.
+        let names = std::cell::OnceCell::new();
+        let names = || names.get_or_init(|| paths::names_of(Path::new(&ask.subject), cwd));
         for p in &self.deny {
             let hit = match (&ask.shell, family) {
                 (Some(analysis), Family::Shell) => denies_shell(p, tool, analysis, cwd),
@@ -279,7 +284,7 @@ impl PermissionPolicy {
                             // denied tree), and, for a file with other hard links whose names
                             // cannot be known, by every path deny of its family.
                             Some(PatternArg::Path(g)) => {
-                                let names = paths::names_of(Path::new(&ask.subject), cwd);
+                                let names = names();
                                 names.linked || names.names.iter().any(|n| g.matches(n, cwd))
                             }
                             Some(_) => false,
@@ -306,6 +311,16 @@ impl PermissionPolicy {
     /// The deny patterns that match a call the tool asks no permission for.
     pub fn denied_unasked(&self, tool: &str, call: Unasked<'_>, cwd: &Path) -> Vec<String> {
         let cwd_only = [PathBuf::from(".")];
+        // Every name of each path, read once and only when a path rule needs them.
+        let names = std::cell::OnceCell::new();
+        let names = |paths: &[PathBuf]| {
+            names.get_or_init(|| {
+                paths
+                    .iter()
+                    .map(|path| paths::names_of(path, cwd))
+                    .collect::<Vec<_>>()
+            })
+        };
         self.deny
             .iter()
             .filter(|p| match call {
@@ -332,8 +347,7 @@ impl PermissionPolicy {
                             // A directory's listing or search reaches what is under it.
                             // By every name of the path (a symlink into the denied tree; a
                             // file with other hard links is denied by every path deny).
-                            Some(PatternArg::Path(g)) => paths.iter().any(|path| {
-                                let names = paths::names_of(path, cwd);
+                            Some(PatternArg::Path(g)) => names(paths).iter().any(|names| {
                                 names.linked
                                     || names.names.iter().any(|n| g.may_match_under(n, cwd))
                             }),

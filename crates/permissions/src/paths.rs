@@ -91,36 +91,49 @@ pub(crate) struct PathNames {
 pub(crate) fn names_of(path: &Path, cwd: &Path) -> PathNames {
     let full = normalize(&cwd.join(path));
     let mut names = vec![full.clone()];
-    // The longest existing prefix, resolved; the rest appended as written.
-    let mut prefix = full.clone();
-    let mut rest: Vec<std::ffi::OsString> = Vec::new();
-    let real = loop {
-        if let Ok(real) = std::fs::canonicalize(&prefix) {
-            break Some(real);
-        }
-        match (prefix.file_name().map(|n| n.to_owned()), prefix.parent()) {
-            (Some(name), Some(parent)) => {
-                rest.push(name);
-                prefix = parent.to_owned();
-            }
-            _ => break None,
-        }
-    };
-    if let Some(mut real) = real {
-        for name in rest.iter().rev() {
-            real.push(name);
-        }
-        if real != full {
-            names.push(real);
-        }
+    if let Some(real) = real_path(&full)
+        && real != full
+    {
+        names.push(real);
     }
     let linked = std::fs::metadata(&full)
         .is_ok_and(|m| m.is_file() && std::os::unix::fs::MetadataExt::nlink(&m) > 1);
     PathNames { names, linked }
 }
 
-/// `path` with `.` and `..` resolved without touching the file system (symlinks are the
-/// file tools' business: see `tools::paths`).
+/// The path (absolute) with all symlinks resolved, including dangling ones and components
+/// that do not exist yet (a file about to be created): where a write or read of it lands.
+/// `None` for a symlink loop. The file tools confine paths by it too.
+pub fn real_path(path: &Path) -> Option<PathBuf> {
+    real_path_at(path, 0)
+}
+
+fn real_path_at(path: &Path, depth: u32) -> Option<PathBuf> {
+    // Linux gives up on symlink chains at 40 too.
+    if depth > 40 {
+        return None;
+    }
+    if let Ok(real) = std::fs::canonicalize(path) {
+        return Some(real);
+    }
+    let parent = path.parent()?;
+    let name = path.file_name()?;
+    // Climbing to the parent is not a symlink hop: it does not count towards the limit.
+    let real_parent = real_path_at(parent, depth)?;
+    let candidate = real_parent.join(name);
+    match std::fs::symlink_metadata(&candidate) {
+        // A dangling symlink: writing through it would land at its target, so judge the target.
+        Ok(meta) if meta.file_type().is_symlink() => {
+            let target = std::fs::read_link(&candidate).ok()?;
+            real_path_at(&normalize(&real_parent.join(target)), depth + 1)
+        }
+        // Missing (or unreadable): nothing below can redirect it.
+        _ => Some(candidate),
+    }
+}
+
+/// `path` with `.` and `..` resolved without touching the file system (symlinks are
+/// [`real_path`]'s).
 pub(crate) fn normalize(path: &Path) -> PathBuf {
     let mut out = PathBuf::new();
     for c in path.components() {

@@ -50,9 +50,14 @@ fn is_symlink(st: &libc::stat) -> bool {
     st.st_mode & libc::S_IFMT == libc::S_IFLNK
 }
 
-/// The descriptors whose "beneath" rules cover every object under `/` except the `denied`
-/// files (real paths) and every other name of them in the directories walked.
-pub(crate) fn cover_all_but(denied: &[PathBuf]) -> Result<Vec<OwnedFd>, SandboxError> {
+/// The descriptors (with their status) whose "beneath" rules cover every object under `/`
+/// except the `denied` files and every other name of them in the directories walked: those
+/// on the way to a denied file, and `also_walk` (the `PATH` directories, where a hard link of
+/// a program would be found).
+pub(crate) fn cover_all_but(
+    denied: &[PathBuf],
+    also_walk: &[PathBuf],
+) -> Result<Vec<(OwnedFd, libc::stat)>, SandboxError> {
     let mut denied_paths: HashSet<PathBuf> = HashSet::new();
     let mut denied_ids: HashSet<FileId> = HashSet::new();
     for path in denied {
@@ -64,17 +69,29 @@ pub(crate) fn cover_all_but(denied: &[PathBuf]) -> Result<Vec<OwnedFd>, SandboxE
         denied_ids.insert(id_of(&st));
         denied_paths.insert(real);
     }
+    if denied_paths.is_empty() {
+        return Ok(vec![open_path(Path::new("/"), true)?]);
+    }
+    // A walked directory gets no rule of its own (it would cover the denied file), nor does
+    // any directory above it: each of their entries gets one instead.
     let mut ancestors: HashSet<PathBuf> = HashSet::new();
-    for path in &denied_paths {
+    for dir in also_walk
+        .iter()
+        .filter_map(|d| std::fs::canonicalize(d).ok())
+    {
+        ancestors.insert(dir);
+    }
+    let starts: Vec<PathBuf> = denied_paths
+        .iter()
+        .chain(ancestors.iter())
+        .cloned()
+        .collect();
+    for path in starts {
         let mut at = path.parent();
         while let Some(dir) = at {
             ancestors.insert(dir.to_owned());
             at = dir.parent();
         }
-    }
-    if ancestors.is_empty() {
-        let (root, _) = open_path(Path::new("/"), true)?;
-        return Ok(vec![root]);
     }
     let mut grants = Vec::new();
     let mut walked: Vec<&PathBuf> = ancestors.iter().collect();
@@ -100,40 +117,51 @@ pub(crate) fn cover_all_but(denied: &[PathBuf]) -> Result<Vec<OwnedFd>, SandboxE
             if is_symlink(&st) || denied_ids.contains(&id_of(&st)) {
                 continue;
             }
-            grants.push(fd);
+            grants.push((fd, st));
         }
     }
     Ok(grants)
 }
 
-/// Every name in `dirs` that is the same file as one of `files` (hard links), with the files'
-/// real paths: what a deny of a program must cover.
-pub(crate) fn with_links(files: &[PathBuf], dirs: &[PathBuf]) -> Vec<PathBuf> {
-    let mut ids = HashSet::new();
-    let mut out = Vec::new();
-    for file in files {
-        if let Ok(real) = std::fs::canonicalize(file)
-            && let Ok((_, st)) = open_path(&real, true)
-        {
-            ids.insert(id_of(&st));
-            out.push(real);
-        }
-    }
-    for dir in dirs {
-        let Ok(entries) = std::fs::read_dir(dir) else {
-            continue;
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// No grant reaches a denied file by any name: not the file, not a hard link of it in a
+    /// walked directory, not a directory holding either.
+    #[test]
+    fn no_grant_covers_a_denied_file_or_its_links() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().canonicalize().unwrap();
+        std::fs::create_dir_all(root.join("bin")).unwrap();
+        std::fs::create_dir_all(root.join("other/deep")).unwrap();
+        std::fs::write(root.join("bin/prog"), "x").unwrap();
+        std::fs::write(root.join("bin/fine"), "y").unwrap();
+        std::fs::hard_link(root.join("bin/prog"), root.join("other/deep/link")).unwrap();
+        let grants = cover_all_but(&[root.join("bin/prog")], &[root.join("other/deep")]).unwrap();
+        let ids: HashSet<FileId> = grants.iter().map(|(_, st)| id_of(st)).collect();
+        let id = |p: &Path| {
+            let (_, st) = open_path(p, false).unwrap();
+            id_of(&st)
         };
-        for entry in entries.flatten() {
-            let path = entry.path();
-            if let Ok((_, st)) = open_path(&path, false)
-                && !is_symlink(&st)
-                && ids.contains(&id_of(&st))
-                && let Ok(real) = std::fs::canonicalize(&path)
-                && !out.contains(&real)
-            {
-                out.push(real);
-            }
+        for covered in [
+            "bin/prog",
+            "other/deep/link",
+            "bin",
+            "other/deep",
+            "other",
+            "",
+        ] {
+            assert!(
+                !ids.contains(&id(&root.join(covered))),
+                "{covered} is granted"
+            );
         }
+        // What is beside them is granted.
+        assert!(ids.contains(&id(&root.join("bin/fine"))));
+        // Without the walked directory, its link would be covered by a grant above it.
+        let grants = cover_all_but(&[root.join("bin/prog")], &[]).unwrap();
+        let ids: HashSet<FileId> = grants.iter().map(|(_, st)| id_of(st)).collect();
+        assert!(ids.contains(&id(&root.join("other"))));
     }
-    out
 }

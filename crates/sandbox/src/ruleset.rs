@@ -15,7 +15,7 @@ use landlock::{
     RulesetCreatedAttr, Scope,
 };
 
-use crate::except::{cover_all_but, open_path, with_links};
+use crate::except::{cover_all_but, open_path};
 use crate::{Exec, Policy, SandboxError};
 
 /// The oldest Landlock ABI the sandbox accepts: 6 adds signal and abstract-socket scoping,
@@ -106,12 +106,7 @@ pub fn build(policy: &Policy) -> Result<OwnedFd, SandboxError> {
             }
         }
         Exec::AllBut(files) => {
-            let denied = with_links(files, &path_dirs());
-            for fd in cover_all_but(&denied)? {
-                // SAFETY: a zeroed stat is a valid out-parameter for fstat.
-                let mut st: libc::stat = unsafe { std::mem::zeroed() };
-                // SAFETY: fstat on a descriptor we own.
-                unsafe { libc::fstat(std::os::fd::AsRawFd::as_raw_fd(&fd), &mut st) };
+            for (fd, st) in cover_all_but(files, &path_dirs())? {
                 grant(fd, &st, AccessFs::Execute.into())?;
             }
         }

@@ -5,6 +5,8 @@
 use std::fs;
 use std::path::{Component, Path, PathBuf};
 
+use turnstile_permissions::real_path;
+
 use super::{ToolContext, ToolFailure};
 
 /// Resolves a path argument to an absolute, lexically normalised path and
@@ -38,7 +40,7 @@ pub fn resolve(raw: &str, ctx: &ToolContext) -> Result<PathBuf, ToolFailure> {
 pub fn resolve_for_write(raw: &str, ctx: &ToolContext) -> Result<PathBuf, ToolFailure> {
     let path = resolve(raw, ctx)?;
     // A path that cannot be resolved (a symlink loop) cannot be shown to be elsewhere.
-    let real = real_path(&path, 0).unwrap_or_else(|| PathBuf::from("/"));
+    let real = real_path(&path).unwrap_or_else(|| PathBuf::from("/"));
     for dir in ctx.engine_dirs.iter() {
         let dir = fs::canonicalize(dir).unwrap_or_else(|_| dir.clone());
         if real.starts_with(&dir) || real == Path::new("/") {
@@ -82,36 +84,10 @@ pub fn normalize(path: &Path) -> PathBuf {
 /// Whether `path`, with every symlink on it resolved, lies inside `base` (also resolved).
 fn is_inside(path: &Path, base: &Path) -> bool {
     let real_base = fs::canonicalize(base).unwrap_or_else(|_| base.to_path_buf());
-    match real_path(path, 0) {
+    match real_path(path) {
         Some(real) => real.starts_with(&real_base),
         // A path we cannot resolve (a symlink loop) cannot be shown to be inside.
         None => false,
-    }
-}
-
-/// The path with all symlinks resolved, including dangling ones and
-/// components that do not exist yet (a file about to be created).
-fn real_path(path: &Path, depth: u32) -> Option<PathBuf> {
-    // Linux gives up on symlink chains at 40 too.
-    if depth > 40 {
-        return None;
-    }
-    if let Ok(real) = fs::canonicalize(path) {
-        return Some(real);
-    }
-    let parent = path.parent()?;
-    let name = path.file_name()?;
-    // Climbing to the parent is not a symlink hop: it does not count towards the limit.
-    let real_parent = real_path(parent, depth)?;
-    let candidate = real_parent.join(name);
-    match fs::symlink_metadata(&candidate) {
-        // A dangling symlink: writing through it would land at its target, so judge the target.
-        Ok(meta) if meta.file_type().is_symlink() => {
-            let target = fs::read_link(&candidate).ok()?;
-            real_path(&normalize(&real_parent.join(target)), depth + 1)
-        }
-        // Missing (or unreadable): nothing below can redirect it.
-        _ => Some(candidate),
     }
 }
 
