@@ -1,7 +1,7 @@
 //! `<session>/processes.json`: the process groups of running tool commands, written (and
 //! fsynced) before a command starts and cleared when it ends, so that a resume after a crash
-//! can stop any group the dead engine left running ([`leftovers`], which proves a group the
-//! engine's before it signals anything; [`proc_stat`] reads `/proc`).
+//! can stop any group the dead engine left running (`leftovers.rs`, which proves a group the
+//! engine's before it signals anything; `proc_stat.rs` reads `/proc`).
 //!
 //! A group is named by its pgid, the start time of its leader (`/proc/<pid>/stat` field 22,
 //! clock ticks since boot), the boot id, and the SHA-256 of its supervisor's token
