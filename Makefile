@@ -98,7 +98,7 @@ bench-stores:
 ## of reads right after a node that missed writes comes back.
 cluster-soak:
 	$(CARGO) test -p turnstile --test integration -- --ignored --nocapture store_vs_files::cluster_leader_killed_mid_session_soak
-	CLUSTER_READ_ROUNDS=20 $(CARGO) test -p turnstile-store-nats --test integration -- cluster::
+	CLUSTER_READ_ROUNDS=20 $(CARGO) test -p turnstile-store-nats --test integration -- --include-ignored cluster::
 
 ## long-soak: a 5000-turn session in an 8000-token window against the scripted model: every
 ## request under the window, every LLM call (summary calls included) counted by the audit and

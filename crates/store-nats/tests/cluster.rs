@@ -57,7 +57,11 @@ fn cluster_url(nodes: &[LocalNats]) -> String {
         .join(",")
 }
 
+// Not in `make test`: right after a replica is killed, the state bucket's chunk publish can
+// be refused ("no stream found for given subject") depending on how fast the cluster
+// notices, so the result depends on timing. `make cluster-soak` runs it (`--ignored`).
 #[test]
+#[ignore = "timing-dependent: run by make cluster-soak"]
 fn reads_after_a_lagging_replica_restarts_hold_every_acknowledged_line() {
     let rounds: usize = std::env::var("CLUSTER_READ_ROUNDS")
         .ok()
