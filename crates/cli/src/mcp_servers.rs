@@ -12,6 +12,7 @@ use anyhow::{Context, Result};
 use serde_json::{Map, Value, json};
 use turnstile_loop::SessionParts;
 use turnstile_mcp::{McpHost, McpServers, StartOptions};
+use turnstile_sandbox::Sandboxing;
 
 use turnstile_home::copilot_home;
 use turnstile_home::mcp_config::UserMcpConfig;
@@ -64,14 +65,26 @@ fn settings_value(s: &McpServerSettings) -> Value {
     Value::Object(entry)
 }
 
-/// Starts `servers` and gives them to the session: it offers their tools after the
-/// built-ins, the session announces their status and stops them when it ends. A server that
-/// fails to start is reported on stderr and by the session; the others still run.
-pub async fn attach(servers: &McpServers, parts: &mut SessionParts) -> Result<()> {
+/// The MCP servers a session's settings name, and the sandbox their processes enter.
+pub struct Configured {
+    /// The servers.
+    pub servers: McpServers,
+    /// The session's sandbox for the processes the user configured
+    /// (`turnstile_loop::session::configured_processes`).
+    pub sandbox: Sandboxing,
+}
+
+/// Starts the configured servers and gives them to the session: it offers their tools after
+/// the built-ins, the session announces their status and stops them when it ends. A server
+/// that fails to start is reported on stderr and by the session; the others still run.
+pub async fn attach(configured: &Configured, parts: &mut SessionParts) -> Result<()> {
+    let servers = &configured.servers;
     if servers.is_empty() {
         return Ok(());
     }
-    let host = Arc::new(McpHost::start(servers, &StartOptions::new(&parts.config.cwd)).await);
+    let mut options = StartOptions::new(&parts.config.cwd);
+    options.sandbox = configured.sandbox.clone();
+    let host = Arc::new(McpHost::start(servers, &options).await);
     for server in host.servers() {
         if let Some(error) = &server.error {
             eprintln!(

@@ -11,6 +11,7 @@ use rmcp::model::{CallToolRequestParams, CallToolResult};
 use rmcp::service::{Peer, RoleClient, RunningService, ServiceError};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
+use turnstile_sandbox::Sandboxing;
 
 use crate::client::{Client, client};
 use crate::config::{ServerConfig, Transport};
@@ -33,6 +34,9 @@ pub struct StartOptions {
     pub start_timeout: Duration,
     /// The calls' limit when the configuration has none.
     pub call_timeout: Duration,
+    /// What a stdio server's process enters before it runs (the session's sandbox for the
+    /// processes the user configured); unconfined by default.
+    pub sandbox: Sandboxing,
 }
 
 impl StartOptions {
@@ -42,6 +46,7 @@ impl StartOptions {
             cwd: cwd.into(),
             start_timeout: DEFAULT_START_TIMEOUT,
             call_timeout: DEFAULT_CALL_TIMEOUT,
+            sandbox: Sandboxing::Off,
         }
     }
 }
@@ -88,7 +93,8 @@ impl McpConnection {
                     cwd,
                 } => {
                     let cwd = cwd.clone().unwrap_or_else(|| options.cwd.clone());
-                    let (transport, guard) = stdio::spawn(command, args, env, &cwd)?;
+                    let (transport, guard) =
+                        stdio::spawn(command, args, env, &cwd, &options.sandbox)?;
                     let guard = child.insert(guard);
                     match client(&tools_changed).serve(transport).await {
                         Ok(service) => service,

@@ -11,6 +11,8 @@ use std::sync::{Arc, Mutex};
 use rmcp::transport::TokioChildProcess;
 use tokio::io::AsyncReadExt;
 
+use turnstile_sandbox::Sandboxing;
+
 use crate::error::McpError;
 
 /// How much of a server's stderr is kept.
@@ -89,13 +91,19 @@ impl Drop for ChildGuard {
 
 /// Starts `command` as a stdio MCP server in `cwd` with the tools' environment and `env`
 /// added on top (its `$NAME` references replaced by the engine's variables, as the Copilot CLI
-/// launches it, secrets included: the configuration asked for them by name).
+/// launches it, secrets included: the configuration asked for them by name), confined by
+/// `sandboxing` (entered first, before anything else of the child runs).
 pub(crate) fn spawn(
     command: &str,
     args: &[String],
     env: &BTreeMap<String, String>,
     cwd: &Path,
+    sandboxing: &Sandboxing,
 ) -> Result<(TokioChildProcess, ChildGuard), McpError> {
+    let sandbox = sandboxing.to_enter().map_err(|why| McpError::Spawn {
+        command: command.to_owned(),
+        message: format!("not started: its sandbox could not be built ({why})"),
+    })?;
     let mut cmd = tokio::process::Command::new(command);
     let env = crate::env::expand_all(env, |name| std::env::var(name).ok());
     cmd.args(args)
@@ -108,11 +116,16 @@ pub(crate) fn spawn(
     // engine died before the signal was armed (comparing with 1 would refuse every server of
     // an engine that is itself PID 1, as in a container).
     let engine = std::process::id() as libc::pid_t;
-    // SAFETY: the closure runs in the child between fork and exec and calls only prctl(2)
-    // and getppid(2), which are async-signal-safe; it reads a copied integer and touches no
+    // SAFETY: the closure runs in the child between fork and exec and calls only prctl(2),
+    // getppid(2) and the sandbox's `enter` (system calls only, no allocation), which are
+    // async-signal-safe; it reads a copied integer and the shared sandbox, and touches no
     // other memory of the parent.
     unsafe {
         cmd.pre_exec(move || {
+            // The sandbox first: entering a user namespace clears the parent-death signal.
+            if let Some(sandbox) = &sandbox {
+                sandbox.enter()?;
+            }
             // The server dies with the engine, even when the engine is SIGKILLed.
             if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong) != 0 {
                 return Err(std::io::Error::last_os_error());

@@ -41,11 +41,13 @@ mod except;
 pub mod namespaces;
 mod probe;
 pub mod ruleset;
+mod sandboxing;
 
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::PathBuf;
 
 pub use probe::{Layers, probe};
+pub use sandboxing::Sandboxing;
 
 /// Makes the calling process (the engine) non-dumpable: its environment and memory hold the
 /// provider's key, and a sandboxed tool, which has no capability over it (it runs in a user

@@ -138,16 +138,7 @@ pub struct ToolContext {
 }
 
 /// Whether the processes a tool starts are confined, and by what.
-#[derive(Debug, Clone, Default)]
-pub enum Sandboxing {
-    /// Unconfined: the user chose it (`--no-sandbox`), or outside a session.
-    #[default]
-    Off,
-    /// Every process enters this sandbox before it runs anything.
-    On(std::sync::Arc<turnstile_sandbox::Sandbox>),
-    /// The sandbox was required but could not be built: nothing is run, and this says why.
-    Broken(String),
-}
+pub use turnstile_sandbox::Sandboxing;
 
 impl ToolContext {
     /// A context for `cwd` with the defaults: paths confined to `cwd`, a fresh

@@ -27,7 +27,7 @@ pub(super) fn with_session<T>(
     let root = StateRoot::resolve(state_dir)?;
     let cwd = working_dir(opts)?;
     // The operation runs no tools: the MCP servers the flags name are not started for it.
-    let (parts, _mcp) = parts(opts, &cwd)?;
+    let (parts, _mcp) = parts(opts, &cwd, &root)?;
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
     runtime.block_on(async {
         let (session, _) = SessionHandle::resume(&root, id, parts)

@@ -11,6 +11,7 @@ use turnstile_journal::{Event, StateRoot};
 use turnstile_loop::hooks::{CommandHooks, HookRunner};
 use turnstile_loop::{AgentMode, Outcome, SendOptions, SessionConfig, SessionHandle, SessionParts};
 use turnstile_providers::{ModelProvider, ReplayProvider, http_provider};
+use turnstile_sandbox::Sandboxing;
 use turnstile_store::{AttachMode, Attachment, JournalStore};
 use turnstile_store_nats::{LiveFeed, NatsAttachment, NatsStore};
 use turnstile_tools::ToolRegistry;
@@ -107,11 +108,13 @@ impl ResumeArgs {
     }
 }
 
-/// The parts of a session the loop flags describe, and the MCP servers they name.
+/// The parts of a session the loop flags describe, and the MCP servers they name with the
+/// sandbox they start in (sessions of the state directory `root`).
 pub(crate) fn parts(
     opts: &LoopArgs,
     cwd: &Path,
-) -> Result<(SessionParts, turnstile_mcp::McpServers)> {
+    root: &StateRoot,
+) -> Result<(SessionParts, crate::mcp_servers::Configured)> {
     let mut flags = opts.session.config_flags();
     opts.model.fill(&mut flags)?;
     let effective = crate::config::effective(&flags)?;
@@ -151,6 +154,18 @@ pub(crate) fn parts(
     for warning in warnings {
         eprintln!("warning: {warning}");
     }
+    // Built only when something will enter it: most sessions have no hooks and no servers.
+    let configured = if hooks.is_empty() && mcp.is_empty() {
+        Sandboxing::Off
+    } else {
+        turnstile_loop::session::configured_processes(
+            &config.permissions,
+            cwd,
+            root.dir(),
+            config.sandbox,
+        )
+    };
+    let hooks = hooks.confined(configured.clone());
     // Relative skill directories are the working directory's, as the server reads them.
     let skill_dirs: Vec<PathBuf> = opts.skill_dir.iter().map(|d| cwd.join(d)).collect();
     let (skills, skill_warnings) = SkillSet::load(&skill_dirs, &opts.disable_skill);
@@ -168,7 +183,13 @@ pub(crate) fn parts(
         permission_asker: None,
         section_transformer: None,
     };
-    Ok((parts, mcp))
+    Ok((
+        parts,
+        crate::mcp_servers::Configured {
+            servers: mcp,
+            sandbox: configured,
+        },
+    ))
 }
 
 /// The tools' working directory (`--cwd`, else the current one).
@@ -285,7 +306,7 @@ pub fn run(args: &RunArgs, state_dir: Option<&Path>, store: &StoreArgs) -> Resul
         .transpose()?;
     let cwd = working_dir(&args.opts)?;
     let root = StateRoot::resolve(state_dir)?;
-    let (mut parts, mcp) = parts(&args.opts, &cwd)?;
+    let (mut parts, mcp) = parts(&args.opts, &cwd, &root)?;
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
     runtime.block_on(async {
         crate::mcp_servers::attach(&mcp, &mut parts).await?;
@@ -343,7 +364,7 @@ pub fn resume(args: &ResumeArgs, state_dir: Option<&Path>, store: &StoreArgs) ->
         None => None,
     };
     let cwd = working_dir(&args.opts)?;
-    let (mut parts, mcp) = parts(&args.opts, &cwd)?;
+    let (mut parts, mcp) = parts(&args.opts, &cwd, &root)?;
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
     runtime.block_on(async {
         crate::mcp_servers::attach(&mcp, &mut parts).await?;

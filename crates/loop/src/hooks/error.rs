@@ -28,6 +28,14 @@ pub enum HookRunError {
         /// Why the process did not start.
         source: std::io::Error,
     },
+    /// The session's sandbox for hooks could not be built, so no hook runs.
+    #[error("hook `{command}` was not run: its sandbox could not be built ({why})")]
+    SandboxUnavailable {
+        /// The hook's command line.
+        command: String,
+        /// Why the sandbox is missing.
+        why: String,
+    },
     /// One of the hook process's pipes was not set up.
     #[error("hook {0} unavailable")]
     PipeUnavailable(&'static str),

@@ -34,6 +34,7 @@ use serde::Deserialize;
 use serde_json::Value;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
+use turnstile_sandbox::Sandboxing;
 use turnstile_tools::BoxFuture;
 
 /// The hook points the loop calls.
@@ -66,6 +67,8 @@ pub struct CommandHooks {
     hooks: Vec<(String, CommandHook, usize)>,
     /// Every hook file loaded, with its content at the session's start.
     files: Vec<(PathBuf, Vec<u8>)>,
+    /// What every hook process enters before it runs (`session::configured_processes`).
+    sandbox: Sandboxing,
 }
 
 /// Largest hook file read.
@@ -173,6 +176,18 @@ impl CommandHooks {
         Ok((loaded, Vec::new()))
     }
 
+    /// Whether no hook was loaded.
+    pub fn is_empty(&self) -> bool {
+        self.hooks.is_empty()
+    }
+
+    /// These hooks, run in `sandbox` (the session's sandbox for configured processes,
+    /// `session::configured_processes`).
+    pub fn confined(mut self, sandbox: Sandboxing) -> Self {
+        self.sandbox = sandbox;
+        self
+    }
+
     /// Fails when the hook file at `index` is no longer what the session started with.
     fn check_unchanged(&self, index: usize) -> Result<(), HookRunError> {
         let Some((path, original)) = self.files.get(index) else {
@@ -190,8 +205,15 @@ impl CommandHooks {
         input: &Value,
     ) -> Result<Option<Value>, HookRunError> {
         let command = || hook.bash.clone();
-        let mut child = tokio::process::Command::new("bash")
-            .arg("-c")
+        let sandbox = self
+            .sandbox
+            .to_enter()
+            .map_err(|why| HookRunError::SandboxUnavailable {
+                command: command(),
+                why: why.to_owned(),
+            })?;
+        let mut cmd = tokio::process::Command::new("bash");
+        cmd.arg("-c")
             .arg(&hook.bash)
             .current_dir(&self.cwd)
             .env_clear()
@@ -199,12 +221,18 @@ impl CommandHooks {
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
-            .kill_on_drop(true)
-            .spawn()
-            .map_err(|source| HookRunError::Spawn {
-                command: command(),
-                source,
-            })?;
+            .kill_on_drop(true);
+        if let Some(sandbox) = sandbox {
+            // SAFETY: `enter` makes only async-signal-safe system calls and allocates
+            // nothing (turnstile-sandbox's contract for a child between fork and exec).
+            unsafe {
+                cmd.pre_exec(move || sandbox.enter());
+            }
+        }
+        let mut child = cmd.spawn().map_err(|source| HookRunError::Spawn {
+            command: command(),
+            source,
+        })?;
         let pipe = |name| HookRunError::PipeUnavailable(name);
         let mut stdin = child.stdin.take().ok_or_else(|| pipe("stdin"))?;
         let payload = serde_json::to_vec(input).map_err(HookRunError::Encode)?;

@@ -59,5 +59,6 @@ pub use handle::SessionHandle;
 pub use history::{chat_messages, default_system_prompt, request_messages};
 pub use log_entry::{LogEntry, LogLevel};
 pub use resume_options::{ResumeOptions, ResumeReport};
+pub use sandbox::configured_processes;
 pub use send::{Outcome, SendOptions};
 pub use summary::SUMMARY_INSTRUCTION;

@@ -11,7 +11,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use turnstile_permissions::Programs;
+use turnstile_permissions::{PermissionPolicy, Programs};
 use turnstile_sandbox::{Exec, Policy, Sandbox};
 use turnstile_tools::Sandboxing;
 
@@ -59,7 +59,11 @@ fn resolve(program: &str) -> Vec<PathBuf> {
 /// The engine's own directories: the state directory and `$COPILOT_HOME`. No tool writes
 /// in them, by the sandbox (shell commands) or by path (file tools).
 pub(super) fn engine_dirs(session_dir: &Path) -> Vec<PathBuf> {
-    let mut dirs = vec![state_dir(session_dir)];
+    engine_dirs_of(state_dir(session_dir))
+}
+
+fn engine_dirs_of(state_dir: PathBuf) -> Vec<PathBuf> {
+    let mut dirs = vec![state_dir];
     dirs.extend(turnstile_home::copilot_home());
     dirs
 }
@@ -107,6 +111,44 @@ pub(super) fn sandboxing(config: &SessionConfig, session_dir: &Path, can_ask: bo
         Ok(sandbox) => Sandboxing::On(Arc::new(sandbox)),
         Err(e) => Sandboxing::Broken(format!(
             "{e}; run with --no-sandbox to run tool commands unconfined"
+        )),
+    }
+}
+
+/// The sandbox of the processes the user configured rather than the model chose: command
+/// hooks and stdio MCP servers. They run the user's own programs, which may need the network,
+/// any program and writes anywhere the user may write (`npx` writes its cache in the home
+/// directory), so only the rules' file effects hold for them: what a `read(GLOB)` deny hides
+/// is hidden, what a `write(GLOB)` deny protects is read-only, and the engine's own
+/// directories (the state directory `state_dir`, `$COPILOT_HOME`) are read-only. A model that
+/// steers such a process (a file server's `read_file`, a hook fed the call's arguments) gets
+/// no further than the rules allow the model itself.
+///
+/// `enabled` is the session's sandbox setting (`--no-sandbox` turns this off too).
+pub fn configured_processes(
+    permissions: &PermissionPolicy,
+    cwd: &Path,
+    state_dir: &Path,
+    enabled: bool,
+) -> Sandboxing {
+    if !enabled {
+        return Sandboxing::Off;
+    }
+    // Asking makes no difference here: these processes are not approved call by call.
+    let effects = permissions.effects(cwd, false);
+    let mut read_only = effects.unwritable;
+    read_only.extend(engine_dirs_of(state_dir.to_owned()));
+    let policy = Policy {
+        writable: vec![PathBuf::from("/")],
+        read_only,
+        hidden: effects.unreadable,
+        exec: Exec::Any,
+        network: true,
+    };
+    match Sandbox::new(policy) {
+        Ok(sandbox) => Sandboxing::On(Arc::new(sandbox)),
+        Err(e) => Sandboxing::Broken(format!(
+            "{e}; run with --no-sandbox to run hooks and MCP servers unconfined"
         )),
     }
 }

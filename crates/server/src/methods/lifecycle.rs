@@ -12,7 +12,7 @@ use turnstile_journal::{
     Event, JournalReader, LockError, ReadMode, SessionSummary, Uuid, WriteError,
 };
 use turnstile_loop::SessionHandle;
-use turnstile_loop::session::LoopError;
+use turnstile_loop::session::{LoopError, configured_processes};
 use turnstile_mcp::{McpHost, McpServers, StartOptions};
 
 use super::Ctx;
@@ -50,7 +50,7 @@ pub(crate) async fn create(ctx: &Ctx<'_>, params: OpenParams) -> Result<Value, R
     let remote = attach_remote(ctx, id, AttachMode::Create).await?;
     parts.config.journal_sink = remote.as_ref().and_then(|r| r.sink());
     // Under the store's lease: a create that loses the session id starts no server.
-    parts.config.mcp = start_mcp(&servers, &parts.config.cwd).await;
+    parts.config.mcp = start_mcp(ctx, &servers, &parts.config.cwd).await;
     let provider = Arc::clone(&parts.provider);
     let (handle, events) = match SessionHandle::create_subscribed(&root, Some(id), parts) {
         Ok(opened) => opened,
@@ -129,7 +129,7 @@ pub(crate) async fn resume(ctx: &Ctx<'_>, params: OpenParams) -> Result<Value, R
         &ctx.server.config().default_cwd,
         params.working_directory.as_deref(),
     )?;
-    let mcp = start_mcp(&servers, &cwd).await;
+    let mcp = start_mcp(ctx, &servers, &cwd).await;
     let resumed = match resume_or_take_over(ctx, id, &params, remote.as_ref(), mcp.as_ref()).await {
         Ok(resumed) => resumed,
         Err(e) => {
@@ -407,10 +407,18 @@ fn mcp_servers(ctx: &Ctx<'_>, params: &OpenParams) -> Result<McpServers, RpcErro
 /// Starts the session's MCP servers. A server that fails to start does not fail the call: the
 /// session announces it and offers the others' tools. A session without servers has a host
 /// too, so that a client can start one on it (`session.mcp.startServer` with a `config`).
-async fn start_mcp(servers: &McpServers, cwd: &Path) -> Option<Arc<McpHost>> {
-    Some(Arc::new(
-        McpHost::start(servers, &StartOptions::new(cwd)).await,
-    ))
+/// A stdio server's process runs in the session's sandbox for configured processes
+/// (`configured_processes`): the rules' file effects hold for it.
+async fn start_mcp(ctx: &Ctx<'_>, servers: &McpServers, cwd: &Path) -> Option<Arc<McpHost>> {
+    let config = ctx.server.config();
+    let mut options = StartOptions::new(cwd);
+    options.sandbox = configured_processes(
+        &config.permissions,
+        cwd,
+        config.state_root.dir(),
+        config.sandbox,
+    );
+    Some(Arc::new(McpHost::start(servers, &options).await))
 }
 
 /// Maps a loop error at open time to a JSON-RPC error.

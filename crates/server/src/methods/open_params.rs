@@ -10,6 +10,7 @@ use serde_json::{Value, json};
 use turnstile_journal::{Timestamp, Uuid};
 use turnstile_loop::hooks::{CommandHooks, HookRunner};
 use turnstile_loop::prompt::SystemMessageConfig;
+use turnstile_loop::session::configured_processes;
 use turnstile_loop::{InfiniteSessions, SessionConfig, SessionParts};
 use turnstile_tools::skills::SkillSet;
 use turnstile_tools::{ToolRegistry, ToolSpec};
@@ -212,6 +213,16 @@ pub(super) fn build(
         for warning in warnings {
             tracing::warn!(%warning, "hook files not loaded");
         }
+        let hooks = if hooks.is_empty() {
+            hooks
+        } else {
+            hooks.confined(configured_processes(
+                &config.permissions,
+                &cwd,
+                config.state_root.dir(),
+                config.sandbox,
+            ))
+        };
         Some(Arc::new(hooks) as Arc<dyn HookRunner>)
     } else {
         None

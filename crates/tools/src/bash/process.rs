@@ -123,16 +123,12 @@ pub(super) async fn start(
     detached: bool,
     sandboxing: &crate::Sandboxing,
 ) -> Result<Started, ToolFailure> {
-    let sandbox = match sandboxing {
-        crate::Sandboxing::Off => None,
-        crate::Sandboxing::On(sandbox) => Some(Arc::clone(sandbox)),
-        crate::Sandboxing::Broken(why) => {
-            return Err(ToolFailure::new(
-                format!("The command was not run: its sandbox could not be built ({why})."),
-                "sandbox_unavailable",
-            ));
-        }
-    };
+    let sandbox = sandboxing.to_enter().map_err(|why| {
+        ToolFailure::new(
+            format!("The command was not run: its sandbox could not be built ({why})."),
+            "sandbox_unavailable",
+        )
+    })?;
     let sandboxed = sandbox.is_some();
     // Only a recorded group needs to prove itself to a resume.
     let token = match (&record, detached) {
