@@ -62,19 +62,22 @@ pub struct SessionFlags {
 }
 
 impl SessionFlags {
-    /// Whether tool commands run sandboxed: refuses to start where the kernel lacks a layer
-    /// and the user did not opt out, and says in one line what `--no-sandbox` gives up.
-    pub fn sandbox(&self) -> anyhow::Result<bool> {
-        if self.no_sandbox {
+    /// Whether tool commands, hooks and MCP servers run sandboxed, as `effective` says
+    /// (`--no-sandbox`, `TURNSTILE_SANDBOX`, `sandbox` of the settings files): refuses to
+    /// start where the kernel lacks a layer and the user did not opt out, and says in one line
+    /// what opting out gives up and where it was chosen.
+    pub fn sandbox(effective: &Effective) -> anyhow::Result<bool> {
+        if !effective.sandbox.value {
             eprintln!(
-                "warning: tool commands run without a sandbox (--no-sandbox): file, program and network rules are held by the approval step alone"
+                "warning: tool commands, hooks and MCP servers run without a sandbox ({}): file, program and network rules are held by the approval step alone",
+                effective.sandbox.source
             );
             return Ok(false);
         }
         let layers = turnstile_sandbox::probe();
         if !layers.complete() {
             anyhow::bail!(
-                "this kernel cannot confine tool commands ({}): file, program and network rules would be held by the approval step alone; run with --no-sandbox to accept that",
+                "this kernel cannot confine tool commands ({}): file, program and network rules would be held by the approval step alone; run with --no-sandbox (or `\"sandbox\": false` in settings.json) to accept that",
                 layers.describe()
             );
         }
@@ -104,6 +107,7 @@ impl SessionFlags {
                 "off" => Some(DurabilitySetting::Off),
                 _ => None,
             }),
+            no_sandbox: self.no_sandbox,
             ..config::Flags::default()
         }
     }

@@ -110,6 +110,10 @@ pub struct FileSettings {
     pub durability: Option<DurabilitySetting>,
     /// MCP servers, in the format of `mcp-config.json`'s `mcpServers`.
     pub mcp_servers: Option<BTreeMap<String, McpServerSettings>>,
+    /// `false` runs tool commands, hooks and MCP servers without the kernel sandbox, as
+    /// `--no-sandbox` does (a turnstile extension; only the user's own settings files are
+    /// read, never a repository's).
+    pub sandbox: Option<bool>,
 }
 
 /// When journals are fsynced.

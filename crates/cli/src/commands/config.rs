@@ -32,8 +32,12 @@ pub fn run(args: &ConfigArgs) -> Result<ExitCode> {
     let effective = crate::config::effective(&flags)?;
     let mut rows = rows(&effective);
     let layers = turnstile_sandbox::probe();
-    rows.push(if args.session.no_sandbox {
-        ("sandbox".into(), json!("off"), "flag --no-sandbox".into())
+    rows.push(if !effective.sandbox.value {
+        (
+            "sandbox".into(),
+            json!("off"),
+            effective.sandbox.source.to_string(),
+        )
     } else if layers.complete() {
         ("sandbox".into(), json!(layers.describe()), "kernel".into())
     } else {

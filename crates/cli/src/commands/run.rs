@@ -145,7 +145,7 @@ pub(crate) fn parts(
     let mcp = crate::mcp_servers::configured(&effective, opts.mcp_config.as_deref())?;
     config.permissions = session_flags::policy(&effective, &mcp.names())?;
     config.allow_outside_cwd = opts.session.allow_outside_cwd;
-    config.sandbox = opts.session.sandbox()?;
+    config.sandbox = session_flags::SessionFlags::sandbox(&effective)?;
     config.streaming = !opts.no_stream;
     config.token_limit = opts.session.context_window;
     config.infinite_sessions.enabled = !opts.no_infinite_sessions;

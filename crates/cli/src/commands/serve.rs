@@ -261,7 +261,7 @@ fn server_config(args: &ServeArgs, state_dir: Option<&Path>) -> Result<ServerCon
     config.permissions = crate::session_flags::policy(&effective, &names)?;
     config.durability = crate::session_flags::durability(&effective);
     config.allow_outside_cwd = args.session.allow_outside_cwd || args.allow_all_paths || args.yolo;
-    config.sandbox = args.session.sandbox()?;
+    config.sandbox = crate::session_flags::SessionFlags::sandbox(&effective)?;
     config.default_mode = match args.mode.as_deref() {
         None => AgentMode::Interactive,
         Some(name) => AgentMode::parse(name)

@@ -83,6 +83,8 @@ pub struct Flags {
     pub allow_all_tools: bool,
     /// `--durability`.
     pub durability: Option<DurabilitySetting>,
+    /// `--no-sandbox`.
+    pub no_sandbox: bool,
 }
 
 /// The settings in effect.
@@ -116,6 +118,8 @@ pub struct Effective {
     pub denied_tools: Vec<Sourced<String>>,
     /// When journals are fsynced.
     pub durability: Sourced<DurabilitySetting>,
+    /// Whether tool commands, hooks and MCP servers run in the kernel sandbox.
+    pub sandbox: Sourced<bool>,
     /// Folders whose hooks may run.
     pub trusted_folders: Vec<Sourced<PathBuf>>,
     /// MCP servers, by name (carried for the MCP client).
@@ -380,6 +384,23 @@ pub fn resolve(
         },
     };
 
+    let sandbox = if flags.no_sandbox {
+        Sourced::new(false, Source::Flag("--no-sandbox".into()))
+    } else {
+        match env_first(env, &["TURNSTILE_SANDBOX"]) {
+            Some(s) => Sourced::new(
+                match s.value.as_str() {
+                    "on" => true,
+                    "off" => false,
+                    other => bail!("TURNSTILE_SANDBOX={other:?}: expected on or off"),
+                },
+                s.source,
+            ),
+            None => from_files(&files, |s| s.sandbox)
+                .unwrap_or_else(|| Sourced::new(true, Source::Default)),
+        }
+    };
+
     let mut trusted_folders = Vec::new();
     let mut mcp_servers: Vec<Sourced<(String, McpServerSettings)>> = Vec::new();
     for f in &files {
@@ -415,6 +436,7 @@ pub fn resolve(
         allowed_tools,
         denied_tools,
         durability,
+        sandbox,
         trusted_folders,
         mcp_servers,
         files,
@@ -545,5 +567,32 @@ mod tests {
         )];
         let e = resolve(&Flags::default(), &|_| None, files).unwrap_err();
         assert!(e.to_string().contains("/h/settings.json"), "{e}");
+    }
+
+    #[test]
+    fn the_sandbox_is_on_unless_the_user_turns_it_off() {
+        let off = || vec![file("/h/settings.json", r#"{"sandbox": false}"#)];
+        let e = resolve(&Flags::default(), &|_| None, Vec::new()).unwrap();
+        assert_eq!((e.sandbox.value, e.sandbox.source), (true, Source::Default));
+        let e = resolve(&Flags::default(), &|_| None, off()).unwrap();
+        assert!(!e.sandbox.value);
+        assert_eq!(e.sandbox.source, Source::File("/h/settings.json".into()));
+        let on = |name: &str| (name == "TURNSTILE_SANDBOX").then(|| "on".to_string());
+        let e = resolve(&Flags::default(), &on, off()).unwrap();
+        assert!(e.sandbox.value, "the environment wins over the file");
+        let flags = Flags {
+            no_sandbox: true,
+            ..Flags::default()
+        };
+        let e = resolve(&flags, &on, off()).unwrap();
+        assert_eq!(
+            (e.sandbox.value, e.sandbox.source),
+            (false, Source::Flag("--no-sandbox".into()))
+        );
+        let bad = |name: &str| (name == "TURNSTILE_SANDBOX").then(|| "maybe".to_string());
+        let e = resolve(&Flags::default(), &bad, Vec::new()).unwrap_err();
+        assert!(e.to_string().contains("TURNSTILE_SANDBOX"), "{e}");
+        let e = file::parse(r#"{"sandbox": "no"}"#).unwrap_err();
+        assert!(e.to_string().contains("sandbox"), "{e}");
     }
 }
