@@ -59,7 +59,7 @@ pub struct SessionFlags {
     pub max_model_body_bytes: usize,
     /// Most tool calls in one model answer; past it the call fails (`response_too_large`).
     /// Each call also counts 64 bytes against --max-model-answer-bytes.
-    #[arg(long, env = "TURNSTILE_MAX_TOOL_CALLS", default_value_t = ResponseLimits::DEFAULT_TOOL_CALLS, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, env = "TURNSTILE_MAX_TOOL_CALLS", default_value_t = ResponseLimits::DEFAULT_TOOL_CALLS as u64, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub max_tool_calls: u64,
     /// Overall deadline of one model call in seconds (retries included); past it the call
     /// fails (`timeout`).

@@ -10,11 +10,13 @@
 use crate::common;
 
 use std::collections::HashSet;
+use std::sync::Arc;
 
 use common::{Fixture, data};
 use serde_json::{Value, json};
 use turnstile_journal::Event;
 use turnstile_loop::{Outcome, SendOptions, SessionHandle};
+use turnstile_providers::{OpenAiConfig, OpenAiProvider};
 use turnstile_scripted_model::{Script, ScriptedResponse};
 
 fn of_type<'a>(events: &'a [Event], ty: &str) -> Vec<&'a Event> {
@@ -56,7 +58,11 @@ async fn tool_calls_of_one_answer_run_under_the_bound_and_complete_in_request_or
     }
     let script = Script::new().respond(answer).text("done");
     let fx = Fixture::start(script, |_| {}).await;
-    let parts = fx.base_parts(|c| c.max_parallel_tools = bound);
+    let mut parts = fx.base_parts(|c| c.max_parallel_tools = bound);
+    // The answer's calls within the cap on calls per answer (a stress run asks 1,000).
+    let mut oc = OpenAiConfig::new(fx.server.url(), "test-model");
+    oc.limits.max_tool_calls = calls.max(oc.limits.max_tool_calls);
+    parts.provider = Arc::new(OpenAiProvider::new(oc).unwrap());
     let session = SessionHandle::create(&fx.root, None, parts).unwrap();
     let outcome = session
         .send_and_wait("run them", SendOptions::default())
