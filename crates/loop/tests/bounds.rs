@@ -183,15 +183,25 @@ fn turn_requests(requests: &[Value]) -> Vec<&Value> {
         .collect()
 }
 
-#[tokio::test]
-async fn a_server_under_reporting_prompt_tokens_does_not_switch_compaction_off() {
-    let messages = 16;
-    let mut script =
-        Script::new().summary(ScriptedResponse::text("Earlier: many words.").with_usage(100, 5));
+/// `messages` messages, each answered by a bulky call then a text (`usage` reported on each
+/// when given, the summary request answered by `summary`), in a 20 000-token window; the
+/// journal, after checking every turn's request stayed near the window
+/// (20 000 tokens of 5-byte words at most, where the whole history would be 16 x 15 KB of
+/// tool results).
+async fn window_run(
+    messages: usize,
+    summary: ScriptedResponse,
+    usage: Option<(u64, u64)>,
+) -> Vec<Event> {
+    let with = |r: ScriptedResponse| match usage {
+        Some((p, c)) => r.with_usage(p, c),
+        None => r,
+    };
+    let mut script = Script::new().summary(summary);
     for n in 0..messages {
         script = script
-            .respond(bulky_call().with_usage(100, 5))
-            .respond(ScriptedResponse::text(format!("ok {n}")).with_usage(100, 5));
+            .respond(with(bulky_call()))
+            .respond(with(ScriptedResponse::text(format!("ok {n}"))));
     }
     let fx = Fixture::start(script, |_| {}).await;
     let parts = fx.base_parts(|c| c.token_limit = Some(20_000));
@@ -204,46 +214,31 @@ async fn a_server_under_reporting_prompt_tokens_does_not_switch_compaction_off()
         assert_eq!(outcome, Outcome::Idle);
     }
     session.shutdown().await.unwrap();
-    let journal = fx.journal(session.id());
-    let compactions = of_type(&journal, "session.compaction_complete");
-    assert!(
-        compactions.iter().any(|e| data(e)["success"] == true),
-        "no compaction ran"
-    );
-    // Each turn's request stays near the window: 20 000 tokens of 5-byte words at most, where
-    // sending the whole history would be 16 x 15 KB of tool results.
     let requests = fx.server.requests();
     for request in turn_requests(&requests) {
         let size = request.to_string().len();
         assert!(size < 150_000, "a request of {size} bytes");
     }
     fx.audit_clean(session.id());
+    fx.journal(session.id())
+}
+
+#[tokio::test]
+async fn a_server_under_reporting_prompt_tokens_does_not_switch_compaction_off() {
+    let summary = ScriptedResponse::text("Earlier: many words.").with_usage(100, 5);
+    let journal = window_run(16, summary, Some((100, 5))).await;
+    let compactions = of_type(&journal, "session.compaction_complete");
+    assert!(
+        compactions.iter().any(|e| data(e)["success"] == true),
+        "no compaction ran"
+    );
 }
 
 #[tokio::test]
 async fn a_summary_answered_with_tool_calls_falls_back_to_truncation_and_backs_off() {
     let messages = 16;
-    let mut script = Script::new().summary(ScriptedResponse::tool_call(
-        "bash",
-        json!({"command": "true"}),
-    ));
-    for n in 0..messages {
-        script = script
-            .respond(bulky_call())
-            .respond(ScriptedResponse::text(format!("ok {n}")));
-    }
-    let fx = Fixture::start(script, |_| {}).await;
-    let parts = fx.base_parts(|c| c.token_limit = Some(20_000));
-    let session = SessionHandle::create(&fx.root, None, parts).unwrap();
-    for n in 0..messages {
-        let outcome = session
-            .send_and_wait(&format!("message {n}"), SendOptions::default())
-            .await
-            .unwrap();
-        assert_eq!(outcome, Outcome::Idle);
-    }
-    session.shutdown().await.unwrap();
-    let journal = fx.journal(session.id());
+    let summary = ScriptedResponse::tool_call("bash", json!({"command": "true"}));
+    let journal = window_run(messages, summary, None).await;
     let failed = of_type(&journal, "session.compaction_complete")
         .into_iter()
         .filter(|e| data(e)["success"] != true)
@@ -258,10 +253,4 @@ async fn a_summary_answered_with_tool_calls_falls_back_to_truncation_and_backs_o
     // not tried again at every one of those turns.
     let over = 2 * (messages - 5);
     assert!(failed < over / 2, "{failed} summary calls in {over} turns");
-    let requests = fx.server.requests();
-    for request in turn_requests(&requests) {
-        let size = request.to_string().len();
-        assert!(size < 150_000, "a request of {size} bytes");
-    }
-    fx.audit_clean(session.id());
 }

@@ -9,7 +9,7 @@ use crate::{ModelError, ModelErrorKind};
 
 /// Bytes a tool call costs however empty it is: its request and its result each take a
 /// journal entry and a place in every later request of the session.
-pub(crate) const TOOL_CALL_BYTES: usize = 64;
+pub(crate) const TOOL_CALL_BYTES: usize = ResponseLimits::TOOL_CALL_BYTES;
 
 /// What a streamed answer has spent so far.
 #[derive(Debug, Default, Clone, Copy)]

@@ -103,7 +103,7 @@ impl ResponseLimits {
     pub const DEFAULT_TOOL_CALLS: usize = 128;
     /// Bytes every tool call counts against `max_answer_bytes` beyond its id, name and
     /// arguments.
-    pub const TOOL_CALL_BYTES: usize = super::budget::TOOL_CALL_BYTES;
+    pub const TOOL_CALL_BYTES: usize = 64;
 }
 
 impl Default for ResponseLimits {
