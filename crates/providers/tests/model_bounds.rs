@@ -14,7 +14,7 @@ use tokio::net::TcpListener;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use turnstile_providers::{
-    ChatMessage, ChatRequest, ModelError, ModelErrorKind, ModelProvider, ModelResponse,
+    ChatMessage, ChatRequest, ModelError, ModelErrorKind, ModelEvent, ModelProvider, ModelResponse,
     OpenAiConfig, OpenAiProvider, ResponseLimits, Timeouts,
 };
 use turnstile_scripted_model::{Script, ScriptedResponse, ScriptedServer};
@@ -147,6 +147,33 @@ async fn empty_deltas_do_not_reset_the_idle_timeout() {
     assert_eq!(error.error_type(), "timeout");
     assert!(error.message.contains("--model-idle-timeout"), "{error}");
     assert!(took >= Duration::from_secs(1), "{took:?}");
+}
+
+#[tokio::test]
+async fn a_stream_that_gave_nothing_is_sent_again_within_the_retries() {
+    let url = hostile_server(Hostile::EmptyDeltas).await;
+    let mut config = OpenAiConfig::new(url, "m");
+    config.timeouts.stall = Duration::from_secs(1);
+    config.retry.max_retries = 1;
+    config.retry.base_delay = Duration::from_millis(5);
+    let provider = OpenAiProvider::new(config).unwrap();
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let result = tokio::time::timeout(
+        GUARD,
+        provider.complete(&request(), tx, CancellationToken::new()),
+    )
+    .await
+    .expect("the call ends within the guard");
+    let error = result.unwrap_err();
+    assert_eq!(error.kind, ModelErrorKind::Timeout, "{error}");
+    let mut retries = 0;
+    while let Ok(event) = rx.try_recv() {
+        if let ModelEvent::Retry { reason, .. } = event {
+            assert!(reason.contains("--model-idle-timeout"), "{reason}");
+            retries += 1;
+        }
+    }
+    assert_eq!(retries, 1, "sent once more, then the error");
 }
 
 #[tokio::test]

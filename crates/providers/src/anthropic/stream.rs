@@ -136,7 +136,7 @@ impl StreamState {
                         str_field(&block.raw, "id").len() + str_field(&block.raw, "name").len();
                     self.budget.open_call(named)?;
                 } else {
-                    self.budget.grow(super::super::http::TOOL_CALL_BYTES)?;
+                    self.budget.hold(super::super::http::TOOL_CALL_BYTES)?;
                 }
                 if block.kind() == "tool_use" {
                     let _ = events.send(ModelEvent::ToolCallDelta {

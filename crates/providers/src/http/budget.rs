@@ -14,8 +14,11 @@ pub(crate) const TOOL_CALL_BYTES: usize = ResponseLimits::TOOL_CALL_BYTES;
 /// What a streamed answer has spent so far.
 #[derive(Debug, Default, Clone, Copy)]
 pub(crate) struct AnswerBudget {
-    /// Bytes counted (text, arguments, the charge of each call).
+    /// Bytes counted (text, arguments, the charge of each call, room held).
     size: usize,
+    /// Bytes of answer: text, arguments and calls (what is held for room only, as an empty
+    /// choice, is not progress).
+    answered: usize,
     /// Tool calls opened.
     calls: usize,
     /// The answer finished (a finish reason or the end event came).
@@ -36,6 +39,13 @@ impl AnswerBudget {
 
     /// Counts `n` more bytes of text or arguments; fails past `max_answer_bytes`.
     pub(crate) fn grow(&mut self, n: usize) -> Result<(), ModelError> {
+        self.answered = self.answered.saturating_add(n);
+        self.hold(n)
+    }
+
+    /// Counts `n` bytes held for something that is no answer yet (an empty choice, output
+    /// item or content block); fails past `max_answer_bytes`. Not progress.
+    pub(crate) fn hold(&mut self, n: usize) -> Result<(), ModelError> {
         self.size = self.size.saturating_add(n);
         super::errors::check_answer_size(self.size, self.max_answer)
     }
@@ -56,7 +66,7 @@ impl AnswerBudget {
     /// How far the answer got: grows with every byte of text or arguments, every new call
     /// and the finish, and with nothing else (empty deltas, keep-alives, usage, metadata).
     pub(crate) fn progress(&self) -> usize {
-        self.size.saturating_add(usize::from(self.finished))
+        self.answered.saturating_add(usize::from(self.finished))
     }
 }
 
@@ -107,8 +117,11 @@ mod tests {
         let mut budget = AnswerBudget::new(&limits(100, 10));
         budget.grow(0).unwrap();
         assert_eq!(budget.progress(), 0);
+        budget.hold(50).unwrap();
+        assert_eq!(budget.progress(), 0, "room held is not progress");
         budget.grow(5).unwrap();
         budget.finish();
         assert_eq!(budget.progress(), 6);
+        assert!(budget.hold(50).is_err(), "but it counts against the limit");
     }
 }

@@ -160,21 +160,51 @@ impl<W: Wire> HttpProvider<W> {
                 .expect("a request body serializes")
         };
         let url = W::url(&self.core.config, &model);
-        let (response, started) = self
-            .core
-            .post(&url, &body, request.stream, &request.headers, events)
-            .await?;
-        let (answer, reasoning) = if request.stream {
-            self.read_stream(response, events, model, started).await?
-        } else {
-            let body = self.core.read_whole_body(response).await?;
-            let limits = &self.core.config.limits;
-            let answered = W::whole(&body, model, started, limits.max_answer_bytes)?;
-            check_tool_calls(answered.0.tool_calls.len(), limits.max_tool_calls)?;
-            answered
+        // A stream that made no progress at all before its idle timeout gave nothing to read
+        // twice: it is sent again like a failure before output, within the overall deadline.
+        let mut resent = 0u32;
+        let (answer, reasoning) = loop {
+            let (response, started) = self
+                .core
+                .post(&url, &body, request.stream, &request.headers, events)
+                .await?;
+            if !request.stream {
+                break self.read_whole(response, model, started).await?;
+            }
+            match self
+                .read_stream(response, events, model.clone(), started)
+                .await
+            {
+                Err(error) if error.retryable && resent < self.core.config.retry.max_retries => {
+                    resent += 1;
+                    let delay = self.core.config.retry.delay(resent, None);
+                    let _ = events.send(ModelEvent::Retry {
+                        attempt: resent,
+                        delay_ms: delay.as_millis() as u64,
+                        reason: error.to_string(),
+                        status_code: None,
+                    });
+                    tokio::time::sleep(delay).await;
+                }
+                answered => break answered?,
+            }
         };
         self.lock().remember_for(&answer, reasoning);
         Ok(answer)
+    }
+
+    /// Reads a whole (non-streamed) answer, within the answer and tool-call limits.
+    async fn read_whole(
+        &self,
+        response: reqwest::Response,
+        model: String,
+        started: Instant,
+    ) -> Result<Answered, ModelError> {
+        let body = self.core.read_whole_body(response).await?;
+        let limits = &self.core.config.limits;
+        let answered = W::whole(&body, model, started, limits.max_answer_bytes)?;
+        check_tool_calls(answered.0.tool_calls.len(), limits.max_tool_calls)?;
+        Ok(answered)
     }
 
     /// Reads a streamed answer to its end.
@@ -193,11 +223,20 @@ impl<W: Wire> HttpProvider<W> {
         let idle = self.core.config.timeouts.stall;
         let mut progressed = Instant::now();
         let mut progress = assembly.progress();
-        while let Some(bytes) = self
-            .core
-            .next_chunk_within(&mut response, idle, progressed)
-            .await?
-        {
+        loop {
+            let bytes = match self
+                .core
+                .next_chunk_within(&mut response, idle, progressed)
+                .await
+            {
+                Ok(Some(bytes)) => bytes,
+                Ok(None) => break,
+                // Nothing of the answer came (no text, call or finish): safe to send again.
+                Err(mut error) => {
+                    error.retryable = error.kind == ModelErrorKind::Timeout && progress == 0;
+                    return Err(error);
+                }
+            };
             for data in parser.push(&bytes).map_err(sse_error)? {
                 if assembly.on_event(&data, events)? {
                     return assembly.answer(true, model, started);

@@ -133,7 +133,7 @@ impl StreamState {
                         + item.name.as_ref().map_or(0, String::len);
                     self.budget.open_call(named)?;
                 } else {
-                    self.budget.grow(super::super::http::TOOL_CALL_BYTES)?;
+                    self.budget.hold(super::super::http::TOOL_CALL_BYTES)?;
                 }
                 let call = (item.kind.as_deref() == Some("function_call")).then(|| {
                     let call = (
