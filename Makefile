@@ -5,6 +5,8 @@ BIN := target/release/turnstile
 # profile of a slow run names its lines; users install the stripped `release` build.
 PBIN := target/profiling/turnstile
 
+
+.PHONY: stress
 .PHONY: demo test build release profiling modules install lint bench bench-report bench-journal bench-audit bench-loop bench-model bench-sdk bench-sessions bench-stores bench-sandbox cluster-soak crash-soak long-soak fuzz clean-bench
 
 ## demo: build, then replay a recorded session with real tools, audit it, resume it, check it
@@ -109,6 +111,15 @@ long-soak:
 ## crash-soak: the SIGKILL crash test for many more rounds than `make test` runs.
 crash-soak:
 	TURNSTILE_SIGKILL_ROUNDS=500 $(CARGO) test --release -p turnstile-journal --test integration -- --nocapture sigkill::
+
+## stress: the bounds under load, each run stopping by itself: one model answer with 1,000
+## `bash` calls (at most 3 running at once) and 1,000 new tool-call indexes against the cap,
+## and the hostile streams (empty deltas, comments, a trickled head) against the timeouts.
+## Prints each case's wall time and the test process's peak RSS (`/usr/bin/time -v`).
+stress:
+	$(CARGO) test -p turnstile-providers -p turnstile-loop --no-run
+	TURNSTILE_STRESS_CALLS=1000 /usr/bin/time -f 'model_bounds: %e s, peak RSS %M KB' $(CARGO) test -q -p turnstile-providers --test integration -- model_bounds::
+	TURNSTILE_STRESS_CALLS=1000 /usr/bin/time -f 'tool fan-out: %e s, peak RSS %M KB' $(CARGO) test -q -p turnstile-loop --test integration -- bounds::tool_calls_of_one_answer
 
 ## fuzz: many more random inputs through the journal's, the audit's and the shell analysis's parsers
 ## (and the policy traced under real bash) than `make test` runs.

@@ -3,10 +3,12 @@
 //! settings (see `config`); the settings files and the environment fill in the rest.
 
 use clap::Args;
+use std::time::Duration;
 use turnstile_journal::Durability;
 use turnstile_loop::hooks::HookTrust;
 use turnstile_permissions::{PatternError, PermissionPolicy};
-use turnstile_providers::ResponseLimits;
+
+use turnstile_providers::{ResponseLimits, Timeouts};
 
 use crate::config::{self, DurabilitySetting, Effective};
 
@@ -55,6 +57,25 @@ pub struct SessionFlags {
     /// Largest non-streamed model response body, in bytes; past it the call fails.
     #[arg(long, default_value_t = ResponseLimits::DEFAULT_BODY_BYTES, value_name = "BYTES")]
     pub max_model_body_bytes: usize,
+    /// Most tool calls in one model answer; past it the call fails (`response_too_large`).
+    /// Each call also counts 64 bytes against --max-model-answer-bytes.
+    #[arg(long, env = "TURNSTILE_MAX_TOOL_CALLS", default_value_t = ResponseLimits::DEFAULT_TOOL_CALLS as u64, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_tool_calls: u64,
+    /// Overall deadline of one model call in seconds (retries included); past it the call
+    /// fails (`timeout`).
+    #[arg(long, env = "TURNSTILE_MODEL_TIMEOUT", default_value_t = Timeouts::DEFAULT_DEADLINE.as_secs_f64(), value_name = "SECS", value_parser = positive_secs)]
+    pub model_timeout: f64,
+    /// Longest time in seconds a model answer may go without useful progress (text, tool
+    /// call bytes, a finish; not empty deltas or keep-alives); past it the call fails (`timeout`).
+    #[arg(long, env = "TURNSTILE_MODEL_IDLE_TIMEOUT", default_value_t = Timeouts::DEFAULT_IDLE.as_secs_f64(), value_name = "SECS", value_parser = positive_secs)]
+    pub model_idle_timeout: f64,
+    /// Most built-in tool calls of one turn running at once; the others wait in request order.
+    #[arg(long, env = "TURNSTILE_MAX_PARALLEL_TOOLS", default_value_t = turnstile_loop::session::DEFAULT_PARALLEL_TOOLS as u64, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_parallel_tools: u64,
+    /// Most sub-agents (`task`) of a session working at once; the others wait before their
+    /// first model call.
+    #[arg(long, env = "TURNSTILE_MAX_PARALLEL_AGENTS", default_value_t = turnstile_loop::session::DEFAULT_PARALLEL_AGENTS as u64, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_parallel_agents: u64,
     /// The model's context window in tokens; the history is compacted when a request would
     /// pass 80% of it [default: the provider's, else the known-models table, else 128000].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
@@ -90,7 +111,25 @@ impl SessionFlags {
             max_line_bytes: self.max_model_line_bytes,
             max_answer_bytes: self.max_model_answer_bytes,
             max_body_bytes: self.max_model_body_bytes,
+            max_tool_calls: usize::try_from(self.max_tool_calls).unwrap_or(usize::MAX),
         }
+    }
+
+    /// The timeouts of a model call: the overall deadline and the idle timeout of the flags,
+    /// the default request timeout.
+    pub fn model_timeouts(&self) -> Timeouts {
+        Timeouts {
+            stall: Duration::from_secs_f64(self.model_idle_timeout),
+            deadline: Duration::from_secs_f64(self.model_timeout),
+            ..Timeouts::default()
+        }
+    }
+
+    /// The bounds on what a session runs at once.
+    pub fn apply_parallel(&self, config: &mut turnstile_loop::SessionConfig) {
+        config.max_parallel_tools = usize::try_from(self.max_parallel_tools).unwrap_or(usize::MAX);
+        config.max_parallel_agents =
+            usize::try_from(self.max_parallel_agents).unwrap_or(usize::MAX);
     }
 
     /// What these flags say to the settings resolution.
@@ -110,6 +149,21 @@ impl SessionFlags {
             no_sandbox: self.no_sandbox,
             ..config::Flags::default()
         }
+    }
+}
+
+/// A positive number of seconds (at most a day), for the model timeouts.
+fn positive_secs(text: &str) -> Result<f64, String> {
+    let secs: f64 = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("{text:?} is not a number of seconds"))?;
+    if secs.is_finite() && secs > 0.0 && secs <= 86_400.0 {
+        Ok(secs)
+    } else {
+        Err(format!(
+            "{text:?}: give a number of seconds above 0 and at most 86400"
+        ))
     }
 }
 

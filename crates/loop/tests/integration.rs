@@ -8,6 +8,7 @@ mod common;
 mod server;
 
 mod attachments_prop;
+mod bounds;
 mod mcp_changes;
 mod mcp_tools;
 mod model_failures;

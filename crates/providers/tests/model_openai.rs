@@ -28,6 +28,7 @@ fn config(server: &ScriptedServer) -> OpenAiConfig {
     config.timeouts = Timeouts {
         request: Duration::from_secs(20),
         stall: Duration::from_secs(20),
+        ..Timeouts::default()
     };
     config
 }

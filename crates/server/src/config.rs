@@ -48,6 +48,10 @@ pub struct ServerConfig {
     pub hook_trust: HookTrust,
     /// Nudges before an autopilot send gives up.
     pub max_autopilot_continues: u32,
+    /// Most built-in tool calls of one turn running at once (`--max-parallel-tools`).
+    pub max_parallel_tools: usize,
+    /// Most sub-agents of a session working at once (`--max-parallel-agents`).
+    pub max_parallel_agents: usize,
     /// Close sessions idle for this long (`--session-idle-timeout`); `None` keeps them open.
     pub session_idle_timeout: Option<Duration>,
     /// Largest frame body accepted.
@@ -97,6 +101,8 @@ impl ServerConfig {
             sandbox: true,
             hook_trust: HookTrust::default(),
             max_autopilot_continues: DEFAULT_MAX_CONTINUES,
+            max_parallel_tools: turnstile_loop::session::DEFAULT_PARALLEL_TOOLS,
+            max_parallel_agents: turnstile_loop::session::DEFAULT_PARALLEL_AGENTS,
             session_idle_timeout: None,
             max_frame_bytes: DEFAULT_MAX_FRAME_BYTES,
             inflight_frame_bytes: DEFAULT_INFLIGHT_FRAME_BYTES,

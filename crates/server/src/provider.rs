@@ -85,6 +85,7 @@ pub(crate) fn choose(
     let wire_model = config.model.clone();
     let mut config = config;
     config.limits = defaults.limits;
+    config.timeouts = defaults.timeouts;
     let provider = http_provider(config)
         .map_err(|e| RpcError::internal(format!("cannot build the model client: {e}")))?;
     Ok(ChosenModel {

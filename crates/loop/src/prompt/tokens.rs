@@ -209,6 +209,12 @@ fn upper_bound(request: &ChatRequest) -> u64 {
 /// vocabulary misses the wire format's overhead (roles, message separators, the tools' schema
 /// rendering), and the byte rule misses the real rate as well; scaling by the last report keeps
 /// the size of the next request close to what the server will count.
+///
+/// A report is never trusted below what the request must contain: a count under
+/// [`Calibration::MIN_REPORTED_PERCENT`] of the engine's own count of the request is taken
+/// as that share, so the calibration only ever makes the measure larger. A server that
+/// under-reports cannot shrink the measure and switch compaction off; a truthful one whose
+/// vocabulary is denser only sees compaction come a little early.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Calibration {
     estimated: u64,
@@ -216,12 +222,19 @@ pub struct Calibration {
 }
 
 impl Calibration {
-    /// Takes the server's report for a request estimated at `estimated` tokens.
+    /// Least share, in percent of the estimate, a server's count is taken for.
+    pub const MIN_REPORTED_PERCENT: u64 = 100;
+
+    /// Takes the server's report for a request estimated at `estimated` tokens, raised to
+    /// [`Calibration::MIN_REPORTED_PERCENT`] of the estimate when it is below.
     pub fn observe(&mut self, estimated: u64, reported: u64) {
         if estimated > 0 && reported > 0 {
+            let floor = estimated
+                .saturating_mul(Self::MIN_REPORTED_PERCENT)
+                .div_ceil(100);
             *self = Calibration {
                 estimated,
-                reported,
+                reported: reported.max(floor),
             };
         }
     }
@@ -425,5 +438,15 @@ mod tests {
         assert_eq!(scaled.tool_definitions_tokens, Some(250));
         assert_eq!(scaled.current_tokens, 875);
         assert_eq!((scaled.token_limit, scaled.messages_length), (9000, 3));
+    }
+
+    #[test]
+    fn a_report_under_the_estimate_counts_as_the_estimate() {
+        let mut c = Calibration::default();
+        c.observe(40_000, 100);
+        assert_eq!(c.scale(40_000), 40_000, "clamped to the estimate, not 100");
+        assert_eq!(c.scale(1000), 1000);
+        c.observe(1000, 1200);
+        assert_eq!(c.scale(1000), 1200, "above the floor: trusted");
     }
 }

@@ -45,6 +45,8 @@ pub(super) struct Actor {
     pub(super) calibration: std::sync::Mutex<crate::prompt::tokens::Calibration>,
     /// When a compaction may be tried again after a failed summary call.
     pub(super) retry: std::sync::Mutex<RetryBackoff>,
+    /// The bound on sub-agents working at once (`slots.rs`).
+    pub(super) agent_slots: tokio::sync::Semaphore,
     /// How many times a turn's request was built and measured (shared with the handle).
     pub(super) measures: Arc<std::sync::atomic::AtomicU64>,
     /// The session's database (`sql`), opened on first use and closed with the session.
@@ -118,6 +120,7 @@ impl Actor {
         Actor {
             id,
             emitter,
+            agent_slots: super::slots::slots(parts.config.max_parallel_agents),
             parts,
             processes,
             shells,

@@ -255,7 +255,7 @@ impl Actor {
                 Ok((report, next))
             }
             Err(error) => {
-                super::lock::lock(&self.retry).failed(before.current_tokens);
+                super::lock::lock(&self.retry).failed();
                 // As the runtime records a failure: why, the status, the window, the trigger.
                 complete.error = Some(error.clone());
                 complete.pre_compaction_tokens = None;

@@ -71,6 +71,12 @@ pub struct SessionConfig {
     pub skills: Arc<turnstile_tools::skills::SkillSet>,
     /// The skill files that could not be loaded, each recorded as a `session.warning`.
     pub skill_warnings: Vec<turnstile_tools::skills::SkillWarning>,
+    /// Most built-in tool calls of one turn running at once; the others wait in request
+    /// order (`--max-parallel-tools`).
+    pub max_parallel_tools: usize,
+    /// Most sub-agents of the session working at once; the others wait before their first
+    /// model call (`--max-parallel-agents`).
+    pub max_parallel_agents: usize,
 }
 
 impl SessionConfig {
@@ -99,6 +105,8 @@ impl SessionConfig {
             mcp: None,
             skills: Arc::default(),
             skill_warnings: Vec::new(),
+            max_parallel_tools: super::slots::DEFAULT_PARALLEL_TOOLS,
+            max_parallel_agents: super::slots::DEFAULT_PARALLEL_AGENTS,
         }
     }
 }

@@ -1,46 +1,51 @@
 //! When a compaction the threshold starts may be tried again after its summary call failed.
 
-/// Share of the window a request must grow by, past the size whose summary call failed,
-/// before the threshold starts another compaction.
-const RETRY_GROWTH_SHARE: f64 = 0.10;
-
-/// Turns after a failed summary call at which the threshold tries again however little the
-/// history grew.
+/// Turns over the threshold after a first failed summary call before the threshold tries
+/// again; doubled after each further failure in a row.
 const RETRY_AFTER_TURNS: u32 = 5;
 
+/// Longest wait, in turns, however many summary calls failed in a row.
+const MAX_RETRY_AFTER_TURNS: u32 = 80;
+
 /// When a compaction the threshold starts may be tried again after its summary call failed:
-/// once the request grew by [`RETRY_GROWTH_SHARE`] of the window, after
-/// [`RETRY_AFTER_TURNS`] turns, or at once when the request would not fit the window at all
-/// (a summary loses less than a refusal). A summary model that is down costs one call per
-/// few turns, not one per turn.
+/// after [`RETRY_AFTER_TURNS`] turns over the threshold, twice as many after each further
+/// failure in a row (at most [`MAX_RETRY_AFTER_TURNS`]), and never sooner, even when the
+/// request passes the window: the truncation fallback (`truncation.rs`) keeps it in the
+/// window meanwhile. A summary model that cannot summarize (down, or answering with tool
+/// calls) costs a few calls in a long session, not one per turn.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(super) struct RetryBackoff {
-    /// The request's tokens when its summary call failed; `None`: no failure to wait out.
-    failed_at: Option<u64>,
-    /// Turns over the threshold since then.
+    /// Summary calls that failed in a row (0: no failure to wait out).
+    failures: u32,
+    /// Turns over the threshold since the last failure.
     turns: u32,
 }
 
 impl RetryBackoff {
-    /// Whether a request of `tokens` in a window of `limit` may start a compaction now
-    /// (counts the turn when it may not).
-    pub(super) fn allows(&mut self, tokens: u64, limit: u64) -> bool {
-        let Some(failed_at) = self.failed_at else {
+    /// Whether a turn over the threshold may start a compaction now (counts the turn when it
+    /// may not).
+    pub(super) fn allows(&mut self) -> bool {
+        if self.failures == 0 {
             return true;
-        };
+        }
         self.turns += 1;
-        let growth = (limit as f64 * RETRY_GROWTH_SHARE) as u64;
-        tokens > limit
-            || tokens >= failed_at.saturating_add(growth)
-            || self.turns >= RETRY_AFTER_TURNS
+        self.turns >= self.wait()
     }
 
-    /// A summary call failed for a request of `tokens`.
-    pub(super) fn failed(&mut self, tokens: u64) {
+    /// A summary call failed.
+    pub(super) fn failed(&mut self) {
         *self = RetryBackoff {
-            failed_at: Some(tokens),
+            failures: self.failures.saturating_add(1),
             turns: 0,
         };
+    }
+
+    /// Turns to wait after the failures so far.
+    fn wait(&self) -> u32 {
+        let doublings = self.failures.saturating_sub(1).min(16);
+        RETRY_AFTER_TURNS
+            .saturating_mul(1 << doublings)
+            .min(MAX_RETRY_AFTER_TURNS)
     }
 }
 
@@ -48,23 +53,20 @@ impl RetryBackoff {
 mod tests {
     use super::*;
 
+    /// How many turns pass before the backoff allows a try.
+    fn turns_until_allowed(retry: &mut RetryBackoff) -> u32 {
+        (1..=1000).find(|_| retry.allows()).unwrap_or(u32::MAX)
+    }
+
     #[test]
-    fn a_failed_summary_waits_for_growth_turns_or_a_full_window() {
+    fn failed_summaries_wait_longer_each_time_up_to_a_cap() {
         let mut retry = RetryBackoff::default();
-        assert!(retry.allows(9_000, 10_000), "no failure: at once");
-        retry.failed(8_500);
-        assert!(!retry.allows(8_600, 10_000));
-        assert!(!retry.allows(9_400, 10_000), "grew by less than a tenth");
-        assert!(retry.allows(9_500, 10_000), "grew by a tenth of the window");
-        retry.failed(9_000);
-        for _ in 1..RETRY_AFTER_TURNS {
-            assert!(!retry.allows(9_000, 10_000));
+        assert!(retry.allows(), "no failure: at once");
+        let mut waits = Vec::new();
+        for _ in 0..7 {
+            retry.failed();
+            waits.push(turns_until_allowed(&mut retry));
         }
-        assert!(retry.allows(9_000, 10_000), "the fifth turn tries again");
-        retry.failed(9_900);
-        assert!(
-            retry.allows(10_001, 10_000),
-            "a request past the window: at once"
-        );
+        assert_eq!(waits, [5, 10, 20, 40, 80, 80, 80]);
     }
 }

@@ -217,6 +217,11 @@ impl Actor {
         history: &mut Vec<ChatMessage>,
         spent: &mut Spent,
     ) -> Result<RoundEnd, LoopError> {
+        // Past the session's bound the agent waits for a place before its first call.
+        let Some(_slot) = super::slots::take(Some(&self.agent_slots), child.msg.cancel).await
+        else {
+            return Ok(RoundEnd::Failed(interrupted()));
+        };
         for turn in 0..MAX_SUBAGENT_TURNS {
             let mut spec = TurnSpec::sub(child, history, spent);
             match self.run_turn(&mut spec, turn).await? {
@@ -319,6 +324,7 @@ impl Actor {
             msg,
             model,
             background: None,
+            slots: None,
         };
         let mut cut_short = false;
         for call in calls {

@@ -1,6 +1,7 @@
 //! Running the tool calls of a turn, the way the runtime does: every `tool.execution_start`
 //! first (request order), then all calls at once: hooks around each, its permission decision,
-//! built-in or client (external) execution. Each call gets one `tool.execution_complete`,
+//! built-in or client (external) execution; at most `max_parallel_tools` built-in tools run
+//! at a time, the others waiting in request order (`slots.rs`). Each call gets one `tool.execution_complete`,
 //! recorded in request order as soon as it and the calls before it have finished (the runtime
 //! records them in completion order; request order keeps a journal, and so a replayed fixture,
 //! independent of which command happened to finish first).
@@ -52,6 +53,9 @@ pub(super) struct Turn<'a, 'm> {
     /// the main agent (`None`: no runner, so the agent runs inside the call,
     /// `session/background.rs`).
     pub(super) background: Option<&'a super::agent_jobs::BackgroundSender>,
+    /// The bound on the turn's built-in tools running at once (`None`: the calls run one by
+    /// one anyway, a sub-agent's).
+    pub(super) slots: Option<&'a tokio::sync::Semaphore>,
 }
 
 /// How one call finished, before its completion is recorded.
@@ -129,11 +133,13 @@ impl Actor {
                 ..Default::default()
             })?;
         }
+        let slots = super::slots::slots(self.parts.config.max_parallel_tools);
         let turn = Turn {
             turn_id,
             msg,
             model,
             background: msg.agents.as_ref(),
+            slots: Some(&slots),
         };
         // One task polls them all: each call runs until it waits (a hook, a permission, the
         // tool itself), so every external_tool.requested is out before any answer is awaited.
@@ -150,11 +156,13 @@ impl Actor {
         msg: &Message<'_>,
         model: &str,
     ) -> Result<ToolsEnd, LoopError> {
+        let slots = super::slots::slots(self.parts.config.max_parallel_tools);
         let turn = Turn {
             turn_id,
             msg,
             model,
             background: None,
+            slots: Some(&slots),
         };
         let running: FuturesOrdered<_> = calls.iter().map(|p| self.resume_call(p, &turn)).collect();
         self.complete_in_order(calls.iter().map(|p| &p.call), running, &turn)
@@ -389,6 +397,10 @@ impl Actor {
         turn: &Turn<'_, '_>,
     ) -> Result<Finished, LoopError> {
         let msg = turn.msg;
+        // Past the turn's bound the call waits for a place, in request order.
+        let Some(_slot) = super::slots::take(turn.slots, msg.cancel).await else {
+            return Ok(Finished::interrupted());
+        };
         let (partial_tx, mut partial_rx) = mpsc::unbounded_channel();
         ctx.partial = Some(partial_tx);
         let (asks_tx, mut asks_rx) = mpsc::unbounded_channel::<FurtherAsk>();

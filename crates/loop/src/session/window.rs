@@ -1,5 +1,6 @@
 //! Each turn's request kept in the model's window: built from the folded history and, before
-//! it is sent, either compacted when it would pass the threshold (`compaction.rs`) or, when
+//! it is sent, either compacted when it would pass the threshold (`compaction.rs`), truncated
+//! when compaction made no room and it would pass the window (`truncation.rs`), or, when
 //! the provider answers from a recording, compacted and truncated where the recording was
 //! (`recorded_history.rs`). The one place that chooses between the two, so neither depends on
 //! the other.
@@ -16,7 +17,7 @@ impl Actor {
     /// A turn's request, the history compacted first when the request would pass the
     /// threshold (or, answering from a recording, compacted and truncated as the recording
     /// was before this call). A failed compaction is a `session.warning`; the turn goes on
-    /// with the history as it is.
+    /// with the history as it is, truncated when the request would not fit the window.
     pub(super) async fn request_in_window(
         &self,
         mode: AgentMode,
@@ -32,19 +33,22 @@ impl Actor {
             return self.recorded_history(steps, mode, headers, cancel).await;
         }
         let info = self.calibrated(&measured);
-        if (info.current_tokens as f64) < threshold
-            || cancel.is_cancelled()
-            || !super::lock::lock(&self.retry).allows(info.current_tokens, info.token_limit)
-        {
+        if (info.current_tokens as f64) < threshold || cancel.is_cancelled() {
             return Ok(measured);
+        }
+        if !super::lock::lock(&self.retry).allows() {
+            return self.truncated_to_window(mode, measured).await;
         }
         let options = CompactOptions {
             trigger: "threshold".into(),
             ..Default::default()
         };
-        let (_, measured) = self
+        let (report, measured) = self
             .compact_measured(&options, None, headers, mode, cancel, measured)
             .await?;
-        Ok(measured)
+        if report.success {
+            return Ok(measured);
+        }
+        self.truncated_to_window(mode, measured).await
     }
 }

@@ -11,15 +11,16 @@ use tokio::sync::mpsc::UnboundedSender;
 
 use super::super::http::wire::WireUsage;
 use super::super::http::wire::error_message;
-use super::super::http::{Answered, Assembly, check_answer_size, malformed};
+use super::super::http::{AnswerBudget, Answered, Assembly, ResponseLimits, malformed};
 use super::super::{ModelError, ModelErrorKind, ModelEvent};
 use super::answer::answer_of;
 use super::wire::{AnswerMessage, StreamEvent};
 
 impl StreamState {
-    pub(super) fn new(max_answer: usize) -> Self {
+    pub(super) fn new(limits: &ResponseLimits) -> Self {
         StreamState {
-            max_answer,
+            max_answer: limits.max_answer_bytes,
+            budget: AnswerBudget::new(limits),
             ..StreamState::default()
         }
     }
@@ -32,6 +33,10 @@ impl Assembly for StreamState {
         events: &UnboundedSender<ModelEvent>,
     ) -> Result<bool, ModelError> {
         self.event(data, events)
+    }
+
+    fn progress(&self) -> usize {
+        self.budget.progress()
     }
 
     /// Complete at `message_stop`.
@@ -96,7 +101,9 @@ impl PartialBlock {
 pub(super) struct StreamState {
     message: AnswerMessage,
     blocks: BTreeMap<u64, PartialBlock>,
-    size: usize,
+    /// Bytes of text, arguments, thinking and blocks so far, and the calls.
+    budget: AnswerBudget,
+    /// `max_answer_bytes`, for the whole message at the end.
     max_answer: usize,
 }
 
@@ -122,6 +129,15 @@ impl StreamState {
                     raw,
                     ..PartialBlock::default()
                 };
+                // Every block is held until the end: an empty one costs as much as an empty
+                // call, and a call counts against the calls of the answer.
+                if block.kind() == "tool_use" {
+                    let named =
+                        str_field(&block.raw, "id").len() + str_field(&block.raw, "name").len();
+                    self.budget.open_call(named)?;
+                } else {
+                    self.budget.hold(super::super::http::TOOL_CALL_BYTES)?;
+                }
                 if block.kind() == "tool_use" {
                     let _ = events.send(ModelEvent::ToolCallDelta {
                         id: str_field(&block.raw, "id"),
@@ -138,7 +154,7 @@ impl StreamState {
                     "text_delta" => {
                         let text = delta.text.unwrap_or_default();
                         block.text.push_str(&text);
-                        self.grow(text.len())?;
+                        self.budget.grow(text.len())?;
                         let _ = events.send(ModelEvent::TextDelta(text));
                     }
                     "input_json_delta" => {
@@ -146,7 +162,7 @@ impl StreamState {
                         block.json.push_str(&piece);
                         let (id, name) =
                             (str_field(&block.raw, "id"), str_field(&block.raw, "name"));
-                        self.grow(piece.len())?;
+                        self.budget.grow(piece.len())?;
                         let _ = events.send(ModelEvent::ToolCallDelta {
                             id,
                             name,
@@ -156,7 +172,7 @@ impl StreamState {
                     "thinking_delta" => {
                         let piece = delta.thinking.unwrap_or_default();
                         block.thinking.push_str(&piece);
-                        self.grow(piece.len())?;
+                        self.budget.grow(piece.len())?;
                     }
                     "signature_delta" => block
                         .signature
@@ -170,7 +186,10 @@ impl StreamState {
                 }
                 self.message.usage = merge_usage(self.message.usage.take(), event.usage);
             }
-            "message_stop" => return Ok(true),
+            "message_stop" => {
+                self.budget.finish();
+                return Ok(true);
+            }
             "error" => {
                 let message = error_message(event.error.as_ref())
                     .unwrap_or_else(|| "the stream reported an error".into());
@@ -180,13 +199,6 @@ impl StreamState {
             _ => {}
         }
         Ok(false)
-    }
-
-    /// Counts `n` more bytes of answer (thinking included: it is held too); fails past the
-    /// limit.
-    fn grow(&mut self, n: usize) -> Result<(), ModelError> {
-        self.size = self.size.saturating_add(n);
-        check_answer_size(self.size, self.max_answer)
     }
 
     fn finish(mut self) -> AnswerMessage {
@@ -230,10 +242,10 @@ mod tests {
     fn the_published_stream_assembles() {
         // The event sequence of the Messages API's streaming example with a tool use.
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-        let mut state = StreamState {
-            max_answer: 1 << 20,
-            ..StreamState::default()
-        };
+        let mut state = StreamState::new(&ResponseLimits {
+            max_answer_bytes: 1 << 20,
+            ..ResponseLimits::default()
+        });
         let events = [
             json!({"type": "message_start", "message": {"id": "msg_014p7gG3wDgGV9EUtLvnow3U", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5", "content": [], "stop_reason": null, "usage": {"input_tokens": 472, "output_tokens": 2}}}),
             json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),

@@ -9,15 +9,29 @@ use std::time::Duration;
 pub struct Timeouts {
     /// From sending the request to the response head (connecting included).
     pub request: Duration,
-    /// Longest silence between two pieces of a response body.
+    /// Idle timeout: longest time without useful progress in a response body. In a stream
+    /// only answer text, tool call bytes, a new tool call and the finish count as progress;
+    /// empty deltas, SSE comments, keep-alives and usage events do not reset it.
     pub stall: Duration,
+    /// Overall deadline of one model call: from the first attempt (key command and retries
+    /// included) to the end of the answer.
+    pub deadline: Duration,
+}
+
+impl Timeouts {
+    /// Default idle timeout (`--model-idle-timeout`): 60 s.
+    pub const DEFAULT_IDLE: Duration = Duration::from_secs(60);
+    /// Default overall deadline of one call (`--model-timeout`): 20 minutes, room for a long
+    /// answer from a slow local model.
+    pub const DEFAULT_DEADLINE: Duration = Duration::from_secs(20 * 60);
 }
 
 impl Default for Timeouts {
     fn default() -> Self {
         Timeouts {
             request: Duration::from_secs(120),
-            stall: Duration::from_secs(60),
+            stall: Self::DEFAULT_IDLE,
+            deadline: Self::DEFAULT_DEADLINE,
         }
     }
 }
@@ -71,6 +85,11 @@ pub struct ResponseLimits {
     pub max_answer_bytes: usize,
     /// Largest non-streamed response body (JSON included).
     pub max_body_bytes: usize,
+    /// Most tool calls in one answer; each also counts [`TOOL_CALL_BYTES`] (plus its id and
+    /// name) against `max_answer_bytes`, so calls with empty arguments are not free.
+    ///
+    /// [`TOOL_CALL_BYTES`]: ResponseLimits::TOOL_CALL_BYTES
+    pub max_tool_calls: usize,
 }
 
 impl ResponseLimits {
@@ -80,6 +99,11 @@ impl ResponseLimits {
     pub const DEFAULT_ANSWER_BYTES: usize = 32 * 1024 * 1024;
     /// Default largest non-streamed body: 64 MiB.
     pub const DEFAULT_BODY_BYTES: usize = 64 * 1024 * 1024;
+    /// Default most tool calls in one answer: 128.
+    pub const DEFAULT_TOOL_CALLS: usize = 128;
+    /// Bytes every tool call counts against `max_answer_bytes` beyond its id, name and
+    /// arguments.
+    pub const TOOL_CALL_BYTES: usize = 64;
 }
 
 impl Default for ResponseLimits {
@@ -88,6 +112,7 @@ impl Default for ResponseLimits {
             max_line_bytes: Self::DEFAULT_LINE_BYTES,
             max_answer_bytes: Self::DEFAULT_ANSWER_BYTES,
             max_body_bytes: Self::DEFAULT_BODY_BYTES,
+            max_tool_calls: Self::DEFAULT_TOOL_CALLS,
         }
     }
 }
@@ -196,7 +221,7 @@ pub struct OpenAiConfig {
     pub headers: Vec<(String, String)>,
     /// Model used when a request names none.
     pub model: String,
-    /// Request and stall timeouts.
+    /// Request, idle and overall timeouts.
     pub timeouts: Timeouts,
     /// Retries before any output.
     pub retry: RetryPolicy,

@@ -1,6 +1,6 @@
 //! What every HTTP(S) provider shares, whatever its wire format: the configuration (`config`),
 //! the credential of a call (`auth`), the client and its sending and reading within timeouts
-//! and size limits (`transport`), retries before any output (`retry`), the errors of a bad
+//! and size limits (`transport`), the budget of a streamed answer (`budget`), retries before any output (`retry`), the errors of a bad
 //! answer (`errors`), URL pieces (`url`), the JSON shared by the formats (`wire` for answers,
 //! `request` for the OpenAI request bodies), and the one provider generic over its wire
 //! (`provider`).
@@ -9,6 +9,7 @@
 //! and the reading of its answer; [`HttpProvider`] does the rest.
 
 mod auth;
+mod budget;
 mod config;
 mod errors;
 mod provider;
@@ -18,6 +19,7 @@ mod transport;
 mod url;
 pub(crate) mod wire;
 
+pub(crate) use budget::{AnswerBudget, TOOL_CALL_BYTES};
 pub use config::{
     ApiFlavor, KeyCommand, OpenAiConfig, ResponseLimits, RetryPolicy, Timeouts, WireApi,
 };

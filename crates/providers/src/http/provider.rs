@@ -18,13 +18,15 @@ use serde_json::Value;
 use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
-use super::config::OpenAiConfig;
+use super::budget::check_tool_calls;
+use super::config::{OpenAiConfig, ResponseLimits};
 use super::errors::sse_error;
 use super::transport::HttpCore;
 use crate::reasoning::ReasoningMemory;
 use crate::sse::SseParser;
 use crate::{
-    BoxFuture, ChatRequest, ModelError, ModelEvent, ModelProvider, ModelResponse, cancellable,
+    BoxFuture, ChatRequest, ModelError, ModelErrorKind, ModelEvent, ModelProvider, ModelResponse,
+    cancellable,
 };
 
 /// An answer of the engine and the reasoning that came with it (to send back in front of the
@@ -50,8 +52,9 @@ pub trait Wire: Send + Sync + 'static {
         reasoning: &'a ReasoningMemory,
     ) -> impl Serialize;
 
-    /// An empty assembly of a streamed answer of at most `max_answer` bytes.
-    fn stream(max_answer: usize) -> impl Assembly + Send;
+    /// An empty assembly of a streamed answer within `limits` (its bytes and its tool calls,
+    /// counted by an `AnswerBudget`).
+    fn stream(limits: &ResponseLimits) -> impl Assembly + Send;
 
     /// The answer in a whole (non-streamed) body.
     fn whole(
@@ -71,6 +74,11 @@ pub trait Assembly {
         data: &str,
         events: &UnboundedSender<ModelEvent>,
     ) -> Result<bool, ModelError>;
+
+    /// How far the answer got (its budget's progress): moves with answer text, tool call
+    /// bytes, new calls and the finish, never with empty deltas, keep-alives or metadata.
+    /// Only its growth resets the idle timeout.
+    fn progress(&self) -> usize;
 
     /// The answer: after [`Assembly::on_event`] said complete (`complete`), or when the body
     /// ended first, which is an error unless what came is a whole answer. `model` is the one
@@ -152,23 +160,51 @@ impl<W: Wire> HttpProvider<W> {
                 .expect("a request body serializes")
         };
         let url = W::url(&self.core.config, &model);
-        let (response, started) = self
-            .core
-            .post(&url, &body, request.stream, &request.headers, events)
-            .await?;
-        let (answer, reasoning) = if request.stream {
-            self.read_stream(response, events, model, started).await?
-        } else {
-            let body = self.core.read_whole_body(response).await?;
-            W::whole(
-                &body,
-                model,
-                started,
-                self.core.config.limits.max_answer_bytes,
-            )?
+        // A stream that made no progress at all before its idle timeout gave nothing to read
+        // twice: it is sent again like a failure before output, within the overall deadline.
+        let mut resent = 0u32;
+        let (answer, reasoning) = loop {
+            let (response, started) = self
+                .core
+                .post(&url, &body, request.stream, &request.headers, events)
+                .await?;
+            if !request.stream {
+                break self.read_whole(response, model, started).await?;
+            }
+            match self
+                .read_stream(response, events, model.clone(), started)
+                .await
+            {
+                Err(error) if error.retryable && resent < self.core.config.retry.max_retries => {
+                    resent += 1;
+                    let delay = self.core.config.retry.delay(resent, None);
+                    let _ = events.send(ModelEvent::Retry {
+                        attempt: resent,
+                        delay_ms: delay.as_millis() as u64,
+                        reason: error.to_string(),
+                        status_code: None,
+                    });
+                    tokio::time::sleep(delay).await;
+                }
+                answered => break answered?,
+            }
         };
         self.lock().remember_for(&answer, reasoning);
         Ok(answer)
+    }
+
+    /// Reads a whole (non-streamed) answer, within the answer and tool-call limits.
+    async fn read_whole(
+        &self,
+        response: reqwest::Response,
+        model: String,
+        started: Instant,
+    ) -> Result<Answered, ModelError> {
+        let body = self.core.read_whole_body(response).await?;
+        let limits = &self.core.config.limits;
+        let answered = W::whole(&body, model, started, limits.max_answer_bytes)?;
+        check_tool_calls(answered.0.tool_calls.len(), limits.max_tool_calls)?;
+        Ok(answered)
     }
 
     /// Reads a streamed answer to its end.
@@ -181,12 +217,34 @@ impl<W: Wire> HttpProvider<W> {
     ) -> Result<Answered, ModelError> {
         let limits = self.core.config.limits;
         let mut parser = SseParser::new(limits.max_line_bytes);
-        let mut assembly = W::stream(limits.max_answer_bytes);
-        while let Some(bytes) = self.core.next_chunk(&mut response).await? {
+        let mut assembly = W::stream(&limits);
+        // The idle timeout counts from the last useful progress, not from the last byte: a
+        // server sending empty deltas, comments or keep-alives makes none.
+        let idle = self.core.config.timeouts.stall;
+        let mut progressed = Instant::now();
+        let mut progress = assembly.progress();
+        loop {
+            let bytes = match self
+                .core
+                .next_chunk_within(&mut response, idle, progressed)
+                .await
+            {
+                Ok(Some(bytes)) => bytes,
+                Ok(None) => break,
+                // Nothing of the answer came (no text, call or finish): safe to send again.
+                Err(mut error) => {
+                    error.retryable = error.kind == ModelErrorKind::Timeout && progress == 0;
+                    return Err(error);
+                }
+            };
             for data in parser.push(&bytes).map_err(sse_error)? {
                 if assembly.on_event(&data, events)? {
                     return assembly.answer(true, model, started);
                 }
+            }
+            if assembly.progress() != progress {
+                progress = assembly.progress();
+                progressed = Instant::now();
             }
         }
         for data in parser.finish().map_err(sse_error)? {
@@ -213,6 +271,19 @@ impl<W: Wire> ModelProvider for HttpProvider<W> {
         events: UnboundedSender<ModelEvent>,
         cancel: CancellationToken,
     ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
-        cancellable(cancel, async move { self.call(request, &events).await })
+        let deadline = self.core.config.timeouts.deadline;
+        cancellable(cancel, async move {
+            match tokio::time::timeout(deadline, self.call(request, &events)).await {
+                Ok(answer) => answer,
+                Err(_) => Err(ModelError::new(
+                    ModelErrorKind::Timeout,
+                    format!(
+                        "the model call passed its deadline of {} s (--model-timeout) and was \
+                         stopped there",
+                        deadline.as_secs_f64()
+                    ),
+                )),
+            }
+        })
     }
 }

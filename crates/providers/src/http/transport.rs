@@ -2,7 +2,7 @@
 //! request timeout, reading bodies within the stall timeout and size limits, and turning HTTP
 //! failures into [`ModelError`]s. (Retries are `retry`'s, over these.)
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 
@@ -233,18 +233,33 @@ impl HttpCore {
         }
     }
 
-    /// The next piece of a body; a stall or a cut connection is an error (never retried).
+    /// The next piece of a whole body; a stall or a cut connection is an error (never
+    /// retried).
     pub(crate) async fn next_chunk(
         &self,
         response: &mut reqwest::Response,
     ) -> Result<Option<Vec<u8>>, ModelError> {
-        let limit = self.config.timeouts.stall;
-        match tokio::time::timeout(limit, response.chunk()).await {
+        let idle = self.config.timeouts.stall;
+        self.next_chunk_within(response, idle, Instant::now()).await
+    }
+
+    /// The next piece of a body, failing once `idle` has passed since `progressed` (the last
+    /// useful progress of the answer; bytes that made none do not move it). A timeout or a
+    /// cut connection is an error (never retried: output may have begun).
+    pub(crate) async fn next_chunk_within(
+        &self,
+        response: &mut reqwest::Response,
+        idle: Duration,
+        progressed: Instant,
+    ) -> Result<Option<Vec<u8>>, ModelError> {
+        let left = idle.saturating_sub(progressed.elapsed());
+        match tokio::time::timeout(left, response.chunk()).await {
             Err(_) => Err(ModelError::new(
                 ModelErrorKind::Timeout,
                 format!(
-                    "the response stalled: nothing arrived for {} ms",
-                    limit.as_millis()
+                    "the response stalled: no answer text, tool call or finish arrived for {} ms \
+                     (--model-idle-timeout)",
+                    idle.as_millis()
                 ),
             )),
             Ok(Err(e)) => Err(ModelError::new(

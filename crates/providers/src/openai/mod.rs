@@ -61,8 +61,8 @@ impl Wire for ChatCompletions {
         body
     }
 
-    fn stream(max_answer: usize) -> impl Assembly + Send {
-        StreamState::new(max_answer)
+    fn stream(limits: &crate::ResponseLimits) -> impl Assembly + Send {
+        StreamState::new(limits)
     }
 
     fn whole(

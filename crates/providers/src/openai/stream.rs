@@ -5,7 +5,7 @@ use std::time::Instant;
 use tokio::sync::mpsc::UnboundedSender;
 
 use super::super::http::wire::{WireUsage, error_message};
-use super::super::http::{Answered, Assembly, check_answer_size, malformed};
+use super::super::http::{AnswerBudget, Answered, Assembly, ResponseLimits, malformed};
 use super::super::{ModelError, ModelErrorKind, ModelEvent, ModelResponse, ToolCall};
 use super::choices::{ChoiceAnswer, fallback_id, merge};
 use super::wire::{AnswerToolCall, Chunk};
@@ -18,6 +18,10 @@ impl Assembly for StreamState {
     ) -> Result<bool, ModelError> {
         self.event(data, events)?;
         Ok(self.done)
+    }
+
+    fn progress(&self) -> usize {
+        self.budget.progress()
     }
 
     /// Complete at `[DONE]`, or at the end of the body after a `finish_reason`.
@@ -61,9 +65,8 @@ struct PartialChoice {
 pub(super) struct StreamState {
     /// Choices in the order they first appeared.
     choices: Vec<PartialChoice>,
-    /// Bytes of text and tool arguments so far (all choices).
-    size: usize,
-    max_answer: usize,
+    /// Bytes of text, tool arguments and calls so far (all choices), and the calls.
+    budget: AnswerBudget,
     usage: Option<WireUsage>,
     api_call_id: Option<String>,
     model: Option<String>,
@@ -71,9 +74,9 @@ pub(super) struct StreamState {
 }
 
 impl StreamState {
-    pub(super) fn new(max_answer: usize) -> Self {
+    pub(super) fn new(limits: &ResponseLimits) -> Self {
         StreamState {
-            max_answer,
+            budget: AnswerBudget::new(limits),
             ..Default::default()
         }
     }
@@ -126,6 +129,9 @@ impl StreamState {
             let slot = match self.choices.iter().position(|c| c.index == index) {
                 Some(slot) => slot,
                 None => {
+                    // An empty choice costs as much as an empty call: endless new indexes
+                    // end at the answer limit.
+                    self.budget.hold(super::super::http::TOOL_CALL_BYTES)?;
                     self.choices.push(PartialChoice {
                         index,
                         ..Default::default()
@@ -135,13 +141,14 @@ impl StreamState {
             };
             if let Some(reason) = choice.finish_reason {
                 self.choices[slot].finish_reason = Some(reason);
+                self.budget.finish();
             }
             let Some(delta) = choice.delta else {
                 continue;
             };
             let text = delta.content.map(|c| c.text()).unwrap_or_default();
             if !text.is_empty() {
-                self.grow(text.len())?;
+                self.budget.grow(text.len())?;
                 self.choices[slot].content.push_str(&text);
                 let _ = events.send(ModelEvent::TextDelta(text));
             }
@@ -150,12 +157,6 @@ impl StreamState {
             }
         }
         Ok(())
-    }
-
-    /// Counts `n` more bytes of answer; fails past the limit.
-    fn grow(&mut self, n: usize) -> Result<(), ModelError> {
-        self.size = self.size.saturating_add(n);
-        check_answer_size(self.size, self.max_answer)
     }
 
     fn tool_call_delta(
@@ -169,7 +170,7 @@ impl StreamState {
         let function = call.function.unwrap_or_default();
         let name = function.name.clone().filter(|s| !s.is_empty());
         let arguments_delta = function.arguments_text();
-        self.grow(arguments_delta.len())?;
+        self.budget.grow(arguments_delta.len())?;
         let calls = &mut self.choices[slot].calls;
         let index = match call.index {
             Some(index) => index,
@@ -183,6 +184,11 @@ impl StreamState {
         let at = match calls.iter().position(|c| c.index == index) {
             Some(at) => at,
             None => {
+                // A new index is a new call, with or without arguments: it is counted.
+                let named =
+                    id.as_ref().map_or(0, String::len) + name.as_ref().map_or(0, String::len);
+                self.budget.open_call(named)?;
+                let calls = &mut self.choices[slot].calls;
                 calls.push(PartialCall {
                     index,
                     ..PartialCall::default()
@@ -190,6 +196,7 @@ impl StreamState {
                 calls.len() - 1
             }
         };
+        let calls = &mut self.choices[slot].calls;
         let partial = &mut calls[at];
         if let Some(id) = id
             && partial.id.is_empty()
@@ -259,7 +266,10 @@ mod tests {
     /// live events sent.
     fn assemble(chunks: &[serde_json::Value]) -> (ModelResponse, Vec<ModelEvent>) {
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-        let mut state = StreamState::new(1 << 20);
+        let mut state = StreamState::new(&ResponseLimits {
+            max_answer_bytes: 1 << 20,
+            ..ResponseLimits::default()
+        });
         for chunk in chunks {
             state.event(&chunk.to_string(), &tx).unwrap();
         }

@@ -67,8 +67,8 @@ impl Wire for Responses {
         }
     }
 
-    fn stream(max_answer: usize) -> impl Assembly + Send {
-        StreamState::new(max_answer)
+    fn stream(limits: &crate::ResponseLimits) -> impl Assembly + Send {
+        StreamState::new(limits)
     }
 
     fn whole(

@@ -8,15 +8,16 @@ use std::time::Instant;
 use serde_json::{Value, json};
 use tokio::sync::mpsc::UnboundedSender;
 
-use super::super::http::{Answered, Assembly, check_answer_size, malformed};
+use super::super::http::{AnswerBudget, Answered, Assembly, ResponseLimits, malformed};
 use super::super::{ModelError, ModelErrorKind, ModelEvent};
 use super::output::{Output, failure};
 use super::wire::{OutputItem, StreamEvent};
 
 impl StreamState {
-    pub(super) fn new(max_answer: usize) -> Self {
+    pub(super) fn new(limits: &ResponseLimits) -> Self {
         StreamState {
-            max_answer,
+            max_answer: limits.max_answer_bytes,
+            budget: AnswerBudget::new(limits),
             ..StreamState::default()
         }
     }
@@ -29,7 +30,14 @@ impl Assembly for StreamState {
         events: &UnboundedSender<ModelEvent>,
     ) -> Result<bool, ModelError> {
         self.output = self.event(data, events)?;
+        if self.output.is_some() {
+            self.budget.finish();
+        }
         Ok(self.output.is_some())
+    }
+
+    fn progress(&self) -> usize {
+        self.budget.progress()
     }
 
     /// Complete at `response.completed` (or `response.incomplete`).
@@ -85,8 +93,9 @@ impl PartialItem {
 #[derive(Debug, Default)]
 pub(super) struct StreamState {
     items: BTreeMap<u64, PartialItem>,
-    /// Bytes of text and arguments so far.
-    size: usize,
+    /// Bytes of text, arguments and items so far, and the calls.
+    budget: AnswerBudget,
+    /// `max_answer_bytes`, for the whole output at the end.
     max_answer: usize,
     id: Option<String>,
     model: Option<String>,
@@ -117,6 +126,15 @@ impl StreamState {
             "response.output_item.added" => {
                 let raw = event.item.unwrap_or_else(|| json!({}));
                 let item: OutputItem = serde_json::from_value(raw.clone()).unwrap_or_default();
+                // Every item is held until the end: an empty one costs as much as an empty
+                // call, and a call counts against the calls of the answer.
+                if item.kind.as_deref() == Some("function_call") {
+                    let named = item.call_id.as_ref().map_or(0, String::len)
+                        + item.name.as_ref().map_or(0, String::len);
+                    self.budget.open_call(named)?;
+                } else {
+                    self.budget.hold(super::super::http::TOOL_CALL_BYTES)?;
+                }
                 let call = (item.kind.as_deref() == Some("function_call")).then(|| {
                     let call = (
                         item.call_id.unwrap_or_default(),
@@ -140,13 +158,13 @@ impl StreamState {
             }
             "response.output_text.delta" => {
                 let delta = event.delta.unwrap_or_default();
-                self.grow(delta.len())?;
+                self.budget.grow(delta.len())?;
                 self.items.entry(index).or_default().text.push_str(&delta);
                 let _ = events.send(ModelEvent::TextDelta(delta));
             }
             "response.function_call_arguments.delta" => {
                 let delta = event.delta.unwrap_or_default();
-                self.grow(delta.len())?;
+                self.budget.grow(delta.len())?;
                 let partial = self.items.entry(index).or_default();
                 partial.arguments.push_str(&delta);
                 let (id, name) = partial.call.clone().unwrap_or_default();
@@ -213,12 +231,6 @@ impl StreamState {
         }
         Ok(None)
     }
-
-    /// Counts `n` more bytes of answer; fails past the limit.
-    fn grow(&mut self, n: usize) -> Result<(), ModelError> {
-        self.size = self.size.saturating_add(n);
-        check_answer_size(self.size, self.max_answer)
-    }
 }
 
 #[cfg(test)]
@@ -227,10 +239,10 @@ mod tests {
 
     fn run(events: &[Value]) -> (Result<Option<Output>, ModelError>, Vec<ModelEvent>) {
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-        let mut state = StreamState {
-            max_answer: 1 << 20,
-            ..StreamState::default()
-        };
+        let mut state = StreamState::new(&ResponseLimits {
+            max_answer_bytes: 1 << 20,
+            ..ResponseLimits::default()
+        });
         let mut result = Ok(None);
         for event in events {
             result = state.event(&event.to_string(), &tx);

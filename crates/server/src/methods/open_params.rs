@@ -171,6 +171,8 @@ pub(super) fn build(
     // The loop records mode changes from this one (`session.mode_changed`).
     session_config.mode = config.default_mode;
     session_config.max_autopilot_continues = config.max_autopilot_continues;
+    session_config.max_parallel_tools = config.max_parallel_tools;
+    session_config.max_parallel_agents = config.max_parallel_agents;
     session_config.permissions = config.permissions.clone();
     session_config.allow_outside_cwd = config.allow_outside_cwd;
     session_config.sandbox = config.sandbox;
