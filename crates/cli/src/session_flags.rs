@@ -10,7 +10,7 @@ use turnstile_permissions::{PatternError, PermissionPolicy};
 
 use turnstile_providers::{ResponseLimits, Timeouts};
 
-use crate::config::{self, DurabilitySetting, Effective};
+use crate::config::{self, DurabilitySetting, Effective, FileSettings};
 
 /// Flags that shape every session a command runs.
 #[derive(Debug, Clone, Args)]
@@ -58,24 +58,27 @@ pub struct SessionFlags {
     #[arg(long, default_value_t = ResponseLimits::DEFAULT_BODY_BYTES, value_name = "BYTES")]
     pub max_model_body_bytes: usize,
     /// Most tool calls in one model answer; past it the call fails (`response_too_large`).
-    /// Each call also counts 64 bytes against --max-model-answer-bytes.
-    #[arg(long, env = "TURNSTILE_MAX_TOOL_CALLS", default_value_t = ResponseLimits::DEFAULT_TOOL_CALLS as u64, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
-    pub max_tool_calls: u64,
+    /// Each call also counts 64 bytes against --max-model-answer-bytes [default:
+    /// `maxToolCalls` of the settings files, else 128].
+    #[arg(long, env = "TURNSTILE_MAX_TOOL_CALLS", value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_tool_calls: Option<u64>,
     /// Overall deadline of one model call in seconds (retries included); past it the call
-    /// fails (`timeout`).
-    #[arg(long, env = "TURNSTILE_MODEL_TIMEOUT", default_value_t = Timeouts::DEFAULT_DEADLINE.as_secs_f64(), value_name = "SECS", value_parser = positive_secs)]
-    pub model_timeout: f64,
+    /// fails (`timeout`) [default: `modelTimeout` of the settings files, else 1200].
+    #[arg(long, env = "TURNSTILE_MODEL_TIMEOUT", value_name = "SECS", value_parser = positive_secs)]
+    pub model_timeout: Option<f64>,
     /// Longest time in seconds a model answer may go without useful progress (text, tool
-    /// call bytes, a finish; not empty deltas or keep-alives); past it the call fails (`timeout`).
-    #[arg(long, env = "TURNSTILE_MODEL_IDLE_TIMEOUT", default_value_t = Timeouts::DEFAULT_IDLE.as_secs_f64(), value_name = "SECS", value_parser = positive_secs)]
-    pub model_idle_timeout: f64,
-    /// Most built-in tool calls of one turn running at once; the others wait in request order.
-    #[arg(long, env = "TURNSTILE_MAX_PARALLEL_TOOLS", default_value_t = turnstile_loop::session::DEFAULT_PARALLEL_TOOLS as u64, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
-    pub max_parallel_tools: u64,
+    /// call bytes, a finish; not empty deltas or keep-alives); past it the call fails
+    /// (`timeout`) [default: `modelIdleTimeout` of the settings files, else 60].
+    #[arg(long, env = "TURNSTILE_MODEL_IDLE_TIMEOUT", value_name = "SECS", value_parser = positive_secs)]
+    pub model_idle_timeout: Option<f64>,
+    /// Most built-in tool calls of one turn running at once; the others wait in request order
+    /// [default: `maxParallelTools` of the settings files, else 8].
+    #[arg(long, env = "TURNSTILE_MAX_PARALLEL_TOOLS", value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_parallel_tools: Option<u64>,
     /// Most sub-agents (`task`) of a session working at once; the others wait before their
-    /// first model call.
-    #[arg(long, env = "TURNSTILE_MAX_PARALLEL_AGENTS", default_value_t = turnstile_loop::session::DEFAULT_PARALLEL_AGENTS as u64, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
-    pub max_parallel_agents: u64,
+    /// first model call [default: `maxParallelAgents` of the settings files, else 4].
+    #[arg(long, env = "TURNSTILE_MAX_PARALLEL_AGENTS", value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_parallel_agents: Option<u64>,
     /// The model's context window in tokens; the history is compacted when a request would
     /// pass 80% of it [default: the provider's, else the known-models table, else 128000].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
@@ -106,30 +109,65 @@ impl SessionFlags {
     }
 
     /// The limits on a model's answers.
-    pub fn model_limits(&self) -> ResponseLimits {
+    pub fn model_limits(&self, effective: &Effective) -> ResponseLimits {
+        let calls = setting(self.max_tool_calls, effective, |s| s.max_tool_calls)
+            .unwrap_or(ResponseLimits::DEFAULT_TOOL_CALLS as u64);
         ResponseLimits {
             max_line_bytes: self.max_model_line_bytes,
             max_answer_bytes: self.max_model_answer_bytes,
             max_body_bytes: self.max_model_body_bytes,
-            max_tool_calls: usize::try_from(self.max_tool_calls).unwrap_or(usize::MAX),
+            max_tool_calls: usize::try_from(calls).unwrap_or(usize::MAX),
         }
     }
 
-    /// The timeouts of a model call: the overall deadline and the idle timeout of the flags,
-    /// the default request timeout.
-    pub fn model_timeouts(&self) -> Timeouts {
+    /// The timeouts of a model call: the overall deadline and the idle timeout (flags, the
+    /// environment, the settings files), the default request timeout.
+    pub fn model_timeouts(&self, effective: &Effective) -> Timeouts {
+        let secs = |flag, get: fn(&FileSettings) -> Option<f64>, default: Duration| {
+            setting(flag, effective, get).map_or(default, Duration::from_secs_f64)
+        };
         Timeouts {
-            stall: Duration::from_secs_f64(self.model_idle_timeout),
-            deadline: Duration::from_secs_f64(self.model_timeout),
+            stall: secs(
+                self.model_idle_timeout,
+                |s| s.model_idle_timeout,
+                Timeouts::DEFAULT_IDLE,
+            ),
+            deadline: secs(
+                self.model_timeout,
+                |s| s.model_timeout,
+                Timeouts::DEFAULT_DEADLINE,
+            ),
             ..Timeouts::default()
         }
     }
 
-    /// The bounds on what a session runs at once.
-    pub fn apply_parallel(&self, config: &mut turnstile_loop::SessionConfig) {
-        config.max_parallel_tools = usize::try_from(self.max_parallel_tools).unwrap_or(usize::MAX);
-        config.max_parallel_agents =
-            usize::try_from(self.max_parallel_agents).unwrap_or(usize::MAX);
+    /// The bounds on what a session runs at once: (tool calls of a turn, sub-agents).
+    pub fn parallel(&self, effective: &Effective) -> (usize, usize) {
+        let count = |flag, get: fn(&FileSettings) -> Option<u64>, default: usize| {
+            setting(flag, effective, get)
+                .map_or(default, |n| usize::try_from(n).unwrap_or(usize::MAX))
+        };
+        (
+            count(
+                self.max_parallel_tools,
+                |s| s.max_parallel_tools,
+                turnstile_loop::session::DEFAULT_PARALLEL_TOOLS,
+            ),
+            count(
+                self.max_parallel_agents,
+                |s| s.max_parallel_agents,
+                turnstile_loop::session::DEFAULT_PARALLEL_AGENTS,
+            ),
+        )
+    }
+
+    /// The bounds on what a session runs at once, set on `config`.
+    pub fn apply_parallel(
+        &self,
+        effective: &Effective,
+        config: &mut turnstile_loop::SessionConfig,
+    ) {
+        (config.max_parallel_tools, config.max_parallel_agents) = self.parallel(effective);
     }
 
     /// What these flags say to the settings resolution.
@@ -211,5 +249,76 @@ pub fn hook_trust(trust_flag: bool, effective: &Effective) -> HookTrust {
             .collect(),
         config_path: effective.files.first().map(|f| f.path.clone()),
         config_problem: None,
+    }
+}
+
+/// A bound from its flag (or variable, which clap reads into the flag), else the first
+/// settings file that sets it.
+fn setting<T: Copy>(
+    flag: Option<T>,
+    effective: &Effective,
+    get: impl Fn(&FileSettings) -> Option<T>,
+) -> Option<T> {
+    flag.or_else(|| effective.files.iter().find_map(|f| get(&f.settings)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::SettingsFile;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        session: SessionFlags,
+    }
+
+    fn effective(settings: &str) -> Effective {
+        let file = SettingsFile {
+            path: "/h/settings.json".into(),
+            settings: turnstile_home::settings::parse(settings).unwrap(),
+            exists: true,
+        };
+        crate::config::resolve(&config::Flags::default(), &|_| None, vec![file]).unwrap()
+    }
+
+    #[test]
+    fn bounds_come_from_the_flags_then_the_settings_files_then_the_defaults() {
+        let bare = Cli::parse_from(["t"]).session;
+        let none = effective("{}");
+        assert_eq!(bare.model_limits(&none).max_tool_calls, 128);
+        assert_eq!(
+            bare.model_timeouts(&none).deadline,
+            Timeouts::DEFAULT_DEADLINE
+        );
+        assert_eq!(bare.parallel(&none), (8, 4));
+
+        let set = effective(
+            r#"{"maxToolCalls": 5, "modelTimeout": 90, "modelIdleTimeout": 2.5,
+                "maxParallelTools": 2, "maxParallelAgents": 1}"#,
+        );
+        assert_eq!(bare.model_limits(&set).max_tool_calls, 5);
+        let timeouts = bare.model_timeouts(&set);
+        assert_eq!(timeouts.deadline, Duration::from_secs(90));
+        assert_eq!(timeouts.stall, Duration::from_millis(2500));
+        assert_eq!(bare.parallel(&set), (2, 1));
+
+        let flagged =
+            Cli::parse_from(["t", "--max-tool-calls", "7", "--max-parallel-tools", "3"]).session;
+        assert_eq!(flagged.model_limits(&set).max_tool_calls, 7);
+        assert_eq!(flagged.parallel(&set), (3, 1));
+    }
+
+    #[test]
+    fn a_bound_of_zero_in_a_settings_file_is_an_error_naming_the_field() {
+        for (text, field) in [
+            (r#"{"maxParallelTools": 0}"#, "maxParallelTools"),
+            (r#"{"modelTimeout": -1}"#, "modelTimeout"),
+            (r#"{"modelIdleTimeout": 0}"#, "modelIdleTimeout"),
+        ] {
+            let e = turnstile_home::settings::parse(text).unwrap_err();
+            assert!(e.to_string().contains(field), "{e}");
+        }
     }
 }

@@ -114,6 +114,39 @@ pub struct FileSettings {
     /// `--no-sandbox` does (a turnstile extension; only the user's own settings files are
     /// read, never a repository's).
     pub sandbox: Option<bool>,
+    /// `--model-timeout` in seconds (a turnstile extension).
+    #[serde(default, deserialize_with = "positive_secs")]
+    pub model_timeout: Option<f64>,
+    /// `--model-idle-timeout` in seconds (a turnstile extension).
+    #[serde(default, deserialize_with = "positive_secs")]
+    pub model_idle_timeout: Option<f64>,
+    /// `--max-tool-calls` (a turnstile extension).
+    #[serde(default, deserialize_with = "at_least_one")]
+    pub max_tool_calls: Option<u64>,
+    /// `--max-parallel-tools` (a turnstile extension).
+    #[serde(default, deserialize_with = "at_least_one")]
+    pub max_parallel_tools: Option<u64>,
+    /// `--max-parallel-agents` (a turnstile extension).
+    #[serde(default, deserialize_with = "at_least_one")]
+    pub max_parallel_agents: Option<u64>,
+}
+
+/// A number of seconds above 0 and at most a day, or absent.
+fn positive_secs<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
+    match Option::<f64>::deserialize(d)? {
+        Some(secs) if !(secs.is_finite() && secs > 0.0 && secs <= 86_400.0) => Err(
+            serde::de::Error::custom("give a number of seconds above 0 and at most 86400"),
+        ),
+        secs => Ok(secs),
+    }
+}
+
+/// A count of at least 1, or absent.
+fn at_least_one<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+    match Option::<u64>::deserialize(d)? {
+        Some(0) => Err(serde::de::Error::custom("give a number of at least 1")),
+        n => Ok(n),
+    }
 }
 
 /// When journals are fsynced.

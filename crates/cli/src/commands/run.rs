@@ -130,8 +130,8 @@ pub(crate) fn parts(
             )
         }
         _ => {
-            let mut config = model_config(&effective, opts.session.model_limits())?;
-            config.timeouts = opts.session.model_timeouts();
+            let mut config = model_config(&effective, opts.session.model_limits(&effective))?;
+            config.timeouts = opts.session.model_timeouts(&effective);
             http_provider(config).map_err(|e| anyhow::anyhow!("{e}"))?
         }
     };
@@ -143,7 +143,7 @@ pub(crate) fn parts(
         AgentMode::Interactive
     };
     config.max_autopilot_continues = opts.session.max_autopilot_continues;
-    opts.session.apply_parallel(&mut config);
+    opts.session.apply_parallel(&effective, &mut config);
     let mcp = crate::mcp_servers::configured(&effective, opts.mcp_config.as_deref())?;
     config.permissions = session_flags::policy(&effective, &mcp.names())?;
     config.allow_outside_cwd = opts.session.allow_outside_cwd;

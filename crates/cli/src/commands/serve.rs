@@ -251,7 +251,7 @@ fn server_config(args: &ServeArgs, state_dir: Option<&Path>) -> Result<ServerCon
     flags.model = args.model.clone();
     let effective = crate::config::effective(&flags)?;
     config.default_model = default_model(args, &effective, std::env::var("COPILOT_API_URL").ok())?;
-    config.default_model.timeouts = args.session.model_timeouts();
+    config.default_model.timeouts = args.session.model_timeouts(&effective);
     // The configured servers are read (a broken file is an error here, as for `run`, and
     // permission patterns may name them), but an SDK session starts only the servers its
     // client gives in `mcpServers`, as with the Copilot CLI (differential scenario
@@ -281,8 +281,7 @@ fn server_config(args: &ServeArgs, state_dir: Option<&Path>) -> Result<ServerCon
     config.takeover_wait = Duration::from_secs(args.takeover_wait);
     config.hook_trust = crate::session_flags::hook_trust(args.session.trust_hooks, &effective);
     config.max_autopilot_continues = args.session.max_autopilot_continues;
-    config.max_parallel_tools = args.session.max_parallel_tools as usize;
-    config.max_parallel_agents = args.session.max_parallel_agents as usize;
+    (config.max_parallel_tools, config.max_parallel_agents) = args.session.parallel(&effective);
     config.context_window = args.session.context_window;
     config.session_idle_timeout = args
         .session_idle_timeout
@@ -327,7 +326,7 @@ fn default_model(
     effective: &Effective,
     copilot_api_url: Option<String>,
 ) -> Result<OpenAiConfig> {
-    let limits = args.session.model_limits();
+    let limits = args.session.model_limits(effective);
     let model = effective.model.value.clone();
     let openai = |base_url: String| {
         let mut config = OpenAiConfig::new(base_url, model.clone());
