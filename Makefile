@@ -110,6 +110,15 @@ long-soak:
 crash-soak:
 	TURNSTILE_SIGKILL_ROUNDS=500 $(CARGO) test --release -p turnstile-journal --test integration -- --nocapture sigkill::
 
+## stress: the long variants of the bounds' tests, each section stopping by itself
+## (`scripts/stress.sh`; SECTIONS= narrows it): `server` floods a server limited to 1024
+## descriptors with 1,000 idle connections; `journal` reads a 1 GB line and a 2 GB sparse
+## journal with every command that reads one; peak RSS and wall time are printed.
+SECTIONS ?=
+.PHONY: stress
+stress:
+	CARGO="$(CARGO)" bash scripts/stress.sh $(SECTIONS)
+
 ## fuzz: many more random inputs through the journal's, the audit's and the shell analysis's parsers
 ## (and the policy traced under real bash) than `make test` runs.
 fuzz:

@@ -55,8 +55,10 @@ async fn client_once_there_is_room(t: &TestServer) -> Client {
             .unwrap();
         let answer = next_message(&mut probe).await.expect("an answer");
         if answer["result"]["ok"] == true {
-            drop(probe);
-            return t.client().await;
+            let mut client = Client::over(probe);
+            // The probe's `connect` was request 1.
+            client.ok("ping", json!({})).await;
+            return client;
         }
         assert_eq!(answer["error"]["code"], codes::SERVER_BUSY, "{answer}");
         assert!(Instant::now() < deadline, "no slot was freed");
@@ -292,15 +294,18 @@ impl Child {
     }
 }
 
-/// The flood: `count` connections, each kept open and silent, opened from a thread so that
-/// the kernel's backlog (not this test's runtime) is what waits on a server that cannot
-/// accept; they close when the returned sender is dropped.
+/// The flood: up to `count` connections, each kept open and silent, opened from a thread so
+/// that the kernel's backlog (not this test's runtime) is what waits on a server that cannot
+/// accept; it stops at the first connect left unanswered for a second (the backlog is full);
+/// they close when the returned sender is dropped. Returns how many were made.
 fn flood(port: u16, count: usize) -> (std::sync::mpsc::Sender<()>, std::thread::JoinHandle<usize>) {
     let (stop_tx, stop_rx) = std::sync::mpsc::channel::<()>();
     let handle = std::thread::spawn(move || {
         let mut held = Vec::new();
+        let addr = std::net::SocketAddr::from(([127, 0, 0, 1], port));
         for _ in 0..count {
-            match std::net::TcpStream::connect(("127.0.0.1", port)) {
+            // Once the server's backlog is full too, a connect is never answered: stop there.
+            match std::net::TcpStream::connect_timeout(&addr, Duration::from_secs(1)) {
                 Ok(s) => held.push(s),
                 Err(_) => break,
             }
@@ -332,9 +337,11 @@ async fn accept_errors_at_the_descriptor_limit_back_off_with_a_rate_limited_warn
     }
     drop(stop);
     let opened = flooding.join().unwrap();
-    assert_eq!(
-        opened, flood_size,
-        "the flood's connections were not all made"
+    // The server takes what its 64 descriptors allow and the kernel's backlog queues more;
+    // connects beyond that go unanswered. More than 64 made means accept ran out.
+    assert!(
+        opened > 64,
+        "only {opened} of the flood's connections were made"
     );
     // Once the flood is gone, the backlog drains and a new client is served.
     let deadline = Instant::now() + GUARD;
