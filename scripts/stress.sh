@@ -17,6 +17,13 @@ TARGET=${CARGO_TARGET_DIR:-target}
 WORK=${STRESS_DIR:-$TARGET/stress}
 mkdir -p "$WORK"
 
+# Runs a test command; prints its figures and fails unless the tests passed.
+run_tests() {
+  local out
+  out=$("$@" 2>&1) || { printf '%s\n' "$out" | tail -40; return 1; }
+  printf '%s\n' "$out" | grep -E "FIGURES|test result"
+}
+
 # Runs a command under /usr/bin/time; prints `name peak_rss_mib wall_s exit`.
 measure() {
   local name=$1; shift
@@ -35,11 +42,10 @@ section_server() {
   # test process, which needs room for 1,000 sockets of its own.
   ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
   TURNSTILE_FLOOD_CONNECTIONS=1000 TURNSTILE_FLOOD_NOFILE=1024 \
-    timeout 600 "$CARGO" test -p turnstile-server --test integration -- \
+    run_tests timeout 600 "$CARGO" test -p turnstile-server --test integration -- \
     --nocapture --test-threads=1 \
     connection_limit::the_default_limit_keeps_descriptors_for_established_sessions_under_a_flood \
-    connection_limit::accept_errors_at_the_descriptor_limit_back_off_with_a_rate_limited_warning \
-    2>&1 | grep -E "FIGURES|test result|panicked" || true
+    connection_limit::accept_errors_at_the_descriptor_limit_back_off_with_a_rate_limited_warning
 }
 
 section_journal() {
@@ -47,9 +53,8 @@ section_journal() {
   for limit in 65536 268435456; do
     TURNSTILE_STRESS_LIMIT=$limit TURNSTILE_STRESS_LINE_BYTES=1073741824 \
       TURNSTILE_STRESS_SPARSE_BYTES=2147483648 \
-      timeout 900 "$CARGO" test -p turnstile-journal --test integration -- \
-      --nocapture huge_lines::a_line_over_the_limit \
-      2>&1 | grep -E "FIGURES|test result|panicked" || true
+      run_tests timeout 900 "$CARGO" test -p turnstile-journal --test integration -- \
+      --nocapture huge_lines::a_line_over_the_limit
   done
   # The commands themselves need a release build of the whole binary: STRESS_COMMANDS=1.
   [ "${STRESS_COMMANDS:-0}" = 1 ] || return 0

@@ -13,14 +13,31 @@ use turnstile_journal::scan::Verdict;
 use turnstile_journal::{JournalReader, JournalScan, ReadError, ReadMode, repair};
 
 const CHILD: &str = "TURNSTILE_HUGE_LINES_CHILD";
+
+/// A size from the environment (`make stress` raises them), else `default`.
+fn size(var: &str, default: u64) -> u64 {
+    std::env::var(var)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
 /// The limit the child runs with.
-const LIMIT: usize = 64 << 10;
+fn limit() -> usize {
+    size("TURNSTILE_STRESS_LIMIT", 64 << 10) as usize
+}
 /// The long line: far over the limit, and over the child's whole allowance below.
-const LONG: usize = 64 << 20;
+fn line_bytes() -> usize {
+    size("TURNSTILE_STRESS_LINE_BYTES", 64 << 20) as usize
+}
 /// The sparse journal's size (a hole: costs no disk).
-const SPARSE: u64 = 256 << 20;
-/// Most the child's peak RSS may reach: well under one copy of the long line.
-const PEAK_ALLOWED_KIB: u64 = 40 << 10;
+fn sparse_len() -> u64 {
+    size("TURNSTILE_STRESS_SPARSE_BYTES", 256 << 20)
+}
+/// Most the child's peak RSS may reach: the limit and 40 MiB, well under one copy of the line.
+fn peak_allowed_kib() -> u64 {
+    (limit() as u64 >> 10) + (40 << 10)
+}
 
 fn line(n: u128, parent: Option<u128>, data: &str) -> String {
     let parent = parent.map_or("null".to_owned(), |p| {
@@ -32,17 +49,21 @@ fn line(n: u128, parent: Option<u128>, data: &str) -> String {
     )
 }
 
-/// Line 1 valid, line 2 a `LONG`-byte event, line 3 valid.
+/// Line 1 valid, line 2 a `line_bytes()`-byte event, line 3 valid.
 fn write_long(path: &Path) {
     let mut out = BufWriter::new(File::create(path).unwrap());
     writeln!(out, "{}", line(1, None, "{}")).unwrap();
-    let padding = "x".repeat(LONG);
-    writeln!(
-        out,
-        "{}",
-        line(2, Some(1), &format!("{{\"message\":\"{padding}\"}}"))
-    )
-    .unwrap();
+    let head = line(2, Some(1), "{\"message\":\"@\"}");
+    let (before, after) = head.split_once('@').unwrap();
+    out.write_all(before.as_bytes()).unwrap();
+    let chunk = vec![b'x'; 1 << 20];
+    let mut left = line_bytes();
+    while left > 0 {
+        let n = left.min(chunk.len());
+        out.write_all(&chunk[..n]).unwrap();
+        left -= n;
+    }
+    writeln!(out, "{after}").unwrap();
     writeln!(out, "{}", line(3, Some(1), "{}")).unwrap();
     out.flush().unwrap();
 }
@@ -65,9 +86,10 @@ fn huge_lines_child() {
     let dir = Path::new(&dir);
     assert_eq!(
         turnstile_journal::max_line_bytes(),
-        LIMIT,
+        limit(),
         "the setting was read"
     );
+    let started = std::time::Instant::now();
     let long = dir.join("long").join("events.jsonl");
     let long_len = fs::metadata(&long).unwrap().len();
 
@@ -77,7 +99,7 @@ fn huge_lines_child() {
     assert_eq!(scan.file_len, long_len);
     let bad = &scan.bad[0];
     assert_eq!(bad.line, 2);
-    assert!(bad.len > LONG as u64);
+    assert!(bad.len > line_bytes() as u64);
     assert!(
         bad.message.contains(&format!("{} bytes", bad.len)),
         "{}",
@@ -93,7 +115,7 @@ fn huge_lines_child() {
     assert!(results[0].is_ok() && results[2].is_ok());
     assert!(matches!(
         results[1],
-        Err(ReadError::Oversized { line: 2, len, max: LIMIT, .. }) if len == bad.len
+        Err(ReadError::Oversized { line: 2, len, max, .. }) if len == bad.len && max == limit()
     ));
 
     // The salvage (repair --salvage): the long line goes whole to the side file, streamed.
@@ -111,7 +133,7 @@ fn huge_lines_child() {
     let scan = JournalScan::of_file(&sparse).unwrap();
     assert_eq!(scan.good_lines, 1);
     let tail = scan.tail.as_ref().expect("the hole is a tail");
-    assert!(tail.all_nul && tail.line == 2 && tail.offset + tail.len == SPARSE);
+    assert!(tail.all_nul && tail.line == 2 && tail.offset + tail.len == sparse_len());
     assert!(matches!(scan.verdict(), Verdict::TornTail { line: 2, .. }));
     let results: Vec<_> = JournalReader::open(&sparse, ReadMode::Lenient)
         .unwrap()
@@ -124,7 +146,11 @@ fn huge_lines_child() {
     let cut = repair(&sparse, false).unwrap();
     assert_eq!(cut.bytes_cut, tail.len);
 
-    println!("PEAK_KIB {}", peak_rss_kib());
+    println!(
+        "PEAK_KIB {} WALL_MS {}",
+        peak_rss_kib(),
+        started.elapsed().as_millis()
+    );
 }
 
 #[test]
@@ -139,7 +165,7 @@ fn a_line_over_the_limit_and_a_sparse_file_are_read_in_bounded_memory() {
         .write(true)
         .open(&sparse)
         .unwrap()
-        .set_len(SPARSE)
+        .set_len(sparse_len())
         .unwrap();
 
     let output = Command::new(std::env::current_exe().unwrap())
@@ -150,7 +176,7 @@ fn a_line_over_the_limit_and_a_sparse_file_are_read_in_bounded_memory() {
             "--test-threads=1",
         ])
         .env(CHILD, tmp.path())
-        .env("TURNSTILE_MAX_LINE_BYTES", LIMIT.to_string())
+        .env("TURNSTILE_MAX_LINE_BYTES", limit().to_string())
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&output.stdout);
@@ -163,9 +189,19 @@ fn a_line_over_the_limit_and_a_sparse_file_are_read_in_bounded_memory() {
         .and_then(|n| n.parse().ok())
         .unwrap_or_else(|| panic!("the child did not report its peak: {stdout}"));
     assert!(
-        peak < PEAK_ALLOWED_KIB,
+        peak < peak_allowed_kib(),
         "peak RSS {peak} KiB reading a {} MiB line with a {} KiB limit",
-        LONG >> 20,
-        LIMIT >> 10
+        line_bytes() >> 20,
+        limit() >> 10
+    );
+    println!(
+        "FIGURES journal line={} sparse={} limit={} child: {}",
+        line_bytes(),
+        sparse_len(),
+        limit(),
+        stdout
+            .lines()
+            .find(|l| l.contains("PEAK_KIB"))
+            .unwrap_or_default()
     );
 }

@@ -365,6 +365,10 @@ async fn accept_errors_at_the_descriptor_limit_back_off_with_a_rate_limited_warn
         "{warnings} accept warnings in about {elapsed}s:\n{log}"
     );
     assert!(log.contains("failed_since_last_warning"), "{log}");
+    println!(
+        "FIGURES accept-errors flood={opened} nofile=64 accept_warnings={warnings} log_bytes={} wall_s={elapsed}",
+        log.len()
+    );
 }
 
 /// The default limit, computed from the descriptor limit, keeps a flood of `flood_size` idle
