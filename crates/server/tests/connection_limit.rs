@@ -250,18 +250,30 @@ impl Child {
             });
         }
         let mut child = command.spawn().unwrap();
-        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-        loop {
-            let line = lines.next().expect("the child printed its port").unwrap();
-            if let Some(at) = line.find("PORT ") {
+        let stdout = child.stdout.take().unwrap();
+        // The test harness may print the test's name on the same line first.
+        let found = BufReader::new(stdout)
+            .lines()
+            .map_while(Result::ok)
+            .find_map(|line| {
+                let at = line.find("PORT ")?;
                 let words: Vec<_> = line[at..].split_whitespace().collect();
-                return Child {
-                    port: words[1].parse().unwrap(),
-                    token: words[3].to_owned(),
-                    max: words[5].parse().unwrap(),
-                    child,
-                };
-            }
+                Some((
+                    words[1].parse().ok()?,
+                    words[3].to_owned(),
+                    words[5].parse().ok()?,
+                ))
+            });
+        let Some((port, token, max)) = found else {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("the child server printed no port");
+        };
+        Child {
+            child,
+            port,
+            token,
+            max,
         }
     }
 
