@@ -75,7 +75,7 @@ impl TcpServer {
 
     /// Accepts clients until the server shuts down, then waits for their connections to end
     /// and closes every session. At most `max_connections` are served at once; the one
-    /// beyond is refused (see [`refuse`]). Accept errors that say descriptors or memory ran
+    /// beyond is answered with `SERVER_BUSY` and closed. Accept errors that say descriptors or memory ran
     /// out are waited out with a growing pause, and every repeated warning is rate-limited.
     pub async fn run(self) -> Result<(), ServerError> {
         let shutdown = self.server.shutdown_token();
