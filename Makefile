@@ -112,14 +112,15 @@ long-soak:
 crash-soak:
 	TURNSTILE_SIGKILL_ROUNDS=500 $(CARGO) test --release -p turnstile-journal --test integration -- --nocapture sigkill::
 
-## stress: the bounds under load, each run stopping by itself: one model answer with 1,000
-## `bash` calls (at most 3 running at once) and 1,000 new tool-call indexes against the cap,
-## and the hostile streams (empty deltas, comments, a trickled head) against the timeouts.
-## Prints each case's wall time and the test process's peak RSS (`/usr/bin/time -v`).
+## stress: the long variants of the bounds' tests, each section stopping by itself
+## (`scripts/stress.sh`; SECTIONS= narrows it): `model` sends one answer with 1,000 `bash`
+## calls (at most 3 at once), 1,000 new tool-call indexes and the hostile streams; `server` floods a server limited to 1024
+## descriptors with 1,000 idle connections; `journal` reads a 1 GB line and a 2 GB sparse
+## journal with every command that reads one; peak RSS and wall time are printed.
+SECTIONS ?=
+.PHONY: stress
 stress:
-	$(CARGO) test -p turnstile-providers -p turnstile-loop --no-run
-	TURNSTILE_STRESS_CALLS=1000 /usr/bin/time -f 'model_bounds: %e s, peak RSS %M KB' $(CARGO) test -q -p turnstile-providers --test integration -- model_bounds::
-	TURNSTILE_STRESS_CALLS=1000 /usr/bin/time -f 'tool fan-out: %e s, peak RSS %M KB' $(CARGO) test -q -p turnstile-loop --test integration -- bounds::tool_calls_of_one_answer
+	CARGO="$(CARGO)" bash scripts/stress.sh $(SECTIONS)
 
 ## fuzz: many more random inputs through the journal's, the audit's and the shell analysis's parsers
 ## (and the policy traced under real bash) than `make test` runs.

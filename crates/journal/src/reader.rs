@@ -2,6 +2,8 @@
 
 use std::fs::File;
 use std::io::{self, BufRead, BufReader};
+
+use crate::lines::BoundedLines;
 use std::path::{Path, PathBuf};
 
 use crate::event::Event;
@@ -53,6 +55,20 @@ pub enum ReadError {
         /// What is wrong with it.
         message: String,
     },
+    /// A line longer than the limit (`TURNSTILE_MAX_LINE_BYTES`): skipped without being held.
+    #[error("{}:{line} (byte {offset}): {}", path.display(), crate::lines::oversized_message(*len, *max))]
+    Oversized {
+        /// The journal.
+        path: PathBuf,
+        /// 1-based line number.
+        line: u64,
+        /// Byte offset of the line.
+        offset: u64,
+        /// Its length in bytes, the `\n` included.
+        len: u64,
+        /// The limit it is over.
+        max: usize,
+    },
     /// The last line has no terminating `\n`: the writer was cut off mid-line.
     #[error("{}:{line} (byte {offset}): last line is incomplete (no newline): a torn write; run `turnstile repair` to cut it", path.display())]
     TornTail {
@@ -70,7 +86,9 @@ impl ReadError {
     pub fn line(&self) -> Option<u64> {
         match self {
             ReadError::Io { .. } => None,
-            ReadError::BadLine { line, .. } | ReadError::TornTail { line, .. } => Some(*line),
+            ReadError::BadLine { line, .. }
+            | ReadError::TornTail { line, .. }
+            | ReadError::Oversized { line, .. } => Some(*line),
         }
     }
 }
@@ -100,14 +118,12 @@ pub fn check_line(bytes: &[u8], mode: ReadMode) -> Result<Event, String> {
 /// A raw line: `(line number, byte offset, bytes including the newline)`.
 pub type RawLine<'a> = (u64, u64, &'a [u8]);
 
-/// A streaming reader over a journal file: constant memory, one line buffer reused.
+/// A streaming reader over a journal file: constant memory, one line buffer reused, no line
+/// held beyond [`crate::max_line_bytes`] (a longer one is [`ReadError::Oversized`]).
 pub struct JournalReader<R = BufReader<File>> {
     path: PathBuf,
-    input: R,
+    lines: BoundedLines<R>,
     mode: ReadMode,
-    buf: Vec<u8>,
-    line: u64,
-    offset: u64,
     done: bool,
 }
 
@@ -142,19 +158,23 @@ impl<R: BufRead> JournalReader<R> {
     pub fn new(path: impl Into<PathBuf>, input: R, mode: ReadMode) -> Self {
         JournalReader {
             path: path.into(),
-            input,
+            lines: BoundedLines::new(input, crate::lines::max_line_bytes()),
             mode,
-            buf: Vec::with_capacity(4096),
-            line: 0,
-            offset: 0,
             done: false,
         }
     }
 
+    /// Holds lines of at most `max` bytes (instead of [`crate::max_line_bytes`]).
+    pub fn with_max_line_bytes(mut self, max: usize) -> Self {
+        let (line, offset) = (self.lines.line(), self.lines.offset());
+        self.lines = BoundedLines::new(self.lines.into_inner(), max).starting_at(line, offset);
+        self
+    }
+
     /// Starts numbering at a known position (when reading a tail after a checkpoint).
     pub fn starting_at(mut self, line: u64, offset: u64) -> Self {
-        self.line = line;
-        self.offset = offset;
+        let max = self.lines.max();
+        self.lines = BoundedLines::new(self.lines.into_inner(), max).starting_at(line, offset);
         self
     }
 
@@ -165,17 +185,18 @@ impl<R: BufRead> JournalReader<R> {
 
     /// Bytes consumed so far (offset just past the last line returned).
     pub fn offset(&self) -> u64 {
-        self.offset
+        self.lines.offset()
     }
 
     /// Reads the next raw line (with its `\n`) into the internal buffer; `None` at end.
-    /// Returns `(line, offset, bytes)` without parsing it.
+    /// Returns `(line, offset, bytes)` without parsing it; a line over the limit is
+    /// [`ReadError::Oversized`] (reading goes on after it), an unterminated one
+    /// [`ReadError::TornTail`].
     pub fn next_raw(&mut self) -> Option<Result<RawLine<'_>, ReadError>> {
         if self.done {
             return None;
         }
-        self.buf.clear();
-        match self.input.read_until(b'\n', &mut self.buf) {
+        match self.lines.next_line() {
             Err(source) => {
                 self.done = true;
                 Some(Err(ReadError::Io {
@@ -183,16 +204,27 @@ impl<R: BufRead> JournalReader<R> {
                     source,
                 }))
             }
-            Ok(0) => {
+            Ok(None) => {
                 self.done = true;
                 None
             }
-            Ok(n) => {
-                self.line += 1;
-                let offset = self.offset;
-                self.offset += n as u64;
-                Some(Ok((self.line, offset, &self.buf[..])))
+            // An unfinished last line is a torn tail whatever its size (a sparse file's hole).
+            Ok(Some(info)) if info.oversized && !info.terminated => {
+                self.done = true;
+                Some(Err(ReadError::TornTail {
+                    path: self.path.clone(),
+                    line: info.line,
+                    offset: info.offset,
+                }))
             }
+            Ok(Some(info)) if info.oversized => Some(Err(ReadError::Oversized {
+                path: self.path.clone(),
+                line: info.line,
+                offset: info.offset,
+                len: info.len,
+                max: self.lines.max(),
+            })),
+            Ok(Some(info)) => Some(Ok((info.line, info.offset, self.lines.bytes()))),
         }
     }
 }
@@ -298,5 +330,34 @@ mod tests {
                 .starts_with(&format!("mem.jsonl:2 (byte {})", A.len() + 1))
         );
         assert!(matches!(recs[2], Err(ReadError::TornTail { line: 3, .. })));
+    }
+
+    #[test]
+    fn an_oversized_line_is_named_with_its_size_and_reading_goes_on() {
+        let big = format!("{{\"type\":\"x\",\"data\":\"{}\"}}", "y".repeat(5000));
+        let text = format!("{A}\n{big}\n{B}\n{}", "z".repeat(3000));
+        let recs: Vec<_> = JournalReader::new("mem.jsonl", text.as_bytes(), ReadMode::Lenient)
+            .with_max_line_bytes(1024)
+            .collect();
+        assert_eq!(recs.len(), 4);
+        assert!(recs[0].is_ok() && recs[2].is_ok());
+        match &recs[1] {
+            Err(ReadError::Oversized {
+                line: 2,
+                len,
+                max: 1024,
+                ..
+            }) => {
+                assert_eq!(*len, big.len() as u64 + 1);
+            }
+            other => panic!("{other:?}"),
+        }
+        let message = recs[1].as_ref().unwrap_err().to_string();
+        assert!(
+            message.contains("mem.jsonl:2")
+                && message.contains(&format!("{} bytes", big.len() + 1)),
+            "{message}"
+        );
+        assert!(matches!(recs[3], Err(ReadError::TornTail { line: 4, .. })));
     }
 }

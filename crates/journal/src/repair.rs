@@ -3,10 +3,11 @@
 //! Nothing is ever deleted: whatever is cut from the journal goes to a side file next to it
 //! first, and that side file is fsynced before the journal is truncated or replaced.
 
-use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom, Write};
+use std::io::{self, BufReader, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use crate::layout::LayoutError;
+use crate::lines::BoundedLines;
 use crate::reader::{ReadMode, check_line};
 use crate::scan::{JournalScan, ScanError, Verdict};
 use crate::session_dir::{Access, SessionDir, SideFile};
@@ -95,24 +96,22 @@ pub fn cut_tail(
     if cut_at >= len {
         return Ok(RepairOutcome::default());
     }
-    let mut cut = Vec::with_capacity((len - cut_at) as usize);
     file.seek(SeekFrom::Start(cut_at))
         .map_err(io_err(&journal))?;
-    file.read_to_end(&mut cut).map_err(io_err(&journal))?;
     let mut side = SideFile::create(dir, &format!("{name}.torn"))?;
     let side_path = side.path();
-    // On failure (a full disk) the side file is removed again and the journal is untouched.
-    side.file
-        .write_all(&cut)
-        .and_then(|_| side.file.sync_all())
-        .map_err(io_err(&side_path))?;
+    // Copied through a small buffer, never held: a torn tail may be a 2 GB hole. On failure
+    // (a full disk) the side file is removed again and the journal is untouched.
+    let mut tail = BufReader::with_capacity(1 << 16, (&mut file).take(len - cut_at));
+    let copied = io::copy(&mut tail, &mut side.file).map_err(io_err(&side_path))?;
+    side.file.sync_all().map_err(io_err(&side_path))?;
     let side_path = side.keep();
     file.set_len(cut_at).map_err(io_err(&journal))?;
     file.sync_all().map_err(io_err(&journal))?;
     dir.sync()?;
-    tracing::info!(journal = %journal.display(), cut_at, bytes = cut.len(), side = %side_path.display(), reason, "cut a torn tail");
+    tracing::info!(journal = %journal.display(), cut_at, bytes = copied, side = %side_path.display(), reason, "cut a torn tail");
     Ok(RepairOutcome {
-        bytes_cut: cut.len() as u64,
+        bytes_cut: copied,
         lines_moved: 1,
         side_file: Some(side_path),
         reason: Some(reason.to_owned()),
@@ -158,7 +157,7 @@ pub fn repair_in(
 fn salvage_lines(dir: &SessionDir, name: &str) -> Result<RepairOutcome, RepairError> {
     let journal = dir.join(name);
     let input = dir.open_file(name, Access::Read)?;
-    let mut input = BufReader::with_capacity(1 << 16, input);
+    let input = BufReader::with_capacity(1 << 16, input);
     let mut kept = SideFile::create(dir, &format!("{name}.salvage-tmp"))?;
     let tmp = kept.path();
     let mut side = SideFile::create(dir, &format!("{name}.salvaged"))?;
@@ -169,27 +168,30 @@ fn salvage_lines(dir: &SessionDir, name: &str) -> Result<RepairOutcome, RepairEr
         reason: Some("bad lines moved aside by --salvage".into()),
         ..Default::default()
     };
-    let mut buf = Vec::with_capacity(4096);
+    // An oversized line is a bad line: streamed into the side file as it is read, never held.
+    let mut lines = BoundedLines::new(input, crate::lines::max_line_bytes());
     loop {
-        buf.clear();
-        let n = input
-            .read_until(b'\n', &mut buf)
+        let side_file = &mut side.file;
+        let next = lines
+            .next_line_spilling(&mut |piece| side_file.write_all(piece))
             .map_err(io_err(&journal))?;
-        if n == 0 {
-            break;
-        }
-        let good = buf
-            .strip_suffix(b"\n")
-            .is_some_and(|body| check_line(body, ReadMode::Lenient).is_ok());
+        let Some(info) = next else { break };
+        let buf = lines.bytes();
+        let good = !info.oversized
+            && buf
+                .strip_suffix(b"\n")
+                .is_some_and(|body| check_line(body, ReadMode::Lenient).is_ok());
         if good {
-            kept_out.write_all(&buf).map_err(io_err(&tmp))?;
+            kept_out.write_all(buf).map_err(io_err(&tmp))?;
         } else {
-            side.file.write_all(&buf).map_err(io_err(&side_path))?;
-            if !buf.ends_with(b"\n") {
+            if !info.oversized {
+                side.file.write_all(buf).map_err(io_err(&side_path))?;
+            }
+            if !info.terminated {
                 side.file.write_all(b"\n").map_err(io_err(&side_path))?;
             }
             outcome.lines_moved += 1;
-            outcome.bytes_cut += n as u64;
+            outcome.bytes_cut += info.len;
         }
     }
     kept_out.flush().map_err(io_err(&tmp))?;

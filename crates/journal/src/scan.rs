@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 
 use uuid::Uuid;
 
+use crate::lines::{BoundedLines, max_line_bytes, oversized_message};
 use crate::reader::{ReadMode, check_line};
 
 /// At most this many bad lines are kept with their details; the rest are only counted.
@@ -141,10 +142,17 @@ impl JournalScan {
     }
 
     /// Scans `input`, numbering lines after `first_line` and offsets from `first_offset`.
-    pub fn of_reader(
-        mut input: impl BufRead,
+    pub fn of_reader(input: impl BufRead, first_line: u64, first_offset: u64) -> io::Result<Self> {
+        Self::of_reader_bounded(input, first_line, first_offset, max_line_bytes())
+    }
+
+    /// [`JournalScan::of_reader`] holding lines of at most `max` bytes: a longer complete line
+    /// is a bad line (its size in the message), a longer unfinished one a tail, neither held.
+    pub fn of_reader_bounded(
+        input: impl BufRead,
         first_line: u64,
         first_offset: u64,
+        max: usize,
     ) -> io::Result<Self> {
         let mut scan = JournalScan {
             file_len: first_offset,
@@ -152,28 +160,27 @@ impl JournalScan {
             complete_end: first_offset,
             ..Default::default()
         };
-        let mut buf = Vec::with_capacity(4096);
-        let mut line = first_line;
-        loop {
-            buf.clear();
-            let n = input.read_until(b'\n', &mut buf)?;
-            if n == 0 {
-                break;
-            }
-            line += 1;
-            let offset = scan.file_len;
-            scan.file_len += n as u64;
-            let Some(body) = buf.strip_suffix(b"\n") else {
+        let mut lines = BoundedLines::new(input, max).starting_at(first_line, first_offset);
+        while let Some(info) = lines.next_line()? {
+            let (line, offset, n) = (info.line, info.offset, info.len);
+            scan.file_len = offset + n;
+            if !info.terminated {
                 scan.tail = Some(Tail {
                     line,
                     offset,
-                    len: n as u64,
-                    all_nul: buf.iter().all(|&b| b == 0),
+                    len: n,
+                    all_nul: info.all_nul,
                 });
                 break;
+            }
+            let buf = lines.bytes();
+            let checked = if info.oversized {
+                Err(oversized_message(n, lines.max()))
+            } else {
+                check_line(&buf[..buf.len() - 1], ReadMode::Lenient)
             };
             scan.complete_end = scan.file_len;
-            match check_line(body, ReadMode::Lenient) {
+            match checked {
                 Ok(event) if event.is_ephemeral() => {
                     scan.good_lines += 1;
                     scan.last_good_end = scan.file_len;
@@ -209,7 +216,7 @@ impl JournalScan {
                         scan.bad.push(BadLine {
                             line,
                             offset,
-                            len: n as u64,
+                            len: n,
                             message,
                         });
                     }

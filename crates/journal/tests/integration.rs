@@ -8,6 +8,7 @@ mod common;
 mod bad_input;
 mod crash_recovery;
 mod fuzz_inputs;
+mod huge_lines;
 mod payload_round_trip;
 mod round_trip;
 mod schema_conformance;

@@ -358,6 +358,19 @@ impl LineReader {
                 break scanned + last + 1;
             }
             scanned = filled;
+            // No `\n` in the buffer: it holds the start of one line, which the journal's
+            // readers never hold beyond their limit (the scan at open calls it damage).
+            let max = turnstile_journal::max_line_bytes();
+            if filled > max {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    format!(
+                        "the line at byte {} is longer than the {max} bytes a journal line may take in memory ({}); run `turnstile fsck` to see it, `turnstile repair --salvage` to move it aside",
+                        self.at,
+                        turnstile_journal::lines::MAX_LINE_BYTES_ENV
+                    ),
+                ));
+            }
             if buf.len() - filled < READ_BYTES / 2 {
                 buf.resize(buf.len() * 2, 0);
             }

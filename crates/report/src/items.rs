@@ -166,6 +166,8 @@ pub enum MarkKind {
     Warning,
     /// A line the reader could not read, or data that does not fit its type.
     Unreadable,
+    /// A line longer than readers hold (`TURNSTILE_MAX_LINE_BYTES`): its number and size only.
+    Oversized,
     /// Anything else worth a line (compaction, model change, sub-agent start/end, ...).
     Info,
 }
@@ -185,6 +187,7 @@ impl MarkKind {
             MarkKind::Abort => "abort",
             MarkKind::Warning => "warning",
             MarkKind::Unreadable => "unreadable",
+            MarkKind::Oversized => "oversized",
             MarkKind::Info => "info",
         }
     }

@@ -55,7 +55,7 @@ impl Stats {
                 self.lane_index(&mark.lane);
                 match mark.kind {
                     MarkKind::Crash => self.crashes += 1,
-                    MarkKind::Unreadable => self.unreadable += 1,
+                    MarkKind::Unreadable | MarkKind::Oversized => self.unreadable += 1,
                     _ => {}
                 }
             }

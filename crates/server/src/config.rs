@@ -20,6 +20,11 @@ pub const DEFAULT_INFLIGHT_FRAME_BYTES: usize = 256 << 20;
 /// Default wait of a large frame for room in the budget.
 pub const DEFAULT_FRAME_BUDGET_WAIT: Duration = Duration::from_secs(30);
 
+/// Default time a TCP connection has to authenticate (`connect` with the token) before it
+/// is closed: an SDK client sends `connect` first thing, so this is only ever reached by a
+/// connection that is doing nothing.
+pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
 /// Default wait of a takeover for the holder to be idle.
 pub const DEFAULT_TAKEOVER_WAIT: Duration = Duration::from_secs(10);
 
@@ -61,6 +66,14 @@ pub struct ServerConfig {
     pub inflight_frame_bytes: usize,
     /// How long a large frame waits for room in that budget before it is refused.
     pub frame_budget_wait: Duration,
+    /// Most TCP connections served at once (`--max-connections`); the one beyond is answered
+    /// with a `SERVER_BUSY` error and closed. Defaults to
+    /// [`crate::limits::default_max_connections`] (from `RLIMIT_NOFILE`).
+    pub max_connections: usize,
+    /// How long a TCP connection may go without authenticating before it is closed
+    /// (`--connect-timeout`); one that never sends a frame is closed when it runs out.
+    /// `None` waits for ever (stdio never waits: its client needs no token).
+    pub connect_timeout: Option<Duration>,
     /// A GitHub token handed over through `--auth-token-env` (reported by `auth.getStatus`).
     pub auth_token: Option<String>,
     /// Working directory of sessions that name none.
@@ -107,6 +120,8 @@ impl ServerConfig {
             max_frame_bytes: DEFAULT_MAX_FRAME_BYTES,
             inflight_frame_bytes: DEFAULT_INFLIGHT_FRAME_BYTES,
             frame_budget_wait: DEFAULT_FRAME_BUDGET_WAIT,
+            max_connections: crate::limits::default_max_connections(),
+            connect_timeout: Some(DEFAULT_CONNECT_TIMEOUT),
             auth_token: None,
             default_cwd: std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
             default_mode: AgentMode::Interactive,

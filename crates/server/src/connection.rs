@@ -11,7 +11,9 @@
 //! A connection that must present a connection token (TCP) is served nothing but `connect`
 //! until it has: before that its frames are small (at most [`BUDGET_FREE_BODY`], so it never
 //! holds any of the server's frame budget), each is answered before the next is read, and
-//! after [`MAX_REFUSALS_BEFORE_AUTHENTICATION`] refused frames it is closed (see `auth`).
+//! after [`MAX_REFUSALS_BEFORE_AUTHENTICATION`] refused frames it is closed (see `auth`); one
+//! that has not authenticated within `--connect-timeout` is closed too, so that connections
+//! that send nothing cannot hold the server's connection slots.
 
 use std::sync::Arc;
 
@@ -61,10 +63,32 @@ pub(crate) async fn serve<R, W>(
     let mut handlers = JoinSet::new();
     let shutdown = server.shutdown_token();
     let mut refusals = 0;
+    // A connection that has not authenticated by then is closed, whatever it is sending: one
+    // that never sends a frame (or trickles a header) must not hold a connection slot.
+    let connect_timeout = server.config().connect_timeout;
+    let deadline = connect_timeout.map(|t| tokio::time::Instant::now() + t);
     loop {
         let frame = tokio::select! {
             _ = shutdown.cancelled() => break,
             _ = peer.closed() => break,
+            () = sleep_until(deadline), if !peer.is_authorized() => {
+                let seconds = connect_timeout.map_or(0.0, |t| t.as_secs_f64());
+                tracing::info!(
+                    connection = peer.id(),
+                    seconds,
+                    "closing a connection that did not authenticate in time (--connect-timeout)"
+                );
+                peer.send(rpc::error_response(
+                    &rpc::RequestId::null(),
+                    &RpcError::new(
+                        codes::AUTHENTICATION_REQUIRED,
+                        format!(
+                            "AUTHENTICATION_REQUIRED: no `connect` with the token within {seconds}s (--connect-timeout); the connection is closed"
+                        ),
+                    ),
+                ));
+                break;
+            }
             frame = frames.next_frame() => frame,
         };
         // Only this loop authenticates a connection, so this holds for the whole frame.
@@ -154,6 +178,14 @@ pub(crate) async fn serve<R, W>(
     finish.cancel();
     let _ = writer.await;
     tracing::info!(connection = peer.id(), "connection closed");
+}
+
+/// Sleeps until `deadline`; never returns without one.
+async fn sleep_until(deadline: Option<tokio::time::Instant>) {
+    match deadline {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
+    }
 }
 
 /// Routes one frame body.

@@ -25,6 +25,7 @@ mod error;
 mod folder_trust;
 pub mod framing;
 mod handover;
+pub mod limits;
 mod location_store;
 mod mcp_session_state;
 mod methods;
@@ -40,7 +41,8 @@ pub mod transport;
 
 pub use auth::ConnectionToken;
 pub use config::{
-    DEFAULT_FRAME_BUDGET_WAIT, DEFAULT_INFLIGHT_FRAME_BYTES, DEFAULT_TAKEOVER_WAIT, ServerConfig,
+    DEFAULT_CONNECT_TIMEOUT, DEFAULT_FRAME_BUDGET_WAIT, DEFAULT_INFLIGHT_FRAME_BYTES,
+    DEFAULT_TAKEOVER_WAIT, ServerConfig,
 };
 pub use error::ServerError;
 pub use methods::{PROTOCOL_VERSION, VERSION};

@@ -5,13 +5,19 @@
 use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::Arc;
 
-use tokio::io::{AsyncRead, AsyncWrite};
-use tokio::net::TcpListener;
+use std::time::Duration;
+
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 
 use crate::auth::ConnectionToken;
 use crate::connection;
 use crate::error::ServerError;
+use crate::framing::write_frame;
+use crate::limits::{Backoff, RateLimitedLog};
+use crate::rpc::{self, RequestId, RpcError, codes};
 use crate::server::Server;
 
 /// Serves one client on this process's stdin and stdout until the client closes the stream or
@@ -68,9 +74,17 @@ impl TcpServer {
     }
 
     /// Accepts clients until the server shuts down, then waits for their connections to end
-    /// and closes every session.
+    /// and closes every session. At most `max_connections` are served at once; the one
+    /// beyond is answered with `SERVER_BUSY` and closed. Accept errors that say descriptors or memory ran
+    /// out are waited out with a growing pause, and every repeated warning is rate-limited.
     pub async fn run(self) -> Result<(), ServerError> {
         let shutdown = self.server.shutdown_token();
+        let max_connections = self.server.config().max_connections.max(1);
+        let slots = Arc::new(Semaphore::new(max_connections));
+        let refusing = Arc::new(Semaphore::new(REFUSALS_IN_FLIGHT));
+        let mut refused_log = RateLimitedLog::new(LOG_INTERVAL);
+        let mut accept_log = RateLimitedLog::new(LOG_INTERVAL);
+        let mut backoff = Backoff::default();
         let mut connections = JoinSet::new();
         let result = loop {
             let accepted = tokio::select! {
@@ -79,18 +93,53 @@ impl TcpServer {
             };
             match accepted {
                 Ok((stream, peer)) => {
-                    tracing::debug!(%peer, "accepted a connection");
+                    backoff.reset();
                     let _ = stream.set_nodelay(true);
+                    let Ok(slot) = Arc::clone(&slots).try_acquire_owned() else {
+                        if let Some(more) = refused_log.admit() {
+                            tracing::warn!(
+                                %peer,
+                                max_connections,
+                                refused_since_last_warning = more,
+                                "connection refused: the server is at its connection limit (--max-connections)"
+                            );
+                        }
+                        refuse(stream, max_connections, &refusing);
+                        continue;
+                    };
+                    tracing::debug!(%peer, "accepted a connection");
                     let (input, output) = stream.into_split();
-                    connections.spawn(connection::serve(
+                    let serve = connection::serve(
                         self.server.clone(),
                         input,
                         output,
                         Some(Arc::clone(&self.token)),
-                    ));
+                    );
+                    connections.spawn(async move {
+                        serve.await;
+                        drop(slot);
+                    });
                 }
                 Err(e) if is_transient(&e) => {
-                    tracing::warn!(error = %e, "accept failed; still listening");
+                    let pause = if out_of_resources(&e) {
+                        backoff.fail()
+                    } else {
+                        Duration::ZERO
+                    };
+                    if let Some(more) = accept_log.admit() {
+                        tracing::warn!(
+                            error = %e,
+                            failed_since_last_warning = more,
+                            pause_ms = pause.as_millis() as u64,
+                            "accept failed; still listening"
+                        );
+                    }
+                    if !pause.is_zero() {
+                        tokio::select! {
+                            _ = shutdown.cancelled() => break Ok(()),
+                            _ = tokio::time::sleep(pause) => {}
+                        }
+                    }
                 }
                 Err(e) => break Err(ServerError::Accept(e)),
             }
@@ -106,11 +155,60 @@ impl TcpServer {
     }
 }
 
+/// Warnings that repeat (refusals, accept errors) are logged at most this often.
+const LOG_INTERVAL: Duration = Duration::from_secs(1);
+
+/// Refused connections being answered at once; beyond that a refused connection is closed
+/// without an answer, so refusing never holds more than this many descriptors.
+const REFUSALS_IN_FLIGHT: usize = 16;
+
+/// How long a refused connection is given to take its answer.
+const REFUSAL_WAIT: Duration = Duration::from_secs(1);
+
+/// Answers a connection beyond the limit with a `SERVER_BUSY` error (id `null`) and closes
+/// it. The answer is written, the stream shut down and what the client had sent read and
+/// dropped (closing with unread bytes would reset the connection and could discard the
+/// answer before the client reads it), all within [`REFUSAL_WAIT`].
+fn refuse(stream: TcpStream, max_connections: usize, refusing: &Arc<Semaphore>) {
+    let Ok(permit) = Arc::clone(refusing).try_acquire_owned() else {
+        return;
+    };
+    let body = rpc::error_response(
+        &RequestId::null(),
+        &RpcError::new(
+            codes::SERVER_BUSY,
+            format!(
+                "the server is serving its limit of {max_connections} connections (--max-connections); this connection is closed, try again later"
+            ),
+        ),
+    );
+    tokio::spawn(async move {
+        let mut stream = stream;
+        let _ = tokio::time::timeout(REFUSAL_WAIT, async {
+            write_frame(&mut stream, &body).await?;
+            stream.shutdown().await?;
+            let mut sink = [0u8; 4096];
+            while stream.read(&mut sink).await? > 0 {}
+            Ok::<(), std::io::Error>(())
+        })
+        .await;
+        drop(permit);
+    });
+}
+
+/// Accept errors that say the process or the system ran out of descriptors or memory:
+/// waiting is the only thing that helps.
+fn out_of_resources(e: &std::io::Error) -> bool {
+    e.raw_os_error().is_some_and(|c| {
+        c == libc::EMFILE || c == libc::ENFILE || c == libc::ENOBUFS || c == libc::ENOMEM
+    })
+}
+
 /// Errors after which accepting can go on (a client that vanished, descriptors running out).
 fn is_transient(e: &std::io::Error) -> bool {
     use std::io::ErrorKind::*;
     matches!(
         e.kind(),
         ConnectionAborted | ConnectionReset | Interrupted | WouldBlock
-    ) || e.raw_os_error().is_some_and(|c| c == 24 || c == 23)
+    ) || out_of_resources(e)
 }

@@ -21,8 +21,8 @@ use turnstile_loop::AgentMode;
 use turnstile_providers::OpenAiConfig;
 use turnstile_server::framing::DEFAULT_MAX_FRAME_BYTES;
 use turnstile_server::{
-    ConnectionToken, DEFAULT_INFLIGHT_FRAME_BYTES, DEFAULT_TAKEOVER_WAIT, Server, ServerConfig,
-    TcpServer, serve_stdio,
+    ConnectionToken, DEFAULT_CONNECT_TIMEOUT, DEFAULT_INFLIGHT_FRAME_BYTES, DEFAULT_TAKEOVER_WAIT,
+    Server, ServerConfig, TcpServer, serve_stdio,
 };
 
 use crate::config::{Effective, Source};
@@ -132,6 +132,12 @@ pub struct ServeArgs {
     /// Seconds a session.resume of a session another turnstile server holds waits for it to go idle and be handed over.
     #[arg(long, default_value_t = DEFAULT_TAKEOVER_WAIT.as_secs(), value_name = "SECONDS")]
     pub takeover_wait: u64,
+    /// Most TCP clients served at once; one more is answered with a SERVER_BUSY error and closed [default: half of the descriptor limit (RLIMIT_NOFILE) left after 64 reserved, at most 4096: 480 for 1024].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_connections: Option<u64>,
+    /// Seconds a TCP client has to send `connect` with the token before its connection is closed (0 waits for ever).
+    #[arg(long, default_value_t = DEFAULT_CONNECT_TIMEOUT.as_secs(), value_name = "SECONDS")]
+    pub connect_timeout: u64,
     /// Bytes of frames all clients together may be sending at once; a large frame waits for room, then is refused.
     #[arg(long, default_value_t = DEFAULT_INFLIGHT_FRAME_BYTES, value_name = "BYTES")]
     pub max_inflight_frame_bytes: usize,
@@ -288,6 +294,11 @@ fn server_config(args: &ServeArgs, state_dir: Option<&Path>) -> Result<ServerCon
         .filter(|s| *s > 0)
         .map(Duration::from_secs);
     config.max_frame_bytes = args.max_frame_bytes;
+    if let Some(n) = args.max_connections {
+        config.max_connections = usize::try_from(n).unwrap_or(usize::MAX);
+    }
+    config.connect_timeout =
+        (args.connect_timeout > 0).then(|| Duration::from_secs(args.connect_timeout));
     if let Some(var) = &args.auth_token_env {
         config.auth_token = std::env::var(var).ok().filter(|t| !t.is_empty());
         if config.auth_token.is_none() {

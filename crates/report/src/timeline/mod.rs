@@ -44,7 +44,11 @@ impl Timeline {
         match record {
             Ok(record) => self.event(record.line, &record.event, out),
             Err(e) => out.push(Item::Mark(Mark {
-                kind: MarkKind::Unreadable,
+                kind: if matches!(e, ReadError::Oversized { .. }) {
+                    MarkKind::Oversized
+                } else {
+                    MarkKind::Unreadable
+                },
                 line: e.line().unwrap_or(0),
                 lane: None,
                 text: Clipped::new(&e.to_string(), NOTE_CAP),

@@ -264,3 +264,49 @@ fn data_that_does_not_fit_its_type_is_marked_not_dropped() {
     let items = run(&[("tool.execution_start", json!({"toolName": 5}), 0, None)]);
     assert_eq!(marks(&items), [MarkKind::Unreadable]);
 }
+
+#[test]
+fn a_line_over_the_readers_limit_is_drawn_as_an_oversized_mark_with_its_size() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("events.jsonl");
+    let good = |n: u128| {
+        format!(
+            r#"{{"type":"session.info","data":{{}},"id":"{}","timestamp":"2026-11-29T14:34:34.757Z","parentId":null}}"#,
+            turnstile_journal::Uuid::from_u128(n)
+        )
+    };
+    let long = format!(
+        r#"{{"type":"user.message","data":{{"content":"{}"}}}}"#,
+        "x".repeat(3 << 20)
+    );
+    std::fs::write(&path, format!("{}\n{long}\n{}\n", good(1), good(2))).unwrap();
+    let reader =
+        turnstile_journal::JournalReader::open(&path, turnstile_journal::ReadMode::Lenient)
+            .unwrap()
+            .with_max_line_bytes(64 << 10);
+    let mut timeline = Timeline::new();
+    let mut out = Vec::new();
+    for record in reader {
+        timeline.push(record, &mut out);
+    }
+    let marks: Vec<&Mark> = out
+        .iter()
+        .filter_map(|i| match i {
+            Item::Mark(m) if m.kind == MarkKind::Oversized => Some(m),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(marks.len(), 1, "{out:?}");
+    assert_eq!(marks[0].line, 2);
+    assert!(
+        marks[0]
+            .text
+            .shown
+            .contains(&format!("{} bytes", long.len() + 1)),
+        "{:?}",
+        marks[0].text
+    );
+    let mut html = String::new();
+    crate::draw::write_mark(&mut html, marks[0]).unwrap();
+    assert!(html.contains("data-kind=\"oversized\""), "{html}");
+}

@@ -121,7 +121,11 @@ pub struct Client {
 impl Client {
     /// Connects, without authenticating (see [`TestServer::client`]).
     pub async fn connect(addr: SocketAddr) -> Self {
-        let stream = TcpStream::connect(addr).await.expect("connect");
+        Self::over(TcpStream::connect(addr).await.expect("connect"))
+    }
+
+    /// A client over a connection already made.
+    pub fn over(stream: TcpStream) -> Self {
         let (read, write) = stream.into_split();
         Client {
             reader: FrameReader::new(BufReader::new(read), 64 << 20),
