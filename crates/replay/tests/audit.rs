@@ -198,6 +198,42 @@ fn huge_lines_in_memory_and_streamed() {
     }
 }
 
+/// A member the audit reads (`toolRequests`) of several MB in a line streamed from the file:
+/// not held whole past the in-memory limit, but reported as a bad line naming the limit, and
+/// the lines around it counted as before.
+#[test]
+fn a_wanted_member_over_the_limit_is_a_bad_line_not_held_in_memory() {
+    let start = r#"{"type":"session.start","data":{"sessionId":"5e2a3c1e-0000-4000-8000-000000000001","version":1,"producer":"copilot-agent","copilotVersion":"0.0.0","startTime":"2026-11-29T14:34:34.757Z"},"id":"00000000-0000-4000-8000-000000000001","timestamp":"2026-11-29T14:34:34.757Z","parentId":null}"#;
+    let args = "x".repeat(4 << 20);
+    let huge = format!(
+        r#"{{"type":"assistant.message","data":{{"messageId":"m","content":"","toolRequests":[{{"toolCallId":"c1","name":"bash","arguments":{{"command":"{args}"}}}}]}},"id":"00000000-0000-4000-8000-000000000002","timestamp":"2026-11-29T14:34:35.000Z","parentId":"00000000-0000-4000-8000-000000000001"}}"#
+    );
+    let after = r#"{"type":"session.info","data":{"infoType":"x","message":"after"},"id":"00000000-0000-4000-8000-000000000003","timestamp":"2026-11-29T14:34:35.757Z","parentId":"00000000-0000-4000-8000-000000000002"}"#;
+    let bytes = format!("{start}\n{huge}\n{after}\n");
+    let file = write_temp(bytes.as_bytes());
+    let report = audit_path(file.path(), &options(1, 1 << 20, 64 << 10));
+    let bad: Vec<_> = report
+        .violations
+        .iter()
+        .filter(|v| v.kind == ViolationKind::BadLine)
+        .collect();
+    assert_eq!(bad.len(), 1, "{:?}", report.violations);
+    assert_eq!(bad[0].line, 2);
+    assert!(bad[0].message.contains("65536 bytes"), "{}", bad[0].message);
+    assert_eq!(report.lines, 3);
+    assert_eq!(report.by_type.get("session.info"), Some(&1));
+    // With room for it, the same line is read whole and the journal is clean.
+    let whole = audit_path(file.path(), &options(1, 1 << 20, 8 << 20));
+    assert!(
+        !whole
+            .violations
+            .iter()
+            .any(|v| v.kind == ViolationKind::BadLine),
+        "{:?}",
+        whole.violations
+    );
+}
+
 /// Rewrites a line in another layout: keys reordered and spaced, still the same event.
 fn relayout(line: &[u8]) -> Vec<u8> {
     let value: serde_json::Value = serde_json::from_slice(line).expect("json");

@@ -82,7 +82,7 @@ pub(crate) struct Source {
     pub(crate) file: File,
     pub(crate) size: u64,
     chunk: u64,
-    max_line: usize,
+    pub(crate) max_line: usize,
 }
 
 impl Source {

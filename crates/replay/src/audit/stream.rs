@@ -4,9 +4,12 @@
 //! from the file, following the same envelope rules as [`turnstile_journal::Event`] (the keys,
 //! no duplicates, `data` an object, UUIDs, RFC 3339 timestamp), handing each wanted member of
 //! `data` as raw JSON to the same [`Fields::set`] as the in-memory paths, and skipping the rest
-//! without keeping it. UTF-8 is checked on the bytes as they pass.
+//! without keeping it. UTF-8 is checked on the bytes as they pass. A wanted member is held
+//! whole only up to the in-memory limit (`max_field`): past it the line is reported as bad,
+//! naming the limit, so memory stays bounded whatever the line holds.
 
 use std::borrow::Cow;
+use std::cell::Cell;
 use std::fmt;
 use std::fs::File;
 use std::io::{self, BufReader, Read};
@@ -29,14 +32,25 @@ pub(crate) fn parse_giant_line(
     file: &File,
     offset: u64,
     size: u64,
+    max_field: u64,
     store: &mut Store,
 ) -> io::Result<(Outcome, u64)> {
-    let mut reader = BufReader::with_capacity(STEP, LineReader::new(file, offset, size));
+    let capture = Capture {
+        max: max_field,
+        ..Capture::default()
+    };
+    let mut reader = BufReader::with_capacity(STEP, LineReader::new(file, offset, size, &capture));
     let parsed = {
         let mut de = serde_json::Deserializer::from_reader(&mut reader);
-        let envelope = EnvelopeSeed { store: &mut *store }.deserialize(&mut de);
+        let envelope = EnvelopeSeed {
+            store: &mut *store,
+            capture: &capture,
+        }
+        .deserialize(&mut de);
         envelope.and_then(|e| de.end().map(|()| e))
     };
+    // A refused capture ended the parse: the rest of the line is only read through.
+    capture.from.set(None);
     // Whatever serde made of it, the line ends at its newline: read on to find it.
     let mut sink = [0u8; 4096];
     while reader.read(&mut sink)? > 0 {}
@@ -71,9 +85,29 @@ pub(crate) fn parse_giant_line(
     Ok((outcome, end))
 }
 
+/// Where the reader is, and whether a wanted member is being held since some offset: the
+/// reader refuses to go more than `max` bytes past that offset.
+#[derive(Default)]
+struct Capture {
+    pos: Cell<u64>,
+    from: Cell<Option<u64>>,
+    max: u64,
+}
+
+impl Capture {
+    fn start(&self) {
+        self.from.set(Some(self.pos.get()));
+    }
+
+    fn end(&self) {
+        self.from.set(None);
+    }
+}
+
 /// Reads one line of the file: stops before its `\n`, checking UTF-8 on the way.
 struct LineReader<'f> {
     file: &'f File,
+    capture: &'f Capture,
     pos: u64,
     size: u64,
     newline: bool,
@@ -82,9 +116,11 @@ struct LineReader<'f> {
 }
 
 impl<'f> LineReader<'f> {
-    fn new(file: &'f File, pos: u64, size: u64) -> Self {
+    fn new(file: &'f File, pos: u64, size: u64, capture: &'f Capture) -> Self {
+        capture.pos.set(pos);
         LineReader {
             file,
+            capture,
             pos,
             size,
             newline: false,
@@ -98,6 +134,18 @@ impl Read for LineReader<'_> {
     fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
         if self.newline || self.pos >= self.size || out.is_empty() {
             return Ok(0);
+        }
+        if let Some(from) = self.capture.from.get()
+            && self.pos - from > self.capture.max
+        {
+            // Not `self.error`: the line is bad, the file is fine.
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!(
+                    "a member of `data` the audit reads is over {} bytes; it is not held in memory",
+                    self.capture.max
+                ),
+            ));
         }
         let want = out
             .len()
@@ -127,6 +175,7 @@ impl Read for LineReader<'_> {
                 n
             }
         };
+        self.capture.pos.set(self.pos);
         self.utf8.feed(&out[..n]);
         Ok(n)
     }
@@ -191,6 +240,7 @@ struct Envelope {
 
 struct EnvelopeSeed<'s> {
     store: &'s mut Store,
+    capture: &'s Capture,
 }
 
 impl<'de> DeserializeSeed<'de> for EnvelopeSeed<'_> {
@@ -234,6 +284,7 @@ impl<'de> Visitor<'de> for EnvelopeSeed<'_> {
                 "data" => {
                     let data = map.next_value_seed(DataSeed {
                         store: &mut *self.store,
+                        capture: self.capture,
                     })?;
                     set_once(&mut fields, data, "data")?;
                 }
@@ -267,6 +318,7 @@ impl<'de> Visitor<'de> for EnvelopeSeed<'_> {
 
 struct DataSeed<'s> {
     store: &'s mut Store,
+    capture: &'s Capture,
 }
 
 impl<'de> DeserializeSeed<'de> for DataSeed<'_> {
@@ -290,7 +342,9 @@ impl<'de> Visitor<'de> for DataSeed<'_> {
         while let Some(key) = map.next_key::<KeyBytes>()? {
             if is_wanted_key(&key.0) {
                 // Wanted values are small (ids, flags, the tool request list): keep them raw.
+                self.capture.start();
                 let raw: Box<RawValue> = map.next_value()?;
+                self.capture.end();
                 fields.set(None, &key.0, raw.get().as_bytes(), self.store, &mut stack);
             } else {
                 map.next_value::<IgnoredAny>()?;
