@@ -256,9 +256,38 @@ fn a_zombie_writer_fails_its_next_append_and_writes_nothing_after_losing_the_lea
         .unwrap();
     ok(&out);
     let after_takeover = env.export(&store, &id);
+    let requests_before = model.requests().len();
+    // A watcher on another host, following past the new holder's shutdown: it must show
+    // nothing the zombie says once it runs again.
+    let follower = env
+        .cmd(&store, "watcher", &["watch", &id, "--json", "--follow"])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(300));
     signal(&zombie, libc::SIGCONT);
     let out = zombie.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(2), "the zombie exits with an error");
+    assert_eq!(
+        model.requests().len(),
+        requests_before,
+        "the zombie asked the model nothing after losing the lease"
+    );
+    // Time for anything the zombie sent to arrive, then the watcher is stopped.
+    std::thread::sleep(Duration::from_millis(500));
+    signal(&follower, libc::SIGINT);
+    let watched = follower.wait_with_output().unwrap();
+    let stored: std::collections::HashSet<String> = lines(&after_takeover)
+        .iter()
+        .map(|e| e["id"].as_str().unwrap().to_owned())
+        .collect();
+    for shown in String::from_utf8_lossy(&watched.stdout).lines() {
+        let shown: Value = serde_json::from_str(shown).unwrap();
+        assert!(
+            stored.contains(shown["id"].as_str().unwrap()),
+            "watch showed an event the store does not hold: {shown}"
+        );
+    }
     let stderr = String::from_utf8_lossy(&out.stderr);
     // Which check stops it first depends on which of its tasks runs first after SIGCONT:
     // the lease renewal (it finds another holder) or the next append (the store refuses a
