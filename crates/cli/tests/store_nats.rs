@@ -231,6 +231,28 @@ fn kill_9_mid_tool_then_another_host_resumes_within_the_lease() {
 
 #[test]
 fn a_zombie_writer_fails_its_next_append_and_writes_nothing_after_losing_the_lease() {
+    zombie_round();
+}
+
+/// The long version (`make cluster-soak`; `ZOMBIE_ROUNDS`, default 20): the same takeover
+/// again and again, each round on its own server.
+#[test]
+#[ignore = "long: make cluster-soak"]
+fn zombie_writers_soak() {
+    let rounds = std::env::var("ZOMBIE_ROUNDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(20);
+    for round in 0..rounds {
+        eprintln!("zombie round {round}");
+        zombie_round();
+    }
+}
+
+/// One paused-writer takeover: the old writer, SIGSTOPped mid-tool past its 2 s lease while
+/// another host resumes the session, then SIGCONTed, exits 2 having written nothing, asked the
+/// model nothing and shown `watch` nothing the store does not hold.
+fn zombie_round() {
     let env = Env::new();
     let nats = env.nats();
     let store = nats.url();
