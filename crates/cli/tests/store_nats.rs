@@ -156,6 +156,25 @@ fn run_list_export_import_events_audit_and_watch_on_the_store() {
         "{stderr}"
     );
     assert_eq!(env.export(&store, &id), exported, "nothing changed");
+
+    // The same journal under another id, right after: stored whole (its event ids are the
+    // first session's), listed and exported byte for byte.
+    std::fs::write(&file, &exported).unwrap();
+    let copy_id = "6f1c2a3b-4d5e-4f60-8a9b-0c1d2e3f4a5b";
+    ok(&env
+        .cmd(
+            &store,
+            "b",
+            &["import", file.to_str().unwrap(), "--session-id", copy_id],
+        )
+        .output()
+        .unwrap());
+    assert_eq!(env.export(&store, copy_id), exported);
+    let listed = ok(&env
+        .cmd(&store, "b", &["sessions", "--json"])
+        .output()
+        .unwrap());
+    assert!(listed.contains(copy_id), "{listed}");
 }
 
 /// The bound is on when the resume started, measured from the kill: the timestamp of the
