@@ -468,6 +468,20 @@ fn leader_kills_at_the_default_lease(kills: usize) {
         );
         figures.push((election, pause));
         nodes[index].restart().unwrap();
+        // One node at a time: the next kill waits until the node that came back caught up
+        // in every group (killing a second node before leaves a group without a quorum).
+        let caught_up = env.rt.block_on(async {
+            let deadline = Instant::now() + Duration::from_secs(120);
+            while Instant::now() < deadline {
+                let asked = tokio::time::timeout(Duration::from_secs(2), opened.replicas_current());
+                if let Ok(Ok(true)) = asked.await {
+                    return true;
+                }
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+            false
+        });
+        assert!(caught_up, "round {round}: {leader} never caught up");
         back = Some(Instant::now());
     }
     while next_turn_end(None).is_some() {}

@@ -152,6 +152,39 @@ impl NatsStore {
         Ok(info.cluster.as_ref().and_then(|c| c.leader.clone()))
     }
 
+    /// Whether the journal stream and the lease, index and checkpoint buckets each have a
+    /// leader and every other replica is current: a node that came back has caught up. A
+    /// second node lost before that leaves a group without a quorum for longer than an
+    /// election; tests that kill one node at a time wait for this first.
+    pub async fn replicas_current(&self) -> Result<bool, StoreError> {
+        let names = [
+            self.config.stream.clone(),
+            format!("KV_{}", self.config.lease_bucket()),
+            format!("KV_{}", self.config.index_bucket()),
+            format!("KV_{}", self.config.checkpoint_bucket()),
+        ];
+        for name in names {
+            let what = || format!("reading stream {name}");
+            let mut stream = self
+                .js
+                .get_stream(&name)
+                .await
+                .map_err(|e| self.remote(what(), e))?;
+            let info = stream.info().await.map_err(|e| self.remote(what(), e))?;
+            let Some(cluster) = &info.cluster else {
+                continue;
+            };
+            let replicas = info.config.num_replicas.saturating_sub(1);
+            if cluster.leader.is_none()
+                || cluster.replicas.len() < replicas
+                || cluster.replicas.iter().any(|r| !r.current || r.offline)
+            {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
     /// The live feed of an attached session, fenced by its writer's lease (see
     /// [`LiveFeed`]); a read-only attachment's feed sends nothing.
     pub fn live_feed(&self, attachment: &NatsAttachment) -> LiveFeed {
