@@ -399,6 +399,14 @@ fn leader_kills_at_the_default_lease(kills: usize) {
         .spawn()
         .unwrap();
     let stdout = writer.stdout.take().unwrap();
+    // stderr drained as it comes: a full pipe would block the writer's logging, and with it
+    // the thread that renews the lease (rounds of retry warnings fill 64 KiB).
+    let mut stderr = writer.stderr.take().unwrap();
+    let stderr = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = std::io::Read::read_to_string(&mut stderr, &mut text);
+        text
+    });
     let (tx, rx) = std::sync::mpsc::channel::<(Instant, Value)>();
     std::thread::spawn(move || {
         for line in BufReader::new(stdout).lines() {
@@ -453,12 +461,10 @@ fn leader_kills_at_the_default_lease(kills: usize) {
             }
         });
         let Some(went_on) = next_turn_end(Some(killed)) else {
-            let out = writer.wait_with_output().unwrap();
-            panic!(
-                "round {round}: the session did not go on after the kill ({}): {}",
-                out.status,
-                String::from_utf8_lossy(&out.stderr)
-            );
+            let status = writer.wait().unwrap();
+            let stderr = stderr.join().unwrap();
+            let tail = tail(&stderr);
+            panic!("round {round}: the session did not go on after the kill ({status}): {tail}");
         };
         let pause = went_on - killed;
         eprintln!(
@@ -485,12 +491,9 @@ fn leader_kills_at_the_default_lease(kills: usize) {
         back = Some(Instant::now());
     }
     while next_turn_end(None).is_some() {}
-    let out = writer.wait_with_output().unwrap();
-    assert!(
-        out.status.success(),
-        "the writer stopped: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let status = writer.wait().unwrap();
+    let stderr = stderr.join().unwrap();
+    assert!(status.success(), "the writer stopped: {}", tail(&stderr));
     assert_eq!(figures.len(), kills, "every kill happened mid-session");
     let exported = env.export(&store, &id);
     let events = lines(&exported);
@@ -513,6 +516,15 @@ fn leader_kills_at_the_default_lease(kills: usize) {
         max(|f| f.0),
         max(|f| f.1)
     );
+}
+
+/// The last 2000 bytes or so of `text`, cut at a character boundary.
+fn tail(text: &str) -> &str {
+    let from = text.len().saturating_sub(2000);
+    let start = (from..=text.len())
+        .find(|&i| text.is_char_boundary(i))
+        .unwrap_or(text.len());
+    &text[start..]
 }
 
 #[test]
