@@ -96,10 +96,14 @@ bench-stores:
 	target/profiling/examples/store_bench
 
 ## cluster-soak: a 200-turn session on a 3-node JetStream cluster with the stream leader killed,
-## its export compared event for event with a file-store run of the same script, then 20 rounds
-## of reads right after a node that missed writes comes back.
+## its export compared event for event with a file-store run of the same script; 30 leader kills
+## in one session at the default lease (0 writer stops); 20 paused-writer takeovers (nothing of
+## the old writer in the journal, in watch or at the model server); then 20 rounds of reads
+## right after a node that missed writes comes back.
 cluster-soak:
 	$(CARGO) test -p turnstile --test integration -- --ignored --nocapture store_vs_files::cluster_leader_killed_mid_session_soak
+	CLUSTER_LEADER_KILLS=30 $(CARGO) test -p turnstile --test integration -- --ignored --nocapture store_vs_files::cluster_leader_kills_at_the_default_lease_soak
+	ZOMBIE_ROUNDS=20 $(CARGO) test -p turnstile --test integration -- --ignored --nocapture store_nats::zombie_writers_soak
 	CLUSTER_READ_ROUNDS=20 $(CARGO) test -p turnstile-store-nats --test integration -- --include-ignored cluster::
 
 ## long-soak: a 5000-turn session in an 8000-token window against the scripted model: every

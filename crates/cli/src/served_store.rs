@@ -52,7 +52,7 @@ impl RemoteStore for ServedNats {
                 store: Arc::clone(&self.store),
                 root: root.clone(),
                 sink: attachment.sink(),
-                live: self.store.live_feed(id),
+                live: self.store.live_feed(&attachment),
                 attachment: Mutex::new(Some(attachment)),
             });
             Ok(session)

@@ -47,7 +47,7 @@ pub struct StoreArgs {
         long,
         global = true,
         env = "TURNSTILE_STORE_LEASE_TTL",
-        default_value_t = 10
+        default_value_t = turnstile_store_nats::DEFAULT_LEASE_SECS
     )]
     pub store_lease_ttl: u64,
 }

@@ -3,6 +3,9 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+/// The default lease TTL in seconds (see [`NatsConfig::new`]).
+pub const DEFAULT_LEASE_SECS: u64 = 20;
+
 /// Settings of a [`crate::NatsStore`].
 #[derive(Debug, Clone)]
 pub struct NatsConfig {
@@ -19,14 +22,19 @@ pub struct NatsConfig {
 }
 
 impl NatsConfig {
-    /// Defaults for a store at `url`: stream `TURNSTILE`, one replica, a 10 s lease.
+    /// Defaults for a store at `url`: stream `TURNSTILE`, one replica, a 20 s lease.
+    ///
+    /// The lease outlives a leader election of its own bucket by 3/4 of its TTL (renewed every
+    /// TTL/4): 15 s at 20 s, above the 4.2-8.6 s elections measured on a loaded 3-node
+    /// cluster (`docs/performance.md`); it is also how long a dead writer's session waits
+    /// before another host may resume it.
     pub fn new(url: impl Into<String>) -> Self {
         NatsConfig {
             url: url.into(),
             stream: "TURNSTILE".into(),
             replicas: 1,
             credentials: None,
-            lease_ttl: Duration::from_secs(10),
+            lease_ttl: Duration::from_secs(DEFAULT_LEASE_SECS),
         }
     }
 

@@ -8,7 +8,7 @@
 
 use std::time::{Duration, Instant};
 
-use async_nats::jetstream::kv::{CreateErrorKind, Store};
+use async_nats::jetstream::kv::{CreateErrorKind, Store, UpdateErrorKind};
 use turnstile_journal::Uuid;
 use turnstile_store::StoreError;
 
@@ -117,7 +117,7 @@ pub(crate) async fn take(
 
 /// Who holds the lease `key` now and the revision of their entry, as the bucket's leader has
 /// it; `None` when nobody does or it cannot be read.
-async fn current_holder(kv: &Store, key: &str) -> Option<(Holder, u64)> {
+pub(crate) async fn current_holder(kv: &Store, key: &str) -> Option<(Holder, u64)> {
     let message = leader::last_message(&kv.stream, &format!("{}{key}", kv.prefix))
         .await
         .ok()
@@ -136,20 +136,20 @@ pub(crate) async fn renew(
 ) -> Result<(), StoreError> {
     let value = serde_json::to_vec(&grant.holder).unwrap_or_default();
     let asked = Instant::now();
-    if asked >= grant.valid_until {
-        return Err(StoreError::Remote {
-            store: store.to_owned(),
-            what: format!("holding the lease of session {id}"),
-            reason: "the lease lapsed while the journal was read; try again".into(),
-        });
-    }
+    // No local deadline here: an update by revision succeeds only while our entry lives and
+    // nobody else wrote the key, which is exactly "the lease was ours all along", however long
+    // the read took. An entry that expired meanwhile refuses it.
     let revision = kv
         .update(id.to_string(), value.into(), grant.revision)
         .await
         .map_err(|e| StoreError::Remote {
             store: store.to_owned(),
             what: format!("renewing the lease of session {id}"),
-            reason: e.to_string(),
+            reason: if e.kind() == UpdateErrorKind::WrongLastRevision {
+                "the lease lapsed or was taken by another process while the journal was read; try again".into()
+            } else {
+                e.to_string()
+            },
         })?;
     grant.revision = revision;
     grant.valid_until = asked + usable(grant.ttl);

@@ -31,7 +31,7 @@ use async_nats::jetstream::{self, kv};
 use turnstile_journal::{Event, JournalSink, SessionSummary, StateRoot, Uuid};
 use turnstile_store::{AttachMode, Attachment, Imported, JournalStore, StoreError, journal_bytes};
 
-pub use config::{NatsConfig, is_nats_url};
+pub use config::{DEFAULT_LEASE_SECS, NatsConfig, is_nats_url};
 pub use lease::LeaseGrant;
 pub use live::{LiveEvents, LiveFeed};
 pub use records::{FoldedObject, Holder, StoreCheckpoint, StoredEntry};
@@ -152,16 +152,55 @@ impl NatsStore {
         Ok(info.cluster.as_ref().and_then(|c| c.leader.clone()))
     }
 
-    /// Publishes the live events of `id`.
-    pub fn live_feed(&self, id: Uuid) -> LiveFeed {
-        LiveFeed::new(self.js.client(), self.config.live_subject(id))
+    /// Whether the journal stream and the lease, index and checkpoint buckets each have a
+    /// leader and every other replica is current: a node that came back has caught up. A
+    /// second node lost before that leaves a group without a quorum for longer than an
+    /// election; tests that kill one node at a time wait for this first.
+    pub async fn replicas_current(&self) -> Result<bool, StoreError> {
+        let names = [
+            self.config.stream.clone(),
+            format!("KV_{}", self.config.lease_bucket()),
+            format!("KV_{}", self.config.index_bucket()),
+            format!("KV_{}", self.config.checkpoint_bucket()),
+        ];
+        for name in names {
+            let what = || format!("reading stream {name}");
+            let mut stream = self
+                .js
+                .get_stream(&name)
+                .await
+                .map_err(|e| self.remote(what(), e))?;
+            let info = stream.info().await.map_err(|e| self.remote(what(), e))?;
+            let Some(cluster) = &info.cluster else {
+                continue;
+            };
+            let replicas = info.config.num_replicas.saturating_sub(1);
+            if cluster.leader.is_none()
+                || cluster.replicas.len() < replicas
+                || cluster.replicas.iter().any(|r| !r.current || r.offline)
+            {
+                return Ok(false);
+            }
+        }
+        Ok(true)
     }
 
-    /// Subscribes to the live events of `id` (before reading its history, so nothing falls
-    /// between the two).
+    /// The live feed of an attached session, fenced by its writer's lease (see
+    /// [`LiveFeed`]); a read-only attachment's feed sends nothing.
+    pub fn live_feed(&self, attachment: &NatsAttachment) -> LiveFeed {
+        LiveFeed::new(
+            self.js.client(),
+            self.config.live_subject(attachment.id),
+            attachment.sink.clone(),
+        )
+    }
+
+    /// Subscribes to the live events of `id` from its lease holder (before reading its
+    /// history, so nothing falls between the two).
     pub async fn watch(&self, id: Uuid) -> Result<LiveEvents, StoreError> {
         LiveEvents::subscribe(
             &self.js.client(),
+            &self.leases,
             self.config.live_subject(id),
             id,
             &self.describe(),
@@ -321,6 +360,22 @@ impl JournalStore for NatsStore {
         let acked = sink.acknowledged();
         sink.finish();
         result.map_err(|e| self.remote(format!("importing session {id}"), e))?;
+        // Every acknowledgement is not every line stored: a message the stream took for a
+        // duplicate is acknowledged with the sequence of the one it matched. Only the subject
+        // read back says what the session holds.
+        let stored = match self.export(id).await {
+            Ok(stored) => stored,
+            Err(StoreError::NotFound { .. }) => Vec::new(),
+            Err(e) => return Err(e),
+        };
+        if stored != journal {
+            return Err(StoreError::ShortImport {
+                store: self.describe(),
+                id,
+                read: seq,
+                stored: stored.iter().filter(|&&b| b == b'\n').count() as u64,
+            });
+        }
         // The index and checkpoint come from the same bytes, laid out as a working copy.
         let scratch = tempfile::tempdir().map_err(|source| StoreError::Io {
             path: std::env::temp_dir(),

@@ -1,10 +1,17 @@
 //! The JetStream side of the journal writer ([`JournalSink`]): every line is published to the
-//! session's subject with `Nats-Msg-Id` = the event id (a retried publish is deduplicated) and
+//! session's subject with `Nats-Msg-Id` = `<session id>:<event id>` (a retried publish is
+//! deduplicated; the same event ids in another session, an import or a fork, are not) and
 //! `Nats-Expected-Last-Subject-Sequence` = the stream sequence of the previous line (a second
 //! or paused writer fails instead of interleaving). Publishing runs on its own thread and
 //! runtime, so a writer blocked in `event` durability never starves the connection; lines go
 //! out one at a time because each carries the sequence the previous acknowledgement returned.
-//! The same thread renews the lease; a line is refused once the lease may have lapsed.
+//!
+//! The lease is renewed by its own task on that thread, on its own timer, so a publish being
+//! retried through a leader election never holds a renewal back. A line goes out only while
+//! the last renewal is younger than 80 % of the TTL; past that, the writer waits for the
+//! renewal under way (a lease bucket electing its leader), and stops only when the renewal is
+//! refused or the whole TTL has passed since the last one that succeeded (the server has
+//! forgotten the entry by then).
 
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
@@ -20,10 +27,18 @@ use turnstile_store::StoreError;
 use crate::config::NatsConfig;
 use crate::connect::{connect, lease_bucket};
 use crate::leader;
-use crate::lease::{LeaseGrant, usable};
+use crate::lease::{LeaseGrant, current_holder, usable};
+use crate::transient::RETRY_PAUSE;
 
-/// The header that names a message for the stream's duplicate window: the event id.
+/// The header that names a message for the stream's duplicate window.
 const MSG_ID: &str = "Nats-Msg-Id";
+
+/// The message id of event `event` in session `session`. The duplicate window is the whole
+/// stream's, so the id names the session too: an imported copy or a fork of a journal under
+/// another session id carries the same event ids and must still be stored.
+pub(crate) fn message_id(session: Uuid, event: Uuid) -> String {
+    format!("{session}:{event}")
+}
 
 /// Longest a publish is retried (leader elections, reconnects) before the writer gives up.
 const RETRY_FOR: Duration = Duration::from_secs(30);
@@ -35,8 +50,41 @@ struct State {
     /// Stream sequence of the last acknowledged line on the subject.
     last_stream_seq: u64,
     failed: Option<SinkError>,
+    /// Until when a line may go out: 80 % of the TTL after the last renewal that succeeded
+    /// was asked.
     lease_until: Instant,
+    /// When the lease is surely gone: the whole TTL after that renewal was asked.
+    lease_gone: Instant,
+    /// Lines handed over and not yet acknowledged, oldest first: event id and the writer's
+    /// sequence number (for the live feed, which shows a line once it is stored).
+    pending: std::collections::VecDeque<(Uuid, u64)>,
 }
+
+/// Where the lease stands at a moment.
+enum Standing {
+    /// Lines may go out.
+    Held,
+    /// The last renewal is older than the usable part of the TTL; the renewal under way
+    /// decides (until `gone`).
+    Renewing,
+    /// Surely gone: the TTL passed since the last renewal that succeeded.
+    Gone,
+}
+
+impl State {
+    fn standing(&self, now: Instant) -> Standing {
+        if now < self.lease_until {
+            Standing::Held
+        } else if now < self.lease_gone {
+            Standing::Renewing
+        } else {
+            Standing::Gone
+        }
+    }
+}
+
+/// The reason a writer gives when its lease lapsed without a renewal.
+const LAPSED: &str = "this writer's lease lapsed: no renewal succeeded within the lease's TTL (the process was paused, cut off, or the lease bucket had no leader for that long); another process may hold the session now, so nothing more is written — resume the session to continue";
 
 #[derive(Debug)]
 struct Shared {
@@ -58,6 +106,8 @@ pub struct NatsSink {
     thread: Mutex<Option<JoinHandle<()>>>,
     store: String,
     session: Uuid,
+    /// The lease's token: what this writer's live messages carry.
+    token: String,
 }
 
 impl NatsSink {
@@ -76,10 +126,13 @@ impl NatsSink {
                 last_stream_seq,
                 failed: None,
                 lease_until: lease.valid_until,
+                lease_gone: lease.valid_until + (lease.ttl - usable(lease.ttl)),
+                pending: std::collections::VecDeque::new(),
             }),
             progress: Condvar::new(),
             changed: watch::channel(()).0,
         });
+        let token = lease.holder.token.clone();
         let (tx, rx) = mpsc::unbounded_channel();
         let (ready_tx, ready_rx) = std::sync::mpsc::channel();
         let thread = {
@@ -107,6 +160,7 @@ impl NatsSink {
             thread: Mutex::new(Some(thread)),
             store: config_name(config),
             session: id,
+            token,
         });
         match ready {
             Ok(()) => Ok(sink),
@@ -121,6 +175,37 @@ impl NatsSink {
     pub fn acknowledged(&self) -> (u64, u64) {
         let st = self.lock();
         (st.acked, st.last_stream_seq)
+    }
+
+    /// The token of the lease this writer holds (fresh per taking), which its live messages
+    /// carry and watchers compare with the lease bucket's holder.
+    pub fn token(&self) -> &str {
+        &self.token
+    }
+
+    /// Whether lines may go out now: nothing failed and the last renewal is fresh.
+    pub fn holds_lease(&self) -> bool {
+        let st = self.lock();
+        st.failed.is_none() && matches!(st.standing(Instant::now()), Standing::Held)
+    }
+
+    /// Waits until the line of event `id` is stored; false when the sink failed first. An
+    /// event never handed over (or acknowledged already) is answered at once.
+    pub async fn stored(&self, id: Uuid) -> bool {
+        let seq = {
+            let st = self.lock();
+            if st.failed.is_some() {
+                return false;
+            }
+            st.pending
+                .iter()
+                .find(|(pending, _)| *pending == id)
+                .map(|(_, seq)| *seq)
+        };
+        match seq {
+            Some(seq) => self.wait_async(seq).await.is_ok(),
+            None => true,
+        }
     }
 
     /// The failure that stopped the sink, if any.
@@ -178,18 +263,32 @@ fn fail(shared: &Shared, st: &mut State, error: SinkError) {
 }
 
 impl JournalSink for NatsSink {
-    fn send(&self, _seq: u64, id: Uuid, line: &[u8]) -> Result<(), SinkError> {
+    fn send(&self, seq: u64, id: Uuid, line: &[u8]) -> Result<(), SinkError> {
         let mut st = self.lock();
-        if let Some(e) = &st.failed {
-            return Err(e.clone());
-        }
-        if Instant::now() >= st.lease_until {
-            let e = self.error(
-                SinkErrorKind::LeaseLost,
-                "this writer's lease lapsed (the process was paused or cut off longer than the lease); another process may hold the session now, so nothing more is written — resume the session to continue".into(),
-            );
-            fail(&self.shared, &mut st, e.clone());
-            return Err(e);
+        loop {
+            if let Some(e) = &st.failed {
+                return Err(e.clone());
+            }
+            let now = Instant::now();
+            match st.standing(now) {
+                Standing::Held => break,
+                Standing::Gone => {
+                    let e = self.error(SinkErrorKind::LeaseLost, LAPSED.into());
+                    fail(&self.shared, &mut st, e.clone());
+                    return Err(e);
+                }
+                // The renewal task decides; a paused writer waking up long after its TTL
+                // never gets here (gone), one behind a slow renewal waits for it.
+                Standing::Renewing => {
+                    let left = st.lease_gone - now;
+                    st = self
+                        .shared
+                        .progress
+                        .wait_timeout(st, left)
+                        .unwrap_or_else(std::sync::PoisonError::into_inner)
+                        .0;
+                }
+            }
         }
         let sent = self
             .tx
@@ -203,7 +302,10 @@ impl JournalSink for NatsSink {
                 })
             });
         match sent {
-            Some(Ok(())) => Ok(()),
+            Some(Ok(())) => {
+                st.pending.push_back((id, seq));
+                Ok(())
+            }
             _ => {
                 let e = self.error(SinkErrorKind::Failed, "the publisher has stopped".into());
                 fail(&self.shared, &mut st, e.clone());
@@ -329,21 +431,26 @@ impl Publisher {
         &self,
         mut rx: mpsc::UnboundedReceiver<Line>,
         leases: async_nats::jetstream::kv::Store,
-        mut lease: LeaseGrant,
+        lease: LeaseGrant,
     ) {
         let key = self.id.to_string();
-        let value: bytes::Bytes = serde_json::to_vec(&lease.holder).unwrap_or_default().into();
-        let mut renew = tokio::time::interval(lease.ttl / 4);
-        renew.tick().await;
-        loop {
-            tokio::select! {
-                line = rx.recv() => match line {
-                    Some(line) => self.publish(line).await,
-                    None => break,
-                },
-                _ = renew.tick() => self.renew(&leases, &key, &value, &mut lease).await,
-            }
+        let (stop, stopped) = watch::channel(false);
+        let renewer = Renewer {
+            leases: leases.clone(),
+            key: key.clone(),
+            value: serde_json::to_vec(&lease.holder).unwrap_or_default().into(),
+            store: self.store.clone(),
+            id: self.id,
+            shared: Arc::clone(&self.shared),
+        };
+        let renewal = tokio::spawn(async move { renewer.run(lease, stopped).await });
+        while let Some(line) = rx.recv().await {
+            self.publish(line).await;
         }
+        let _ = stop.send(true);
+        let Ok(lease) = renewal.await else {
+            return;
+        };
         if lock(&self.shared.state).failed.is_none() {
             // Handing over: the next writer need not wait for the TTL.
             let _ = leases
@@ -361,32 +468,28 @@ impl Publisher {
         }
     }
 
-    async fn renew(
-        &self,
-        leases: &async_nats::jetstream::kv::Store,
-        key: &str,
-        value: &bytes::Bytes,
-        lease: &mut LeaseGrant,
-    ) {
-        if lock(&self.shared.state).failed.is_some() {
-            return;
-        }
-        let asked = Instant::now();
-        match leases.update(key, value.clone(), lease.revision).await {
-            Ok(revision) => {
-                lease.revision = revision;
-                lock(&self.shared.state).lease_until = asked + usable(lease.ttl);
-            }
-            Err(e) if e.kind() == UpdateErrorKind::WrongLastRevision => {
+    /// Waits until a line may go out under the lease; false once the sink failed (the lease
+    /// surely gone, or a renewal refused).
+    async fn lease_held(&self) -> bool {
+        let mut changed = self.shared.changed.subscribe();
+        loop {
+            let left = {
                 let mut st = lock(&self.shared.state);
-                let e = self.error(
-                    SinkErrorKind::LeaseLost,
-                    "the lease was taken by another process (this one was paused or cut off longer than the lease); nothing more is written — resume the session to continue".into(),
-                );
-                fail(&self.shared, &mut st, e);
-            }
-            // The server may be electing a leader: the lease deadline decides.
-            Err(e) => tracing::warn!(error = %e, "lease renewal failed; retrying"),
+                if st.failed.is_some() {
+                    return false;
+                }
+                let now = Instant::now();
+                match st.standing(now) {
+                    Standing::Held => return true,
+                    Standing::Gone => {
+                        let e = self.error(SinkErrorKind::LeaseLost, LAPSED.into());
+                        fail(&self.shared, &mut st, e);
+                        return false;
+                    }
+                    Standing::Renewing => st.lease_gone - now,
+                }
+            };
+            let _ = tokio::time::timeout(left, changed.changed()).await;
         }
     }
 
@@ -395,6 +498,7 @@ impl Publisher {
         let mut st = lock(&self.shared.state);
         st.acked += 1;
         st.last_stream_seq = seq;
+        st.pending.pop_front();
         self.shared.progress.notify_all();
         self.shared.changed.send_replace(());
     }
@@ -415,7 +519,7 @@ impl Publisher {
         let ours = last
             .headers
             .get(MSG_ID)
-            .is_some_and(|id| id.as_str() == line.id.to_string());
+            .is_some_and(|id| id.as_str() == message_id(self.id, line.id));
         (ours && last.sequence > expected).then_some(last.sequence)
     }
 
@@ -423,23 +527,12 @@ impl Publisher {
         let started = Instant::now();
         let mut backoff = Duration::from_millis(20);
         loop {
-            let expected = {
-                let mut st = lock(&self.shared.state);
-                if st.failed.is_some() {
-                    return;
-                }
-                if Instant::now() >= st.lease_until {
-                    let e = self.error(
-                        SinkErrorKind::LeaseLost,
-                        "this writer's lease lapsed before the line was stored; nothing more is written — resume the session to continue".into(),
-                    );
-                    fail(&self.shared, &mut st, e);
-                    return;
-                }
-                st.last_stream_seq
-            };
+            if !self.lease_held().await {
+                return;
+            }
+            let expected = lock(&self.shared.state).last_stream_seq;
             let mut headers = HeaderMap::new();
-            headers.insert(MSG_ID, line.id.to_string().as_str());
+            headers.insert(MSG_ID, message_id(self.id, line.id).as_str());
             headers.insert(
                 "Nats-Expected-Last-Subject-Sequence",
                 expected.to_string().as_str(),
@@ -501,5 +594,95 @@ impl Publisher {
                 }
             }
         }
+    }
+}
+
+/// The lease's renewal: its own task and timer, so that no publish, however long retried,
+/// delays it (see the module doc).
+struct Renewer {
+    leases: async_nats::jetstream::kv::Store,
+    key: String,
+    value: bytes::Bytes,
+    store: String,
+    id: Uuid,
+    shared: Arc<Shared>,
+}
+
+impl Renewer {
+    fn fail(&self, reason: &str) {
+        let mut st = lock(&self.shared.state);
+        let e = SinkError {
+            kind: SinkErrorKind::LeaseLost,
+            store: self.store.clone(),
+            session: self.id,
+            reason: reason.into(),
+        };
+        fail(&self.shared, &mut st, e);
+    }
+
+    /// Renews every TTL/4 after the last success, every [`RETRY_PAUSE`] after a failure,
+    /// until `stop` or the sink fails; gives back the lease as last renewed.
+    async fn run(&self, mut lease: LeaseGrant, mut stop: watch::Receiver<bool>) -> LeaseGrant {
+        let mut next = tokio::time::Instant::now() + lease.ttl / 4;
+        loop {
+            tokio::select! {
+                _ = tokio::time::sleep_until(next) => {}
+                _ = stop.changed() => return lease,
+            }
+            let (gone, failed) = {
+                let st = lock(&self.shared.state);
+                (st.lease_gone, st.failed.is_some())
+            };
+            if failed {
+                return lease;
+            }
+            let asked = Instant::now();
+            if asked >= gone {
+                self.fail(LAPSED);
+                return lease;
+            }
+            // A request is given no longer than the lease has left: past that, no answer helps.
+            let answer = tokio::time::timeout(
+                gone - asked,
+                self.leases
+                    .update(&self.key, self.value.clone(), lease.revision),
+            )
+            .await;
+            match answer {
+                Ok(Ok(revision)) => {
+                    lease.revision = revision;
+                    self.renewed(asked, lease.ttl);
+                    next = tokio::time::Instant::from_std(asked) + lease.ttl / 4;
+                }
+                Ok(Err(e)) if e.kind() == UpdateErrorKind::WrongLastRevision => {
+                    // A renewal stored with its answer lost moved the revision: the entry is
+                    // still ours if it names our token.
+                    match current_holder(&self.leases, &self.key).await {
+                        Some((held, revision)) if held.token == lease.holder.token => {
+                            lease.revision = revision;
+                            next = tokio::time::Instant::now();
+                        }
+                        _ => {
+                            self.fail("the lease was taken by another process (this one was paused or cut off longer than the lease); nothing more is written — resume the session to continue");
+                            return lease;
+                        }
+                    }
+                }
+                // The bucket may be electing a leader: ask again soon; the TTL decides.
+                Ok(Err(e)) => {
+                    tracing::warn!(error = %e, "lease renewal failed; asking again");
+                    next = tokio::time::Instant::now() + RETRY_PAUSE;
+                }
+                Err(_) => next = tokio::time::Instant::now(),
+            }
+        }
+    }
+
+    fn renewed(&self, asked: Instant, ttl: Duration) {
+        let mut st = lock(&self.shared.state);
+        st.lease_until = asked + usable(ttl);
+        st.lease_gone = asked + ttl;
+        self.shared.progress.notify_all();
+        self.shared.changed.send_replace(());
     }
 }

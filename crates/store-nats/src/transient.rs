@@ -16,6 +16,7 @@ use async_nats::jetstream::context::{
     CreateStreamError, CreateStreamErrorKind, GetStreamError, GetStreamErrorKind, PublishError,
     PublishErrorKind, RequestError, RequestErrorKind,
 };
+use async_nats::jetstream::object_store::{PutError, PutErrorKind};
 use async_nats::jetstream::stream::{
     ConsumerError, ConsumerErrorKind, DirectGetError, DirectGetErrorKind, LastRawMessageError,
     LastRawMessageErrorKind,
@@ -117,6 +118,14 @@ fn one(e: &(dyn StdError + 'static)) -> bool {
     if let Some(e) = e.downcast_ref::<DirectGetError>() {
         return matches!(e.kind(), DirectGetErrorKind::TimedOut);
     }
+    if let Some(e) = e.downcast_ref::<PutError>() {
+        // The object store's chunk publish and its acknowledgement: the client keeps only
+        // the text of the publish error beneath, so the kind is all there is to go by. Right
+        // after a replica is killed the chunks' stream answers "no stream found" or nothing
+        // for a moment; a chunk publish that cannot succeed (refused permission) costs the
+        // retry window, then fails with the client's reason.
+        return matches!(e.kind(), PutErrorKind::PublishChunks);
+    }
     false
 }
 
@@ -198,6 +207,10 @@ mod tests {
         )));
         assert!(is_transient(&PublishError::new(
             PublishErrorKind::StreamNotFound
+        )));
+        assert!(is_transient(&PutError::with_source(
+            PutErrorKind::PublishChunks,
+            "failed getting chunk ack: no stream found for given subject"
         )));
     }
 

@@ -135,7 +135,8 @@ async fn store_line(url: &str, id: Uuid, msg_id: Uuid, expected: u64, line: &str
     let node = url.split(',').next().unwrap();
     let js = async_nats::jetstream::new(async_nats::connect(node).await.unwrap());
     let mut headers = HeaderMap::new();
-    headers.insert("Nats-Msg-Id", msg_id.to_string().as_str());
+    // The writer's spelling: the session id, then the event id.
+    headers.insert("Nats-Msg-Id", format!("{id}:{msg_id}").as_str());
     headers.insert(
         "Nats-Expected-Last-Subject-Sequence",
         expected.to_string().as_str(),

@@ -8,3 +8,5 @@ mod common;
 mod cluster;
 mod connect;
 mod journal_suite;
+mod lease;
+mod live;

@@ -85,6 +85,72 @@ async fn import_export_round_trip(store: &impl JournalStore) {
     assert_eq!(store.export(id).await.unwrap(), bytes);
 }
 
+/// The same journal imported under two session ids and a fork of it sharing its first 8
+/// lines, one right after the other (well within the stream's 2-minute duplicate window):
+/// all three are stored whole and export byte for byte.
+async fn copies_and_forks_are_stored_apart(store: &impl JournalStore) {
+    let (_, bytes) = sample_journal();
+    let fork = common::fork(&bytes, 8, 5);
+    fn first_lines(b: &[u8]) -> Vec<&[u8]> {
+        b.split_inclusive(|&c| c == b'\n').take(8).collect()
+    }
+    assert_eq!(
+        first_lines(&fork),
+        first_lines(&bytes),
+        "the fork shares 8 lines"
+    );
+    let (a, b, f) = (Uuid::new_v4(), Uuid::new_v4(), Uuid::new_v4());
+    assert_eq!(store.import(a, &bytes).await.unwrap(), Imported::Created);
+    assert_eq!(store.import(b, &bytes).await.unwrap(), Imported::Created);
+    assert_eq!(store.import(f, &fork).await.unwrap(), Imported::Created);
+    assert_eq!(store.export(a).await.unwrap(), bytes);
+    assert_eq!(store.export(b).await.unwrap(), bytes);
+    assert_eq!(store.export(f).await.unwrap(), fork);
+    let listed = store.list().await.unwrap();
+    for (id, events) in [(a, 20), (b, 20), (f, 13)] {
+        let entry = listed.iter().find(|s| s.id == Some(id)).expect("listed");
+        assert_eq!(entry.events, events, "session {id}");
+    }
+}
+
+/// A line the stream drops as a duplicate (here: a message with the same id stored on
+/// another subject beforehand) leaves the import short: it fails naming both counts, and
+/// never says it imported.
+async fn a_short_import_fails_naming_the_count(store: &NatsStore) {
+    let (_, bytes) = sample_journal();
+    let id = Uuid::new_v4();
+    let last_line = bytes[..bytes.len() - 1]
+        .rsplit(|&b| b == b'\n')
+        .next()
+        .unwrap();
+    let last_event = turnstile_journal::Event::from_line(last_line).unwrap().id;
+    let client = async_nats::connect(store.config().url.as_str())
+        .await
+        .unwrap();
+    let js = async_nats::jetstream::new(client);
+    let mut headers = async_nats::HeaderMap::new();
+    headers.insert("Nats-Msg-Id", format!("{id}:{last_event}").as_str());
+    js.publish_with_headers(
+        store.config().journal_subject(Uuid::new_v4()),
+        headers,
+        "{}\n".into(),
+    )
+    .await
+    .unwrap()
+    .await
+    .unwrap();
+    let err = store.import(id, &bytes).await.unwrap_err();
+    match &err {
+        StoreError::ShortImport { read, stored, .. } => assert_eq!((*read, *stored), (20, 19)),
+        other => panic!("{other}"),
+    }
+    assert!(
+        err.to_string()
+            .contains("read 20 lines but the store holds 19"),
+        "{err}"
+    );
+}
+
 async fn bad_journals_are_refused(store: &impl JournalStore) {
     let (id, bytes) = sample_journal();
     let torn = &bytes[..bytes.len() - 5];
@@ -342,6 +408,7 @@ fn file_store_passes_the_suite() {
     runtime().block_on(async {
         let (_dir, store) = file_store();
         import_export_round_trip(&store).await;
+        copies_and_forks_are_stored_apart(&store).await;
         bad_journals_are_refused(&store).await;
         engine_session_then_resume_elsewhere(&store, &FileHosts(store.root().clone())).await;
     });
@@ -352,6 +419,8 @@ fn jetstream_store_passes_the_suite() {
     runtime().block_on(async {
         let n = nats().await;
         import_export_round_trip(&n.store).await;
+        copies_and_forks_are_stored_apart(&n.store).await;
+        a_short_import_fails_naming_the_count(&n.store).await;
         bad_journals_are_refused(&n.store).await;
         engine_session_then_resume_elsewhere(&n.store, &NatsHosts(tempfile::tempdir().unwrap()))
             .await;

@@ -38,6 +38,21 @@ pub enum StoreError {
         /// Bytes offered.
         imported: u64,
     },
+    /// An import whose store holds fewer (or other) lines than were read: a line the store
+    /// took for a duplicate of another, or lines lost in transit.
+    #[error(
+        "{store}: importing session {id} read {read} lines but the store holds {stored}; the import failed — export the session to see what it holds, then import again under another id"
+    )]
+    ShortImport {
+        /// The store.
+        store: String,
+        /// The session.
+        id: Uuid,
+        /// Lines read from the journal offered.
+        read: u64,
+        /// Lines the store holds for the session afterwards.
+        stored: u64,
+    },
     /// The journal offered is not whole valid lines.
     #[error(
         "{origin}:{line} (byte {offset}): {message}; only whole valid journal lines can be stored"

@@ -257,7 +257,7 @@ impl Remote {
             }
         }
         parts.config.journal_sink = attachment.sink();
-        let live = store.live_feed(id);
+        let live = store.live_feed(&attachment);
         Ok(Some(Remote {
             store,
             id,

@@ -21,3 +21,28 @@ pub fn journal(lines: usize) -> (Uuid, Vec<u8>) {
     w.close().unwrap();
     (id, std::fs::read(root.session(id).events).unwrap())
 }
+
+/// A fork of `journal`: its first `keep` lines, byte for byte (the same event ids), then
+/// `more` new lines chained to them, as a session forked from it would hold.
+pub fn fork(journal: &[u8], keep: usize, more: usize) -> Vec<u8> {
+    let dir = tempfile::tempdir().unwrap();
+    let root = StateRoot::new(dir.path());
+    let id = Uuid::new_v4();
+    let (w, _) = JournalWriter::create(&root, id, Default::default()).unwrap();
+    let mut last = None;
+    for line in journal.split_inclusive(|&b| b == b'\n').take(keep) {
+        let ev = Event::from_line(line.trim_ascii_end()).unwrap();
+        last = Some(ev.id);
+        w.append_unsynced(&ev).unwrap();
+    }
+    for n in 0..more {
+        let data =
+            serde_json::value::RawValue::from_string(format!("{{\"message\":\"fork {n}\"}}"))
+                .unwrap();
+        let ev = Event::with_raw_data(EventType::new("session.info"), data, last);
+        last = Some(ev.id);
+        w.append_unsynced(&ev).unwrap();
+    }
+    w.close().unwrap();
+    std::fs::read(root.session(id).events).unwrap()
+}
