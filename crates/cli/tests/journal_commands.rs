@@ -308,3 +308,84 @@ fn sessions_output_is_identical_with_and_without_the_index() {
         assert!(!fs::read_to_string(&index).unwrap().contains("torn"));
     }
 }
+
+/// Every command that reads a journal, on one whose line 10 is 1 MiB with the readers' limit
+/// at 64 KiB: none holds the line, each names it (or counts it) and goes on as its rules say.
+#[test]
+fn a_line_over_the_readers_limit_is_named_by_every_command_that_reads_it() {
+    let (tmp, events) = state_with_c1();
+    let mut lines: Vec<String> = fs::read_to_string(&events)
+        .unwrap()
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    let big = format!(
+        r#"{{"type":"session.info","data":{{"infoType":"x","message":"{}"}},"id":"00000000-0000-4000-8000-00000000beef","timestamp":"2026-11-29T14:34:35.000Z","parentId":null}}"#,
+        "y".repeat(1 << 20)
+    );
+    lines.insert(9, big.clone());
+    fs::write(&events, lines.join("\n") + "\n").unwrap();
+    let size = big.len();
+    let limited = |args: &[&str]| {
+        turnstile(tmp.path())
+            .env("TURNSTILE_MAX_LINE_BYTES", "65536")
+            .args(args)
+            .arg(&events)
+            .output()
+            .unwrap()
+    };
+    let text = |out: &std::process::Output| {
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    };
+    // fsck: damage, named by line.
+    let out = limited(&["fsck"]);
+    assert!(!out.status.success(), "{}", text(&out));
+    assert!(text(&out).contains("line 10"), "{}", text(&out));
+    // events: the other lines are printed, the oversized one reported.
+    let out = limited(&["events"]);
+    let shown = text(&out);
+    assert!(shown.contains("events.jsonl:10 (byte"), "{shown}");
+    // Its size as it lies in the file, newline included.
+    assert!(shown.contains(&format!("{} bytes", size + 1)), "{shown}");
+    assert!(shown.contains("session.start"), "{shown}");
+    assert!(
+        !shown.contains(&"y".repeat(70_000)),
+        "the line is not printed"
+    );
+    // report: drawn as an oversized event with its number and size.
+    let page = tmp.path().join("page.html");
+    let out = turnstile(tmp.path())
+        .env("TURNSTILE_MAX_LINE_BYTES", "65536")
+        .arg("report")
+        .arg(&events)
+        .arg("--output")
+        .arg(&page)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    let html = fs::read_to_string(&page).unwrap();
+    assert!(html.contains("oversized"), "no oversized mark");
+    assert!(
+        !html.contains(&"y".repeat(70_000)),
+        "the line is not on the page"
+    );
+    // repair --salvage: the line leaves the journal for the side file, nothing lost.
+    let out = limited(&["repair", "--salvage"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let after = fs::read_to_string(&events).unwrap();
+    assert_eq!(after.lines().count(), lines.len() - 1);
+    let side: u64 = fs::read_dir(events.parent().unwrap())
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name() != "events.jsonl")
+        .map(|e| e.metadata().unwrap().len())
+        .sum();
+    assert!(
+        side >= size as u64,
+        "the salvaged line is kept beside the journal"
+    );
+}

@@ -9,7 +9,7 @@ use crate::common;
 
 use std::io::{BufRead, BufReader, Read};
 use std::net::TcpStream;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Child, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -185,13 +185,18 @@ impl Conn {
 struct Markers {
     key: PathBuf,
     mcp: PathBuf,
+    _dir: tempfile::TempDir,
 }
 
 impl Markers {
-    fn in_dir(dir: &Path) -> Self {
+    /// Markers in a directory of their own: not the Copilot home, which an MCP server's
+    /// sandbox keeps read-only.
+    fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
         Markers {
-            key: dir.join("api-key-command-env"),
-            mcp: dir.join("mcp-server-env"),
+            key: dir.path().join("api-key-command-env"),
+            mcp: dir.path().join("mcp-server-env"),
+            _dir: dir,
         }
     }
 
@@ -296,7 +301,7 @@ fn without_a_token_one_is_generated_printed_and_required() {
         4,
         "{token}"
     );
-    let markers = Markers::in_dir(served.home.path());
+    let markers = Markers::new();
     let hostile = markers.create_params(&model.url());
 
     intrude(&served, &hostile, &markers);
@@ -318,7 +323,7 @@ fn a_given_token_is_the_one_required_and_no_command_inherits_it() {
     let (_rt, model) = model_server();
     let given = "given-connection-secret-7d1f";
     let served = Served::start(Some(given));
-    let markers = Markers::in_dir(served.home.path());
+    let markers = Markers::new();
     let hostile = markers.create_params(&model.url());
 
     intrude(&served, &hostile, &markers);
