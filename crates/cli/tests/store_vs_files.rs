@@ -124,19 +124,7 @@ fn cluster_session_survives_leader_kill(turns: usize, kill_after: usize) {
         );
         std::thread::sleep(Duration::from_millis(500));
     }
-    let mut cmd = env.loop_cmd(
-        &store,
-        "a",
-        &model,
-        &["run", "--json", "--durability", "event", "go"],
-    );
-    cmd.arg("--store-replicas").arg("3");
-    let mut writer = cmd
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stdout = writer.stdout.take().unwrap();
+    let (writer, stdout, stderr) = cluster_writer(&env, &store, &model);
     let mut reader = BufReader::new(stdout).lines();
     let mut id = String::new();
     let mut ended = 0;
@@ -165,7 +153,7 @@ fn cluster_session_survives_leader_kill(turns: usize, kill_after: usize) {
     let out = writer.wait_with_output().unwrap();
     let resumed = !out.status.success();
     if resumed {
-        let stderr = String::from_utf8_lossy(&out.stderr);
+        let stderr = stderr.join().unwrap();
         eprintln!("the writer stopped: {stderr}");
         assert!(stderr.contains("error:"), "fails clearly: {stderr}");
         let mut resume = env.loop_cmd(&store, "b", &model, &["resume", &id]);
@@ -193,6 +181,41 @@ fn cluster_session_survives_leader_kill(turns: usize, kill_after: usize) {
     let report = audit_clean(&exported);
     assert!(report.turns >= turns as u64, "{} turns", report.turns);
     same_as_on_files(&env, &exported, turns, answered_before_resume);
+}
+
+/// `turnstile run --json` on host a of a 3-replica `store`, with its stdout and its stderr
+/// drained as it comes (the text when the thread is joined): a full pipe would block the
+/// writer's logging, and with it the thread that renews the lease (rounds of retry warnings
+/// fill 64 KiB).
+fn cluster_writer(
+    env: &Env,
+    store: &str,
+    model: &ScriptedServer,
+) -> (
+    std::process::Child,
+    std::process::ChildStdout,
+    std::thread::JoinHandle<String>,
+) {
+    let mut cmd = env.loop_cmd(
+        store,
+        "a",
+        model,
+        &["run", "--json", "--durability", "event", "go"],
+    );
+    cmd.arg("--store-replicas").arg("3");
+    let mut writer = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdout = writer.stdout.take().unwrap();
+    let mut stderr = writer.stderr.take().unwrap();
+    let stderr = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = std::io::Read::read_to_string(&mut stderr, &mut text);
+        text
+    });
+    (writer, stdout, stderr)
 }
 
 /// The answers the model gave before the resume of `exported`, a session it served to the
@@ -386,27 +409,7 @@ fn leader_kills_at_the_default_lease(kills: usize) {
             }
         }
     });
-    let mut cmd = env.loop_cmd(
-        &store,
-        "a",
-        &model,
-        &["run", "--json", "--durability", "event", "go"],
-    );
-    cmd.arg("--store-replicas").arg("3");
-    let mut writer = cmd
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stdout = writer.stdout.take().unwrap();
-    // stderr drained as it comes: a full pipe would block the writer's logging, and with it
-    // the thread that renews the lease (rounds of retry warnings fill 64 KiB).
-    let mut stderr = writer.stderr.take().unwrap();
-    let stderr = std::thread::spawn(move || {
-        let mut text = String::new();
-        let _ = std::io::Read::read_to_string(&mut stderr, &mut text);
-        text
-    });
+    let (mut writer, stdout, stderr) = cluster_writer(&env, &store, &model);
     let (tx, rx) = std::sync::mpsc::channel::<(Instant, Value)>();
     std::thread::spawn(move || {
         for line in BufReader::new(stdout).lines() {

@@ -68,21 +68,17 @@ impl<R: BufRead> BoundedLines<R> {
         }
     }
 
+    /// Holds at most `max` bytes (at least 1) of a line from now on.
+    pub fn with_max(mut self, max: usize) -> Self {
+        self.max = max.max(1);
+        self
+    }
+
     /// Starts numbering after line `line`, at byte `offset`.
     pub fn starting_at(mut self, line: u64, offset: u64) -> Self {
         self.line = line;
         self.offset = offset;
         self
-    }
-
-    /// The input, at the position after the last line returned.
-    pub fn into_inner(self) -> R {
-        self.input
-    }
-
-    /// The number of the last line returned (0 before the first).
-    pub fn line(&self) -> u64 {
-        self.line
     }
 
     /// The limit.

@@ -166,15 +166,13 @@ impl<R: BufRead> JournalReader<R> {
 
     /// Holds lines of at most `max` bytes (instead of [`crate::max_line_bytes`]).
     pub fn with_max_line_bytes(mut self, max: usize) -> Self {
-        let (line, offset) = (self.lines.line(), self.lines.offset());
-        self.lines = BoundedLines::new(self.lines.into_inner(), max).starting_at(line, offset);
+        self.lines = self.lines.with_max(max);
         self
     }
 
     /// Starts numbering at a known position (when reading a tail after a checkpoint).
     pub fn starting_at(mut self, line: u64, offset: u64) -> Self {
-        let max = self.lines.max();
-        self.lines = BoundedLines::new(self.lines.into_inner(), max).starting_at(line, offset);
+        self.lines = self.lines.starting_at(line, offset);
         self
     }
 

@@ -16,9 +16,9 @@ use turnstile_journal::StateRoot;
 use turnstile_scripted_model::{Script, ScriptedServer};
 use turnstile_server::framing::{Frame, FrameReader, write_frame};
 use turnstile_server::rpc::codes;
-use turnstile_server::{ConnectionToken, Server, ServerConfig, TcpServer};
+use turnstile_server::{Server, ServerConfig};
 
-use crate::common::{Client, GUARD, TestServer, create_params, is_idle, no_answers};
+use crate::common::{self, Client, GUARD, TestServer, create_params, is_idle, no_answers};
 
 /// The next frame on a raw connection, parsed; `None` at the end of the stream.
 async fn next_message(stream: &mut TcpStream) -> Option<Value> {
@@ -188,23 +188,7 @@ async fn descriptor_child_server() {
         config.max_connections = n;
     }
     let max = config.max_connections;
-    let server = Server::new(config);
-    let token = ConnectionToken::generate();
-    let tcp = TcpServer::bind(server.clone(), 0, token.clone())
-        .await
-        .unwrap();
-    println!(
-        "PORT {} TOKEN {} MAX {max}",
-        tcp.local_addr().port(),
-        token.reveal()
-    );
-    tokio::spawn(tcp.run());
-    tokio::task::spawn_blocking(|| {
-        let mut sink = String::new();
-        while std::io::stdin().read_line(&mut sink).is_ok_and(|n| n > 0) {}
-    })
-    .await
-    .unwrap();
+    common::serve_until_stdin_closes(Server::new(config), &format!(" MAX {max}")).await;
 }
 
 /// A child server with a soft descriptor limit of `nofile`.

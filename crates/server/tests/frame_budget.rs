@@ -7,12 +7,13 @@ use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
+use crate::common;
 use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;
 use tokio::sync::mpsc;
 use turnstile_journal::StateRoot;
 use turnstile_server::framing::{Frame, FrameReader, write_frame};
-use turnstile_server::{ConnectionToken, Server, ServerConfig, TcpServer};
+use turnstile_server::{Server, ServerConfig};
 
 const CHILD: &str = "TURNSTILE_FRAME_BUDGET_CHILD";
 const GUARD: Duration = Duration::from_secs(120);
@@ -32,19 +33,7 @@ async fn budget_child_server() {
     let mut config = ServerConfig::new(StateRoot::new(dir.path().join("state")));
     config.inflight_frame_bytes = BUDGET;
     config.frame_budget_wait = GUARD * 10;
-    let server = Server::new(config);
-    let token = ConnectionToken::generate();
-    let tcp = TcpServer::bind(server.clone(), 0, token.clone())
-        .await
-        .unwrap();
-    println!("PORT {} TOKEN {}", tcp.local_addr().port(), token.reveal());
-    tokio::spawn(tcp.run());
-    tokio::task::spawn_blocking(|| {
-        let mut sink = String::new();
-        while std::io::stdin().read_line(&mut sink).is_ok_and(|n| n > 0) {}
-    })
-    .await
-    .unwrap();
+    common::serve_until_stdin_closes(Server::new(config), "").await;
 }
 
 /// Sends `connect` with `token` and waits for its answer.

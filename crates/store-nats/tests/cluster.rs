@@ -16,8 +16,8 @@ use crate::common;
 use std::time::Duration;
 
 use async_nats::HeaderMap;
-use turnstile_journal::{JournalSink, SinkErrorKind, StateRoot, Uuid};
-use turnstile_store::{AttachMode, JournalStore};
+use turnstile_journal::{JournalSink, SinkErrorKind, Uuid};
+use turnstile_store::JournalStore;
 use turnstile_store_nats::local_server::LocalNats;
 use turnstile_store_nats::{NatsConfig, NatsStore};
 
@@ -41,14 +41,6 @@ async fn open(url: String) -> NatsStore {
     panic!("the cluster never answered: {last:?}");
 }
 
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap()
-}
-
 fn cluster_url(nodes: &[LocalNats]) -> String {
     nodes
         .iter()
@@ -70,7 +62,7 @@ fn reads_after_a_lagging_replica_restarts_hold_every_acknowledged_line() {
     let dir = tempfile::tempdir().unwrap();
     let mut nodes = LocalNats::cluster(3, dir.path()).unwrap();
     let url = cluster_url(&nodes);
-    runtime().block_on(async {
+    common::runtime().block_on(async {
         let store = open(url).await;
         let mut stored = Vec::new();
         let mut short_exports = 0;
@@ -155,7 +147,7 @@ fn a_retry_of_a_stored_line_counts_as_stored_and_another_writers_line_still_fenc
     let dir = tempfile::tempdir().unwrap();
     let nodes = LocalNats::cluster(3, dir.path()).unwrap();
     let url = cluster_url(&nodes);
-    runtime().block_on(async {
+    common::runtime().block_on(async {
         // The journal stream made beforehand with a duplicate window so short that the first
         // try has left it when the retry comes: the server then has only the expected
         // sequence to go by, as a clustered 2.9 server after a leader change in the soak.
@@ -181,12 +173,8 @@ fn a_retry_of_a_stored_line_counts_as_stored_and_another_writers_line_still_fenc
         }
         made.unwrap().unwrap();
         let store = open(url.clone()).await;
-        let id = Uuid::new_v4();
         let copies = tempfile::tempdir().unwrap();
-        let attachment = store
-            .attach(id, &StateRoot::new(copies.path()), AttachMode::Create)
-            .await
-            .unwrap();
+        let (id, attachment) = common::create_session(&store, copies.path()).await;
         let sink = attachment.nats_sink().unwrap();
         // The first try of line 1 was stored; its acknowledgement never came back.
         let (first, first_line) = (Uuid::new_v4(), "{\"n\":1}\n");

@@ -370,14 +370,6 @@ async fn folded_states_over_one_message_go_to_the_state_bucket(store: &NatsStore
     );
 }
 
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap()
-}
-
 struct Nats {
     _server: LocalNats,
     _data: tempfile::TempDir,
@@ -405,7 +397,7 @@ fn file_store() -> (tempfile::TempDir, FileStore) {
 
 #[test]
 fn file_store_passes_the_suite() {
-    runtime().block_on(async {
+    common::runtime().block_on(async {
         let (_dir, store) = file_store();
         import_export_round_trip(&store).await;
         copies_and_forks_are_stored_apart(&store).await;
@@ -416,7 +408,7 @@ fn file_store_passes_the_suite() {
 
 #[test]
 fn jetstream_store_passes_the_suite() {
-    runtime().block_on(async {
+    common::runtime().block_on(async {
         let n = nats().await;
         import_export_round_trip(&n.store).await;
         copies_and_forks_are_stored_apart(&n.store).await;
@@ -432,7 +424,7 @@ fn jetstream_store_passes_the_suite() {
 
 #[test]
 fn sessions_move_between_stores_without_a_byte_changed() {
-    runtime().block_on(async {
+    common::runtime().block_on(async {
         let n = nats().await;
         let (_dir, file) = file_store();
         moves_between_stores(&file, &n.store).await;
@@ -442,7 +434,7 @@ fn sessions_move_between_stores_without_a_byte_changed() {
 
 #[test]
 fn a_stream_the_server_refuses_is_reported_with_its_reason() {
-    runtime().block_on(async {
+    common::runtime().block_on(async {
         let data = tempfile::tempdir().unwrap();
         let server = LocalNats::start(data.path()).unwrap();
         // Another stream already captures the journal subjects: creating ours is refused for

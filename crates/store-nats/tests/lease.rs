@@ -5,41 +5,29 @@
 //! - a writer whose renewals go unanswered for the whole TTL stops: the next line is refused
 //!   as "lease lapsed", and nothing of it reaches the store.
 
+use crate::common;
+
 use std::time::{Duration, Instant};
 
-use turnstile_journal::{JournalSink, SinkErrorKind, StateRoot, Uuid};
-use turnstile_store::{AttachMode, JournalStore};
+use turnstile_journal::{JournalSink, SinkErrorKind, Uuid};
+use turnstile_store::JournalStore;
 use turnstile_store_nats::local_server::LocalNats;
 use turnstile_store_nats::{NatsConfig, NatsStore};
 
 const TTL: Duration = Duration::from_secs(2);
 
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap()
-}
-
 fn config(server: &LocalNats) -> NatsConfig {
-    let mut config = NatsConfig::new(server.url());
-    config.lease_ttl = TTL;
-    config
+    common::config_with_lease(server, TTL)
 }
 
 #[test]
 fn a_publish_retried_past_several_leases_delays_the_line_and_never_stops_the_writer() {
     let data = tempfile::tempdir().unwrap();
     let server = LocalNats::start(data.path()).unwrap();
-    runtime().block_on(async {
+    common::runtime().block_on(async {
         let store = NatsStore::open(config(&server)).await.unwrap();
-        let id = Uuid::new_v4();
         let copies = tempfile::tempdir().unwrap();
-        let attachment = store
-            .attach(id, &StateRoot::new(copies.path()), AttachMode::Create)
-            .await
-            .unwrap();
+        let (id, attachment) = common::create_session(&store, copies.path()).await;
         let sink = attachment.nats_sink().unwrap();
         let js = async_nats::jetstream::new(async_nats::connect(server.url()).await.unwrap());
         js.delete_stream(&store.config().stream).await.unwrap();
@@ -73,14 +61,10 @@ fn a_publish_retried_past_several_leases_delays_the_line_and_never_stops_the_wri
 fn a_writer_whose_renewals_go_unanswered_for_the_ttl_stops_before_its_next_line() {
     let data = tempfile::tempdir().unwrap();
     let server = LocalNats::start(data.path()).unwrap();
-    runtime().block_on(async {
+    common::runtime().block_on(async {
         let store = NatsStore::open(config(&server)).await.unwrap();
-        let id = Uuid::new_v4();
         let copies = tempfile::tempdir().unwrap();
-        let attachment = store
-            .attach(id, &StateRoot::new(copies.path()), AttachMode::Create)
-            .await
-            .unwrap();
+        let (id, attachment) = common::create_session(&store, copies.path()).await;
         let sink = attachment.nats_sink().unwrap();
         sink.send(1, Uuid::new_v4(), b"{\"n\":1}\n").unwrap();
         sink.wait_async(1).await.unwrap();

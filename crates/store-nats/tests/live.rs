@@ -3,6 +3,8 @@
 //! - after another process took the lease, a message carrying the old writer's lease is
 //!   dropped by `watch` (however it got out), and the old writer's own feed sends nothing.
 
+use crate::common;
+
 use std::time::Duration;
 
 use futures_util::StreamExt;
@@ -11,18 +13,8 @@ use turnstile_store::{AttachMode, JournalStore};
 use turnstile_store_nats::local_server::LocalNats;
 use turnstile_store_nats::{NatsConfig, NatsStore};
 
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap()
-}
-
 fn config(server: &LocalNats) -> NatsConfig {
-    let mut config = NatsConfig::new(server.url());
-    config.lease_ttl = Duration::from_secs(2);
-    config
+    common::config_with_lease(server, Duration::from_secs(2))
 }
 
 fn event(kind: &str, text: &str) -> Event {
@@ -51,14 +43,10 @@ async fn next(live: &mut turnstile_store_nats::LiveEvents) -> Event {
 fn a_persisted_event_reaches_watchers_only_once_stored() {
     let data = tempfile::tempdir().unwrap();
     let server = LocalNats::start(data.path()).unwrap();
-    runtime().block_on(async {
+    common::runtime().block_on(async {
         let store = NatsStore::open(config(&server)).await.unwrap();
-        let id = Uuid::new_v4();
         let copies = tempfile::tempdir().unwrap();
-        let attachment = store
-            .attach(id, &StateRoot::new(copies.path()), AttachMode::Create)
-            .await
-            .unwrap();
+        let (id, attachment) = common::create_session(&store, copies.path()).await;
         let sink = attachment.nats_sink().unwrap().clone();
         let feed = store.live_feed(&attachment);
         let mut watch = store.watch(id).await.unwrap();
@@ -91,7 +79,7 @@ fn a_persisted_event_reaches_watchers_only_once_stored() {
 fn a_writer_that_lost_the_lease_is_silent_on_the_live_channel() {
     let data = tempfile::tempdir().unwrap();
     let server = LocalNats::start(data.path()).unwrap();
-    runtime().block_on(async {
+    common::runtime().block_on(async {
         let store = NatsStore::open(config(&server)).await.unwrap();
         let id = Uuid::new_v4();
         let (host_a, host_b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());

@@ -20,19 +20,15 @@ pub(super) fn slots(n: usize) -> Semaphore {
     Semaphore::new(n.clamp(1, Semaphore::MAX_PERMITS))
 }
 
-/// A place under the bound `slots` (none to take when there is no bound), or `None` when
-/// `cancel` fires first.
+/// A place under the bound `slots`, or `None` when `cancel` fires first.
 pub(super) async fn take<'s>(
-    slots: Option<&'s Semaphore>,
+    slots: &'s Semaphore,
     cancel: &CancellationToken,
-) -> Option<Option<SemaphorePermit<'s>>> {
-    let Some(slots) = slots else {
-        return Some(None);
-    };
+) -> Option<SemaphorePermit<'s>> {
     tokio::select! {
         biased;
         () = cancel.cancelled() => None,
-        // The semaphore is never closed: an error cannot happen, and would mean no bound.
-        permit = slots.acquire() => Some(permit.ok()),
+        // The semaphore is never closed, so `acquire` cannot fail.
+        permit = slots.acquire() => permit.ok(),
     }
 }

@@ -218,8 +218,7 @@ impl Actor {
         spent: &mut Spent,
     ) -> Result<RoundEnd, LoopError> {
         // Past the session's bound the agent waits for a place before its first call.
-        let Some(_slot) = super::slots::take(Some(&self.agent_slots), child.msg.cancel).await
-        else {
+        let Some(_slot) = super::slots::take(&self.agent_slots, child.msg.cancel).await else {
             return Ok(RoundEnd::Failed(interrupted()));
         };
         for turn in 0..MAX_SUBAGENT_TURNS {
@@ -318,13 +317,15 @@ impl Actor {
         let child = sub.child;
         let agent = Some(child.id);
         let msg = child.msg;
-        // Sub-agents do not start agents of their own (`task` is not theirs).
+        // Sub-agents do not start agents of their own (`task` is not theirs). Their calls run
+        // one by one, so the bound is never reached.
+        let slots = super::slots::slots(1);
         let shared = Turn {
             turn_id,
             msg,
             model,
             background: None,
-            slots: None,
+            slots: &slots,
         };
         let mut cut_short = false;
         for call in calls {

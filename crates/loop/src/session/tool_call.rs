@@ -53,9 +53,8 @@ pub(super) struct Turn<'a, 'm> {
     /// the main agent (`None`: no runner, so the agent runs inside the call,
     /// `session/background.rs`).
     pub(super) background: Option<&'a super::agent_jobs::BackgroundSender>,
-    /// The bound on the turn's built-in tools running at once (`None`: the calls run one by
-    /// one anyway, a sub-agent's).
-    pub(super) slots: Option<&'a tokio::sync::Semaphore>,
+    /// The bound on the turn's built-in tools running at once.
+    pub(super) slots: &'a tokio::sync::Semaphore,
 }
 
 /// How one call finished, before its completion is recorded.
@@ -139,7 +138,7 @@ impl Actor {
             msg,
             model,
             background: msg.agents.as_ref(),
-            slots: Some(&slots),
+            slots: &slots,
         };
         // One task polls them all: each call runs until it waits (a hook, a permission, the
         // tool itself), so every external_tool.requested is out before any answer is awaited.
@@ -162,7 +161,7 @@ impl Actor {
             msg,
             model,
             background: None,
-            slots: Some(&slots),
+            slots: &slots,
         };
         let running: FuturesOrdered<_> = calls.iter().map(|p| self.resume_call(p, &turn)).collect();
         self.complete_in_order(calls.iter().map(|p| &p.call), running, &turn)

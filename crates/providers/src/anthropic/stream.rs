@@ -19,7 +19,6 @@ use super::wire::{AnswerMessage, StreamEvent};
 impl StreamState {
     pub(super) fn new(limits: &ResponseLimits) -> Self {
         StreamState {
-            max_answer: limits.max_answer_bytes,
             budget: AnswerBudget::new(limits),
             ..StreamState::default()
         }
@@ -52,7 +51,7 @@ impl Assembly for StreamState {
                 "the stream ended before the message was complete (no message_stop)",
             ));
         }
-        let max_answer = self.max_answer;
+        let max_answer = self.budget.max_answer();
         answer_of(self.finish(), model, started, max_answer)
     }
 }
@@ -103,8 +102,6 @@ pub(super) struct StreamState {
     blocks: BTreeMap<u64, PartialBlock>,
     /// Bytes of text, arguments, thinking and blocks so far, and the calls.
     budget: AnswerBudget,
-    /// `max_answer_bytes`, for the whole message at the end.
-    max_answer: usize,
 }
 
 impl StreamState {
@@ -131,14 +128,11 @@ impl StreamState {
                 };
                 // Every block is held until the end: an empty one costs as much as an empty
                 // call, and a call counts against the calls of the answer.
-                if block.kind() == "tool_use" {
-                    let named =
-                        str_field(&block.raw, "id").len() + str_field(&block.raw, "name").len();
-                    self.budget.open_call(named)?;
-                } else {
-                    self.budget.hold(super::super::http::TOOL_CALL_BYTES)?;
-                }
-                if block.kind() == "tool_use" {
+                let call = (block.kind() == "tool_use").then(|| {
+                    str_field(&block.raw, "id").len() + str_field(&block.raw, "name").len()
+                });
+                self.budget.open_part(call)?;
+                if call.is_some() {
                     let _ = events.send(ModelEvent::ToolCallDelta {
                         id: str_field(&block.raw, "id"),
                         name: str_field(&block.raw, "name"),

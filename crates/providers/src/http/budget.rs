@@ -7,10 +7,6 @@
 use super::config::ResponseLimits;
 use crate::{ModelError, ModelErrorKind};
 
-/// Bytes a tool call costs however empty it is: its request and its result each take a
-/// journal entry and a place in every later request of the session.
-pub(crate) const TOOL_CALL_BYTES: usize = ResponseLimits::TOOL_CALL_BYTES;
-
 /// What a streamed answer has spent so far.
 #[derive(Debug, Default, Clone, Copy)]
 pub(crate) struct AnswerBudget {
@@ -51,11 +47,29 @@ impl AnswerBudget {
     }
 
     /// Counts a new tool call whose id and name take `named` bytes; fails past
-    /// `max_tool_calls` or `max_answer_bytes`.
+    /// `max_tool_calls` or `max_answer_bytes`. A call costs
+    /// [`ResponseLimits::TOOL_CALL_BYTES`] however empty it is: its request and its result
+    /// each take a journal entry and a place in every later request of the session.
     pub(crate) fn open_call(&mut self, named: usize) -> Result<(), ModelError> {
         self.calls += 1;
         check_tool_calls(self.calls, self.max_calls)?;
-        self.grow(TOOL_CALL_BYTES.saturating_add(named))
+        self.grow(ResponseLimits::TOOL_CALL_BYTES.saturating_add(named))
+    }
+
+    /// Counts a new part of the answer held until its end (a choice, an output item, a
+    /// content block): a tool call when `call` names its id and name bytes, else room held
+    /// as much as an empty call's, which is no progress. Endless empty parts end at the
+    /// answer limit like endless text.
+    pub(crate) fn open_part(&mut self, call: Option<usize>) -> Result<(), ModelError> {
+        match call {
+            Some(named) => self.open_call(named),
+            None => self.hold(ResponseLimits::TOOL_CALL_BYTES),
+        }
+    }
+
+    /// `max_answer_bytes`, for the whole answer at its end.
+    pub(crate) fn max_answer(&self) -> usize {
+        self.max_answer
     }
 
     /// The answer said it is finished.
@@ -102,11 +116,11 @@ mod tests {
         for _ in 0..3 {
             budget.open_call(0).unwrap();
         }
-        assert_eq!(budget.progress(), 3 * TOOL_CALL_BYTES);
+        assert_eq!(budget.progress(), 3 * ResponseLimits::TOOL_CALL_BYTES);
         let e = budget.open_call(0).unwrap_err();
         assert_eq!(e.kind, ModelErrorKind::TooLarge);
 
-        let mut budget = AnswerBudget::new(&limits(TOOL_CALL_BYTES * 2, 1000));
+        let mut budget = AnswerBudget::new(&limits(ResponseLimits::TOOL_CALL_BYTES * 2, 1000));
         budget.open_call(0).unwrap();
         budget.open_call(0).unwrap();
         assert!(budget.open_call(0).is_err(), "bytes: the third call passes");

@@ -19,7 +19,7 @@ mod transport;
 mod url;
 pub(crate) mod wire;
 
-pub(crate) use budget::{AnswerBudget, TOOL_CALL_BYTES};
+pub(crate) use budget::AnswerBudget;
 pub use config::{
     ApiFlavor, KeyCommand, OpenAiConfig, ResponseLimits, RetryPolicy, Timeouts, WireApi,
 };

@@ -177,14 +177,7 @@ impl<W: Wire> HttpProvider<W> {
             {
                 Err(error) if error.retryable && resent < self.core.config.retry.max_retries => {
                     resent += 1;
-                    let delay = self.core.config.retry.delay(resent, None);
-                    let _ = events.send(ModelEvent::Retry {
-                        attempt: resent,
-                        delay_ms: delay.as_millis() as u64,
-                        reason: error.to_string(),
-                        status_code: None,
-                    });
-                    tokio::time::sleep(delay).await;
+                    self.core.wait_to_retry(resent, None, &error, events).await;
                 }
                 answered => break answered?,
             }

@@ -36,14 +36,27 @@ impl HttpCore {
                 return Err(error);
             }
             attempt += 1;
-            let delay = self.config.retry.delay(attempt, retry_after);
-            let _ = events.send(ModelEvent::Retry {
-                attempt,
-                delay_ms: delay.as_millis() as u64,
-                reason: error.to_string(),
-                status_code: error.status_code,
-            });
-            tokio::time::sleep(delay).await;
+            self.wait_to_retry(attempt, retry_after, &error, events)
+                .await;
         }
+    }
+
+    /// Announces retry `attempt` of a call that failed with `error` before any output
+    /// ([`ModelEvent::Retry`]) and waits its delay (`retry_after` when the server named one).
+    pub(crate) async fn wait_to_retry(
+        &self,
+        attempt: u32,
+        retry_after: Option<std::time::Duration>,
+        error: &ModelError,
+        events: &UnboundedSender<ModelEvent>,
+    ) {
+        let delay = self.config.retry.delay(attempt, retry_after);
+        let _ = events.send(ModelEvent::Retry {
+            attempt,
+            delay_ms: delay.as_millis() as u64,
+            reason: error.to_string(),
+            status_code: error.status_code,
+        });
+        tokio::time::sleep(delay).await;
     }
 }

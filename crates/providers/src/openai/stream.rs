@@ -131,7 +131,7 @@ impl StreamState {
                 None => {
                     // An empty choice costs as much as an empty call: endless new indexes
                     // end at the answer limit.
-                    self.budget.hold(super::super::http::TOOL_CALL_BYTES)?;
+                    self.budget.open_part(None)?;
                     self.choices.push(PartialChoice {
                         index,
                         ..Default::default()

@@ -16,7 +16,6 @@ use super::wire::{OutputItem, StreamEvent};
 impl StreamState {
     pub(super) fn new(limits: &ResponseLimits) -> Self {
         StreamState {
-            max_answer: limits.max_answer_bytes,
             budget: AnswerBudget::new(limits),
             ..StreamState::default()
         }
@@ -48,7 +47,7 @@ impl Assembly for StreamState {
         started: Instant,
     ) -> Result<Answered, ModelError> {
         match self.output {
-            Some(output) => output.into_answer(model, started, self.max_answer),
+            Some(output) => output.into_answer(model, started, self.budget.max_answer()),
             None => Err(ModelError::new(
                 ModelErrorKind::Stream,
                 "the stream ended before the response was complete (no response.completed)",
@@ -95,8 +94,6 @@ pub(super) struct StreamState {
     items: BTreeMap<u64, PartialItem>,
     /// Bytes of text, arguments and items so far, and the calls.
     budget: AnswerBudget,
-    /// `max_answer_bytes`, for the whole output at the end.
-    max_answer: usize,
     id: Option<String>,
     model: Option<String>,
     /// The output, once the response is complete.
@@ -128,13 +125,11 @@ impl StreamState {
                 let item: OutputItem = serde_json::from_value(raw.clone()).unwrap_or_default();
                 // Every item is held until the end: an empty one costs as much as an empty
                 // call, and a call counts against the calls of the answer.
-                if item.kind.as_deref() == Some("function_call") {
-                    let named = item.call_id.as_ref().map_or(0, String::len)
-                        + item.name.as_ref().map_or(0, String::len);
-                    self.budget.open_call(named)?;
-                } else {
-                    self.budget.hold(super::super::http::TOOL_CALL_BYTES)?;
-                }
+                let named = (item.kind.as_deref() == Some("function_call")).then(|| {
+                    item.call_id.as_ref().map_or(0, String::len)
+                        + item.name.as_ref().map_or(0, String::len)
+                });
+                self.budget.open_part(named)?;
                 let call = (item.kind.as_deref() == Some("function_call")).then(|| {
                     let call = (
                         item.call_id.unwrap_or_default(),

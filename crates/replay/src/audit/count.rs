@@ -98,13 +98,7 @@ impl LineSink for CountSink<'_> {
     }
 
     fn giant(&mut self, source: &Source, offset: u64) -> io::Result<()> {
-        let (outcome, _end) = stream::parse_giant_line(
-            &source.file,
-            offset,
-            source.size,
-            source.max_line as u64,
-            &mut self.store,
-        )?;
+        let outcome = stream::parse_giant_line(source, offset, &mut self.store)?;
         self.count_outcome(&outcome);
         Ok(())
     }

@@ -20,26 +20,28 @@ use serde_json::value::RawValue;
 use turnstile_journal::{Timestamp, Uuid};
 
 use super::line::{Facts, Outcome};
+use super::scan::Source;
 use crate::raw::fields::{Fields, KeyBytes, Kind, Store, is_wanted_key};
 use crate::raw::types::type_ref;
 
 /// Bytes read from the file per step.
 const STEP: usize = 256 * 1024;
 
-/// Parses the line starting at `offset`; returns what it is and the offset just past it (past
-/// its newline, or the end of the file for a torn tail).
+/// Parses the line of `source` starting at `offset`: what it is (a torn tail when the file
+/// ends before its newline). A member the audit keeps is held up to the source's in-memory
+/// limit.
 pub(crate) fn parse_giant_line(
-    file: &File,
+    source: &Source,
     offset: u64,
-    size: u64,
-    max_field: u64,
     store: &mut Store,
-) -> io::Result<(Outcome, u64)> {
+) -> io::Result<Outcome> {
     let capture = Capture {
-        max: max_field,
-        ..Capture::default()
+        pos: Cell::new(offset),
+        from: Cell::new(None),
+        max: source.max_line as u64,
     };
-    let mut reader = BufReader::with_capacity(STEP, LineReader::new(file, offset, size, &capture));
+    let mut reader =
+        BufReader::with_capacity(STEP, LineReader::new(&source.file, source.size, &capture));
     let parsed = {
         let mut de = serde_json::Deserializer::from_reader(&mut reader);
         let envelope = EnvelopeSeed {
@@ -58,9 +60,8 @@ pub(crate) fn parse_giant_line(
     if let Some(error) = line.error {
         return Err(error);
     }
-    let end = line.pos;
     if !line.newline {
-        return Ok((Outcome::Torn, end));
+        return Ok(Outcome::Torn);
     }
     let outcome = match parsed {
         Err(e) => Outcome::Bad(e.to_string()),
@@ -82,12 +83,11 @@ pub(crate) fn parse_giant_line(
             })
         }
     };
-    Ok((outcome, end))
+    Ok(outcome)
 }
 
-/// Where the reader is, and whether a wanted member is being held since some offset: the
-/// reader refuses to go more than `max` bytes past that offset.
-#[derive(Default)]
+/// Where the reader is (the offset just past what it read), and whether a wanted member is
+/// being held since some offset: the reader refuses to go more than `max` bytes past it.
 struct Capture {
     pos: Cell<u64>,
     from: Cell<Option<u64>>,
@@ -108,7 +108,6 @@ impl Capture {
 struct LineReader<'f> {
     file: &'f File,
     capture: &'f Capture,
-    pos: u64,
     size: u64,
     newline: bool,
     utf8: Utf8Stream,
@@ -116,12 +115,10 @@ struct LineReader<'f> {
 }
 
 impl<'f> LineReader<'f> {
-    fn new(file: &'f File, pos: u64, size: u64, capture: &'f Capture) -> Self {
-        capture.pos.set(pos);
+    fn new(file: &'f File, size: u64, capture: &'f Capture) -> Self {
         LineReader {
             file,
             capture,
-            pos,
             size,
             newline: false,
             utf8: Utf8Stream::default(),
@@ -132,11 +129,12 @@ impl<'f> LineReader<'f> {
 
 impl Read for LineReader<'_> {
     fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
-        if self.newline || self.pos >= self.size || out.is_empty() {
+        let pos = self.capture.pos.get();
+        if self.newline || pos >= self.size || out.is_empty() {
             return Ok(0);
         }
         if let Some(from) = self.capture.from.get()
-            && self.pos - from > self.capture.max
+            && pos - from > self.capture.max
         {
             // Not `self.error`: the line is bad, the file is fine.
             return Err(io::Error::new(
@@ -149,11 +147,11 @@ impl Read for LineReader<'_> {
         }
         let want = out
             .len()
-            .min(usize::try_from(self.size - self.pos).unwrap_or(usize::MAX));
-        let n = match self.file.read_at(&mut out[..want], self.pos) {
+            .min(usize::try_from(self.size - pos).unwrap_or(usize::MAX));
+        let n = match self.file.read_at(&mut out[..want], pos) {
             Ok(0) => {
                 // The file shrank under us: treat what we have as the end.
-                self.size = self.pos;
+                self.size = pos;
                 return Ok(0);
             }
             Ok(n) => n,
@@ -167,15 +165,14 @@ impl Read for LineReader<'_> {
         let n = match memchr::memchr(b'\n', &out[..n]) {
             Some(i) => {
                 self.newline = true;
-                self.pos += i as u64 + 1;
+                self.capture.pos.set(pos + i as u64 + 1);
                 i
             }
             None => {
-                self.pos += n as u64;
+                self.capture.pos.set(pos + n as u64);
                 n
             }
         };
-        self.capture.pos.set(self.pos);
         self.utf8.feed(&out[..n]);
         Ok(n)
     }

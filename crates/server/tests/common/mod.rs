@@ -16,6 +16,25 @@ use turnstile_journal::StateRoot;
 use turnstile_server::framing::{Frame, FrameReader, write_frame};
 use turnstile_server::{ConnectionToken, Server, ServerConfig, TcpServer};
 
+/// Serves `server` on 127.0.0.1 as a test's child process: prints `PORT <port> TOKEN
+/// <token>` and `extra` on one line for the parent, then serves until its stdin closes.
+pub async fn serve_until_stdin_closes(server: Server, extra: &str) {
+    let token = ConnectionToken::generate();
+    let tcp = TcpServer::bind(server, 0, token.clone()).await.unwrap();
+    println!(
+        "PORT {} TOKEN {}{extra}",
+        tcp.local_addr().port(),
+        token.reveal()
+    );
+    tokio::spawn(tcp.run());
+    tokio::task::spawn_blocking(|| {
+        let mut sink = String::new();
+        while std::io::stdin().read_line(&mut sink).is_ok_and(|n| n > 0) {}
+    })
+    .await
+    .unwrap();
+}
+
 /// Long enough for a slow CI machine; reaching it means the test failed.
 pub const GUARD: Duration = Duration::from_secs(60);
 
