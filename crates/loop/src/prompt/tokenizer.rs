@@ -279,7 +279,9 @@ mod tests {
         );
         assert_eq!(counter.cached(), 2);
         assert_eq!(counter.count(Encoding::O200k, "short"), 1);
-        assert_eq!(counter.cached(), 2, "short texts are not cached");
+        assert_eq!(counter.cached(), 3, "short texts are cached too");
+        assert_eq!(counter.count(Encoding::O200k, ""), 0);
+        assert_eq!(counter.cached(), 3, "the empty text is not");
         for i in 0..CACHE_ENTRIES + 10 {
             counter.count(Encoding::O200k, &format!("{i:064}"));
         }
