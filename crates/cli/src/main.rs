@@ -1,10 +1,13 @@
 //! `turnstile`: inspect, check, repair and audit Copilot-format session journals.
 
+mod closed_pipe;
 mod commands;
 mod config;
 mod live_view;
 mod mcp_servers;
 mod provider_flags;
+mod reachable;
+mod reached;
 mod served_store;
 mod session_flags;
 mod store;
@@ -26,9 +29,10 @@ Exit codes:
 const RUN_EXIT_CODES: &str = "\
 Exit codes:
   0    the session went idle
-  1    the model call failed (session.error)
+  1    the model call failed (session.error), or no model server answers (nothing was sent)
   2    error: bad arguments, unknown session, session held by another process
-  130  aborted (Ctrl-C)";
+  130  aborted (Ctrl-C)
+  141  stdout's reader went away (`| head`): the session was closed";
 
 /// Runs and records LLM agent sessions as Copilot-format events.jsonl journals.
 #[derive(Debug, Parser)]
@@ -64,7 +68,11 @@ enum Command {
     #[command(after_help = EXIT_CODES)]
     Events {
         /// A session id, a unique id prefix, a session directory or an events.jsonl path.
+        #[arg(default_value = "", hide_default_value = true)]
         target: String,
+        /// The most recently updated session, instead of naming one.
+        #[arg(long, conflicts_with = "target")]
+        last: bool,
         /// Print each event as its JSON line.
         #[arg(long)]
         json: bool,
@@ -76,7 +84,11 @@ enum Command {
     #[command(after_help = EXIT_CODES)]
     History {
         /// A session id, a unique id prefix, a session directory or an events.jsonl path.
+        #[arg(default_value = "", hide_default_value = true)]
         target: String,
+        /// The most recently updated session, instead of naming one.
+        #[arg(long, conflicts_with = "target")]
+        last: bool,
         /// The LLM call (1-based, main agent, as `audit` counts turns); default: the next one.
         #[arg(long, value_name = "TURN")]
         at: Option<u64>,
@@ -88,7 +100,11 @@ enum Command {
     #[command(after_help = EXIT_CODES)]
     Fsck {
         /// A session id, a unique id prefix, a session directory or an events.jsonl path.
+        #[arg(default_value = "", hide_default_value = true)]
         target: String,
+        /// The most recently updated session, instead of naming one.
+        #[arg(long, conflicts_with = "target")]
+        last: bool,
         /// Print the report as JSON.
         #[arg(long)]
         json: bool,
@@ -121,7 +137,11 @@ enum Command {
     #[command(after_help = EXIT_CODES)]
     Repair {
         /// A session id, a unique id prefix, a session directory or an events.jsonl path.
+        #[arg(default_value = "", hide_default_value = true)]
         target: String,
+        /// The most recently updated session, instead of naming one.
+        #[arg(long, conflicts_with = "target")]
+        last: bool,
         /// Also repair damage in the middle: bad lines go to a side file, every good line stays.
         #[arg(long)]
         salvage: bool,
@@ -147,8 +167,15 @@ enum Command {
 
 fn main() -> ExitCode {
     turnstile_sandbox::shut_engine();
-    let cli = Cli::parse();
+    let mut cli = Cli::parse();
+    if let Err(e) = name_the_session(&mut cli) {
+        eprintln!("error: {}", error_chain(&e));
+        return ExitCode::from(2);
+    }
     let command = cli.command.as_ref().unwrap_or(&Command::Headless);
+    if command.only_prints() {
+        closed_pipe::die_on_closed_pipe();
+    }
     let server_args = match command {
         Command::Serve(args) => Some(args),
         Command::Headless => Some(&cli.server),
@@ -188,9 +215,76 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(code) => code,
+        Err(e) if closed_pipe::is_closed_pipe(&e) => ExitCode::from(closed_pipe::EXIT_CLOSED_PIPE),
         Err(e) => {
-            eprintln!("error: {}", error_chain(&e));
+            use std::io::Write;
+            let _ = writeln!(std::io::stderr(), "error: {}", error_chain(&e));
             ExitCode::from(2)
+        }
+    }
+}
+
+/// Puts the newest session in the place of a command's session when `--last` says so (the
+/// store's newest with `--store nats://…`), and refuses a command given neither.
+fn name_the_session(cli: &mut Cli) -> anyhow::Result<()> {
+    let Cli {
+        command,
+        store,
+        state_dir,
+        ..
+    } = cli;
+    let (target, last) = match command {
+        Some(Command::Events { target, last, .. })
+        | Some(Command::History { target, last, .. })
+        | Some(Command::Fsck { target, last, .. })
+        | Some(Command::Repair { target, last, .. }) => (target, *last),
+        Some(Command::Audit(a)) => (&mut a.target, a.last),
+        Some(Command::Checkpoint(a)) => (&mut a.target, a.last),
+        Some(Command::Compact(a)) => (&mut a.session, a.last),
+        Some(Command::Rewind(a)) => (&mut a.session, a.last),
+        Some(Command::Export(a)) => (&mut a.session, a.last),
+        _ => return Ok(()),
+    };
+    if last {
+        *target = if store.nats()?.is_some() {
+            commands::run::newest_stored(store)?
+        } else {
+            let root = turnstile_journal::StateRoot::resolve(state_dir.as_deref())?;
+            target::newest_session(&root)?
+        }
+        .to_string();
+    } else if target.is_empty() {
+        anyhow::bail!(
+            "give the session (an id, a unique id prefix, a session directory or an events.jsonl path) or --last"
+        );
+    }
+    Ok(())
+}
+
+impl Command {
+    /// Whether the command only reads and prints: no session runs, so no tool, hook or MCP
+    /// server pipe may close under it (see `closed_pipe`).
+    fn only_prints(&self) -> bool {
+        match self {
+            Command::Sessions { .. }
+            | Command::Events { .. }
+            | Command::History { .. }
+            | Command::Fsck { .. }
+            | Command::Audit(_)
+            | Command::Checkpoint(_)
+            | Command::Report(_)
+            | Command::Repair { .. }
+            | Command::Export(_)
+            | Command::Import(_)
+            | Command::Watch(_)
+            | Command::Config(_) => true,
+            Command::Run(_)
+            | Command::Resume(_)
+            | Command::Replay(_)
+            | Command::Compact(_)
+            | Command::Rewind(_)
+            | Command::Serve(_)
+            | Command::Headless => false,
         }
     }
 }
@@ -212,10 +306,11 @@ fn run_stored(
             target,
             json,
             types,
+            ..
         } => store::with_copy(config, target, |path| {
             commands::events::run(path, *json, types, state_dir)
         }),
-        Command::Fsck { target, json } => store::with_copy(config, target, |path| {
+        Command::Fsck { target, json, .. } => store::with_copy(config, target, |path| {
             commands::fsck::run(path, *json, state_dir)
         }),
         Command::Audit(args) => store::with_copy(config, &args.target, |path| {
@@ -232,7 +327,9 @@ fn run_stored(
             };
             commands::replay::run(&args, state_dir)
         }),
-        Command::History { target, at, json } => store::with_copy(config, target, |path| {
+        Command::History {
+            target, at, json, ..
+        } => store::with_copy(config, target, |path| {
             commands::history::run(path, *at, *json, state_dir)
         }),
         Command::Report(args) => {
@@ -288,11 +385,12 @@ fn run_local(
             target,
             json,
             types,
+            ..
         } => commands::events::run(target, *json, types, state_dir),
-        Command::History { target, at, json } => {
-            commands::history::run(target, *at, *json, state_dir)
-        }
-        Command::Fsck { target, json } => commands::fsck::run(target, *json, state_dir),
+        Command::History {
+            target, at, json, ..
+        } => commands::history::run(target, *at, *json, state_dir),
+        Command::Fsck { target, json, .. } => commands::fsck::run(target, *json, state_dir),
         Command::Audit(args) => commands::audit::run(args, state_dir),
         Command::Checkpoint(args) => commands::checkpoint::run(args, state_dir),
         Command::Run(args) => commands::run::run(args, state_dir, &cli.store),
@@ -302,7 +400,9 @@ fn run_local(
         Command::Export(args) => commands::export::run(args, &cli.store, state_dir),
         Command::Import(args) => commands::import::run(args, &cli.store, state_dir),
         Command::Watch(args) => commands::watch::run(args, &cli.store),
-        Command::Repair { target, salvage } => commands::repair::run(target, *salvage, state_dir),
+        Command::Repair {
+            target, salvage, ..
+        } => commands::repair::run(target, *salvage, state_dir),
         Command::Replay(args) => commands::replay::run(args, state_dir),
         Command::Report(args) => commands::report::run(args, state_dir),
         Command::Config(args) => commands::config::run(args),

@@ -7,17 +7,20 @@ mod common;
 #[path = "../../mcp/tests/support/server.rs"]
 mod server;
 
+mod closed_pipe;
 mod compaction;
 mod hook_trust;
 mod inuse_marker;
 mod journal_commands;
 mod long_sessions;
+mod model_server_checks;
 mod policy_flags;
 mod providers;
 mod readme_offline;
 mod replay_check;
 mod report_browser;
 mod report_command;
+mod resume_reached;
 mod rewind;
 mod rewind_prop;
 mod run_mcp;

@@ -1,4 +1,4 @@
-//! The README's "Trying it offline" walk-through, run as written: the three commands are read
+//! The README's "Trying it offline" walk-through, run as written: the four commands are read
 //! from the README itself (so the test follows the text, and the text cannot drift from what
 //! works), with only the port made free and the binaries taken from this build. The real
 //! `scripted-model` process, the real `turnstile` binary, real files in a copy of the two
@@ -85,10 +85,16 @@ fn copy_dir(from: &Path, to: &Path) {
 fn the_readme_walkthrough_runs_as_written() {
     let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
     let lines = walkthrough(&readme);
-    assert_eq!(lines.len(), 3, "three commands: {lines:?}");
-    let [serve, run, report] = [&lines[0], &lines[1], &lines[2]].map(|l| words(l));
+    assert_eq!(lines.len(), 4, "four commands: {lines:?}");
+    let [serve, run, resume, report] =
+        [&lines[0], &lines[1], &lines[2], &lines[3]].map(|l| words(l));
     assert_eq!(serve[0], "scripted-model", "{serve:?}");
     assert_eq!(run[..2], ["turnstile", "run"], "{run:?}");
+    assert_eq!(resume[..2], ["turnstile", "resume"], "{resume:?}");
+    assert!(
+        !resume.iter().any(|w| w == "--base-url" || w == "--model"),
+        "the resume needs no model flags: {resume:?}"
+    );
     assert_eq!(report[..2], ["turnstile", "report"], "{report:?}");
 
     // The checkout's files the walk-through reads, in a scratch copy (the report lands there).
@@ -152,6 +158,9 @@ fn the_readme_walkthrough_runs_as_written() {
         "{tools}"
     );
     assert!(tools.contains("→ view"), "{tools}");
+    // The resume reaches the same scripted server and model with no flag for either.
+    let (answer, _) = turnstile(&resume);
+    assert!(answer.contains("I read README.md"), "{answer}");
     let (printed, _) = turnstile(&report);
     let page = std::fs::read_to_string(work.join("report.html")).expect("report.html written");
     assert!(page.starts_with("<!DOCTYPE html>") || page.starts_with("<!doctype html>"));
@@ -173,8 +182,9 @@ fn the_readme_walkthrough_runs_as_written() {
         "--count".into(),
         "assistant.turn_start".into(),
     ]);
-    assert_eq!(count.trim(), "3");
+    assert_eq!(count.trim(), "4");
     assert!(readme.contains("The run makes three LLM calls"));
+    assert!(readme.contains("The resume sends one more prompt"));
 }
 
 #[test]

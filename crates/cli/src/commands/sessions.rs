@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use std::io::Write;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use turnstile_journal::{SessionSummary, StateRoot};
 
 /// Lists sessions, newest first, from the session index unless `use_index` is false.
@@ -84,6 +84,51 @@ fn print(all: &[SessionSummary], json: bool, place: &str) -> Result<ExitCode> {
     }
     out.flush()?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Most sessions offered by [`pick`].
+const PICK_MAX: usize = 20;
+
+/// The session `run --resume` without an id continues: in a terminal, chosen by its number
+/// in a list of the newest sessions; otherwise the list is printed (as `sessions` prints
+/// it) and `None` returned, with a line on stderr saying how to name one.
+pub fn pick(root: &StateRoot) -> Result<Option<String>> {
+    use std::io::IsTerminal;
+    let (all, _) = SessionSummary::list_indexed(root)?;
+    let all: Vec<SessionSummary> = all.into_iter().filter(|s| s.id.is_some()).collect();
+    if !std::io::stdin().is_terminal() || !std::io::stderr().is_terminal() {
+        print(&all, false, &root.dir().display().to_string())?;
+        eprintln!("give the session to continue: turnstile run --resume ID (an id prefix will do)");
+        return Ok(None);
+    }
+    if all.is_empty() {
+        anyhow::bail!("no sessions in {} to continue", root.dir().display());
+    }
+    let shown = &all[..all.len().min(PICK_MAX)];
+    for (n, s) in shown.iter().enumerate() {
+        eprintln!(
+            "{:>3}  {}  {}  {}",
+            n + 1,
+            s.updated.as_deref().unwrap_or("-"),
+            s.cwd.as_deref().unwrap_or("-"),
+            s.first_prompt.as_deref().unwrap_or("")
+        );
+    }
+    eprint!("session to continue (1-{}, empty to cancel): ", shown.len());
+    let mut line = String::new();
+    std::io::stdin().read_line(&mut line)?;
+    let line = line.trim();
+    if line.is_empty() {
+        return Ok(None);
+    }
+    let chosen = line
+        .parse::<usize>()
+        .ok()
+        .and_then(|n| n.checked_sub(1))
+        .and_then(|i| shown.get(i))
+        .and_then(|s| s.id)
+        .with_context(|| format!("{line:?} is not one of the numbers 1-{}", shown.len()))?;
+    Ok(Some(chosen.to_string()))
 }
 
 /// `text` then spaces up to `width` characters (as `{:<width}` pads).
