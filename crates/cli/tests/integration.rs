@@ -9,6 +9,7 @@ mod server;
 
 mod closed_pipe;
 mod compaction;
+mod copilot_habits;
 mod hook_trust;
 mod inuse_marker;
 mod journal_commands;
