@@ -20,6 +20,20 @@ pub struct LiveView {
     line: Vec<u8>,
     /// A write to stdout failed: nobody reads the answers any more.
     gone: bool,
+    /// What the session did while the view watched, for [`LiveView::summary`].
+    tally: Tally,
+}
+
+/// Counts for the line at the end of a run.
+#[derive(Debug, Default, Clone, Copy)]
+struct Tally {
+    /// `assistant.turn_start`: LLM calls, the sub-agents' included (as `audit` counts them).
+    llm_calls: u64,
+    /// `tool.execution_start`.
+    tool_calls: u64,
+    /// `assistant.usage`: tokens sent and received.
+    input_tokens: u64,
+    output_tokens: u64,
 }
 
 /// A line on stderr; a failed write is dropped (there is nobody to tell).
@@ -40,6 +54,36 @@ impl LiveView {
             mid_text: false,
             line: Vec::new(),
             gone: false,
+            tally: Tally::default(),
+        }
+    }
+
+    /// One line of what the session did while watched: LLM calls, tool calls, tokens, time.
+    pub fn summary(&self, elapsed: std::time::Duration) -> String {
+        let t = self.tally;
+        let plural = |n: u64, what: &str| format!("{n} {what}{}", if n == 1 { "" } else { "s" });
+        format!(
+            "{}, {}, {} tokens in, {} out, {:.1} s",
+            plural(t.llm_calls, "LLM call"),
+            plural(t.tool_calls, "tool call"),
+            t.input_tokens,
+            t.output_tokens,
+            elapsed.as_secs_f64()
+        )
+    }
+
+    fn count(&mut self, event: &Event) {
+        let t = &mut self.tally;
+        match event.event_type.as_str() {
+            "assistant.turn_start" => t.llm_calls += 1,
+            "tool.execution_start" => t.tool_calls += 1,
+            "assistant.usage" => {
+                let data: Value = serde_json::from_str(event.data.get()).unwrap_or_default();
+                let n = |key: &str| data[key].as_u64().unwrap_or(0);
+                t.input_tokens += n("inputTokens");
+                t.output_tokens += n("outputTokens");
+            }
+            _ => {}
         }
     }
 
@@ -70,6 +114,7 @@ impl LiveView {
 
     /// Renders one event.
     pub fn print(&mut self, event: &Event) {
+        self.count(event);
         if self.json {
             self.line.clear();
             event.write_live(&mut self.line);

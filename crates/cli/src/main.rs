@@ -10,6 +10,7 @@ mod reachable;
 mod reached;
 mod served_store;
 mod session_flags;
+mod session_status;
 mod store;
 mod stored_checkpoint;
 mod target;
@@ -54,7 +55,7 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// List sessions: id, updated, events, size, cwd, first prompt.
+    /// List sessions: id, updated, events, size, status, model, cwd, first prompt.
     #[command(after_help = EXIT_CODES)]
     Sessions {
         /// Print JSON.
@@ -63,6 +64,12 @@ enum Command {
         /// Read every journal instead of the session index (the output is the same, slower).
         #[arg(long)]
         no_index: bool,
+        /// Only the sessions of this working directory (without DIR: the current one).
+        #[arg(long, value_name = "DIR", num_args = 0..=1, default_missing_value = ".")]
+        cwd: Option<PathBuf>,
+        /// At most N sessions, the newest.
+        #[arg(long, value_name = "N")]
+        limit: Option<usize>,
     },
     /// Print a journal's events.
     #[command(after_help = EXIT_CODES)]
@@ -378,8 +385,17 @@ fn run_local(
             commands::serve::run_headless(&cli.server, state_dir, &cli.store, connection_token)
         }
         Command::Serve(args) => commands::serve::run(args, state_dir, &cli.store, connection_token),
-        Command::Sessions { json, no_index } => {
-            commands::sessions::run(*json, !*no_index, state_dir)
+        Command::Sessions {
+            json,
+            no_index,
+            cwd,
+            limit,
+        } => {
+            let filter = commands::sessions::Filter {
+                cwd: cwd.clone(),
+                limit: *limit,
+            };
+            commands::sessions::run(*json, !*no_index, &filter, state_dir)
         }
         Command::Events {
             target,

@@ -36,6 +36,7 @@ mod serve_mcp;
 mod serve_model_endpoint;
 mod serve_token;
 mod session_files;
+mod sessions_listing;
 mod store_commands;
 mod store_nats;
 mod store_vs_files;

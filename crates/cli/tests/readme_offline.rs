@@ -195,3 +195,38 @@ fn the_walkthrough_reader_cuts_comments_and_keeps_quoted_words() {
     assert_eq!(lines, ["a --b 1", "c \"d e\""]);
     assert_eq!(words(&lines[1]), ["c", "d e"]);
 }
+
+/// The commands a text lists: the first word of each line indented by exactly two spaces.
+fn listed_commands(block: &str) -> std::collections::BTreeSet<String> {
+    block
+        .lines()
+        .filter(|l| l.starts_with("  ") && !l.starts_with("   "))
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|w| w.chars().all(|c| c.is_ascii_lowercase()))
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn the_readme_lists_the_commands_the_binary_has() {
+    let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
+    let block = readme
+        .split("\n## All commands")
+        .nth(1)
+        .and_then(|s| s.split("```").nth(1))
+        .expect("README.md has a ```-block under \"## All commands\"");
+    let out = Command::new(env!("CARGO_BIN_EXE_turnstile"))
+        .arg("--help")
+        .output()
+        .unwrap();
+    let help = String::from_utf8_lossy(&out.stdout).into_owned();
+    let commands = help
+        .split("Commands:\n")
+        .nth(1)
+        .and_then(|s| s.split("\n\n").next())
+        .expect("--help has a Commands: section");
+    let mut from_help = listed_commands(commands);
+    from_help.remove("help");
+    assert!(from_help.len() > 10, "{from_help:?}");
+    assert_eq!(listed_commands(block), from_help, "README.md vs --help");
+}

@@ -661,6 +661,7 @@ async fn drive(
     reconnect: Reconnect,
     hint: &str,
 ) -> Result<ExitCode> {
+    let started = std::time::Instant::now();
     // Told once when stdout's reader goes away: the session then ends as after a Ctrl-C.
     let gone = Arc::new(tokio::sync::Notify::new());
     let printer = {
@@ -679,7 +680,7 @@ async fn drive(
                     live.publish(&event).await;
                 }
             }
-            told
+            (told, printer)
         })
     };
     reconnect.record(session).await?;
@@ -716,13 +717,19 @@ async fn drive(
         .shutdown()
         .await
         .context("could not close the session cleanly")?;
-    if printer.await.unwrap_or(false) {
+    let (gone, view) = printer
+        .await
+        .context("the event printer stopped unexpectedly")?;
+    if gone {
         // Nobody reads the answers: end quietly, as a command whose reader left.
         return Ok(ExitCode::from(crate::closed_pipe::EXIT_CLOSED_PIPE));
     }
     let id = session.id();
     if !opts.json {
-        note(&format!("\nsession {id}\nresume with: {hint}"));
+        note(&format!(
+            "\n{}\nsession {id}\nresume with: {hint}",
+            view.summary(started.elapsed())
+        ));
     }
     Ok(match outcome {
         Outcome::Idle => ExitCode::SUCCESS,
