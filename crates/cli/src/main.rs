@@ -27,6 +27,11 @@ Exit codes:
   1  the journal is damaged, the audit found violations, or a repair needs --salvage
   2  error: bad arguments, unreadable file, unknown session, session locked by another writer";
 
+const PLAIN_EXIT_CODES: &str = "\
+Exit codes:
+  0  success
+  2  error: bad arguments, unreadable file, unknown session";
+
 const RUN_EXIT_CODES: &str = "\
 Exit codes:
   0    the session went idle
@@ -56,7 +61,7 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// List sessions: id, updated, events, size, status, model, cwd, first prompt.
-    #[command(after_help = EXIT_CODES)]
+    #[command(after_help = PLAIN_EXIT_CODES)]
     Sessions {
         /// Print JSON.
         #[arg(long)]
@@ -88,7 +93,7 @@ enum Command {
         types: Vec<String>,
     },
     /// Print the messages the model was sent at one LLM call, rebuilt from the journal.
-    #[command(after_help = EXIT_CODES)]
+    #[command(after_help = PLAIN_EXIT_CODES)]
     History {
         /// A session id, a unique id prefix, a session directory or an events.jsonl path.
         #[arg(default_value = "", hide_default_value = true)]
@@ -154,18 +159,18 @@ enum Command {
         salvage: bool,
     },
     /// Write a session's journal out of a store, byte for byte (events.jsonl).
-    #[command(after_help = EXIT_CODES)]
+    #[command(after_help = PLAIN_EXIT_CODES)]
     Export(commands::export::ExportArgs),
     /// Load an events.jsonl into a store as a session (refuses a different existing one).
-    #[command(after_help = EXIT_CODES)]
+    #[command(after_help = PLAIN_EXIT_CODES)]
     Import(commands::import::ImportArgs),
     /// Follow a stored session's events live, from any host (needs --store nats://…).
-    #[command(after_help = EXIT_CODES)]
+    #[command(after_help = PLAIN_EXIT_CODES)]
     Watch(commands::watch::WatchArgs),
     /// Serve the Copilot SDK protocol (JSON-RPC) on --stdio or TCP, as `turnstile --headless` does.
     Serve(commands::serve::ServeArgs),
     /// Print the effective settings (model, provider, permissions, durability, trusted folders, MCP servers) and where each came from.
-    #[command(after_help = EXIT_CODES)]
+    #[command(after_help = PLAIN_EXIT_CODES)]
     Config(commands::config::ConfigArgs),
     /// No subcommand: `turnstile --headless ...`.
     #[command(skip)]
