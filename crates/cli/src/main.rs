@@ -48,10 +48,13 @@ struct Cli {
     #[arg(long, global = true, value_name = "DIR")]
     state_dir: Option<PathBuf>,
 
-    #[command(flatten)]
+    #[command(flatten, next_help_heading = "Store (every command)")]
     store: store::StoreArgs,
 
-    #[command(flatten)]
+    #[command(
+        flatten,
+        next_help_heading = "SDK server, with no command (`turnstile --headless`; see `turnstile serve --help`)"
+    )]
     server: commands::serve::ServeArgs,
 
     #[command(subcommand)]
@@ -60,6 +63,12 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Run a prompt through the agent loop in a new session.
+    #[command(after_help = RUN_EXIT_CODES)]
+    Run(commands::run::RunArgs),
+    /// Continue a session: close what a crash left open, then run another prompt.
+    #[command(after_help = RUN_EXIT_CODES)]
+    Resume(commands::run::ResumeArgs),
     /// List sessions: id, updated, events, size, status, model, cwd, first prompt.
     #[command(after_help = PLAIN_EXIT_CODES)]
     Sessions {
@@ -127,18 +136,12 @@ enum Command {
     /// Write (or --verify) the checkpoint that makes loading a large session fast.
     #[command(after_help = EXIT_CODES)]
     Checkpoint(commands::checkpoint::CheckpointArgs),
-    /// Run a prompt through the agent loop in a new session.
-    #[command(after_help = RUN_EXIT_CODES)]
-    Run(commands::run::RunArgs),
     /// Compact a session's history now: one summary call to the model replaces the older messages.
     #[command(after_help = EXIT_CODES)]
     Compact(commands::compact::CompactArgs),
     /// Rewind a session's conversation to before a user turn or an event (the journal keeps
     /// every line: a marker is appended); without --to, list the turns.
     Rewind(commands::rewind::RewindArgs),
-    /// Continue a session: close what a crash left open, then run another prompt.
-    #[command(after_help = RUN_EXIT_CODES)]
-    Resume(commands::run::ResumeArgs),
     /// Re-run a recorded journal with its recorded answers and the real tools; --check compares.
     #[command(after_help = commands::replay::EXIT_CODES)]
     Replay(commands::replay::ReplayArgs),
