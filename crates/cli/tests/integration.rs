@@ -15,6 +15,7 @@ mod inuse_marker;
 mod journal_commands;
 mod long_sessions;
 mod model_server_checks;
+mod plain_messages;
 mod policy_flags;
 mod providers;
 mod readme_offline;
