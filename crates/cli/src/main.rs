@@ -1,12 +1,16 @@
 //! `turnstile`: inspect, check, repair and audit Copilot-format session journals.
 
+mod closed_pipe;
 mod commands;
 mod config;
 mod live_view;
 mod mcp_servers;
 mod provider_flags;
+mod reachable;
+mod reached;
 mod served_store;
 mod session_flags;
+mod session_status;
 mod store;
 mod stored_checkpoint;
 mod target;
@@ -23,12 +27,18 @@ Exit codes:
   1  the journal is damaged, the audit found violations, or a repair needs --salvage
   2  error: bad arguments, unreadable file, unknown session, session locked by another writer";
 
+const PLAIN_EXIT_CODES: &str = "\
+Exit codes:
+  0  success
+  2  error: bad arguments, unreadable file, unknown session";
+
 const RUN_EXIT_CODES: &str = "\
 Exit codes:
   0    the session went idle
-  1    the model call failed (session.error)
+  1    the model call failed (session.error), or no model server answers (nothing was sent)
   2    error: bad arguments, unknown session, session held by another process
-  130  aborted (Ctrl-C)";
+  130  aborted (Ctrl-C)
+  141  stdout's reader went away (`| head`): the session was closed";
 
 /// Runs and records LLM agent sessions as Copilot-format events.jsonl journals.
 #[derive(Debug, Parser)]
@@ -38,10 +48,13 @@ struct Cli {
     #[arg(long, global = true, value_name = "DIR")]
     state_dir: Option<PathBuf>,
 
-    #[command(flatten)]
+    #[command(flatten, next_help_heading = "Store (every command)")]
     store: store::StoreArgs,
 
-    #[command(flatten)]
+    #[command(
+        flatten,
+        next_help_heading = "SDK server, with no command (`turnstile --headless`; see `turnstile serve --help`)"
+    )]
     server: commands::serve::ServeArgs,
 
     #[command(subcommand)]
@@ -50,8 +63,14 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// List sessions: id, updated, events, size, cwd, first prompt.
-    #[command(after_help = EXIT_CODES)]
+    /// Run a prompt through the agent loop in a new session.
+    #[command(after_help = RUN_EXIT_CODES)]
+    Run(commands::run::RunArgs),
+    /// Continue a session: close what a crash left open, then run another prompt.
+    #[command(after_help = RUN_EXIT_CODES)]
+    Resume(commands::run::ResumeArgs),
+    /// List sessions: id, updated, events, size, status, model, cwd, first prompt.
+    #[command(after_help = PLAIN_EXIT_CODES)]
     Sessions {
         /// Print JSON.
         #[arg(long)]
@@ -59,12 +78,22 @@ enum Command {
         /// Read every journal instead of the session index (the output is the same, slower).
         #[arg(long)]
         no_index: bool,
+        /// Only the sessions of this working directory (without DIR: the current one).
+        #[arg(long, value_name = "DIR", num_args = 0..=1, default_missing_value = ".")]
+        cwd: Option<PathBuf>,
+        /// At most N sessions, the newest.
+        #[arg(long, value_name = "N")]
+        limit: Option<usize>,
     },
     /// Print a journal's events.
     #[command(after_help = EXIT_CODES)]
     Events {
         /// A session id, a unique id prefix, a session directory or an events.jsonl path.
+        #[arg(default_value = "", hide_default_value = true)]
         target: String,
+        /// The most recently updated session, instead of naming one.
+        #[arg(long, conflicts_with = "target")]
+        last: bool,
         /// Print each event as its JSON line.
         #[arg(long)]
         json: bool,
@@ -73,10 +102,14 @@ enum Command {
         types: Vec<String>,
     },
     /// Print the messages the model was sent at one LLM call, rebuilt from the journal.
-    #[command(after_help = EXIT_CODES)]
+    #[command(after_help = PLAIN_EXIT_CODES)]
     History {
         /// A session id, a unique id prefix, a session directory or an events.jsonl path.
+        #[arg(default_value = "", hide_default_value = true)]
         target: String,
+        /// The most recently updated session, instead of naming one.
+        #[arg(long, conflicts_with = "target")]
+        last: bool,
         /// The LLM call (1-based, main agent, as `audit` counts turns); default: the next one.
         #[arg(long, value_name = "TURN")]
         at: Option<u64>,
@@ -88,7 +121,11 @@ enum Command {
     #[command(after_help = EXIT_CODES)]
     Fsck {
         /// A session id, a unique id prefix, a session directory or an events.jsonl path.
+        #[arg(default_value = "", hide_default_value = true)]
         target: String,
+        /// The most recently updated session, instead of naming one.
+        #[arg(long, conflicts_with = "target")]
+        last: bool,
         /// Print the report as JSON.
         #[arg(long)]
         json: bool,
@@ -99,18 +136,12 @@ enum Command {
     /// Write (or --verify) the checkpoint that makes loading a large session fast.
     #[command(after_help = EXIT_CODES)]
     Checkpoint(commands::checkpoint::CheckpointArgs),
-    /// Run a prompt through the agent loop in a new session.
-    #[command(after_help = RUN_EXIT_CODES)]
-    Run(commands::run::RunArgs),
     /// Compact a session's history now: one summary call to the model replaces the older messages.
     #[command(after_help = EXIT_CODES)]
     Compact(commands::compact::CompactArgs),
     /// Rewind a session's conversation to before a user turn or an event (the journal keeps
     /// every line: a marker is appended); without --to, list the turns.
     Rewind(commands::rewind::RewindArgs),
-    /// Continue a session: close what a crash left open, then run another prompt.
-    #[command(after_help = RUN_EXIT_CODES)]
-    Resume(commands::run::ResumeArgs),
     /// Re-run a recorded journal with its recorded answers and the real tools; --check compares.
     #[command(after_help = commands::replay::EXIT_CODES)]
     Replay(commands::replay::ReplayArgs),
@@ -121,24 +152,28 @@ enum Command {
     #[command(after_help = EXIT_CODES)]
     Repair {
         /// A session id, a unique id prefix, a session directory or an events.jsonl path.
+        #[arg(default_value = "", hide_default_value = true)]
         target: String,
+        /// The most recently updated session, instead of naming one.
+        #[arg(long, conflicts_with = "target")]
+        last: bool,
         /// Also repair damage in the middle: bad lines go to a side file, every good line stays.
         #[arg(long)]
         salvage: bool,
     },
     /// Write a session's journal out of a store, byte for byte (events.jsonl).
-    #[command(after_help = EXIT_CODES)]
+    #[command(after_help = PLAIN_EXIT_CODES)]
     Export(commands::export::ExportArgs),
     /// Load an events.jsonl into a store as a session (refuses a different existing one).
-    #[command(after_help = EXIT_CODES)]
+    #[command(after_help = PLAIN_EXIT_CODES)]
     Import(commands::import::ImportArgs),
     /// Follow a stored session's events live, from any host (needs --store nats://…).
-    #[command(after_help = EXIT_CODES)]
+    #[command(after_help = PLAIN_EXIT_CODES)]
     Watch(commands::watch::WatchArgs),
     /// Serve the Copilot SDK protocol (JSON-RPC) on --stdio or TCP, as `turnstile --headless` does.
     Serve(commands::serve::ServeArgs),
     /// Print the effective settings (model, provider, permissions, durability, trusted folders, MCP servers) and where each came from.
-    #[command(after_help = EXIT_CODES)]
+    #[command(after_help = PLAIN_EXIT_CODES)]
     Config(commands::config::ConfigArgs),
     /// No subcommand: `turnstile --headless ...`.
     #[command(skip)]
@@ -147,8 +182,15 @@ enum Command {
 
 fn main() -> ExitCode {
     turnstile_sandbox::shut_engine();
-    let cli = Cli::parse();
+    let mut cli = Cli::parse();
+    if let Err(e) = name_the_session(&mut cli) {
+        eprintln!("error: {}", error_chain(&e));
+        return ExitCode::from(2);
+    }
     let command = cli.command.as_ref().unwrap_or(&Command::Headless);
+    if command.only_prints() {
+        closed_pipe::die_on_closed_pipe();
+    }
     let server_args = match command {
         Command::Serve(args) => Some(args),
         Command::Headless => Some(&cli.server),
@@ -188,9 +230,76 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(code) => code,
+        Err(e) if closed_pipe::is_closed_pipe(&e) => ExitCode::from(closed_pipe::EXIT_CLOSED_PIPE),
         Err(e) => {
-            eprintln!("error: {}", error_chain(&e));
+            use std::io::Write;
+            let _ = writeln!(std::io::stderr(), "error: {}", error_chain(&e));
             ExitCode::from(2)
+        }
+    }
+}
+
+/// Puts the newest session in the place of a command's session when `--last` says so (the
+/// store's newest with `--store nats://…`), and refuses a command given neither.
+fn name_the_session(cli: &mut Cli) -> anyhow::Result<()> {
+    let Cli {
+        command,
+        store,
+        state_dir,
+        ..
+    } = cli;
+    let (target, last) = match command {
+        Some(Command::Events { target, last, .. })
+        | Some(Command::History { target, last, .. })
+        | Some(Command::Fsck { target, last, .. })
+        | Some(Command::Repair { target, last, .. }) => (target, *last),
+        Some(Command::Audit(a)) => (&mut a.target, a.last),
+        Some(Command::Checkpoint(a)) => (&mut a.target, a.last),
+        Some(Command::Compact(a)) => (&mut a.session, a.last),
+        Some(Command::Rewind(a)) => (&mut a.session, a.last),
+        Some(Command::Export(a)) => (&mut a.session, a.last),
+        _ => return Ok(()),
+    };
+    if last {
+        *target = if store.nats()?.is_some() {
+            commands::run::newest_stored(store)?
+        } else {
+            let root = turnstile_journal::StateRoot::resolve(state_dir.as_deref())?;
+            target::newest_session(&root)?
+        }
+        .to_string();
+    } else if target.is_empty() {
+        anyhow::bail!(
+            "give the session (an id, a unique id prefix, a session directory or an events.jsonl path) or --last"
+        );
+    }
+    Ok(())
+}
+
+impl Command {
+    /// Whether the command only reads and prints: no session runs, so no tool, hook or MCP
+    /// server pipe may close under it (see `closed_pipe`).
+    fn only_prints(&self) -> bool {
+        match self {
+            Command::Sessions { .. }
+            | Command::Events { .. }
+            | Command::History { .. }
+            | Command::Fsck { .. }
+            | Command::Audit(_)
+            | Command::Checkpoint(_)
+            | Command::Report(_)
+            | Command::Repair { .. }
+            | Command::Export(_)
+            | Command::Import(_)
+            | Command::Watch(_)
+            | Command::Config(_) => true,
+            Command::Run(_)
+            | Command::Resume(_)
+            | Command::Replay(_)
+            | Command::Compact(_)
+            | Command::Rewind(_)
+            | Command::Serve(_)
+            | Command::Headless => false,
         }
     }
 }
@@ -212,10 +321,11 @@ fn run_stored(
             target,
             json,
             types,
+            ..
         } => store::with_copy(config, target, |path| {
             commands::events::run(path, *json, types, state_dir)
         }),
-        Command::Fsck { target, json } => store::with_copy(config, target, |path| {
+        Command::Fsck { target, json, .. } => store::with_copy(config, target, |path| {
             commands::fsck::run(path, *json, state_dir)
         }),
         Command::Audit(args) => store::with_copy(config, &args.target, |path| {
@@ -232,7 +342,9 @@ fn run_stored(
             };
             commands::replay::run(&args, state_dir)
         }),
-        Command::History { target, at, json } => store::with_copy(config, target, |path| {
+        Command::History {
+            target, at, json, ..
+        } => store::with_copy(config, target, |path| {
             commands::history::run(path, *at, *json, state_dir)
         }),
         Command::Report(args) => {
@@ -281,18 +393,28 @@ fn run_local(
             commands::serve::run_headless(&cli.server, state_dir, &cli.store, connection_token)
         }
         Command::Serve(args) => commands::serve::run(args, state_dir, &cli.store, connection_token),
-        Command::Sessions { json, no_index } => {
-            commands::sessions::run(*json, !*no_index, state_dir)
+        Command::Sessions {
+            json,
+            no_index,
+            cwd,
+            limit,
+        } => {
+            let filter = commands::sessions::Filter {
+                cwd: cwd.clone(),
+                limit: *limit,
+            };
+            commands::sessions::run(*json, !*no_index, &filter, state_dir)
         }
         Command::Events {
             target,
             json,
             types,
+            ..
         } => commands::events::run(target, *json, types, state_dir),
-        Command::History { target, at, json } => {
-            commands::history::run(target, *at, *json, state_dir)
-        }
-        Command::Fsck { target, json } => commands::fsck::run(target, *json, state_dir),
+        Command::History {
+            target, at, json, ..
+        } => commands::history::run(target, *at, *json, state_dir),
+        Command::Fsck { target, json, .. } => commands::fsck::run(target, *json, state_dir),
         Command::Audit(args) => commands::audit::run(args, state_dir),
         Command::Checkpoint(args) => commands::checkpoint::run(args, state_dir),
         Command::Run(args) => commands::run::run(args, state_dir, &cli.store),
@@ -302,7 +424,9 @@ fn run_local(
         Command::Export(args) => commands::export::run(args, &cli.store, state_dir),
         Command::Import(args) => commands::import::run(args, &cli.store, state_dir),
         Command::Watch(args) => commands::watch::run(args, &cli.store),
-        Command::Repair { target, salvage } => commands::repair::run(target, *salvage, state_dir),
+        Command::Repair {
+            target, salvage, ..
+        } => commands::repair::run(target, *salvage, state_dir),
         Command::Replay(args) => commands::replay::run(args, state_dir),
         Command::Report(args) => commands::report::run(args, state_dir),
         Command::Config(args) => commands::config::run(args),

@@ -119,3 +119,60 @@ pub fn model_config(effective: &Effective, limits: ResponseLimits) -> Result<Ope
     config.limits = limits;
     Ok(config)
 }
+
+/// Refuses a base URL that is not an `http://` or `https://` URL with a host, naming where
+/// it came from, before any session is created.
+pub fn check_base_url(base_url: &config::Sourced<String>) -> Result<()> {
+    let text = base_url.value.trim();
+    let problem = match url::Url::parse(text) {
+        Ok(url) if !matches!(url.scheme(), "http" | "https") => {
+            format!("the scheme {:?} is not http or https", url.scheme())
+        }
+        Ok(url) if url.host_str().is_none_or(str::is_empty) => "it names no host".to_owned(),
+        Ok(_) => return Ok(()),
+        Err(url::ParseError::RelativeUrlWithoutBase) => "it has no scheme".to_owned(),
+        Err(e) => e.to_string(),
+    };
+    let example = if !text.contains("://") && !text.contains(char::is_whitespace) {
+        format!("http://{text}")
+    } else {
+        crate::config::DEFAULT_BASE_URL.to_owned()
+    };
+    bail!(
+        "{}: base URL {text:?} is not an http:// or https:// URL with a host ({problem}); give one like {example}",
+        base_url.source
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{Source, Sourced};
+
+    fn check(url: &str) -> Result<()> {
+        check_base_url(&Sourced {
+            value: url.into(),
+            source: Source::Flag("--base-url".into()),
+        })
+    }
+
+    #[test]
+    fn base_urls_need_an_http_scheme_and_a_host() {
+        assert!(check("http://127.0.0.1:8000/v1").is_ok());
+        assert!(check("https://api.example.com").is_ok());
+        for (bad, said) in [
+            (
+                "127.0.0.1:18015/v1",
+                "give one like http://127.0.0.1:18015/v1",
+            ),
+            ("not a url", "has no scheme"),
+            ("htp://127.0.0.1/v1", "\"htp\" is not http or https"),
+            ("http://", "empty host"),
+            ("file:///tmp/x", "\"file\""),
+        ] {
+            let e = check(bad).unwrap_err().to_string();
+            assert!(e.starts_with("flag --base-url: base URL"), "{e}");
+            assert!(e.contains(said), "{bad}: {e}");
+        }
+    }
+}

@@ -38,6 +38,9 @@ pub fn resolve(target: &str, state_dir: Option<&Path>) -> Result<SessionPaths> {
             paths
         });
     }
+    if target.contains('/') || target.ends_with(".jsonl") {
+        bail!("{target}: no such file or directory");
+    }
     let root = StateRoot::resolve(state_dir)?;
     if let Ok(id) = parse_session_id(target) {
         let paths = root.session(id);
@@ -100,7 +103,13 @@ mod tests {
                 .contains("matches 2 sessions")
         );
         assert!(
-            resolve("../../etc", dir)
+            resolve("../../etc/none", dir)
+                .unwrap_err()
+                .to_string()
+                .contains("no such file")
+        );
+        assert!(
+            resolve("hello", dir)
                 .unwrap_err()
                 .to_string()
                 .contains("neither")

@@ -210,7 +210,9 @@ fn bad_targets_are_clear_errors() {
         .args(["events", "../../nonexistent-dir-xyz"])
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("neither a file"));
+        .stderr(predicate::str::contains(
+            "../../nonexistent-dir-xyz: no such file or directory",
+        ));
     turnstile(tmp.path())
         .args(["events", "00000000-0000-4000-8000-000000000000"])
         .assert()

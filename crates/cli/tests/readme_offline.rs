@@ -1,4 +1,4 @@
-//! The README's "Trying it offline" walk-through, run as written: the three commands are read
+//! The README's "Trying it offline" walk-through, run as written: the four commands are read
 //! from the README itself (so the test follows the text, and the text cannot drift from what
 //! works), with only the port made free and the binaries taken from this build. The real
 //! `scripted-model` process, the real `turnstile` binary, real files in a copy of the two
@@ -85,10 +85,16 @@ fn copy_dir(from: &Path, to: &Path) {
 fn the_readme_walkthrough_runs_as_written() {
     let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
     let lines = walkthrough(&readme);
-    assert_eq!(lines.len(), 3, "three commands: {lines:?}");
-    let [serve, run, report] = [&lines[0], &lines[1], &lines[2]].map(|l| words(l));
+    assert_eq!(lines.len(), 4, "four commands: {lines:?}");
+    let [serve, run, resume, report] =
+        [&lines[0], &lines[1], &lines[2], &lines[3]].map(|l| words(l));
     assert_eq!(serve[0], "scripted-model", "{serve:?}");
     assert_eq!(run[..2], ["turnstile", "run"], "{run:?}");
+    assert_eq!(resume[..2], ["turnstile", "resume"], "{resume:?}");
+    assert!(
+        !resume.iter().any(|w| w == "--base-url" || w == "--model"),
+        "the resume needs no model flags: {resume:?}"
+    );
     assert_eq!(report[..2], ["turnstile", "report"], "{report:?}");
 
     // The checkout's files the walk-through reads, in a scratch copy (the report lands there).
@@ -152,6 +158,9 @@ fn the_readme_walkthrough_runs_as_written() {
         "{tools}"
     );
     assert!(tools.contains("→ view"), "{tools}");
+    // The resume reaches the same scripted server and model with no flag for either.
+    let (answer, _) = turnstile(&resume);
+    assert!(answer.contains("I read README.md"), "{answer}");
     let (printed, _) = turnstile(&report);
     let page = std::fs::read_to_string(work.join("report.html")).expect("report.html written");
     assert!(page.starts_with("<!DOCTYPE html>") || page.starts_with("<!doctype html>"));
@@ -173,8 +182,9 @@ fn the_readme_walkthrough_runs_as_written() {
         "--count".into(),
         "assistant.turn_start".into(),
     ]);
-    assert_eq!(count.trim(), "3");
+    assert_eq!(count.trim(), "4");
     assert!(readme.contains("The run makes three LLM calls"));
+    assert!(readme.contains("The resume sends one more prompt"));
 }
 
 #[test]
@@ -184,4 +194,39 @@ fn the_walkthrough_reader_cuts_comments_and_keeps_quoted_words() {
     let lines = walkthrough(text);
     assert_eq!(lines, ["a --b 1", "c \"d e\""]);
     assert_eq!(words(&lines[1]), ["c", "d e"]);
+}
+
+/// The commands a text lists: the first word of each line indented by exactly two spaces.
+fn listed_commands(block: &str) -> std::collections::BTreeSet<String> {
+    block
+        .lines()
+        .filter(|l| l.starts_with("  ") && !l.starts_with("   "))
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|w| w.chars().all(|c| c.is_ascii_lowercase()))
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn the_readme_lists_the_commands_the_binary_has() {
+    let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
+    let block = readme
+        .split("\n## All commands")
+        .nth(1)
+        .and_then(|s| s.split("```").nth(1))
+        .expect("README.md has a ```-block under \"## All commands\"");
+    let out = Command::new(env!("CARGO_BIN_EXE_turnstile"))
+        .arg("--help")
+        .output()
+        .unwrap();
+    let help = String::from_utf8_lossy(&out.stdout).into_owned();
+    let commands = help
+        .split("Commands:\n")
+        .nth(1)
+        .and_then(|s| s.split("\n\n").next())
+        .expect("--help has a Commands: section");
+    let mut from_help = listed_commands(commands);
+    from_help.remove("help");
+    assert!(from_help.len() > 10, "{from_help:?}");
+    assert_eq!(listed_commands(block), from_help, "README.md vs --help");
 }

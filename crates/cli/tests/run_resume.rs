@@ -55,7 +55,7 @@ fn run_streams_the_answer_and_records_a_clean_journal() {
     );
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        stderr.contains("→ glob") && stderr.contains("turnstile resume"),
+        stderr.contains("→ glob") && stderr.contains("resume with: turnstile"),
         "{stderr}"
     );
     let (_, events) = env.only_session();

@@ -101,10 +101,14 @@ async fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    let port = args.options.port;
     let server = match ScriptedServer::start_with(script, args.options).await {
         Ok(server) => server,
         Err(e) => {
-            eprintln!("scripted-model: cannot listen: {e}");
+            eprintln!(
+                "scripted-model: cannot listen on 127.0.0.1:{}: {e} (another --port, or none for a free one)",
+                port
+            );
             return ExitCode::FAILURE;
         }
     };

@@ -93,10 +93,13 @@ pub fn strip_volatile(event_type: &str, data: &mut Value) {
 
 /// Whether a whole event is left out of the comparison: the warning about shells a killed
 /// process left running (`warningType: "shells"`) says how far each command got when the kill
-/// came, which depends on timing, not on what the agent did.
+/// came, which depends on timing, not on what the agent did; the command line's record of
+/// the model server (`session.info` of `infoType: "model"`) says where the answers came
+/// from, which a replay changes by its nature.
 pub fn is_volatile_event(event_type: &str, data: &Value) -> bool {
-    event_type == "session.warning"
-        && data.get("warningType").and_then(Value::as_str) == Some("shells")
+    let kind = |key: &str| data.get(key).and_then(Value::as_str);
+    (event_type == "session.warning" && kind("warningType") == Some("shells"))
+        || (event_type == "session.info" && kind("infoType") == Some("model"))
 }
 
 /// `text` with the content of every `<tag>...</tag>` removed.
@@ -162,6 +165,14 @@ mod tests {
         assert!(!is_volatile_event(
             "session.warning",
             &json!({"warningType": "attachment"})
+        ));
+        assert!(is_volatile_event(
+            "session.info",
+            &json!({"infoType": "model", "message": "model server: provider replay, fixture f"})
+        ));
+        assert!(!is_volatile_event(
+            "session.info",
+            &json!({"infoType": "notification", "message": "hello"})
         ));
         // A tag left open is kept as it is.
         assert_eq!(

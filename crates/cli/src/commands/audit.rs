@@ -16,7 +16,11 @@ const PROGRESS_MIN_BYTES: u64 = 64 << 20;
 #[derive(Debug, Clone, Args)]
 pub struct AuditArgs {
     /// A session id, a unique id prefix, a session directory or an events.jsonl path.
+    #[arg(default_value = "", hide_default_value = true)]
     pub target: String,
+    /// The most recently updated session, instead of naming one.
+    #[arg(long, conflicts_with = "target")]
+    pub last: bool,
     /// Print the report (or, with --count, the count) as JSON.
     #[arg(long)]
     pub json: bool,

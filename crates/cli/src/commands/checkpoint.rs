@@ -19,7 +19,11 @@ use crate::stored_checkpoint::{Adopted, adopt, with_folded_state};
 #[derive(Debug, Clone, Args)]
 pub struct CheckpointArgs {
     /// A session id, a unique id prefix or a session directory.
+    #[arg(default_value = "", hide_default_value = true)]
     pub target: String,
+    /// The most recently updated session, instead of naming one.
+    #[arg(long, conflicts_with = "target")]
+    pub last: bool,
     /// Check the existing checkpoint thoroughly (CRC32C of the whole prefix and a refold)
     /// instead of writing a new one; exit 1 when it does not match the journal.
     #[arg(long)]

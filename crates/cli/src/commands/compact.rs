@@ -1,6 +1,7 @@
 //! `turnstile compact SESSION`: the history compacted now, as the SDK's
 //! `session.history.compact` does: one summary call to the model, recorded in the journal.
 
+use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -15,7 +16,11 @@ use super::run::LoopArgs;
 #[derive(Debug, Clone, Args)]
 pub struct CompactArgs {
     /// The session (id, unique id prefix or session directory).
+    #[arg(default_value = "", hide_default_value = true)]
     pub session: String,
+    /// The most recently updated session, instead of naming one.
+    #[arg(long, conflicts_with = "session")]
+    pub last: bool,
     /// What the summary should focus on.
     #[arg(long, value_name = "TEXT")]
     pub instructions: Option<String>,
@@ -50,15 +55,16 @@ pub fn run(args: &CompactArgs, state_dir: Option<&Path>) -> Result<ExitCode> {
                 "messagesLength": window.messages_length,
             },
         });
-        println!("{value}");
+        writeln!(std::io::stdout().lock(), "{value}")?;
     } else if report.success {
-        println!(
+        writeln!(
+            std::io::stdout().lock(),
             "compacted {id}: {} messages ({} tokens) replaced by a summary; the next request holds about {} of {} tokens",
             report.messages_removed,
             report.tokens_removed,
             window.current_tokens,
             window.token_limit
-        );
+        )?;
     } else {
         eprintln!(
             "session {id} was not compacted: {}",

@@ -15,7 +15,11 @@ use crate::store::StoreArgs;
 #[derive(Debug, Clone, Args)]
 pub struct ExportArgs {
     /// The session id.
+    #[arg(default_value = "", hide_default_value = true)]
     pub session: String,
+    /// The most recently updated session, instead of naming one.
+    #[arg(long, conflicts_with = "session")]
+    pub last: bool,
     /// The store to read: `nats://HOST:PORT` or a state directory [default: --store, else the state directory]
     #[arg(long, value_name = "STORE")]
     pub from: Option<String>,
@@ -26,8 +30,16 @@ pub struct ExportArgs {
 
 /// Runs `turnstile export`.
 pub fn run(args: &ExportArgs, store: &StoreArgs, state_dir: Option<&Path>) -> Result<ExitCode> {
-    let id = crate::store::session_id(&args.session)?;
     let from = args.from.clone().or_else(|| store.store.clone());
+    let id = match from.as_deref() {
+        Some(url) if turnstile_store_nats::is_nats_url(url) => {
+            crate::store::session_id(&args.session)?
+        }
+        // A state directory: an id prefix names a session as everywhere else.
+        other => crate::target::resolve(&args.session, other.map(Path::new).or(state_dir))?
+            .id
+            .with_context(|| format!("{} is not a session of the state directory", args.session))?,
+    };
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

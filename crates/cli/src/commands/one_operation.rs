@@ -8,7 +8,7 @@ use anyhow::{Context, Result};
 use turnstile_journal::{StateRoot, Uuid};
 use turnstile_loop::SessionHandle;
 
-use super::run::{LoopArgs, parts, working_dir};
+use super::run::{LoopArgs, resumed_parts, working_dir};
 
 /// The session id `session` names (id, unique id prefix or session directory).
 pub(super) fn session_id(session: &str, state_dir: Option<&Path>) -> Result<Uuid> {
@@ -27,12 +27,15 @@ pub(super) fn with_session<T>(
     let root = StateRoot::resolve(state_dir)?;
     let cwd = working_dir(opts)?;
     // The operation runs no tools: the MCP servers the flags name are not started for it.
-    let (parts, _mcp) = parts(opts, &cwd, &root)?;
+    let (parts, _mcp, reconnect) = resumed_parts(opts, &cwd, &root, id)?;
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
     runtime.block_on(async {
         let (session, _) = SessionHandle::resume(&root, id, parts)
             .with_context(|| format!("cannot open session {id}"))?;
-        let result = op(&session).await;
+        let result = match reconnect.record(&session).await {
+            Ok(()) => op(&session).await,
+            Err(e) => Err(e),
+        };
         session
             .shutdown()
             .await

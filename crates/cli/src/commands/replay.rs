@@ -138,7 +138,7 @@ fn load(target: &str, state_dir: Option<&Path>) -> Result<Fixture> {
 fn describe(fixture: &Fixture, args: &ReplayArgs) {
     let prompts = fixture.prompts().len();
     eprintln!(
-        "replaying {}: {prompts} prompt{}, {} LLM call{} recorded; answers from the recording, tools for real",
+        "replaying {}: {prompts} prompt{}, {} LLM call{} of the main agent recorded (audit counts the sub-agents' too); answers from the recording, tools for real",
         fixture.name(),
         plural(prompts),
         fixture.llm_calls(),

@@ -3,6 +3,7 @@
 //! `session.snapshot_rewind` marker is appended and the fold leaves the removed events out of
 //! the model's view. Without `--to`, lists the user turns it can rewind to.
 
+use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -18,7 +19,11 @@ use super::run::LoopArgs;
 #[derive(Debug, Clone, Args)]
 pub struct RewindArgs {
     /// The session (id, unique id prefix or session directory).
+    #[arg(default_value = "", hide_default_value = true)]
     pub session: String,
+    /// The most recently updated session, instead of naming one.
+    #[arg(long, conflicts_with = "session")]
+    pub last: bool,
     /// An event id (it and every later event leave the conversation) or N, the N-th user turn
     /// of the current conversation counted from 1 (the conversation returns to before it).
     #[arg(long, value_name = "EVENT|N")]
@@ -41,7 +46,7 @@ fn visible(path: &Path) -> Result<Vec<Event>> {
     Ok(visible_events(events))
 }
 
-fn print_points(points: &[RewindPoint], json: bool) {
+fn print_points(points: &[RewindPoint], json: bool) -> std::io::Result<()> {
     if json {
         let list: Vec<_> = points
             .iter()
@@ -54,13 +59,24 @@ fn print_points(points: &[RewindPoint], json: bool) {
                 })
             })
             .collect();
-        println!("{}", serde_json::json!({ "points": list }));
-        return;
+        return writeln!(
+            std::io::stdout().lock(),
+            "{}",
+            serde_json::json!({ "points": list })
+        );
     }
+    let mut out = std::io::stdout().lock();
     for (n, p) in points.iter().enumerate() {
         let first = p.user_message.lines().next().unwrap_or_default();
-        println!("{:>4}  {}  {}  {first}", n + 1, p.event_id, p.timestamp);
+        writeln!(
+            out,
+            "{:>4}  {}  {}  {first}",
+            n + 1,
+            p.event_id,
+            p.timestamp
+        )?;
     }
+    Ok(())
 }
 
 /// Runs `turnstile rewind`: exit 0 when the marker is written (or the points are listed);
@@ -70,7 +86,7 @@ pub fn run(args: &RewindArgs, state_dir: Option<&Path>) -> Result<ExitCode> {
     let events = StateRoot::resolve(state_dir)?.session(id).events;
     let points = rewind_points(&visible(&events)?);
     let Some(to) = &args.to else {
-        print_points(&points, args.opts.json);
+        print_points(&points, args.opts.json)?;
         return Ok(ExitCode::SUCCESS);
     };
     let (target, kind) = match to.parse::<usize>() {
@@ -94,12 +110,14 @@ pub fn run(args: &RewindArgs, state_dir: Option<&Path>) -> Result<ExitCode> {
             "upToEventId": marker.up_to_event_id,
             "eventsRemoved": marker.events_removed,
         });
-        println!("{value}");
+        writeln!(std::io::stdout().lock(), "{value}")?;
     } else {
-        println!(
+        writeln!(
+            std::io::stdout().lock(),
             "rewound {id}: {} events from {} on are out of the conversation (the journal keeps them)",
-            marker.events_removed, marker.up_to_event_id
-        );
+            marker.events_removed,
+            marker.up_to_event_id
+        )?;
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -19,7 +19,9 @@ use turnstile_tools::skills::SkillSet;
 
 use crate::store::StoreArgs;
 
-use crate::provider_flags::{ProviderFlags, ProviderKind, model_config};
+use crate::config::{ProviderType, WireApiSetting};
+use crate::provider_flags::{ProviderFlags, ProviderKind, WireApiArg, model_config};
+use crate::reached::{Endpoint, Reached};
 use crate::session_flags;
 
 /// Exit code of an aborted run (128 + SIGINT, as shells report it).
@@ -39,6 +41,10 @@ pub struct LoopArgs {
     /// Nudge the model until it calls task_complete.
     #[arg(long)]
     pub autopilot: bool,
+    /// Allow every tool call and every path without asking (the Copilot CLI's --yolo:
+    /// --allow-all-tools --allow-outside-cwd).
+    #[arg(long, visible_alias = "allow-all")]
+    pub yolo: bool,
     #[command(flatten)]
     pub session: crate::session_flags::SessionFlags,
     /// Ask for a complete answer instead of a stream.
@@ -69,9 +75,25 @@ pub struct LoopArgs {
 pub struct RunArgs {
     /// The prompt [default: read from stdin].
     pub prompt: Option<String>,
+    /// The prompt, as the Copilot CLI's -p gives it.
+    #[arg(
+        short = 'p',
+        long = "prompt",
+        value_name = "PROMPT",
+        conflicts_with = "prompt"
+    )]
+    pub prompt_option: Option<String>,
     /// Id of the new session [default: a fresh UUID].
     #[arg(long, value_name = "UUID")]
     pub session_id: Option<String>,
+    /// Continue the most recently updated session of the working directory instead of
+    /// starting one (`turnstile resume` with that session).
+    #[arg(long = "continue", conflicts_with_all = ["session_id", "resume"])]
+    pub continue_latest: bool,
+    /// Continue session ID (id or unique prefix) instead of starting one; without an id,
+    /// list the sessions to choose from (numbered, to pick one, in a terminal).
+    #[arg(long, value_name = "ID", num_args = 0..=1, default_missing_value = "", conflicts_with = "session_id")]
+    pub resume: Option<String>,
     #[command(flatten)]
     pub opts: LoopArgs,
 }
@@ -114,25 +136,47 @@ pub(crate) fn parts(
     opts: &LoopArgs,
     cwd: &Path,
     root: &StateRoot,
-) -> Result<(SessionParts, crate::mcp_servers::Configured)> {
+) -> Result<(SessionParts, crate::mcp_servers::Configured, Endpoint)> {
     let mut flags = opts.session.config_flags();
+    flags.allow_all_tools |= opts.yolo;
     opts.model.fill(&mut flags)?;
     let effective = crate::config::effective(&flags)?;
-    let provider: Arc<dyn ModelProvider> = match opts.model.provider {
+    let (provider, endpoint): (Arc<dyn ModelProvider>, Endpoint) = match opts.model.provider {
         Some(ProviderKind::Replay) => {
             let fixture = opts
                 .fixture
                 .as_ref()
                 .context("--provider replay needs --fixture PATH (a recorded events.jsonl)")?;
-            Arc::new(
-                ReplayProvider::from_journal(fixture)
-                    .map_err(|e| anyhow::anyhow!("{}: {e}", fixture.display()))?,
+            let provider = ReplayProvider::from_journal(fixture)
+                .map_err(|e| anyhow::anyhow!("{}: {e}", fixture.display()))?;
+            let fixture = fixture.canonicalize().unwrap_or_else(|_| fixture.clone());
+            (
+                Arc::new(provider),
+                Endpoint::Replay {
+                    fixture: fixture.display().to_string(),
+                },
             )
         }
         _ => {
+            crate::provider_flags::check_base_url(&effective.base_url)?;
             let mut config = model_config(&effective, opts.session.model_limits(&effective))?;
             config.timeouts = opts.session.model_timeouts(&effective);
-            http_provider(config).map_err(|e| anyhow::anyhow!("{e}"))?
+            let endpoint = Endpoint::Http {
+                provider: match effective.provider_type.value {
+                    ProviderType::Openai => ProviderKind::Openai,
+                    ProviderType::Azure => ProviderKind::Azure,
+                    ProviderType::Anthropic => ProviderKind::Anthropic,
+                },
+                wire_api: match effective.wire_api.value {
+                    WireApiSetting::Completions => WireApiArg::Completions,
+                    WireApiSetting::Responses => WireApiArg::Responses,
+                },
+                base_url: config.base_url.clone(),
+            };
+            (
+                http_provider(config).map_err(|e| anyhow::anyhow!("{e}"))?,
+                endpoint,
+            )
         }
     };
     let mut config = SessionConfig::new(cwd, effective.model.value.clone());
@@ -146,7 +190,7 @@ pub(crate) fn parts(
     opts.session.apply_parallel(&effective, &mut config);
     let mcp = crate::mcp_servers::configured(&effective, opts.mcp_config.as_deref())?;
     config.permissions = session_flags::policy(&effective, &mcp.names())?;
-    config.allow_outside_cwd = opts.session.allow_outside_cwd;
+    config.allow_outside_cwd = opts.session.allow_outside_cwd || opts.yolo;
     config.sandbox = session_flags::SessionFlags::sandbox(&effective)?;
     config.streaming = !opts.no_stream;
     config.token_limit = opts.session.context_window;
@@ -154,7 +198,7 @@ pub(crate) fn parts(
     let trust = session_flags::hook_trust(opts.session.trust_hooks, &effective);
     let (hooks, warnings) = CommandHooks::load(cwd, &trust)?;
     for warning in warnings {
-        eprintln!("warning: {warning}");
+        note(&format!("warning: {warning}"));
     }
     // Built only when something will enter it: most sessions have no hooks and no servers.
     let configured = if hooks.is_empty() && mcp.is_empty() {
@@ -191,7 +235,90 @@ pub(crate) fn parts(
             servers: mcp,
             sandbox: configured,
         },
+        endpoint,
     ))
+}
+
+/// What a resumed session records once it is open: the endpoint when it is not the one the
+/// journal remembers, and the switch to the model the flags name (`session.model_change`).
+#[derive(Debug)]
+pub(crate) struct Reconnect {
+    /// The endpoint in effect.
+    current: Endpoint,
+    /// It is to be recorded: the journal's last record names another (or none).
+    record_endpoint: bool,
+    model: Option<String>,
+}
+
+impl Reconnect {
+    /// A new session's: its endpoint recorded, its model in `session.start` already.
+    fn new_session(current: Endpoint) -> Self {
+        Reconnect {
+            current,
+            record_endpoint: true,
+            model: None,
+        }
+    }
+
+    /// Fails when nobody listens where the model calls would go (see `crate::reachable`).
+    fn reachable(&self) -> Result<(), crate::reachable::Unreachable> {
+        match &self.current {
+            Endpoint::Http { base_url, .. } => crate::reachable::check(base_url),
+            Endpoint::Replay { .. } => Ok(()),
+        }
+    }
+
+    /// Records the changes in `session`.
+    pub(crate) async fn record(self, session: &SessionHandle) -> Result<()> {
+        if self.record_endpoint {
+            session
+                .log(self.current.entry())
+                .await
+                .context("cannot record the model server")?;
+        }
+        if let Some(model) = self.model {
+            session
+                .switch_model(model, None)
+                .await
+                .context("cannot record the model change")?;
+        }
+        Ok(())
+    }
+}
+
+/// The parts of session `id` opened again under `opts`: the model and its endpoint are the
+/// ones its journal remembers (`crate::reached`) unless the flags name others, in which case
+/// the session records the change once open ([`Reconnect`]).
+pub(crate) fn resumed_parts(
+    opts: &LoopArgs,
+    cwd: &Path,
+    root: &StateRoot,
+    id: uuid::Uuid,
+) -> Result<(SessionParts, crate::mcp_servers::Configured, Reconnect)> {
+    let journal = root.session(id).events;
+    let reached = if journal.exists() {
+        Reached::read(&journal)?
+    } else {
+        Reached::default()
+    };
+    let (model, fixture) = reached.fill(&opts.model, opts.fixture.as_deref());
+    let opts = LoopArgs {
+        model,
+        fixture,
+        ..opts.clone()
+    };
+    let (mut parts, mcp, endpoint) = parts(&opts, cwd, root)?;
+    let mut reconnect = Reconnect {
+        record_endpoint: reached.endpoint.as_ref() != Some(&endpoint),
+        current: endpoint,
+        model: None,
+    };
+    if let Some(recorded) = reached.model.filter(|m| *m != parts.config.model) {
+        // The session opens on the model it had, and then switches, so the change is an
+        // event with both names.
+        reconnect.model = Some(std::mem::replace(&mut parts.config.model, recorded));
+    }
+    Ok((parts, mcp, reconnect))
 }
 
 /// The tools' working directory (`--cwd`, else the current one).
@@ -235,7 +362,6 @@ impl Remote {
         id: uuid::Uuid,
         root: &StateRoot,
         mode: AttachMode,
-        parts: &mut SessionParts,
     ) -> Result<Option<Self>> {
         let Some(config) = store.nats()? else {
             return Ok(None);
@@ -256,7 +382,6 @@ impl Remote {
                 Err(e) => eprintln!("warning: the stored checkpoint of {id} is not used: {e:#}"),
             }
         }
-        parts.config.journal_sink = attachment.sink();
         let live = store.live_feed(&attachment);
         Ok(Some(Remote {
             store,
@@ -264,6 +389,13 @@ impl Remote {
             attachment,
             live,
         }))
+    }
+
+    /// Makes `parts` write through this attachment's sink.
+    fn connect(remote: Option<&Self>, parts: &mut SessionParts) {
+        if let Some(remote) = remote {
+            parts.config.journal_sink = remote.attachment.sink();
+        }
     }
 
     /// Detaches after the session ran; the session's own error, if any, comes first.
@@ -297,7 +429,22 @@ impl Remote {
 
 /// Runs `turnstile run`.
 pub fn run(args: &RunArgs, state_dir: Option<&Path>, store: &StoreArgs) -> Result<ExitCode> {
-    let prompt = match &args.prompt {
+    let given = args.prompt.as_ref().or(args.prompt_option.as_ref());
+    if args.continue_latest || args.resume.is_some() {
+        let Some(session) = continued(args, state_dir)? else {
+            return Ok(ExitCode::from(2));
+        };
+        let resume_args = ResumeArgs {
+            args: [Some(session), given.cloned()]
+                .into_iter()
+                .flatten()
+                .collect(),
+            last: false,
+            opts: args.opts.clone(),
+        };
+        return resume(&resume_args, state_dir, store);
+    }
+    let prompt = match given {
         Some(p) => p.clone(),
         None => read_stdin_prompt()?,
     };
@@ -308,20 +455,100 @@ pub fn run(args: &RunArgs, state_dir: Option<&Path>, store: &StoreArgs) -> Resul
         .transpose()?;
     let cwd = working_dir(&args.opts)?;
     let root = StateRoot::resolve(state_dir)?;
-    let (mut parts, mcp) = parts(&args.opts, &cwd, &root)?;
+    let (mut parts, mcp, endpoint) = parts(&args.opts, &cwd, &root)?;
+    let reconnect = Reconnect::new_session(endpoint);
+    if let Err(e) = reconnect.reachable() {
+        note(&format!("error: {e}"));
+        return Ok(ExitCode::from(1));
+    }
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
     runtime.block_on(async {
         crate::mcp_servers::attach(&mcp, &mut parts).await?;
         let id = id.unwrap_or_else(uuid::Uuid::new_v4);
-        let remote = Remote::attach(store, id, &root, AttachMode::Create, &mut parts).await?;
+        let remote = Remote::attach(store, id, &root, AttachMode::Create).await?;
+        Remote::connect(remote.as_ref(), &mut parts);
         let live = remote.as_ref().map(|r| r.live.clone());
+        let hint = resume_hint(id, state_dir, store, &args.opts);
         let ran = async {
             let (session, events) = SessionHandle::create_subscribed(&root, Some(id), parts)?;
-            drive(&session, events, Some(prompt), &args.opts, live).await
+            drive(
+                &session,
+                events,
+                Some(prompt),
+                &args.opts,
+                live,
+                reconnect,
+                &hint,
+            )
+            .await
         }
         .await;
         Remote::detach(remote, &root, ran).await
     })
+}
+
+/// The session `run --continue` or `run --resume [ID]` continues; `None` when the user was
+/// shown the list to choose from and chose none.
+fn continued(args: &RunArgs, state_dir: Option<&Path>) -> Result<Option<String>> {
+    let root = StateRoot::resolve(state_dir)?;
+    match args.resume.as_deref() {
+        Some("") => crate::commands::sessions::pick(&root),
+        Some(id) => Ok(Some(id.to_owned())),
+        None => {
+            let cwd = working_dir(&args.opts)?;
+            let (all, _) = turnstile_journal::SessionSummary::list_indexed(&root)?;
+            let here = cwd.display().to_string();
+            let id = all
+                .iter()
+                .filter(|s| s.cwd.as_deref() == Some(here.as_str()))
+                .find_map(|s| s.id)
+                .with_context(|| {
+                    format!(
+                        "no session of {here} in {} to continue (start one with `turnstile run`)",
+                        root.dir().display()
+                    )
+                })?;
+            Ok(Some(id.to_string()))
+        }
+    }
+}
+
+/// The command that resumes session `id`: the state directory and store named, and the working
+/// directory (`resume` remembers the model and its server, not these).
+fn resume_hint(
+    id: uuid::Uuid,
+    state_dir: Option<&Path>,
+    store: &StoreArgs,
+    opts: &LoopArgs,
+) -> String {
+    let mut hint = String::from("turnstile");
+    if let Some(dir) = state_dir {
+        hint.push_str(&format!(
+            " --state-dir {}",
+            shell_word(&dir.display().to_string())
+        ));
+    }
+    if let Some(url) = &store.store {
+        hint.push_str(&format!(" --store {}", shell_word(url)));
+    }
+    hint.push_str(&format!(" resume {id}"));
+    if let Some(cwd) = &opts.cwd {
+        hint.push_str(&format!(
+            " --cwd {}",
+            shell_word(&cwd.display().to_string())
+        ));
+    }
+    hint
+}
+
+/// `word` as a shell reads it back: as is when it holds only safe characters, else quoted.
+fn shell_word(word: &str) -> String {
+    let safe = |c: char| c.is_ascii_alphanumeric() || "-_./:=@%+,".contains(c);
+    if !word.is_empty() && word.chars().all(safe) {
+        word.to_owned()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    }
 }
 
 /// The newest session of a JetStream store, from its index.
@@ -366,17 +593,28 @@ pub fn resume(args: &ResumeArgs, state_dir: Option<&Path>, store: &StoreArgs) ->
         None => None,
     };
     let cwd = working_dir(&args.opts)?;
-    let (mut parts, mcp) = parts(&args.opts, &cwd, &root)?;
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
     runtime.block_on(async {
-        crate::mcp_servers::attach(&mcp, &mut parts).await?;
-        let remote = Remote::attach(store, id, &root, AttachMode::Resume, &mut parts).await?;
+        // A stored session's journal is here once attached: what it remembers is read after.
+        let remote = Remote::attach(store, id, &root, AttachMode::Resume).await?;
         let live = remote.as_ref().map(|r| r.live.clone());
-        let ran = resume_session(&root, id, parts, prompt, args, live).await;
+        let hint = resume_hint(id, state_dir, store, &args.opts);
+        let ran = async {
+            let (mut parts, mcp, reconnect) = resumed_parts(&args.opts, &cwd, &root, id)?;
+            if let (Some(_), Err(e)) = (&prompt, reconnect.reachable()) {
+                note(&format!("error: {e}"));
+                return Ok(ExitCode::from(1));
+            }
+            Remote::connect(remote.as_ref(), &mut parts);
+            crate::mcp_servers::attach(&mcp, &mut parts).await?;
+            resume_session(&root, id, parts, prompt, args, live, reconnect, &hint).await
+        }
+        .await;
         Remote::detach(remote, &root, ran).await
     })
 }
 
+#[allow(clippy::too_many_arguments)]
 async fn resume_session(
     root: &StateRoot,
     id: uuid::Uuid,
@@ -384,12 +622,14 @@ async fn resume_session(
     prompt: Option<String>,
     args: &ResumeArgs,
     live: Option<LiveFeed>,
+    reconnect: Reconnect,
+    hint: &str,
 ) -> Result<ExitCode> {
     {
         let (session, report, events) = SessionHandle::resume_subscribed(root, id, parts)
             .with_context(|| format!("cannot resume session {id}"))?;
         if !args.opts.json {
-            eprintln!(
+            note(&format!(
                 "resumed {id}: {} events{}{}",
                 report.events_before,
                 if report.closed_tool_calls.is_empty() {
@@ -405,9 +645,9 @@ async fn resume_session(
                 } else {
                     ""
                 }
-            );
+            ));
         }
-        drive(&session, events, prompt, &args.opts, live).await
+        drive(&session, events, prompt, &args.opts, live, reconnect, hint).await
     }
 }
 
@@ -418,37 +658,55 @@ async fn drive(
     prompt: Option<String>,
     opts: &LoopArgs,
     live: Option<LiveFeed>,
+    reconnect: Reconnect,
+    hint: &str,
 ) -> Result<ExitCode> {
+    let started = std::time::Instant::now();
+    // Told once when stdout's reader goes away: the session then ends as after a Ctrl-C.
+    let gone = Arc::new(tokio::sync::Notify::new());
     let printer = {
         let json = opts.json;
+        let gone = Arc::clone(&gone);
         tokio::spawn(async move {
             let mut printer = crate::live_view::LiveView::new(json);
+            let mut told = false;
             while let Some(event) = events.recv().await {
                 printer.print(&event);
+                if printer.reader_gone() && !told {
+                    told = true;
+                    gone.notify_one();
+                }
                 if let Some(live) = &live {
                     live.publish(&event).await;
                 }
             }
+            (told, printer)
         })
     };
+    reconnect.record(session).await?;
     let outcome = match prompt {
         None => Outcome::Idle,
         Some(prompt) => {
             let (_, done) = session.send(prompt, SendOptions::default())?;
             tokio::pin!(done);
             let mut interrupts = 0;
+            let mut reader_gone = false;
             loop {
                 tokio::select! {
                     outcome = &mut done => break outcome.context("the session stopped unexpectedly")?,
+                    _ = gone.notified(), if !reader_gone => {
+                        reader_gone = true;
+                        session.abort();
+                    }
                     _ = tokio::signal::ctrl_c() => {
                         interrupts += 1;
                         if interrupts > 1 {
                             // Second Ctrl-C: leave now. The journal holds whole lines only, and
                             // what was not fsynced is what a crash would lose as well.
-                            eprintln!("\ninterrupted again: exiting");
+                            note("\ninterrupted again: exiting");
                             std::process::exit(i32::from(EXIT_ABORTED));
                         }
-                        eprintln!("\naborting (Ctrl-C again to exit at once)");
+                        note("\naborting (Ctrl-C again to exit at once)");
                         session.abort();
                     }
                 }
@@ -459,10 +717,19 @@ async fn drive(
         .shutdown()
         .await
         .context("could not close the session cleanly")?;
-    let _ = printer.await;
+    let (gone, view) = printer
+        .await
+        .context("the event printer stopped unexpectedly")?;
+    if gone {
+        // Nobody reads the answers: end quietly, as a command whose reader left.
+        return Ok(ExitCode::from(crate::closed_pipe::EXIT_CLOSED_PIPE));
+    }
     let id = session.id();
     if !opts.json {
-        eprintln!("\nsession {id}\nresume with: turnstile resume {id}");
+        note(&format!(
+            "\n{}\nsession {id}\nresume with: {hint}",
+            view.summary(started.elapsed())
+        ));
     }
     Ok(match outcome {
         Outcome::Idle => ExitCode::SUCCESS,
@@ -472,13 +739,19 @@ async fn drive(
             status_code,
             message,
         } => {
-            eprintln!(
+            note(&format!(
                 "error: the model call failed ({error_type}{}): {message}",
                 status_code
                     .map(|c| format!(", HTTP {c}"))
                     .unwrap_or_default()
-            );
+            ));
             ExitCode::from(1)
         }
     })
+}
+
+/// A line on stderr; a failed write is dropped (the reader of stderr left too).
+fn note(text: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr().lock(), "{text}");
 }

@@ -78,7 +78,8 @@ pub struct ServeArgs {
     /// Let file tools reach any path (the Copilot CLI's spelling of --allow-outside-cwd).
     #[arg(long)]
     pub allow_all_paths: bool,
-    /// Accepted for the Copilot CLI's users: turnstile has no tool that fetches URLs, so there is nothing to allow.
+    /// Accepted for the Copilot CLI's users and ignored: web_fetch's hosts are allowed one by
+    /// one (--allow-url HOST, a client's approval), or all with --yolo / --allow-all-tools.
     #[arg(long)]
     pub allow_all_urls: bool,
     /// Accepted: the server prints no color.

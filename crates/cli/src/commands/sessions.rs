@@ -5,18 +5,58 @@ use std::process::ExitCode;
 
 use std::io::Write;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use turnstile_journal::{SessionSummary, StateRoot};
 
-/// Lists sessions, newest first, from the session index unless `use_index` is false.
-pub fn run(json: bool, use_index: bool, state_dir: Option<&Path>) -> Result<ExitCode> {
+use crate::session_status::Status;
+
+/// Which sessions `sessions` lists.
+#[derive(Debug, Clone, Default)]
+pub struct Filter {
+    /// Only those whose working directory is this one.
+    pub cwd: Option<std::path::PathBuf>,
+    /// At most this many, the newest.
+    pub limit: Option<usize>,
+}
+
+/// Lists sessions, newest first, from the session index unless `use_index` is false, each
+/// with its status and model (`crate::session_status`).
+pub fn run(
+    json: bool,
+    use_index: bool,
+    filter: &Filter,
+    state_dir: Option<&Path>,
+) -> Result<ExitCode> {
     let root = StateRoot::resolve(state_dir)?;
     let all = if use_index {
         SessionSummary::list_indexed(&root)?.0
     } else {
         SessionSummary::list(&root)?
     };
-    print(&all, json, &root.dir().display().to_string())
+    let cwd = filter.cwd.as_ref().map(|dir| {
+        dir.canonicalize()
+            .unwrap_or_else(|_| dir.clone())
+            .display()
+            .to_string()
+    });
+    let shown: Vec<SessionSummary> = all
+        .into_iter()
+        .filter(|s| cwd.is_none() || s.cwd == cwd)
+        .take(filter.limit.unwrap_or(usize::MAX))
+        .collect();
+    let statuses: Vec<Status> = shown
+        .iter()
+        .map(|s| match s.id {
+            Some(id) => crate::session_status::read(&root.session(id).dir),
+            None => Status::default(),
+        })
+        .collect();
+    print_with(
+        &shown,
+        Some(&statuses),
+        json,
+        &root.dir().display().to_string(),
+    )
 }
 
 /// Lists the sessions of a JetStream store, from its index.
@@ -33,9 +73,36 @@ pub fn run_stored(json: bool, config: turnstile_store_nats::NatsConfig) -> Resul
 }
 
 fn print(all: &[SessionSummary], json: bool, place: &str) -> Result<ExitCode> {
+    print_with(all, None, json, place)
+}
+
+/// One session of the JSON listing: its summary and, for local sessions, its status.
+#[derive(serde::Serialize)]
+struct Row<'a> {
+    #[serde(flatten)]
+    summary: &'a SessionSummary,
+    #[serde(flatten)]
+    status: Option<&'a Status>,
+}
+
+fn print_with(
+    all: &[SessionSummary],
+    statuses: Option<&[Status]>,
+    json: bool,
+    place: &str,
+) -> Result<ExitCode> {
+    let status_of = |i: usize| statuses.and_then(|s| s.get(i));
     if json {
+        let rows: Vec<Row<'_>> = all
+            .iter()
+            .enumerate()
+            .map(|(i, summary)| Row {
+                summary,
+                status: status_of(i),
+            })
+            .collect();
         let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-        serde_json::to_writer_pretty(&mut out, all)?;
+        serde_json::to_writer_pretty(&mut out, &rows)?;
         writeln!(out)?;
         out.flush()?;
         return Ok(ExitCode::SUCCESS);
@@ -47,14 +114,14 @@ fn print(all: &[SessionSummary], json: bool, place: &str) -> Result<ExitCode> {
     let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
     writeln!(
         out,
-        "{:<36}  {:<24}  {:>7}  {:>9}  {:<24}  FIRST PROMPT",
-        "ID", "UPDATED", "EVENTS", "SIZE", "CWD"
+        "{:<36}  {:<24}  {:>7}  {:>9}  {:<7}  {:<16}  {:<24}  FIRST PROMPT",
+        "ID", "UPDATED", "EVENTS", "SIZE", "STATUS", "MODEL", "CWD"
     )?;
     // Each row is laid out by hand into one reused buffer: the same columns as the header's
     // format, without a formatter call and a padding pass per field.
     let mut row = Vec::with_capacity(512);
     let mut cell = Vec::with_capacity(32);
-    for s in all {
+    for (i, s) in all.iter().enumerate() {
         row.clear();
         match s.id {
             Some(id) => pad_right(
@@ -76,6 +143,15 @@ fn print(all: &[SessionSummary], json: bool, place: &str) -> Result<ExitCode> {
         human_bytes(&mut cell, s.size)?;
         pad_left(&mut row, &cell, 9);
         row.extend_from_slice(b"  ");
+        let status = status_of(i);
+        pad_right(&mut row, status.map_or("-", |st| st.status), 7);
+        row.extend_from_slice(b"  ");
+        pad_right(
+            &mut row,
+            status.and_then(|st| st.model.as_deref()).unwrap_or("-"),
+            16,
+        );
+        row.extend_from_slice(b"  ");
         pad_right(&mut row, s.cwd.as_deref().unwrap_or("-"), 24);
         row.extend_from_slice(b"  ");
         row.extend_from_slice(s.first_prompt.as_deref().unwrap_or("").as_bytes());
@@ -84,6 +160,51 @@ fn print(all: &[SessionSummary], json: bool, place: &str) -> Result<ExitCode> {
     }
     out.flush()?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Most sessions offered by [`pick`].
+const PICK_MAX: usize = 20;
+
+/// The session `run --resume` without an id continues: in a terminal, chosen by its number
+/// in a list of the newest sessions; otherwise the list is printed (as `sessions` prints
+/// it) and `None` returned, with a line on stderr saying how to name one.
+pub fn pick(root: &StateRoot) -> Result<Option<String>> {
+    use std::io::IsTerminal;
+    let (all, _) = SessionSummary::list_indexed(root)?;
+    let all: Vec<SessionSummary> = all.into_iter().filter(|s| s.id.is_some()).collect();
+    if !std::io::stdin().is_terminal() || !std::io::stderr().is_terminal() {
+        print(&all, false, &root.dir().display().to_string())?;
+        eprintln!("give the session to continue: turnstile run --resume ID (an id prefix will do)");
+        return Ok(None);
+    }
+    if all.is_empty() {
+        anyhow::bail!("no sessions in {} to continue", root.dir().display());
+    }
+    let shown = &all[..all.len().min(PICK_MAX)];
+    for (n, s) in shown.iter().enumerate() {
+        eprintln!(
+            "{:>3}  {}  {}  {}",
+            n + 1,
+            s.updated.as_deref().unwrap_or("-"),
+            s.cwd.as_deref().unwrap_or("-"),
+            s.first_prompt.as_deref().unwrap_or("")
+        );
+    }
+    eprint!("session to continue (1-{}, empty to cancel): ", shown.len());
+    let mut line = String::new();
+    std::io::stdin().read_line(&mut line)?;
+    let line = line.trim();
+    if line.is_empty() {
+        return Ok(None);
+    }
+    let chosen = line
+        .parse::<usize>()
+        .ok()
+        .and_then(|n| n.checked_sub(1))
+        .and_then(|i| shown.get(i))
+        .and_then(|s| s.id)
+        .with_context(|| format!("{line:?} is not one of the numbers 1-{}", shown.len()))?;
+    Ok(Some(chosen.to_string()))
 }
 
 /// `text` then spaces up to `width` characters (as `{:<width}` pads).

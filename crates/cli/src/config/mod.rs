@@ -7,6 +7,8 @@
 /// The settings files' reader, `turnstile-home`'s.
 pub use turnstile_home::settings as file;
 
+mod near_keys;
+
 use std::fmt;
 use std::path::PathBuf;
 
@@ -138,10 +140,19 @@ pub fn read_files() -> Result<Vec<SettingsFile>> {
     let Some(home) = turnstile_home::copilot_home() else {
         return Ok(Vec::new());
     };
-    Ok(vec![
+    let files = vec![
         file::read(&home.join(file::SETTINGS_FILE))?,
         file::read(&home.join(file::CONFIG_FILE))?,
-    ])
+    ];
+    for f in files.iter().filter(|f| f.exists) {
+        // Read again for its keys: the settings' type keeps none of those it ignores.
+        if let Ok(text) = std::fs::read_to_string(&f.path) {
+            for warning in near_keys::warnings(&f.path, &text) {
+                eprintln!("warning: {warning}");
+            }
+        }
+    }
+    Ok(files)
 }
 
 /// The effective settings of `flags`, the process environment and the settings files.
