@@ -73,12 +73,12 @@ fn tool_answer(result: Option<Value>, error: Option<String>) -> Result<ToolAnswe
             .map(str::to_owned);
         return Ok(Ok(output));
     }
-    // failure, rejected, denied, timeout: the model reads the error (or the text).
-    let message = object
-        .get("error")
-        .and_then(Value::as_str)
-        .filter(|e| !e.is_empty())
-        .unwrap_or(text);
+    // failure, rejected, denied, timeout: the model reads the text, as the runtime sends it;
+    // `error` only when the text is empty.
+    let message = Some(text)
+        .filter(|t| !t.is_empty())
+        .or_else(|| object.get("error").and_then(Value::as_str))
+        .unwrap_or_default();
     Ok(Err(ToolFailure::new(message, result_type)))
 }
 
@@ -236,8 +236,15 @@ mod tests {
         .unwrap_err();
         assert_eq!(
             (failed.message.as_str(), failed.code.as_deref()),
-            ("bad", Some("failure"))
+            ("t", Some("failure"))
         );
+        let untold = tool_answer(
+            Some(json!({"textResultForLlm": "", "resultType": "failure", "error": "bad"})),
+            None,
+        )
+        .unwrap()
+        .unwrap_err();
+        assert_eq!(untold.message, "bad");
         let err = tool_answer(None, Some("boom".into())).unwrap().unwrap_err();
         assert_eq!(err.message, "boom");
         assert!(tool_answer(None, None).is_err());
