@@ -256,6 +256,14 @@ impl Actor {
                     let result = self.emitter.emit_event(event).map(|e| e.id);
                     let _ = done.send(result);
                 }
+                Command::Record {
+                    event_type,
+                    data,
+                    done,
+                } => {
+                    let result = self.emitter.emit_raw(&event_type, data).map(|e| e.id);
+                    let _ = done.send(result);
+                }
                 Command::Compact { options, done } => {
                     let cancel = tokio_util::sync::CancellationToken::new();
                     let mode = self.parts.config.mode;
