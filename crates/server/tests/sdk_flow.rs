@@ -383,9 +383,10 @@ async fn a_client_that_disconnects_mid_tool_leaves_a_resumable_session() {
         "go",
     )
     .await;
-    client
+    let requested = client
         .events_until(no_answers, |e| e["type"] == "external_tool.requested")
         .await;
+    let request_id = requested.last().unwrap()["data"]["requestId"].clone();
     drop(client);
     let server = t.server.clone();
     eventually(|| server.open_sessions() == 0).await;
@@ -417,6 +418,22 @@ async fn a_client_that_disconnects_mid_tool_leaves_a_resumable_session() {
         create_params(&model.url(), json!({"sessionId": id})),
     )
     .await;
+    // The orphaned call's answer is moot, as the runtime answers it; an id the journal never
+    // had is still an error.
+    let late = next
+        .ok(
+            "session.tools.handlePendingToolCall",
+            json!({"sessionId": id, "requestId": request_id, "result": "too late"}),
+        )
+        .await;
+    assert_eq!(late, json!({"success": false}));
+    let wrong = next
+        .err(
+            "session.tools.handlePendingToolCall",
+            json!({"sessionId": id, "requestId": "made-up", "result": "x"}),
+        )
+        .await;
+    assert_eq!(wrong["code"], codes::INVALID_PARAMS);
     next.ok(
         "session.send",
         json!({"sessionId": id, "prompt": "continue"}),
