@@ -490,6 +490,35 @@ async fn writes_to_the_todo_tables_are_announced_before_the_call_completes() {
 }
 
 #[tokio::test]
+async fn the_empty_queue_is_announced_at_the_first_message_to_a_client_subscribing_after_create() {
+    let fx = fixture(Script::new().text("one").text("two")).await;
+    let session = SessionHandle::create(&fx.root, None, fx.unstreamed_parts(|_| {})).unwrap();
+    // Subscribed after the session opened, as the SDK clients do after `session.create`.
+    let mut rx = session.subscribe();
+    session
+        .send_and_wait("first", SendOptions::default())
+        .await
+        .unwrap();
+    session
+        .send_and_wait("second", SendOptions::default())
+        .await
+        .unwrap();
+    let live = drain(&mut rx);
+    let t = names(&live);
+    let pending: Vec<usize> = t
+        .iter()
+        .enumerate()
+        .filter(|(_, x)| **x == "pending_messages.modified")
+        .map(|(i, _)| i)
+        .collect();
+    let first_user = t.iter().position(|x| *x == "user.message").unwrap();
+    // Once, before the first message's user.message; a send that did not wait adds none.
+    assert_eq!(pending.len(), 1, "{t:?}");
+    assert!(pending[0] < first_user, "{t:?}");
+    session.shutdown().await.unwrap();
+}
+
+#[tokio::test]
 async fn a_queued_send_is_announced_when_it_joins_and_when_it_leaves_the_queue() {
     let script = Script::new()
         .respond(ScriptedResponse::text("first").with_delay_ms(300))

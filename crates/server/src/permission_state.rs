@@ -12,8 +12,9 @@ use turnstile_permissions::{LiveRules, PermissionRule, RuleScope};
 pub(crate) struct SessionPermissions {
     /// The rules the engine consults on each request.
     pub live: Arc<LiveRules>,
-    /// The session's own directory (`session.permissions.paths.isPathWithinWorkspace`).
-    pub workspace: PathBuf,
+    /// The workspace root (`session.permissions.paths.isPathWithinWorkspace`): the session's
+    /// own directory until `configure` names a `paths.workspacePath`.
+    workspace: Mutex<PathBuf>,
     dirs: Mutex<Dirs>,
     applied: Mutex<Applied>,
 }
@@ -55,7 +56,7 @@ impl SessionPermissions {
     ) -> Self {
         SessionPermissions {
             live,
-            workspace,
+            workspace: Mutex::new(workspace),
             dirs: Mutex::new(Dirs {
                 primary: cwd.to_path_buf(),
                 extra: additional.to_vec(),
@@ -97,6 +98,16 @@ impl SessionPermissions {
         let mut dirs = lock(&self.dirs);
         dirs.extra.retain(|d| *d != dir);
         dirs.primary = dir;
+    }
+
+    /// The workspace root.
+    pub(crate) fn workspace(&self) -> PathBuf {
+        lock(&self.workspace).clone()
+    }
+
+    /// Replaces the workspace root (`configure.paths.workspacePath`).
+    pub(crate) fn set_workspace(&self, dir: PathBuf) {
+        *lock(&self.workspace) = dir;
     }
 
     /// Whether `path` (absolute) is inside one of the directories.

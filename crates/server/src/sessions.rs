@@ -391,7 +391,8 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 /// Sends every event of the session to its client, in order, as `session.event`; registers
 /// pending requests with the bridge before the client can see them; keeps the listing info
-/// current and announces `session.updated` when the session goes idle.
+/// current and announces `session.updated` when the session goes idle or records a change
+/// while idle.
 struct Forwarder {
     broadcaster: Broadcaster,
     session: std::sync::Weak<OpenSession>,
@@ -458,7 +459,16 @@ impl Forwarder {
                 let data: Value = serde_json::from_str(event.data.get()).unwrap_or_default();
                 info.summary = data["content"].as_str().map(summarize);
             }
-            (kind == "session.idle").then(|| lifecycle_params("session.updated", self.id, &info))
+            // The runtime also announces a change recorded while no message runs (a mode or
+            // model set by the client); one that a message makes is announced at its idle.
+            let recorded_while_idle = !event.is_live_only()
+                && !matches!(
+                    kind,
+                    "session.start" | "session.resume" | "session.shutdown"
+                )
+                && !session.handle.is_busy();
+            (kind == "session.idle" || recorded_while_idle)
+                .then(|| lifecycle_params("session.updated", self.id, &info))
         };
         if let Some(params) = lifecycle {
             self.broadcaster.lifecycle(&params);

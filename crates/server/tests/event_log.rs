@@ -1,6 +1,7 @@
 //! `session.eventLog.*` over real TCP against the real server and the scripted model: pages
 //! that add up to the journal exactly, filters, the tail, a long poll woken by the next
-//! message, backward pages, stale cursors and bounds.
+//! message, backward pages, stale cursors and bounds; the plan's changes in the log, and a
+//! long poll that gets a live-only `session.title_changed`.
 
 use crate::common;
 
@@ -197,5 +198,88 @@ async fn pages_filters_tail_long_poll_and_backward_reads() {
         )
         .await;
     assert_eq!(error["code"], codes::INVALID_PARAMS);
+    t.stop().await;
+}
+
+#[tokio::test]
+async fn plan_changes_are_logged_and_a_waiting_read_gets_a_live_title_change() {
+    let model = ScriptedServer::start(Script::new().text("unused"))
+        .await
+        .unwrap();
+    let t = TestServer::start(|_| {}).await;
+    let mut client = t.client().await;
+    let created = client
+        .ok("session.create", create_params(&model.url(), json!({})))
+        .await;
+    let id = created["sessionId"].as_str().unwrap().to_owned();
+
+    // The plan written, rewritten and removed: each change is in the journal and the log.
+    for content in ["# plan", "# plan, again"] {
+        client
+            .ok(
+                "session.plan.update",
+                json!({"sessionId": id, "content": content}),
+            )
+            .await;
+    }
+    client
+        .ok("session.plan.delete", json!({"sessionId": id}))
+        .await;
+    client
+        .ok("session.plan.delete", json!({"sessionId": id}))
+        .await;
+    let operations = |events: &[Value]| -> Vec<Value> {
+        events
+            .iter()
+            .filter(|e| e["type"] == "session.plan_changed")
+            .map(|e| e["data"]["operation"].clone())
+            .collect()
+    };
+    let expected = vec![json!("create"), json!("update"), json!("delete")];
+    assert_eq!(operations(&journal_lines(&t.journal(&id))), expected);
+    let page = read(&mut client, json!({"sessionId": id, "waitMs": 0})).await;
+    assert_eq!(operations(page["events"].as_array().unwrap()), expected);
+
+    // A read waiting at the tail for title changes gets the one announced meanwhile (never
+    // journaled), and the cursor stays at the tail.
+    let tail = client
+        .ok("session.eventLog.tail", json!({"sessionId": id}))
+        .await;
+    let waiting = client
+        .start_request(
+            "session.eventLog.read",
+            json!({"sessionId": id, "cursor": tail["cursor"], "waitMs": 30_000,
+                   "types": ["session.title_changed"]}),
+        )
+        .await;
+    // The read subscribes as it starts; a name set before that is not seen, so names are
+    // set until the read answers.
+    let mut names = Vec::new();
+    for i in 0..200 {
+        let name = format!("title {i}");
+        client
+            .ok("session.name.set", json!({"sessionId": id, "name": name}))
+            .await;
+        names.push(json!(name));
+        client
+            .ok("session.name.get", json!({"sessionId": id}))
+            .await;
+        if client.has_response(waiting) {
+            break;
+        }
+    }
+    let answer = client.response(waiting).await["result"].clone();
+    let events = answer["events"].as_array().unwrap();
+    assert!(!events.is_empty(), "{answer}");
+    for event in events {
+        assert_eq!(event["type"], "session.title_changed", "{event}");
+        assert!(names.contains(&event["data"]["title"]), "{event}");
+    }
+    assert_eq!(answer["cursor"], tail["cursor"]);
+    assert!(
+        journal_lines(&t.journal(&id))
+            .iter()
+            .all(|l| l["type"] != "session.title_changed")
+    );
     t.stop().await;
 }

@@ -1,6 +1,7 @@
 //! The protocol as the SDK clients use it, end to end over a real socket with a scripted model:
 //! events in order with `session.idle` last, the journal holding exactly the persisted ones,
-//! client tools, hooks, abort, autopilot, `sendAndWait`, disconnect and resume. Permission
+//! client tools (a failed one's text read by the model), hooks (a deny holding for a tool
+//! that does not exist), `getMessages` of an open session only, abort, autopilot, `sendAndWait`, disconnect and resume. Permission
 //! answers are in `sdk_permissions.rs`, listings and idle sessions in `sdk_sessions.rs`.
 
 use crate::common;
@@ -204,10 +205,20 @@ async fn a_client_tool_call_is_recorded_and_answered_by_the_client() {
     assert_eq!(completions[0]["data"]["success"], true);
     assert_eq!(completions[0]["data"]["result"]["content"], "sunny");
     assert_eq!(completions[1]["data"]["success"], false);
+    // A failed result's text is what the model reads, as the runtime sends it (not `error`).
     assert_eq!(
         completions[1]["data"]["error"]["message"],
-        "station offline"
+        "no data for Oslo"
     );
+    let last = model.requests().last().cloned().unwrap();
+    let told: Vec<&Value> = last["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| &m["content"])
+        .collect();
+    assert!(told.contains(&&json!("no data for Oslo")), "{told:?}");
     // The model was offered the client's tool.
     let request = &model.requests()[0];
     let offered: Vec<&str> = request["tools"]
@@ -279,6 +290,81 @@ async fn client_hooks_are_invoked_and_a_pre_tool_use_deny_is_applied() {
 }
 
 #[tokio::test]
+async fn a_pre_tool_use_deny_holds_for_a_tool_that_does_not_exist() {
+    // The runtime puts every call to the hook first: its deny, not "does not exist", is what
+    // the model reads.
+    let model = ScriptedServer::start(
+        Script::new()
+            .tool_call("report_intent", json!({"intent": "editing"}))
+            .text("the hook said no"),
+    )
+    .await
+    .unwrap();
+    let t = TestServer::start(|c| c.permissions.allow_all = true).await;
+    let mut client = t.client().await;
+    let id = create_and_send(&mut client, &model.url(), json!({"hooks": true}), "edit").await;
+    let mut asked = Vec::new();
+    client
+        .events_until(
+            |_, params| {
+                if params["hookType"] == "preToolUse" {
+                    asked.push(params["input"]["toolName"].clone());
+                    json!({"output": {"permissionDecision": "deny"}})
+                } else {
+                    json!({})
+                }
+            },
+            is_idle,
+        )
+        .await;
+    assert_eq!(asked, vec![json!("report_intent")]);
+    let journal = journal_lines(&t.journal(&id));
+    let done = journal
+        .iter()
+        .find(|l| l["type"] == "tool.execution_complete")
+        .unwrap();
+    assert_eq!(
+        done["data"]["error"]["message"],
+        "Denied by preToolUse hook: No reason provided"
+    );
+    t.stop().await;
+}
+
+#[tokio::test]
+async fn the_messages_of_a_destroyed_session_are_refused_until_it_is_resumed() {
+    let model = ScriptedServer::start(Script::new().text("hi"))
+        .await
+        .unwrap();
+    let t = TestServer::start(|_| {}).await;
+    let mut client = t.client().await;
+    let id = create(&mut client, &model.url(), json!({})).await;
+    let open = client
+        .ok("session.getMessages", json!({"sessionId": id}))
+        .await;
+    assert_eq!(open["events"][0]["type"], "session.start");
+    client.ok("session.destroy", json!({"sessionId": id})).await;
+    let refused = client
+        .err("session.getMessages", json!({"sessionId": id}))
+        .await;
+    assert_eq!(refused["code"], codes::SESSION_NOT_FOUND);
+    assert!(
+        refused["message"].as_str().unwrap().contains(&id),
+        "{refused}"
+    );
+    client
+        .ok(
+            "session.resume",
+            create_params(&model.url(), json!({"sessionId": id})),
+        )
+        .await;
+    let resumed = client
+        .ok("session.getMessages", json!({"sessionId": id}))
+        .await;
+    assert_eq!(resumed["events"][0]["type"], "session.start");
+    t.stop().await;
+}
+
+#[tokio::test]
 async fn a_client_that_disconnects_mid_tool_leaves_a_resumable_session() {
     let model = ScriptedServer::start(
         Script::new()
@@ -297,9 +383,10 @@ async fn a_client_that_disconnects_mid_tool_leaves_a_resumable_session() {
         "go",
     )
     .await;
-    client
+    let requested = client
         .events_until(no_answers, |e| e["type"] == "external_tool.requested")
         .await;
+    let request_id = requested.last().unwrap()["data"]["requestId"].clone();
     drop(client);
     let server = t.server.clone();
     eventually(|| server.open_sessions() == 0).await;
@@ -331,6 +418,22 @@ async fn a_client_that_disconnects_mid_tool_leaves_a_resumable_session() {
         create_params(&model.url(), json!({"sessionId": id})),
     )
     .await;
+    // The orphaned call's answer is moot, as the runtime answers it; an id the journal never
+    // had is still an error.
+    let late = next
+        .ok(
+            "session.tools.handlePendingToolCall",
+            json!({"sessionId": id, "requestId": request_id, "result": "too late"}),
+        )
+        .await;
+    assert_eq!(late, json!({"success": false}));
+    let wrong = next
+        .err(
+            "session.tools.handlePendingToolCall",
+            json!({"sessionId": id, "requestId": "made-up", "result": "x"}),
+        )
+        .await;
+    assert_eq!(wrong["code"], codes::INVALID_PARAMS);
     next.ok(
         "session.send",
         json!({"sessionId": id, "prompt": "continue"}),

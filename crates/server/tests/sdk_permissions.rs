@@ -2,7 +2,8 @@
 //! and a session created with `requestPermission`: reads inside the working directory asked
 //! and approved once or for the session, a shell command rejected with feedback and a file
 //! creation approved, the open request listed until it is answered; URL fetches unasked in
-//! unrestricted mode (`urls.setUnrestrictedMode`) and asked again when it is turned off.
+//! unrestricted mode (`urls.setUnrestrictedMode`) and asked again when it is turned off; a
+//! client that cannot ask anyone (`user-not-available`) and the workspace `configure` names.
 
 use crate::common;
 
@@ -237,5 +238,103 @@ async fn unrestricted_url_mode_fetches_unasked_until_it_is_turned_off() {
         "{results:?}"
     );
     audit_clean(&t.journal(&id));
+    t.stop().await;
+}
+
+#[tokio::test]
+async fn a_client_that_cannot_ask_anyone_gets_the_runtime_denial_and_the_model_goes_on() {
+    // `user-not-available` is also what the official clients answer when their handler throws.
+    let model = ScriptedServer::start(
+        Script::new()
+            .tool_call(
+                "bash",
+                json!({"command": "touch made-by-bash", "description": "touch"}),
+            )
+            .text("could not run it"),
+    )
+    .await
+    .unwrap();
+    let t = TestServer::start(|_| {}).await;
+    let mut client = t.client().await;
+    let id = create_and_send(
+        &mut client,
+        &model.url(),
+        json!({"requestPermission": true}),
+        "make a file",
+    )
+    .await;
+    while let Some(last) = next_permission_request(&mut client).await {
+        let result = json!({"kind": "user-not-available"});
+        answer_permission(&mut client, &id, &last["data"]["requestId"], result).await;
+    }
+    assert!(!t.work().join("made-by-bash").exists());
+    let journal = journal_lines(&t.journal(&id));
+    let done = journal
+        .iter()
+        .find(|l| l["type"] == "tool.execution_complete")
+        .unwrap();
+    assert_eq!(done["data"]["success"], false);
+    assert_eq!(
+        done["data"]["error"]["message"],
+        "Permission denied and could not request permission from user"
+    );
+    // Not a rejection that ends the message: the model is called again and answers.
+    let answer = journal
+        .iter()
+        .rfind(|l| l["type"] == "assistant.message")
+        .unwrap();
+    assert_eq!(answer["data"]["content"], "could not run it");
+    assert_eq!(model.requests().len(), 2);
+    t.stop().await;
+}
+
+#[tokio::test]
+async fn the_configured_workspace_path_is_the_workspace_paths_are_checked_against() {
+    let model = ScriptedServer::start(Script::new().text("unused"))
+        .await
+        .unwrap();
+    let t = TestServer::start(|_| {}).await;
+    let mut client = t.client().await;
+    let id = create(&mut client, &model.url(), json!({})).await;
+    let root = tempfile::tempdir().unwrap();
+    let root = root.path().canonicalize().unwrap();
+    let inside = root.join("child.txt").display().to_string();
+    let within = |answer: Value| answer["allowed"].as_bool().unwrap();
+    let check = json!({"sessionId": id, "path": inside});
+    assert!(!within(
+        client
+            .ok(
+                "session.permissions.paths.isPathWithinWorkspace",
+                check.clone()
+            )
+            .await
+    ));
+    let configured = client
+        .ok(
+            "session.permissions.configure",
+            json!({"sessionId": id, "paths": {"workspacePath": root.display().to_string()}}),
+        )
+        .await;
+    assert_eq!(configured, json!({"success": true}));
+    assert!(within(
+        client
+            .ok("session.permissions.paths.isPathWithinWorkspace", check)
+            .await
+    ));
+    // A relative workspace is refused, naming the field.
+    let refused = client
+        .err(
+            "session.permissions.configure",
+            json!({"sessionId": id, "paths": {"workspacePath": "relative/dir"}}),
+        )
+        .await;
+    assert_eq!(refused["code"], -32602);
+    assert!(
+        refused["message"]
+            .as_str()
+            .unwrap()
+            .contains("paths.workspacePath"),
+        "{refused}"
+    );
     t.stop().await;
 }

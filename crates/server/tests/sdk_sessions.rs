@@ -1,6 +1,7 @@
 //! Sessions as the SDK clients list and close them, over a real socket with a scripted model:
 //! `session.list` (newest first, filtered, from the session index, a damaged journal skipped),
-//! `getLastId`, `getMetadata`, `delete`, and an idle session closed after its timeout.
+//! `getLastId`, `getMetadata`, `delete`, an idle session closed after its timeout, and
+//! `session.updated` for a change recorded while idle.
 
 use crate::common;
 
@@ -156,5 +157,38 @@ async fn an_idle_session_is_closed_after_the_timeout_and_says_so() {
             create_params(&model.url(), json!({"sessionId": id})),
         )
         .await;
+    t.stop().await;
+}
+
+#[tokio::test]
+async fn a_change_recorded_while_idle_announces_session_updated() {
+    let model = ScriptedServer::start(Script::new().text("unused"))
+        .await
+        .unwrap();
+    let t = TestServer::start(|_| {}).await;
+    let mut client = t.client().await;
+    let id = create(&mut client, &model.url(), json!({})).await;
+    let updated = |client: &common::Client| {
+        client
+            .notifications()
+            .iter()
+            .filter(|m| {
+                m["method"] == "session.lifecycle"
+                    && m["params"]["type"] == "session.updated"
+                    && m["params"]["sessionId"] == id.as_str()
+            })
+            .count()
+    };
+    client
+        .ok("session.mode.set", json!({"sessionId": id, "mode": "plan"}))
+        .await;
+    client
+        .events_until(no_answers, |e| e["type"] == "session.mode_changed")
+        .await;
+    // The notice follows the event on the same connection: a later answer comes after it.
+    client
+        .ok("session.mode.get", json!({"sessionId": id}))
+        .await;
+    assert_eq!(updated(&client), 1, "{:?}", client.notifications());
     t.stop().await;
 }

@@ -1,5 +1,5 @@
 //! A session taken over by another server process: handed over when idle (its clients see it
-//! end), refused naming the holder when it stays busy. Two servers on one state root, real
+//! end, and their goodbye still succeeds), refused naming the holder when it stays busy. Two servers on one state root, real
 //! TCP, real flocks (two opens of the lock file conflict as two processes would), the real
 //! handover socket. Timeouts are failure guards only.
 
@@ -56,6 +56,17 @@ async fn an_idle_session_is_handed_over_to_the_process_that_resumes_it() {
             .contains("another process took it over"),
         "{error}"
     );
+    // Its goodbye still succeeds (the official clients close their handle on exit), and
+    // leaves the taker's session alone.
+    let bye = a.ok("session.destroy", json!({"sessionId": id})).await;
+    assert_eq!(bye, json!({"success": true}));
+    assert_eq!(taker.server.open_sessions(), 1);
+    // A session this server never had is still unknown.
+    let unknown = "0b5e0a3c-1d2e-4f60-8a7b-9c0d1e2f3a4b";
+    let refused = a
+        .err("session.destroy", json!({"sessionId": unknown}))
+        .await;
+    assert_eq!(refused["code"], codes::SESSION_NOT_FOUND);
 
     // The taker goes on; the journal shows one writer after the other, never two.
     b.ok("session.send", json!({"sessionId": id, "prompt": "second"}))

@@ -188,6 +188,9 @@ impl Actor {
             }
         }
         let mut shutdown_reply = None;
+        // The runtime announces the (empty) send queue at the engine's first message, not
+        // when the session opens: a client subscribing after create still sees it.
+        let mut queue_announced = false;
         while let Some(cmd) = rx.recv().await {
             match cmd {
                 Command::Send {
@@ -206,7 +209,9 @@ impl Actor {
                         *running = Some(cancel.clone());
                     }
                     // A message that waited leaves the pending queue.
-                    if waited && let Err(e) = self.emitter.emit(&PendingMessagesModified {}) {
+                    let announce = waited || !queue_announced;
+                    queue_announced = true;
+                    if announce && let Err(e) = self.emitter.emit(&PendingMessagesModified {}) {
                         tracing::warn!(session = %self.id, error = %e, "could not announce the queue");
                     }
                     let outcome = match self
@@ -249,6 +254,14 @@ impl Actor {
                 Command::Log { entry, done } => {
                     let event = entry.event(self.emitter.writer().last_id());
                     let result = self.emitter.emit_event(event).map(|e| e.id);
+                    let _ = done.send(result);
+                }
+                Command::Record {
+                    event_type,
+                    data,
+                    done,
+                } => {
+                    let result = self.emitter.emit_raw(&event_type, data).map(|e| e.id);
                     let _ = done.send(result);
                 }
                 Command::Compact { options, done } => {

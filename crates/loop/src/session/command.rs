@@ -50,6 +50,11 @@ pub(super) enum Command {
         entry: LogEntry,
         done: Reply<Uuid>,
     },
+    Record {
+        event_type: String,
+        data: Box<serde_json::value::RawValue>,
+        done: Reply<Uuid>,
+    },
     Compact {
         options: CompactOptions,
         done: Reply<CompactionReport>,

@@ -228,6 +228,27 @@ impl SessionHandle {
         self.command(Command::Log { entry, done }, rx).await
     }
 
+    /// Records an event a client's request describes (`session.plan_changed` for a plan the
+    /// client wrote, say) after the messages sent before it; returns its id. `data` is the
+    /// event's data as the schema has it; the type must be one the journal persists.
+    pub async fn record(
+        &self,
+        event_type: &str,
+        data: Box<serde_json::value::RawValue>,
+    ) -> Result<Uuid, LoopError> {
+        let (done, rx) = oneshot::channel();
+        let event_type = event_type.to_owned();
+        self.command(
+            Command::Record {
+                event_type,
+                data,
+                done,
+            },
+            rx,
+        )
+        .await
+    }
+
     /// Compacts the history now (SDK `session.history.compact`, `turnstile compact`), after
     /// the messages sent before it: one summary call to the model, recorded as
     /// `session.compaction_start`/`complete` with the options' `trigger`.

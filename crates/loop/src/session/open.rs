@@ -5,8 +5,8 @@
 use std::sync::Arc;
 
 use turnstile_journal::payload::{
-    Payload, PendingMessagesModified, SessionManagedSettingsResolved, SessionResume, SessionStart,
-    SessionWarning, WorkingDirectoryContext,
+    Payload, SessionManagedSettingsResolved, SessionResume, SessionStart, SessionWarning,
+    WorkingDirectoryContext,
 };
 use turnstile_journal::{
     Event, JournalWriter, StateRoot, Timestamp, TrustedPrefix, Uuid, WriterOptions,
@@ -171,10 +171,10 @@ impl SessionHandle {
 }
 
 /// What the Copilot CLI announces right after a session's start or resume: the managed
-/// settings in force (none: turnstile reads no enterprise policy) and the send queue, empty.
+/// settings in force (none: turnstile reads no enterprise policy). The empty send queue is
+/// announced at the first message (`actor.rs`), as the CLI does.
 fn announce_opened(emitter: &Emitter) -> Result<(), LoopError> {
     emitter.emit(&SessionManagedSettingsResolved::none())?;
-    emitter.emit(&PendingMessagesModified {})?;
     Ok(())
 }
 

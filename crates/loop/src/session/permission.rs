@@ -135,6 +135,15 @@ impl Actor {
                         self.parts.config.live_permissions.remember(&result);
                         (result, None)
                     }
+                    // A client that cannot ask anyone (`user-not-available`, also what the
+                    // official clients answer when their handler fails): the runtime's
+                    // "could not request" wording, and the model goes on.
+                    Ok(result)
+                        if result["kind"]
+                            == "denied-no-approval-rule-and-could-not-request-from-user" =>
+                    {
+                        (result, Some(denied(DENIED_NO_RULE)))
+                    }
                     Ok(result) => {
                         let feedback = result["feedback"].as_str().filter(|f| !f.is_empty());
                         let denial = rejected_by_user(feedback);

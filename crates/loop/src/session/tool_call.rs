@@ -280,21 +280,10 @@ impl Actor {
             None if excluded => None,
             None => tools.get(&call.name),
         };
-        if external.is_none() && builtin.is_none() {
-            let names: Vec<String> = self
-                .tool_specs(msg.mode)
-                .into_iter()
-                .map(|t| t.name)
-                .collect();
-            let message = format!(
-                "Tool '{}' does not exist. Available tools that can be called are {}.",
-                call.name,
-                names.join(", ")
-            );
-            let failure = ToolFailure::new(message, "unknown_tool");
-            return Ok(Finished::of(Err(failure)));
-        }
-        if !args.is_object() {
+        // A tool that does not exist is still put to the preToolUse hook first, as the
+        // runtime does: a hook's deny is what the model reads then.
+        let unknown = external.is_none() && builtin.is_none();
+        if !unknown && !args.is_object() {
             let failure = ToolFailure::invalid(format!(
                 "the arguments of {} must be a JSON object, got: {}",
                 call.name, call.arguments
@@ -320,6 +309,20 @@ impl Actor {
             if let Some(modified) = out.get("modifiedArgs").filter(|v| v.is_object()) {
                 args = modified.clone();
             }
+        }
+        if unknown {
+            let names: Vec<String> = self
+                .tool_specs(msg.mode)
+                .into_iter()
+                .map(|t| t.name)
+                .collect();
+            let message = format!(
+                "Tool '{}' does not exist. Available tools that can be called are {}.",
+                call.name,
+                names.join(", ")
+            );
+            let failure = ToolFailure::new(message, "unknown_tool");
+            return Ok(Finished::of(Err(failure)));
         }
         let mut ctx = self.tool_context(msg.cancel);
         ctx.tool_call_id = Some(call.id.clone());

@@ -4,7 +4,8 @@
 //! there, checks that the same event is still on that line, and goes on, so a page costs its
 //! own events, not the history before it. Pages are bounded in events (`max`, at most 1000)
 //! and in bytes. A forward read at the tail may wait (`waitMs`, at most 30 s) for the next
-//! event of a session open in this server.
+//! event of a session open in this server; while it waits, the live-only events announced
+//! (at most 1000) come too.
 
 use std::collections::{HashSet, VecDeque};
 use std::fs::File;
@@ -342,21 +343,35 @@ pub(crate) async fn read(ctx: &Ctx<'_>, params: ReadParams) -> Result<Value, Rpc
     let wait = Duration::from_millis(params.wait_ms.unwrap_or(0).min(MAX_WAIT_MS));
     let deadline = tokio::time::Instant::now() + wait;
     let mut appended = session.appended();
+    let backward = params.direction.as_deref() == Some("backward")
+        || params
+            .cursor
+            .as_deref()
+            .is_some_and(|c| c.starts_with("b:"));
+    // A forward read that waits also gets the live-only events announced meanwhile (a
+    // `session.title_changed`, say), as the Copilot CLI's log holds them; they are not in the
+    // journal, so the cursor does not move for them.
+    let mut live = (!wait.is_zero() && !backward).then(|| session.handle().subscribe());
+    let mut announced = Vec::new();
     loop {
         // Marked seen before reading: an event appended during the read wakes the next wait.
         appended.borrow_and_update();
         filter.hidden = turnstile_replay::hidden_in_file(&path)
             .map_err(|e| RpcError::new(codes::SESSION_FAILED, e.to_string()))?;
-        let page = read_once(&path, &params, &filter)?;
-        let backward = params.direction.as_deref() == Some("backward")
-            || params
-                .cursor
-                .as_deref()
-                .is_some_and(|c| c.starts_with("b:"));
+        let mut page = read_once(&path, &params, &filter)?;
+        let from_file = !page.events.is_empty();
+        if let Some(rx) = live.as_mut() {
+            while let Ok(event) = rx.try_recv() {
+                if event.is_live_only() && filter.matches(&event) && announced.len() < MAX_MAX {
+                    announced.push(event.to_live_value());
+                }
+            }
+            page.events.extend(announced.iter().cloned());
+        }
         let done = !page.events.is_empty() || backward || wait.is_zero() || session.is_closing();
         let timed_out = tokio::time::Instant::now() >= deadline;
         if done || timed_out {
-            let cursor = if page.events.is_empty() && !page.expired {
+            let cursor = if !from_file && !page.expired {
                 // Nothing new: the cursor stays where it was.
                 params.cursor.clone().unwrap_or(page.cursor)
             } else {

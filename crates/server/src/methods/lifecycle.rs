@@ -439,8 +439,25 @@ fn loop_error(id: Uuid, e: LoopError) -> RpcError {
 /// `session.detach` (`destroy`): this connection no longer has the session
 /// open; once no connection has it, it is closed (a running message is aborted). The journal
 /// stays and the session can be resumed.
+///
+/// A session the server closed on its own (another process took it over, it idled out) is
+/// detached already: the client's goodbye succeeds, as in the Copilot CLI, where both
+/// processes keep it open.
 pub(crate) async fn detach(ctx: &Ctx<'_>, params: SessionIdParams) -> Result<Value, RpcError> {
-    let session = open_session(ctx, params.id())?;
+    let session = match open_session(ctx, params.id()) {
+        Ok(session) => session,
+        Err(e) => {
+            let closed_here = turnstile_journal::parse_session_id(params.id())
+                .ok()
+                .and_then(|id| ctx.server.closed_reason(id))
+                .is_some();
+            return if closed_here {
+                Ok(json!({"success": true}))
+            } else {
+                Err(e)
+            };
+        }
+    };
     let peer = ctx.peer.id();
     if session.is_open_in(peer) {
         if session.clients().len() == 1 {

@@ -10,6 +10,8 @@ use super::Ctx;
 use super::open_session;
 use crate::client_bridge::{Delivery, ToolAnswer, UnknownRequest};
 use crate::rpc::{RpcError, kind_of};
+use crate::sessions::OpenSession;
+use turnstile_journal::{JournalReader, ReadMode};
 
 /// `session.tools.handlePendingToolCall` params.
 #[derive(Debug, Deserialize)]
@@ -26,10 +28,10 @@ pub(crate) struct ToolCallParams {
 pub(crate) fn tool_call(ctx: &Ctx<'_>, params: ToolCallParams) -> Result<Value, RpcError> {
     let session = open_session(ctx, &params.session_id)?;
     let answer = tool_answer(params.result, params.error)?;
-    let delivery = session
-        .bridge()
-        .answer_tool(&params.request_id, answer)
-        .map_err(unknown)?;
+    let delivery = match session.bridge().answer_tool(&params.request_id, answer) {
+        Ok(delivery) => delivery,
+        Err(e) => return over_or_unknown(ctx, &session, &params.request_id, e),
+    };
     Ok(json!({"success": delivery == Delivery::Taken}))
 }
 
@@ -73,12 +75,12 @@ fn tool_answer(result: Option<Value>, error: Option<String>) -> Result<ToolAnswe
             .map(str::to_owned);
         return Ok(Ok(output));
     }
-    // failure, rejected, denied, timeout: the model reads the error (or the text).
-    let message = object
-        .get("error")
-        .and_then(Value::as_str)
-        .filter(|e| !e.is_empty())
-        .unwrap_or(text);
+    // failure, rejected, denied, timeout: the model reads the text, as the runtime sends it;
+    // `error` only when the text is empty.
+    let message = Some(text)
+        .filter(|t| !t.is_empty())
+        .or_else(|| object.get("error").and_then(Value::as_str))
+        .unwrap_or_default();
     Ok(Err(ToolFailure::new(message, result_type)))
 }
 
@@ -102,10 +104,13 @@ pub(crate) fn permission(ctx: &Ctx<'_>, params: PermissionParams) -> Result<Valu
         // The request itself is approved either way; only later sessions miss the approval.
         tracing::warn!(session = %params.session_id, error = %e, "the location approval was not persisted");
     }
-    let delivery = session
+    let delivery = match session
         .bridge()
         .answer_permission(&params.request_id, result)
-        .map_err(unknown)?;
+    {
+        Ok(delivery) => delivery,
+        Err(e) => return over_or_unknown(ctx, &session, &params.request_id, e),
+    };
     Ok(json!({"success": delivery == Delivery::Taken}))
 }
 
@@ -187,6 +192,37 @@ fn is_session_approval(approval: &Value) -> bool {
     )
 }
 
+/// The answer to a request this engine never announced: `{success: false}` when the
+/// session's journal records it (an earlier engine announced it and the resume closed it as
+/// interrupted, as the runtime answers for such an orphan), else `-32602`.
+fn over_or_unknown(
+    ctx: &Ctx<'_>,
+    session: &OpenSession,
+    request_id: &str,
+    e: UnknownRequest,
+) -> Result<Value, RpcError> {
+    let events = ctx.server.config().state_root.session(session.id()).events;
+    if recorded_request(&events, request_id) {
+        Ok(json!({"success": false}))
+    } else {
+        Err(unknown(e))
+    }
+}
+
+/// Whether the journal at `events` records a client tool call or a permission request with
+/// this `requestId` (read line by line; a line that cannot be read is skipped).
+fn recorded_request(events: &std::path::Path, request_id: &str) -> bool {
+    let Ok(reader) = JournalReader::open(events, ReadMode::Lenient) else {
+        return false;
+    };
+    reader.filter_map(Result::ok).any(|record| {
+        let kind = record.event.event_type.as_str();
+        (kind == "external_tool.requested" || kind == "permission.requested")
+            && serde_json::from_str::<Value>(record.event.data.get())
+                .is_ok_and(|data| data["requestId"] == request_id)
+    })
+}
+
 fn unknown(e: UnknownRequest) -> RpcError {
     RpcError::invalid_params(format!(
         "{e} (answer only requests announced by session.event)"
@@ -236,8 +272,15 @@ mod tests {
         .unwrap_err();
         assert_eq!(
             (failed.message.as_str(), failed.code.as_deref()),
-            ("bad", Some("failure"))
+            ("t", Some("failure"))
         );
+        let untold = tool_answer(
+            Some(json!({"textResultForLlm": "", "resultType": "failure", "error": "bad"})),
+            None,
+        )
+        .unwrap()
+        .unwrap_err();
+        assert_eq!(untold.message, "bad");
         let err = tool_answer(None, Some("boom".into())).unwrap().unwrap_err();
         assert_eq!(err.message, "boom");
         assert!(tool_answer(None, None).is_err());

@@ -146,6 +146,7 @@ pub(crate) struct RulesSet {
 #[serde(rename_all = "camelCase")]
 pub(crate) struct PathsConfig {
     additional_directories: Option<Vec<String>>,
+    workspace_path: Option<String>,
 }
 
 /// `configure` params: every field but the id is optional and leaves its setting alone when
@@ -166,7 +167,18 @@ pub(crate) struct ConfigureParams {
 /// content exclusion).
 pub(crate) fn configure(ctx: &Ctx<'_>, p: ConfigureParams) -> Result<Value, RpcError> {
     let state = state(ctx, &p.session_id)?;
-    let dirs = match p.paths.and_then(|paths| paths.additional_directories) {
+    let (dirs, workspace) = match p.paths {
+        Some(paths) => (paths.additional_directories, paths.workspace_path),
+        None => (None, None),
+    };
+    let workspace = workspace
+        .map(|w| {
+            absolute(&w).map_err(|e| {
+                RpcError::invalid_params(format!("invalid params: paths.workspacePath: {e}"))
+            })
+        })
+        .transpose()?;
+    let dirs = match dirs {
         Some(dirs) => Some(
             dirs.iter()
                 .map(|d| {
@@ -191,6 +203,9 @@ pub(crate) fn configure(ctx: &Ctx<'_>, p: ConfigureParams) -> Result<Value, RpcE
     }
     if let Some(dirs) = dirs {
         state.set_directories(dirs);
+    }
+    if let Some(workspace) = workspace {
+        state.set_workspace(workspace);
     }
     Ok(success())
 }
@@ -266,10 +281,11 @@ pub(crate) fn paths_allowed(ctx: &Ctx<'_>, p: PathParams) -> Result<Value, RpcEr
     Ok(json!({ "allowed": allowed }))
 }
 
-/// `paths.isPathWithinWorkspace`: the workspace is the session's own directory.
+/// `paths.isPathWithinWorkspace`: the workspace is the session's own directory, or the
+/// `paths.workspacePath` the client configured.
 pub(crate) fn paths_workspace(ctx: &Ctx<'_>, p: PathParams) -> Result<Value, RpcError> {
-    let state = state(ctx, &p.session_id)?;
-    let allowed = is_absolute_inside(Path::new(&p.path), std::slice::from_ref(&state.workspace));
+    let workspace = state(ctx, &p.session_id)?.workspace();
+    let allowed = is_absolute_inside(Path::new(&p.path), std::slice::from_ref(&workspace));
     Ok(json!({ "allowed": allowed }))
 }
 

@@ -9,8 +9,8 @@ use turnstile_loop::{AgentMode, SendOptions};
 
 use super::Ctx;
 use super::lifecycle::persisted_events;
+use super::open_session;
 use super::session_id_params::SessionIdParams;
-use super::{open_session, session_id};
 use crate::rpc::{RpcError, codes};
 
 /// `session.send` params (the schema's; the ones not listed are accepted and ignored).
@@ -148,20 +148,12 @@ pub(crate) fn abort(ctx: &Ctx<'_>, params: AbortParams) -> Result<Value, RpcErro
     Ok(json!({"success": true}))
 }
 
-/// `session.getMessages`: the session's persisted events, in journal order. Works for any
-/// session on disk, open or not.
+/// `session.getMessages`: the session's persisted events, in journal order. Only a session
+/// open in this server has them, as in the Copilot CLI: after `session.destroy` the client
+/// resumes it first (the answer is `SESSION_NOT_FOUND` naming why it is closed).
 pub(crate) fn messages(ctx: &Ctx<'_>, params: SessionIdParams) -> Result<Value, RpcError> {
-    let id = session_id(params.id())?;
-    let paths = ctx.server.config().state_root.session(id);
-    if !paths.events.is_file() {
-        return Err(RpcError::new(
-            codes::SESSION_NOT_FOUND,
-            format!(
-                "no session {id} in {}",
-                ctx.server.config().state_root.dir().display()
-            ),
-        ));
-    }
+    let session = open_session(ctx, params.id())?;
+    let paths = ctx.server.config().state_root.session(session.id());
     Ok(json!({"events": persisted_events(&paths.events)?}))
 }
 

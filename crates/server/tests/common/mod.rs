@@ -240,6 +240,13 @@ impl Client {
         found
     }
 
+    /// Whether the response to request `id` has been read already (kept in the backlog).
+    pub fn has_response(&self, id: u64) -> bool {
+        self.backlog
+            .iter()
+            .any(|m| m.get("method").is_none() && m["id"] == json!(id))
+    }
+
     /// Calls and expects success; returns `result`.
     pub async fn ok(&mut self, method: &str, params: Value) -> Value {
         let response = self.call(method, params).await;
