@@ -32,6 +32,7 @@ mod serve_mcp;
 mod serve_model_endpoint;
 mod serve_token;
 mod session_files;
+mod store_bounds;
 mod store_commands;
 mod store_nats;
 mod store_vs_files;
