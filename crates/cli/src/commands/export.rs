@@ -88,8 +88,13 @@ fn report_long_lines(session: &str, exported: &Exported) -> ExitCode {
     }
     let max = max_line_bytes();
     for long in &exported.long {
+        let unfinished = if long.terminated {
+            ""
+        } else {
+            " (the last, with no newline)"
+        };
         eprintln!(
-            "warning: session {session} line {} (byte {}) is {} bytes, over the {max} bytes a journal line may take in memory ({MAX_LINE_BYTES_ENV}); it was exported unchanged, but `import` refuses it and the other readers skip it unless {MAX_LINE_BYTES_ENV} is set above {}",
+            "warning: session {session} line {} (byte {}) is {} bytes{unfinished}, over the {max} bytes a journal line may take in memory ({MAX_LINE_BYTES_ENV}); it was exported unchanged, but `import` refuses it and the other readers skip it unless {MAX_LINE_BYTES_ENV} is set above {}",
             long.line, long.offset, long.len, long.len
         );
     }
