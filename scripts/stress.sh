@@ -10,8 +10,8 @@
 #            tool-call indexes against the cap, the hostile streams against the timeouts
 #   server   1,000 idle connections against a server limited to 1024 descriptors
 #   journal  a 1 GB journal line and a 2 GB sparse journal through the journal crate's readers
-#            (limits of 64 KiB and the default 256 MiB), then through fsck, events, audit,
-#            report and repair
+#            (limits of 64 KiB and the default 256 MiB), then (STRESS_COMMANDS=1) through
+#            fsck, events, audit, report, export, import, replay and repair
 set -euo pipefail
 cd "$(dirname "$0")/.."
 CARGO=${CARGO:-cargo}
@@ -99,6 +99,20 @@ PY
   done
   measure "report-1GB-line" "$bin" report "$huge" --output "$WORK/huge.html"
   measure "report-2GB-sparse" "$bin" report "$sparse" --output "$WORK/sparse.html"
+  # export reads a session of a state directory: both journals are linked into one.
+  local state=$WORK/state imported=$WORK/imported
+  local huge_id=5e2a3c1e-0000-4000-8000-000000000001 sparse_id=5e2a3c1e-0000-4000-8000-000000000002
+  rm -rf "$state" "$imported"
+  mkdir -p -m 700 "$state" "$state/$huge_id" "$state/$sparse_id"
+  ln "$huge" "$state/$huge_id/events.jsonl" 2>/dev/null || cp "$huge" "$state/$huge_id/events.jsonl"
+  ln "$sparse" "$state/$sparse_id/events.jsonl" 2>/dev/null || cp --sparse=always "$sparse" "$state/$sparse_id/events.jsonl"
+  measure "export-1GB-line" "$bin" --state-dir "$state" export "$huge_id" --output /dev/null
+  measure "export-2GB-sparse" "$bin" --state-dir "$state" export "$sparse_id" --output /dev/null
+  measure "import-1GB-line" "$bin" --state-dir "$imported" import "$huge"
+  measure "import-2GB-sparse" "$bin" --state-dir "$imported" import "$sparse" --session-id "$sparse_id"
+  measure "replay-1GB-line" "$bin" replay "$huge"
+  measure "replay-2GB-sparse" "$bin" replay "$sparse"
+  rm -rf "$state" "$imported"
   cp "$huge" "$WORK/huge-line/events.jsonl.orig"
   measure "repair-salvage-1GB-line" "$bin" repair --salvage "$huge"
   measure "repair-2GB-sparse" "$bin" repair "$sparse"

@@ -38,6 +38,7 @@ mod serve_model_endpoint;
 mod serve_token;
 mod session_files;
 mod sessions_listing;
+mod store_bounds;
 mod store_commands;
 mod store_nats;
 mod store_vs_files;

@@ -375,6 +375,18 @@ fn a_line_over_the_readers_limit_is_named_by_every_command_that_reads_it() {
         !html.contains(&"y".repeat(70_000)),
         "the line is not on the page"
     );
+    // history (the fold) and replay (the journal as a fixture): refused, naming the line and
+    // its size, before anything is held whole.
+    for command in ["history", "replay"] {
+        let out = limited(&[command]);
+        let shown = text(&out);
+        assert!(!out.status.success(), "{command}: {shown}");
+        assert!(
+            shown.contains("events.jsonl:10 (byte")
+                && shown.contains(&format!("{} bytes", size + 1)),
+            "{command}: {shown}"
+        );
+    }
     // repair --salvage: the line leaves the journal for the side file, nothing lost.
     let out = limited(&["repair", "--salvage"]);
     assert!(out.status.success(), "{}", text(&out));

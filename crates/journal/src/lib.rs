@@ -12,6 +12,7 @@ pub mod index;
 pub mod inuse;
 pub mod layout;
 mod layout_error;
+pub mod line_meter;
 pub mod lines;
 pub mod payload;
 mod persistence;
@@ -30,6 +31,7 @@ pub use event_type::{
     EventType, Persistence, REWIND_MARKER, all_event_types, persistence_of, schema_persistence,
 };
 pub use layout::{SessionPaths, StateRoot, parse_session_id};
+pub use line_meter::{LineMeter, LongLine, Measured};
 pub use lines::{BoundedLines, DEFAULT_MAX_LINE_BYTES, LineInfo, max_line_bytes};
 pub use reader::{JournalReader, ReadError, ReadMode, Record};
 pub use repair::{RepairError, RepairOutcome, repair};

@@ -19,6 +19,25 @@ pub enum ReplayError {
         /// The OS error.
         source: io::Error,
     },
+    /// A complete line longer than a journal line may take in memory: the fold stops before
+    /// it, having measured it without holding it.
+    #[error(
+        "{}:{line} (byte {offset}): a line of {len} bytes, over the {max} bytes a journal line may take in memory ({}); the fold stops here and nothing was changed — see it with `turnstile fsck`, move it aside with `turnstile repair --salvage`, or set the limit above {len}",
+        path.display(),
+        turnstile_journal::lines::MAX_LINE_BYTES_ENV
+    )]
+    Oversized {
+        /// The journal.
+        path: PathBuf,
+        /// 1-based line number.
+        line: u64,
+        /// Byte offset of the line.
+        offset: u64,
+        /// Its length in bytes, the `\n` included.
+        len: u64,
+        /// The limit it is over.
+        max: usize,
+    },
     /// The checkpoint sidecar could not be written.
     #[error("{}: cannot write the checkpoint: {message}", path.display())]
     CheckpointWrite {

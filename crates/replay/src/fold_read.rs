@@ -101,6 +101,8 @@ pub(crate) fn fold_tail_with(
     let reader = LineReader {
         file,
         at: offset,
+        line,
+        max_line: turnstile_journal::max_line_bytes(),
         end,
         carry: Vec::new(),
         crc: crc.as_deref().copied(),
@@ -144,6 +146,7 @@ fn fold_one_thread(
         match reader.next(spare).map_err(|e| ReplayError::io(path, e))? {
             Next::Chunk(chunk) => spare = fold_chunk(path, folder, chunk, cursor)?,
             Next::End(torn) => return Ok((torn, reader.crc)),
+            Next::Oversized(long) => return Err(long.error(path)),
         }
     }
 }
@@ -211,6 +214,7 @@ fn fold_two_threads(
                     let _ = recycle.send((spare, folder.take_dropped()));
                 }
                 Next::End(torn) => break torn,
+                Next::Oversized(long) => return Err(long.error(path)),
             }
         };
         let crc = match worker.join() {
@@ -303,6 +307,28 @@ enum Next {
     Chunk(Chunk),
     /// No more lines to fold; the offset of a torn tail, if the file ends in one.
     End(Option<u64>),
+    /// The next line is complete and longer than the limit: the fold stops before it.
+    Oversized(LongLine),
+}
+
+/// A complete line longer than the readers' limit, measured, not held.
+struct LongLine {
+    line: u64,
+    offset: u64,
+    len: u64,
+    max: usize,
+}
+
+impl LongLine {
+    fn error(&self, path: &Path) -> ReplayError {
+        ReplayError::Oversized {
+            path: path.to_path_buf(),
+            line: self.line,
+            offset: self.offset,
+            len: self.len,
+            max: self.max,
+        }
+    }
 }
 
 /// Cuts a journal into runs of complete lines that start before `end`.
@@ -310,6 +336,10 @@ struct LineReader {
     file: File,
     /// Offset of the first byte not handed out yet.
     at: u64,
+    /// Lines handed out so far (the number of the line before `at`).
+    line: u64,
+    /// The longest line held ([`turnstile_journal::max_line_bytes`]).
+    max_line: usize,
     end: u64,
     /// The start of a line read past the end of the last run.
     carry: Vec<u8>,
@@ -359,17 +389,11 @@ impl LineReader {
             }
             scanned = filled;
             // No `\n` in the buffer: it holds the start of one line, which the journal's
-            // readers never hold beyond their limit (the scan at open calls it damage).
-            let max = turnstile_journal::max_line_bytes();
-            if filled > max {
-                return Err(io::Error::new(
-                    io::ErrorKind::InvalidData,
-                    format!(
-                        "the line at byte {} is longer than the {max} bytes a journal line may take in memory ({}); run `turnstile fsck` to see it, `turnstile repair --salvage` to move it aside",
-                        self.at,
-                        turnstile_journal::lines::MAX_LINE_BYTES_ENV
-                    ),
-                ));
+            // readers never hold beyond their limit (the scan at open calls it damage). The
+            // rest of it is measured through the buffer's first piece, never held; an end of
+            // file before its `\n` makes it a torn tail, left out like a short one.
+            if filled > self.max_line {
+                return self.measure_long(buf, filled);
             }
             if buf.len() - filled < READ_BYTES / 2 {
                 buf.resize(buf.len() * 2, 0);
@@ -410,6 +434,7 @@ impl LineReader {
                 }),
             });
             start += len;
+            self.line += 1;
         }
         self.carry.extend_from_slice(&buf[start..filled]);
         if let Some(crc) = self.crc.as_mut() {
@@ -421,6 +446,36 @@ impl LineReader {
             lines,
             members,
         }))
+    }
+}
+
+impl LineReader {
+    /// The line at `self.at`, whose first `filled` bytes (no `\n`) are in `buf`: reads on to
+    /// its end through `buf`'s first [`READ_BYTES`] without keeping anything.
+    fn measure_long(&mut self, mut buf: Vec<u8>, filled: usize) -> io::Result<Next> {
+        let mut len = filled as u64;
+        buf.truncate(READ_BYTES);
+        buf.shrink_to_fit();
+        self.finished = true;
+        loop {
+            let n = match self.file.read(&mut buf) {
+                Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            };
+            if n == 0 {
+                return Ok(Next::End(Some(self.at)));
+            }
+            if let Some(at) = memchr::memchr(b'\n', &buf[..n]) {
+                return Ok(Next::Oversized(LongLine {
+                    line: self.line + 1,
+                    offset: self.at,
+                    len: len + at as u64 + 1,
+                    max: self.max_line,
+                }));
+            }
+            len += n as u64;
+        }
     }
 }
 

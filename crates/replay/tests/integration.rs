@@ -12,6 +12,7 @@ mod compaction;
 mod compaction_prop;
 mod crash_resume;
 mod fold_fixtures;
+mod fold_oversized;
 mod notifications;
 mod old_journals;
 mod resume_plan;

@@ -10,6 +10,7 @@
 mod checkpoints;
 mod config;
 mod connect;
+mod import;
 mod leader;
 mod lease;
 mod live;
@@ -23,15 +24,18 @@ mod working_copy;
 
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
+use std::io::{Read, Seek, Write};
 use std::sync::Arc;
 
 use async_nats::jetstream::consumer::DeliverPolicy;
 use async_nats::jetstream::stream::Stream;
 use async_nats::jetstream::{self, kv};
-use turnstile_journal::{Event, JournalSink, SessionSummary, StateRoot, Uuid};
-use turnstile_store::{AttachMode, Attachment, Imported, JournalStore, StoreError, journal_bytes};
+
+use turnstile_journal::{JournalSink, LineMeter, SessionSummary, StateRoot, Uuid, max_line_bytes};
+use turnstile_store::{AttachMode, Attachment, Exported, Imported, JournalStore, StoreError};
 
 pub use config::{DEFAULT_LEASE_SECS, NatsConfig, is_nats_url};
+use import::PublishError;
 pub use lease::LeaseGrant;
 pub use live::{LiveEvents, LiveFeed};
 pub use records::{FoldedObject, Holder, StoreCheckpoint, StoredEntry};
@@ -208,6 +212,36 @@ impl NatsStore {
         .await
     }
 
+    /// Writes every stored line of `id` up to stream sequence `last` (0: none) to `out` as it
+    /// arrives, holding one line at a time; a failure of `out` is [`StoreError::Write`].
+    async fn stream_into(
+        &self,
+        id: Uuid,
+        last: u64,
+        out: &mut (impl Write + Send),
+    ) -> Result<(), StoreError> {
+        let mut failed = None;
+        let read = read::read_each(
+            &self.js.client(),
+            &self.stream,
+            self.config.journal_subject(id),
+            DeliverPolicy::All,
+            last,
+            |line| {
+                out.write_all(&line.payload).map_err(|e| {
+                    let reason = e.to_string();
+                    failed = Some(e);
+                    reason
+                })
+            },
+        )
+        .await;
+        if let Some(source) = failed {
+            return Err(StoreError::Write { source });
+        }
+        read.map_err(|reason| self.remote(format!("reading session {id}"), reason))
+    }
+
     /// Records the working copy's facts: the index entry always, the checkpoint when the copy
     /// is exactly what the store acknowledged (`acked` lines ending at `stream_seq`).
     async fn record(
@@ -301,7 +335,11 @@ impl JournalStore for NatsStore {
         Ok(self.last_seq(id).await? > 0)
     }
 
-    async fn export(&self, id: Uuid) -> Result<Vec<u8>, StoreError> {
+    async fn export_to<W: Write + Send>(
+        &self,
+        id: Uuid,
+        out: &mut W,
+    ) -> Result<Exported, StoreError> {
         let last = self.last_seq(id).await?;
         if last == 0 {
             return Err(StoreError::NotFound {
@@ -309,82 +347,64 @@ impl JournalStore for NatsStore {
                 id,
             });
         }
-        let mut out = Vec::new();
-        read::read_each(
-            &self.js.client(),
-            &self.stream,
-            self.config.journal_subject(id),
-            DeliverPolicy::All,
-            last,
-            |line| {
-                out.extend_from_slice(&line.payload);
-                Ok(())
-            },
-        )
-        .await
-        .map_err(|reason| self.remote(format!("reading session {id}"), reason))?;
-        Ok(out)
+        let mut meter = LineMeter::new(out, max_line_bytes());
+        self.stream_into(id, last, &mut meter).await?;
+        let (measured, _) = meter
+            .finish()
+            .map_err(|source| StoreError::Write { source })?;
+        Ok(measured)
     }
 
-    async fn import(&self, id: Uuid, journal: &[u8]) -> Result<Imported, StoreError> {
-        journal_bytes::check(&format!("the journal of {id}"), journal)?;
+    async fn import_from<R: Read + Seek + Send>(
+        &self,
+        id: Uuid,
+        journal: &mut R,
+    ) -> Result<Imported, StoreError> {
+        let (_scratch, root, copy, copy_len) = import::scratch_copy(id, journal).await?;
         if self.contains(id).await? {
-            let existing = self.export(id).await?;
-            if existing == journal {
+            let mut same = import::compare_with(&copy)?;
+            let last = self.last_seq(id).await?;
+            self.stream_into(id, last, &mut same).await?;
+            let compared = import::compared(same, &copy)?;
+            if compared.same {
                 return Ok(Imported::AlreadyPresent);
             }
             return Err(StoreError::Conflict {
                 store: self.describe(),
                 id,
-                existing: existing.len() as u64,
-                imported: journal.len() as u64,
+                existing: compared.bytes,
+                imported: copy_len,
             });
         }
         let lease = lease::take(&self.leases, &self.describe(), id, self.lease_ttl, false).await?;
         let sink = NatsSink::start(&self.config, id, 0, 0, lease)?;
-        let mut seq = 0;
-        let mut result = Ok(());
-        for line in journal.split_inclusive(|&b| b == b'\n') {
-            seq += 1;
-            let event_id = Event::from_line(line.trim_ascii_end())
-                .map(|e| e.id)
-                .unwrap_or_else(|_| Uuid::new_v4());
-            if let Err(e) = sink.send(seq, event_id, line) {
-                result = Err(e);
-                break;
-            }
-        }
-        if result.is_ok() {
-            result = sink.wait(seq);
-        }
+        let result = import::publish(&sink, &copy, id)
+            .and_then(|seq| sink.wait(seq).map(|()| seq).map_err(PublishError::Sink));
         let acked = sink.acknowledged();
         sink.finish();
-        result.map_err(|e| self.remote(format!("importing session {id}"), e))?;
+        let read = match result {
+            Ok(seq) => seq,
+            Err(PublishError::Store(e)) => return Err(e),
+            Err(PublishError::Sink(e)) => {
+                return Err(self.remote(format!("importing session {id}"), e));
+            }
+        };
         // Every acknowledgement is not every line stored: a message the stream took for a
         // duplicate is acknowledged with the sequence of the one it matched. Only the subject
         // read back says what the session holds.
-        let stored = match self.export(id).await {
-            Ok(stored) => stored,
-            Err(StoreError::NotFound { .. }) => Vec::new(),
-            Err(e) => return Err(e),
-        };
-        if stored != journal {
+        let mut same = import::compare_with(&copy)?;
+        let last = self.last_seq(id).await?;
+        self.stream_into(id, last, &mut same).await?;
+        let compared = import::compared(same, &copy)?;
+        if !compared.same {
             return Err(StoreError::ShortImport {
                 store: self.describe(),
                 id,
-                read: seq,
-                stored: stored.iter().filter(|&&b| b == b'\n').count() as u64,
+                read,
+                stored: compared.lines,
             });
         }
         // The index and checkpoint come from the same bytes, laid out as a working copy.
-        let scratch = tempfile::tempdir().map_err(|source| StoreError::Io {
-            path: std::env::temp_dir(),
-            source,
-        })?;
-        let root = StateRoot::new(scratch.path());
-        turnstile_store::FileStore::new(root.clone())
-            .import(id, journal)
-            .await?;
         self.record(&root, id, Some(acked)).await?;
         Ok(Imported::Created)
     }

@@ -67,6 +67,49 @@ pub enum StoreError {
         /// What is wrong.
         message: String,
     },
+    /// The journal offered has a line longer than a journal line may take in memory: it was
+    /// measured, never held, and nothing was stored.
+    #[error(
+        "{origin}:{line} (byte {offset}): a line of {len} bytes, over the {max} bytes a journal line may take in memory (TURNSTILE_MAX_LINE_BYTES); nothing was imported — set TURNSTILE_MAX_LINE_BYTES above {len} to import it, or move it aside with `turnstile repair --salvage` and import the rest"
+    )]
+    OversizedLine {
+        /// Where the bytes came from.
+        origin: String,
+        /// The line (1-based).
+        line: u64,
+        /// Its byte offset.
+        offset: u64,
+        /// Its length, the `\n` included.
+        len: u64,
+        /// The readers' limit.
+        max: u64,
+    },
+    /// The journal offered could not be read.
+    #[error("{origin}: cannot read it: {source}")]
+    Read {
+        /// Where the bytes came from.
+        origin: String,
+        /// The OS error.
+        source: std::io::Error,
+    },
+    /// The journal offered changed between the import's check of it and its copy.
+    #[error(
+        "{origin} changed while it was being imported ({checked} bytes checked, {copied} bytes copied); nothing was imported — import it again once nothing writes to it"
+    )]
+    Changed {
+        /// Where the bytes came from.
+        origin: String,
+        /// Bytes the check read.
+        checked: u64,
+        /// Bytes the copy read.
+        copied: u64,
+    },
+    /// Where an export was going failed (a closed pipe, a full disk).
+    #[error("cannot write the export: {source}")]
+    Write {
+        /// The OS error.
+        source: std::io::Error,
+    },
     /// Another process holds the session.
     #[error(
         "{store}: session {id} is held by {holder}; wait for it to finish (a dead holder's lease lapses after {ttl_secs} s) or stop it"

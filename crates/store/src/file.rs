@@ -2,14 +2,17 @@
 //! them (`<root>/<id>/events.jsonl`). The journal writer's lock is the one-writer rule, so an
 //! attachment holds nothing and the writer gets no sink.
 
-use std::io::{Read, Write};
+use std::fs::File;
+use std::io::{BufReader, Read, Seek, SeekFrom, Write};
 use std::sync::Arc;
 
 use turnstile_journal::layout::EVENTS_FILE;
 use turnstile_journal::session_dir::{Access, SessionDir};
-use turnstile_journal::{JournalSink, SessionSummary, StateRoot, Uuid};
+use turnstile_journal::{JournalSink, LineMeter, SessionSummary, StateRoot, Uuid, max_line_bytes};
 
-use crate::{AttachMode, Attachment, Imported, JournalStore, StoreError, journal_bytes};
+use crate::journal_bytes::{self, Checked};
+use crate::journal_stream::{self, CopyError, Hashing, PIECE_BYTES, SameBytes};
+use crate::{AttachMode, Attachment, Exported, Imported, JournalStore, StoreError};
 
 /// The sessions of one state directory.
 #[derive(Debug, Clone)]
@@ -38,7 +41,8 @@ impl FileStore {
         &self.root
     }
 
-    fn read(&self, id: Uuid) -> Result<Option<Vec<u8>>, StoreError> {
+    /// The session's journal opened for reading; `None` when the store does not hold it.
+    fn open(&self, id: Uuid) -> Result<Option<File>, StoreError> {
         let paths = self.root.session(id);
         if std::fs::symlink_metadata(&paths.dir).is_err() {
             return Ok(None);
@@ -47,14 +51,94 @@ impl FileStore {
         if dir.stat(EVENTS_FILE)?.is_none() {
             return Ok(None);
         }
-        let mut file = dir.open_file(EVENTS_FILE, Access::Read)?;
-        let mut bytes = Vec::new();
-        file.read_to_end(&mut bytes)
-            .map_err(|source| StoreError::Io {
+        Ok(Some(dir.open_file(EVENTS_FILE, Access::Read)?))
+    }
+
+    /// Whether the session's journal holds exactly the bytes of `journal` (from its start).
+    fn holds<R: Read + Seek>(
+        &self,
+        id: Uuid,
+        mut existing: File,
+        journal: &mut R,
+        checked: &Checked,
+        origin: &str,
+    ) -> Result<Imported, StoreError> {
+        rewind(journal, origin)?;
+        let mut same = SameBytes::new(BufReader::with_capacity(PIECE_BYTES, &mut *journal));
+        let path = self.root.session(id).events;
+        journal_stream::copy(&mut existing, &mut same).map_err(|e| match e {
+            CopyError::Read(source) => StoreError::Io {
+                path: path.clone(),
+                source,
+            },
+            // The comparison keeps its own read errors for `finish`.
+            CopyError::Write(source) => read_error(origin, source),
+        })?;
+        let compared = same.finish().map_err(|e| read_error(origin, e))?;
+        if compared.same {
+            return Ok(Imported::AlreadyPresent);
+        }
+        Err(StoreError::Conflict {
+            store: self.describe(),
+            id,
+            existing: compared.bytes,
+            imported: checked.bytes,
+        })
+    }
+
+    /// Copies `journal` into the new session's file and checks that it gave the bytes the
+    /// check read.
+    fn write_new<R: Read + Seek>(
+        &self,
+        id: Uuid,
+        journal: &mut R,
+        checked: &Checked,
+        origin: &str,
+    ) -> Result<(), StoreError> {
+        let paths = self.root.create_session(id)?;
+        let written = (|| {
+            let dir = SessionDir::open(&paths.dir)?;
+            let mut file = dir.open_file(EVENTS_FILE, Access::Append)?;
+            let io = |source| StoreError::Io {
                 path: paths.events.clone(),
                 source,
+            };
+            rewind(journal, origin)?;
+            let mut hashing = Hashing::new(&mut *journal);
+            journal_stream::copy(&mut hashing, &mut file).map_err(|e| match e {
+                CopyError::Read(source) => read_error(origin, source),
+                CopyError::Write(source) => io(source),
             })?;
-        Ok(Some(bytes))
+            let (copied, sha256) = hashing.finish();
+            if copied != checked.bytes || sha256 != checked.sha256 {
+                return Err(StoreError::Changed {
+                    origin: origin.to_owned(),
+                    checked: checked.bytes,
+                    copied,
+                });
+            }
+            file.sync_all().map_err(io)
+        })();
+        if written.is_err() {
+            // The session was made here a moment ago: nothing of it is kept half written.
+            let _ = std::fs::remove_file(&paths.events);
+            let _ = std::fs::remove_dir(&paths.dir);
+        }
+        written
+    }
+}
+
+fn rewind(journal: &mut impl Seek, origin: &str) -> Result<(), StoreError> {
+    journal
+        .seek(SeekFrom::Start(0))
+        .map(drop)
+        .map_err(|e| read_error(origin, e))
+}
+
+fn read_error(origin: &str, source: std::io::Error) -> StoreError {
+    StoreError::Read {
+        origin: origin.to_owned(),
+        source,
     }
 }
 
@@ -70,38 +154,46 @@ impl JournalStore for FileStore {
     }
 
     async fn contains(&self, id: Uuid) -> Result<bool, StoreError> {
-        Ok(self.read(id)?.is_some())
+        Ok(self.open(id)?.is_some())
     }
 
-    async fn export(&self, id: Uuid) -> Result<Vec<u8>, StoreError> {
-        self.read(id)?.ok_or_else(|| StoreError::NotFound {
-            store: self.describe(),
-            id,
-        })
-    }
-
-    async fn import(&self, id: Uuid, journal: &[u8]) -> Result<Imported, StoreError> {
-        journal_bytes::check(&format!("the journal of {id}"), journal)?;
-        if let Some(existing) = self.read(id)? {
-            if existing == journal {
-                return Ok(Imported::AlreadyPresent);
-            }
-            return Err(StoreError::Conflict {
+    async fn export_to<W: Write + Send>(
+        &self,
+        id: Uuid,
+        out: &mut W,
+    ) -> Result<Exported, StoreError> {
+        let Some(mut file) = self.open(id)? else {
+            return Err(StoreError::NotFound {
                 store: self.describe(),
                 id,
-                existing: existing.len() as u64,
-                imported: journal.len() as u64,
             });
-        }
-        let paths = self.root.create_session(id)?;
-        let dir = SessionDir::open(&paths.dir)?;
-        let mut file = dir.open_file(EVENTS_FILE, Access::Append)?;
-        let io = |source| StoreError::Io {
-            path: paths.events.clone(),
-            source,
         };
-        file.write_all(journal).map_err(io)?;
-        file.sync_all().map_err(io)?;
+        let mut meter = LineMeter::new(out, max_line_bytes());
+        journal_stream::copy(&mut file, &mut meter).map_err(|e| match e {
+            CopyError::Read(source) => StoreError::Io {
+                path: self.root.session(id).events,
+                source,
+            },
+            CopyError::Write(source) => StoreError::Write { source },
+        })?;
+        let (measured, _) = meter
+            .finish()
+            .map_err(|source| StoreError::Write { source })?;
+        Ok(measured)
+    }
+
+    async fn import_from<R: Read + Seek + Send>(
+        &self,
+        id: Uuid,
+        journal: &mut R,
+    ) -> Result<Imported, StoreError> {
+        let origin = format!("the journal of {id}");
+        rewind(journal, &origin)?;
+        let checked = journal_bytes::check_reader(&origin, &mut *journal)?;
+        if let Some(existing) = self.open(id)? {
+            return self.holds(id, existing, journal, &checked, &origin);
+        }
+        self.write_new(id, journal, &checked, &origin)?;
         Ok(Imported::Created)
     }
 

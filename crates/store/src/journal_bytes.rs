@@ -1,10 +1,56 @@
-//! Checks on a journal held as bytes (an import, a working copy): whole valid lines, and the
-//! hash of a prefix that a checkpoint vouches for.
+//! Checks on a journal offered to a store (an import, a working copy): whole valid lines,
+//! read in bounded memory, and the hash of a prefix that a checkpoint vouches for.
+
+use std::io::{BufReader, Read};
 
 use sha2::{Digest, Sha256};
-use turnstile_journal::{JournalScan, Verdict};
+use turnstile_journal::{JournalScan, Verdict, max_line_bytes};
 
 use crate::StoreError;
+use crate::journal_stream::{Hashing, PIECE_BYTES};
+
+/// What [`check_reader`] read: a journal of whole valid lines.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Checked {
+    /// Its lines.
+    pub lines: u64,
+    /// Its bytes.
+    pub bytes: u64,
+    /// SHA-256 of those bytes (to see that a second read gives the same).
+    pub sha256: [u8; 32],
+}
+
+/// Checks the journal `input` gives, as [`check`] does, holding at most one line of
+/// [`max_line_bytes`]: a longer line is refused with its number and size
+/// ([`StoreError::OversizedLine`]), measured but never held.
+pub fn check_reader(origin: &str, input: impl Read) -> Result<Checked, StoreError> {
+    let mut hashing = Hashing::new(input);
+    let scan = JournalScan::of_reader(BufReader::with_capacity(PIECE_BYTES, &mut hashing), 0, 0)
+        .map_err(|source| StoreError::Read {
+            origin: origin.to_owned(),
+            source,
+        })?;
+    let max = max_line_bytes() as u64;
+    // The first bad line is the first thing wrong (a tail comes after every line).
+    if let Some(first) = scan.bad.first()
+        && first.len > max
+    {
+        return Err(StoreError::OversizedLine {
+            origin: origin.to_owned(),
+            line: first.line,
+            offset: first.offset,
+            len: first.len,
+            max,
+        });
+    }
+    let lines = verdict_lines(origin, &scan)?;
+    let (bytes, sha256) = hashing.finish();
+    Ok(Checked {
+        lines,
+        bytes,
+        sha256,
+    })
+}
 
 /// The number of lines of `bytes`, if it is whole valid journal lines (an empty journal is).
 pub fn check(origin: &str, bytes: &[u8]) -> Result<u64, StoreError> {
@@ -14,6 +60,11 @@ pub fn check(origin: &str, bytes: &[u8]) -> Result<u64, StoreError> {
         offset: 0,
         message: e.to_string(),
     })?;
+    verdict_lines(origin, &scan)
+}
+
+/// The lines of a scanned journal if it is whole valid lines, else its first fault.
+fn verdict_lines(origin: &str, scan: &JournalScan) -> Result<u64, StoreError> {
     match scan.verdict() {
         Verdict::Clean => Ok(scan.good_lines),
         Verdict::TornTail {

@@ -1,7 +1,9 @@
 //! Where session journals live.
 //!
 //! A [`JournalStore`] keeps whole journals (the exact bytes of `events.jsonl`) and lists their
-//! sessions. Two stores exist: [`FileStore`], the state directory on this machine (the
+//! sessions; it moves them in bounded pieces ([`JournalStore::export_to`],
+//! [`JournalStore::import_from`]), never holding a journal, or a line longer than the readers'
+//! limit, whole. Two stores exist: [`FileStore`], the state directory on this machine (the
 //! default), and the JetStream store of `turnstile-store-nats`. The engine always runs a
 //! session in a local session directory; with a remote store that directory is a working
 //! copy made from the store before the session opens ([`JournalStore::attach`]), and every line
@@ -11,12 +13,15 @@
 mod error;
 mod file;
 pub mod journal_bytes;
+pub mod journal_stream;
 
 use std::future::Future;
+use std::io::{Read, Seek, Write};
 use std::sync::Arc;
 
 pub use error::StoreError;
 pub use file::FileStore;
+pub use turnstile_journal::Measured as Exported;
 use turnstile_journal::{JournalSink, SessionSummary, StateRoot, Uuid};
 
 /// What [`JournalStore::attach`] prepares a session for.
@@ -62,16 +67,48 @@ pub trait JournalStore: Send + Sync {
     /// Whether the store holds the session.
     fn contains(&self, id: Uuid) -> impl Future<Output = Result<bool, StoreError>> + Send;
 
-    /// The session's journal, byte for byte as `events.jsonl`.
-    fn export(&self, id: Uuid) -> impl Future<Output = Result<Vec<u8>, StoreError>> + Send;
+    /// Writes the session's journal to `out`, byte for byte as `events.jsonl`, in bounded
+    /// pieces (the file store's through one buffer, a remote store's a stored line at a time);
+    /// says how many bytes and lines went out and which lines are longer than the readers'
+    /// limit (`turnstile_journal::max_line_bytes`), which are written like the others. A
+    /// failure of `out` is [`StoreError::Write`].
+    fn export_to<W: Write + Send>(
+        &self,
+        id: Uuid,
+        out: &mut W,
+    ) -> impl Future<Output = Result<Exported, StoreError>> + Send;
 
-    /// Stores a whole journal under `id`, refusing bytes that are not whole valid lines and
-    /// a session the store already holds with other bytes.
+    /// The session's journal as one buffer ([`JournalStore::export_to`] into memory), for
+    /// journals known to be small.
+    fn export(&self, id: Uuid) -> impl Future<Output = Result<Vec<u8>, StoreError>> + Send {
+        async move {
+            let mut out = Vec::new();
+            self.export_to(id, &mut out).await?;
+            Ok(out)
+        }
+    }
+
+    /// Stores the journal `journal` gives (read from its start, as many times as the store
+    /// needs, in bounded pieces) under `id`, refusing bytes that are not whole valid lines, a
+    /// line longer than the readers' limit ([`StoreError::OversizedLine`], never held), and a
+    /// session the store already holds with other bytes.
+    fn import_from<R: Read + Seek + Send>(
+        &self,
+        id: Uuid,
+        journal: &mut R,
+    ) -> impl Future<Output = Result<Imported, StoreError>> + Send;
+
+    /// [`JournalStore::import_from`] of a journal held in memory.
     fn import(
         &self,
         id: Uuid,
         journal: &[u8],
-    ) -> impl Future<Output = Result<Imported, StoreError>> + Send;
+    ) -> impl Future<Output = Result<Imported, StoreError>> + Send {
+        async move {
+            self.import_from(id, &mut std::io::Cursor::new(journal))
+                .await
+        }
+    }
 
     /// Prepares the session in the local state root `root` for `mode`: for a remote store the
     /// writer's lease and the working copy of the journal.

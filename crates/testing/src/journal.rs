@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
-use turnstile_journal::{Event, JournalReader, ReadMode};
+use turnstile_journal::{BoundedLines, Event, JournalReader, ReadError, ReadMode, max_line_bytes};
 
 use crate::error::FixtureError;
 
@@ -37,8 +37,11 @@ impl JournalLine {
 }
 
 /// Every event of the journal at `path`, in order. Unknown event types are fine (another
-/// engine wrote them); a damaged line is an error naming the file and line.
+/// engine wrote them); a damaged line is an error naming the file and line. A line longer
+/// than the readers' limit is refused, with its number and size, before the file is read
+/// whole: it is measured, never held.
 pub fn read_journal(path: &Path) -> Result<Vec<JournalLine>, FixtureError> {
+    refuse_long_lines(path)?;
     let bytes = std::fs::read(path).map_err(FixtureError::io(path))?;
     let reader = JournalReader::new(
         PathBuf::from(path),
@@ -61,4 +64,33 @@ pub fn read_journal(path: &Path) -> Result<Vec<JournalLine>, FixtureError> {
         });
     }
     Ok(lines)
+}
+
+/// The first line of `path` longer than [`max_line_bytes`], as the reader's error (an
+/// unfinished one is the torn tail the reader would find after reading it whole).
+fn refuse_long_lines(path: &Path) -> Result<(), FixtureError> {
+    let file = std::fs::File::open(path).map_err(FixtureError::io(path))?;
+    let max = max_line_bytes();
+    let mut lines = BoundedLines::new(std::io::BufReader::with_capacity(1 << 16, file), max);
+    while let Some(info) = lines.next_line().map_err(FixtureError::io(path))? {
+        if info.oversized && !info.terminated {
+            return Err(ReadError::TornTail {
+                path: path.to_path_buf(),
+                line: info.line,
+                offset: info.offset,
+            }
+            .into());
+        }
+        if info.oversized {
+            return Err(ReadError::Oversized {
+                path: path.to_path_buf(),
+                line: info.line,
+                offset: info.offset,
+                len: info.len,
+                max,
+            }
+            .into());
+        }
+    }
+    Ok(())
 }

@@ -1,4 +1,5 @@
-//! `turnstile export`: a session's journal out of a store, byte for byte as `events.jsonl`.
+//! `turnstile export`: a session's journal out of a store, byte for byte as `events.jsonl`,
+//! in bounded memory.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -6,8 +7,10 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 use clap::Args;
-use turnstile_journal::StateRoot;
-use turnstile_store::{FileStore, JournalStore};
+use turnstile_journal::lines::MAX_LINE_BYTES_ENV;
+use turnstile_journal::{StateRoot, max_line_bytes};
+use turnstile_store::journal_stream::PIECE_BYTES;
+use turnstile_store::{Exported, FileStore, JournalStore};
 
 use crate::store::StoreArgs;
 
@@ -28,7 +31,10 @@ pub struct ExportArgs {
     pub output: Option<PathBuf>,
 }
 
-/// Runs `turnstile export`.
+/// Runs `turnstile export`: the journal goes out in bounded pieces, to stdout or to
+/// `--output` (removed again when the export fails). A line longer than the readers' limit is
+/// written like the others and named on stderr with its number and size, and the exit status
+/// is 1: `import` and the other readers with the same limit refuse or skip it.
 pub fn run(args: &ExportArgs, store: &StoreArgs, state_dir: Option<&Path>) -> Result<ExitCode> {
     let from = args.from.clone().or_else(|| store.store.clone());
     let id = match from.as_deref() {
@@ -44,27 +50,69 @@ pub fn run(args: &ExportArgs, store: &StoreArgs, state_dir: Option<&Path>) -> Re
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
-    let bytes = runtime.block_on(async {
-        match from.as_deref() {
-            Some(url) if turnstile_store_nats::is_nats_url(url) => {
-                let nats = crate::store::open_nats(store.nats_config(url)?).await?;
-                anyhow::Ok(nats.export(id).await?)
+    let export = |out: &mut (dyn Write + Send)| {
+        runtime.block_on(async {
+            let mut out = out;
+            match from.as_deref() {
+                Some(url) if turnstile_store_nats::is_nats_url(url) => {
+                    let nats = crate::store::open_nats(store.nats_config(url)?).await?;
+                    anyhow::Ok(nats.export_to(id, &mut out).await?)
+                }
+                other => {
+                    let root = StateRoot::resolve(other.map(Path::new).or(state_dir))?;
+                    Ok(FileStore::new(root).export_to(id, &mut out).await?)
+                }
             }
-            other => {
-                let root = StateRoot::resolve(other.map(Path::new).or(state_dir))?;
-                Ok(FileStore::new(root).export(id).await?)
+        })
+    };
+    let exported = match &args.output {
+        Some(path) => {
+            let file = std::fs::File::create(path)
+                .with_context(|| format!("cannot write {}", path.display()))?;
+            let mut out = std::io::BufWriter::with_capacity(PIECE_BYTES, file);
+            let written = export(&mut out).and_then(|exported| {
+                out.flush()
+                    .with_context(|| format!("cannot write {}", path.display()))?;
+                Ok(exported)
+            });
+            if written.is_err() && std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
+                // A part of a journal is not kept where a whole one was asked for.
+                let _ = std::fs::remove_file(path);
             }
+            written.with_context(|| {
+                format!("the export to {} failed and was removed", path.display())
+            })?
         }
-    })?;
-    match &args.output {
-        Some(path) => std::fs::write(path, &bytes)
-            .with_context(|| format!("cannot write {}", path.display()))?,
         None => {
-            let mut out = std::io::stdout().lock();
-            out.write_all(&bytes)
-                .and_then(|()| out.flush())
-                .context("cannot write to stdout")?;
+            let mut out = std::io::BufWriter::with_capacity(PIECE_BYTES, std::io::stdout());
+            let exported = export(&mut out).context("the export to stdout failed")?;
+            out.flush().context("cannot write to stdout")?;
+            exported
         }
+    };
+    Ok(report_long_lines(&args.session, &exported))
+}
+
+/// Names on stderr the lines longer than the readers' limit; 1 when there are any.
+fn report_long_lines(session: &str, exported: &Exported) -> ExitCode {
+    if exported.long_total == 0 {
+        return ExitCode::SUCCESS;
     }
-    Ok(ExitCode::SUCCESS)
+    let max = max_line_bytes();
+    for long in &exported.long {
+        let unfinished = if long.terminated {
+            ""
+        } else {
+            " (the last, with no newline)"
+        };
+        eprintln!(
+            "warning: session {session} line {} (byte {}) is {} bytes{unfinished}, over the {max} bytes a journal line may take in memory ({MAX_LINE_BYTES_ENV}); it was exported unchanged, but `import` refuses it and the other readers skip it unless {MAX_LINE_BYTES_ENV} is set above {}",
+            long.line, long.offset, long.len, long.len
+        );
+    }
+    let unlisted = exported.long_total - exported.long.len() as u64;
+    if unlisted > 0 {
+        eprintln!("warning: {unlisted} more lines over the limit are not listed");
+    }
+    ExitCode::from(1)
 }

@@ -1,13 +1,15 @@
 //! `turnstile import`: an `events.jsonl` into a store as a session, refusing one the store
-//! already holds with other bytes.
+//! already holds with other bytes, in bounded memory.
 
+use std::fs::File;
+use std::io::BufReader;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 use clap::Args;
 use turnstile_journal::payload::SessionStart;
-use turnstile_journal::{Event, StateRoot, Uuid};
+use turnstile_journal::{BoundedLines, Event, StateRoot, Uuid, max_line_bytes};
 use turnstile_store::{FileStore, Imported, JournalStore};
 
 use crate::store::StoreArgs;
@@ -25,11 +27,16 @@ pub struct ImportArgs {
     pub into: Option<String>,
 }
 
-/// The id a journal names in its first event.
-fn id_of(file: &Path, bytes: &[u8]) -> Result<Uuid> {
-    let first = bytes.split(|&b| b == b'\n').next().unwrap_or_default();
-    let start = Event::from_line(first)
-        .ok()
+/// The id a journal names in its first event, read from its first line (at most the readers'
+/// limit of it is held; a longer first line is no `session.start` this reader can take).
+fn id_of(file: &Path, journal: &mut File) -> Result<Uuid> {
+    let mut lines = BoundedLines::new(BufReader::new(&mut *journal), max_line_bytes());
+    let first = lines
+        .next_line()
+        .with_context(|| format!("cannot read {}", file.display()))?;
+    let start = first
+        .filter(|info| !info.oversized)
+        .and_then(|_| Event::from_line(lines.bytes().trim_ascii_end()).ok())
         .and_then(|e| e.payload::<SessionStart>().ok())
         .with_context(|| {
             format!(
@@ -41,31 +48,35 @@ fn id_of(file: &Path, bytes: &[u8]) -> Result<Uuid> {
         .with_context(|| format!("{}:1: sessionId", file.display()))
 }
 
-/// Runs `turnstile import`.
+/// Runs `turnstile import`: the file is read in bounded pieces (checked, compared, copied),
+/// never held whole; a line longer than the readers' limit is refused with its number and
+/// size, and nothing is imported.
 pub fn run(args: &ImportArgs, store: &StoreArgs, state_dir: Option<&Path>) -> Result<ExitCode> {
-    let bytes = std::fs::read(&args.file)
-        .with_context(|| format!("cannot read {}", args.file.display()))?;
+    let mut journal =
+        File::open(&args.file).with_context(|| format!("cannot read {}", args.file.display()))?;
     let id = match &args.session_id {
         Some(id) => crate::store::session_id(id)?,
-        None => id_of(&args.file, &bytes)?,
+        None => id_of(&args.file, &mut journal)?,
     };
     let into = args.into.clone().or_else(|| store.store.clone());
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
-    let imported = runtime.block_on(async {
-        match into.as_deref() {
-            Some(url) if turnstile_store_nats::is_nats_url(url) => {
-                let nats = crate::store::open_nats(store.nats_config(url)?).await?;
-                anyhow::Ok(nats.import(id, &bytes).await?)
+    let imported = runtime
+        .block_on(async {
+            match into.as_deref() {
+                Some(url) if turnstile_store_nats::is_nats_url(url) => {
+                    let nats = crate::store::open_nats(store.nats_config(url)?).await?;
+                    anyhow::Ok(nats.import_from(id, &mut journal).await?)
+                }
+                other => {
+                    let root = StateRoot::resolve(other.map(Path::new).or(state_dir))?;
+                    Ok(FileStore::new(root).import_from(id, &mut journal).await?)
+                }
             }
-            other => {
-                let root = StateRoot::resolve(other.map(Path::new).or(state_dir))?;
-                Ok(FileStore::new(root).import(id, &bytes).await?)
-            }
-        }
-    })?;
+        })
+        .with_context(|| format!("cannot import {}", args.file.display()))?;
     match imported {
         Imported::Created => eprintln!("imported session {id}"),
         Imported::AlreadyPresent => eprintln!("session {id} is already there with the same bytes"),

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
-use turnstile_journal::Event;
+use turnstile_journal::{Event, Uuid};
 use turnstile_store::JournalStore;
 
 use crate::store::StoreArgs;
@@ -42,12 +42,13 @@ pub fn run(args: &WatchArgs, store: &StoreArgs) -> Result<ExitCode> {
         let mut view = crate::live_view::LiveView::new(args.json);
         let mut seen = HashSet::new();
         if nats.contains(id).await? {
-            let history = nats.export(id).await?;
-            for line in history.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
-                let event = Event::from_line(line).context("a stored line is not an event")?;
-                seen.insert(event.id);
-                view.print(&event);
-            }
+            // The history a stored line at a time, as it arrives: never the whole journal.
+            let mut history = History {
+                view: &mut view,
+                seen: &mut seen,
+                line: Vec::new(),
+            };
+            nats.export_to(id, &mut history).await?;
         }
         loop {
             tokio::select! {
@@ -67,4 +68,40 @@ pub fn run(args: &WatchArgs, store: &StoreArgs) -> Result<ExitCode> {
         anyhow::Ok(())
     })?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Prints each line of a stored journal written to it (a stored line per write, whole lines
+/// only) and remembers its id.
+struct History<'a> {
+    view: &'a mut crate::live_view::LiveView,
+    seen: &'a mut HashSet<Uuid>,
+    /// The start of a line not ended yet.
+    line: Vec<u8>,
+}
+
+impl std::io::Write for History<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let mut rest = buf;
+        while let Some(end) = rest.iter().position(|&b| b == b'\n') {
+            self.line.extend_from_slice(&rest[..end]);
+            rest = &rest[end + 1..];
+            if !self.line.is_empty() {
+                let event = Event::from_line(&self.line).map_err(|e| {
+                    std::io::Error::new(
+                        std::io::ErrorKind::InvalidData,
+                        format!("a stored line is not an event: {e}"),
+                    )
+                })?;
+                self.seen.insert(event.id);
+                self.view.print(&event);
+            }
+            self.line.clear();
+        }
+        self.line.extend_from_slice(rest);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }

@@ -288,6 +288,8 @@ fn assistant_messages_read_ahead_fold_the_same() {
     let reader = LineReader {
         file: File::open(&path).unwrap(),
         at: 0,
+        line: 0,
+        max_line: turnstile_journal::max_line_bytes(),
         end: u64::MAX,
         carry: Vec::new(),
         crc: Some(crc),
