@@ -43,10 +43,12 @@ const RUNTIME_UNDERCOUNTS: &[(&str, &str)] = &[
     // Killed mid-tool: the killed process's call is in the journal, not in the resumed
     // process's totals (the runtime keeps them in memory only).
     ("k1-killed-resumed.events.jsonl", "killed process"),
-    // 1.0.81-0 leaves the summary calls of its compactions (three, failed) out of its totals.
+    // 1.0.81-0 leaves the summary calls of its failed compactions (three) out of its totals.
     ("t1-truncated.events.jsonl", "compaction calls"),
-    // The SDK 1.0.14 bundle counted 2 of its 10 turns and 1 summary call.
-    ("p1-compacted.events.jsonl", "old runtime"),
+    // The runtime's totals start again at a compaction: 1.0.81-0 counted 3 of its 10 turns
+    // and 1 summary call (the calls after the compaction), the SDK 1.0.14 bundle 2 of 11.
+    ("c2-compacted.events.jsonl", "compaction"),
+    ("p1-compacted.events.jsonl", "compaction"),
     // The runtime cut the journal at a rewind point; its totals still hold the calls cut away.
     ("08-resumed.events.jsonl", "rewound"),
 ];
@@ -134,6 +136,8 @@ fn the_audit_counts_every_request_the_runtime_sent() {
     for (journal, requests) in [
         ("s1-subagents.events.jsonl", "s1-subagents.requests.json"),
         ("s1-skill.events.jsonl", "s1-skill.requests.json"),
+        // 10 main requests and 1 summary request.
+        ("c2-compacted.events.jsonl", "c2-compacted.requests.json"),
     ] {
         let bytes = std::fs::read(dir.join(journal)).unwrap();
         let sent: Vec<Value> =
