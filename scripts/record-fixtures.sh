@@ -19,8 +19,8 @@ case "$PROFILE" in
   debug) BUILD_FLAGS=() ;;
   *) echo "TURNSTILE_RECORD_PROFILE must be release or debug, not $PROFILE" >&2; exit 2 ;;
 esac
-BIN=target/$PROFILE/turnstile
-MODEL=target/$PROFILE/scripted-model
+BIN=${CARGO_TARGET_DIR:-target}/$PROFILE/turnstile
+MODEL=${CARGO_TARGET_DIR:-target}/$PROFILE/scripted-model
 ALL=(multi-turn autopilot crash-resume model-error abort permission-denied hook-rewrite long-session subagents)
 NAMES=("$@")
 [ ${#NAMES[@]} -gt 0 ] || NAMES=("${ALL[@]}")

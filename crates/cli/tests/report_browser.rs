@@ -166,9 +166,7 @@ fn a_fixture_report_loads_cleanly_and_shows_its_turns_and_tools() {
     tools.dedup();
     assert_eq!(tools, ["bash", "create", "edit", "glob", "grep", "view"]);
     // The audit at the top agrees.
-    assert!(
-        dom.contains("<tr id=\"audit-turns\"><th>turns (LLM calls)</th><td class=\"n\">8</td>")
-    );
+    assert!(dom.contains("<tr id=\"audit-turns\"><th>LLM calls</th><td class=\"n\">8</td>"));
     assert!(dom.contains("<tr id=\"audit-violations\"><th>violations</th><td class=\"n\">0</td>"));
     assert_eq!(
         attr_values(dom, "<div class=\"mark", "data-kind")

@@ -187,4 +187,25 @@ fn sub_agents_answer_the_main_agent_and_the_audit_counts_every_model_call() {
         main_requests + per_agent.values().sum::<u64>(),
         requests.len() as u64
     );
+    assert_eq!(report["llmCalls"], requests.len(), "{report:#}");
+
+    // session.shutdown counts the same requests, each agent's under its id.
+    let shutdown = &events
+        .iter()
+        .rfind(|e| e["type"] == "session.shutdown")
+        .expect("a shutdown")["data"];
+    let count = |metrics: &Value| -> u64 {
+        metrics
+            .as_object()
+            .unwrap()
+            .values()
+            .map(|m| m["requests"]["count"].as_u64().unwrap())
+            .sum()
+    };
+    assert_eq!(count(&shutdown["modelMetrics"]), requests.len() as u64);
+    let agents = shutdown["agentMetrics"].as_object().unwrap();
+    assert_eq!(count(&agents["main"]["modelMetrics"]), main_requests);
+    for (agent, n) in &per_agent {
+        assert_eq!(count(&agents[agent]["modelMetrics"]), *n, "{agent}");
+    }
 }

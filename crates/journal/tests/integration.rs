@@ -11,6 +11,7 @@ mod fuzz_inputs;
 mod huge_lines;
 mod payload_round_trip;
 mod round_trip;
+mod runtime_keys;
 mod schema_conformance;
 mod session_index;
 mod sigkill;

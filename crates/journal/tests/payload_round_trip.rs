@@ -78,8 +78,8 @@ fn recordings() -> Vec<PathBuf> {
     files.sort();
     assert_eq!(
         files.len(),
-        9,
-        "expected the nine runtime recordings: {files:?}"
+        10,
+        "expected the ten runtime recordings: {files:?}"
     );
     files
 }

@@ -101,7 +101,7 @@ fn recordings_validate_except_for_known_runtime_deviations() {
         .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
         .collect();
     files.sort();
-    assert_eq!(files.len(), 9);
+    assert_eq!(files.len(), 10);
 
     let mut valid = 0;
     let mut unknown_types = 0;

@@ -84,3 +84,29 @@ async fn totals_add_up_over_a_resume_and_name_each_model() {
     );
     fx.audit_clean(id);
 }
+
+#[tokio::test]
+async fn every_call_is_a_request_answered_or_not_with_usage_or_without() {
+    // No usage from the server, then a refused call, then one with usage.
+    let script = Script::new()
+        .respond(ScriptedResponse::text("one").with_raw_usage(Value::Null))
+        .respond(ScriptedResponse::error_message(400, "refused"))
+        .respond(ScriptedResponse::text("three").with_usage(1200, 30));
+    let fx = Fixture::start(script, |_| {}).await;
+    let session = SessionHandle::create(&fx.root, None, fx.base_parts(|_| {})).unwrap();
+    let id = session.id();
+    for prompt in ["a", "b", "c"] {
+        // The refused call ends its message with an error; the session goes on.
+        let _ = session.send_and_wait(prompt, SendOptions::default()).await;
+    }
+    session.shutdown().await.unwrap();
+
+    let all = shutdowns(&fx, id);
+    let metrics = &all[0]["modelMetrics"]["test-model"];
+    let report = fx.audit_clean(id);
+    assert_eq!(report.llm_calls, 3);
+    assert_eq!(metrics["requests"]["count"], 3);
+    assert_eq!(metrics["usage"]["inputTokens"], 1200);
+    let main = &all[0]["agentMetrics"]["main"];
+    assert_eq!(main["modelMetrics"]["test-model"], *metrics);
+}

@@ -3,5 +3,7 @@
 
 /// Format version; a checkpoint of another version is ignored. 2: the state keeps user
 /// message attachments and binary assets. 3: each message's view position and the view's
-/// length, which rewind markers need. 4: what truncations hid until the next message.
-pub const CHECKPOINT_VERSION: u32 = 4;
+/// length, which rewind markers need. 4: what truncations hid until the next message. 5: the
+/// sub-agents' LLM calls recorded without turns, and the calls and agent figures the last
+/// shutdown counted.
+pub const CHECKPOINT_VERSION: u32 = 5;

@@ -21,7 +21,8 @@ use crate::conversation::{Conversation, Message};
 use crate::error::ReplayError;
 use crate::fold_assistant::read_assistant;
 use crate::fold_lenient::{
-    CompactionComplete, ModeChanged, ModelChange, Shutdown, Truncation, add_tokens, model_usage,
+    CompactionComplete, ModeChanged, ModelChange, Shutdown, Truncation, add_tokens, agent_usage,
+    model_usage,
 };
 use crate::fold_tool_lean::ToolOutcome;
 use crate::open_work::OpenToolCall;
@@ -398,12 +399,19 @@ impl Folder {
             }
             "session.shutdown" => {
                 self.state.shutdowns += 1;
+                self.state.usage.llm_calls_at_shutdown = self.state.counts.llm_calls();
                 if let Some(Shutdown {
                     model_metrics: Some(metrics),
+                    agent_metrics,
                     total_api_duration_ms,
                     code_changes,
                 }) = self.lenient::<Shutdown>(line, event)
                 {
+                    self.state.usage.agents_at_shutdown = agent_metrics
+                        .iter()
+                        .flatten()
+                        .map(|(agent, v)| (agent.clone(), agent_usage(v)))
+                        .collect();
                     self.state.usage.at_shutdown = metrics
                         .iter()
                         .map(|(m, v)| (m.clone(), model_usage(v)))

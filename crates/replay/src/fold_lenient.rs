@@ -4,7 +4,7 @@
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use crate::state::{ModelUsage, TokenCounts};
+use crate::state::{AgentUsage, ModelUsage, TokenCounts};
 
 /// Adds `add` to `sum`.
 pub(crate) fn add_tokens(sum: &mut TokenCounts, add: TokenCounts) {
@@ -31,6 +31,24 @@ pub(crate) fn model_usage(v: &Value) -> ModelUsage {
     }
 }
 
+/// One agent's entry of `session.shutdown`'s `agentMetrics`.
+pub(crate) fn agent_usage(v: &Value) -> AgentUsage {
+    let text = |key: &str| v.get(key).and_then(Value::as_str).map(str::to_owned);
+    AgentUsage {
+        agent_name: text("agentName"),
+        agent_display_name: text("agentDisplayName"),
+        api_duration_ms: v
+            .get("totalApiDurationMs")
+            .and_then(Value::as_u64)
+            .unwrap_or(0),
+        models: v
+            .get("modelMetrics")
+            .and_then(Value::as_object)
+            .map(|m| m.iter().map(|(k, v)| (k.clone(), model_usage(v))).collect())
+            .unwrap_or_default(),
+    }
+}
+
 /// `session.mode_changed` (no typed payload in the journal crate).
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -50,6 +68,8 @@ pub(crate) struct ModelChange {
 #[serde(rename_all = "camelCase")]
 pub(crate) struct Shutdown {
     pub(crate) model_metrics: Option<Map<String, Value>>,
+    /// Newer runtimes' per-agent figures (`main` and each sub-agent's id).
+    pub(crate) agent_metrics: Option<Map<String, Value>>,
     pub(crate) total_api_duration_ms: Option<u64>,
     pub(crate) code_changes: Option<crate::state::CodeTotals>,
 }

@@ -92,6 +92,8 @@ pub fn resume_plan(state: &SessionState, now: Timestamp) -> ResumePlan {
             model: call.model.clone(),
             interaction_id: call.interaction_id.clone(),
             turn_id: call.turn_id.clone(),
+            // As the runtime records an interrupted call: no tool runs remotely here.
+            rte: call.model.as_ref().map(|_| false),
             success: false,
             error: Some(ToolError {
                 message: INTERRUPTED_MESSAGE.to_owned(),

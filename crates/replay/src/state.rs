@@ -215,6 +215,31 @@ pub struct Usage {
     /// `codeChanges` of the last `session.shutdown` (cumulative, like its metrics).
     #[serde(default, skip_serializing_if = "CodeTotals::is_empty")]
     pub code_changes_at_shutdown: CodeTotals,
+    /// `agentMetrics` of the last `session.shutdown`, by agent (`main`, a sub-agent's id).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub agents_at_shutdown: BTreeMap<String, AgentUsage>,
+    /// The LLM calls the journal held when the last `session.shutdown` was written
+    /// ([`crate::tracking::Counters::llm_calls`]): the calls after it are not in its totals.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub llm_calls_at_shutdown: u64,
+}
+
+/// One agent's usage as `session.shutdown`'s `agentMetrics` reports it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentUsage {
+    /// The agent's type (`explore`, ...), for a sub-agent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_name: Option<String>,
+    /// Its label, as its `subagent.started` gave it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_display_name: Option<String>,
+    /// Time its model calls took.
+    #[serde(default)]
+    pub api_duration_ms: u64,
+    /// Its calls and tokens by model.
+    #[serde(default)]
+    pub models: BTreeMap<String, ModelUsage>,
 }
 
 /// Lines and files the session's file tools changed (`codeChanges` of `session.shutdown`).

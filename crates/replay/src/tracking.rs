@@ -20,8 +20,10 @@ pub const UNKNOWN_TOOL: &str = "(unknown)";
 
 /// Counts of a session's events.
 ///
-/// LLM calls are `turns + compaction_calls`: every call has its `assistant.turn_start` or its
-/// `session.compaction_start`.
+/// LLM calls are `turns + agent answer calls + compaction_calls` ([`Counters::llm_calls`]):
+/// every call has its `assistant.turn_start`, its `session.compaction_start`, or, for a
+/// sub-agent of the Copilot CLI (which records no turn events for its agents' calls), its
+/// `assistant.message`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Counters {
@@ -30,6 +32,11 @@ pub struct Counters {
     /// The sub-agents' share of `turns`, by `agentId`.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub agent_turns: BTreeMap<String, u64>,
+    /// LLM calls of sub-agents recorded without turn events (the Copilot CLI's): one
+    /// `assistant.message` with an `agentId` and no open turn of that agent is one call, by
+    /// `agentId`.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub agent_answer_calls: BTreeMap<String, u64>,
     /// User messages typed by a person (or a client).
     pub user_messages: u64,
     /// User messages autopilot injected to keep going.
@@ -51,6 +58,28 @@ pub struct Counters {
     /// Work a crash left open and the resumed session gave up (not a violation).
     #[serde(default, skip_serializing_if = "AbandonedCounts::is_zero")]
     pub abandoned: AbandonedCounts,
+}
+
+impl Counters {
+    /// Every LLM call the journal records, of every kind.
+    pub fn llm_calls(&self) -> u64 {
+        self.turns + self.agent_answer_calls.values().sum::<u64>() + self.compaction_calls
+    }
+
+    /// The LLM calls of the agent `agent` (`None`: the main agent, with the compactions'
+    /// summary calls, which are made for it).
+    pub fn llm_calls_of(&self, agent: Option<&str>) -> u64 {
+        match agent {
+            Some(agent) => {
+                self.agent_turns.get(agent).copied().unwrap_or(0)
+                    + self.agent_answer_calls.get(agent).copied().unwrap_or(0)
+            }
+            None => {
+                let agents: u64 = self.agent_turns.values().sum();
+                self.turns - agents.min(self.turns) + self.compaction_calls
+            }
+        }
+    }
 }
 
 /// Successful and failed results of one tool.
@@ -163,11 +192,20 @@ pub(crate) fn track(
             Step::Plain
         }
         Kind::AssistantMessage => {
+            // The Copilot CLI writes no turn events for a sub-agent's call, only its message.
+            if let Some(agent) = agent
+                && open.turn_of(Some(agent)).is_none()
+            {
+                *counts
+                    .agent_answer_calls
+                    .entry(agent.to_owned())
+                    .or_default() += 1;
+            }
             let requests = d
                 .requests(store)
                 .iter()
                 .filter_map(|(id, name)| Some((store.opt(*id)?, store.opt(*name).unwrap_or(""))));
-            open.assistant_message(agent, requests, line, None);
+            open.assistant_message(agent, requests, line, store.opt(d.model));
             Step::Plain
         }
         Kind::ToolStart => match store.opt(d.tool_call_id) {

@@ -7,6 +7,7 @@ mod common;
 
 mod audit;
 mod audit_memory;
+mod call_counts;
 mod checkpoint;
 mod compaction;
 mod compaction_prop;

@@ -68,9 +68,26 @@ fn the_main_conversation_folds_without_the_sub_agents() {
 fn the_recorded_sub_agents_audit_clean() {
     let report = audit_file(&fixture("s1-subagents.events.jsonl")).unwrap();
     assert!(report.violations.is_empty(), "{:#?}", report.violations);
-    // The runtime records only the main agent's turns (its sub-agents' are live only).
+    // The runtime records only the main agent's turns (its sub-agents' are live only): each
+    // sub-agent call is counted by its message, so the audit counts the 8 requests it sent.
     assert_eq!(report.turns, 4);
     assert!(report.agent_turns.is_empty());
+    let answers: Vec<(&str, u64)> = report
+        .agent_answer_calls
+        .iter()
+        .map(|(a, n)| (a.as_str(), *n))
+        .collect();
+    assert_eq!(answers, [("call_1", 2), ("call_3", 2)]);
+    assert_eq!(report.llm_calls, 8);
+    let kinds: Vec<(&str, u64)> = report
+        .llm_call_kinds
+        .iter()
+        .map(|k| (k.kind.as_str(), k.count))
+        .collect();
+    assert_eq!(kinds, [("main-turns", 4), ("sub-agent-answers", 4)]);
+    let table = report.render_table();
+    assert!(table.contains("LLM calls                  8"), "{table}");
+    assert!(table.contains("sub-agent-answers"), "{table}");
     assert_eq!(report.by_type.get("subagent.started"), Some(&2));
     assert_eq!(report.by_type.get("subagent.completed"), Some(&2));
 }

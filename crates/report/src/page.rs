@@ -129,11 +129,12 @@ fn write_audit(out: &mut impl Write, audit: &AuditReport, stats: &Stats) -> fmt:
         .tool_calls
         .values()
         .fold((0, 0), |(o, f), t| (o + t.ok, f + t.failed));
+    // Every LLM call, of every kind (the Copilot CLI's sub-agents' calls have no turns).
     row(
         out,
         "turns",
-        "turns (LLM calls)",
-        audit.turns.to_string(),
+        "LLM calls",
+        audit.llm_calls.to_string(),
         false,
     )?;
     row(out, "events", "events", audit.events.to_string(), false)?;

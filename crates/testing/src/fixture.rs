@@ -16,6 +16,7 @@ use crate::manifest::{
 };
 use crate::plan::{Plan, plan};
 use crate::workdir::copy_tree;
+use turnstile_journal::payload::SystemMessageMetadata;
 
 /// A recorded session ready to be replayed.
 #[derive(Debug, Clone)]
@@ -104,13 +105,10 @@ impl Fixture {
         manifest: Manifest,
     ) -> Result<Self, FixtureError> {
         let lines = read_journal(&journal)?;
-        let producer = lines
-            .iter()
-            .find(|l| l.event_type() == "session.start")
-            .and_then(|l| l.data()["producer"].as_str().map(str::to_owned));
-        let profile = manifest.compare.unwrap_or(match producer.as_deref() {
-            Some("turnstile") => Profile::Strict,
-            _ => Profile::Behaviour,
+        let profile = manifest.compare.unwrap_or(if written_by_turnstile(&lines) {
+            Profile::Strict
+        } else {
+            Profile::Behaviour
         });
         let mut plan = plan(&lines, profile, &journal)?;
         if let Some(cwd) = &manifest.recorded_cwd {
@@ -270,4 +268,26 @@ fn sorted_entries(dir: &Path) -> Result<Vec<PathBuf>, FixtureError> {
         .map_err(FixtureError::io(dir))?;
     entries.sort();
     Ok(entries)
+}
+
+/// Whether turnstile wrote the journal: its main agent's first `system.message` carries
+/// turnstile's mark (`SystemMessageMetadata::turnstile`), or, in journals written before
+/// turnstile wrote the Copilot CLI's `producer`, `session.start` names turnstile.
+fn written_by_turnstile(lines: &[JournalLine]) -> bool {
+    let producer = lines
+        .iter()
+        .find(|l| l.event_type() == "session.start")
+        .and_then(|l| l.data()["producer"].as_str().map(str::to_owned));
+    if producer.as_deref() == Some("turnstile") {
+        return true;
+    }
+    lines
+        .iter()
+        .find(|l| l.event_type() == "system.message" && l.is_top_level())
+        .and_then(|l| {
+            let metadata = l.data().get("metadata").cloned()?;
+            let metadata: SystemMessageMetadata = serde_json::from_value(metadata).ok()?;
+            metadata.turnstile_version().map(|_| ())
+        })
+        .is_some()
 }

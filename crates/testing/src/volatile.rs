@@ -27,6 +27,7 @@ pub const VOLATILE_FIELDS: &[(&str, &[&str])] = &[
             "/totalApiDurationMs",
             "/eventsFileSizeBytes",
             "/modelMetrics",
+            "/agentMetrics",
             "/currentTokens",
             "/systemTokens",
             "/conversationTokens",
@@ -35,7 +36,11 @@ pub const VOLATILE_FIELDS: &[(&str, &[&str])] = &[
         ],
     ),
     ("user.message", &["/messageId", "/interactionId"]),
-    ("system.message", &["/interactionId"]),
+    // turnstile's mark names its version: which build ran, as `copilotVersion` did.
+    (
+        "system.message",
+        &["/interactionId", "/metadata/promptVersion"],
+    ),
     ("assistant.turn_start", &["/interactionId"]),
     // Output tokens are the model server's count, as in `session.shutdown`.
     (

@@ -5,6 +5,16 @@ use serde_json::{Map, Number, Value};
 
 use super::payload;
 
+/// The `producer` turnstile writes in `session.start`: the Copilot CLI's own, which the tools
+/// that read `~/.copilot/session-state/` recognise a Copilot session by (`docs/decisions.md`).
+pub const PRODUCER: &str = "copilot-agent";
+
+/// The `copilotVersion` turnstile writes in `session.start`: the Copilot CLI release whose
+/// journal format turnstile writes and is checked against (`fixtures/copilot-runtime/`).
+/// turnstile's own version is in the main agent's `system.message`
+/// ([`super::SystemMessageMetadata::turnstile`]).
+pub const COPILOT_VERSION: &str = "1.0.81-0";
+
 /// `session.start`: the first event of every journal.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

@@ -37,6 +37,31 @@ pub struct SystemMessageMetadata {
     pub variables: Option<Map<String, Value>>,
 }
 
+/// What `metadata.promptVersion` of turnstile's main-agent `system.message` starts with: the
+/// field that names the writer where `session.start` names the Copilot CLI.
+pub const TURNSTILE_PROMPT_VERSION_PREFIX: &str = "turnstile/";
+
+impl SystemMessageMetadata {
+    /// turnstile's own mark: `promptVersion` `turnstile/<version>` (the prompt template is
+    /// turnstile's), no variables.
+    pub fn turnstile() -> Self {
+        SystemMessageMetadata {
+            prompt_version: Some(format!(
+                "{TURNSTILE_PROMPT_VERSION_PREFIX}{}",
+                env!("CARGO_PKG_VERSION")
+            )),
+            ..Default::default()
+        }
+    }
+
+    /// turnstile's version when this is turnstile's mark.
+    pub fn turnstile_version(&self) -> Option<&str> {
+        self.prompt_version
+            .as_deref()?
+            .strip_prefix(TURNSTILE_PROMPT_VERSION_PREFIX)
+    }
+}
+
 /// `system.notification` (persisted): the runtime tells the model of something that happened
 /// on its own, e.g. a background shell that ended; the model reads `content` as a user message.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

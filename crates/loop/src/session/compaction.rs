@@ -200,6 +200,15 @@ impl Actor {
             .current_tokens;
         let started = Instant::now();
         let answer = self.summary_call(&summary_request, cancel).await;
+        // The summary call is the main agent's, a request whether or not it was answered.
+        {
+            let (model, usage) = match &answer {
+                Ok(r) if !r.model.is_empty() => (r.model.as_str(), r.usage.as_ref()),
+                Ok(r) => (summary_request.model.as_str(), r.usage.as_ref()),
+                Err(_) => (summary_request.model.as_str(), None),
+            };
+            super::lock::lock(&self.process_usage).add_call(None, model, usage);
+        }
         let messages_length = (request.messages.len() - plan.first) as u64;
         let removed = (plan.end - plan.first) as u64;
         let mut complete = CompactionComplete {

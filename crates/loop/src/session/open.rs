@@ -35,8 +35,10 @@ impl SessionHandle {
         emitter.emit(&SessionStart {
             session_id: id.to_string(),
             version: 1,
-            producer: "turnstile".into(),
-            copilot_version: env!("CARGO_PKG_VERSION").into(),
+            // The Copilot CLI's producer and the release whose format this is: readers
+            // recognise and label a Copilot session by them (`docs/decisions.md`).
+            producer: turnstile_journal::payload::PRODUCER.into(),
+            copilot_version: turnstile_journal::payload::COPILOT_VERSION.into(),
             start_time: Timestamp::now().to_text(),
             selected_model: Some(parts.config.model.clone()),
             reasoning_effort: parts.config.reasoning_effort.clone(),

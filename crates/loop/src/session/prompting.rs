@@ -4,7 +4,7 @@
 
 use turnstile_journal::payload::{
     ModelCallStart, SessionModelChange, SessionTitleChanged, SessionToolsUpdated, SessionUsageInfo,
-    SessionWarning, SystemMessage, UserMessage,
+    SessionWarning, SystemMessage, SystemMessageMetadata, UserMessage,
 };
 use turnstile_journal::{Timestamp, Uuid};
 use turnstile_replay::Message as Conversation;
@@ -150,6 +150,8 @@ impl Actor {
             role: "system".into(),
             content,
             interaction_id: Some(msg.interaction_id.clone()),
+            // The writer's name and version, where readers of the session do not look.
+            metadata: Some(SystemMessageMetadata::turnstile()),
             ..Default::default()
         })?;
         self.emitter.emit(&SessionToolsUpdated {

@@ -14,6 +14,7 @@ use super::actor::Actor;
 use super::history::request_messages;
 use super::message::Message;
 use super::tool_call::ToolsEnd;
+use super::totals::CallAgent;
 use super::turn_spec::{Kind, MainTurn, TurnSpec};
 use crate::autopilot::AgentMode;
 use turnstile_providers::{
@@ -130,6 +131,8 @@ impl Actor {
         let response = match self.answered(spec, answer)? {
             Ok(response) => response,
             Err(end) => {
+                // The call was made (its turn started): a request all the same.
+                self.count_call(spec, &request.model, None);
                 self.close_turn(spec, &turn_id).await?;
                 return Ok(end);
             }
@@ -139,6 +142,7 @@ impl Actor {
         } else {
             response.model.clone()
         };
+        self.count_call(spec, &model, response.usage.as_ref());
         let (calls, renamed) = unique_ids(&response.tool_calls);
         let requests = self.tool_requests(spec, &calls);
         // As the runtime: the call's usage is announced before its message.
@@ -271,8 +275,7 @@ impl Actor {
     }
 
     /// The call's `assistant.usage`: a sub-agent's names its parent call and kind; the main
-    /// agent's teaches the calibration (when its estimate was exact) and counts in this
-    /// process's totals (`totals.rs`).
+    /// agent's teaches the calibration (when its estimate was exact).
     fn record_usage(
         &self,
         spec: &mut TurnSpec<'_, '_>,
@@ -310,10 +313,20 @@ impl Actor {
             }
         }
         self.emitter.emit_as(spec.agent, &event)?;
-        if let Kind::Main(_) = spec.kind {
-            super::lock::lock(&self.process_usage).add_call(model, usage);
-        }
         Ok(())
+    }
+
+    /// Counts one call of the turn's agent in this process's totals (`totals.rs`).
+    fn count_call(&self, spec: &TurnSpec<'_, '_>, model: &str, usage: Option<&Usage>) {
+        let agent = match &spec.kind {
+            Kind::Main(_) => None,
+            Kind::Sub(sub) => Some(CallAgent {
+                id: sub.child.id,
+                name: sub.child.kind.name(),
+                display_name: sub.child.kind.display_name(),
+            }),
+        };
+        super::lock::lock(&self.process_usage).add_call(agent, model, usage);
     }
 
     /// The `tool_requests` of the turn's `assistant.message`.

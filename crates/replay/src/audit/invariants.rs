@@ -10,7 +10,8 @@ use turnstile_journal::Uuid;
 
 use super::line::{Facts, Outcome};
 use super::report::{
-    AbandonedRef, AuditReport, MAX_VIOLATIONS, OpenWorkReport, Violation, ViolationKind,
+    AbandonedRef, AuditReport, LlmCallKind, MAX_VIOLATIONS, OpenWorkReport, Violation,
+    ViolationKind,
 };
 use crate::open_work::{OpenWork, ToolStart, TurnEnd};
 use crate::raw::fields::{Kind, Store};
@@ -445,8 +446,11 @@ impl Auditor {
         }
         self.report.by_type = by_type;
         let c = self.counts;
+        self.report.llm_calls = c.llm_calls();
+        self.report.llm_call_kinds = LlmCallKind::all(&c);
         self.report.turns = c.turns;
         self.report.agent_turns = c.agent_turns;
+        self.report.agent_answer_calls = c.agent_answer_calls;
         self.report.user_messages = c.user_messages;
         self.report.autopilot_continuations = c.autopilot_continuations;
         self.report.tool_calls = c.tool_calls;

@@ -19,8 +19,8 @@ use std::path::Path;
 
 pub use count::{count_type, count_type_with};
 pub use report::{
-    AuditReport, MAX_VIOLATIONS, OpenRequestRef, OpenToolRef, OpenTurnRef, OpenWorkReport,
-    Violation, ViolationKind,
+    AuditReport, LlmCallKind, MAX_VIOLATIONS, OpenRequestRef, OpenToolRef, OpenTurnRef,
+    OpenWorkReport, Violation, ViolationKind,
 };
 pub use scan::ScanOptions;
 

@@ -24,11 +24,21 @@ pub struct AuditReport {
     pub lines: u64,
     /// Lines that are valid events.
     pub events: u64,
-    /// `assistant.turn_start` events: LLM calls, the sub-agents' included.
+    /// Every LLM call the journal records, of every kind (the sum of [`Self::llm_call_kinds`]).
+    #[serde(default)]
+    pub llm_calls: u64,
+    /// Each kind of LLM call, with its count and the events it was counted by.
+    #[serde(default)]
+    pub llm_call_kinds: Vec<LlmCallKind>,
+    /// `assistant.turn_start` events: LLM calls with turn events, the sub-agents' included.
     pub turns: u64,
     /// The sub-agents' LLM calls (their share of `turns`), by `agentId`.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub agent_turns: BTreeMap<String, u64>,
+    /// LLM calls of sub-agents recorded without turn events (the Copilot CLI's), one per
+    /// `assistant.message` outside a turn of its agent, by `agentId`.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub agent_answer_calls: BTreeMap<String, u64>,
     /// Events by top-level type.
     pub by_type: BTreeMap<String, u64>,
     /// User messages typed by a person or client.
@@ -62,6 +72,59 @@ pub struct AuditReport {
     pub violation_count: u64,
     /// All violations by kind.
     pub violations_by_kind: BTreeMap<ViolationKind, u64>,
+}
+
+/// One kind of LLM call: how many, and by which events they were counted.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LlmCallKind {
+    /// `main-turns`, `sub-agent-turns`, `sub-agent-answers` or `compactions`.
+    pub kind: String,
+    /// Calls of this kind.
+    pub count: u64,
+    /// The events that were counted, one per call.
+    pub counted_by: String,
+}
+
+impl LlmCallKind {
+    /// The kinds of calls `counts` holds (main-agent turns always, the others when present),
+    /// in the order the table shows them.
+    pub(crate) fn all(counts: &crate::tracking::Counters) -> Vec<LlmCallKind> {
+        let agent_turns: u64 = counts.agent_turns.values().sum();
+        let answers: u64 = counts.agent_answer_calls.values().sum();
+        let kind = |kind: &str, count: u64, counted_by: &str| LlmCallKind {
+            kind: kind.to_owned(),
+            count,
+            counted_by: counted_by.to_owned(),
+        };
+        let mut kinds = vec![kind(
+            "main-turns",
+            counts.turns - agent_turns.min(counts.turns),
+            "assistant.turn_start without agentId",
+        )];
+        if agent_turns > 0 {
+            kinds.push(kind(
+                "sub-agent-turns",
+                agent_turns,
+                "assistant.turn_start with agentId (turnstile's sub-agents)",
+            ));
+        }
+        if answers > 0 {
+            kinds.push(kind(
+                "sub-agent-answers",
+                answers,
+                "assistant.message with agentId outside a turn of its agent (the Copilot CLI writes no turn events for a sub-agent's call)",
+            ));
+        }
+        if counts.compaction_calls > 0 {
+            kinds.push(kind(
+                "compactions",
+                counts.compaction_calls,
+                "session.compaction_start (one summary call each)",
+            ));
+        }
+        kinds
+    }
 }
 
 /// A broken invariant at one line.
@@ -307,12 +370,29 @@ impl AuditReport {
             group(self.bytes),
             group(self.lines)
         );
-        row(&mut out, "turns (LLM calls)", group(self.turns));
-        if !self.agent_turns.is_empty() {
+        let only_turns = self.llm_call_kinds.len() <= 1 && self.llm_calls == self.turns;
+        if only_turns {
+            row(&mut out, "turns (LLM calls)", group(self.turns));
+        } else {
+            row(&mut out, "LLM calls", group(self.llm_calls));
+            for k in &self.llm_call_kinds {
+                row(
+                    &mut out,
+                    &format!("  {}", k.kind),
+                    format!("{}  ({})", group(k.count), k.counted_by),
+                );
+            }
+        }
+        let answers = &self.agent_answer_calls;
+        if !self.agent_turns.is_empty() || !answers.is_empty() {
             let main = self.turns - self.agent_turns.values().sum::<u64>().min(self.turns);
+            let mut by_agent: BTreeMap<&str, u64> = BTreeMap::new();
+            for (agent, n) in self.agent_turns.iter().chain(answers) {
+                *by_agent.entry(agent).or_default() += n;
+            }
             let mut split = vec![format!("main {}", group(main))];
             split.extend(
-                self.agent_turns
+                by_agent
                     .iter()
                     .map(|(agent, n)| format!("{agent} {}", group(*n))),
             );
@@ -377,17 +457,6 @@ impl AuditReport {
             }
         };
         row(&mut out, "task complete", task);
-        if self.compaction_calls > 0 {
-            row(
-                &mut out,
-                "compaction calls",
-                format!(
-                    "{} (LLM calls in all: {})",
-                    group(self.compaction_calls),
-                    group(self.turns + self.compaction_calls)
-                ),
-            );
-        }
         row(
             &mut out,
             "errors / aborts / resumes",

@@ -124,7 +124,7 @@ impl Kind {
             Kind::TurnStart => matches!(key, TurnId | InteractionId),
             Kind::TurnEnd => matches!(key, TurnId),
             Kind::UserMessage => matches!(key, IsAutopilotContinuation | Source),
-            Kind::AssistantMessage => matches!(key, ToolRequests),
+            Kind::AssistantMessage => matches!(key, ToolRequests | Model),
             Kind::ToolStart => matches!(key, ToolCallId | ToolName),
             Kind::ToolComplete => matches!(key, ToolCallId | Success),
             Kind::PermissionRequested => matches!(key, RequestId | PermissionRequest),
@@ -155,6 +155,7 @@ enum Key {
     Source,
     Summary,
     ToolRequests,
+    Model,
 }
 
 impl Key {
@@ -171,6 +172,7 @@ impl Key {
             b"source" => Key::Source,
             b"summary" => Key::Summary,
             b"toolRequests" => Key::ToolRequests,
+            b"model" => Key::Model,
             _ => return None,
         })
     }
@@ -192,6 +194,8 @@ pub(crate) struct Fields {
     /// running turn, not a prompt.
     pub(crate) skill_context: bool,
     pub(crate) summary: Option<Span>,
+    /// `model` of an `assistant.message`: the model its tool calls' results name.
+    pub(crate) model: Option<Span>,
     /// Range of this event's entries in [`Store::requests`].
     pub(crate) requests: (u32, u32),
 }
@@ -243,6 +247,7 @@ impl Fields {
             Key::ToolName => self.tool_name = text(store),
             Key::RequestId => self.request_id = text(store),
             Key::Summary => self.summary = text(store),
+            Key::Model => self.model = text(store),
             Key::Success => self.success = decode_bool(value),
             Key::IsAutopilotContinuation => self.autopilot = decode_bool(value),
             Key::Source => {
@@ -320,6 +325,9 @@ impl Fields {
         }
         if !keep(Key::ToolRequests) {
             self.requests = (0, 0);
+        }
+        if !keep(Key::Model) {
+            self.model = None;
         }
     }
 
