@@ -33,6 +33,7 @@ mod serve_model_endpoint;
 mod serve_token;
 mod session_files;
 mod store_commands;
+mod store_durability;
 mod store_nats;
 mod store_vs_files;
 mod tool_env;
