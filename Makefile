@@ -7,7 +7,7 @@ PBIN := target/profiling/turnstile
 
 
 .PHONY: stress
-.PHONY: demo test build release profiling modules install lint bench bench-report bench-journal bench-audit bench-loop bench-model bench-sdk bench-sessions bench-stores bench-sandbox cluster-soak crash-soak long-soak fuzz clean-bench
+.PHONY: demo test build release profiling modules install lint bench bench-report bench-journal bench-audit bench-loop bench-model bench-sdk bench-sessions bench-listing bench-stores bench-sandbox cluster-soak crash-soak long-soak fuzz clean-bench
 
 ## demo: build, then replay a recorded session with real tools, audit it, resume it, check it
 ## (offline, no model server, under a minute after the build).
@@ -55,7 +55,7 @@ lint:
 ## jq), fold, checkpoint, stale-checkpoint resume, audit memory);
 ## model answers; `sessions` over 100 000 sessions; the JetStream store next to the file store;
 ## the session report in Chromium; the SDK client against both runtimes.
-bench: bench-journal bench-audit bench-loop bench-model bench-sessions bench-stores bench-report bench-sdk bench-sandbox
+bench: bench-journal bench-audit bench-loop bench-model bench-sessions bench-listing bench-stores bench-report bench-sdk bench-sandbox
 
 ## bench-sandbox: spawn to exit of `true` unconfined and in the kernel sandbox of three policies,
 ## and what building each sandbox costs (once per session).
@@ -79,6 +79,11 @@ bench-report: profiling
 ## session index cold, warm and bypassed (COUNT=, REPS=, PREVIOUS=<older binary> to compare).
 bench-sessions: profiling
 	bash scripts/bench-sessions.sh
+
+## bench-listing: `sessions` over 100 000 and 1 000 000 generated stored sessions, the file
+## store next to JetStream (COUNTS=, REPS=); the generated data is deleted afterwards.
+bench-listing: profiling
+	bash scripts/bench-listing.sh
 
 bench-loop: profiling
 	$(CARGO) build --profile profiling -p turnstile-loop --example loop_bench

@@ -40,6 +40,7 @@ mod session_files;
 mod sessions_listing;
 mod store_bounds;
 mod store_commands;
+mod store_durability;
 mod store_nats;
 mod store_vs_files;
 mod tool_env;

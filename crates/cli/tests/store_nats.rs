@@ -16,22 +16,23 @@ use assert_cmd::cargo::CommandCargoExt;
 use serde_json::{Value, json};
 use turnstile_scripted_model::Script;
 
-use common::store_env::{Env, audit_clean, lines, ok, signal, view_alpha_then, with_gamma_prompt};
+use common::store_env::{
+    Env, KillOnDrop, audit_clean, lines, ok, signal, view_alpha_then, with_gamma_prompt,
+};
 
 /// `turnstile watch ID --json` on "another host", given time to subscribe.
-fn watcher(env: &Env, store: &str, id: &str) -> Child {
-    let watch = env
-        .cmd(store, "watcher", &["watch", id, "--json"])
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
+fn watcher(env: &Env, store: &str, id: &str) -> KillOnDrop {
+    let watch = KillOnDrop::spawn(
+        env.cmd(store, "watcher", &["watch", id, "--json"])
+            .stdout(Stdio::piped()),
+    );
     std::thread::sleep(Duration::from_millis(300));
     watch
 }
 
 /// The event types a watcher printed until it ended.
-fn watched_types(watch: Child) -> Vec<String> {
-    let watched = watch.wait_with_output().unwrap();
+fn watched_types(watch: KillOnDrop) -> Vec<String> {
+    let watched = watch.wait_with_output();
     String::from_utf8_lossy(&watched.stdout)
         .lines()
         .map(|l| serde_json::from_str::<Value>(l).unwrap())
@@ -200,16 +201,15 @@ fn kill_9_mid_tool_then_another_host_resumes_within_the_lease() {
     // `event` durability: each line is acknowledged by JetStream before it is shown, so the
     // tool start the kill waits for is in the store (under `turn`, acknowledgements are only
     // awaited at the turn's end and a kill may come before the publisher sent the line).
-    let mut writer = env
-        .loop_cmd(
+    let mut writer = KillOnDrop::spawn(
+        env.loop_cmd(
             &store,
             "a",
             &model,
             &["run", "--json", "--durability", "event", "wait"],
         )
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
+        .stdout(Stdio::piped()),
+    );
     let seen = wait_for_event(&mut writer, "tool.execution_start");
     let id = session_id_of(&seen);
     let killed_at = now_millis();
@@ -250,11 +250,13 @@ fn kill_9_mid_tool_then_another_host_resumes_within_the_lease() {
 
 #[test]
 fn a_zombie_writer_fails_its_next_append_and_writes_nothing_after_losing_the_lease() {
-    zombie_round();
+    zombie_round("2");
 }
 
 /// The long version (`make cluster-soak`; `ZOMBIE_ROUNDS`, default 20): the same takeover
-/// again and again, each round on its own server.
+/// again and again, each round on its own server, at the default 20 s lease
+/// (`ZOMBIE_LEASE_TTL` sets another). Prints, per round and in all, the time from the pause
+/// to the new holder's `session.resume`.
 #[test]
 #[ignore = "long: make cluster-soak"]
 fn zombie_writers_soak() {
@@ -262,17 +264,37 @@ fn zombie_writers_soak() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(20);
+    let ttl: &'static str = match std::env::var("ZOMBIE_LEASE_TTL") {
+        Ok(ttl) => Box::leak(ttl.into_boxed_str()),
+        Err(_) => "20",
+    };
+    let mut resumes = Vec::new();
     for round in 0..rounds {
-        eprintln!("zombie round {round}");
-        zombie_round();
+        let resumed = zombie_round(ttl);
+        eprintln!(
+            "zombie round {round}: lease {ttl} s, resumed on host b {:.2} s after the pause",
+            resumed.as_secs_f64()
+        );
+        resumes.push(resumed.as_secs_f64());
     }
+    let mean = resumes.iter().sum::<f64>() / resumes.len().max(1) as f64;
+    let (min, max) = resumes
+        .iter()
+        .fold((f64::MAX, 0.0f64), |(lo, hi), &r| (lo.min(r), hi.max(r)));
+    eprintln!(
+        "{rounds} takeovers at a {ttl} s lease: 0 lines, 0 model requests and 0 watched events \
+         of the old writer; resume {min:.2}-{max:.2} s after the pause (mean {mean:.2} s)"
+    );
 }
 
-/// One paused-writer takeover: the old writer, SIGSTOPped mid-tool past its 2 s lease while
-/// another host resumes the session, then SIGCONTed, exits 2 having written nothing, asked the
-/// model nothing and shown `watch` nothing the store does not hold.
-fn zombie_round() {
-    let env = Env::new();
+/// One paused-writer takeover: the old writer, SIGSTOPped mid-tool past its lease of
+/// `lease_ttl` seconds while another host resumes the session, then SIGCONTed, exits 2 having
+/// written nothing, asked the model nothing and shown `watch` nothing the store does not hold.
+/// Returns the time from the pause to the new holder's `session.resume` (its timestamp in
+/// the journal).
+fn zombie_round(lease_ttl: &'static str) -> Duration {
+    let mut env = Env::new();
+    env.lease_ttl = lease_ttl;
     let nats = env.nats();
     let store = nats.url();
     let model = env.model(
@@ -281,16 +303,16 @@ fn zombie_round() {
             .text("zombie answer")
             .text("new holder answer"),
     );
-    let mut zombie = env
-        .loop_cmd(&store, "a", &model, &["run", "--json", "nap"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut zombie = KillOnDrop::spawn(
+        env.loop_cmd(&store, "a", &model, &["run", "--json", "nap"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped()),
+    );
     let seen = wait_for_event(&mut zombie, "tool.execution_start");
     let id = session_id_of(&seen);
+    let paused_at = now_millis();
     signal(&zombie, libc::SIGSTOP);
-    // Past the 2 s lease: the new holder takes it over and writes.
+    // Past the lease: the new holder takes it over and writes.
     let out = env
         .loop_cmd(&store, "b", &model, &["resume", &id, "take over"])
         .output()
@@ -300,14 +322,13 @@ fn zombie_round() {
     let requests_before = model.requests().len();
     // A watcher on another host, following past the new holder's shutdown: it must show
     // nothing the zombie says once it runs again.
-    let follower = env
-        .cmd(&store, "watcher", &["watch", &id, "--json", "--follow"])
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let follower = KillOnDrop::spawn(
+        env.cmd(&store, "watcher", &["watch", &id, "--json", "--follow"])
+            .stdout(Stdio::piped()),
+    );
     std::thread::sleep(Duration::from_millis(300));
     signal(&zombie, libc::SIGCONT);
-    let out = zombie.wait_with_output().unwrap();
+    let out = zombie.wait_with_output();
     assert_eq!(out.status.code(), Some(2), "the zombie exits with an error");
     assert_eq!(
         model.requests().len(),
@@ -317,7 +338,7 @@ fn zombie_round() {
     // Time for anything the zombie sent to arrive, then the watcher is stopped.
     std::thread::sleep(Duration::from_millis(500));
     signal(&follower, libc::SIGINT);
-    let watched = follower.wait_with_output().unwrap();
+    let watched = follower.wait_with_output();
     let stored: std::collections::HashSet<String> = lines(&after_takeover)
         .iter()
         .map(|e| e["id"].as_str().unwrap().to_owned())
@@ -347,6 +368,13 @@ fn zombie_round() {
     let events = lines(&exported);
     assert_eq!(events.last().unwrap()["type"], "session.shutdown");
     audit_clean(&exported);
+    let resumed_at = events
+        .iter()
+        .find(|e| e["type"] == "session.resume")
+        .and_then(|e| e["timestamp"].as_str())
+        .map(|t| turnstile_journal::Timestamp::parse(t).unwrap().millis())
+        .expect("a session.resume event");
+    Duration::from_millis((resumed_at - paused_at).max(0) as u64)
 }
 
 #[test]

@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 use turnstile_scripted_model::{Script, ScriptedResponse, ScriptedServer};
 use turnstile_store_nats::local_server::LocalNats;
 
-use common::store_env::{Env, audit_clean, file_cmd, file_loop_cmd, lines, ok, signal};
+use common::store_env::{Env, KillOnDrop, audit_clean, file_cmd, file_loop_cmd, lines, ok, signal};
 
 fn turns_script(turns: usize) -> Script {
     turns_script_from(turns, 0)
@@ -150,7 +150,7 @@ fn cluster_session_survives_leader_kill(turns: usize, kill_after: usize) {
     let leader = leader.expect("a clustered stream has a leader");
     let index: usize = leader.trim_start_matches("node").parse().unwrap();
     nodes[index].kill();
-    let out = writer.wait_with_output().unwrap();
+    let out = writer.wait_with_output();
     let resumed = !out.status.success();
     if resumed {
         let stderr = stderr.join().unwrap();
@@ -192,7 +192,7 @@ fn cluster_writer(
     store: &str,
     model: &ScriptedServer,
 ) -> (
-    std::process::Child,
+    KillOnDrop,
     std::process::ChildStdout,
     std::thread::JoinHandle<String>,
 ) {
@@ -203,11 +203,7 @@ fn cluster_writer(
         &["run", "--json", "--durability", "event", "go"],
     );
     cmd.arg("--store-replicas").arg("3");
-    let mut writer = cmd
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut writer = KillOnDrop::spawn(cmd.stdout(Stdio::piped()).stderr(Stdio::piped()));
     let stdout = writer.stdout.take().unwrap();
     let mut stderr = writer.stderr.take().unwrap();
     let stderr = std::thread::spawn(move || {
@@ -306,16 +302,15 @@ fn killed_and_resumed_on_the_store_is_what_the_file_store_writes() {
     let nats = env.nats();
     let store = nats.url();
     let model = env.model(turns_script(turns));
-    let mut writer = env
-        .loop_cmd(
+    let mut writer = KillOnDrop::spawn(
+        env.loop_cmd(
             &store,
             "a",
             &model,
             &["run", "--json", "--durability", "event", "go"],
         )
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
+        .stdout(Stdio::piped()),
+    );
     let stdout = writer.stdout.take().unwrap();
     let mut id = String::new();
     let mut ended = 0;

@@ -10,6 +10,9 @@
 //!
 //! Prints one table; nothing depends on wall-clock speed but the numbers themselves.
 
+#[path = "support/bench.rs"]
+mod bench;
+
 use std::time::{Duration, Instant};
 
 use serde_json::value::RawValue;
@@ -19,6 +22,8 @@ use turnstile_journal::{
 use turnstile_store::{AttachMode, Attachment, FileStore, JournalStore};
 use turnstile_store_nats::local_server::LocalNats;
 use turnstile_store_nats::{NatsConfig, NatsStore, StoreCheckpoint};
+
+use bench::cpu_seconds;
 
 const APPENDS: u64 = 2000;
 
@@ -141,42 +146,7 @@ async fn resume_times(store: &NatsStore, scratch: &std::path::Path) -> (Duration
 
 /// `sessions` over `count` index entries (written straight into the bucket, pipelined).
 async fn listing(store: &NatsStore, url: &str, server_pid: u32, count: usize) -> Listing {
-    let client = async_nats::connect(url).await.expect("connect");
-    let js = async_nats::jetstream::new(client);
-    let bucket = store.config().index_bucket();
-    let mut acks = Vec::new();
-    for i in 0..count {
-        let id = Uuid::new_v4();
-        let summary = turnstile_journal::SessionSummary {
-            id: Some(id),
-            cwd: Some("/work/project".into()),
-            created: Some("2026-01-01T00:00:00.000Z".into()),
-            updated: Some(format!(
-                "2026-01-01T00:00:{:02}.{:03}Z",
-                (i / 1000) % 60,
-                i % 1000
-            )),
-            events: 40,
-            size: 12_000,
-            first_prompt: Some("fix the failing test".into()),
-        };
-        let ack = js
-            .publish(
-                format!("$KV.{bucket}.{id}"),
-                serde_json::to_vec(&summary).expect("json").into(),
-            )
-            .await
-            .expect("publish");
-        acks.push(ack);
-        if acks.len() >= 1000 {
-            for ack in acks.drain(..) {
-                ack.await.expect("ack");
-            }
-        }
-    }
-    for ack in acks {
-        ack.await.expect("ack");
-    }
+    bench::write_index(url, &store.config().index_bucket(), count).await;
     let (client_cpu, server_cpu) = (cpu_seconds("self"), cpu_seconds(&server_pid.to_string()));
     let started = Instant::now();
     let all = store.list().await.expect("list");
@@ -196,23 +166,6 @@ struct Listing {
     client_cpu: f64,
     /// CPU seconds of the `nats-server` process.
     server_cpu: f64,
-}
-
-/// User + system CPU seconds of process `pid` (`self`: this one), from `/proc`.
-fn cpu_seconds(pid: &str) -> f64 {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    // Fields after the parenthesised command name: state is field 3, utime 14, stime 15.
-    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    let ticks = |i: usize| {
-        fields
-            .get(i)
-            .and_then(|f| f.parse::<f64>().ok())
-            .unwrap_or(0.0)
-    };
-    // SAFETY: sysconf reads a constant of the running system.
-    let per_second = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
-    (ticks(11) + ticks(12)) / per_second
 }
 
 async fn open(url: String, replicas: usize) -> NatsStore {

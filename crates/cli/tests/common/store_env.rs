@@ -2,8 +2,9 @@
 //! `nats-server` and the hosts' state directories, the working directory holding
 //! `alpha.txt`, scripted model servers, and the command line on either store.
 
+use std::ops::{Deref, DerefMut};
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command, Output, Stdio};
 
 use assert_cmd::cargo::CommandCargoExt;
 use serde_json::{Value, json};
@@ -181,6 +182,47 @@ pub fn audit_clean(bytes: &[u8]) -> turnstile_replay::AuditReport {
     let report = turnstile_replay::audit_file(&path).unwrap();
     assert!(report.violations.is_empty(), "{:#?}", report.violations);
     report
+}
+
+/// A `turnstile` child that is killed and reaped when dropped before it was waited for: a
+/// test that fails between the spawn and the wait (an assertion on another command, a
+/// writer that stopped before the `session.shutdown` a `watch` waits for) leaves no process
+/// behind it.
+pub struct KillOnDrop(Option<Child>);
+
+impl KillOnDrop {
+    /// Starts `cmd`.
+    pub fn spawn(cmd: &mut Command) -> Self {
+        KillOnDrop(Some(cmd.spawn().unwrap()))
+    }
+
+    /// Waits for the child to exit and collects its piped output.
+    pub fn wait_with_output(mut self) -> Output {
+        self.0.take().unwrap().wait_with_output().unwrap()
+    }
+}
+
+impl Deref for KillOnDrop {
+    type Target = Child;
+    fn deref(&self) -> &Child {
+        self.0.as_ref().unwrap()
+    }
+}
+
+impl DerefMut for KillOnDrop {
+    fn deref_mut(&mut self) -> &mut Child {
+        self.0.as_mut().unwrap()
+    }
+}
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.0.take() {
+            // An exited child is only reaped; a waited one answers both at once.
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
 }
 
 /// Sends `sig` to a child process.
