@@ -31,6 +31,7 @@ mod serve_flags;
 mod serve_mcp;
 mod serve_model_endpoint;
 mod serve_token;
+mod session_dir_layout;
 mod session_files;
 mod store_commands;
 mod store_nats;
