@@ -36,6 +36,7 @@ mod serve_flags;
 mod serve_mcp;
 mod serve_model_endpoint;
 mod serve_token;
+mod session_dir_layout;
 mod session_files;
 mod sessions_listing;
 mod store_bounds;

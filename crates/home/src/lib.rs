@@ -10,7 +10,10 @@
 //! - one module per kind of file: [`settings`] (`settings.json`, `config.json`),
 //!   [`mcp_config`] (`mcp-config.json` and `settings.json`'s `disabledMcpServers`),
 //!   [`folder_trust`] (`trusted-folders.json`), [`locations`] (`permissions-config.json`),
-//!   [`plan`] (a session's `plan.md`); [`jsonc`] reads the comments the CLI writes.
+//!   [`plan`] (a session's `plan.md`), [`workspace`] (a session's `workspace.yaml` and the
+//!   CLI's folders beside the journal); [`git_context`] reads the repository a working
+//!   directory is in, as both `workspace.yaml` and `session.start` record it; [`jsonc`] reads
+//!   the comments the CLI writes.
 //!
 //! It depends on no other turnstile crate, so the lowest of them (the journal) can use it.
 //!
@@ -27,6 +30,7 @@
 
 pub mod atomic;
 pub mod folder_trust;
+pub mod git_context;
 mod json_type;
 pub mod jsonc;
 pub mod locate;
@@ -34,6 +38,7 @@ pub mod locations;
 pub mod mcp_config;
 pub mod plan;
 pub mod settings;
+pub mod workspace;
 
 pub use atomic::{AtomicWrite, AtomicWriteError, atomic_write};
 pub use json_type::json_type_name;

@@ -1,4 +1,5 @@
-//! The session index: `<root>/turnstile-index.jsonl`, one JSON record per session update,
+//! The session index: `turnstile-index.jsonl` beside a Copilot home's `session-state/` (in
+//! any other state directory: inside it; [`index_path`]), one JSON record per session update,
 //! so that listing sessions (and finding the newest) does not read every journal.
 //!
 //! The index is only an optimisation; the journals are the truth. A record names the journal's
@@ -111,8 +112,35 @@ impl IndexRecord {
     }
 }
 
-fn index_path(root: &Path) -> PathBuf {
-    root.join(INDEX_FILE)
+/// Where the index of the sessions under `root` is: beside a Copilot home's `session-state/`
+/// (`$COPILOT_HOME/turnstile-index.jsonl`), so that nothing but sessions is in that folder
+/// for the tools that read it; inside any other state directory (`--state-dir`), which is
+/// turnstile's alone.
+pub fn index_path(root: &Path) -> PathBuf {
+    match root.parent() {
+        Some(home) if root.file_name().is_some_and(|n| n == "session-state") => {
+            home.join(INDEX_FILE)
+        }
+        _ => root.join(INDEX_FILE),
+    }
+}
+
+/// Moves an index an earlier version left in `session-state/` beside it (or removes it when
+/// one is there already: the index is only an optimisation). One `lstat` when there is none.
+fn migrate(root: &Path) {
+    let old = root.join(INDEX_FILE);
+    let new = index_path(root);
+    if old == new || std::fs::symlink_metadata(&old).is_err() {
+        return;
+    }
+    let moved = if std::fs::symlink_metadata(&new).is_err() {
+        std::fs::rename(&old, &new)
+    } else {
+        std::fs::remove_file(&old)
+    };
+    if let Err(e) = moved {
+        tracing::debug!(old = %old.display(), error = %e, "the old session index was not moved");
+    }
 }
 
 fn open_index(root: &Path, write: bool) -> io::Result<File> {
@@ -139,6 +167,7 @@ pub fn append(root: &Path, record: &IndexRecord) {
 }
 
 fn try_append(root: &Path, line: &[u8]) -> io::Result<()> {
+    migrate(root);
     for _ in 0..2 {
         let mut file = open_index(root, true)?;
         match file.try_lock_shared() {
@@ -353,6 +382,7 @@ struct IndexRead {
 }
 
 fn read_index(root: &Path) -> IndexRead {
+    migrate(root);
     let mut read = IndexRead::default();
     match open_index(root, false) {
         Ok(file) => {

@@ -301,3 +301,40 @@ fn concurrent_writer_processes_and_listings_keep_the_index_whole() {
     assert_eq!(again, list);
     assert_eq!(stats.from_index, 60, "{stats:?}");
 }
+
+#[test]
+fn a_copilot_homes_index_lies_beside_session_state_and_an_old_one_is_moved_there() {
+    let home = tempfile::tempdir().unwrap();
+    let state = home.path().join("session-state");
+    let root = StateRoot::new(&state);
+    let first = write_session(&root, 1, 1);
+    let beside = home.path().join(INDEX_FILE);
+    assert!(
+        beside.is_file(),
+        "the writer's record beside session-state/"
+    );
+    assert!(!state.join(INDEX_FILE).exists());
+    // Nothing in session-state/ but session directories.
+    for entry in fs::read_dir(&state).unwrap() {
+        let entry = entry.unwrap();
+        assert!(
+            entry.file_type().unwrap().is_dir(),
+            "{:?}",
+            entry.file_name()
+        );
+    }
+
+    // An index an earlier version left inside session-state/ is moved out on the next open.
+    fs::rename(&beside, state.join(INDEX_FILE)).unwrap();
+    let (listed, _) = indexed(&root);
+    assert_eq!(listed, truth(&root));
+    assert!(!state.join(INDEX_FILE).exists(), "moved out");
+    assert!(beside.is_file());
+    // When both are there, the one inside goes.
+    fs::write(state.join(INDEX_FILE), "garbage\n").unwrap();
+    let second = write_session(&root, 2, 1);
+    assert!(!state.join(INDEX_FILE).exists());
+    let ids: Vec<Uuid> = indexed(&root).0.iter().filter_map(|s| s.id).collect();
+    assert!(ids.contains(&first) && ids.contains(&second), "{ids:?}");
+    assert_eq!(indexed(&root).0, truth(&root));
+}

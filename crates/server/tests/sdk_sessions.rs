@@ -108,7 +108,7 @@ async fn listings_come_from_the_session_index_and_skip_a_damaged_journal() {
     }
     let listed = client.ok("session.list", json!({})).await;
     assert_eq!(listed["sessions"].as_array().unwrap().len(), 2);
-    let index = t.root().dir().join("turnstile-index.jsonl");
+    let index = turnstile_journal::index::index_path(t.root().dir());
     let text = std::fs::read_to_string(&index).expect("the listing keeps the index");
     for id in &ids {
         assert!(text.contains(id.as_str()), "{id} indexed: {text}");

@@ -181,6 +181,8 @@ pub(crate) fn parts(
     };
     let mut config = SessionConfig::new(cwd, effective.model.value.clone());
     config.durability = session_flags::durability(&effective);
+    // A prompt run from the command line, as the Copilot CLI's `-p` names itself.
+    config.client_name = "github/cli".into();
     config.mode = if opts.autopilot {
         AgentMode::Autopilot
     } else {
@@ -670,7 +672,14 @@ async fn drive(
         tokio::spawn(async move {
             let mut printer = crate::live_view::LiveView::new(json);
             let mut told = false;
+            let mut ended = false;
             while let Some(event) = events.recv().await {
+                // The runtime's stream ends with `session.shutdown`: what the session announces
+                // after it (its background tasks let go, for SDK clients) is not printed.
+                if ended {
+                    continue;
+                }
+                ended = event.event_type.as_str() == "session.shutdown";
                 printer.print(&event);
                 if printer.reader_gone() && !told {
                     told = true;

@@ -77,6 +77,9 @@ pub struct SessionConfig {
     /// Most sub-agents of the session working at once; the others wait before their first
     /// model call (`--max-parallel-agents`).
     pub max_parallel_agents: usize,
+    /// The kind of client `workspace.yaml` names, as the Copilot CLI does: `sdk` for an SDK
+    /// client's session (the default), `github/cli` for a prompt run from the command line.
+    pub client_name: String,
 }
 
 impl SessionConfig {
@@ -107,6 +110,7 @@ impl SessionConfig {
             skill_warnings: Vec::new(),
             max_parallel_tools: super::slots::DEFAULT_PARALLEL_TOOLS,
             max_parallel_agents: super::slots::DEFAULT_PARALLEL_AGENTS,
+            client_name: "sdk".into(),
         }
     }
 }

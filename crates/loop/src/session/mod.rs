@@ -52,6 +52,7 @@ mod turn;
 mod turn_spec;
 mod usage;
 mod window;
+mod workspace_file;
 
 pub use command::McpChange;
 pub use compaction_options::{CompactOptions, CompactionReport, InfiniteSessions};

@@ -6,7 +6,6 @@ use std::sync::Arc;
 
 use turnstile_journal::payload::{
     Payload, SessionManagedSettingsResolved, SessionResume, SessionStart, SessionWarning,
-    WorkingDirectoryContext,
 };
 use turnstile_journal::{
     Event, JournalWriter, StateRoot, Timestamp, TrustedPrefix, Uuid, WriterOptions,
@@ -45,14 +44,17 @@ impl SessionHandle {
             // As the Copilot CLI writes them: no tiered model, never steered remotely, and a
             // new session is in no other process's use.
             context_tier: Some(None),
-            context: Some(WorkingDirectoryContext {
-                cwd: parts.config.cwd.display().to_string(),
-                ..Default::default()
-            }),
+            context: Some(super::workspace_file::context_of(&parts.config.cwd)),
             already_in_use: Some(false),
             remote_steerable: Some(false),
             ..Default::default()
         })?;
+        super::workspace_file::write(
+            &emitter.writer().paths().dir,
+            &emitter.state(),
+            &parts.config.client_name,
+            None,
+        );
         announce_opened(&emitter)?;
         Ok(Self::spawn(
             id,
@@ -151,6 +153,11 @@ impl SessionHandle {
             report.continued_tool_calls.as_slice(),
         ]
         .concat();
+        super::workspace_file::write_if_missing(
+            &paths.dir,
+            &emitter.state(),
+            &parts.config.client_name,
+        );
         let lost_shells = super::lost_shells::find(&emitter, &paths.dir, &answered)?;
         let stopped_process_groups = stop_left_processes(&emitter, &paths.dir)?;
         let report = ResumeReport {

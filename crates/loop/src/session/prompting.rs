@@ -72,6 +72,7 @@ impl Actor {
             })?;
         }
         let title = first.then(|| title_of(&prompt)).flatten();
+        let name = first.then(|| prompt.clone());
         let wrapped = self.wrap(&planned(msg.mode, transformed), msg.mode);
         self.emitter.emit(&UserMessage {
             content: prompt,
@@ -91,6 +92,16 @@ impl Actor {
             interaction_id: Some(msg.interaction_id.clone()),
             ..Default::default()
         })?;
+        if let Some(name) = name {
+            // The first prompt names the session in `workspace.yaml`, as the runtime's does.
+            let dir = self.emitter.writer().paths().dir.clone();
+            super::workspace_file::write(
+                &dir,
+                &self.emitter.state(),
+                &self.parts.config.client_name,
+                Some(&name),
+            );
+        }
         if let Some(title) = title {
             self.emitter.emit(&SessionTitleChanged { title })?;
         }

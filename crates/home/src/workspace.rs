@@ -1,0 +1,300 @@
+//! A session directory's `workspace.yaml` and the folders the Copilot CLI keeps beside the
+//! journal (`checkpoints/` with its `index.md`, `files/`, `research/`), written as the CLI
+//! 1.0.81-0 writes them, so that tools reading `session-state/` find a session's working
+//! directory, repository, name and dates where they look for them.
+//!
+//! `workspace.yaml` is replaced whole ([`crate::AtomicWrite`], mode 0600 as the CLI's); its
+//! keys in the CLI's order:
+//!
+//! ```yaml
+//! id: 4411488c-e7b6-4328-b266-cdf491e0f73c
+//! cwd: /home/u/project
+//! git_root: /home/u/project        # the four git keys only inside a repository,
+//! repository: acme/widgets         # repository and host_type only for a hosted remote
+//! host_type: github
+//! branch: main
+//! client_name: sdk                 # `sdk` for an SDK client, `github/cli` for a prompt run
+//! name: Fix the failing test       # from the first prompt, once there is one
+//! user_named: false
+//! summary_count: 0
+//! created_at: 2026-12-07T07:16:41.522Z
+//! updated_at: 2026-12-07T07:16:41.700Z
+//! ```
+
+use std::io::{self, Write};
+use std::os::unix::fs::DirBuilderExt;
+use std::path::Path;
+
+use crate::atomic::{AtomicWrite, AtomicWriteError};
+use crate::git_context::GitContext;
+
+/// The file's name in a session directory.
+pub const WORKSPACE_FILE: &str = "workspace.yaml";
+
+/// The folders the CLI creates in every session directory, in its order.
+pub const SESSION_FOLDERS: [&str; 3] = ["checkpoints", "files", "research"];
+
+/// `checkpoints/index.md` as the CLI writes it before the first checkpoint.
+pub const CHECKPOINT_INDEX: &str = "# Checkpoint History\n\nCheckpoints are listed in chronological order. Checkpoint 1 is the oldest, higher numbers are more recent.\n\n| # | Title | File |\n|---|-------|------|\n";
+
+/// The most characters of the first prompt a session's name keeps (then `...`), as the CLI.
+pub const MAX_NAME_CHARS: usize = 500;
+
+/// What `workspace.yaml` says.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Workspace {
+    /// The session id.
+    pub id: String,
+    /// The working directory.
+    pub cwd: String,
+    /// The repository the working directory is in (git root, repository, host type, branch).
+    pub git: GitContext,
+    /// The kind of client that opened the session (`sdk`, `github/cli`).
+    pub client_name: String,
+    /// The session's name: its first prompt, cut at [`MAX_NAME_CHARS`].
+    pub name: Option<String>,
+    /// Whether a user named the session.
+    pub user_named: bool,
+    /// How many compaction summaries the session has.
+    pub summary_count: u64,
+    /// When the session was created (the runtime's timestamp spelling).
+    pub created_at: String,
+    /// When the file was last written.
+    pub updated_at: String,
+}
+
+impl Workspace {
+    /// The file's text.
+    pub fn to_yaml(&self) -> String {
+        let mut out = String::new();
+        let mut line = |key: &str, value: &str| {
+            out.push_str(key);
+            out.push(':');
+            out.push_str(&yaml_scalar(value));
+            out.push('\n');
+        };
+        // A boolean and a number, written as such (not as strings).
+        let tail = format!(
+            "user_named: {}\nsummary_count: {}\n",
+            self.user_named, self.summary_count
+        );
+        line("id", &self.id);
+        line("cwd", &self.cwd);
+        if let Some(root) = &self.git.git_root {
+            line("git_root", &root.display().to_string());
+        }
+        if let (Some(repository), Some(host_type)) = (&self.git.repository, &self.git.host_type) {
+            line("repository", repository);
+            line("host_type", host_type);
+        }
+        if let Some(branch) = &self.git.branch {
+            line("branch", branch);
+        }
+        line("client_name", &self.client_name);
+        if let Some(name) = &self.name {
+            line("name", name);
+        }
+        out.push_str(&tail);
+        let mut line = |key: &str, value: &str| {
+            out.push_str(key);
+            out.push(':');
+            out.push_str(&yaml_scalar(value));
+            out.push('\n');
+        };
+        line("created_at", &self.created_at);
+        line("updated_at", &self.updated_at);
+        out
+    }
+
+    /// Replaces `dir/workspace.yaml` atomically (mode 0600).
+    pub fn write(&self, dir: &Path) -> Result<(), AtomicWriteError> {
+        let text = self.to_yaml();
+        AtomicWrite::new(&dir.join(WORKSPACE_FILE))
+            .mode(0o600)
+            .write(|out| out.write_all(text.as_bytes()))
+    }
+}
+
+/// A session's name from its first prompt: at most [`MAX_NAME_CHARS`] characters, `...` added
+/// when cut.
+pub fn session_name(prompt: &str) -> String {
+    match prompt.char_indices().nth(MAX_NAME_CHARS) {
+        Some((cut, _)) => format!("{}...", &prompt[..cut]),
+        None => prompt.to_string(),
+    }
+}
+
+/// Creates the CLI's folders in a session directory (mode 0700) and `checkpoints/index.md`
+/// when missing; existing ones are left as they are.
+pub fn create_session_folders(dir: &Path) -> Result<(), AtomicWriteError> {
+    for name in SESSION_FOLDERS {
+        let path = dir.join(name);
+        match std::fs::DirBuilder::new().mode(0o700).create(&path) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists && path.is_dir() => {}
+            Err(source) => return Err(AtomicWriteError::Create { tmp: path, source }),
+        }
+    }
+    let index = dir.join("checkpoints").join("index.md");
+    if std::fs::symlink_metadata(&index).is_err() {
+        AtomicWrite::new(&index)
+            .mode(0o644)
+            .write(|out| out.write_all(CHECKPOINT_INDEX.as_bytes()))?;
+    }
+    Ok(())
+}
+
+/// `value` as a YAML scalar after `key:` (with its leading space): plain when YAML reads it
+/// back as the same string, a `|-` block for several lines, double-quoted otherwise.
+fn yaml_scalar(value: &str) -> String {
+    if value.contains('\n') && block_safe(value) {
+        let mut out = String::from(" |-");
+        for l in value.split('\n') {
+            out.push('\n');
+            if !l.is_empty() {
+                out.push_str("  ");
+                out.push_str(l);
+            }
+        }
+        return out;
+    }
+    if plain_safe(value) {
+        return format!(" {value}");
+    }
+    // A JSON string is a YAML double-quoted scalar.
+    format!(" {}", serde_json::Value::String(value.to_string()))
+}
+
+/// Whether a multi-line value survives a `|-` literal block unchanged.
+fn block_safe(value: &str) -> bool {
+    let first = value.split('\n').next().unwrap_or_default();
+    !value.ends_with('\n')
+        && !first.starts_with(' ')
+        && !first.is_empty()
+        && value.chars().all(|c| c == '\n' || !c.is_control())
+}
+
+/// Whether a value reads back as the same string when written plain.
+fn plain_safe(value: &str) -> bool {
+    let Some(first) = value.chars().next() else {
+        return false;
+    };
+    if value.trim() != value
+        || "-?:,[]{}#&*!|>'\"%@`".contains(first)
+        || value.contains(": ")
+        || value.contains(" #")
+        || value.ends_with(':')
+        || value.chars().any(|c| c.is_control())
+    {
+        return false;
+    }
+    // Words YAML reads as something other than a string.
+    let lower = value.to_ascii_lowercase();
+    if matches!(
+        lower.as_str(),
+        "true"
+            | "false"
+            | "yes"
+            | "no"
+            | "on"
+            | "off"
+            | "y"
+            | "n"
+            | "null"
+            | "~"
+            | ".nan"
+            | ".inf"
+            | "-.inf"
+            | "+.inf"
+    ) {
+        return false;
+    }
+    // Numbers (and the timestamps the file holds on purpose stay plain, as the CLI writes).
+    let numeric = value.bytes().all(|b| {
+        b.is_ascii_digit() || matches!(b, b'.' | b'+' | b'-' | b'e' | b'E' | b'x' | b'o' | b'_')
+    });
+    !(numeric && value.bytes().any(|b| b.is_ascii_digit()))
+        || value.len() == 36 && value.bytes().filter(|b| *b == b'-').count() == 4
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn workspace() -> Workspace {
+        Workspace {
+            id: "200274fe-5260-4296-ad55-987dc88f3446".into(),
+            cwd: "/tmp/h4exp/c-remote/project".into(),
+            git: GitContext {
+                git_root: Some("/tmp/h4exp/c-remote/project".into()),
+                repository: Some("acme/widgets".into()),
+                host_type: Some("github".into()),
+                repository_host: Some("github.com".into()),
+                branch: Some("feature/x".into()),
+                head_commit: Some("3c1e3141bb0c58959a9bf5a2c6a5ea8bd3549e83".into()),
+            },
+            client_name: "sdk".into(),
+            name: Some("Fix: the bug's #1 \"thing\" - yes\nsecond line: here".into()),
+            user_named: false,
+            summary_count: 0,
+            created_at: "2026-12-07T07:16:41.522Z".into(),
+            updated_at: "2026-12-07T07:16:41.700Z".into(),
+        }
+    }
+
+    #[test]
+    fn the_file_is_the_clis_byte_for_byte() {
+        // As the Copilot CLI 1.0.81-0 wrote it for the same session.
+        let cli = "id: 200274fe-5260-4296-ad55-987dc88f3446\ncwd: /tmp/h4exp/c-remote/project\ngit_root: /tmp/h4exp/c-remote/project\nrepository: acme/widgets\nhost_type: github\nbranch: feature/x\nclient_name: sdk\nname: |-\n  Fix: the bug's #1 \"thing\" - yes\n  second line: here\nuser_named: false\nsummary_count: 0\ncreated_at: 2026-12-07T07:16:41.522Z\nupdated_at: 2026-12-07T07:16:41.700Z\n";
+        assert_eq!(workspace().to_yaml(), cli);
+        let outside = Workspace {
+            git: GitContext::default(),
+            name: None,
+            ..workspace()
+        };
+        assert_eq!(
+            outside.to_yaml(),
+            "id: 200274fe-5260-4296-ad55-987dc88f3446\ncwd: /tmp/h4exp/c-remote/project\nclient_name: sdk\nuser_named: false\nsummary_count: 0\ncreated_at: 2026-12-07T07:16:41.522Z\nupdated_at: 2026-12-07T07:16:41.700Z\n"
+        );
+    }
+
+    #[test]
+    fn values_yaml_would_misread_are_quoted() {
+        for (value, written) in [
+            ("First prompt", " First prompt"),
+            ("yes", " \"yes\""),
+            ("123", " \"123\""),
+            ("- item", " \"- item\""),
+            ("a: b", " \"a: b\""),
+            ("tab\there", " \"tab\\there\""),
+            ("", " \"\""),
+            (" lead\nx", " \" lead\\nx\""),
+        ] {
+            assert_eq!(yaml_scalar(value), written, "{value:?}");
+        }
+    }
+
+    #[test]
+    fn a_long_prompt_is_cut_at_500_characters() {
+        let prompt = "long prompt word ".repeat(30);
+        let name = session_name(prompt.trim_end());
+        assert_eq!(name.chars().count(), 503);
+        assert!(name.ends_with("long pr..."));
+        assert_eq!(session_name("short"), "short");
+    }
+
+    #[test]
+    fn folders_are_made_once_and_kept() {
+        let tmp = tempfile::tempdir().unwrap();
+        create_session_folders(tmp.path()).unwrap();
+        std::fs::write(tmp.path().join("checkpoints/index.md"), "kept").unwrap();
+        create_session_folders(tmp.path()).unwrap();
+        for name in SESSION_FOLDERS {
+            assert!(tmp.path().join(name).is_dir());
+        }
+        assert_eq!(
+            std::fs::read_to_string(tmp.path().join("checkpoints/index.md")).unwrap(),
+            "kept"
+        );
+    }
+}
