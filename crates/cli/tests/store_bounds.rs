@@ -3,7 +3,7 @@
 //! limit (`TURNSTILE_MAX_LINE_BYTES`, set low) is exported byte for byte with the line named,
 //! refused by `import` with the line named and nothing stored, and a large journal of long
 //! lines is imported into the JetStream store; each child's peak RSS (its `ru_maxrss`, from
-//! `wait4`) stays far below the journal's size.
+//! `wait4` in a small parent of its own, [`measured`]) stays far below the journal's size.
 
 use crate::common;
 
@@ -59,21 +59,54 @@ fn stored_sparse_session(root: &Path, id: &str) -> (PathBuf, u64, u64) {
     (events, offset, len)
 }
 
-/// Waits for `child`; its exit code (-1 when killed) and peak RSS in KiB (`ru_maxrss`).
-fn wait_peak(child: Child) -> (i32, u64) {
-    let pid = child.id() as libc::pid_t;
-    let mut status = 0;
-    // SAFETY: an all-zero rusage is a valid value for wait4 to fill.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: wait4 on our own unreaped child, with pointers to live locals.
-    let reaped = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
-    assert_eq!(reaped, pid, "{}", std::io::Error::last_os_error());
-    let code = if libc::WIFEXITED(status) {
-        libc::WEXITSTATUS(status)
-    } else {
-        -1
-    };
-    (code, usage.ru_maxrss as u64)
+/// A python3 parent that runs its arguments as a child and reports the child's peak RSS as
+/// the last line of stderr. Measured from the test process itself, `ru_maxrss` would start at
+/// the test process's own size (Linux carries the forked copy's high-water mark across
+/// `execve` into the child's figure), which other tests of the binary make hundreds of MiB.
+const MEASURE: &str = "import os,sys,subprocess\n\
+p = subprocess.Popen(sys.argv[1:])\n\
+_, st, ru = os.wait4(p.pid, 0)\n\
+p.returncode = 0\n\
+sys.stderr.write('\\n%s %d\\n' % ('peak-rss-kib', ru.ru_maxrss))\n\
+sys.exit(os.WEXITSTATUS(st) if os.WIFEXITED(st) else 255)\n";
+
+/// What a peak line starts with.
+const PEAK_MARK: &str = "\npeak-rss-kib ";
+
+/// `cmd` (program, arguments, environment, directory) run under [`MEASURE`].
+fn measured(cmd: &Command) -> Command {
+    let mut wrapper = Command::new("python3");
+    wrapper
+        .arg("-c")
+        .arg(MEASURE)
+        .arg(cmd.get_program())
+        .args(cmd.get_args());
+    for (key, value) in cmd.get_envs() {
+        match value {
+            Some(value) => wrapper.env(key, value),
+            None => wrapper.env_remove(key),
+        };
+    }
+    if let Some(dir) = cmd.get_current_dir() {
+        wrapper.current_dir(dir);
+    }
+    wrapper
+}
+
+/// Splits the peak line [`MEASURE`] wrote off `stderr`: the child's own text and its peak.
+fn split_peak(mut stderr: String) -> (String, u64) {
+    let at = stderr
+        .rfind(PEAK_MARK)
+        .unwrap_or_else(|| panic!("no peak line in: {stderr}"));
+    let peak = stderr[at + PEAK_MARK.len()..].trim().parse().unwrap();
+    stderr.truncate(at);
+    (stderr, peak)
+}
+
+/// Waits for `child` (a [`measured`] command); its exit code (255 when killed).
+fn wait_code(child: Child) -> i32 {
+    let mut child = child;
+    child.wait().unwrap().code().unwrap_or(-1)
 }
 
 /// Runs `cmd` to its end: its exit code, stderr and peak RSS; stdout is compared, piece by
@@ -82,7 +115,7 @@ fn run_measured(mut cmd: Command, expected: Option<&Path>) -> (i32, String, u64,
     if !cmd.get_envs().any(|(k, _)| k == "TURNSTILE_MAX_LINE_BYTES") {
         cmd.env("TURNSTILE_MAX_LINE_BYTES", LIMIT);
     }
-    let mut child = cmd
+    let mut child = measured(&cmd)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -113,8 +146,9 @@ fn run_measured(mut cmd: Command, expected: Option<&Path>) -> (i32, String, u64,
     if let Some(want) = want.as_mut() {
         same = same && want.read(&mut other).unwrap() == 0;
     }
-    let (code, peak) = wait_peak(child);
-    (code, errors.join().unwrap(), peak, same, len)
+    let code = wait_code(child);
+    let (stderr, peak) = split_peak(errors.join().unwrap());
+    (code, stderr, peak, same, len)
 }
 
 fn assert_bounded(peak: u64, what: &str) {
@@ -224,9 +258,9 @@ fn a_large_journal_goes_into_the_jetstream_store_and_back_in_bounded_memory() {
     let size = fs::metadata(&file).unwrap().len();
     let mut import = env.cmd(&nats.url(), "a", &["import", file.to_str().unwrap()]);
     import.env("TURNSTILE_MAX_LINE_BYTES", (1 << 20).to_string());
-    let child = import.stderr(Stdio::piped()).spawn().unwrap();
-    let (code, peak) = wait_peak(child);
-    assert_eq!(code, 0);
+    let out = measured(&import).output().unwrap();
+    let (stderr, peak) = split_peak(String::from_utf8_lossy(&out.stderr).into_owned());
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
     assert!(
         peak < PEAK_ALLOWED_KIB && peak < size >> 10,
         "import: peak RSS {peak} KiB for a {} MiB journal",
