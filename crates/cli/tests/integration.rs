@@ -41,5 +41,6 @@ mod sessions_listing;
 mod store_commands;
 mod store_nats;
 mod store_vs_files;
+mod terminal_approval;
 mod tool_env;
 mod type_warning;

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use turnstile_journal::{Event, StateRoot};
+use turnstile_loop::client::PermissionAsker;
 use turnstile_loop::hooks::{CommandHooks, HookRunner};
 use turnstile_loop::{AgentMode, Outcome, SendOptions, SessionConfig, SessionHandle, SessionParts};
 use turnstile_providers::{ModelProvider, ReplayProvider, http_provider};
@@ -23,6 +24,7 @@ use crate::config::{ProviderType, WireApiSetting};
 use crate::provider_flags::{ProviderFlags, ProviderKind, WireApiArg, model_config};
 use crate::reached::{Endpoint, Reached};
 use crate::session_flags;
+use crate::terminal_permissions::{PlainRefusal, TerminalApproval};
 
 /// Exit code of an aborted run (128 + SIGINT, as shells report it).
 const EXIT_ABORTED: u8 = 130;
@@ -220,13 +222,21 @@ pub(crate) fn parts(
     config.skill_warnings = skill_warnings;
     let mut tools = ToolRegistry::builtin(true);
     tools.offer_skills(skills);
+    // At a terminal the person running the session answers what no rule decides; elsewhere
+    // such a call is refused and the flag that would allow it is told on stderr.
+    let permission_asker = if std::io::stdin().is_terminal() && std::io::stderr().is_terminal() {
+        Some(Arc::new(TerminalApproval::default()) as Arc<dyn PermissionAsker>)
+    } else {
+        config.refusal_notice = Some(Arc::new(PlainRefusal));
+        None
+    };
     let parts = SessionParts {
         config,
         provider,
         tools: Arc::new(tools),
         hooks: Some(Arc::new(hooks) as Arc<dyn HookRunner>),
         external_tools: None,
-        permission_asker: None,
+        permission_asker,
         section_transformer: None,
     };
     Ok((

@@ -7,7 +7,7 @@ use turnstile_journal::Durability;
 
 use super::compaction_options::InfiniteSessions;
 use crate::autopilot::{AgentMode, DEFAULT_MAX_CONTINUES};
-use crate::client::{ExternalTools, PermissionAsker};
+use crate::client::{ExternalTools, PermissionAsker, RefusalNotice};
 use crate::hooks::HookRunner;
 use crate::prompt::{SectionTransformer, SystemMessageConfig};
 use turnstile_permissions::{LiveRules, PermissionPolicy};
@@ -77,6 +77,8 @@ pub struct SessionConfig {
     /// Most sub-agents of the session working at once; the others wait before their first
     /// model call (`--max-parallel-agents`).
     pub max_parallel_agents: usize,
+    /// Told of a call refused for want of a rule and of someone to ask (`None`: logged).
+    pub refusal_notice: Option<Arc<dyn RefusalNotice>>,
 }
 
 impl SessionConfig {
@@ -107,6 +109,7 @@ impl SessionConfig {
             skill_warnings: Vec::new(),
             max_parallel_tools: super::slots::DEFAULT_PARALLEL_TOOLS,
             max_parallel_agents: super::slots::DEFAULT_PARALLEL_AGENTS,
+            refusal_notice: None,
         }
     }
 }

@@ -1,0 +1,212 @@
+//! Approval at a terminal through the real binary on a pseudo-terminal: a bash call no rule
+//! allows is asked about on stderr and answered with a line on stdin. Once runs it, deny does
+//! not, for the session approves the second identical call unasked; the journal records the
+//! answers as it records an SDK client's.
+
+use std::io::{Read, Write};
+use std::os::fd::{FromRawFd, OwnedFd};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use assert_cmd::cargo::CommandCargoExt;
+use serde_json::{Value, json};
+use turnstile_scripted_model::{Script, ScriptedServer};
+
+/// A pseudo-terminal: (master, slave).
+fn pty() -> (std::fs::File, OwnedFd) {
+    let (mut master, mut slave) = (-1, -1);
+    // SAFETY: openpty writes two descriptors it opened; null name, termios and size are allowed.
+    let rc = unsafe {
+        libc::openpty(
+            &mut master,
+            &mut slave,
+            std::ptr::null_mut(),
+            std::ptr::null(),
+            std::ptr::null(),
+        )
+    };
+    assert_eq!(rc, 0, "openpty: {}", std::io::Error::last_os_error());
+    // SAFETY: both descriptors were just opened and are owned by nobody else.
+    unsafe {
+        (
+            std::fs::File::from_raw_fd(master),
+            OwnedFd::from_raw_fd(slave),
+        )
+    }
+}
+
+/// What the terminal showed so far, collected by a thread reading the master side.
+#[derive(Clone, Default)]
+struct Screen(Arc<Mutex<String>>);
+
+impl Screen {
+    fn text(&self) -> String {
+        self.0.lock().unwrap().clone()
+    }
+
+    /// Waits until the screen shows `n` prompts for an answer (bounded so that a binary that
+    /// never asks fails the test instead of hanging it).
+    fn wait_prompts(&self, n: usize) {
+        let deadline = Instant::now() + Duration::from_secs(120);
+        while self.text().matches("\n> ").count() < n {
+            assert!(
+                Instant::now() < deadline,
+                "no question {n}: {}",
+                self.text()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+/// Runs `turnstile run go` with stdin and stderr on a terminal, typing `answers` one per
+/// question; returns the screen, the journal's events and the working directory.
+fn run_at_terminal(script: Script, answers: &[&str]) -> (String, Vec<Value>, tempfile::TempDir) {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let server = rt.block_on(ScriptedServer::start(script)).unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let (master, slave) = pty();
+    let mut child = Command::cargo_bin("turnstile")
+        .unwrap()
+        .arg("--state-dir")
+        .arg(state.path())
+        .args(["run", "go", "--model", "test-model", "--base-url"])
+        .arg(server.url())
+        .arg("--cwd")
+        .arg(work.path())
+        .env("COPILOT_HOME", home.path())
+        .env_remove("TURNSTILE_API_KEY")
+        .env_remove("OPENAI_API_KEY")
+        .stdin(Stdio::from(slave.try_clone().unwrap()))
+        .stderr(Stdio::from(slave))
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let screen = Screen::default();
+    let reader = {
+        let screen = screen.clone();
+        let mut master = master.try_clone().unwrap();
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            // The read fails (EIO) once the child, the last holder of the slave, exits.
+            while let Ok(n) = master.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                screen
+                    .0
+                    .lock()
+                    .unwrap()
+                    .push_str(&String::from_utf8_lossy(&buf[..n]));
+            }
+        })
+    };
+    let mut master = master;
+    for (i, answer) in answers.iter().enumerate() {
+        screen.wait_prompts(i + 1);
+        master.write_all(format!("{answer}\n").as_bytes()).unwrap();
+    }
+    let status = child.wait().unwrap();
+    drop(master);
+    reader.join().unwrap();
+    let text = screen.text();
+    assert!(status.success(), "{text}");
+    (text, journal(state.path()), work)
+}
+
+fn journal(state: &Path) -> Vec<Value> {
+    let dir = std::fs::read_dir(state)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.is_dir())
+        .expect("a session directory");
+    std::fs::read_to_string(dir.join("events.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+fn of_type<'a>(events: &'a [Value], t: &str) -> Vec<&'a Value> {
+    events.iter().filter(|e| e["type"] == t).collect()
+}
+
+fn touch(file: &str) -> Value {
+    json!({"command": format!("touch {file}"), "description": "make a file"})
+}
+
+#[test]
+fn once_runs_the_call() {
+    let script = Script::new()
+        .tool_call("bash", touch("once.txt"))
+        .text("done");
+    let (screen, events, work) = run_at_terminal(script, &["1"]);
+    assert!(screen.contains("run `touch once.txt`"), "{screen}");
+    assert!(work.path().join("once.txt").exists(), "{screen}");
+    let completed = of_type(&events, "permission.completed");
+    assert_eq!(completed.len(), 1);
+    assert_eq!(completed[0]["data"]["result"], json!({"kind": "approved"}));
+    assert_eq!(completed[0]["data"]["decisionSource"], "human_response");
+    assert_eq!(of_type(&events, "permission.requested").len(), 1);
+}
+
+#[test]
+fn deny_does_not_run_it() {
+    let script = Script::new()
+        .tool_call("bash", touch("denied.txt"))
+        .text("done");
+    // A line that names no choice asks again; Enter alone approves nothing.
+    let (screen, events, work) = run_at_terminal(script, &["", "3 use ls instead"]);
+    assert!(!work.path().join("denied.txt").exists(), "{screen}");
+    let completed = of_type(&events, "permission.completed");
+    assert_eq!(
+        completed[0]["data"]["result"],
+        json!({"kind": "denied-interactively-by-user", "feedback": "use ls instead"})
+    );
+    let failed = of_type(&events, "tool.execution_complete");
+    assert_eq!(failed[0]["data"]["success"], false);
+    assert!(
+        failed[0]["data"]["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("use ls instead")),
+        "the model reads the feedback: {failed:?}"
+    );
+}
+
+#[test]
+fn for_the_session_approves_the_next_identical_call_unasked() {
+    let script = Script::new()
+        .tool_call("bash", touch("session.txt"))
+        .tool_call("bash", touch("session.txt"))
+        .text("done");
+    let (screen, events, work) = run_at_terminal(script, &["2"]);
+    assert!(
+        screen.contains("2. Yes, and allow `touch` for the rest of this session"),
+        "{screen}"
+    );
+    assert_eq!(screen.matches("Allow the agent to").count(), 1, "{screen}");
+    assert!(work.path().join("session.txt").exists());
+    // One request, answered for the session; the second call is settled by the session rule
+    // and, as in the Copilot CLI, records no request.
+    assert_eq!(of_type(&events, "permission.requested").len(), 1);
+    let completed = of_type(&events, "permission.completed");
+    assert_eq!(
+        completed[0]["data"]["result"],
+        json!({"kind": "approved-for-session",
+            "approval": {"kind": "commands", "commandIdentifiers": ["touch"]}})
+    );
+    let runs = of_type(&events, "tool.execution_complete");
+    assert_eq!(runs.len(), 2);
+    assert!(
+        runs.iter().all(|r| r["data"]["success"] == true),
+        "{runs:?}"
+    );
+}
