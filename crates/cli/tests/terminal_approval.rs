@@ -3,66 +3,17 @@
 //! not, for the session approves the second identical call unasked; the journal records the
 //! answers as it records an SDK client's.
 
-use std::io::{Read, Write};
-use std::os::fd::{FromRawFd, OwnedFd};
+use crate::common::terminal::AtTerminal;
+
 use std::path::Path;
-use std::process::{Command, Stdio};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::process::Command;
 
 use assert_cmd::cargo::CommandCargoExt;
 use serde_json::{Value, json};
 use turnstile_scripted_model::{Script, ScriptedServer};
 
-/// A pseudo-terminal: (master, slave).
-fn pty() -> (std::fs::File, OwnedFd) {
-    let (mut master, mut slave) = (-1, -1);
-    // SAFETY: openpty writes two descriptors it opened; null name, termios and size are allowed.
-    let rc = unsafe {
-        libc::openpty(
-            &mut master,
-            &mut slave,
-            std::ptr::null_mut(),
-            std::ptr::null(),
-            std::ptr::null(),
-        )
-    };
-    assert_eq!(rc, 0, "openpty: {}", std::io::Error::last_os_error());
-    // SAFETY: both descriptors were just opened and are owned by nobody else.
-    unsafe {
-        (
-            std::fs::File::from_raw_fd(master),
-            OwnedFd::from_raw_fd(slave),
-        )
-    }
-}
-
-/// What the terminal showed so far, collected by a thread reading the master side.
-#[derive(Clone, Default)]
-struct Screen(Arc<Mutex<String>>);
-
-impl Screen {
-    fn text(&self) -> String {
-        self.0.lock().unwrap().clone()
-    }
-
-    /// Waits until the screen shows `n` prompts for an answer (bounded so that a binary that
-    /// never asks fails the test instead of hanging it).
-    fn wait_prompts(&self, n: usize) {
-        let deadline = Instant::now() + Duration::from_secs(120);
-        while self.text().matches("\n> ").count() < n {
-            assert!(
-                Instant::now() < deadline,
-                "no question {n}: {}",
-                self.text()
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-}
-
 /// Runs `turnstile run go` with stdin and stderr on a terminal, typing `answers` one per
-/// question; returns the screen, the journal's events and the working directory.
+/// prompt; returns the screen, the journal's events and the working directory.
 fn run_at_terminal(script: Script, answers: &[&str]) -> (String, Vec<Value>, tempfile::TempDir) {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
@@ -73,9 +24,8 @@ fn run_at_terminal(script: Script, answers: &[&str]) -> (String, Vec<Value>, tem
     let state = tempfile::tempdir().unwrap();
     let home = tempfile::tempdir().unwrap();
     let work = tempfile::tempdir().unwrap();
-    let (master, slave) = pty();
-    let mut child = Command::cargo_bin("turnstile")
-        .unwrap()
+    let mut command = Command::cargo_bin("turnstile").unwrap();
+    command
         .arg("--state-dir")
         .arg(state.path())
         .args(["run", "go", "--model", "test-model", "--base-url"])
@@ -84,42 +34,15 @@ fn run_at_terminal(script: Script, answers: &[&str]) -> (String, Vec<Value>, tem
         .arg(work.path())
         .env("COPILOT_HOME", home.path())
         .env_remove("TURNSTILE_API_KEY")
-        .env_remove("OPENAI_API_KEY")
-        .stdin(Stdio::from(slave.try_clone().unwrap()))
-        .stderr(Stdio::from(slave))
-        .stdout(Stdio::null())
-        .spawn()
-        .unwrap();
-    let screen = Screen::default();
-    let reader = {
-        let screen = screen.clone();
-        let mut master = master.try_clone().unwrap();
-        std::thread::spawn(move || {
-            let mut buf = [0u8; 4096];
-            // The read fails (EIO) once the child, the last holder of the slave, exits.
-            while let Ok(n) = master.read(&mut buf) {
-                if n == 0 {
-                    break;
-                }
-                screen
-                    .0
-                    .lock()
-                    .unwrap()
-                    .push_str(&String::from_utf8_lossy(&buf[..n]));
-            }
-        })
-    };
-    let mut master = master;
+        .env_remove("OPENAI_API_KEY");
+    let mut terminal = AtTerminal::spawn(command);
     for (i, answer) in answers.iter().enumerate() {
-        screen.wait_prompts(i + 1);
-        master.write_all(format!("{answer}\n").as_bytes()).unwrap();
+        terminal.wait_for("\n> ", i + 1);
+        terminal.type_line(answer);
     }
-    let status = child.wait().unwrap();
-    drop(master);
-    reader.join().unwrap();
-    let text = screen.text();
-    assert!(status.success(), "{text}");
-    (text, journal(state.path()), work)
+    let (status, screen) = terminal.finish();
+    assert!(status.success(), "{screen}");
+    (screen, journal(state.path()), work)
 }
 
 fn journal(state: &Path) -> Vec<Value> {
