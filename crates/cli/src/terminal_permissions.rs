@@ -9,10 +9,36 @@ use std::io::{BufRead, Write};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use serde_json::{Value, json};
+use tokio::sync::mpsc::UnboundedSender;
 use tokio::sync::oneshot;
 use turnstile_loop::client::{AskError, PermissionAsker, RefusalNotice};
 use turnstile_permissions::prompt_request;
 use turnstile_tools::BoxFuture;
+
+/// Where questions are shown: the live view's printer once it runs, so that a question
+/// follows the events recorded before it (the call's `→ bash …` line) instead of racing them;
+/// stderr directly before that. The CLI runs one session per process.
+static SHOWN_BY: Mutex<Option<UnboundedSender<String>>> = Mutex::new(None);
+
+/// Makes the live view's printer show the questions from now on.
+pub fn show_questions_through(printer: UnboundedSender<String>) {
+    *SHOWN_BY.lock().unwrap_or_else(PoisonError::into_inner) = Some(printer);
+}
+
+/// Shows `text` through the printer, or on stderr when none runs.
+fn show(text: String) {
+    let printer = SHOWN_BY
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .clone();
+    let unsent = match printer {
+        Some(printer) => printer.send(text).err().map(|e| e.0),
+        None => Some(text),
+    };
+    if let Some(text) = unsent {
+        note(&text);
+    }
+}
 
 /// Asks on stderr and reads the answer, one line, from stdin (both a terminal).
 #[derive(Debug, Clone, Default)]
@@ -99,7 +125,7 @@ impl PermissionAsker for TerminalApproval {
         Box::pin(async move {
             let _turn = this.inner.turn.lock().await;
             let approval = session_approval(&request);
-            note(&question(&request, approval.as_ref()));
+            show(question(&request, approval.as_ref()));
             loop {
                 let Ok(Some(line)) = this.next_line().await else {
                     note("  (no answer: stdin ended; the call is denied)");
@@ -235,8 +261,9 @@ impl RefusalNotice for PlainRefusal {
     }
 }
 
-/// A line on stderr; a failed write is dropped (there is nobody to tell).
-fn note(text: &str) {
+/// A line on stderr (a prompt for an answer stays on its line); a failed write is dropped
+/// (there is nobody to tell).
+pub fn note(text: &str) {
     let mut err = std::io::stderr().lock();
     let _ = write!(err, "{text}");
     if !text.ends_with("> ") {

@@ -73,6 +73,10 @@ fn once_runs_the_call() {
         .text("done");
     let (screen, events, work) = run_at_terminal(script, &["1"]);
     assert!(screen.contains("run `touch once.txt`"), "{screen}");
+    // The question follows the call's line of the live view, not the other way round.
+    let call = screen.find("→ bash").expect(&screen);
+    let asked = screen.find("Allow the agent to").expect(&screen);
+    assert!(call < asked, "{screen}");
     assert!(work.path().join("once.txt").exists(), "{screen}");
     let completed = of_type(&events, "permission.completed");
     assert_eq!(completed.len(), 1);

@@ -674,13 +674,28 @@ async fn drive(
     let started = std::time::Instant::now();
     // Told once when stdout's reader goes away: the session then ends as after a Ctrl-C.
     let gone = Arc::new(tokio::sync::Notify::new());
+    // Questions of the terminal's approvals are shown by the printer, after the events
+    // recorded before them (`terminal_permissions.rs`).
+    let (questions_tx, mut questions) = tokio::sync::mpsc::unbounded_channel::<String>();
+    crate::terminal_permissions::show_questions_through(questions_tx);
     let printer = {
         let json = opts.json;
         let gone = Arc::clone(&gone);
         tokio::spawn(async move {
             let mut printer = crate::live_view::LiveView::new(json);
             let mut told = false;
-            while let Some(event) = events.recv().await {
+            loop {
+                // Events first: everything recorded before a question was asked is queued
+                // by then.
+                let event = tokio::select! {
+                    biased;
+                    event = events.recv() => event,
+                    Some(question) = questions.recv() => {
+                        crate::terminal_permissions::note(&question);
+                        continue;
+                    }
+                };
+                let Some(event) = event else { break };
                 printer.print(&event);
                 if printer.reader_gone() && !told {
                     told = true;
