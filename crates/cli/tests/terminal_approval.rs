@@ -1,7 +1,7 @@
 //! Approval at a terminal through the real binary on a pseudo-terminal: a bash call no rule
 //! allows is asked about on stderr and answered with a line on stdin. Once runs it, deny does
 //! not, for the session approves the second identical call unasked; the journal records the
-//! answers as it records an SDK client's.
+//! answers as it records an SDK client's. `resume` asks the same way.
 
 use crate::common::terminal::AtTerminal;
 
@@ -136,4 +136,71 @@ fn for_the_session_approves_the_next_identical_call_unasked() {
         runs.iter().all(|r| r["data"]["success"] == true),
         "{runs:?}"
     );
+}
+
+#[test]
+fn resume_asks_too() {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let script = Script::new()
+        .text("hello")
+        .tool_call("bash", touch("resumed.txt"))
+        .text("done");
+    let server = rt.block_on(ScriptedServer::start(script)).unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let id = "6c1d2e3f-4a5b-4c6d-8e7f-0a1b2c3d4e5f";
+    let turnstile = || {
+        let mut command = Command::cargo_bin("turnstile").unwrap();
+        command
+            .arg("--state-dir")
+            .arg(state.path())
+            .env("COPILOT_HOME", home.path())
+            .env_remove("TURNSTILE_API_KEY")
+            .env_remove("OPENAI_API_KEY");
+        command
+    };
+    let out = turnstile()
+        .args([
+            "run",
+            "hi",
+            "--model",
+            "test-model",
+            "--session-id",
+            id,
+            "--base-url",
+        ])
+        .arg(server.url())
+        .arg("--cwd")
+        .arg(work.path())
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // The session remembers its server and model; only the directory is named again.
+    let mut command = turnstile();
+    command
+        .args(["resume", id, "make it"])
+        .arg("--cwd")
+        .arg(work.path());
+    let mut terminal = AtTerminal::spawn(command);
+    terminal.wait_for("\n> ", 1);
+    terminal.type_line("y");
+    let (status, screen) = terminal.finish();
+    assert!(status.success(), "{screen}");
+    assert!(screen.contains("run `touch resumed.txt`"), "{screen}");
+    assert!(work.path().join("resumed.txt").exists(), "{screen}");
+    let completed = of_type(&journal(state.path()), "permission.completed")
+        .into_iter()
+        .map(|e| e["data"]["result"].clone())
+        .collect::<Vec<_>>();
+    assert_eq!(completed, [json!({"kind": "approved"})]);
 }
