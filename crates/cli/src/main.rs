@@ -5,6 +5,7 @@ mod commands;
 mod config;
 mod live_view;
 mod mcp_servers;
+mod plain_log;
 mod provider_flags;
 mod reachable;
 mod reached;
@@ -14,6 +15,7 @@ mod session_status;
 mod store;
 mod stored_checkpoint;
 mod target;
+mod terminal_permissions;
 mod type_warning;
 
 use std::path::PathBuf;
@@ -222,6 +224,7 @@ fn main() -> ExitCode {
     tracing_subscriber_init(
         server_args.map_or("warn", commands::serve::log_filter),
         log_file,
+        server_args.is_some(),
     );
     let state_dir = cli.state_dir.as_deref();
     let result = match run_stored(command, &cli, state_dir) {
@@ -436,14 +439,22 @@ fn run_local(
 /// Logs go to stderr (or the SDK server's `--log-dir` file; never stdout, which is the
 /// protocol on `--stdio`), filtered by `TURNSTILE_LOG` (default: `default`, warnings unless the
 /// SDK server's --log-level says otherwise).
-fn tracing_subscriber_init(default: &str, file: Option<std::fs::File>) {
-    let filter = tracing_subscriber::EnvFilter::try_from_env("TURNSTILE_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+fn tracing_subscriber_init(default: &str, file: Option<std::fs::File>, server: bool) {
+    let (filter, chosen) = match tracing_subscriber::EnvFilter::try_from_env("TURNSTILE_LOG") {
+        Ok(filter) => (filter, true),
+        Err(_) => (tracing_subscriber::EnvFilter::new(default), false),
+    };
     let builder = tracing_subscriber::fmt().with_env_filter(filter);
     match file {
         Some(file) => builder
             .with_ansi(false)
             .with_writer(std::sync::Mutex::new(file))
+            .init(),
+        // A command's warnings are for its user, in words (`plain_log.rs`); a chosen filter
+        // or the SDK server's log keeps the full format.
+        None if !chosen && !server => builder
+            .event_format(plain_log::Plain)
+            .with_writer(std::io::stderr)
             .init(),
         None => builder.with_writer(std::io::stderr).init(),
     }

@@ -112,6 +112,12 @@ fn a_denial_names_the_pattern_that_allows_it() {
         stderr.contains("(allow with --allow-tool 'shell(touch)')"),
         "stderr names the pattern: {stderr}"
     );
+    // In words for the user, not as a log line.
+    assert!(
+        stderr.contains("not allowed: bash `git status && touch f`: no rule allows it")
+            && !stderr.contains("WARN"),
+        "{stderr}"
+    );
 }
 
 #[test]

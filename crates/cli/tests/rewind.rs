@@ -166,3 +166,35 @@ fn a_removed_event_or_a_missing_turn_is_refused_with_no_marker() {
     assert!(std::fs::metadata(&events_path).unwrap().len() > size);
     audit_clean(&events_path);
 }
+
+/// The help names rewind's own flags; the loop flags it accepts stay out of it but still parse.
+#[test]
+fn help_leaves_the_model_flags_out_and_they_still_parse() {
+    let bin = assert_cmd::cargo::cargo_bin("turnstile");
+    let help = output(std::process::Command::new(&bin).args(["rewind", "--help"]));
+    let text = String::from_utf8_lossy(&help.stdout);
+    assert!(help.status.success());
+    assert!(
+        text.contains("--to <EVENT|N>") && text.contains("--last"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("--base-url") && !text.contains("--allow-tool"),
+        "{text}"
+    );
+    assert!(
+        text.lines().count() < 40,
+        "{} lines: {text}",
+        text.lines().count()
+    );
+    // A hidden flag is still a flag: the error is about the session, not the argument.
+    let tmp = tempfile::tempdir().unwrap();
+    let out = output(
+        std::process::Command::new(&bin)
+            .arg("--state-dir")
+            .arg(tmp.path())
+            .args(["rewind", "--base-url", "http://127.0.0.1:9/v1", "abcd"]),
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("unexpected argument"), "{err}");
+}

@@ -58,3 +58,12 @@ pub trait PermissionAsker: Send + Sync {
         request: Value,
     ) -> BoxFuture<'static, Result<Value, AskError>>;
 }
+
+/// The person running the engine, told how to allow a call that was refused because no rule
+/// approved it and nobody could be asked (the terminal prints it in plain words on stderr).
+/// Without one, the engine logs the same hint as a warning.
+pub trait RefusalNotice: Send + Sync + std::fmt::Debug {
+    /// `tool` was refused; `request` is the recorded `permissionRequest`, `hint` the flags
+    /// that would allow it (`" (allow with --allow-tool 'shell(touch)')"`, or empty).
+    fn refused(&self, tool: &str, request: &Value, hint: &str);
+}

@@ -15,8 +15,18 @@ use turnstile_replay::{CutKind, RewindPoint, rewind_points, visible_events};
 use super::one_operation::{session_id, with_session};
 use super::run::LoopArgs;
 
-/// `turnstile rewind` arguments.
+/// `turnstile rewind` arguments. Rewinding calls no model, so the loop flags (the model,
+/// permission and session flags of `resume`, which open the session) are accepted but left
+/// out of the help: they were ~150 of its lines.
 #[derive(Debug, Clone, Args)]
+#[command(
+    mut_args = |arg: clap::Arg| {
+        let shown = ["session", "last", "to", "json", "cwd", "help"];
+        let id = arg.get_id().as_str().to_owned();
+        arg.hide(!shown.contains(&id.as_str()))
+    },
+    after_help = "The model, permission and session flags of `turnstile resume --help` are accepted too (rewinding calls no model; the session reopens on the model it remembers)."
+)]
 pub struct RewindArgs {
     /// The session (id, unique id prefix or session directory).
     #[arg(default_value = "", hide_default_value = true)]

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use turnstile_journal::{Event, StateRoot};
+use turnstile_loop::client::PermissionAsker;
 use turnstile_loop::hooks::{CommandHooks, HookRunner};
 use turnstile_loop::{AgentMode, Outcome, SendOptions, SessionConfig, SessionHandle, SessionParts};
 use turnstile_providers::{ModelProvider, ReplayProvider, http_provider};
@@ -23,6 +24,7 @@ use crate::config::{ProviderType, WireApiSetting};
 use crate::provider_flags::{ProviderFlags, ProviderKind, WireApiArg, model_config};
 use crate::reached::{Endpoint, Reached};
 use crate::session_flags;
+use crate::terminal_permissions::{PlainRefusal, TerminalApproval};
 
 /// Exit code of an aborted run (128 + SIGINT, as shells report it).
 const EXIT_ABORTED: u8 = 130;
@@ -222,13 +224,21 @@ pub(crate) fn parts(
     config.skill_warnings = skill_warnings;
     let mut tools = ToolRegistry::builtin(true);
     tools.offer_skills(skills);
+    // At a terminal the person running the session answers what no rule decides; elsewhere
+    // such a call is refused and the flag that would allow it is told on stderr.
+    let permission_asker = if std::io::stdin().is_terminal() && std::io::stderr().is_terminal() {
+        Some(Arc::new(TerminalApproval::default()) as Arc<dyn PermissionAsker>)
+    } else {
+        config.refusal_notice = Some(Arc::new(PlainRefusal));
+        None
+    };
     let parts = SessionParts {
         config,
         provider,
         tools: Arc::new(tools),
         hooks: Some(Arc::new(hooks) as Arc<dyn HookRunner>),
         external_tools: None,
-        permission_asker: None,
+        permission_asker,
         section_transformer: None,
     };
     Ok((
@@ -666,6 +676,10 @@ async fn drive(
     let started = std::time::Instant::now();
     // Told once when stdout's reader goes away: the session then ends as after a Ctrl-C.
     let gone = Arc::new(tokio::sync::Notify::new());
+    // Questions of the terminal's approvals are shown by the printer, after the events
+    // recorded before them (`terminal_permissions.rs`).
+    let (questions_tx, mut questions) = tokio::sync::mpsc::unbounded_channel::<String>();
+    crate::terminal_permissions::show_questions_through(questions_tx);
     let printer = {
         let json = opts.json;
         let gone = Arc::clone(&gone);
@@ -673,7 +687,18 @@ async fn drive(
             let mut printer = crate::live_view::LiveView::new(json);
             let mut told = false;
             let mut ended = false;
-            while let Some(event) = events.recv().await {
+            loop {
+                // Events first: everything recorded before a question was asked is queued
+                // by then.
+                let event = tokio::select! {
+                    biased;
+                    event = events.recv() => event,
+                    Some(question) = questions.recv() => {
+                        crate::terminal_permissions::note(&question);
+                        continue;
+                    }
+                };
+                let Some(event) = event else { break };
                 // The runtime's stream ends with `session.shutdown`: what the session announces
                 // after it (its background tasks let go, for SDK clients) is not printed.
                 if ended {

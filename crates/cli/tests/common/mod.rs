@@ -4,6 +4,7 @@
 
 pub mod rpc;
 pub mod store_env;
+pub mod terminal;
 pub mod watched;
 
 use std::path::{Path, PathBuf};

@@ -7,7 +7,7 @@ use turnstile_journal::Durability;
 
 use super::compaction_options::InfiniteSessions;
 use crate::autopilot::{AgentMode, DEFAULT_MAX_CONTINUES};
-use crate::client::{ExternalTools, PermissionAsker};
+use crate::client::{ExternalTools, PermissionAsker, RefusalNotice};
 use crate::hooks::HookRunner;
 use crate::prompt::{SectionTransformer, SystemMessageConfig};
 use turnstile_permissions::{LiveRules, PermissionPolicy};
@@ -80,6 +80,8 @@ pub struct SessionConfig {
     /// The kind of client `workspace.yaml` names, as the Copilot CLI does: `sdk` for an SDK
     /// client's session (the default), `github/cli` for a prompt run from the command line.
     pub client_name: String,
+    /// Told of a call refused for want of a rule and of someone to ask (`None`: logged).
+    pub refusal_notice: Option<Arc<dyn RefusalNotice>>,
 }
 
 impl SessionConfig {
@@ -111,6 +113,7 @@ impl SessionConfig {
             max_parallel_tools: super::slots::DEFAULT_PARALLEL_TOOLS,
             max_parallel_agents: super::slots::DEFAULT_PARALLEL_AGENTS,
             client_name: "sdk".into(),
+            refusal_notice: None,
         }
     }
 }

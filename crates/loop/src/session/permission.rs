@@ -159,8 +159,12 @@ impl Actor {
                 // The model reads the runtime's wording; the person running the engine is told
                 // which flag would have allowed the call.
                 let hint = decision.hint();
-                if !hint.is_empty() {
-                    tracing::warn!(session = %self.id, tool = %call.name, "permission denied{hint}");
+                match &self.parts.config.refusal_notice {
+                    Some(notice) => notice.refused(&call.name, &request, &hint),
+                    None if !hint.is_empty() => {
+                        tracing::warn!(session = %self.id, tool = %call.name, "permission denied{hint}");
+                    }
+                    None => {}
                 }
                 (
                     json!({"kind": "denied-no-approval-rule-and-could-not-request-from-user"}),
