@@ -21,6 +21,9 @@ const LIMIT: &str = "65536";
 const LONG: u64 = 160 << 20;
 /// Most a child's peak RSS may reach: far below one copy of the long line.
 const PEAK_ALLOWED_KIB: u64 = 64 << 10;
+/// Most a child reading a stored journal back from JetStream may reach: below half the
+/// journal it reads.
+const PUSHED_AHEAD_KIB: u64 = 128 << 10;
 
 fn start_line(id: &str) -> String {
     format!(
@@ -238,9 +241,11 @@ fn export_from_the_jetstream_store_names_a_stored_line_over_the_limit() {
     );
 }
 
-/// A journal of 160 MiB (320 lines of half a MiB, under the server's 1 MB messages), well
+/// A journal of 320 MiB (640 lines of half a MiB, under the server's 1 MB messages), well
 /// over the child's allowance, into the JetStream store and back: the import holds a window
-/// of lines, never the journal.
+/// of lines, never the journal. The allowance is [`PUSHED_AHEAD_KIB`]: the read-back's
+/// consumer is pushed lines ahead of the reader as far as the server's flow control lets it
+/// (about 60 MiB was seen with a debug build), which a 64 MiB allowance only just held.
 #[test]
 fn a_large_journal_goes_into_the_jetstream_store_and_back_in_bounded_memory() {
     let env = Env::new();
@@ -250,7 +255,7 @@ fn a_large_journal_goes_into_the_jetstream_store_and_back_in_bounded_memory() {
     let mut out = BufWriter::new(File::create(&file).unwrap());
     writeln!(out, "{}", start_line(&id)).unwrap();
     let body = "z".repeat(512 << 10);
-    for n in 0..320 {
+    for n in 0..640 {
         writeln!(out, "{}", info_line(10 + n, &body)).unwrap();
     }
     out.flush().unwrap();
@@ -262,7 +267,7 @@ fn a_large_journal_goes_into_the_jetstream_store_and_back_in_bounded_memory() {
     let (stderr, peak) = split_peak(String::from_utf8_lossy(&out.stderr).into_owned());
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     assert!(
-        peak < PEAK_ALLOWED_KIB && peak < size >> 10,
+        peak < PUSHED_AHEAD_KIB && peak < size >> 10,
         "import: peak RSS {peak} KiB for a {} MiB journal",
         size >> 20
     );
@@ -271,5 +276,5 @@ fn a_large_journal_goes_into_the_jetstream_store_and_back_in_bounded_memory() {
     let (code, stderr, peak, same, _) = run_measured(export, Some(&file));
     assert_eq!(code, 0, "{stderr}");
     assert!(same, "the store holds the journal byte for byte");
-    assert!(peak < PEAK_ALLOWED_KIB, "export: peak RSS {peak} KiB");
+    assert!(peak < PUSHED_AHEAD_KIB, "export: peak RSS {peak} KiB");
 }
