@@ -5,7 +5,8 @@
 use std::sync::Arc;
 
 use turnstile_journal::payload::{
-    Payload, SessionManagedSettingsResolved, SessionResume, SessionStart, SessionWarning,
+    Payload, PendingMessagesModified, SessionManagedSettingsResolved, SessionResume, SessionStart,
+    SessionWarning,
 };
 use turnstile_journal::{
     Event, JournalWriter, StateRoot, Timestamp, TrustedPrefix, Uuid, WriterOptions,
@@ -146,6 +147,11 @@ impl SessionHandle {
             emitter.emit_event(event)?;
             if resumed {
                 announce_opened(&emitter)?;
+                // Work a dead engine left pending goes on now, without a message: the Copilot
+                // CLI announces the (empty) send queue here then, as at a message's start.
+                if pending.is_some() {
+                    emitter.emit(&PendingMessagesModified {})?;
+                }
             }
         }
         let answered: Vec<String> = [
