@@ -107,8 +107,7 @@ fn split_peak(mut stderr: String) -> (String, u64) {
 }
 
 /// Waits for `child` (a [`measured`] command); its exit code (255 when killed).
-fn wait_code(child: Child) -> i32 {
-    let mut child = child;
+fn wait_code(mut child: Child) -> i32 {
     child.wait().unwrap().code().unwrap_or(-1)
 }
 
