@@ -17,7 +17,9 @@
 //!
 //! It depends on no other turnstile crate, so the lowest of them (the journal) can use it.
 //!
-//! ```
+//! (The unit test `tests::a_written_settings_file_reads_back` runs these lines.)
+//!
+//! ```ignore
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! let home = tempfile::tempdir()?;
 //! let path = home.path().join("settings.json");
@@ -43,3 +45,15 @@ pub mod workspace;
 pub use atomic::{AtomicWrite, AtomicWriteError, atomic_write};
 pub use json_type::json_type_name;
 pub use locate::copilot_home;
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_written_settings_file_reads_back() {
+        let home = tempfile::tempdir().unwrap();
+        let path = home.path().join("settings.json");
+        crate::atomic_write(&path, b"{\"model\": \"gpt-5\"}\n").unwrap();
+        let file = crate::settings::read(&path).unwrap();
+        assert_eq!(file.settings.model.as_deref(), Some("gpt-5"));
+    }
+}

@@ -6,7 +6,10 @@
 //! streamable HTTP; list their tools, call them with a time limit, stop them. Everything that
 //! goes wrong is an [`McpError`] value naming the server, never a wait without end.
 //!
-//! ```no_run
+//! (`tests/servers.rs`, `stdio_lists_calls_and_stops`, goes through the same steps with a real
+//! server.)
+//!
+//! ```ignore
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
 //! use turnstile_mcp::{McpConnection, McpServers, StartOptions};
 //! let servers = McpServers::from_value(

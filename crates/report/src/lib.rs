@@ -12,7 +12,9 @@
 //! is read twice: once for the numbers the top of the page needs (scale, chart, lanes), once to
 //! draw.
 //!
-//! ```no_run
+//! (The unit test `tests::a_fixture_gives_a_page` runs these lines on a fixture.)
+//!
+//! ```ignore
 //! let mut page = Vec::new();
 //! let summary = turnstile_report::write_report(
 //!     std::path::Path::new("events.jsonl"),
@@ -166,4 +168,19 @@ impl<W: Write> Sink<'_, W> {
 /// Writing into a `String` fails only if a `Display` impl does; name it as an I/O error.
 fn fmt_error(_: std::fmt::Error) -> io::Error {
     io::Error::other("formatting the page failed")
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_fixture_gives_a_page() {
+        let journal = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../fixtures/multi-turn/events.jsonl");
+        let mut page = Vec::new();
+        let summary =
+            crate::write_report(&journal, &mut page, &crate::ReportOptions::default()).unwrap();
+        assert_eq!(summary.turns_drawn, 8);
+        let page = String::from_utf8(page).unwrap();
+        assert!(page.starts_with("<!DOCTYPE html>"), "{}", &page[..64]);
+    }
 }

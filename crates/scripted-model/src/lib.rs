@@ -9,7 +9,9 @@
 //! with its method, path and headers; `GET /models` serves the script's `models` entries. When the script runs out, the
 //! server answers HTTP 500 with an error saying so.
 //!
-//! ```no_run
+//! (`tests/server.rs`, `answers_whole_when_not_streaming`, starts a server the same way.)
+//!
+//! ```ignore
 //! # async fn demo() -> std::io::Result<()> {
 //! use turnstile_scripted_model::{Script, ScriptedServer};
 //! let server = ScriptedServer::start(

@@ -16,9 +16,11 @@
 //!   fixture.json     optional: settings the journal does not record (permissions, ...)
 //! ```
 //!
-//! In a test suite:
+//! In a test suite (the same steps run as `tests/fixtures.rs`'s
+//! `a_recorded_multi_turn_session_replays_exactly` and
+//! `changing_a_file_the_recording_read_names_the_tool_result_that_differs`):
 //!
-//! ```
+//! ```ignore
 //! use turnstile_testing::{DivergenceKind, Fixture};
 //!
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {

@@ -3,7 +3,9 @@
 //! its text is wrapped (time of sending, reminders), and how full a request leaves the context
 //! window.
 //!
-//! ```
+//! (The unit test `tests::a_replaced_section_is_in_the_prompt` runs these lines.)
+//!
+//! ```ignore
 //! use turnstile_loop::prompt::{PromptContext, SystemMessageConfig, build_system_prompt};
 //!
 //! let config: SystemMessageConfig = serde_json::from_value(serde_json::json!({
@@ -35,3 +37,24 @@ pub use context::{
 };
 pub use sections::{IDENTITY_GROUP, Section, SectionId, default_sections, default_text};
 pub use wrap::{SQL_TABLES, SQL_TOOL, wrap_prompt};
+
+#[cfg(test)]
+mod tests {
+    use super::{PromptContext, SystemMessageConfig, build_system_prompt};
+
+    #[test]
+    fn a_replaced_section_is_in_the_prompt() {
+        let config: SystemMessageConfig = serde_json::from_value(serde_json::json!({
+            "mode": "customize",
+            "sections": {"tone": {"action": "replace", "content": "Answer in haiku."}}
+        }))
+        .unwrap();
+        let ctx =
+            PromptContext::discover(std::path::Path::new("."), "gpt-4.1", vec!["bash".into()]);
+        let prompt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap()
+            .block_on(build_system_prompt(&config, ctx, None));
+        assert!(prompt.contains("Answer in haiku."));
+    }
+}
