@@ -14,7 +14,7 @@ pub(crate) fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-fn turnstile() -> Command {
+pub(crate) fn turnstile() -> Command {
     let mut cmd = Command::cargo_bin("turnstile").unwrap();
     cmd.current_dir(repo()).env_remove("COPILOT_HOME");
     cmd

@@ -6,7 +6,9 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use super::report_browser::{attr_values, elements, first, line, load, repo, report_printing};
+use super::report_browser::{
+    attr_values, elements, first, line, load, repo, report_printing, turnstile,
+};
 
 /// Every `href="#x"` of the DOM and whether an element has `id="x"`: the links that land
 /// nowhere.
@@ -88,6 +90,37 @@ fn the_long_session_has_an_overview_whose_every_link_lands() {
     );
     let image = std::fs::read(&png).unwrap();
     assert!(image.starts_with(b"\x89PNG\r\n\x1a\n") && image.len() > 10_000);
+}
+
+#[test]
+fn with_few_turns_drawn_the_overview_links_only_to_drawn_turns() {
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("report.html");
+    let out = turnstile()
+        .arg("report")
+        .arg(repo().join("fixtures/long-session/events.jsonl"))
+        .args(["--max-turns", "10", "-o"])
+        .arg(&page)
+        .output()
+        .unwrap();
+    let printed = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        printed.contains(": 2002 turns (10 drawn; --max-turns draws more), 1 lane, "),
+        "{printed}"
+    );
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert_eq!(elements(&html, "<section class=\"turn"), 10);
+    // Still the whole session on the strip, but only the first bars are links.
+    assert!(html.contains("data-bars=\"334\""));
+    assert_eq!(
+        html.matches("<a href=\"#turn-").count(),
+        2,
+        "bars of turns 1-6 and 7-12"
+    );
+    // The second shutdown's marker still links: marks are always drawn.
+    assert!(html.contains("line 10014: shutdown (routine)</a>"));
+    let (_, dangling) = dangling_links(&html);
+    assert!(dangling.is_empty(), "links to nothing: {dangling:?}");
 }
 
 #[test]
