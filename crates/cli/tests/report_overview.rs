@@ -148,7 +148,8 @@ fn sub_agent_lanes_carry_their_agents_names() {
         heads[2],
         "counter (General Purpose Agent) <span class=\"clipped\">call_sa_03</span>"
     );
-    assert!(dom.contains("sub-agent notes (Explore Agent) started"));
+    // Its start is marked under its name, once.
+    assert!(dom.contains("<span class=\"clipped\">notes (Explore Agent)</span> sub-agent started"));
 }
 
 /// A session of `turns` turns of `ms` milliseconds each (with `tokens` output tokens), with

@@ -44,7 +44,7 @@ impl Timeline {
         {
             agent.kind = Some(short(kind));
         }
-        let text = format!("sub-agent {} started", self.agent_label(&s.tool_call_id));
+        let text = format!("sub-agent {}started", self.named(&s.tool_call_id, &at));
         self.note_or_mark(at, NoteKind::Info, MarkKind::Info, false, &text, out);
     }
 
@@ -54,26 +54,27 @@ impl Timeline {
         at: At,
         out: &mut Vec<Item>,
     ) {
-        let text = format!("sub-agent {} completed", self.agent_label(&s.tool_call_id));
+        let text = format!("sub-agent {}completed", self.named(&s.tool_call_id, &at));
         self.note_or_mark(at, NoteKind::Info, MarkKind::Info, false, &text, out);
     }
 
     pub(super) fn on_subagent_failed(&mut self, s: &SubagentFailed, at: At, out: &mut Vec<Item>) {
         let text = format!(
-            "sub-agent {} failed: {}",
-            self.agent_label(&s.tool_call_id),
+            "sub-agent {}failed: {}",
+            self.named(&s.tool_call_id, &at),
             s.error
         );
         self.note_or_mark(at, NoteKind::Error, MarkKind::Error, true, &text, out);
     }
 
-    /// The agent's name, or its id when the journal names it nowhere.
-    fn agent_label(&self, id: &str) -> String {
-        self.facts
-            .agents
-            .get(id)
-            .and_then(AgentName::label)
-            .unwrap_or_else(|| id.to_owned())
+    /// The agent's name and a space, or its id when the journal names it nowhere; nothing when
+    /// the event is filed under the agent itself, whose name the page shows beside it already.
+    fn named(&self, id: &str, at: &At) -> String {
+        if at.lane.as_deref() == Some(id) {
+            return String::new();
+        }
+        let name = self.facts.agents.get(id).and_then(AgentName::label);
+        format!("{} ", name.as_deref().unwrap_or(id))
     }
 
     /// The entry for `id`, made when there is room.

@@ -373,7 +373,8 @@ fn sub_agents_are_named_by_their_task_call_and_their_kind() {
             1,
             None,
         ),
-        ("subagent.started", started("c1"), 2, Some("c1")),
+        // Filed under the parent: the text names the agent.
+        ("subagent.started", started("c1"), 2, None),
         (
             "tool.execution_start",
             json!({"toolCallId": "c2", "toolName": "task", "arguments": {"description": "Count the rows"}}),
@@ -408,11 +409,13 @@ fn sub_agents_are_named_by_their_task_call_and_their_kind() {
         .collect();
     assert_eq!(
         texts,
-        [
-            "sub-agent notes (Explore Agent) started",
-            "sub-agent Explore Agent started",
-            "sub-agent Explore Agent failed: boom"
-        ]
+        // Filed under the agent: the page shows its name beside the text.
+        ["sub-agent started", "sub-agent failed: boom"]
+    );
+    // Filed under the parent, inside its turn: the note names the agent.
+    assert_eq!(
+        turns(&items)[0].notes[0].text.shown,
+        "sub-agent notes (Explore Agent) started"
     );
 }
 
