@@ -11,8 +11,7 @@
 //! Memory does not follow the journal: the audit streams (`turnstile-replay`), the timeline
 //! holds only open turns with clipped texts, and the page is written item by item. The journal
 //! is read twice: once for the numbers the top of the page needs (scale, chart, overview, lanes
-//! and their names), once to
-//! draw.
+//! and their names), once to draw.
 //!
 //! ```no_run
 //! let mut page = Vec::new();
