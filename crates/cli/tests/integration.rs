@@ -22,6 +22,7 @@ mod readme_offline;
 mod replay_check;
 mod report_browser;
 mod report_command;
+mod report_overview;
 mod resume_picker;
 mod resume_reached;
 mod rewind;

@@ -10,18 +10,23 @@ use std::time::Duration;
 
 use assert_cmd::Command;
 
-fn repo() -> PathBuf {
+pub(crate) fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-fn turnstile() -> Command {
+pub(crate) fn turnstile() -> Command {
     let mut cmd = Command::cargo_bin("turnstile").unwrap();
     cmd.current_dir(repo()).env_remove("COPILOT_HOME");
     cmd
 }
 
 /// Writes the report of `journal` into `dir` and returns its path.
-fn report(journal: &Path, dir: &Path) -> PathBuf {
+pub(crate) fn report(journal: &Path, dir: &Path) -> PathBuf {
+    report_printing(journal, dir).0
+}
+
+/// Writes the report of `journal` into `dir`; returns its path and what the command printed.
+pub(crate) fn report_printing(journal: &Path, dir: &Path) -> (PathBuf, String) {
     let page = dir.join("report.html");
     let out = turnstile()
         .arg("report")
@@ -36,13 +41,13 @@ fn report(journal: &Path, dir: &Path) -> PathBuf {
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
-    page
+    (page, String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
 /// What Chromium made of a page: the DOM after load and every console message.
-struct Loaded {
-    dom: String,
-    console: Vec<String>,
+pub(crate) struct Loaded {
+    pub(crate) dom: String,
+    pub(crate) console: Vec<String>,
 }
 
 fn chromium_binary() -> String {
@@ -51,7 +56,7 @@ fn chromium_binary() -> String {
 
 /// Loads `page` in headless Chromium with its own profile, `--dump-dom` (and a screenshot when
 /// `screenshot` is given); console messages come from Chromium's log on stderr.
-fn load(page: &Path, screenshot: Option<&Path>) -> Loaded {
+pub(crate) fn load(page: &Path, screenshot: Option<&Path>) -> Loaded {
     let profile = tempfile::tempdir().unwrap();
     let mut cmd = Process::new(chromium_binary());
     cmd.args([
@@ -114,12 +119,12 @@ fn wait_bounded(child: std::process::Child, limit: Duration) -> std::process::Ou
 
 /// Elements of the page: the serialized DOM writes text `<` as `&lt;`, so a `<tag` in the dump
 /// is an element.
-fn elements(dom: &str, open: &str) -> usize {
+pub(crate) fn elements(dom: &str, open: &str) -> usize {
     dom.matches(open).count()
 }
 
 /// The values of `attr="..."` on elements that start with `open`.
-fn attr_values(dom: &str, open: &str, attr: &str) -> Vec<String> {
+pub(crate) fn attr_values(dom: &str, open: &str, attr: &str) -> Vec<String> {
     let key = format!("{attr}=\"");
     dom.match_indices(open)
         .filter_map(|(i, _)| {
@@ -151,7 +156,12 @@ fn the_console_check_sees_a_script_error() {
 #[test]
 fn a_fixture_report_loads_cleanly_and_shows_its_turns_and_tools() {
     let dir = tempfile::tempdir().unwrap();
-    let page = report(&repo().join("fixtures/multi-turn/events.jsonl"), dir.path());
+    let (page, printed) =
+        report_printing(&repo().join("fixtures/multi-turn/events.jsonl"), dir.path());
+    assert!(
+        printed.contains(": 8 turns, 1 lane, 0 violations, "),
+        "{printed}"
+    );
     let loaded = load(&page, None);
     assert!(
         loaded.console.is_empty(),
@@ -179,6 +189,14 @@ fn a_fixture_report_loads_cleanly_and_shows_its_turns_and_tools() {
     // The loop records each call's output tokens, so the chart has a bar per turn.
     assert!(dom.contains("id=\"tokens-chart\""));
     assert!(dom.contains("data-bars=\"8\""), "tokens chart");
+    // Both axes are labelled: the turns under the bars, the token counts beside them.
+    let turn_ticks = attr_values(dom, "<text class=\"axis tick-x\"", "x");
+    assert!(turn_ticks.len() >= 6, "{turn_ticks:?}");
+    assert_eq!(
+        attr_values(dom, "<text class=\"axis tick-y\"", "y").len(),
+        3
+    );
+    assert!(dom.contains("id=\"tokens-x-title\"") && dom.contains("id=\"tokens-y-title\""));
     // No script and nothing fetched: the only resources are inline.
     assert_eq!(elements(dom, "<script"), 0);
     assert!(!dom.contains("http://") && !dom.contains("https://"));
@@ -228,7 +246,7 @@ fn crashes_errors_aborts_and_denials_are_marked() {
 }
 
 /// One journal line, chained to `parent`.
-fn line(
+pub(crate) fn line(
     kind: &str,
     data: serde_json::Value,
     parent: &mut Option<String>,
@@ -365,6 +383,6 @@ fn hostile_journal_text_stays_text_and_sub_agents_get_lanes() {
 }
 
 /// The first few console lines, enough to see what went wrong.
-fn first(lines: &[String]) -> &[String] {
+pub(crate) fn first(lines: &[String]) -> &[String] {
     &lines[..lines.len().min(3)]
 }

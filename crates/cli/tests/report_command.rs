@@ -39,7 +39,7 @@ fn last_reports_the_newest_session_into_report_html_by_default() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(
-        stdout.starts_with("report.html: 3 turns, 1 lanes, 0 violations"),
+        stdout.starts_with("report.html: 3 turns, 1 lane, 0 violations"),
         "{stdout}"
     );
     let page = fs::read_to_string(tmp.path().join("report.html")).unwrap();

@@ -5,7 +5,8 @@ use std::fmt::{self, Write};
 
 use crate::escape::text;
 use crate::items::{Clipped, Mark, Note, ToolCall, Turn};
-use crate::stats::Stats;
+use crate::scale::Scale;
+use crate::stats::{Anchor, Stats};
 
 /// Writes `turn` in its lane's column.
 pub fn write_turn(out: &mut impl Write, turn: &Turn, stats: &Stats) -> fmt::Result {
@@ -36,7 +37,7 @@ pub fn write_turn(out: &mut impl Write, turn: &Turn, stats: &Stats) -> fmt::Resu
         write!(out, "<span class=\"bad\">never ended</span>")?;
     }
     writeln!(out, "</div>")?;
-    write_bar(out, turn, stats.max_turn_ms)?;
+    write_bar(out, turn, &stats.durations)?;
     if !turn.answer.shown.is_empty() {
         write!(out, "<p class=\"answer\">")?;
         write_clip(out, &turn.answer)?;
@@ -60,8 +61,9 @@ pub fn write_turn(out: &mut impl Write, turn: &Turn, stats: &Stats) -> fmt::Resu
     writeln!(out, "</section>")
 }
 
-/// The bar: its length is the turn's share of the longest turn, split into model and tool time.
-fn write_bar(out: &mut impl Write, turn: &Turn, max_ms: u64) -> fmt::Result {
+/// The bar: its length is the turn's duration on the page's scale (a turn beyond the scale
+/// fills the track and ends in a red cap), split into model and tool time.
+fn write_bar(out: &mut impl Write, turn: &Turn, scale: &Scale) -> fmt::Result {
     let share = |part: u64, whole: u64| {
         if whole == 0 {
             0.0
@@ -69,14 +71,23 @@ fn write_bar(out: &mut impl Write, turn: &Turn, max_ms: u64) -> fmt::Result {
             (part as f64 / whole as f64 * 100.0).min(100.0)
         }
     };
-    let length = share(turn.total_ms, max_ms);
+    let length = scale.share(turn.total_ms);
     let model = share(turn.model_ms, turn.total_ms);
     let tool = share(turn.tool_ms, turn.total_ms).min(100.0 - model);
     writeln!(
         out,
-        "<div class=\"track\" title=\"model {} ms, tools {} ms, total {} ms\"><div class=\"bar\" style=\"width:{length:.2}%\">\
+        "<div class=\"track\" title=\"model {} ms, tools {} ms, total {} ms{}\"><div class=\"bar{}\" style=\"width:{:.2}%\">\
          <span class=\"model\" style=\"width:{model:.2}%\"></span><span class=\"tool\" style=\"width:{tool:.2}%\"></span></div></div>",
-        turn.model_ms, turn.tool_ms, turn.total_ms
+        turn.model_ms,
+        turn.tool_ms,
+        turn.total_ms,
+        if length.over {
+            ", beyond the scale"
+        } else {
+            ""
+        },
+        if length.over { " over" } else { "" },
+        length.fraction * 100.0,
     )
 }
 
@@ -143,17 +154,21 @@ fn write_notes(out: &mut impl Write, notes: &[Note]) -> fmt::Result {
     writeln!(out, "</ul>")
 }
 
-/// Writes `mark` across every lane.
-pub fn write_mark(out: &mut impl Write, mark: &Mark) -> fmt::Result {
+/// Writes `mark` across every lane; `anchor` is its id, which the overview links to.
+pub fn write_mark(out: &mut impl Write, mark: &Mark, anchor: Anchor, stats: &Stats) -> fmt::Result {
     let kind = mark.kind.as_str();
     write!(
         out,
-        "<div class=\"mark mark-{kind}\" data-kind=\"{kind}\" data-line=\"{}\"><span class=\"kind\">{}</span>",
+        "<div class=\"mark mark-{kind}\" id=\"{anchor}\" data-kind=\"{kind}\" data-line=\"{}\"><span class=\"kind\">{}</span>",
         mark.line,
         kind.replace('-', " ")
     )?;
-    if let Some(lane) = &mark.lane {
-        write!(out, "<span class=\"clipped\">{}</span> ", text(lane))?;
+    if mark.lane.is_some() {
+        write!(
+            out,
+            "<span class=\"clipped\">{}</span> ",
+            text(stats.lane_name(&mark.lane))
+        )?;
     }
     write_clip(out, &mark.text)?;
     writeln!(

@@ -110,7 +110,9 @@ pub enum NoteKind {
     Abort,
     /// `session.warning`.
     Warning,
-    /// `session.info`, compaction, model change and other facts.
+    /// `session.compaction_complete`: the history was summarised.
+    Compaction,
+    /// `session.info`, sub-agent starts and ends and other facts.
     Info,
 }
 
@@ -123,6 +125,7 @@ impl NoteKind {
             NoteKind::Error => "error",
             NoteKind::Abort => "abort",
             NoteKind::Warning => "warning",
+            NoteKind::Compaction => "compaction",
             NoteKind::Info => "info",
         }
     }
@@ -168,7 +171,11 @@ pub enum MarkKind {
     Unreadable,
     /// A line longer than readers hold (`TURNSTILE_MAX_LINE_BYTES`): its number and size only.
     Oversized,
-    /// Anything else worth a line (compaction, model change, sub-agent start/end, ...).
+    /// `session.compaction_complete` outside a turn.
+    Compaction,
+    /// `session.model_change`: always a mark, wherever it happens, so a switch is seen.
+    ModelChange,
+    /// Anything else worth a line (sub-agent start/end, truncation, rewind, ...).
     Info,
 }
 
@@ -188,6 +195,8 @@ impl MarkKind {
             MarkKind::Warning => "warning",
             MarkKind::Unreadable => "unreadable",
             MarkKind::Oversized => "oversized",
+            MarkKind::Compaction => "compaction",
+            MarkKind::ModelChange => "model-change",
             MarkKind::Info => "info",
         }
     }

@@ -2,15 +2,16 @@
 //!
 //! The page shows the session as a timeline: each turn (LLM call) a bar split into model time
 //! and tool time, its tool calls with their arguments and folded results, permissions and
-//! hooks, errors, aborts, resumes and crashes marked, sub-agents (the envelope's `agentId`) in
-//! lanes of their own, output tokens per turn as an inline SVG chart, and the audit's counts
-//! and violations at the top. No script, no external file, and a content policy that forbids
+//! hooks, errors, aborts, resumes, crashes, compactions and model switches marked, sub-agents
+//! (the envelope's `agentId`) in lanes of their own under their names, output tokens per turn
+//! as an inline SVG chart with its axes, an overview strip of the whole session with links to
+//! its errors, compactions and switches, and the audit's counts and violations at the top. No script, no external file, and a content policy that forbids
 //! both: journal text is hostile, so every byte of it is escaped.
 //!
 //! Memory does not follow the journal: the audit streams (`turnstile-replay`), the timeline
 //! holds only open turns with clipped texts, and the page is written item by item. The journal
-//! is read twice: once for the numbers the top of the page needs (scale, chart, lanes), once to
-//! draw.
+//! is read twice: once for the numbers the top of the page needs (scale, chart, overview, lanes
+//! and their names), once to draw.
 //!
 //! (The unit test `tests::a_fixture_gives_a_page` runs these lines on a fixture.)
 //!
@@ -25,12 +26,15 @@
 //! # Ok::<(), turnstile_report::ReportError>(())
 //! ```
 
+mod axis;
 mod chart;
 mod draw;
 mod error;
 mod escape;
 pub mod items;
+mod overview;
 mod page;
+mod scale;
 mod stats;
 pub mod timeline;
 
@@ -42,7 +46,7 @@ use turnstile_journal::{JournalReader, ReadMode};
 pub use error::ReportError;
 pub use escape::{Escaped, clip, text};
 use items::Item;
-use stats::Stats;
+use stats::{Anchor, Stats};
 use timeline::Timeline;
 
 /// Turns drawn in full by default; later ones are counted in the chart and the audit only, so
@@ -86,8 +90,9 @@ pub fn write_report(
     options: &ReportOptions,
 ) -> Result<ReportSummary, ReportError> {
     let audit = turnstile_replay::audit_file(journal)?;
-    let mut stats = Stats::new();
+    let mut stats = Stats::new(options.max_turns_drawn);
     let facts = each_item(journal, |item| stats.add(item))?;
+    stats.finish(&facts);
     let mut sink = Sink {
         out,
         html: String::new(),
@@ -97,6 +102,8 @@ pub fn write_report(
     sink.flush()?;
     let mut drawn = 0u64;
     let mut left_out = 0u64;
+    // Marks are numbered as the first pass numbered them, so the overview's links land.
+    let mut marks = 0u64;
     let mut failure = None;
     each_item(journal, |item| {
         if failure.is_some() {
@@ -111,7 +118,10 @@ pub fn write_report(
                 left_out += 1;
                 Ok(())
             }
-            Item::Mark(mark) => draw::write_mark(&mut sink.html, mark),
+            Item::Mark(mark) => {
+                marks += 1;
+                draw::write_mark(&mut sink.html, mark, Anchor::Mark(marks - 1), &stats)
+            }
         };
         if let Err(e) = written.map_err(fmt_error).and_then(|()| sink.flush()) {
             failure = Some(e);

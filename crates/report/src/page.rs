@@ -1,5 +1,6 @@
 //! The page around the timeline: head (styles, a policy that forbids scripts and every
-//! fetch), the session's facts, the audit's counts and violations, the token chart, the lanes.
+//! fetch), the session's facts, the audit's counts and violations, the token chart, the
+//! overview, the lanes.
 
 use std::fmt::{self, Write};
 
@@ -7,6 +8,7 @@ use turnstile_replay::AuditReport;
 
 use crate::chart::write_tokens_chart;
 use crate::escape::text;
+use crate::overview::write_overview;
 use crate::stats::Stats;
 use crate::timeline::SessionFacts;
 
@@ -56,7 +58,17 @@ pub fn write_head(
         }
     };
     fact(out, "written by", &facts.producer)?;
-    fact(out, "model", &facts.model)?;
+    if facts.models.len() > 1 {
+        // Every switch, in order: the model of the last turn alone would hide them.
+        let models: Vec<String> = facts.models.iter().map(|m| text(m).to_string()).collect();
+        write!(
+            out,
+            "<span id=\"models\">models <b>{}</b></span>",
+            models.join(" \u{2192} ")
+        )?;
+    } else {
+        fact(out, "model", &facts.model)?;
+    }
     fact(out, "cwd", &facts.cwd)?;
     fact(out, "started", &facts.start_time)?;
     fact(out, "last event", &facts.last_time)?;
@@ -85,13 +97,25 @@ pub fn write_head(
     }
     write_tokens_chart(out, &stats.turns)?;
     writeln!(out, "</section>")?;
+    write_overview(out, stats)?;
+    let scale = &stats.durations;
+    let length = if scale.capped() {
+        format!(
+            "bar length: the turn's duration against {} ms (the 95th percentile; longer turns, up to {} ms, fill the bar and end in red)",
+            scale.top, scale.max
+        )
+    } else {
+        format!(
+            "bar length: the turn's duration against the longest turn ({} ms)",
+            scale.max
+        )
+    };
     writeln!(
         out,
         "<section id=\"legend\">\n<h2>Timeline</h2>\n<p class=\"legend\"><span><i class=\"swatch\" style=\"background:var(--model)\"></i>model time</span>\
          <span><i class=\"swatch\" style=\"background:var(--tool)\"></i>tool time</span>\
-         <span>bar length: the turn's duration against the longest turn ({} ms)</span>\
-         <span>a turn appears when it ends; results are folded (click to open)</span></p>\n</section>",
-        stats.max_turn_ms
+         <span>{length}</span>\
+         <span>a turn appears when it ends; results are folded (click to open)</span></p>\n</section>"
     )?;
     writeln!(
         out,
@@ -100,14 +124,21 @@ pub fn write_head(
         stats.lanes.len()
     )?;
     for (i, lane) in stats.lanes.iter().enumerate() {
-        let name = lane.as_deref().unwrap_or("main agent");
-        writeln!(
+        write!(
             out,
-            "<div class=\"lane-head\" style=\"grid-column:{}\" data-lane=\"{}\">{}</div>",
+            "<div class=\"lane-head\" style=\"grid-column:{}\" data-lane=\"{}\">{}",
             i + 1,
             text(lane.as_deref().unwrap_or("main")),
-            text(name)
+            text(stats.lane_name(lane))
         )?;
+        // The id too, when the name hides it: it is what `turnstile events` shows.
+        match lane.as_deref() {
+            Some(id) if stats.lane_name(lane) != id => {
+                write!(out, " <span class=\"clipped\">{}</span>", text(id))?
+            }
+            _ => {}
+        }
+        writeln!(out, "</div>")?;
     }
     Ok(())
 }

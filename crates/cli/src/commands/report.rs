@@ -54,12 +54,21 @@ pub fn run(args: &ReportArgs, state_dir: Option<&Path>) -> Result<ExitCode> {
         String::new()
     };
     println!(
-        "{}: {} turns{note}, {} lanes, {} violations, {} bytes",
+        "{}: {}{note}, {}, {}, {}",
         output.display(),
-        summary.turns,
-        summary.lanes,
-        summary.violations,
-        summary.bytes
+        count(summary.turns, "turn"),
+        count(summary.lanes as u64, "lane"),
+        count(summary.violations, "violation"),
+        count(summary.bytes, "byte")
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// "1 lane", "2 lanes".
+fn count(n: u64, one: &str) -> String {
+    if n == 1 {
+        format!("{n} {one}")
+    } else {
+        format!("{n} {one}s")
+    }
 }

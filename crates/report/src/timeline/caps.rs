@@ -15,3 +15,9 @@ pub const MAX_NOTES: usize = 64;
 pub const MAX_LANES: usize = 16;
 /// The lane of agents beyond [`MAX_LANES`].
 pub const OTHER_AGENTS: &str = "other agents";
+/// Sub-agent names remembered (a `task` call's name waits here for its agent's events).
+pub const MAX_AGENT_NAMES: usize = 4096;
+/// Bytes of a sub-agent's name or kind kept.
+pub const NAME_CAP: usize = 120;
+/// Models listed in the header's model history; later switches are still marked.
+pub const MAX_MODELS: usize = 32;

@@ -17,6 +17,7 @@ impl Timeline {
         facts.producer.get_or_insert(start.producer.clone());
         if facts.model.is_none() {
             facts.model = start.selected_model.clone();
+            facts.models.extend(start.selected_model.clone());
         }
         if facts.cwd.is_none() {
             facts.cwd = start.context.as_ref().map(|c| c.cwd.clone());

@@ -5,8 +5,10 @@
 //! read. Marks are handed out where they happen. This file routes each event; `state.rs` holds
 //! the builder's state every step shares, `caps.rs` the bounds on what is kept, `header.rs`
 //! what the header shows, `facts.rs` the session's start, resume and shutdown, `turns.rs` opens
-//! and closes turns, `calls.rs` nests tool calls with their permissions and hooks.
+//! and closes turns, `calls.rs` nests tool calls with their permissions and hooks, `agents.rs`
+//! names the sub-agents.
 
+mod agents;
 mod calls;
 mod caps;
 mod facts;
@@ -21,9 +23,10 @@ use turnstile_journal::{Event, ReadError, Record};
 
 use crate::items::{Clipped, Item, Lane, Mark, MarkKind, Note, NoteKind};
 pub use caps::{
-    ARGUMENTS_CAP, MAX_CALLS_PER_TURN, MAX_LANES, MAX_NOTES, NOTE_CAP, OTHER_AGENTS, TEXT_CAP,
+    ARGUMENTS_CAP, MAX_AGENT_NAMES, MAX_CALLS_PER_TURN, MAX_LANES, MAX_MODELS, MAX_NOTES, NAME_CAP,
+    NOTE_CAP, OTHER_AGENTS, TEXT_CAP,
 };
-pub use header::{ModelTokens, Requests, SessionFacts, Usage};
+pub use header::{AgentName, ModelTokens, Requests, SessionFacts, Usage};
 pub use state::Timeline;
 use state::{At, OpenTurn, push_note};
 use turns::close;
@@ -101,9 +104,19 @@ impl Timeline {
             TypedEvent::SessionShutdown(shutdown) => self.on_shutdown(&shutdown, &at, out),
             TypedEvent::SessionModelChange(change) => {
                 self.facts.model = Some(change.new_model.clone());
-                let text = format!("model changed to {}", change.new_model);
-                self.note_or_mark(at, NoteKind::Info, MarkKind::Info, false, &text, out);
+                if self.facts.models.len() < MAX_MODELS {
+                    self.facts.models.push(change.new_model.clone());
+                }
+                let text = match &change.previous_model {
+                    Some(before) => format!("model {before} \u{2192} {}", change.new_model),
+                    None => format!("model \u{2192} {}", change.new_model),
+                };
+                // A mark even inside a turn: a switch concerns every turn after it.
+                out.push(at.mark(MarkKind::ModelChange, &text));
             }
+            TypedEvent::SubagentStarted(s) => self.on_subagent_started(&s, at, out),
+            TypedEvent::SubagentCompleted(s) => self.on_subagent_completed(&s, at, out),
+            TypedEvent::SubagentFailed(s) => self.on_subagent_failed(&s, at, out),
             TypedEvent::UserMessage(msg) => {
                 let kind = if msg.is_autopilot_continuation == Some(true) {
                     MarkKind::Nudge
@@ -125,7 +138,14 @@ impl Timeline {
             TypedEvent::AssistantTurnStart(start) => self.on_turn_start(&start, at, out),
             TypedEvent::AssistantMessage(msg) => self.on_message(&msg, &at, out),
             TypedEvent::AssistantTurnEnd(_) => self.on_turn_end(&at, out),
-            TypedEvent::ToolExecutionStart(start) => self.on_tool_start(&start, &at, out),
+            TypedEvent::ToolExecutionStart(start) => {
+                self.on_task_call(
+                    &start.tool_call_id,
+                    &start.tool_name,
+                    start.arguments.as_ref(),
+                );
+                self.on_tool_start(&start, &at, out);
+            }
             TypedEvent::ToolExecutionComplete(done) => self.on_tool_complete(&done, &at, out),
             TypedEvent::PermissionRequested(ask) => self.on_permission_requested(&ask),
             TypedEvent::PermissionCompleted(done) => self.on_permission_completed(done, at, out),
@@ -157,16 +177,25 @@ impl Timeline {
                         .unwrap_or_else(|e| e.to_string());
                     self.note_or_mark(at, NoteKind::Warning, MarkKind::Warning, true, &text, out);
                 }
-                "session.compaction_complete"
-                | "session.truncation"
+                "session.compaction_complete" => {
+                    let text = event
+                        .payload::<payload::CompactionComplete>()
+                        .map(|c| compaction_text(&c))
+                        .unwrap_or_else(|e| e.to_string());
+                    self.note_or_mark(
+                        at,
+                        NoteKind::Compaction,
+                        MarkKind::Compaction,
+                        false,
+                        &text,
+                        out,
+                    );
+                }
+                "session.truncation"
                 | "session.snapshot_rewind"
-                | "subagent.started"
-                | "subagent.completed"
-                | "subagent.failed"
                 | "session.mode_changed"
                 | "session.info" => {
-                    let bad = t.as_str() == "subagent.failed";
-                    self.note_or_mark(at, NoteKind::Info, MarkKind::Info, bad, t.as_str(), out);
+                    self.note_or_mark(at, NoteKind::Info, MarkKind::Info, false, t.as_str(), out);
                 }
                 _ => {}
             },
@@ -232,5 +261,20 @@ impl Timeline {
                 text: Clipped::new(text, NOTE_CAP),
             })),
         }
+    }
+}
+
+/// What a compaction did, in a line.
+fn compaction_text(c: &payload::CompactionComplete) -> String {
+    if !c.success {
+        return format!(
+            "compaction failed: {}",
+            c.error.as_deref().unwrap_or("no reason recorded")
+        );
+    }
+    match (c.messages_removed, c.tokens_removed) {
+        (Some(m), Some(t)) => format!("compaction: {m} messages ({t} tokens) summarised"),
+        (Some(m), None) => format!("compaction: {m} messages summarised"),
+        _ => "compaction: the history was summarised".to_owned(),
     }
 }

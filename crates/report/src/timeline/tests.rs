@@ -7,6 +7,13 @@ use turnstile_journal::{EventType, Timestamp};
 
 /// Events in order, `ms` after an epoch, with an optional agent.
 fn run(events: &[(&str, serde_json::Value, i64, Option<&str>)]) -> Vec<Item> {
+    run_with_facts(events).0
+}
+
+/// [`run`], and the header's facts at the end.
+fn run_with_facts(
+    events: &[(&str, serde_json::Value, i64, Option<&str>)],
+) -> (Vec<Item>, SessionFacts) {
     let mut timeline = Timeline::new();
     let mut out = Vec::new();
     for (i, (kind, data, ms, agent)) in events.iter().enumerate() {
@@ -26,7 +33,7 @@ fn run(events: &[(&str, serde_json::Value, i64, Option<&str>)]) -> Vec<Item> {
         timeline.push(Ok(record), &mut out);
     }
     timeline.finish(&mut out);
-    out
+    (out, timeline.facts().clone())
 }
 
 fn turns(items: &[Item]) -> Vec<&Turn> {
@@ -307,6 +314,131 @@ fn a_line_over_the_readers_limit_is_drawn_as_an_oversized_mark_with_its_size() {
         marks[0].text
     );
     let mut html = String::new();
-    crate::draw::write_mark(&mut html, marks[0]).unwrap();
+    let stats = crate::stats::Stats::new(1);
+    crate::draw::write_mark(&mut html, marks[0], crate::stats::Anchor::Mark(0), &stats).unwrap();
     assert!(html.contains("data-kind=\"oversized\""), "{html}");
+}
+
+#[test]
+fn a_model_switch_is_a_mark_even_inside_a_turn_and_the_header_lists_every_model() {
+    let (items, facts) = run_with_facts(&[
+        (
+            "session.start",
+            json!({"sessionId": "s", "version": 1, "producer": "turnstile", "copilotVersion": "1", "startTime": "t", "selectedModel": "gpt-4.1"}),
+            0,
+            None,
+        ),
+        ("assistant.turn_start", json!({"turnId": "0"}), 1, None),
+        (
+            "session.model_change",
+            json!({"previousModel": "gpt-4.1", "newModel": "claude-sonnet-4.5"}),
+            2,
+            None,
+        ),
+        ("assistant.turn_end", json!({"turnId": "0"}), 3, None),
+        (
+            "session.model_change",
+            json!({"newModel": "gpt-5"}),
+            4,
+            None,
+        ),
+    ]);
+    let switches: Vec<&str> = items
+        .iter()
+        .filter_map(|i| match i {
+            Item::Mark(m) if m.kind == MarkKind::ModelChange => Some(m.text.shown.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        switches,
+        [
+            "model gpt-4.1 \u{2192} claude-sonnet-4.5",
+            "model \u{2192} gpt-5"
+        ]
+    );
+    assert!(turns(&items)[0].notes.is_empty());
+    assert_eq!(facts.models, ["gpt-4.1", "claude-sonnet-4.5", "gpt-5"]);
+    assert_eq!(facts.model.as_deref(), Some("gpt-5"));
+}
+
+#[test]
+fn sub_agents_are_named_by_their_task_call_and_their_kind() {
+    let started = |id: &str| json!({"toolCallId": id, "agentName": "explore", "agentDisplayName": "Explore Agent", "agentDescription": "reads"});
+    let (items, facts) = run_with_facts(&[
+        ("assistant.turn_start", json!({"turnId": "0"}), 0, None),
+        (
+            "tool.execution_start",
+            json!({"toolCallId": "c1", "toolName": "task", "arguments": {"name": "notes", "description": "Read the notes", "agent_type": "explore"}}),
+            1,
+            None,
+        ),
+        // Filed under the parent: the text names the agent.
+        ("subagent.started", started("c1"), 2, None),
+        (
+            "tool.execution_start",
+            json!({"toolCallId": "c2", "toolName": "task", "arguments": {"description": "Count the rows"}}),
+            3,
+            None,
+        ),
+        ("subagent.started", started("c3"), 4, Some("c3")),
+        (
+            "tool.execution_start",
+            json!({"toolCallId": "c4", "toolName": "view", "arguments": {"name": "not an agent"}}),
+            5,
+            None,
+        ),
+        (
+            "subagent.failed",
+            json!({"toolCallId": "c3", "agentName": "explore", "agentDisplayName": "Explore Agent", "error": "boom"}),
+            6,
+            Some("c3"),
+        ),
+    ]);
+    let label = |id: &str| facts.agents.get(id).and_then(AgentName::label);
+    assert_eq!(label("c1").as_deref(), Some("notes (Explore Agent)"));
+    assert_eq!(label("c2").as_deref(), Some("Count the rows"));
+    assert_eq!(label("c3").as_deref(), Some("Explore Agent"));
+    assert_eq!(label("c4"), None, "only task calls name agents");
+    let texts: Vec<&str> = items
+        .iter()
+        .filter_map(|i| match i {
+            Item::Mark(m) => Some(m.text.shown.as_str()),
+            Item::Turn(_) => None,
+        })
+        .collect();
+    assert_eq!(
+        texts,
+        // Filed under the agent: the page shows its name beside the text.
+        ["sub-agent started", "sub-agent failed: boom"]
+    );
+    // Filed under the parent, inside its turn: the note names the agent.
+    assert_eq!(
+        turns(&items)[0].notes[0].text.shown,
+        "sub-agent notes (Explore Agent) started"
+    );
+}
+
+#[test]
+fn a_compaction_is_its_own_kind_in_a_turn_and_between_turns() {
+    let items = run(&[
+        ("assistant.turn_start", json!({"turnId": "0"}), 0, None),
+        (
+            "session.compaction_complete",
+            json!({"success": false, "error": "too short"}),
+            1,
+            None,
+        ),
+        ("assistant.turn_end", json!({"turnId": "0"}), 2, None),
+        (
+            "session.compaction_complete",
+            json!({"success": true, "messagesRemoved": 12, "tokensRemoved": 3400}),
+            3,
+            None,
+        ),
+    ]);
+    let note = &turns(&items)[0].notes[0];
+    assert_eq!(note.kind, NoteKind::Compaction);
+    assert_eq!(note.text.shown, "compaction failed: too short");
+    assert_eq!(marks(&items), [MarkKind::Compaction]);
 }
