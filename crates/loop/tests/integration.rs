@@ -9,6 +9,7 @@ mod server;
 
 mod attachments_prop;
 mod bounds;
+mod hooks_extended;
 mod mcp_changes;
 mod mcp_tools;
 mod model_failures;

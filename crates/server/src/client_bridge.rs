@@ -21,10 +21,29 @@ use turnstile_loop::client::{AskError, ExternalToolCall, ExternalTools, Permissi
 use turnstile_loop::hooks::{HOOK_TYPES, HookRunError, HookRunner};
 use turnstile_tools::{BoxFuture, INTERRUPTED_MESSAGE, ToolFailure, ToolOutput, ToolSpec};
 
+use crate::elicitation_peers::ElicitationPeers;
 use crate::peer::Peer;
 
 /// A client's answer to one tool call.
-pub(crate) type ToolAnswer = Result<ToolOutput, ToolFailure>;
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum ToolAnswer {
+    /// The tool's result: a success, or a failure the client words for the model.
+    Result(Result<ToolOutput, ToolFailure>),
+    /// The client's handler threw (`error` of `handlePendingToolCall`). Its message is the
+    /// client's business: it is logged, and the model reads the runtime's fixed words.
+    Threw(String),
+}
+
+/// The message of a call whose handler threw, as recorded in `tool.execution_complete`.
+const THREW_MESSAGE: &str = "Tool execution failed";
+
+/// What the model reads of a call whose handler threw: the runtime's words, with the
+/// arguments as compact JSON (in the model's key order).
+fn threw_text(tool_name: &str, arguments: &Value) -> String {
+    format!(
+        "Failed to execute `{tool_name}` tool with arguments: {arguments} due to error: Error: {THREW_MESSAGE}"
+    )
+}
 
 /// An answer for a request this session never announced.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -158,6 +177,8 @@ pub(crate) struct ClientCapabilities {
     pub permissions: bool,
     /// The client registered hooks.
     pub hooks: bool,
+    /// The client answers `elicitation.requested` (`requestElicitation`).
+    pub elicitation: bool,
 }
 
 /// One session's link to its client.
@@ -167,6 +188,10 @@ pub(crate) struct ClientBridge {
     capabilities: ClientCapabilities,
     tool_calls: Pending<ToolAnswer>,
     permissions: Pending<Value>,
+    /// Elicitations (`session.ui.elicitation`) waiting for a client's answer.
+    elicitations: Pending<Value>,
+    /// The session's connections that answer elicitations.
+    elicitation_peers: ElicitationPeers,
     /// The prompts (`promptRequest`, else `permissionRequest`) of permission requests not completed yet, in request
     /// order, for `session.permissions.pendingRequests`.
     prompts: Mutex<Vec<(String, Value)>>,
@@ -183,11 +208,13 @@ impl ClientBridge {
         capabilities: ClientCapabilities,
     ) -> Self {
         ClientBridge {
+            elicitation_peers: ElicitationPeers::opened_by(peer.id(), capabilities.elicitation),
             session_id,
             peer,
             capabilities,
             tool_calls: Pending::new(),
             permissions: Pending::new(),
+            elicitations: Pending::new(),
             prompts: Mutex::new(Vec::new()),
             hooks_in_flight: Mutex::new(CancellationToken::new()),
         }
@@ -235,6 +262,11 @@ impl ClientBridge {
         }
     }
 
+    /// The session's connections that answer elicitations.
+    pub(crate) fn elicitation_peers(&self) -> &ElicitationPeers {
+        &self.elicitation_peers
+    }
+
     /// Takes the client's answer to a tool call.
     pub(crate) fn answer_tool(
         &self,
@@ -251,6 +283,25 @@ impl ClientBridge {
         result: Value,
     ) -> Result<Delivery, UnknownRequest> {
         self.permissions.answer(request_id, result)
+    }
+
+    /// Opens the slot of an elicitation about to be announced; its answer arrives here.
+    pub(crate) fn expect_elicitation(&self, request_id: &str) -> Option<oneshot::Receiver<Value>> {
+        self.elicitations.receiver(request_id)
+    }
+
+    /// Takes a client's answer to an elicitation (the schema's `UIElicitationResponse`).
+    pub(crate) fn answer_elicitation(
+        &self,
+        request_id: &str,
+        response: Value,
+    ) -> Result<Delivery, UnknownRequest> {
+        self.elicitations.answer(request_id, response)
+    }
+
+    /// Marks an elicitation over (answered or given up).
+    pub(crate) fn forget_elicitation(&self, request_id: &str) {
+        self.elicitations.forget(request_id);
     }
 
     /// Ends the hook calls waiting for the client now (the loop records them as failed and
@@ -279,6 +330,7 @@ impl ClientBridge {
     pub(crate) fn close(&self) {
         self.tool_calls.clear();
         self.permissions.clear();
+        self.elicitations.clear();
         self.lock_prompts().clear();
     }
 }
@@ -292,6 +344,7 @@ impl ExternalTools for ClientBridge {
         // Registered now, synchronously: an answer arriving from here on finds the slot.
         let rx = self.tool_calls.receiver(&call.request_id);
         let closed = self.peer.is_closed();
+        let session_id = self.session_id.clone();
         Box::pin(async move {
             let gone = || {
                 ToolFailure::new(
@@ -303,7 +356,17 @@ impl ExternalTools for ClientBridge {
                 return Err(gone());
             }
             match rx {
-                Some(rx) => rx.await.unwrap_or_else(|_| Err(gone())),
+                Some(rx) => match rx.await {
+                    Ok(ToolAnswer::Result(result)) => result,
+                    Ok(ToolAnswer::Threw(message)) => {
+                        tracing::warn!(session = %session_id, request = %call.request_id, %message, "the client's tool handler failed");
+                        Err(ToolFailure::new(
+                            threw_text(&call.tool_name, &call.arguments),
+                            "failure",
+                        ))
+                    }
+                    Err(_) => Err(gone()),
+                },
                 None => Err(ToolFailure::new(
                     format!("tool call {} is already being handled", call.request_id),
                     "duplicate_request",

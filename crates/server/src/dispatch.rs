@@ -15,7 +15,7 @@ use serde_json::Value;
 use crate::methods::{
     Ctx, event_log, history, lifecycle, listing, log, mcp, mcp_apps, mcp_builtin, mcp_config,
     mcp_launch, mcp_oauth, mcp_resources, mcp_sampling, mcp_servers, options, pending, permissions,
-    plan, rewind, server as server_methods, session, unsupported,
+    plan, rewind, server as server_methods, session, ui, unsupported,
 };
 use crate::peer::Peer;
 use crate::rpc::{RpcError, kind_of};
@@ -191,6 +191,10 @@ pub(crate) const SERVED: &[Method] = &[
     }),
     method!("session.tools.handlePendingToolCall" => |ctx, params| {
         pending::tool_call(ctx, parse(params)?)
+    }),
+    method!("session.ui.elicitation" => |ctx, params| ui::elicitation(ctx, parse(params)?).await),
+    method!("session.ui.handlePendingElicitation" => |ctx, params| {
+        ui::handle_pending(ctx, parse(params)?)
     }),
     method!("session.permissions.handlePendingPermissionRequest" => |ctx, params| {
         pending::permission(ctx, parse(params)?)

@@ -21,6 +21,7 @@ mod client_bridge;
 mod config;
 mod connection;
 mod dispatch;
+mod elicitation_peers;
 mod error;
 mod folder_trust;
 pub mod framing;
@@ -38,6 +39,7 @@ mod section_transform;
 mod server;
 mod sessions;
 pub mod transport;
+mod user_input;
 
 pub use auth::ConnectionToken;
 pub use config::{

@@ -157,9 +157,14 @@ impl OpenSession {
         self.clients.add(peer);
     }
 
-    /// Forgets connection `peer`; returns how many connections still have it open.
+    /// Forgets connection `peer`; returns how many connections still have it open. The others
+    /// are told when it was the last that answered elicitations.
     pub(crate) fn detach(&self, peer: u64) -> usize {
-        self.clients.remove(peer)
+        let left = self.clients.remove(peer);
+        if let Some(notice) = self.bridge.elicitation_peers().leave(peer) {
+            self.handle.announce(&notice);
+        }
+        left
     }
 
     /// The connections it is open in.

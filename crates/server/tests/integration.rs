@@ -12,6 +12,7 @@ mod connection_token;
 mod event_log;
 mod frame_budget;
 mod history_compact;
+mod interaction;
 mod mcp_methods;
 mod mcp_oauth_apps;
 mod mcp_rpc;

@@ -22,6 +22,7 @@ use tokio_util::sync::CancellationToken;
 
 pub mod agents;
 mod args;
+pub mod ask_user;
 pub mod asks;
 pub mod bash;
 pub mod create;

@@ -64,6 +64,12 @@ impl ToolRegistry {
         self.tools.insert(at, tool);
     }
 
+    /// Offers `ask_user` (last), answered by `answers`: the runtime offers the tool only when
+    /// someone can answer it.
+    pub fn offer_ask_user(&mut self, answers: Arc<dyn crate::ask_user::UserInput>) {
+        self.register(Box::new(crate::ask_user::AskUserTool::new(answers)));
+    }
+
     /// Adds a tool; one with the same name is replaced in place (so an SDK
     /// client can override a built-in without reordering the list).
     pub fn register(&mut self, tool: Box<dyn Tool>) {

@@ -36,6 +36,7 @@ mod subagent;
 mod system;
 mod tool;
 mod typed;
+mod ui;
 mod user;
 
 pub use abort::*;
@@ -56,6 +57,7 @@ pub use subagent::*;
 pub use system::*;
 pub use tool::*;
 pub use typed::{TypedEvent, typed};
+pub use ui::*;
 pub use user::*;
 
 /// The typed `data` of one event type.

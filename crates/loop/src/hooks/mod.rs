@@ -8,6 +8,11 @@
 //!   "modifiedArgs": {...}}`;
 //! - `postToolUse`: `{"modifiedResult": {"textResultForLlm": "..."}}`;
 //! - `userPromptSubmitted`: `{"modifiedPrompt": "..."}`;
+//! - `userPromptTransformed` (input: the prompt and the text the model will read,
+//!   `transformedPrompt`): `{"modifiedTransformedPrompt": "..."}` replaces that text;
+//! - `agentStop` (the agent finished a message: `transcriptPath`, `stopReason`,
+//!   `stop_hook_active` when a block already kept it going): `{"decision": "block",
+//!   "reason": "..."}` keeps the agent going with the reason as the next prompt;
 //! - `sessionStart`, `sessionEnd`, `errorOccurred`: notifications, output ignored.
 //!
 //! A hook that fails (non-zero exit, bad JSON, timeout) is reported as an error in its
@@ -38,10 +43,12 @@ use turnstile_sandbox::Sandboxing;
 use turnstile_tools::BoxFuture;
 
 /// The hook points the loop calls.
-pub const HOOK_TYPES: [&str; 6] = [
+pub const HOOK_TYPES: [&str; 8] = [
     "preToolUse",
     "postToolUse",
     "userPromptSubmitted",
+    "userPromptTransformed",
+    "agentStop",
     "sessionStart",
     "sessionEnd",
     "errorOccurred",

@@ -1,5 +1,5 @@
 //! The loop's side of hooks: each run recorded as `hook.start`/`hook.end`, and the prompt
-//! rewrite of `userPromptSubmitted`.
+//! rewrites of `userPromptSubmitted` and `userPromptTransformed`.
 
 use serde_json::{Value, json};
 use turnstile_journal::Uuid;
@@ -18,6 +18,62 @@ impl Actor {
             .and_then(|o| o.get("modifiedPrompt"))
             .and_then(Value::as_str)
             .map_or_else(|| prompt.to_owned(), str::to_owned))
+    }
+
+    /// `userPromptTransformed`: the hook sees the prompt and the text the model will read
+    /// (`transformedContent`, with its date and reminders) and may replace that text.
+    pub(super) async fn transformed_prompt_hook(
+        &self,
+        prompt: &str,
+        transformed: String,
+    ) -> Result<String, LoopError> {
+        let out = self
+            .hook(
+                "userPromptTransformed",
+                json!({"prompt": prompt, "transformedPrompt": transformed}),
+                None,
+            )
+            .await?;
+        Ok(out
+            .as_ref()
+            .and_then(|o| o.get("modifiedTransformedPrompt"))
+            .and_then(Value::as_str)
+            .map_or(transformed, str::to_owned))
+    }
+
+    /// `agentStop`: the agent finished answering; a `block` decision keeps it going, with the
+    /// hook's reason as the next prompt (returned). `stop_hook_active` tells the hook a block
+    /// already kept this message going, so it can let it stop.
+    pub(super) async fn agent_stop_hook(
+        &self,
+        stop_hook_active: bool,
+    ) -> Result<Option<String>, LoopError> {
+        let transcript = self.emitter.writer().paths().events.clone();
+        let out = self
+            .hook(
+                "agentStop",
+                json!({
+                    "transcriptPath": transcript,
+                    "stopReason": "end_turn",
+                    "stop_hook_active": stop_hook_active,
+                }),
+                None,
+            )
+            .await?;
+        let Some(out) = out else {
+            return Ok(None);
+        };
+        if out.get("decision").and_then(Value::as_str) != Some("block") {
+            return Ok(None);
+        }
+        // A block without a reason still continues, as the runtime does, with a neutral prompt.
+        Ok(Some(
+            out.get("reason")
+                .and_then(Value::as_str)
+                .filter(|r| !r.is_empty())
+                .unwrap_or("Continue.")
+                .to_owned(),
+        ))
     }
 
     pub(super) async fn hook_notify(&self, hook_type: &str, input: Value) {

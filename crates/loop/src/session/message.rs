@@ -20,6 +20,8 @@ pub(super) struct Message<'a> {
     pub(super) agents: Option<BackgroundSender>,
     /// The next turn was started by an agent going idle, not by the user.
     pub(super) woken: bool,
+    /// How many times an `agentStop` hook's block kept this message going.
+    pub(super) stop_blocks: u32,
 }
 
 impl<'a> Message<'a> {
@@ -40,6 +42,7 @@ impl<'a> Message<'a> {
             headers,
             agents: None,
             woken: false,
+            stop_blocks: 0,
         }
     }
 }

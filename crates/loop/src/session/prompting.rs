@@ -74,9 +74,12 @@ impl Actor {
         let title = first.then(|| title_of(&prompt)).flatten();
         let name = first.then(|| prompt.clone());
         let wrapped = self.wrap(&planned(msg.mode, transformed), msg.mode);
+        let transformed = self
+            .transformed_prompt_hook(&prompt, prepared.transform(&wrapped))
+            .await?;
         self.emitter.emit(&UserMessage {
             content: prompt,
-            transformed_content: Some(prepared.transform(&wrapped)),
+            transformed_content: Some(transformed),
             message_id: Some(msg.message_id.clone()),
             attachments: Some(prepared.recorded),
             supported_native_document_mime_types: Some(Vec::new()),

@@ -72,7 +72,7 @@ pub(crate) async fn create(ctx: &Ctx<'_>, params: OpenParams) -> Result<Value, R
     session.mcp().set_provider(provider);
     ctx.server
         .broadcast_lifecycle(&lifecycle_params("session.created", id, &session.info()));
-    Ok(opened(id))
+    Ok(opened(&session))
 }
 
 /// `session.resume`: takes the journal's lock, closes what a crash or a disconnect left open
@@ -97,11 +97,17 @@ pub(crate) async fn resume(ctx: &Ctx<'_>, params: OpenParams) -> Result<Value, R
         ));
     };
     let mut clients = vec![Arc::clone(ctx.peer)];
-    if let Some(open) = ctx.server.open_or_wait(id).await {
+    let answers_elicitations = params.request_elicitation == Some(true);
+    let earlier = ctx.server.open_or_wait(id).await;
+    if let Some(open) = &earlier {
         if open.handle().is_busy() {
             tracing::info!(session = %id, "joined a session running a message; its settings stay");
             open.attach(Arc::clone(ctx.peer));
-            return Ok(opened(id));
+            let peers = open.bridge().elicitation_peers();
+            if let Some(notice) = peers.declare(ctx.peer.id(), answers_elicitations) {
+                open.handle().announce(&notice);
+            }
+            return Ok(opened(open));
         }
         clients.extend(
             open.clients()
@@ -109,7 +115,7 @@ pub(crate) async fn resume(ctx: &Ctx<'_>, params: OpenParams) -> Result<Value, R
                 .filter(|p| p.id() != ctx.peer.id()),
         );
         ctx.server
-            .close_session(&open, "reopened by session.resume")
+            .close_session(open, "reopened by session.resume")
             .await;
     }
     // With a remote store, the working copy is made from the store under the writer's lease.
@@ -158,7 +164,18 @@ pub(crate) async fn resume(ctx: &Ctx<'_>, params: OpenParams) -> Result<Value, R
     }
     let session = register(ctx, clients, handle, events, bridge, info, remote).await?;
     session.mcp().set_provider(provider);
-    Ok(opened(id))
+    if let Some(earlier) = &earlier {
+        // The clients that stay keep their handlers; they are told when the session's
+        // capability changed with the joining client.
+        let staying: Vec<u64> = session.clients().iter().map(|p| p.id()).collect();
+        let peers = session.bridge().elicitation_peers();
+        peers.keep_from(earlier.bridge().elicitation_peers(), &staying);
+        let before = earlier.bridge().elicitation_peers().any();
+        if let Some(notice) = crate::elicitation_peers::changed(before, peers.any()) {
+            session.handle().announce(&notice);
+        }
+    }
+    Ok(opened(&session))
 }
 
 /// Resumes the journal; when another process holds it, asks that process to hand it over.
@@ -330,8 +347,13 @@ fn held_by_another_writer(e: &LoopError) -> bool {
     matches!(e, LoopError::Journal(WriteError::Locked(_)))
 }
 
-fn opened(id: Uuid) -> Value {
-    json!({"sessionId": id.to_string(), "capabilities": {}})
+/// The answer to create/resume: the session and what its clients can do for it
+/// (`capabilities.ui.elicitation`: a client answers elicitations).
+fn opened(session: &OpenSession) -> Value {
+    json!({
+        "sessionId": session.id().to_string(),
+        "capabilities": {"ui": {"elicitation": session.bridge().elicitation_peers().any()}},
+    })
 }
 
 /// Starts forwarding to `clients` and registers the session; a caller that left meanwhile is

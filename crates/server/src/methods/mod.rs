@@ -24,6 +24,7 @@ pub(crate) mod rewind;
 pub(crate) mod server;
 pub(crate) mod session;
 pub(crate) mod session_id_params;
+pub(crate) mod ui;
 pub(crate) mod unsupported;
 
 use std::sync::Arc;

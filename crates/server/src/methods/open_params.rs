@@ -12,6 +12,7 @@ use turnstile_loop::hooks::{CommandHooks, HookRunner};
 use turnstile_loop::prompt::SystemMessageConfig;
 use turnstile_loop::session::configured_processes;
 use turnstile_loop::{InfiniteSessions, SessionConfig, SessionParts};
+use turnstile_tools::ask_user::ASK_USER;
 use turnstile_tools::skills::SkillSet;
 use turnstile_tools::{ToolRegistry, ToolSpec};
 
@@ -22,6 +23,7 @@ use crate::provider::{self, ProviderParams};
 use crate::rpc::RpcError;
 use crate::section_transform::ClientTransformer;
 use crate::sessions::SessionInfo;
+use crate::user_input::ClientUserInput;
 
 /// A tool the client implements (`tools[]` of create/resume).
 #[derive(Debug, Clone, Deserialize)]
@@ -72,6 +74,11 @@ pub(crate) struct OpenParams {
     pub(super) skill_directories: Option<Vec<String>>,
     /// Skills listed but not offered to the model.
     pub(super) disabled_skills: Option<Vec<String>>,
+    /// The client answers the model's questions (`userInput.request`): `ask_user` is offered.
+    pub(super) request_user_input: Option<bool>,
+    /// The client answers elicitations (`elicitation.requested`): reported as the session's
+    /// `capabilities.ui.elicitation`.
+    pub(super) request_elicitation: Option<bool>,
 }
 
 /// `infiniteSessions` of `session.create`/`session.resume` (the SDK's `InfiniteSessionConfig`).
@@ -153,6 +160,23 @@ pub(super) fn build(
             registry.unregister(&name);
         }
     }
+    let offers_ask_user = params.request_user_input == Some(true)
+        && filter_keeps(
+            params.available_tools.as_deref(),
+            params.excluded_tools.as_deref(),
+            ASK_USER,
+        )
+        && filter_keeps(
+            config.available_tools.as_deref(),
+            Some(&config.excluded_tools),
+            ASK_USER,
+        );
+    if offers_ask_user {
+        registry.offer_ask_user(Arc::new(ClientUserInput::new(
+            id.to_string(),
+            Arc::clone(ctx.peer),
+        )));
+    }
     // The session adds the MCP tools after the built-ins (and keeps them in step with the
     // servers).
     let client_tools = client_tools(&registry, params.tools.as_deref().unwrap_or_default())?;
@@ -160,6 +184,7 @@ pub(super) fn build(
         tools: client_tools,
         permissions: params.request_permission.unwrap_or(false),
         hooks: params.hooks.unwrap_or(false),
+        elicitation: params.request_elicitation.unwrap_or(false),
     };
     let bridge = Arc::new(ClientBridge::new(
         id.to_string(),
@@ -303,13 +328,18 @@ fn builtin_tools(
     registry.offer_skills(Arc::clone(skills));
     let names: Vec<String> = registry.names().into_iter().map(str::to_owned).collect();
     for name in names {
-        let kept = available.is_none_or(|list| list.iter().any(|e| names_builtin(e, &name)));
-        let dropped = excluded.is_some_and(|list| list.iter().any(|e| names_builtin(e, &name)));
-        if !kept || dropped {
+        if !filter_keeps(available, excluded, &name) {
             registry.unregister(&name);
         }
     }
     registry
+}
+
+/// Whether `availableTools`/`excludedTools` keep the built-in `name` (exclusion wins).
+fn filter_keeps(available: Option<&[String]>, excluded: Option<&[String]>, name: &str) -> bool {
+    let kept = available.is_none_or(|list| list.iter().any(|e| names_builtin(e, name)));
+    let dropped = excluded.is_some_and(|list| list.iter().any(|e| names_builtin(e, name)));
+    kept && !dropped
 }
 
 /// Validates the client's tools.

@@ -38,7 +38,7 @@ pub(crate) fn tool_call(ctx: &Ctx<'_>, params: ToolCallParams) -> Result<Value, 
 /// Turns `result`/`error` into the loop's tool outcome.
 fn tool_answer(result: Option<Value>, error: Option<String>) -> Result<ToolAnswer, RpcError> {
     if let Some(message) = error {
-        return Ok(Err(ToolFailure::new(message, "failure")));
+        return Ok(ToolAnswer::Threw(message));
     }
     let result = match result {
         None | Some(Value::Null) => {
@@ -49,7 +49,7 @@ fn tool_answer(result: Option<Value>, error: Option<String>) -> Result<ToolAnswe
         Some(result) => result,
     };
     let object = match result {
-        Value::String(text) => return Ok(Ok(ToolOutput::text(text))),
+        Value::String(text) => return Ok(ToolAnswer::Result(Ok(ToolOutput::text(text)))),
         Value::Object(object) => object,
         other => {
             return Err(RpcError::invalid_params(format!(
@@ -73,7 +73,7 @@ fn tool_answer(result: Option<Value>, error: Option<String>) -> Result<ToolAnswe
             .get("sessionLog")
             .and_then(Value::as_str)
             .map(str::to_owned);
-        return Ok(Ok(output));
+        return Ok(ToolAnswer::Result(Ok(output)));
     }
     // failure, rejected, denied, timeout: the model reads the text, as the runtime sends it;
     // `error` only when the text is empty.
@@ -81,7 +81,10 @@ fn tool_answer(result: Option<Value>, error: Option<String>) -> Result<ToolAnswe
         .filter(|t| !t.is_empty())
         .or_else(|| object.get("error").and_then(Value::as_str))
         .unwrap_or_default();
-    Ok(Err(ToolFailure::new(message, result_type)))
+    Ok(ToolAnswer::Result(Err(ToolFailure::new(
+        message,
+        result_type,
+    ))))
 }
 
 /// `session.permissions.handlePendingPermissionRequest` params.
@@ -252,37 +255,38 @@ mod tests {
 
     #[test]
     fn tool_results() {
+        let result = |r, e| match tool_answer(r, e).unwrap() {
+            ToolAnswer::Result(result) => result,
+            ToolAnswer::Threw(message) => panic!("not a result: threw {message}"),
+        };
+        assert_eq!(result(Some(json!("hi")), None), Ok(ToolOutput::text("hi")));
         assert_eq!(
-            tool_answer(Some(json!("hi")), None).unwrap(),
-            Ok(ToolOutput::text("hi"))
-        );
-        assert_eq!(
-            tool_answer(
+            result(
                 Some(json!({"textResultForLlm": "t", "resultType": "success"})),
                 None
-            )
-            .unwrap(),
+            ),
             Ok(ToolOutput::text("t"))
         );
-        let failed = tool_answer(
+        let failed = result(
             Some(json!({"textResultForLlm": "t", "resultType": "failure", "error": "bad"})),
             None,
         )
-        .unwrap()
         .unwrap_err();
         assert_eq!(
             (failed.message.as_str(), failed.code.as_deref()),
             ("t", Some("failure"))
         );
-        let untold = tool_answer(
+        let untold = result(
             Some(json!({"textResultForLlm": "", "resultType": "failure", "error": "bad"})),
             None,
         )
-        .unwrap()
         .unwrap_err();
         assert_eq!(untold.message, "bad");
-        let err = tool_answer(None, Some("boom".into())).unwrap().unwrap_err();
-        assert_eq!(err.message, "boom");
+        // A handler that threw: its message is kept from the model (the bridge words it).
+        assert_eq!(
+            tool_answer(None, Some("boom".into())).unwrap(),
+            ToolAnswer::Threw("boom".into())
+        );
         assert!(tool_answer(None, None).is_err());
         assert!(tool_answer(Some(json!(5)), None).is_err());
         assert!(tool_answer(Some(json!({"resultType": "success"})), None).is_err());

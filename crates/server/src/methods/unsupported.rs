@@ -59,7 +59,7 @@ pub(crate) const REASONS: &[(&str, &str)] = &[
     ),
     (
         "session.ui.",
-        "turnstile makes no user-input, elicitation, sampling or mode-switch requests",
+        "user input goes to the client as userInput.request; elicitation and handlePendingElicitation are served; turnstile makes no sampling or mode-switch requests",
     ),
     ("session.commands.", "turnstile has no slash commands"),
     ("commands.", "turnstile has no slash commands"),
