@@ -6,11 +6,12 @@
 // mixed both ways, each runtime meets the other's live and dead markers.
 //
 // Each step waits for the state it observes (the tool call in the journal, the process gone):
-// nothing depends on a runtime's timing. The command waits for a file the scenario writes at
-// the end, so no process outlives the run.
+// nothing depends on a runtime's timing. The command waits while a file the scenario made is
+// there; the scenario removes it at the end (and the run's directory with it), so the command
+// a killed runtime left running ends too.
 
 import { spawn } from "node:child_process";
-import { existsSync, readdirSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { sdk, withGuard } from "../harness.mjs";
 import { outcomeOf, waitUntil } from "./run.mjs";
@@ -57,9 +58,10 @@ async function resumeAndLook(run, client, id) {
 
 export async function inUsePromptRun(run) {
   await run.model("inuse-prompt-run.json", { record: false });
-  run.stops.push(async () => writeFileSync(join(run.project, "release"), ""));
+  const hold = run.file("hold", "");
+  run.stops.push(async () => rmSync(hold, { force: true }));
   const runtime = run.runtime("a");
-  const holder = spawn(runtime.path, promptArgs(runtime, "Wait for the release file"), {
+  const holder = spawn(runtime.path, promptArgs(runtime, "Wait while the hold file is there"), {
     cwd: run.project,
     env: {
       ...process.env,
