@@ -74,8 +74,9 @@ export class Run {
 
   /** Starts the scripted model on conformance/scripts/differential/<script> (or a script
    * written by the scenario, at an absolute path) behind the recording proxy; resolves to
-   * the BYOK base URL. */
-  async model(script) {
+   * the BYOK base URL. With `record: false` the runtimes talk to the model directly and no
+   * request is compared (a scenario about files, whose requests other scenarios compare). */
+  async model(script, { record = true } = {}) {
     const path = isAbsolute(script) ? script : join(SCRIPTS, script);
     const child = spawn(SCRIPTED_MODEL, ["--script", path], {
       stdio: ["ignore", "pipe", "inherit"],
@@ -94,6 +95,10 @@ export class Run {
       }),
       "scripted-model did not start",
     );
+    if (!record) {
+      this.url = `${upstream}/v1`;
+      return this.url;
+    }
     const proxy = await startRecordingProxy(upstream, this.requestsPath);
     this.stops.unshift(() => proxy.stop());
     this.url = `${proxy.url}/v1`;

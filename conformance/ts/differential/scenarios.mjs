@@ -12,6 +12,8 @@ import { createServer } from "node:http";
 import { join } from "node:path";
 import { OUT, ROOT, sdk, withGuard } from "../harness.mjs";
 import { outcomeOf, waitFor, waitUntil } from "./run.mjs";
+import { sessionDirectory } from "./session_dir.mjs";
+import { inUsePromptRun } from "./inuse_prompt_run.mjs";
 
 const { approveAll } = sdk;
 const GUARD = 60_000;
@@ -1326,4 +1328,11 @@ export const SCENARIOS = {
   // or one whose runtime was killed.
   takeover: Object.assign(inUse(false), { cross: true }),
   "inuse-after-kill9": Object.assign(inUse(true), { cross: true }),
+  // The same marker against a prompt run (`copilot -p`, `turnstile run`) live in a tool call,
+  // then killed.
+  "inuse-prompt-run": Object.assign(inUsePromptRun, { cross: true }),
+
+  // The session directory, workspace.yaml and session.start/resume/shutdown in a repository
+  // (sub-agent, model switch, resume on a new branch) and outside one (kill, resume).
+  "session-directory": sessionDirectory,
 };

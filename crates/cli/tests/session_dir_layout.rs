@@ -30,17 +30,19 @@ fn git(dir: &Path, args: &[&str]) -> String {
     String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
 
+/// A repository in `work` on `branch`, its files committed once, `remote` its origin.
+fn repository(work: &Path, branch: &str, remote: &str) {
+    git(work, &["init", "-q", "-b", branch]);
+    git(work, &["add", "alpha.txt"]);
+    git(work, &["commit", "-q", "-m", "one"]);
+    git(work, &["remote", "add", "origin", remote]);
+}
+
 #[test]
 fn a_session_in_a_repository_records_its_git_context_and_workspace() {
     let env = Env::new();
     let work = env.work.path();
-    git(work, &["init", "-q", "-b", "feature/x"]);
-    git(work, &["add", "alpha.txt"]);
-    git(work, &["commit", "-q", "-m", "one"]);
-    git(
-        work,
-        &["remote", "add", "origin", "git@github.com:acme/widgets.git"],
-    );
+    repository(work, "feature/x", "git@github.com:acme/widgets.git");
     // Packed refs, as after a `git gc`: the head is read from packed-refs.
     git(work, &["pack-refs", "--all"]);
     let head = git(work, &["rev-parse", "HEAD"]);
@@ -123,4 +125,55 @@ fn outside_a_repository_the_context_is_the_working_directory_alone() {
         "{yaml}"
     );
     assert!(yaml.contains("\nname: hello\n"), "{yaml}");
+}
+
+#[test]
+fn a_resume_records_the_branch_and_head_of_its_time() {
+    let env = Env::new();
+    let work = env.work.path();
+    repository(work, "main", "https://github.com/acme/widgets.git");
+    let first_head = git(work, &["rev-parse", "HEAD"]);
+    let server = env.server(Script::new().text("done").text("again"));
+    env.run_ok(&server, &["run", "First prompt"]);
+    let (id, journal) = env.only_session();
+    let dir = journal.parent().unwrap();
+    let yaml_before = std::fs::read_to_string(dir.join("workspace.yaml")).unwrap();
+
+    // Between the runs the user switches branch and commits, as the Copilot CLI's test did.
+    git(work, &["checkout", "-q", "-b", "feature"]);
+    std::fs::write(work.join("alpha.txt"), "changed\n").unwrap();
+    git(work, &["commit", "-q", "-am", "two"]);
+    let second_head = git(work, &["rev-parse", "HEAD"]);
+    assert_ne!(first_head, second_head);
+    env.run_ok(&server, &["resume", &id, "Second prompt"]);
+
+    let events = journal_values(&journal);
+    let start = &events[0]["data"]["context"];
+    assert_eq!(start["branch"], "main", "the start keeps its own time");
+    assert_eq!(start["headCommit"], first_head.as_str());
+    let resume = events
+        .iter()
+        .find(|e| e["type"] == "session.resume")
+        .expect("a session.resume");
+    let context = &resume["data"]["context"];
+    assert_eq!(context["branch"], "feature");
+    assert_eq!(context["headCommit"], second_head.as_str());
+    assert_eq!(context["repository"], "acme/widgets");
+    assert_eq!(context["gitRoot"], start["gitRoot"]);
+
+    let yaml = std::fs::read_to_string(dir.join("workspace.yaml")).unwrap();
+    assert!(yaml.contains("\nbranch: feature\n"), "{yaml}");
+    let kept = |text: &str| -> Vec<String> {
+        text.lines()
+            .filter(|l| !l.starts_with("branch:") && !l.starts_with("updated_at:"))
+            .map(String::from)
+            .collect()
+    };
+    assert_eq!(kept(&yaml), kept(&yaml_before), "the rest is kept");
+    let updated = |text: &str| {
+        text.lines()
+            .find(|l| l.starts_with("updated_at: "))
+            .map(String::from)
+    };
+    assert_ne!(updated(&yaml), updated(&yaml_before));
 }

@@ -67,42 +67,37 @@ impl Workspace {
     /// The file's text.
     pub fn to_yaml(&self) -> String {
         let mut out = String::new();
-        let mut line = |key: &str, value: &str| {
-            out.push_str(key);
-            out.push(':');
-            out.push_str(&yaml_scalar(value));
-            out.push('\n');
-        };
+        push_entry(&mut out, "id", &self.id);
+        out.push_str(&self.location_lines());
+        push_entry(&mut out, "client_name", &self.client_name);
+        if let Some(name) = &self.name {
+            push_entry(&mut out, "name", name);
+        }
         // A boolean and a number, written as such (not as strings).
-        let tail = format!(
+        out.push_str(&format!(
             "user_named: {}\nsummary_count: {}\n",
             self.user_named, self.summary_count
-        );
-        line("id", &self.id);
-        line("cwd", &self.cwd);
+        ));
+        push_entry(&mut out, "created_at", &self.created_at);
+        push_entry(&mut out, "updated_at", &self.updated_at);
+        out
+    }
+
+    /// The `cwd` line and the repository's lines (`git_root`, `repository` and `host_type`
+    /// for a hosted remote, `branch`), in the CLI's order.
+    fn location_lines(&self) -> String {
+        let mut out = String::new();
+        push_entry(&mut out, "cwd", &self.cwd);
         if let Some(root) = &self.git.git_root {
-            line("git_root", &root.display().to_string());
+            push_entry(&mut out, "git_root", &root.display().to_string());
         }
         if let (Some(repository), Some(host_type)) = (&self.git.repository, &self.git.host_type) {
-            line("repository", repository);
-            line("host_type", host_type);
+            push_entry(&mut out, "repository", repository);
+            push_entry(&mut out, "host_type", host_type);
         }
         if let Some(branch) = &self.git.branch {
-            line("branch", branch);
+            push_entry(&mut out, "branch", branch);
         }
-        line("client_name", &self.client_name);
-        if let Some(name) = &self.name {
-            line("name", name);
-        }
-        out.push_str(&tail);
-        let mut line = |key: &str, value: &str| {
-            out.push_str(key);
-            out.push(':');
-            out.push_str(&yaml_scalar(value));
-            out.push('\n');
-        };
-        line("created_at", &self.created_at);
-        line("updated_at", &self.updated_at);
         out
     }
 
@@ -113,6 +108,142 @@ impl Workspace {
             .mode(0o600)
             .write(|out| out.write_all(text.as_bytes()))
     }
+}
+
+/// The most bytes of an existing `workspace.yaml` a resume reads to bring it up to date; a
+/// larger file is left as it is (the CLI's is a few hundred bytes; a name is at most
+/// [`MAX_NAME_CHARS`] characters).
+pub const MAX_WORKSPACE_FILE_BYTES: u64 = 64 * 1024;
+
+/// The entries a resume writes again: where the session works now.
+const LOCATION_KEYS: [&str; 5] = ["cwd", "git_root", "repository", "host_type", "branch"];
+
+/// What [`refresh`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refreshed {
+    /// The file was rewritten with the new location and `updated_at`.
+    Updated,
+    /// There is no file (the caller writes a whole one).
+    Missing,
+    /// The file is not one this reader rewrites (not a regular file, over
+    /// [`MAX_WORKSPACE_FILE_BYTES`], not UTF-8): left as it is.
+    LeftAsIs,
+}
+
+/// Brings an existing `workspace.yaml` up to date on a resume, as the Copilot CLI does: `cwd`
+/// and the repository entries (`git_root`, `repository`, `host_type`, `branch`) as they are
+/// now, and `updated_at`. Every other entry (`name`, `user_named`, `summary_count`,
+/// `created_at`, keys this version does not know) is kept as written and where it was, so a
+/// name a user gave and a newer runtime's keys survive. Nothing is followed: a link in the
+/// file's place is left as it is.
+pub fn refresh(
+    dir: &Path,
+    cwd: &str,
+    git: &GitContext,
+    updated_at: &str,
+) -> Result<Refreshed, AtomicWriteError> {
+    let path = dir.join(WORKSPACE_FILE);
+    let Some(old) = read_existing(&path)? else {
+        return Ok(Refreshed::Missing);
+    };
+    let Some(old) = old else {
+        return Ok(Refreshed::LeftAsIs);
+    };
+    let location = Workspace {
+        cwd: cwd.to_string(),
+        git: git.clone(),
+        ..Default::default()
+    }
+    .location_lines();
+    let mut out = String::new();
+    let mut placed = false;
+    let mut dated = false;
+    for entry in entries(&old) {
+        match entry_key(entry) {
+            Some(key) if LOCATION_KEYS.contains(&key) => continue,
+            Some("updated_at") => {
+                push_entry(&mut out, "updated_at", updated_at);
+                dated = true;
+                continue;
+            }
+            Some("id") => {
+                out.push_str(entry);
+                out.push_str(&location);
+                placed = true;
+                continue;
+            }
+            _ => {}
+        }
+        out.push_str(entry);
+    }
+    if !placed {
+        out.insert_str(0, &location);
+    }
+    if !dated {
+        push_entry(&mut out, "updated_at", updated_at);
+    }
+    AtomicWrite::new(&path)
+        .mode(0o600)
+        .write(|file| file.write_all(out.as_bytes()))?;
+    Ok(Refreshed::Updated)
+}
+
+/// The text of an existing `workspace.yaml`: `None` when there is none, `Some(None)` when it is
+/// not a regular file, too large or not UTF-8.
+fn read_existing(path: &Path) -> Result<Option<Option<String>>, AtomicWriteError> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::File::options()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(path);
+    let file = match file {
+        Ok(file) => file,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        // A link in the file's place (ELOOP), or anything else that is not a file to read.
+        Err(_) => return Ok(Some(None)),
+    };
+    let regular = file.metadata().map(|m| m.is_file()).unwrap_or(false);
+    if !regular {
+        return Ok(Some(None));
+    }
+    let mut bytes = Vec::new();
+    file.take(MAX_WORKSPACE_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|source| AtomicWriteError::Write {
+            target: path.to_path_buf(),
+            source,
+        })?;
+    if bytes.len() as u64 > MAX_WORKSPACE_FILE_BYTES {
+        return Ok(Some(None));
+    }
+    Ok(Some(String::from_utf8(bytes).ok()))
+}
+
+/// The file's top-level entries, each with its continuation lines (a `|-` block's indented
+/// lines) and its line ends.
+fn entries(text: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    let mut at = 0;
+    for line in text.split_inclusive('\n') {
+        let top = !line.starts_with([' ', '\t', '\n', '\r']) && at > start;
+        if top {
+            out.push(&text[start..at]);
+            start = at;
+        }
+        at += line.len();
+    }
+    if at > start {
+        out.push(&text[start..at]);
+    }
+    out
+}
+
+/// The key of a top-level entry (`key: value`), if it has one.
+fn entry_key(entry: &str) -> Option<&str> {
+    let (key, _) = entry.split_once(':')?;
+    (!key.is_empty() && !key.contains([' ', '\n', '#'])).then_some(key)
 }
 
 /// A session's name from its first prompt: at most [`MAX_NAME_CHARS`] characters, `...` added
@@ -142,6 +273,14 @@ pub fn create_session_folders(dir: &Path) -> Result<(), AtomicWriteError> {
             .write(|out| out.write_all(CHECKPOINT_INDEX.as_bytes()))?;
     }
     Ok(())
+}
+
+/// Appends `key: value` and a line end.
+fn push_entry(out: &mut String, key: &str, value: &str) {
+    out.push_str(key);
+    out.push(':');
+    out.push_str(&yaml_scalar(value));
+    out.push('\n');
 }
 
 /// `value` as a YAML scalar after `key:` (with its leading space): plain when YAML reads it
@@ -281,6 +420,54 @@ mod tests {
         assert_eq!(name.chars().count(), 503);
         assert!(name.ends_with("long pr..."));
         assert_eq!(session_name("short"), "short");
+    }
+
+    #[test]
+    fn a_resume_rewrites_the_location_and_keeps_the_rest() {
+        let tmp = tempfile::tempdir().unwrap();
+        // A file the CLI wrote, a name a user gave over two lines, a key of a newer runtime.
+        let old = "id: 200274fe-5260-4296-ad55-987dc88f3446\ncwd: /old\ngit_root: /old\nrepository: acme/old\nhost_type: github\nbranch: main\nclient_name: github/cli\nname: |-\n  branch: not a key\n  second\nuser_named: true\nsummary_count: 2\nmc_task_id: t-1\ncreated_at: 2026-12-07T07:16:41.522Z\nupdated_at: 2026-12-07T07:16:41.700Z\n";
+        std::fs::write(tmp.path().join(WORKSPACE_FILE), old).unwrap();
+        let git = GitContext {
+            git_root: Some("/new".into()),
+            branch: Some("feature".into()),
+            head_commit: Some("25a4c91789d5b6cf50e937c3a773e96ef22280c3".into()),
+            ..Default::default()
+        };
+        let done = refresh(tmp.path(), "/new", &git, "2026-12-08T01:02:03.004Z").unwrap();
+        assert_eq!(done, Refreshed::Updated);
+        assert_eq!(
+            std::fs::read_to_string(tmp.path().join(WORKSPACE_FILE)).unwrap(),
+            "id: 200274fe-5260-4296-ad55-987dc88f3446\ncwd: /new\ngit_root: /new\nbranch: feature\nclient_name: github/cli\nname: |-\n  branch: not a key\n  second\nuser_named: true\nsummary_count: 2\nmc_task_id: t-1\ncreated_at: 2026-12-07T07:16:41.522Z\nupdated_at: 2026-12-08T01:02:03.004Z\n"
+        );
+        assert_eq!(
+            refresh(&tmp.path().join("none"), "/new", &git, "x").unwrap(),
+            Refreshed::Missing
+        );
+    }
+
+    #[test]
+    fn a_resume_leaves_a_link_or_an_oversized_file_alone() {
+        let tmp = tempfile::tempdir().unwrap();
+        let target = tmp.path().join("elsewhere.yaml");
+        std::fs::write(&target, "id: x\n").unwrap();
+        let dir = tmp.path().join("session");
+        std::fs::create_dir(&dir).unwrap();
+        std::os::unix::fs::symlink(&target, dir.join(WORKSPACE_FILE)).unwrap();
+        let git = GitContext::default();
+        assert_eq!(refresh(&dir, "/w", &git, "t").unwrap(), Refreshed::LeftAsIs);
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "id: x\n");
+        std::fs::remove_file(dir.join(WORKSPACE_FILE)).unwrap();
+        let big = format!(
+            "id: x\nname: {}\n",
+            "n".repeat(MAX_WORKSPACE_FILE_BYTES as usize)
+        );
+        std::fs::write(dir.join(WORKSPACE_FILE), &big).unwrap();
+        assert_eq!(refresh(&dir, "/w", &git, "t").unwrap(), Refreshed::LeftAsIs);
+        assert_eq!(
+            std::fs::read_to_string(dir.join(WORKSPACE_FILE)).unwrap(),
+            big
+        );
     }
 
     #[test]

@@ -122,13 +122,15 @@ pub fn live_holder(dir: &SessionDir, own: u32) -> Result<Option<Marker>, LayoutE
     Ok(None)
 }
 
-/// Writes this process's marker (`<pid>\n`), replacing a leftover of an earlier process that
-/// had the same pid.
+/// Writes this process's marker (`<pid>\n`, mode 0644 as the CLI's), replacing a leftover of
+/// an earlier process that had the same pid.
 pub fn write_own(dir: &SessionDir, pid: u32) -> Result<(), LayoutError> {
     let name = marker_name(pid);
     // A marker of our own pid is a leftover (the flock is held by us now): replace it.
     dir.remove(&name)?;
-    let mut file = dir.create_new(&name)?;
+    // Mode 0644, as the Copilot CLI writes its markers: the pid is no secret, and a session
+    // directory laid out as the CLI's has the same modes.
+    let mut file = dir.create_new_with_mode(&name, 0o644)?;
     file.write_all(format!("{pid}\n").as_bytes())
         .map_err(|source| LayoutError::Io {
             path: dir.join(&name),
@@ -222,6 +224,20 @@ mod tests {
             std::fs::read_to_string(&holder.path).unwrap(),
             format!("{}\n", sleeper.id())
         );
+        // The CLI's mode, less what this process's umask takes away.
+        let umask = std::fs::read_to_string("/proc/self/status")
+            .unwrap()
+            .lines()
+            .find_map(|l| l.strip_prefix("Umask:"))
+            .map(|m| u32::from_str_radix(m.trim(), 8).unwrap())
+            .unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&holder.path)
+            .unwrap()
+            .permissions()
+            .mode()
+            & 0o777;
+        assert_eq!(mode, 0o644 & !umask);
         sleeper.kill().unwrap();
         sleeper.wait().unwrap();
         assert_eq!(live_holder(&dir, std::process::id()).unwrap(), None);

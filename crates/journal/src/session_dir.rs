@@ -124,9 +124,15 @@ impl SessionDir {
 
     /// Creates the new file `name` (0600), never reusing or following an existing entry.
     pub fn create_new(&self, name: &str) -> Result<File, LayoutError> {
+        self.create_new_with_mode(name, 0o600)
+    }
+
+    /// [`Self::create_new`] with another mode (before the umask), for a file another program
+    /// writes with that mode (the Copilot CLI's in-use marker).
+    pub fn create_new_with_mode(&self, name: &str, mode: u32) -> Result<File, LayoutError> {
         let flags =
             OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-        rustix::fs::openat(&self.fd, name, flags, Mode::from_raw_mode(0o600))
+        rustix::fs::openat(&self.fd, name, flags, Mode::from_raw_mode(mode))
             .map(File::from)
             .map_err(|e| LayoutError::Io {
                 path: self.join(name),

@@ -113,8 +113,15 @@ impl SessionHandle {
         let (writer, recovery) = JournalWriter::open(&paths, options)?;
         let (state, load) = SessionState::load_with(&paths.dir, checkpoint)?;
         let mut plan = resume_plan(&state, Timestamp::now());
+        // The repository as it is now (a branch changed or a commit made between runs), read
+        // where the resumed session works, as the Copilot CLI reads it on every resume.
+        let context = super::workspace_file::context_of(&parts.config.cwd);
+        edit_resume(&mut plan.events, |resume| resume.context = Some(context));
         if resume_options.continue_pending_work_named {
-            record_continue_pending_work(&mut plan.events, resume_options.continue_pending_work);
+            let value = resume_options.continue_pending_work;
+            edit_resume(&mut plan.events, |resume| {
+                resume.continue_pending_work = Some(value)
+            });
         }
         let pending = if resume_options.continue_pending_work {
             pending::collect(&state, &paths.events)?
@@ -159,7 +166,7 @@ impl SessionHandle {
             report.continued_tool_calls.as_slice(),
         ]
         .concat();
-        super::workspace_file::write_if_missing(
+        super::workspace_file::write_on_resume(
             &paths.dir,
             &emitter.state(),
             &parts.config.client_name,
@@ -238,13 +245,13 @@ fn stop_left_processes(
     Ok(left.stopped)
 }
 
-/// Sets `continuePendingWork` in the plan's `session.resume` (its first event).
-fn record_continue_pending_work(events: &mut [Event], value: bool) {
+/// Changes the plan's `session.resume` (its first event).
+fn edit_resume(events: &mut [Event], edit: impl FnOnce(&mut SessionResume)) {
     let Some(first) = events.first_mut() else {
         return;
     };
     if let Ok(mut resume) = first.payload::<SessionResume>() {
-        resume.continue_pending_work = Some(value);
+        edit(&mut resume);
         first.data = Event::new(&resume, first.parent_id).data;
     }
 }

@@ -1,6 +1,6 @@
 //! The session directory as the Copilot CLI lays it out beside the journal: `workspace.yaml`
-//! (written when the session is created, again when its first prompt names it, and on a
-//! resume that finds none) and the `checkpoints/`, `files/`, `research/` folders.
+//! (written when the session is created, again when its first prompt names it, and brought up
+//! to date on a resume) and the `checkpoints/`, `files/`, `research/` folders.
 //!
 //! These files are for the tools that read `session-state/`; the session depends on none of
 //! them, so a failure to write one is logged and the session goes on.
@@ -28,6 +28,18 @@ pub(super) fn context_of(cwd: &Path) -> WorkingDirectoryContext {
     }
 }
 
+/// The repository facts of a recorded context.
+fn git_of(context: &WorkingDirectoryContext) -> GitContext {
+    GitContext {
+        git_root: context.git_root.clone().map(Into::into),
+        repository: context.repository.clone(),
+        host_type: context.host_type.clone(),
+        repository_host: context.repository_host.clone(),
+        branch: context.branch.clone(),
+        head_commit: context.head_commit.clone(),
+    }
+}
+
 /// Writes the folders and `workspace.yaml` of a session from its folded state; `name` is the
 /// session's first prompt, when it has one.
 pub(super) fn write(dir: &Path, state: &SessionState, client_name: &str, name: Option<&str>) {
@@ -35,15 +47,8 @@ pub(super) fn write(dir: &Path, state: &SessionState, client_name: &str, name: O
     let now = Timestamp::now().to_text();
     let file = Workspace {
         id: state.session.session_id.clone().unwrap_or_default(),
+        git: git_of(&context),
         cwd: context.cwd,
-        git: GitContext {
-            git_root: context.git_root.map(Into::into),
-            repository: context.repository,
-            host_type: context.host_type,
-            repository_host: context.repository_host,
-            branch: context.branch,
-            head_commit: context.head_commit,
-        },
         client_name: client_name.to_string(),
         name: name.map(workspace::session_name),
         user_named: false,
@@ -60,14 +65,22 @@ pub(super) fn write(dir: &Path, state: &SessionState, client_name: &str, name: O
     }
 }
 
-/// On a resume: the folders, and `workspace.yaml` when there is none (one written by either
-/// runtime is kept as it is: a name a user gave, its summaries).
-pub(super) fn write_if_missing(dir: &Path, state: &SessionState, client_name: &str) {
-    if std::fs::symlink_metadata(dir.join(workspace::WORKSPACE_FILE)).is_ok() {
-        if let Err(e) = workspace::create_session_folders(dir) {
-            tracing::warn!(dir = %dir.display(), error = %e, "cannot create the session's folders");
+/// On a resume: the folders, and `workspace.yaml` brought up to date as the Copilot CLI does
+/// (the working directory, repository and branch of the resume, `updated_at`); a file either
+/// runtime wrote keeps everything else (a name a user gave, its summaries). A whole one is
+/// written when there is none.
+pub(super) fn write_on_resume(dir: &Path, state: &SessionState, client_name: &str) {
+    let context = state.session.context.clone().unwrap_or_default();
+    let git = git_of(&context);
+    let now = Timestamp::now().to_text();
+    match workspace::refresh(dir, &context.cwd, &git, &now) {
+        Ok(workspace::Refreshed::Missing) => return write(dir, state, client_name, None),
+        Ok(_) => {}
+        Err(e) => {
+            tracing::warn!(dir = %dir.display(), error = %e, "cannot bring the session's workspace.yaml up to date");
         }
-        return;
     }
-    write(dir, state, client_name, None);
+    if let Err(e) = workspace::create_session_folders(dir) {
+        tracing::warn!(dir = %dir.display(), error = %e, "cannot create the session's folders");
+    }
 }
