@@ -13,9 +13,9 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::methods::{
-    Ctx, event_log, history, lifecycle, listing, log, mcp, mcp_apps, mcp_builtin, mcp_config,
-    mcp_launch, mcp_oauth, mcp_resources, mcp_sampling, mcp_servers, options, pending, permissions,
-    plan, rewind, server as server_methods, session, unsupported,
+    Ctx, event_log, github_auth, history, lifecycle, listing, log, mcp, mcp_apps, mcp_builtin,
+    mcp_config, mcp_launch, mcp_oauth, mcp_resources, mcp_sampling, mcp_servers, options, pending,
+    permissions, plan, provider_endpoint, rewind, server as server_methods, session, unsupported,
 };
 use crate::peer::Peer;
 use crate::rpc::{RpcError, kind_of};
@@ -181,6 +181,12 @@ pub(crate) const SERVED: &[Method] = &[
         mcp_apps::get_host_context(ctx, parse(params)?)
     }),
     method!("session.mcp.apps.diagnose" => |ctx, params| mcp_apps::diagnose(ctx, parse(params)?)),
+    method!("session.gitHubAuth.getStatus" => |ctx, params| {
+        github_auth::status(ctx, parse(params)?).await
+    }),
+    method!("session.provider.getEndpoint" => |ctx, params| {
+        provider_endpoint::get(ctx, parse(params)?).await
+    }),
     method!("session.eventLog.read" => |ctx, params| event_log::read(ctx, parse(params)?).await),
     method!("session.eventLog.tail" => |ctx, params| event_log::tail(ctx, parse(params)?)),
     method!("session.eventLog.registerInterest" => |ctx, params| {
