@@ -10,6 +10,7 @@ mod server;
 mod connection_limit;
 mod connection_token;
 mod event_log;
+mod extensions;
 mod frame_budget;
 mod history_compact;
 mod mcp_methods;

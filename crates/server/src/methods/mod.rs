@@ -2,6 +2,7 @@
 //! with an open session, and answers to pending requests.
 
 pub(crate) mod event_log;
+pub(crate) mod extensions;
 pub(crate) mod github_auth;
 pub(crate) mod history;
 pub(crate) mod lifecycle;
