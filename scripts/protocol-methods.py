@@ -42,6 +42,7 @@ def walk(node, out):
 
 CLIENT_SIDE = {
     "hooks.invoke": "yes: the server calls it with `hooks: true` (see Hooks)",
+    "providerToken.getToken": "yes: before every model call of a provider with `hasBearerTokenProvider` (see Opening and closing sessions)",
 }
 
 lines = [BEGIN, ""]

@@ -34,6 +34,7 @@ mod run_skills;
 mod run_sql_web_fetch;
 mod run_subagents;
 mod sandbox_effects;
+mod serve_client_token;
 mod serve_flags;
 mod serve_mcp;
 mod serve_model_endpoint;

@@ -27,6 +27,7 @@
 use std::fmt;
 
 mod anthropic;
+mod copilot_user;
 mod http;
 mod openai;
 mod reasoning;
@@ -35,9 +36,13 @@ mod responses;
 mod sse;
 
 pub use anthropic::AnthropicProvider;
+pub use copilot_user::{
+    CopilotUser, CopilotUserError, DEFAULT_GITHUB_API_URL, MAX_USER_BYTES, USER_LOOKUP_TIMEOUT,
+    copilot_user, github_api_url_from_env,
+};
 pub use http::{
-    ApiFlavor, HttpProvider, KeyCommand, OpenAiConfig, ResponseLimits, RetryPolicy, Timeouts,
-    WireApi,
+    ApiFlavor, EnvToken, HttpProvider, KeyCommand, OpenAiConfig, ProviderEndpoint, ResponseLimits,
+    RetryPolicy, SharedTokenSource, Timeouts, TokenSource, WireApi, provider_endpoint,
 };
 pub use openai::{
     ModelCapabilities, ModelInfo, ModelLimits, ModelPolicy, ModelSupports, OpenAiProvider,

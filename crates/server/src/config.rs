@@ -76,6 +76,12 @@ pub struct ServerConfig {
     pub connect_timeout: Option<Duration>,
     /// A GitHub token handed over through `--auth-token-env` (reported by `auth.getStatus`).
     pub auth_token: Option<String>,
+    /// The GitHub API a session's own token is looked up at (`COPILOT_DEBUG_GITHUB_API_URL`,
+    /// else `https://api.github.com`).
+    pub github_api_url: String,
+    /// `session.provider.getEndpoint` answers (it hands out the model's credential): set by
+    /// `COPILOT_ALLOW_GET_PROVIDER_ENDPOINT=true`, as in the Copilot CLI.
+    pub allow_get_provider_endpoint: bool,
     /// Working directory of sessions that name none.
     pub default_cwd: PathBuf,
     /// Agent mode of sends that name none, until `session.mode.set` (`--mode`).
@@ -123,6 +129,8 @@ impl ServerConfig {
             max_connections: crate::limits::default_max_connections(),
             connect_timeout: Some(DEFAULT_CONNECT_TIMEOUT),
             auth_token: None,
+            github_api_url: turnstile_providers::DEFAULT_GITHUB_API_URL.to_owned(),
+            allow_get_provider_endpoint: false,
             default_cwd: std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
             default_mode: AgentMode::Interactive,
             default_reasoning_effort: None,

@@ -13,9 +13,10 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::methods::{
-    Ctx, event_log, history, lifecycle, listing, log, mcp, mcp_apps, mcp_builtin, mcp_config,
-    mcp_launch, mcp_oauth, mcp_resources, mcp_sampling, mcp_servers, options, pending, permissions,
-    plan, rewind, server as server_methods, session, ui, unsupported,
+    Ctx, event_log, extensions, github_auth, history, lifecycle, listing, log, mcp, mcp_apps,
+    mcp_builtin, mcp_config, mcp_launch, mcp_oauth, mcp_resources, mcp_sampling, mcp_servers,
+    options, pending, permissions, plan, provider_endpoint, rewind, server as server_methods,
+    session, ui, unsupported,
 };
 use crate::peer::Peer;
 use crate::rpc::{RpcError, kind_of};
@@ -181,6 +182,23 @@ pub(crate) const SERVED: &[Method] = &[
         mcp_apps::get_host_context(ctx, parse(params)?)
     }),
     method!("session.mcp.apps.diagnose" => |ctx, params| mcp_apps::diagnose(ctx, parse(params)?)),
+    method!("session.plugins.list" => |ctx, params| extensions::plugins(ctx, parse(params)?)),
+    method!("session.extensions.list" => |ctx, params| extensions::list(ctx, parse(params)?)),
+    method!("session.extensions.enable" => |ctx, params| {
+        extensions::unavailable(ctx, "enable", params)
+    }),
+    method!("session.extensions.disable" => |ctx, params| {
+        extensions::unavailable(ctx, "disable", params)
+    }),
+    method!("session.extensions.reload" => |ctx, params| {
+        extensions::unavailable(ctx, "reload", params)
+    }),
+    method!("session.gitHubAuth.getStatus" => |ctx, params| {
+        github_auth::status(ctx, parse(params)?).await
+    }),
+    method!("session.provider.getEndpoint" => |ctx, params| {
+        provider_endpoint::get(ctx, parse(params)?).await
+    }),
     method!("session.eventLog.read" => |ctx, params| event_log::read(ctx, parse(params)?).await),
     method!("session.eventLog.tail" => |ctx, params| event_log::tail(ctx, parse(params)?)),
     method!("session.eventLog.registerInterest" => |ctx, params| {

@@ -15,9 +15,11 @@
 //!
 //! The supported methods, and what is not supported, are listed in `docs/protocol.md`.
 
+mod account;
 mod auth;
 mod broadcast;
 mod client_bridge;
+mod client_token;
 mod config;
 mod connection;
 mod dispatch;
@@ -33,6 +35,7 @@ mod methods;
 mod peer;
 mod permission_state;
 mod provider;
+mod provider_registry;
 pub mod remote_store;
 pub mod rpc;
 mod section_transform;

@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 use serde::Deserialize;
 use turnstile_providers::{
-    ApiFlavor, KeyCommand, ModelError, ModelInfo, ModelProvider, OpenAiConfig, WireApi,
-    http_provider, list_models,
+    ApiFlavor, KeyCommand, ModelError, ModelInfo, ModelProvider, OpenAiConfig, SharedTokenSource,
+    WireApi, http_provider, list_models,
 };
 
 use crate::rpc::RpcError;
@@ -61,15 +61,20 @@ pub(crate) struct AzureParams {
 pub(crate) struct ChosenModel {
     /// The provider.
     pub provider: Arc<dyn ModelProvider>,
+    /// Its configuration (for `session.provider.getEndpoint`).
+    pub config: OpenAiConfig,
     /// The model name.
     pub model: String,
 }
 
 /// Builds the model of a session from the client's `model` and `provider`, else the defaults.
+/// `token_source` is asked for every call's bearer token when the provider says the client
+/// has a callback (`hasBearerTokenProvider`); such a provider without one is refused.
 pub(crate) fn choose(
     defaults: &OpenAiConfig,
     model: Option<&str>,
     provider: Option<&ProviderParams>,
+    token_source: Option<SharedTokenSource>,
 ) -> Result<ChosenModel, RpcError> {
     let config = match provider {
         None => {
@@ -80,16 +85,27 @@ pub(crate) fn choose(
             config.api_key = defaults.api_key.clone().filter(|k| !k.trim().is_empty());
             config
         }
-        Some(p) => byok(defaults, model, p)?,
+        Some(p) => {
+            let mut config = byok(defaults, model, p)?;
+            if p.has_bearer_token_provider == Some(true) {
+                config.token_source = Some(token_source.ok_or_else(|| {
+                    RpcError::invalid_params(
+                        "provider.hasBearerTokenProvider: no client connection to ask for the token",
+                    )
+                })?);
+            }
+            config
+        }
     };
     let wire_model = config.model.clone();
     let mut config = config;
     config.limits = defaults.limits;
     config.timeouts = defaults.timeouts;
-    let provider = http_provider(config)
+    let provider = http_provider(config.clone())
         .map_err(|e| RpcError::internal(format!("cannot build the model client: {e}")))?;
     Ok(ChosenModel {
         provider,
+        config,
         model: wire_model,
     })
 }
@@ -127,9 +143,6 @@ fn byok(
     match p.transport.as_deref() {
         None | Some("http") => {}
         Some(other) => return Err(unsupported(format!("provider transport {other:?}"))),
-    }
-    if p.has_bearer_token_provider == Some(true) {
-        return Err(unsupported("a bearer token provider callback".into()));
     }
     if p.base_url.trim().is_empty() {
         return Err(RpcError::invalid_params("provider.baseUrl is empty"));
@@ -195,15 +208,20 @@ mod tests {
 
     #[test]
     fn picks_the_model_name() {
-        assert_eq!(choose(&defaults(), None, None).unwrap().model, "m0");
-        assert_eq!(choose(&defaults(), Some("m1"), None).unwrap().model, "m1");
+        assert_eq!(choose(&defaults(), None, None, None).unwrap().model, "m0");
+        assert_eq!(
+            choose(&defaults(), Some("m1"), None, None).unwrap().model,
+            "m1"
+        );
         let p = ProviderParams {
             base_url: "http://127.0.0.1:1/v1".into(),
             wire_model: Some("wire".into()),
             ..Default::default()
         };
         assert_eq!(
-            choose(&defaults(), Some("m1"), Some(&p)).unwrap().model,
+            choose(&defaults(), Some("m1"), Some(&p), None)
+                .unwrap()
+                .model,
             "wire"
         );
     }
@@ -264,7 +282,7 @@ mod tests {
             ("azure", Some("responses"), "openai-responses"),
             ("openai", None, "openai"),
         ] {
-            let chosen = choose(&defaults(), None, Some(&p(kind, wire))).unwrap();
+            let chosen = choose(&defaults(), None, Some(&p(kind, wire)), None).unwrap();
             assert_eq!(chosen.provider.name(), name);
         }
     }
@@ -302,7 +320,7 @@ mod tests {
                 ..Default::default()
             },
         ] {
-            let e = choose(&defaults(), None, Some(&p)).err().unwrap();
+            let e = choose(&defaults(), None, Some(&p), None).err().unwrap();
             assert_eq!(e.code, crate::rpc::codes::INVALID_PARAMS, "{e}");
         }
     }

@@ -39,6 +39,8 @@ pub(crate) struct SessionInfo {
     pub reasoning_effort: Option<String>,
     /// What `session.permissions.*` changes (shared with the engine).
     pub permissions: Arc<SessionPermissions>,
+    /// The session's GitHub account and model endpoint (`account.rs`).
+    pub account: Arc<crate::account::SessionAccount>,
 }
 
 /// How one message ended, for `session.sendAndWait`.

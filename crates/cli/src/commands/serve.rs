@@ -300,6 +300,10 @@ fn server_config(args: &ServeArgs, state_dir: Option<&Path>) -> Result<ServerCon
     }
     config.connect_timeout =
         (args.connect_timeout > 0).then(|| Duration::from_secs(args.connect_timeout));
+    // Where a session's own GitHub token is looked up (`gitHubToken`).
+    config.github_api_url = turnstile_providers::github_api_url_from_env();
+    config.allow_get_provider_endpoint =
+        std::env::var("COPILOT_ALLOW_GET_PROVIDER_ENDPOINT").is_ok_and(|v| v == "true");
     if let Some(var) = &args.auth_token_env {
         config.auth_token = std::env::var(var).ok().filter(|t| !t.is_empty());
         if config.auth_token.is_none() {

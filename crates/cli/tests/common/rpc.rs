@@ -85,6 +85,35 @@ impl StdioServer {
         }
     }
 
+    /// As [`Self::events_until`] (reading only new frames), answering each request the server
+    /// sends the client with `answer(method, params)` as its `result`.
+    pub fn events_answering(
+        &mut self,
+        mut answer: impl FnMut(&str, &Value) -> Value,
+        done: impl Fn(&Value) -> bool,
+    ) -> Vec<Value> {
+        let mut events = Vec::new();
+        loop {
+            let message = self.read_frame();
+            match (message["method"].as_str(), message.get("id")) {
+                (Some("session.event"), _) => {
+                    let event = message["params"]["event"].clone();
+                    let stop = done(&event);
+                    events.push(event);
+                    if stop {
+                        return events;
+                    }
+                }
+                (Some(method), Some(id)) => {
+                    let result = answer(method, &message["params"]);
+                    let reply = json!({"jsonrpc": "2.0", "id": id, "result": result});
+                    write_frame(self.child.stdin.as_mut().unwrap(), &reply);
+                }
+                _ => self.notifications.push(message),
+            }
+        }
+    }
+
     /// Closes stdin (the client leaves) and waits for the server to exit.
     pub fn close(self) -> ExitStatus {
         self.stop().0

@@ -9,43 +9,74 @@ use tokio::io::AsyncReadExt;
 
 use super::super::{ModelError, ModelErrorKind};
 use super::config::{ApiFlavor, KeyCommand, OpenAiConfig};
+use super::token_source::TokenSource;
 
 /// Most of a key command's output read (a key is short; anything longer is not a key).
 const MAX_KEY_OUTPUT: u64 = 64 * 1024;
 /// Most of a key command's stderr quoted in an error.
 const MAX_STDERR_QUOTE: usize = 300;
 
-/// The credential header of a call, if any: `bearer_token`, else the key command's output,
-/// else `api_key`; in `api-key` for Azure keys, `x-api-key` for Anthropic keys, else
+/// The credential header of a call, if any: the token source's token, else `bearer_token`,
+/// else the key command's output, else `api_key`; in `api-key` for Azure keys, `x-api-key` for Anthropic keys, else
 /// `Authorization: Bearer`.
 pub(super) async fn credential(
     config: &OpenAiConfig,
 ) -> Result<Option<(HeaderName, HeaderValue)>, ModelError> {
+    let Some(secret) = secret(config).await? else {
+        return Ok(None);
+    };
+    match (secret, &config.flavor) {
+        (Secret::Bearer(token), _) => bearer(&token).map(Some),
+        (Secret::Key(key), ApiFlavor::Azure { .. }) => Ok(Some((
+            HeaderName::from_static("api-key"),
+            secret_value(&key, "the API key")?,
+        ))),
+        (Secret::Key(key), ApiFlavor::Anthropic) => Ok(Some((
+            HeaderName::from_static("x-api-key"),
+            secret_value(&key, "the API key")?,
+        ))),
+        (Secret::Key(key), ApiFlavor::OpenAi | ApiFlavor::Copilot) => bearer(&key).map(Some),
+    }
+}
+
+/// The secret of a call before it is put in a header: a bearer token, or a key (static or
+/// printed by the key command, which runs now: it is asked for every call).
+pub(super) enum Secret {
+    /// `bearer_token`: always `Authorization: Bearer`.
+    Bearer(String),
+    /// The key command's output, else `api_key`: in the flavor's header.
+    Key(String),
+}
+
+impl Secret {
+    /// The text itself.
+    pub(super) fn into_text(self) -> String {
+        match self {
+            Secret::Bearer(t) | Secret::Key(t) => t,
+        }
+    }
+}
+
+/// The token source's token (asked now), else `bearer_token`, else the key command's output
+/// (run now), else `api_key`; `None` when there is none.
+pub(super) async fn secret(config: &OpenAiConfig) -> Result<Option<Secret>, ModelError> {
+    if let Some(source) = &config.token_source {
+        return Ok(Some(Secret::Bearer(
+            source.0.token().await?.trim().to_owned(),
+        )));
+    }
     if let Some(token) = config
         .bearer_token
         .as_deref()
         .filter(|t| !t.trim().is_empty())
     {
-        return bearer(token).map(Some);
+        return Ok(Some(Secret::Bearer(token.trim().to_owned())));
     }
     let key = match &config.api_key_command {
-        Some(command) => Some(run_key_command(command).await?),
+        Some(command) => Some(command.token().await?),
         None => config.api_key.clone().filter(|k| !k.trim().is_empty()),
     };
-    let Some(key) = key else {
-        return Ok(None);
-    };
-    match config.flavor {
-        ApiFlavor::Azure { .. } => Ok(Some((
-            HeaderName::from_static("api-key"),
-            secret_value(&key, "the API key")?,
-        ))),
-        ApiFlavor::Anthropic => Ok(Some((
-            HeaderName::from_static("x-api-key"),
-            secret_value(&key, "the API key")?,
-        ))),
-        ApiFlavor::OpenAi | ApiFlavor::Copilot => bearer(&key).map(Some),
-    }
+    Ok(key.map(|k| Secret::Key(k.trim().to_owned())))
 }
 
 fn bearer(token: &str) -> Result<(HeaderName, HeaderValue), ModelError> {
@@ -65,6 +96,12 @@ fn secret_value(text: &str, what: &str) -> Result<HeaderValue, ModelError> {
     })?;
     value.set_sensitive(true);
     Ok(value)
+}
+
+impl TokenSource for KeyCommand {
+    fn token(&self) -> crate::BoxFuture<'_, Result<String, ModelError>> {
+        Box::pin(run_key_command(self))
+    }
 }
 
 /// Runs the key command (`sh -c`) and returns its trimmed stdout. Run once per model call:

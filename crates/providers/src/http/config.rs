@@ -217,6 +217,9 @@ pub struct OpenAiConfig {
     pub bearer_token: Option<String>,
     /// Runs before each call for a fresh key (takes precedence over `api_key`).
     pub api_key_command: Option<KeyCommand>,
+    /// Asked before each call for a bearer token (an SDK client's callback); takes precedence
+    /// over every other credential, as in the Copilot CLI.
+    pub token_source: Option<super::token_source::SharedTokenSource>,
     /// Extra HTTP headers on every request (a request's own headers override them).
     pub headers: Vec<(String, String)>,
     /// Model used when a request names none.
@@ -243,6 +246,7 @@ impl std::fmt::Debug for OpenAiConfig {
                 &self.bearer_token.as_ref().map(|_| "<redacted>"),
             )
             .field("api_key_command", &self.api_key_command)
+            .field("token_source", &self.token_source)
             // Header values may be credentials too.
             .field(
                 "headers",
@@ -267,6 +271,7 @@ impl OpenAiConfig {
             api_key: None,
             bearer_token: None,
             api_key_command: None,
+            token_source: None,
             headers: Vec::new(),
             model: model.into(),
             timeouts: Timeouts::default(),

@@ -41,7 +41,7 @@ impl HttpCore {
     pub(crate) fn new(config: OpenAiConfig, endpoint: &str) -> Result<Self, ModelError> {
         let mut builder = reqwest::Client::builder()
             .connect_timeout(config.timeouts.request)
-            .user_agent(concat!("turnstile/", env!("CARGO_PKG_VERSION")));
+            .user_agent(user_agent(&config.flavor));
         if is_loopback(endpoint) {
             // A proxy from the environment must not get between us and a local server.
             builder = builder.no_proxy();
@@ -97,7 +97,13 @@ impl HttpCore {
         match self.config.flavor {
             ApiFlavor::Copilot => {
                 for (name, value) in copilot_headers() {
-                    headers.insert(name, value);
+                    // Fixed names and values that are valid headers (a UUID, ASCII texts).
+                    if let (Ok(name), Ok(value)) = (
+                        HeaderName::from_bytes(name.as_bytes()),
+                        HeaderValue::from_str(&value),
+                    ) {
+                        headers.insert(name, value);
+                    }
                 }
             }
             // The Messages API refuses a request without its version (the provider's or the
@@ -272,26 +278,34 @@ impl HttpCore {
 }
 
 /// What the Copilot CLI says about itself on every request to the Copilot endpoint (its
-/// integration id, so that the endpoint treats the call as the CLI's).
-fn copilot_headers() -> Vec<(HeaderName, HeaderValue)> {
-    let fixed = [
-        ("copilot-integration-id", "copilot-developer-cli"),
+/// integration id, so that the endpoint treats the call as the CLI's), spelled as the CLI
+/// spells them (`session.provider.getEndpoint` shows them so; on the wire case does not
+/// matter). `X-Interaction-Id` is new for each call.
+pub(super) fn copilot_headers() -> Vec<(&'static str, String)> {
+    vec![
+        ("Openai-Intent", "conversation-agent".to_owned()),
+        ("X-Initiator", "user".to_owned()),
+        ("X-GitHub-Api-Version", "2026-07-01".to_owned()),
+        ("Copilot-Integration-Id", "copilot-developer-cli".to_owned()),
+        ("X-Interaction-Id", uuid::Uuid::new_v4().to_string()),
         (
-            "editor-version",
-            concat!("turnstile/", env!("CARGO_PKG_VERSION")),
+            "Editor-Version",
+            concat!("turnstile/", env!("CARGO_PKG_VERSION")).to_owned(),
         ),
-        ("openai-intent", "conversation-agent"),
-        ("x-github-api-version", "2026-07-01"),
-        ("x-initiator", "user"),
-    ];
-    let mut out: Vec<(HeaderName, HeaderValue)> = fixed
-        .into_iter()
-        .map(|(n, v)| (HeaderName::from_static(n), HeaderValue::from_static(v)))
-        .collect();
-    if let Ok(id) = HeaderValue::from_str(&uuid::Uuid::new_v4().to_string()) {
-        out.push((HeaderName::from_static("x-interaction-id"), id));
+    ]
+}
+
+/// The `User-Agent` of every request: turnstile and its version, and to the Copilot endpoint
+/// the integration it speaks as.
+pub(super) fn user_agent(flavor: &ApiFlavor) -> &'static str {
+    match flavor {
+        ApiFlavor::Copilot => concat!(
+            "turnstile/",
+            env!("CARGO_PKG_VERSION"),
+            " (Copilot CLI protocol; copilot-developer-cli)"
+        ),
+        _ => concat!("turnstile/", env!("CARGO_PKG_VERSION")),
     }
-    out
 }
 
 /// `Retry-After` (seconds) or `retry-after-ms`; HTTP dates are not honoured.

@@ -16,7 +16,7 @@ use turnstile_loop::session::{LoopError, configured_processes};
 use turnstile_mcp::{McpHost, McpServers, StartOptions};
 
 use super::Ctx;
-use super::open_params::{OpenParams, build, working_dir};
+use super::open_params::{OpenParams, build, with_account, working_dir};
 use super::session_id_params::SessionIdParams;
 use super::{open_session, session_id};
 use crate::client_bridge::ClientBridge;
@@ -45,6 +45,7 @@ pub(crate) async fn create(ctx: &Ctx<'_>, params: OpenParams) -> Result<Value, R
         ));
     }
     let servers = mcp_servers(ctx, &params)?;
+    let params = with_account(ctx, params, "session.create").await?;
     let (mut parts, bridge, info) = build(ctx, id, &params)?;
     let root = ctx.server.config().state_root.clone();
     let remote = attach_remote(ctx, id, AttachMode::Create).await?;
@@ -96,6 +97,7 @@ pub(crate) async fn resume(ctx: &Ctx<'_>, params: OpenParams) -> Result<Value, R
             format!("Session not found: {text}. Session ids are UUIDs."),
         ));
     };
+    let params = with_account(ctx, params, "session.resume").await?;
     let mut clients = vec![Arc::clone(ctx.peer)];
     let answers_elicitations = params.request_elicitation == Some(true);
     let earlier = ctx.server.open_or_wait(id).await;

@@ -88,26 +88,26 @@ pub(crate) struct ListToolsParams {
 }
 
 /// `session.mcp.listTools`: the tools a connected server offers (its own names), sorted by
-/// name as they are offered to the model.
+/// name as they are offered to the model. A server that is not connected, or that the session
+/// does not have, is the Copilot CLI's `-32603` `MCP server "x" is not connected`.
 pub(crate) fn list_tools(ctx: &Ctx<'_>, params: ListToolsParams) -> Result<Value, RpcError> {
     let session = open_session(ctx, &params.session_id)?;
-    let server = session
+    if !has_host(&session) {
+        return Err(RpcError::internal(
+            "Request session.mcp.listTools failed with message: MCP host not initialized",
+        ));
+    }
+    let connection = session
         .handle()
         .mcp()
         .and_then(|host| host.server(&params.server_name))
+        .and_then(|server| server.connection)
         .ok_or_else(|| {
-            RpcError::invalid_params(format!(
-                "invalid params: serverName: no MCP server {:?} in session {}",
-                params.server_name, params.session_id
+            RpcError::internal(format!(
+                "Request session.mcp.listTools failed with message: MCP server \"{}\" is not connected",
+                params.server_name
             ))
         })?;
-    let Some(connection) = server.connection else {
-        let why = server.error.map(|e| format!(": {e}")).unwrap_or_default();
-        return Err(RpcError::new(
-            codes::SESSION_FAILED,
-            format!("MCP server '{}' is not connected{why}", params.server_name),
-        ));
-    };
     let tools: Vec<Value> = connection
         .listing()
         .tools
@@ -161,6 +161,16 @@ async fn change(ctx: &Ctx<'_>, id: &str, change: McpChange) -> Result<Value, Rpc
         ));
     }
     let session = open_session(ctx, id)?;
+    // A session never given a server has no MCP host in the Copilot CLI, which refuses these.
+    if !has_host(&session) {
+        let method = match &change {
+            McpChange::Enable(_) => "enable",
+            _ => "disable",
+        };
+        return Err(RpcError::internal(format!(
+            "Request session.mcp.{method} failed with message: No MCP host initialized"
+        )));
+    }
     session
         .handle()
         .change_mcp(change)
@@ -168,4 +178,13 @@ async fn change(ctx: &Ctx<'_>, id: &str, change: McpChange) -> Result<Value, Rpc
         .map_err(|e| RpcError::new(codes::SESSION_FAILED, e.to_string()))?;
     // The runtime answers `{}` (the schema says `null`; the clients take either).
     Ok(json!({}))
+}
+
+/// Whether the session has an MCP host as the Copilot CLI counts one: a session never given a
+/// server has none.
+fn has_host(session: &crate::sessions::OpenSession) -> bool {
+    session
+        .handle()
+        .mcp()
+        .is_some_and(|host| !host.servers().is_empty())
 }

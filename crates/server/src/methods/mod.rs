@@ -2,6 +2,8 @@
 //! with an open session, and answers to pending requests.
 
 pub(crate) mod event_log;
+pub(crate) mod extensions;
+pub(crate) mod github_auth;
 pub(crate) mod history;
 pub(crate) mod lifecycle;
 pub(crate) mod listing;
@@ -20,6 +22,7 @@ pub(crate) mod options;
 pub(crate) mod pending;
 pub(crate) mod permissions;
 pub(crate) mod plan;
+pub(crate) mod provider_endpoint;
 pub(crate) mod rewind;
 pub(crate) mod server;
 pub(crate) mod session;

@@ -13,13 +13,17 @@ use turnstile_loop::prompt::SystemMessageConfig;
 use turnstile_loop::session::configured_processes;
 use turnstile_loop::{InfiniteSessions, SessionConfig, SessionParts};
 use turnstile_tools::ask_user::ASK_USER;
+use turnstile_providers::{CopilotUser, SharedTokenSource};
 use turnstile_tools::skills::SkillSet;
 use turnstile_tools::{ToolRegistry, ToolSpec};
 
 use super::Ctx;
+use crate::account::{self, SessionAccount};
 use crate::client_bridge::{ClientBridge, ClientCapabilities};
+use crate::client_token::{ClientToken, SINGLE_PROVIDER_NAME};
 use crate::permission_state::SessionPermissions;
 use crate::provider::{self, ProviderParams};
+use crate::provider_registry::{self, NamedProviderParams, ProviderModelParams};
 use crate::rpc::RpcError;
 use crate::section_transform::ClientTransformer;
 use crate::sessions::SessionInfo;
@@ -79,6 +83,48 @@ pub(crate) struct OpenParams {
     /// The client answers elicitations (`elicitation.requested`): reported as the session's
     /// `capabilities.ui.elicitation`.
     pub(super) request_elicitation: Option<bool>,
+    /// Named providers a provider-qualified `model` (`<provider>/<model id>`) is chosen from.
+    pub(super) providers: Option<Vec<NamedProviderParams>>,
+    /// The models of those providers.
+    pub(super) models: Option<Vec<ProviderModelParams>>,
+    /// The session's own GitHub token: its account is looked up when the session opens
+    /// (`account.rs`), and it is the credential at the Copilot endpoint.
+    pub(super) git_hub_token: Option<String>,
+    /// The account of `git_hub_token`, once looked up (`with_account`).
+    #[serde(skip)]
+    pub(super) github_user: Option<CopilotUser>,
+}
+
+/// The params with the account of their `gitHubToken` looked up (the open's error when the
+/// GitHub API refuses the token).
+pub(super) async fn with_account(
+    ctx: &Ctx<'_>,
+    mut params: OpenParams,
+    method: &str,
+) -> Result<OpenParams, RpcError> {
+    params.github_user = account::look_up(
+        &ctx.server.config().github_api_url,
+        params.git_hub_token.as_deref(),
+        method,
+    )
+    .await?;
+    Ok(params)
+}
+
+/// The provider a session's model calls go to, with its name: the registry's for a
+/// provider-qualified `model`, else `provider` (named `default`, as in the Copilot CLI).
+fn chosen_provider(params: &OpenParams) -> Result<Option<(String, ProviderParams)>, RpcError> {
+    let from_registry = provider_registry::selected(
+        params.model.as_deref(),
+        params.providers.as_deref().unwrap_or_default(),
+        params.models.as_deref().unwrap_or_default(),
+    )?;
+    Ok(from_registry.or_else(|| {
+        params
+            .provider
+            .clone()
+            .map(|p| (SINGLE_PROVIDER_NAME.to_owned(), p))
+    }))
 }
 
 /// `infiniteSessions` of `session.create`/`session.resume` (the SDK's `InfiniteSessionConfig`).
@@ -126,10 +172,24 @@ pub(super) fn build(
 ) -> Result<(SessionParts, Arc<ClientBridge>, SessionInfo), RpcError> {
     let config = ctx.server.config();
     let cwd = working_dir(&config.default_cwd, params.working_directory.as_deref())?;
+    let (provider_name, provider_params) = chosen_provider(params)?.unzip();
+    let defaults = account::with_session_token(
+        config.default_model.clone(),
+        params.git_hub_token.as_deref(),
+    );
+    // A provider whose client has a token callback asks this connection for every call's token.
+    let token_source = provider_name.map(|name| {
+        SharedTokenSource(Arc::new(ClientToken {
+            peer: Arc::clone(ctx.peer),
+            session_id: id.to_string(),
+            provider_name: name,
+        }))
+    });
     let chosen = provider::choose(
-        &config.default_model,
+        &defaults,
         params.model.as_deref(),
-        params.provider.as_ref(),
+        provider_params.as_ref(),
+        token_source,
     )?;
     // Relative skill directories are the working directory's.
     let skill_dirs: Vec<PathBuf> = params
@@ -218,8 +278,7 @@ pub(super) fn build(
     }
     // The window: the provider's `maxPromptTokens`, else the server's `--context-window`,
     // else the known-models table (in the loop).
-    session_config.token_limit = params
-        .provider
+    session_config.token_limit = provider_params
         .as_ref()
         .and_then(|p| p.max_prompt_tokens)
         .filter(|n| *n >= 1.0)
@@ -289,6 +348,10 @@ pub(super) fn build(
             .clone()
             .or_else(|| config.default_reasoning_effort.clone()),
         permissions,
+        account: Arc::new(SessionAccount {
+            user: params.github_user.clone(),
+            endpoint: chosen.config,
+        }),
     };
     Ok((parts, bridge, info))
 }

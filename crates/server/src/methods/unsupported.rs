@@ -95,13 +95,13 @@ pub(crate) const REASONS: &[(&str, &str)] = &[
     ),
     (
         "session.gitHubAuth.",
-        "turnstile does not sign in to GitHub",
+        "turnstile signs in to nothing: a session's account is its gitHubToken's (getStatus)",
     ),
     ("account.", "turnstile does not sign in to GitHub"),
     ("gitHubToken.", "turnstile does not sign in to GitHub"),
     (
         "providerToken.",
-        "provider tokens come with the provider in session.create/resume",
+        "the server asks the client (providerToken.getToken); the client serves nothing here",
     ),
     (
         "session.history.",
@@ -168,7 +168,7 @@ pub(crate) const REASONS: &[(&str, &str)] = &[
     ("session.lsp.", "turnstile has no LSP integration"),
     (
         "session.provider.",
-        "the provider is given in session.create/resume",
+        "the provider is given in session.create/resume (getEndpoint reads it back)",
     ),
     (
         "session.suspend",
