@@ -18,11 +18,32 @@ impl LineDigest {
         LineDigest(Sha256::digest(line).into())
     }
 
+    /// The digest in lower-case hex, as a repair record keeps it.
+    pub fn to_hex(&self) -> String {
+        hex(&self.0)
+    }
+
     /// The first [`SHORT_DIGEST`] bytes, which a checkpoint keeps for every line.
     pub fn short(&self) -> [u8; SHORT_DIGEST] {
         let mut s = [0; SHORT_DIGEST];
         s.copy_from_slice(&self.0[..SHORT_DIGEST]);
         s
+    }
+}
+
+/// A line's digest taken piece by piece, for a line too long to hold.
+#[derive(Debug, Clone, Default)]
+pub struct LineDigester(Sha256);
+
+impl LineDigester {
+    /// Takes in the next piece of the line.
+    pub fn update(&mut self, piece: &[u8]) {
+        self.0.update(piece);
+    }
+
+    /// The line's digest.
+    pub fn finish(self) -> LineDigest {
+        LineDigest(self.0.finalize().into())
     }
 }
 

@@ -36,11 +36,11 @@ mod sealer;
 mod state;
 mod verify;
 
-pub use chain::{Chain, LineDigest, SHORT_DIGEST};
+pub use chain::{Chain, LineDigest, LineDigester, SHORT_DIGEST};
 pub use error::SealError;
 pub use key::{SealKey, VerifyKey};
-pub use lines::LineHasher;
+pub use lines::{HashedLine, LineHasher};
 pub use record::{Checkpoint, FORMAT, Record, Removed, Repair, RepairAction};
 pub use sealer::Sealer;
 pub use state::{Coverage, MAX_SEAL_BYTES, SealState};
-pub use verify::{Finding, Report, verify};
+pub use verify::{Finding, RepairSeen, Report, verify};

@@ -68,6 +68,14 @@ pub enum Finding {
         /// Where the line sealed at `line` is now, if it is anywhere.
         now_at: Option<u64>,
     },
+    /// A repair removed a sealed line that had been changed after it was sealed (what it
+    /// removed is not what was sealed there).
+    RemovedLineDiffers {
+        /// The repair's 1-based line in the seal.
+        seal_line: u64,
+        /// The line's position among sealed lines.
+        sealed: u64,
+    },
     /// The journal ends before the sealed lines do.
     MissingTail {
         /// Whole lines in the journal.
@@ -255,20 +263,20 @@ impl Plan {
                     }
                 }
                 Record::Repair(repair) => {
-                    for r in &repair.removed {
-                        let digest = LineDigest(unhex32(&r.sha256).unwrap_or_default());
-                        if plan.shorts.get(r.sealed as usize - 1) != Some(&digest.short()) {
-                            return Err(edited(format!(
-                                "the repair removes a sealed line {} its checkpoint does not know",
-                                r.sealed
-                            )));
-                        }
-                        plan.removed.insert(r.sealed, digest);
-                    }
                     report.repairs.push(RepairSeen {
                         seal_line,
                         repair: repair.clone(),
                     });
+                    for r in &repair.removed {
+                        let digest = LineDigest(unhex32(&r.sha256).unwrap_or_default());
+                        if plan.shorts.get(r.sealed as usize - 1) != Some(&digest.short()) {
+                            return Err(Finding::RemovedLineDiffers {
+                                seal_line,
+                                sealed: r.sealed,
+                            });
+                        }
+                        plan.removed.insert(r.sealed, digest);
+                    }
                 }
             }
         }
