@@ -191,3 +191,19 @@ fn a_damaged_seal_is_never_rewritten_by_a_writer() {
         Finding::SealEdited { seal_line: 2, .. }
     ));
 }
+
+#[test]
+fn a_link_planted_as_the_seal_is_never_followed() {
+    let (tmp, paths) = new_session(Sealing::Off);
+    let victim = tmp.path().join("victim");
+    fs::write(&victim, b"precious\n").unwrap();
+    std::os::unix::fs::symlink(&victim, seal_path(&paths.events)).unwrap();
+    let (w, _) = JournalWriter::open(&paths, options(Sealing::Sealed)).unwrap();
+    write_turns(&w, 1, 2);
+    w.close().unwrap();
+    let mut bytes = fs::read(&paths.events).unwrap();
+    bytes.extend_from_slice(b"{\"torn");
+    fs::write(&paths.events, &bytes).unwrap();
+    repair(&paths.events, false).unwrap();
+    assert_eq!(fs::read(&victim).unwrap(), b"precious\n");
+}
