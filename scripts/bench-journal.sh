@@ -42,3 +42,22 @@ for what in wc grep read; do
   case $what in wc) name="wc -l" ;; grep) name="grep -c tool.execution_complete" ;; read) name="JournalReader (parse every event)" ;; esac
   printf '%-34s %-10.3f %.0f\n' "$name" "$m" "$(echo "$SIZE / $m / 1000000" | bc -l)"
 done
+
+echo
+echo "## the seal: appends at turn durability with no seal, a seal, a signed seal (rounds interleaved, medians)"
+$BENCH seal --mode turn --events 20000 --rounds 5 --dir "$OUT/append" | grep '"seal"'
+echo
+echo "## verify of $FILE against its seal, next to sha256sum of the same file (median of 3)"
+$BENCH seal-file "$FILE"
+printf '%-34s %-10s %s\n' check seconds MB/s
+for what in sha256sum verify; do
+  times=()
+  for _ in 1 2 3; do
+    case $what in
+      sha256sum) times+=("$(t sha256sum "$FILE")") ;;
+      verify) times+=("$(python3 -c "import json,sys; print(json.loads(sys.argv[1])['seconds'])" "$($BENCH verify "$FILE")")") ;;
+    esac
+  done
+  m=$(printf '%s\n' "${times[@]}" | median)
+  printf '%-34s %-10.3f %.0f\n' "$what" "$m" "$(echo "$SIZE / $m / 1000000" | bc -l)"
+done

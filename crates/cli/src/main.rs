@@ -163,6 +163,12 @@ enum Command {
         #[arg(long)]
         salvage: bool,
     },
+    /// Whether a journal is exactly what its writer wrote, by its seal (events.jsonl.seal).
+    #[command(after_help = commands::verify::EXIT_CODES)]
+    Verify(commands::verify::VerifyArgs),
+    /// Write a new key to sign seals with (TURNSTILE_SEAL_KEY) and its public half (FILE.pub).
+    #[command(after_help = PLAIN_EXIT_CODES)]
+    SealKey(commands::seal_key::SealKeyArgs),
     /// Write a session's journal out of a store, byte for byte (events.jsonl).
     #[command(after_help = PLAIN_EXIT_CODES)]
     Export(commands::export::ExportArgs),
@@ -261,6 +267,7 @@ fn name_the_session(cli: &mut Cli) -> anyhow::Result<()> {
         Some(Command::Compact(a)) => (&mut a.session, a.last),
         Some(Command::Rewind(a)) => (&mut a.session, a.last),
         Some(Command::Export(a)) => (&mut a.session, a.last),
+        Some(Command::Verify(a)) => (&mut a.target, a.last),
         _ => return Ok(()),
     };
     if last {
@@ -292,6 +299,8 @@ impl Command {
             | Command::Checkpoint(_)
             | Command::Report(_)
             | Command::Repair { .. }
+            | Command::Verify(_)
+            | Command::SealKey(_)
             | Command::Export(_)
             | Command::Import(_)
             | Command::Watch(_)
@@ -376,6 +385,9 @@ fn run_stored(
             "rewind",
             "an SDK server started with the same --store lists and rewinds a stored session's turns (session.rewind, session.listRewindPoints)",
         )),
+        Command::Verify(_) => Err(anyhow::anyhow!(
+            "the JetStream store keeps no seal: a seal is kept beside a local journal (events.jsonl.seal); verify the session on the host that wrote it, or leave --store out"
+        )),
         Command::Repair { .. } => Err(anyhow::anyhow!(
             "a stored journal holds whole lines only and is never torn; to change one, export it, repair the file and import it under another id"
         )),
@@ -433,6 +445,8 @@ fn run_local(
         Command::Replay(args) => commands::replay::run(args, state_dir),
         Command::Report(args) => commands::report::run(args, state_dir),
         Command::Config(args) => commands::config::run(args),
+        Command::Verify(args) => commands::verify::run(args, state_dir),
+        Command::SealKey(args) => commands::seal_key::run(args),
     }
 }
 

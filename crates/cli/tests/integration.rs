@@ -50,3 +50,4 @@ mod store_vs_files;
 mod terminal_approval;
 mod tool_env;
 mod type_warning;
+mod verify_seal;

@@ -10,7 +10,9 @@ use crate::layout::LayoutError;
 use crate::lines::BoundedLines;
 use crate::reader::{ReadMode, check_line};
 use crate::scan::{JournalScan, ScanError, Verdict};
+use crate::seal_file::{TakenLine, lines_from, record_repair, seal_name};
 use crate::session_dir::{Access, SessionDir, SideFile};
+use turnstile_seal::{LineDigest, LineDigester, RepairAction};
 
 /// Why a repair failed; the journal is unchanged unless the message says otherwise.
 #[derive(Debug, thiserror::Error)]
@@ -82,12 +84,14 @@ fn split(journal: &Path) -> Result<(SessionDir, String), RepairError> {
     Ok((SessionDir::open(dir)?, name))
 }
 
-/// Moves the bytes from `cut_at` to the end into a `torn-` side file, truncates the journal at
-/// `cut_at`, and fsyncs the side file, the journal and the directory (in that order).
+/// Moves the bytes from `cut_at` (the start of line `line`) to the end into a `torn-` side
+/// file, truncates the journal at `cut_at`, and fsyncs the side file, the journal and the
+/// directory (in that order); then records the cut in the journal's seal, if it has one.
 pub fn cut_tail(
     dir: &SessionDir,
     name: &str,
     cut_at: u64,
+    line: u64,
     reason: &str,
 ) -> Result<RepairOutcome, RepairError> {
     let journal = dir.join(name);
@@ -96,6 +100,12 @@ pub fn cut_tail(
     if cut_at >= len {
         return Ok(RepairOutcome::default());
     }
+    // The lines cut, as the seal needs them (their digests), read before they are gone.
+    let cut_lines = if dir.stat(&seal_name(name))?.is_some() {
+        Some(lines_from(dir, name, cut_at, line).map_err(io_err(&journal))?)
+    } else {
+        None
+    };
     file.seek(SeekFrom::Start(cut_at))
         .map_err(io_err(&journal))?;
     let mut side = SideFile::create(dir, &format!("{name}.torn"))?;
@@ -109,6 +119,16 @@ pub fn cut_tail(
     file.set_len(cut_at).map_err(io_err(&journal))?;
     file.sync_all().map_err(io_err(&journal))?;
     dir.sync()?;
+    if let Some((lines, unterminated)) = cut_lines {
+        record_repair(
+            dir,
+            name,
+            RepairAction::CutTail,
+            &lines,
+            unterminated,
+            Some(&side_path),
+        )?;
+    }
     tracing::info!(journal = %journal.display(), cut_at, bytes = copied, side = %side_path.display(), reason, "cut a torn tail");
     Ok(RepairOutcome {
         bytes_cut: copied,
@@ -140,7 +160,12 @@ pub fn repair_in(
     let scan = JournalScan::of_file(&journal)?;
     match scan.verdict() {
         Verdict::Clean => Ok(RepairOutcome::default()),
-        Verdict::TornTail { cut_at, reason, .. } => cut_tail(dir, name, cut_at, &reason),
+        Verdict::TornTail {
+            cut_at,
+            line,
+            reason,
+            ..
+        } => cut_tail(dir, name, cut_at, line, &reason),
         Verdict::Damaged { first, bad_total } if !salvage => Err(RepairError::NeedsSalvage {
             path: journal,
             line: first.line,
@@ -168,12 +193,19 @@ fn salvage_lines(dir: &SessionDir, name: &str) -> Result<RepairOutcome, RepairEr
         reason: Some("bad lines moved aside by --salvage".into()),
         ..Default::default()
     };
+    // What the seal needs of each line moved aside: where it was and its digest.
+    let mut removed: Vec<TakenLine> = Vec::new();
+    let mut unterminated = 0;
     // An oversized line is a bad line: streamed into the side file as it is read, never held.
     let mut lines = BoundedLines::new(input, crate::lines::max_line_bytes());
     loop {
         let side_file = &mut side.file;
+        let mut spilled = LineDigester::default();
         let next = lines
-            .next_line_spilling(&mut |piece| side_file.write_all(piece))
+            .next_line_spilling(&mut |piece| {
+                spilled.update(piece);
+                side_file.write_all(piece)
+            })
             .map_err(io_err(&journal))?;
         let Some(info) = next else { break };
         let buf = lines.bytes();
@@ -192,6 +224,21 @@ fn salvage_lines(dir: &SessionDir, name: &str) -> Result<RepairOutcome, RepairEr
             }
             outcome.lines_moved += 1;
             outcome.bytes_cut += info.len;
+            if !info.terminated {
+                unterminated = info.len;
+            } else {
+                let digest = if info.oversized {
+                    spilled.finish()
+                } else {
+                    LineDigest::of(buf)
+                };
+                removed.push(TakenLine {
+                    line: info.line,
+                    offset: info.offset,
+                    len: info.len,
+                    digest,
+                });
+            }
         }
     }
     kept_out.flush().map_err(io_err(&tmp))?;
@@ -204,6 +251,14 @@ fn salvage_lines(dir: &SessionDir, name: &str) -> Result<RepairOutcome, RepairEr
     // Renamed: the temporary name no longer exists, so there is nothing left to remove.
     let _ = kept.keep();
     dir.sync()?;
+    record_repair(
+        dir,
+        name,
+        RepairAction::Salvage,
+        &removed,
+        unterminated,
+        Some(&side_path),
+    )?;
     tracing::info!(journal = %journal.display(), lines = outcome.lines_moved, side = %side_path.display(), "salvaged a damaged journal");
     Ok(outcome)
 }

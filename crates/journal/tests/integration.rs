@@ -13,6 +13,7 @@ mod payload_round_trip;
 mod round_trip;
 mod runtime_keys;
 mod schema_conformance;
+mod sealed;
 mod session_index;
 mod sigkill;
 mod two_writers;

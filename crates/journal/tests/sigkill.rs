@@ -105,6 +105,22 @@ fn acknowledged_events_survive_sigkill() {
         let (writer, _) = JournalWriter::open(&paths, WriterOptions::default())
             .unwrap_or_else(|e| panic!("round {round}: reopen failed: {e}"));
         drop(writer);
+        // The seal survives the kill: the lines after its last checkpoint are adopted on
+        // reopen, a torn line's cut is recorded, and the journal verifies.
+        let seal = turnstile_seal::verify(
+            BufReader::new(std::fs::File::open(&paths.events).unwrap()),
+            BufReader::new(
+                std::fs::File::open(turnstile_journal::seal_file::seal_path(&paths.events))
+                    .unwrap(),
+            ),
+            None,
+        )
+        .unwrap();
+        assert_eq!(
+            seal.finding,
+            turnstile_seal::Finding::Intact,
+            "round {round}: {seal:?}"
+        );
         let on_disk: Vec<Uuid> = JournalReader::open(&paths.events, ReadMode::Lenient)
             .unwrap()
             .map(|r| r.unwrap().event.id)

@@ -15,6 +15,8 @@ pub mod replay;
 pub mod report;
 pub mod rewind;
 pub mod run;
+pub mod seal_key;
 pub mod serve;
 pub mod sessions;
+pub mod verify;
 pub mod watch;

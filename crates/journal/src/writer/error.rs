@@ -62,6 +62,9 @@ pub enum WriteError {
     /// The journal's replica (a remote store) refused or failed; the writer is poisoned.
     #[error(transparent)]
     Sink(#[from] SinkError),
+    /// The seal key named by `TURNSTILE_SEAL_KEY` cannot be used.
+    #[error(transparent)]
+    SealKey(#[from] crate::seal_file::SealKeyError),
     /// An I/O error.
     #[error("{}: {source}", path.display())]
     Io {

@@ -24,6 +24,7 @@ use crate::event::Event;
 use crate::layout::{EVENTS_FILE, LayoutError, SessionPaths, StateRoot};
 use crate::repair::cut_tail;
 use crate::scan::{JournalScan, ScanError, Verdict};
+use crate::seal_file::SealWriter;
 use crate::session_dir::{Access, SessionDir};
 use crate::sink::{JournalSink, SinkError};
 use crate::summary::HEAD_LINES;
@@ -42,6 +43,8 @@ pub struct JournalWriter {
     syncer: Option<JoinHandle<()>>,
     paths: SessionPaths,
     sink: Option<Arc<dyn JournalSink>>,
+    /// Whether lines are hashed for the seal (their digests taken outside the state lock).
+    sealed: bool,
     _lock: WriterLock,
 }
 
@@ -102,6 +105,8 @@ impl JournalWriter {
                 .into());
             }
         }
+        // A key that cannot be read is refused before anything is cut or written.
+        let seal_key = options.sealing.key()?;
         // Refuses a symlinked or hard-linked journal before a byte is read or cut.
         let file = dir.open_file(&name, Access::Append)?;
         let scan = scan_from(&paths.events, options.trusted_prefix)?;
@@ -110,11 +115,11 @@ impl JournalWriter {
             Verdict::Clean => (scan.good_lines, scan.file_len, scan.last_id),
             Verdict::TornTail {
                 cut_at,
+                line,
                 reason,
                 kept_lines,
-                ..
             } => {
-                recovery.torn_tail = Some(cut_tail(dir, &name, cut_at, &reason)?);
+                recovery.torn_tail = Some(cut_tail(dir, &name, cut_at, line, &reason)?);
                 (kept_lines, cut_at, scan.last_id)
             }
             Verdict::Damaged { first, .. } => {
@@ -130,6 +135,8 @@ impl JournalWriter {
         recovery.bytes = bytes;
         recovery.last_id = last_id;
         let facts = index_facts(paths, dir, &name, bytes);
+        let seal = seal_key.and_then(|key| SealWriter::open(dir, &name, bytes, key));
+        let sealed = seal.is_some();
         let (durable_tx, _) = watch::channel((events, false));
         let shared = Arc::new(Shared {
             path: paths.events.clone(),
@@ -143,6 +150,7 @@ impl JournalWriter {
                 poisoned: None,
                 closing: false,
                 facts,
+                seal,
             }),
             work: Condvar::new(),
             progress: Condvar::new(),
@@ -164,6 +172,7 @@ impl JournalWriter {
             syncer: Some(syncer),
             paths: paths.clone(),
             sink: options.sink,
+            sealed,
             _lock: lock,
         };
         writer.update_index();
@@ -240,6 +249,8 @@ impl JournalWriter {
         let mut line = Vec::with_capacity(event.data.get().len() + 160);
         event.write_persisted(&mut line);
         line.push(b'\n');
+        // The one hash of the line's bytes, before the lock; under it only the chain's link.
+        let digest = self.sealed.then(|| turnstile_seal::LineDigest::of(&line));
         let seq = {
             let mut st = self.lock_state();
             self.check_poison(&st)?;
@@ -269,6 +280,9 @@ impl JournalWriter {
             }
             st.written += 1;
             st.bytes += line.len() as u64;
+            if let (Some(seal), Some(digest)) = (st.seal.as_mut(), &digest) {
+                seal.push(digest, line.len() as u64);
+            }
             st.last_id = Some(event.id);
             let seq = st.written;
             if let Some(facts) = st.facts.as_mut() {
@@ -291,11 +305,23 @@ impl JournalWriter {
     /// Marks a turn boundary (turn end, before idle): fsyncs everything written so far unless
     /// durability is [`Durability::Off`]. Returns the durable sequence number.
     pub fn turn_boundary(&self) -> Result<u64, WriteError> {
-        let seq = self.event_count();
+        let seq = self.checkpoint_seal();
         if self.durability == Durability::Off {
             return Ok(seq);
         }
         self.sync_to(seq)
+    }
+
+    /// Appends the seal's checkpoint of the lines written since the last one; returns the
+    /// event count it covers. A seal that cannot be written is dropped (see `seal_file.rs`).
+    fn checkpoint_seal(&self) -> u64 {
+        let mut st = self.lock_state();
+        if let Some(seal) = st.seal.as_mut()
+            && !seal.checkpoint()
+        {
+            st.seal = None;
+        }
+        st.written
     }
 
     /// Blocks until every event up to `seq` is fsynced (requesting the fsync if needed) and
@@ -406,6 +432,9 @@ impl JournalWriter {
         }
         if let Some(handle) = self.syncer.take() {
             let _ = handle.join();
+            if let Some(seal) = self.lock_state().seal.as_mut() {
+                seal.close();
+            }
             // The last word for the session index (once: the syncer is gone only once).
             self.update_index();
         }

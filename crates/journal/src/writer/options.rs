@@ -6,6 +6,7 @@ use std::sync::Arc;
 use uuid::Uuid;
 
 use crate::repair::RepairOutcome;
+use crate::seal_file::Sealing;
 use crate::sink::JournalSink;
 
 /// When appended events are fsynced.
@@ -48,6 +49,9 @@ pub struct WriterOptions {
     /// Bytes at the start of the journal already known to be whole valid lines (from a verified
     /// checkpoint), so opening only scans what follows. `None` scans the whole file.
     pub trusted_prefix: Option<TrustedPrefix>,
+    /// Whether the journal is sealed as it is written (`events.jsonl.seal`), and with which
+    /// key; sealed by default.
+    pub sealing: Sealing,
 }
 
 /// A prefix of the journal vouched for by a checkpoint.

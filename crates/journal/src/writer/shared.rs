@@ -12,6 +12,7 @@ use tokio::sync::watch;
 use uuid::Uuid;
 
 use crate::index::IndexRecord;
+use crate::seal_file::SealWriter;
 
 use super::index_facts::IndexFacts;
 
@@ -27,6 +28,8 @@ pub(super) struct State {
     pub(super) closing: bool,
     /// What the session index needs (`None` when the session is not in a state root).
     pub(super) facts: Option<IndexFacts>,
+    /// The journal's seal, kept in step with the lines written (`None`: unsealed).
+    pub(super) seal: Option<SealWriter>,
 }
 
 #[derive(Debug)]

@@ -108,6 +108,7 @@ impl SessionHandle {
             durability: parts.config.durability,
             trusted_prefix,
             sink: parts.config.journal_sink.clone(),
+            ..Default::default()
         };
         // Lock first: the state must be folded from the journal this writer will append to.
         let (writer, recovery) = JournalWriter::open(&paths, options)?;
