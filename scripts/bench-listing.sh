@@ -22,12 +22,17 @@ cd "$(dirname "$0")/.."
 COUNTS=${COUNTS:-"100000 1000000"}
 TARGET=${CARGO_TARGET_DIR:-target}
 PROFILE=${PROFILE:-profiling}
-TURNSTILE=${TURNSTILE:-$TARGET/$PROFILE/turnstile}
+# Cargo's output directory of the profile (`dev` builds into `debug`).
+OUT=$PROFILE
+if [ "$PROFILE" = dev ]; then OUT=debug; fi
+TURNSTILE=${TURNSTILE:-$TARGET/$OUT/turnstile}
 STORES=${STORES:-"files nats"}
 BENCH=${BENCH_DIR:-$TARGET/bench}
 mkdir -p "$BENCH"
 [ -x "$TURNSTILE" ] || { echo "no binary at $TURNSTILE (cargo build --profile $PROFILE -p turnstile)" >&2; exit 2; }
-cargo build --profile "$PROFILE" -q -p turnstile-journal --example gen_sessions
+if [[ " $STORES " == *" files "* ]]; then
+    cargo build --profile "$PROFILE" -q -p turnstile-journal --example gen_sessions
+fi
 cargo build --profile "$PROFILE" -q -p turnstile-store-nats --example sessions_bench
 
 ROOT=
@@ -40,11 +45,11 @@ for COUNT in $COUNTS; do
         ROOT=$BENCH/listing-files-$COUNT
         rm -rf "$ROOT"
         started=$(date +%s)
-        "$TARGET/$PROFILE/examples/gen_sessions" "$ROOT" "$COUNT"
+        "$TARGET/$OUT/examples/gen_sessions" "$ROOT" "$COUNT"
         echo "generated $COUNT file-store sessions in $(( $(date +%s) - started )) s" >&2
     fi
     NATS=1
     [[ " $STORES " == *" nats "* ]] || NATS=0
-    BENCH_DIR=$BENCH BENCH_NATS=$NATS "$TARGET/$PROFILE/examples/sessions_bench" "$TURNSTILE" "$COUNT" $ROOT
+    BENCH_DIR=$BENCH BENCH_NATS=$NATS "$TARGET/$OUT/examples/sessions_bench" "$TURNSTILE" "$COUNT" $ROOT
     if [ -n "$ROOT" ]; then rm -rf "$ROOT"; fi
 done
