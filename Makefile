@@ -84,8 +84,10 @@ bench-sessions: profiling
 	bash scripts/bench-sessions.sh
 
 ## bench-listing: `sessions` over 100 000 and 1 000 000 generated stored sessions, the file
-## store next to JetStream (COUNTS=, REPS=); the generated data is deleted afterwards.
-bench-listing: profiling
+## store next to JetStream (COUNTS=, REPS=, STORES=; PROFILE=release or TURNSTILE=<binary>
+## to time another build); the generated data is deleted afterwards.
+bench-listing:
+	[ -n "$$TURNSTILE" ] || $(CARGO) build --profile $${PROFILE:-profiling} -p turnstile
 	bash scripts/bench-listing.sh
 
 bench-loop: profiling

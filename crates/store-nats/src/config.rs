@@ -6,6 +6,10 @@ use std::time::Duration;
 /// The default lease TTL in seconds (see [`NatsConfig::new`]).
 pub const DEFAULT_LEASE_SECS: u64 = 20;
 
+/// The default [`NatsConfig::listing_compact_after`]: a listing of fewer sessions reads the
+/// index alone, which is as quick at that size.
+pub const DEFAULT_LISTING_COMPACT_AFTER: usize = 1000;
+
 /// Settings of a [`crate::NatsStore`].
 #[derive(Debug, Clone)]
 pub struct NatsConfig {
@@ -19,6 +23,10 @@ pub struct NatsConfig {
     pub credentials: Option<PathBuf>,
     /// How long a writer's lease lasts without renewal.
     pub lease_ttl: Duration,
+    /// The fewest index messages after the compacted listing (or in the index, before there
+    /// is one) for which a listing writes it anew; one in 64 of the sessions when more
+    /// (`listing.rs`).
+    pub listing_compact_after: usize,
 }
 
 impl NatsConfig {
@@ -35,6 +43,7 @@ impl NatsConfig {
             replicas: 1,
             credentials: None,
             lease_ttl: Duration::from_secs(DEFAULT_LEASE_SECS),
+            listing_compact_after: DEFAULT_LISTING_COMPACT_AFTER,
         }
     }
 
@@ -76,6 +85,11 @@ impl NatsConfig {
     /// The object bucket of folded states too large for a checkpoint entry.
     pub fn state_bucket(&self) -> String {
         format!("{}_states", self.stream)
+    }
+
+    /// The object bucket of the compacted session listing.
+    pub fn listing_bucket(&self) -> String {
+        format!("{}_listing", self.stream)
     }
 }
 

@@ -61,6 +61,21 @@ pub(crate) async fn read_each(
     filter: String,
     deliver: DeliverPolicy,
     until: u64,
+    each: impl FnMut(Stored) -> Result<(), String>,
+) -> Result<(), String> {
+    read_each_within(client, stream, filter, deliver, until, STALL, each).await
+}
+
+/// [`read_each`], failing after `stall` without progress instead of [`STALL`]: for a read
+/// with a cheaper way out than waiting (the compacted listing, replaced while it is read,
+/// gives way to the index itself).
+pub(crate) async fn read_each_within(
+    client: &async_nats::Client,
+    stream: &Stream,
+    filter: String,
+    deliver: DeliverPolicy,
+    until: u64,
+    stall: Duration,
     mut each: impl FnMut(Stored) -> Result<(), String>,
 ) -> Result<(), String> {
     if until == 0 {
@@ -107,10 +122,10 @@ pub(crate) async fn read_each(
                 return Ok(());
             }
         }
-        if progress_at.elapsed() >= STALL {
+        if progress_at.elapsed() >= stall {
             return Err(format!(
                 "no message for {} s before stream sequence {until} (read up to {})",
-                STALL.as_secs(),
+                stall.as_secs_f64(),
                 last_seq.unwrap_or(0)
             ));
         }

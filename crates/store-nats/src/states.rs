@@ -11,19 +11,18 @@
 //! state under the other host's entry; the hash then differs, the reader takes no state, and
 //! the next resume folds the journal whole, as it would without a checkpoint.
 //!
-//! The bucket's stream is made here, with direct gets off, so an object's description is
-//! read from the stream leader like every deciding read (`leader.rs`); it is opened the first
-//! time a state needs it, so a store whose states all fit inline never asks for it.
+//! The bucket is opened the first time a state needs it (`objects.rs`), so a store whose
+//! states all fit inline never asks for it.
 
+use async_nats::jetstream;
 use async_nats::jetstream::consumer::DeliverPolicy;
-use async_nats::jetstream::object_store::{InfoErrorKind, ObjectMetadata, ObjectStore};
-use async_nats::jetstream::{self, stream};
-use tokio::sync::OnceCell;
+use async_nats::jetstream::object_store::{InfoErrorKind, ObjectMetadata};
 use turnstile_store::{StoreError, journal_bytes};
 use uuid::Uuid;
 
 use crate::config::NatsConfig;
 use crate::connect::remote;
+use crate::objects::{LazyBucket, Opened};
 use crate::records::FoldedObject;
 use crate::{leader, read, transient};
 
@@ -39,24 +38,16 @@ const LARGEST_CHUNK: usize = 128 << 10;
 const CHUNK_HEADROOM: usize = 1 << 10;
 
 /// The state bucket of one store, opened on first use.
-#[derive(Clone, Default)]
+#[derive(Clone, Debug)]
 pub(crate) struct StateBucket {
-    bucket: std::sync::Arc<OnceCell<Opened>>,
+    bucket: LazyBucket,
 }
 
-/// The open bucket: the client's object store, and its stream for the reads.
-#[derive(Clone)]
-struct Opened {
-    objects: ObjectStore,
-    stream: stream::Stream,
-    name: String,
-}
-
-impl std::fmt::Debug for StateBucket {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("StateBucket")
-            .field("open", &self.bucket.initialized())
-            .finish()
+impl Default for StateBucket {
+    fn default() -> Self {
+        StateBucket {
+            bucket: LazyBucket::new(NatsConfig::state_bucket),
+        }
     }
 }
 
@@ -81,50 +72,6 @@ pub(crate) enum Unread {
 }
 
 impl StateBucket {
-    /// The bucket, opened (and made when `create`) on first use; `None` when it does not
-    /// exist and `create` is false.
-    async fn open(
-        &self,
-        js: &jetstream::Context,
-        config: &NatsConfig,
-        create: bool,
-    ) -> Result<Option<&Opened>, StoreError> {
-        if let Some(bucket) = self.bucket.get() {
-            return Ok(Some(bucket));
-        }
-        let name = config.state_bucket();
-        let wanted = stream::Config {
-            name: format!("OBJ_{name}"),
-            subjects: vec![format!("$O.{name}.C.>"), format!("$O.{name}.M.>")],
-            storage: stream::StorageType::File,
-            num_replicas: config.replicas,
-            discard: stream::DiscardPolicy::New,
-            allow_rollup: true,
-            allow_direct: false,
-            ..Default::default()
-        };
-        let stream = if create {
-            crate::connect::find_or_create(js, config, &format!("bucket {name}"), wanted).await?
-        } else {
-            match js.get_stream(&wanted.name).await {
-                Ok(stream) => stream,
-                Err(_) => return Ok(None),
-            }
-        };
-        let objects = js
-            .get_object_store(&name)
-            .await
-            .map_err(|e| remote(config, &format!("opening bucket {name}"), e))?;
-        let opened = Opened {
-            objects,
-            stream,
-            name,
-        };
-        Ok(Some(
-            self.bucket.get_or_init(|| async move { opened }).await,
-        ))
-    }
-
     /// Keeps `state` (a folded state as JSON) as the state of `id`, replacing the one kept
     /// before; what the checkpoint entry must name for a reader to take it.
     pub(crate) async fn write(
@@ -147,15 +94,11 @@ impl StateBucket {
         }
         let Some(Opened {
             objects: bucket, ..
-        }) = self.open(js, config, true).await?
+        }) = self.bucket.open(js, config, true).await?
         else {
             return Err(remote(config, &what(), "the state bucket cannot be made"));
         };
-        let chunk_size = js
-            .client()
-            .max_payload()
-            .saturating_sub(CHUNK_HEADROOM)
-            .clamp(CHUNK_HEADROOM, LARGEST_CHUNK);
+        let chunk_size = crate::objects::chunk_size(js, CHUNK_HEADROOM, LARGEST_CHUNK);
         transient::retry("keeping a folded state", || {
             let meta = ObjectMetadata {
                 name: id.to_string(),
@@ -185,6 +128,7 @@ impl StateBucket {
             return Err(Unread::TooLarge(object.bytes));
         }
         let bucket = self
+            .bucket
             .open(js, config, false)
             .await
             .map_err(|e| Unread::Remote(e.to_string()))?

@@ -9,4 +9,5 @@ mod cluster;
 mod connect;
 mod journal_suite;
 mod lease;
+mod listing;
 mod live;
