@@ -316,28 +316,26 @@ impl JournalStore for NatsStore {
                     start_sequence: covers + 1,
                 },
             };
-            // No filter: the bucket's stream holds index messages only, and a reader with a
+            // On past `until` to the end: a session written again while the read is under way
+            // would otherwise be missing (`read_until_caught_up`). No filter: the bucket's
+            // stream holds index messages only, and a reader with a
             // wildcard filter makes the server count the filter's pending messages subject by
             // subject when it is created (over 5 s at 1 000 000 keys on a loaded machine: the
             // request timed out), where an unfiltered one is counted at once.
-            read::read_until(
-                &self.js.client(),
-                &self.index.stream,
-                String::new(),
-                from,
-                until,
-            )
-            .await
-            .map_err(|reason| self.remote(what(), reason))?
+            read::read_until_caught_up(&self.js.client(), &self.index.stream, from, until)
+                .await
+                .map_err(|reason| self.remote(what(), reason))?
         } else {
             Vec::new()
         };
         let read_later = later.len();
+        // What the read took in: past `until` when sessions were written meanwhile.
+        let covered = later.last().map_or(until, |m| m.seq.max(until));
         let listed = listing::merge(compacted, later, &self.index.prefix);
         if listing::worth_compacting(read_later, listed.len(), self.config.listing_compact_after)
             && let Err(e) = self
                 .listing
-                .write(&self.js, &self.config, &self.index.stream, until, &listed)
+                .write(&self.js, &self.config, &self.index.stream, covered, &listed)
                 .await
         {
             tracing::warn!(error = %e, "the compacted session listing was not written");

@@ -31,25 +31,9 @@ pub(crate) struct Stored {
 }
 
 /// Every message of `filter` from `deliver` on, up to and including stream sequence `until`
-/// (the leader's last message of `filter`, which must exist: 0 reads nothing), collected.
-pub(crate) async fn read_until(
-    client: &async_nats::Client,
-    stream: &Stream,
-    filter: String,
-    deliver: DeliverPolicy,
-    until: u64,
-) -> Result<Vec<Stored>, String> {
-    let mut out = Vec::new();
-    read_each(client, stream, filter, deliver, until, |message| {
-        out.push(message);
-        Ok(())
-    })
-    .await?;
-    Ok(out)
-}
-
-/// [`read_until`], handing each message to `each` as it arrives instead of keeping them, so
-/// a journal of any size is read in bounded memory; an error from `each` ends the read.
+/// (the leader's last message of `filter`, which must exist: 0 reads nothing), each handed to
+/// `each` as it arrives, so a journal of any size is read in bounded memory; an error from
+/// `each` ends the read.
 ///
 /// A reader that goes [`REPLACE_AFTER`] without a message is most likely on a replica that
 /// lags: it is dropped and a new one (placed anew by the server) goes on from the next
@@ -76,6 +60,70 @@ pub(crate) async fn read_each_within(
     deliver: DeliverPolicy,
     until: u64,
     stall: Duration,
+    each: impl FnMut(Stored) -> Result<(), String>,
+) -> Result<(), String> {
+    read_each_to(
+        client,
+        stream,
+        filter,
+        deliver,
+        until,
+        stall,
+        End::Until,
+        each,
+    )
+    .await
+}
+
+/// Where a read stops.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum End {
+    /// At stream sequence `until` (or the first message after it).
+    Until,
+    /// At `until`, then on while the reader has messages pending: the current end.
+    CaughtUp,
+}
+
+/// Every message from `deliver` on, at least up to stream sequence `until` and then on to the
+/// end the reader sees (messages stored meanwhile included), collected.
+///
+/// For a bucket that keeps one message per key (the session index) a read that stops at
+/// `until` can miss a key altogether: when the key is written again while the read is under
+/// way, its message the reader had not reached yet is removed and the new one lies after
+/// `until`. Reading on to the end takes the new one.
+pub(crate) async fn read_until_caught_up(
+    client: &async_nats::Client,
+    stream: &Stream,
+    deliver: DeliverPolicy,
+    until: u64,
+) -> Result<Vec<Stored>, String> {
+    let mut out = Vec::new();
+    read_each_to(
+        client,
+        stream,
+        String::new(),
+        deliver,
+        until,
+        STALL,
+        End::CaughtUp,
+        |message| {
+            out.push(message);
+            Ok(())
+        },
+    )
+    .await?;
+    Ok(out)
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn read_each_to(
+    client: &async_nats::Client,
+    stream: &Stream,
+    filter: String,
+    deliver: DeliverPolicy,
+    until: u64,
+    stall: Duration,
+    end: End,
     mut each: impl FnMut(Stored) -> Result<(), String>,
 ) -> Result<(), String> {
     if until == 0 {
@@ -107,10 +155,10 @@ pub(crate) async fn read_each_within(
             let message = next
                 .ok_or_else(|| format!("the reader ended before stream sequence {until}"))?
                 .map_err(|e| format!("read failed: {e}"))?;
-            let seq = message
+            let info = message
                 .info()
-                .map_err(|e| format!("bad message metadata: {e}"))?
-                .stream_sequence;
+                .map_err(|e| format!("bad message metadata: {e}"))?;
+            let (seq, pending) = (info.stream_sequence, info.pending);
             each(Stored {
                 seq,
                 subject: message.subject.clone(),
@@ -118,7 +166,7 @@ pub(crate) async fn read_each_within(
             })?;
             last_seq = Some(seq);
             progress_at = tokio::time::Instant::now();
-            if seq >= until {
+            if seq >= until && (end == End::Until || pending == 0) {
                 return Ok(());
             }
         }

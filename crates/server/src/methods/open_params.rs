@@ -12,8 +12,8 @@ use turnstile_loop::hooks::{CommandHooks, HookRunner};
 use turnstile_loop::prompt::SystemMessageConfig;
 use turnstile_loop::session::configured_processes;
 use turnstile_loop::{InfiniteSessions, SessionConfig, SessionParts};
-use turnstile_tools::ask_user::ASK_USER;
 use turnstile_providers::{CopilotUser, SharedTokenSource};
+use turnstile_tools::ask_user::ASK_USER;
 use turnstile_tools::skills::SkillSet;
 use turnstile_tools::{ToolRegistry, ToolSpec};
 
