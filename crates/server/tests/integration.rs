@@ -18,6 +18,7 @@ mod mcp_rpc;
 mod mcp_servers;
 mod model_endpoint;
 mod options;
+mod pending_resume;
 mod providers;
 mod robustness;
 mod sdk_flow;
