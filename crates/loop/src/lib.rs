@@ -16,6 +16,7 @@ pub mod session;
 
 pub use autopilot::AgentMode;
 pub use session::{
-    CompactOptions, CompactionReport, InfiniteSessions, LogEntry, LogLevel, LoopError, McpChange,
-    Outcome, ResumeOptions, ResumeReport, SendOptions, SessionConfig, SessionHandle, SessionParts,
+    CompactOptions, CompactionReport, ContinuedRequests, InfiniteSessions, LogEntry, LogLevel,
+    LoopError, McpChange, Outcome, ResumeOptions, ResumeReport, SendOptions, SessionConfig,
+    SessionHandle, SessionParts,
 };

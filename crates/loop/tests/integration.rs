@@ -25,3 +25,4 @@ mod subagents;
 mod tool_processes;
 mod tool_result_details;
 mod turns;
+mod view_image;

@@ -5,5 +5,5 @@
 /// message attachments and binary assets. 3: each message's view position and the view's
 /// length, which rewind markers need. 4: what truncations hid until the next message. 5: the
 /// sub-agents' LLM calls recorded without turns, and the calls and agent figures the last
-/// shutdown counted.
-pub const CHECKPOINT_VERSION: u32 = 5;
+/// shutdown counted. 6: the pictures tool results gave the model (`binaryResultsForLlm`).
+pub const CHECKPOINT_VERSION: u32 = 6;

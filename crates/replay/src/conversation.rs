@@ -4,6 +4,56 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+/// A picture a tool result gave the model: one `image` entry of the result's
+/// `binaryResultsForLlm`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolImage {
+    /// The bytes, base64.
+    pub data: String,
+    /// Their media type, e.g. `image/png`.
+    pub mime_type: String,
+    /// The text the model reads before the picture.
+    #[serde(default)]
+    pub description: String,
+}
+
+impl ToolImage {
+    /// The images of a `tool.execution_complete`'s `data`: its result's `binaryResultsForLlm`
+    /// entries of type `image` with their data and media type (others, such as references to
+    /// assets, are not pictures the model can be sent).
+    pub fn of_result(data: &str) -> Vec<ToolImage> {
+        // Most results have none: a look for the key spares them a second parse.
+        if memchr::memmem::find(data.as_bytes(), b"binaryResultsForLlm").is_none() {
+            return Vec::new();
+        }
+        #[derive(Deserialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Data {
+            result: Option<Answer>,
+        }
+        #[derive(Deserialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Answer {
+            binary_results_for_llm: Option<Vec<Value>>,
+        }
+        let Ok(Data {
+            result:
+                Some(Answer {
+                    binary_results_for_llm: Some(entries),
+                }),
+        }) = serde_json::from_str::<Data>(data)
+        else {
+            return Vec::new();
+        };
+        entries
+            .into_iter()
+            .filter(|e| e["type"] == "image")
+            .filter_map(|e| serde_json::from_value(e).ok())
+            .collect()
+    }
+}
+
 /// One message of the model's history.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "role", rename_all = "camelCase")]
@@ -61,6 +111,10 @@ pub enum Message {
         content: String,
         /// Whether the tool succeeded.
         success: bool,
+        /// Pictures the result gave the model (`result.binaryResultsForLlm`), sent in a user
+        /// message after the tool results.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        images: Vec<ToolImage>,
     },
     /// The summary a compaction left in place of the history it removed.
     #[serde(rename_all = "camelCase")]
@@ -214,6 +268,7 @@ impl<'a> Conversation<'a> {
                 name: name.to_owned(),
                 content: crate::interrupted::INTERRUPTED_MESSAGE.to_owned(),
                 success: false,
+                images: Vec::new(),
             };
             self.add_tool_result(message, tool_call_id);
         }
@@ -378,6 +433,7 @@ mod tests {
             name: "view".to_owned(),
             content: "ok".to_owned(),
             success: true,
+            images: Vec::new(),
         }
     }
 

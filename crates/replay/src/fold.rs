@@ -17,7 +17,7 @@ use turnstile_journal::payload::{
 };
 use turnstile_journal::{Event, LiveMark, REWIND_MARKER, Record, Uuid};
 
-use crate::conversation::{Conversation, Message};
+use crate::conversation::{Conversation, Message, ToolImage};
 use crate::error::ReplayError;
 use crate::fold_assistant::read_assistant;
 use crate::fold_lenient::{
@@ -155,6 +155,7 @@ impl Folder {
         // An ephemeral event on disk is an error the audit reports; the chain skips it.
         if !event.ephemeral_type {
             self.state.last_event_id = Some(event.id);
+            self.state.shut_down = event.event_type == "session.shutdown";
         }
     }
 
@@ -579,12 +580,18 @@ impl Folder {
             // Still answer the call, so the history stays valid.
             None => (String::new(), fields.success == Some(true)),
         };
+        let images = if success {
+            ToolImage::of_result(event.data)
+        } else {
+            Vec::new()
+        };
         self.conversation().add_tool_result(
             Message::Tool {
                 tool_call_id: id.clone(),
                 name,
                 content,
                 success,
+                images,
             },
             &id,
         );

@@ -53,11 +53,11 @@ pub use checkpoint::{
     verify_checkpoint, write_checkpoint,
 };
 pub use checkpoint_rejection::CheckpointRejection;
-pub use conversation::{Hidden, Message, ToolCallRequest};
+pub use conversation::{Hidden, Message, ToolCallRequest, ToolImage};
 pub use error::ReplayError;
 pub use fold::{FoldedJournal, Folder, fold, fold_file};
 pub use open_work::{OpenToolCall, OpenTurn, OpenWork, PendingExternalTool, PendingPermission};
-pub use resume_plan::{ResumePlan, resume_plan};
+pub use resume_plan::{ResumePlan, resume_plan, resume_record};
 pub use rewind::{
     CutKind, RewindError, RewindPoint, hidden_ids, hidden_in_file, plan_cut, rewind_points,
     visible_events,

@@ -42,7 +42,7 @@ impl ResumePlan {
 /// The plan for resuming `state` at time `now`.
 pub fn resume_plan(state: &SessionState, now: Timestamp) -> ResumePlan {
     let open = &state.open_work;
-    let active = state.was_active();
+    let active = state.was_active_at_resume();
     let mut plan = ResumePlan {
         events: Vec::new(),
         session_was_active: active,
@@ -58,21 +58,7 @@ pub fn resume_plan(state: &SessionState, now: Timestamp) -> ResumePlan {
         plan.events.push(event);
     };
 
-    let resume = SessionResume {
-        resume_time: now.to_text(),
-        selected_model: state.session.model.clone(),
-        // As the Copilot CLI writes them: no tiered model, no session limits, never steered
-        // remotely, and the journal in no other writer's use (the writer lock is held).
-        context_tier: Some(None),
-        session_limits: Some(None),
-        context: state.session.context.clone(),
-        remote_steerable: Some(false),
-        event_count: state.event_count,
-        events_file_size_bytes: Some(state.byte_size),
-        already_in_use: Some(false),
-        session_was_active: Some(active),
-        ..SessionResume::default()
-    };
+    let resume = resume_record(state, &now, active);
     push(&|p| Event::new(&resume, p), &mut plan);
 
     for pending in open.permissions_in_order() {
@@ -124,6 +110,26 @@ pub fn resume_plan(state: &SessionState, now: Timestamp) -> ResumePlan {
     debug_assert!(plan.events.iter().all(|e| !e.is_ephemeral()));
     debug_assert_eq!(plan.events[0].event_type.as_str(), SessionResume::TYPE);
     plan
+}
+
+/// The `session.resume` of a client taking up `state` at `now`; `active`: the session was
+/// running (or cut off) mid-work.
+pub fn resume_record(state: &SessionState, now: &Timestamp, active: bool) -> SessionResume {
+    SessionResume {
+        resume_time: now.to_text(),
+        selected_model: state.session.model.clone(),
+        // As the Copilot CLI writes them: no tiered model, no session limits, never steered
+        // remotely, and the journal in no other writer's use (the writer lock is held).
+        context_tier: Some(None),
+        session_limits: Some(None),
+        context: state.session.context.clone(),
+        remote_steerable: Some(false),
+        event_count: state.event_count,
+        events_file_size_bytes: Some(state.byte_size),
+        already_in_use: Some(false),
+        session_was_active: Some(active),
+        ..SessionResume::default()
+    }
 }
 
 fn with_agent(mut event: Event, agent: Option<&str>) -> Event {

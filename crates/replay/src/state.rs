@@ -67,6 +67,11 @@ pub struct SessionState {
     /// Id of the last persisted event (the `parentId` of the next one).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_event_id: Option<Uuid>,
+    /// The last persisted event is `session.shutdown`: the engine that wrote it closed the
+    /// session, so work it left open was suspended there (its last client left while it
+    /// waited on that client), not cut off by a crash.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub shut_down: bool,
     /// Persisted events folded (lines of the journal).
     pub event_count: u64,
     /// Bytes of those events in the journal, newlines included.
@@ -119,6 +124,13 @@ impl SessionState {
     /// running (this is the `sessionWasActive` of the resume plan).
     pub fn was_active(&self) -> bool {
         !self.open_work.is_idle()
+    }
+
+    /// `sessionWasActive` of a resume, as the Copilot CLI reports it: a session its engine
+    /// shut down (work left open by a suspension included) was not active; one a crash cut
+    /// off mid-work was.
+    pub fn was_active_at_resume(&self) -> bool {
+        self.was_active() && !self.shut_down
     }
 
     /// The working directory, when recorded.

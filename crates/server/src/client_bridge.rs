@@ -162,6 +162,12 @@ impl<T> Pending<T> {
         self.slots().finish(id);
     }
 
+    /// Whether a request waits for its answer (an answer kept before the engine asked is
+    /// not waiting).
+    fn waiting(&self) -> bool {
+        self.slots().open.values().any(|s| s.tx.is_some())
+    }
+
     /// Fails every waiter (their receivers see the sender dropped).
     fn clear(&self) {
         self.slots().open.clear();
@@ -324,6 +330,26 @@ impl ClientBridge {
         self.prompts
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Opens the slots of the requests a resume continues (`ResumeReport::continued_requests`)
+    /// before the client can answer: an answer sent as soon as the resume is answered, before
+    /// the engine announces the requests again, is kept for them.
+    pub(crate) fn expect_continued(&self, requests: &turnstile_loop::ContinuedRequests) {
+        for id in &requests.tool_calls {
+            self.tool_calls.expect(id);
+        }
+        if self.capabilities.permissions {
+            for id in &requests.permissions {
+                self.permissions.expect(id);
+            }
+        }
+    }
+
+    /// Whether the engine waits on this client: a client tool's result or a permission
+    /// decision not answered yet.
+    pub(crate) fn awaits_client(&self) -> bool {
+        self.tool_calls.waiting() || self.permissions.waiting()
     }
 
     /// Fails whatever still waits for this client.

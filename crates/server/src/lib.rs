@@ -9,9 +9,12 @@
 //! every event forwarded as a `session.event` notification in order. What a client takes over
 //! (its tools, permission decisions, hooks) goes through `client_bridge`.
 //!
-//! When a client goes away mid-turn its sessions are aborted and closed: tool calls it never
-//! answered are recorded as interrupted, the journal is made durable, `session.shutdown` is
-//! recorded and the lock released, so another process can resume the session.
+//! When a client goes away mid-turn its sessions are aborted and closed: the journal is made
+//! durable, `session.shutdown` is recorded and the lock released, so another process can
+//! resume the session. A session waiting on that client's answer (a client tool, a permission)
+//! is suspended: its requests stay open in the journal for the client that resumes it
+//! (`continuePendingWork`), where the resume closes what it does not continue; in the others,
+//! open calls are recorded as interrupted.
 //!
 //! The supported methods, and what is not supported, are listed in `docs/protocol.md`.
 

@@ -14,7 +14,7 @@ use crate::broadcast::Broadcaster;
 use crate::config::ServerConfig;
 use crate::framing::FrameBudget;
 use crate::peer::Peer;
-use crate::sessions::OpenSession;
+use crate::sessions::{Ending, OpenSession};
 
 /// A JSON-RPC server for the Copilot SDK clients; cheap to clone.
 #[derive(Clone)]
@@ -90,7 +90,12 @@ impl Server {
     /// Closes an open session (see [`OpenSession::close`]) and then forgets it; concurrent
     /// callers all return once it is closed.
     pub(crate) async fn close_session(&self, session: &Arc<OpenSession>, why: &str) {
-        session.close(why).await;
+        self.end_session(session, why, Ending::Close).await;
+    }
+
+    /// [`Self::close_session`], ending the session as `ending` says.
+    pub(crate) async fn end_session(&self, session: &Arc<OpenSession>, why: &str, ending: Ending) {
+        session.end(why, ending).await;
         {
             let mut sessions = lock(&self.inner.sessions);
             if sessions
@@ -117,7 +122,10 @@ impl Server {
         self.inner.broadcaster.add(peer);
     }
 
-    /// Forgets a connection; the sessions it was the last to have open are closed.
+    /// Forgets a connection; the sessions it was the last to have open are closed, or
+    /// suspended when they wait on a client's answer (a permission decision, a client tool's
+    /// result): their requests stay open in the journal, so a client that resumes the session
+    /// answers them (`continuePendingWork`), as with the Copilot CLI.
     pub(crate) async fn connection_closed(&self, peer: &Peer) {
         self.inner.broadcaster.remove(peer.id());
         let open_in: Vec<_> = lock(&self.inner.sessions)
@@ -128,7 +136,12 @@ impl Server {
         for session in open_in {
             if session.detach(peer.id()) == 0 {
                 self.remember_closed(session.id(), "its last client disconnected");
-                self.close_session(&session, "the client disconnected")
+                let ending = if session.bridge().awaits_client() {
+                    Ending::Suspend
+                } else {
+                    Ending::Close
+                };
+                self.end_session(&session, "the client disconnected", ending)
                     .await;
             }
         }

@@ -67,6 +67,16 @@ struct Completions {
     waiters: HashMap<String, oneshot::Sender<Completion>>,
 }
 
+/// How an open session ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Ending {
+    /// The running message is aborted: its open calls are recorded as interrupted.
+    Close,
+    /// The running message is left where it stands (its last client left while it waited on
+    /// that client): its requests stay open in the journal for a resume to continue.
+    Suspend,
+}
+
 /// Completed messages kept for a waiter that registers after the message ended.
 const KEPT_COMPLETIONS: usize = 32;
 
@@ -362,18 +372,36 @@ impl OpenSession {
     /// and waits until every event was handed to the client's queue. A second caller waits
     /// for the first.
     pub(crate) async fn close(&self, why: &str) {
+        self.end(why, Ending::Close).await;
+    }
+
+    /// Closes the session as [`Self::close`] does, or, with [`Ending::Suspend`], leaving its
+    /// running message's open requests open in the journal (`SessionHandle::suspend`).
+    pub(crate) async fn end(&self, why: &str, ending: Ending) {
         if self.closing.swap(true, Ordering::AcqRel) {
             self.wait_closed().await;
             return;
         }
         self.handover.cancel();
         if self.handle.is_busy() {
-            tracing::info!(session = %self.id, why, "aborting the running message");
+            tracing::info!(session = %self.id, why, ?ending, "stopping the running message");
         }
-        // A message queued behind the running one is aborted by the forwarder when it starts.
-        self.handle.abort();
-        self.bridge.interrupt_hooks();
-        if let Err(e) = self.handle.shutdown().await {
+        let stopped = match ending {
+            Ending::Close => {
+                // A message queued behind the running one is aborted by the forwarder when it
+                // starts.
+                self.handle.abort();
+                self.bridge.interrupt_hooks();
+                self.handle.shutdown().await
+            }
+            Ending::Suspend => {
+                // A hook call it waits on ends with it, unrecorded like the rest.
+                let suspended = self.handle.suspend();
+                self.bridge.interrupt_hooks();
+                suspended.await
+            }
+        };
+        if let Err(e) = stopped {
             tracing::warn!(session = %self.id, error = %e, "the session did not close cleanly");
         }
         let task = lock(&self.forwarder).take();

@@ -22,6 +22,7 @@ mod mcp_servers;
 mod model_endpoint;
 mod options;
 mod provider_registry;
+mod pending_resume;
 mod providers;
 mod robustness;
 mod sdk_flow;

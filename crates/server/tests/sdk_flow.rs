@@ -391,6 +391,7 @@ async fn a_client_that_disconnects_mid_tool_leaves_a_resumable_session() {
     let server = t.server.clone();
     eventually(|| server.open_sessions() == 0).await;
 
+    // The session waited on the client: it is suspended, the call left open for a resume.
     let journal = journal_lines(&t.journal(&id));
     let kinds = types(&journal);
     assert_eq!(
@@ -398,6 +399,20 @@ async fn a_client_that_disconnects_mid_tool_leaves_a_resumable_session() {
         Some("session.shutdown"),
         "{kinds:?}"
     );
+    assert!(
+        !kinds.iter().any(|k| k == "tool.execution_complete"),
+        "{kinds:?}"
+    );
+
+    // Another client (as another process would) resumes without the pending work: the call
+    // is closed as interrupted.
+    let mut next = t.client().await;
+    next.ok(
+        "session.resume",
+        create_params(&model.url(), json!({"sessionId": id})),
+    )
+    .await;
+    let journal = journal_lines(&t.journal(&id));
     let done = journal
         .iter()
         .find(|l| l["type"] == "tool.execution_complete")
@@ -409,15 +424,6 @@ async fn a_client_that_disconnects_mid_tool_leaves_a_resumable_session() {
             .unwrap()
             .contains("interrupted")
     );
-    audit_clean(&t.journal(&id));
-
-    // Another client (as another process would) resumes and continues.
-    let mut next = t.client().await;
-    next.ok(
-        "session.resume",
-        create_params(&model.url(), json!({"sessionId": id})),
-    )
-    .await;
     // The orphaned call's answer is moot, as the runtime answers it; an id the journal never
     // had is still an error.
     let late = next

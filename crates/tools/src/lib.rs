@@ -50,6 +50,7 @@ pub mod supervisor;
 pub mod task;
 pub mod task_complete;
 pub mod view;
+pub mod view_image;
 pub mod web_fetch;
 pub mod write_agent;
 
@@ -177,6 +178,33 @@ pub struct ToolOutput {
     /// Content blocks for live subscribers only (`result.contents`, e.g. a shell's
     /// `shell_exit`): the runtime strips them from its journal, and so does the session.
     pub live_contents: Option<Vec<Value>>,
+    /// Pictures for the model beside the text (`result.binaryResultsForLlm`, e.g. `view` of
+    /// an image): the model gets them in a user message after the tool results.
+    pub binary_results: Vec<BinaryResult>,
+}
+
+/// A picture a tool gives the model (one entry of `result.binaryResultsForLlm`).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct BinaryResult {
+    /// The bytes, base64 (standard alphabet, padded).
+    pub data: String,
+    /// Their media type, e.g. `image/png`.
+    pub mime_type: String,
+    /// The text the model reads before the picture, e.g. `Image file at path /w/a.png`.
+    pub description: String,
+}
+
+impl BinaryResult {
+    /// The entry as the journal records it (`{type: "image", data, mimeType, description}`,
+    /// the Copilot CLI's keys and order).
+    pub fn to_value(&self) -> Value {
+        serde_json::json!({
+            "type": "image",
+            "data": self.data,
+            "mimeType": self.mime_type,
+            "description": self.description,
+        })
+    }
 }
 
 impl ToolOutput {

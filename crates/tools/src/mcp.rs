@@ -189,6 +189,7 @@ impl Tool for McpTool {
                 detailed_content: Some(outcome.text.clone()),
                 content: outcome.text,
                 live_contents: live,
+                ..ToolOutput::default()
             })
         })
     }

@@ -4,6 +4,8 @@
 //!   the end, and an `end` past the last line is clamped.
 //! - Files over 256 KiB are refused unless `view_range` picks a part or
 //!   `forceReadLargeFiles` is set; files with NUL bytes are refused as binary.
+//! - An image (PNG, JPEG, GIF, WebP, known by its first bytes) is sent to the model as a
+//!   picture (`view_image.rs`).
 //! - A directory lists its entries and those of its subdirectories (two
 //!   levels), one per line relative to it, directories with a trailing `/`,
 //!   sorted; hidden entries are listed, but hidden directories (`.git`) are not
@@ -19,7 +21,7 @@ use serde_json::{Value, json};
 
 use super::{
     BlockingTool, PermissionAsk, ToolContext, ToolFailure, ToolOutput, ToolSpec, args, diff,
-    io_failure, paths, reads,
+    io_failure, paths, reads, view_image,
 };
 
 /// The `view` tool.
@@ -151,6 +153,10 @@ fn view(a: &ViewArgs) -> Result<ToolOutput, ToolFailure> {
         let listing = list_dir(&a.path)?;
         let detail = diff::listed(&shown_as, &listing);
         return Ok(ToolOutput::detailed(listing, detail));
+    }
+    // An image goes to the model as a picture, whatever its size against the text bounds.
+    if let Some(mime_type) = view_image::sniff(&a.path) {
+        return view_image::view_image(&a.path, &shown_as, mime_type);
     }
     if meta.len() > LARGE_FILE_BYTES && !a.force && a.range.is_none() {
         return Err(ToolFailure::new(

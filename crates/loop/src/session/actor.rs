@@ -191,7 +191,16 @@ impl Actor {
         // The runtime announces the (empty) send queue at the engine's first message, not
         // when the session opens: a client subscribing after create still sees it.
         let mut queue_announced = false;
-        while let Some(cmd) = rx.recv().await {
+        // Commands that came while a message ran, in order (`while_running`).
+        let mut deferred = std::collections::VecDeque::new();
+        loop {
+            let cmd = match deferred.pop_front() {
+                Some(cmd) => cmd,
+                None => match rx.recv().await {
+                    Some(cmd) => cmd,
+                    None => break,
+                },
+            };
             match cmd {
                 Command::Send {
                     prompt,
@@ -214,10 +223,8 @@ impl Actor {
                     if announce && let Err(e) = self.emitter.emit(&PendingMessagesModified {}) {
                         tracing::warn!(session = %self.id, error = %e, "could not announce the queue");
                     }
-                    let outcome = match self
-                        .message(prompt, options, message_id, waited, &cancel)
-                        .await
-                    {
+                    let message = self.message(prompt, options, message_id, waited, &cancel);
+                    let outcome = match self.while_running(message, &mut rx, &mut deferred).await {
                         Ok(outcome) => outcome,
                         Err(e) => {
                             tracing::error!(session = %self.id, error = %e, "journal failure; the session stops");
@@ -281,11 +288,44 @@ impl Actor {
                     shutdown_reply = Some(done);
                     break;
                 }
+                Command::Join {
+                    continue_pending_work,
+                    done,
+                } => {
+                    // The message it was meant to join ended meanwhile.
+                    let _ = done.send(self.join(continue_pending_work));
+                }
             }
         }
         let result = self.shutdown().await;
         if let Some(done) = shutdown_reply {
             let _ = done.send(result);
+        }
+    }
+
+    /// Runs `message` to its end, taking the commands that come meanwhile: a client's join
+    /// is answered at once (`join.rs`), every other command waits in `deferred`, in order,
+    /// as it would have waited on the channel.
+    async fn while_running<T>(
+        &self,
+        message: impl std::future::Future<Output = T>,
+        rx: &mut mpsc::UnboundedReceiver<Command>,
+        deferred: &mut std::collections::VecDeque<Command>,
+    ) -> T {
+        tokio::pin!(message);
+        let mut open = true;
+        loop {
+            tokio::select! {
+                biased;
+                out = &mut message => return out,
+                cmd = rx.recv(), if open => match cmd {
+                    Some(Command::Join { continue_pending_work, done }) => {
+                        let _ = done.send(self.join(continue_pending_work));
+                    }
+                    Some(other) => deferred.push_back(other),
+                    None => open = false,
+                },
+            }
         }
     }
 
@@ -309,6 +349,9 @@ impl Actor {
     }
 
     async fn shutdown(self) -> Result<(), LoopError> {
+        // A suspended message is over (the actor took this command after it): the close is
+        // recorded.
+        self.emitter.end_suspension();
         self.hook_notify("sessionEnd", json!({"reason": "complete"}))
             .await;
         // A shell may run past idle; not past the session (detached ones are meant to).

@@ -71,6 +71,11 @@ pub(super) enum Command {
     Shutdown {
         done: Reply<()>,
     },
+    /// A client joins the running session (`join.rs`); taken while a message runs.
+    Join {
+        continue_pending_work: Option<bool>,
+        done: Reply<()>,
+    },
 }
 
 /// A client's change to a session's MCP servers (`session.mcp.enable|disable|reload`,

@@ -4,8 +4,13 @@
 //! Emitting takes `&self`: the tool calls of one turn run concurrently and each emits its own
 //! events. One lock covers the append, the fold and the fan-out of an event, so the journal's
 //! `parentId` chain, the folded state and every subscriber see the same order.
+//!
+//! A suspended session ([`Emitter::suspension`], `SessionHandle::suspend`) records nothing:
+//! an emission is checked under the same lock, so the journal ends at one event, the folded
+//! state with it, and the chain of the next recorded event (`session.shutdown`) has no gap.
 
 use std::ops::Deref;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use tokio::sync::mpsc::UnboundedSender;
@@ -49,6 +54,8 @@ pub(crate) struct Emitter {
     /// Held for the whole of one emission (see the module doc).
     folder: Mutex<Folder>,
     subscribers: Subscribers,
+    /// While set, emissions record nothing and reach nobody (see the module doc).
+    suspended: Arc<AtomicBool>,
 }
 
 /// A read view of the folded state; holds the emission lock, so never keep it across an await.
@@ -74,7 +81,20 @@ impl Emitter {
             writer,
             folder: Mutex::new(Folder::from_state(state)),
             subscribers,
+            suspended: Arc::default(),
         }
+    }
+
+    /// The switch that suspends recording (shared with the session's handles).
+    pub(crate) fn suspension(&self) -> Arc<AtomicBool> {
+        Arc::clone(&self.suspended)
+    }
+
+    /// Records again after a suspension (the session's own close: `session.shutdown`).
+    pub(crate) fn end_suspension(&self) {
+        // Under the emission lock: an emission under way finishes before the switch flips.
+        let _folder = self.lock_folder();
+        self.suspended.store(false, Ordering::Release);
     }
 
     /// The folded state as of the last emitted event.
@@ -182,6 +202,11 @@ impl Emitter {
         event: Event,
         live: Option<Event>,
     ) -> Result<Arc<Event>, LoopError> {
+        if self.suspended.load(Ordering::Acquire) {
+            // Neither written nor folded nor sent: the caller goes on as if it were, and the
+            // journal stays as the suspension found it.
+            return Ok(Arc::new(event));
+        }
         if !event.is_live_only() {
             let before = self.writer.byte_len();
             // `append` fsyncs before returning in `event` mode (the mode that pays for it);

@@ -107,6 +107,7 @@ impl SessionHandle {
             mcp: parts.config.mcp.clone(),
             release,
             measures: Arc::default(),
+            suspended: emitter.suspension(),
         });
         let mut actor = Actor::new(id, emitter, parts, pending, lost_shells);
         actor.measures = Arc::clone(&shared.measures);
@@ -329,6 +330,36 @@ impl SessionHandle {
     pub async fn shutdown(&self) -> Result<(), LoopError> {
         let (done, rx) = oneshot::channel();
         self.command(Command::Shutdown { done }, rx).await
+    }
+
+    /// Records `session.resume` for a client that joins the session while it runs a message
+    /// (`sessionWasActive: true`; `continuePendingWork` as the client named it), without
+    /// waiting for the message; when it is idle, the journal is resumed instead.
+    pub async fn join(&self, continue_pending_work: Option<bool>) -> Result<(), LoopError> {
+        let (done, rx) = oneshot::channel();
+        self.command(
+            Command::Join {
+                continue_pending_work,
+                done,
+            },
+            rx,
+        )
+        .await
+    }
+
+    /// Closes the session leaving its running message where it stands, as a crash would but
+    /// cleanly: from now on nothing of that message (nor of one queued behind it) is recorded,
+    /// so its calls waiting on a client keep their open requests in the journal and its turn
+    /// stays open; then `session.shutdown` is recorded, the journal made durable and the lock
+    /// released. A later resume continues the requests (`continue_pending_work`) or closes
+    /// them as interrupted. Nothing is held in memory meanwhile: the journal is the state.
+    /// The message is stopped when this is called; the future waits for the close.
+    pub fn suspend(&self) -> impl std::future::Future<Output = Result<(), LoopError>> + '_ {
+        self.shared
+            .suspended
+            .store(true, std::sync::atomic::Ordering::Release);
+        self.abort();
+        self.shutdown()
     }
 }
 

@@ -2,10 +2,10 @@
 
 use std::collections::BTreeMap;
 
-use turnstile_replay::{BinaryAsset, Message, SessionState};
+use turnstile_replay::{BinaryAsset, Message, SessionState, ToolImage};
 
 use crate::prompt::attachments::{Asset, model_content};
-use turnstile_providers::{ChatMessage, ToolCall};
+use turnstile_providers::{ChatMessage, ContentPart, ToolCall};
 
 /// The conversation as chat messages, in order, with user messages' attachments rendered from
 /// the recorded `assets`. Developer instructions go to the model as system messages; a
@@ -74,7 +74,70 @@ pub fn chat_messages(
 /// The messages of the next request of a session in `state`: its conversation as chat
 /// messages, each assistant message's tool results in the order of its calls.
 pub fn request_messages(state: &SessionState) -> Vec<ChatMessage> {
-    results_in_request_order(chat_messages(&state.conversation, &state.assets))
+    let messages = results_in_request_order(chat_messages(&state.conversation, &state.assets));
+    with_tool_images(messages, &state.conversation)
+}
+
+/// Puts the pictures tool results gave (`view` of an image) in a user message right after
+/// the results of their assistant message, as the Copilot CLI sends them: each picture's
+/// description, then the picture, in the order of the results.
+pub(super) fn with_tool_images(
+    mut messages: Vec<ChatMessage>,
+    conversation: &[Message],
+) -> Vec<ChatMessage> {
+    let images: BTreeMap<&str, &[ToolImage]> = conversation
+        .iter()
+        .filter_map(|m| match m {
+            Message::Tool {
+                tool_call_id,
+                images,
+                ..
+            } if !images.is_empty() => Some((tool_call_id.as_str(), images.as_slice())),
+            _ => None,
+        })
+        .collect();
+    if images.is_empty() {
+        return messages;
+    }
+    let mut i = 0;
+    while i < messages.len() {
+        if !matches!(messages[i], ChatMessage::Tool { .. }) {
+            i += 1;
+            continue;
+        }
+        let mut end = i;
+        let mut pictures: Vec<&ToolImage> = Vec::new();
+        while let Some(ChatMessage::Tool { tool_call_id, .. }) = messages.get(end) {
+            pictures.extend(
+                images
+                    .get(tool_call_id.as_str())
+                    .into_iter()
+                    .flat_map(|i| i.iter()),
+            );
+            end += 1;
+        }
+        if let Some((first, rest)) = pictures.split_first() {
+            let mut parts = vec![image_part(first)];
+            for picture in rest {
+                parts.push(ContentPart::Text(picture.description.clone()));
+                parts.push(image_part(picture));
+            }
+            messages.insert(
+                end,
+                ChatMessage::User {
+                    content: first.description.clone(),
+                    parts,
+                },
+            );
+            end += 1;
+        }
+        i = end;
+    }
+    messages
+}
+
+fn image_part(image: &ToolImage) -> ContentPart {
+    ContentPart::ImageUrl(format!("data:{};base64,{}", image.mime_type, image.data))
 }
 
 /// Puts the tool results that follow each assistant message in the order of its tool calls.
@@ -134,6 +197,55 @@ mod tests {
         assert!(text.starts_with("Some of the conversation history has been summarized"));
         assert!(text.contains("<user_message>\nRead every part\n</user_message>"));
         assert_eq!(sent, vec![ChatMessage::user(text)]);
+    }
+
+    #[test]
+    fn a_results_pictures_follow_the_results_as_a_user_message() {
+        let image = |n: &str| ToolImage {
+            data: format!("DATA{n}"),
+            mime_type: "image/png".into(),
+            description: format!("Image file at path /w/{n}.png"),
+        };
+        let tool = |id: &str, images: Vec<ToolImage>| Message::Tool {
+            tool_call_id: id.into(),
+            name: "view".into(),
+            content: "Viewed image file successfully.".into(),
+            success: true,
+            images,
+        };
+        let conversation = vec![
+            Message::Assistant {
+                content: String::new(),
+                tool_requests: Vec::new(),
+                message_id: None,
+            },
+            tool("a", vec![image("1")]),
+            tool("b", Vec::new()),
+            tool("c", vec![image("2")]),
+        ];
+        let sent = with_tool_images(
+            chat_messages(&conversation, &BTreeMap::new()),
+            &conversation,
+        );
+        assert_eq!(sent.len(), 5, "{sent:?}");
+        assert!(matches!(&sent[3], ChatMessage::Tool { tool_call_id, .. } if tool_call_id == "c"));
+        assert_eq!(
+            sent[4],
+            ChatMessage::User {
+                content: "Image file at path /w/1.png".into(),
+                parts: vec![
+                    ContentPart::ImageUrl("data:image/png;base64,DATA1".into()),
+                    ContentPart::Text("Image file at path /w/2.png".into()),
+                    ContentPart::ImageUrl("data:image/png;base64,DATA2".into()),
+                ],
+            }
+        );
+        // Without pictures nothing changes.
+        let plain = vec![tool("b", Vec::new())];
+        assert_eq!(
+            with_tool_images(chat_messages(&plain, &BTreeMap::new()), &plain).len(),
+            1
+        );
     }
 
     fn call(id: &str) -> ToolCall {

@@ -14,7 +14,9 @@ use turnstile_journal::{
 use turnstile_replay::{SessionState, resume_plan};
 
 use super::emitter::{Emitter, Subscribers};
-use super::{LoopError, ResumeOptions, ResumeReport, SessionHandle, SessionParts, pending};
+use super::{
+    ContinuedRequests, LoopError, ResumeOptions, ResumeReport, SessionHandle, SessionParts, pending,
+};
 use turnstile_tools::processes::{self, StoppedGroup};
 
 impl SessionHandle {
@@ -133,6 +135,17 @@ impl SessionHandle {
             .iter()
             .flat_map(|w| w.calls.iter().map(|c| c.call.id.clone()))
             .collect();
+        let mut continued_requests = ContinuedRequests::default();
+        for call in pending.iter().flat_map(|w| w.calls.iter()) {
+            match &call.waiting {
+                pending::Waiting::External(r) => {
+                    continued_requests.tool_calls.push(r.request_id.clone());
+                }
+                pending::Waiting::Permission(r) => {
+                    continued_requests.permissions.push(r.request_id.clone());
+                }
+            }
+        }
         if let Some(work) = &pending {
             plan.events = pending::keep_pending_open(plan.events, work, state.last_event_id);
             plan.closed_tool_calls
@@ -147,6 +160,7 @@ impl SessionHandle {
             used_checkpoint: load.used_checkpoint,
             torn_tail_cut: recovery.torn_tail.is_some(),
             continued_tool_calls,
+            continued_requests,
             stopped_process_groups: Vec::new(),
         };
         let emitter = Emitter::new(writer, state, Arc::clone(&subscribers));

@@ -36,6 +36,18 @@ pub struct ResumeReport {
     pub torn_tail_cut: bool,
     /// Tool calls left open to be continued (`ResumeOptions::continue_pending_work`).
     pub continued_tool_calls: Vec<String>,
+    /// The `requestId`s the continued calls wait on: client tool calls, then permission
+    /// requests, so a server can take an answer that comes before they are announced again.
+    pub continued_requests: ContinuedRequests,
     /// Tool process groups the previous engine left running, killed by this resume.
     pub stopped_process_groups: Vec<StoppedGroup>,
+}
+
+/// The requests continued work waits on, by `requestId`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ContinuedRequests {
+    /// Client tool calls (`external_tool.requested`).
+    pub tool_calls: Vec<String>,
+    /// Permission requests (`permission.requested`).
+    pub permissions: Vec<String>,
 }

@@ -18,4 +18,6 @@ pub(super) struct Shared {
     pub(super) release: CancellationToken,
     /// Turn requests built and measured (the actor's count).
     pub(super) measures: Arc<std::sync::atomic::AtomicU64>,
+    /// Set by `suspend`: the emitter records nothing until the session's own close.
+    pub(super) suspended: Arc<std::sync::atomic::AtomicBool>,
 }

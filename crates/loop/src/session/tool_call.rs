@@ -638,11 +638,14 @@ pub(super) fn completion(
             // The runtime records the model's text as the detailed text when a tool has no
             // text of its own for people.
             let detailed = out.detailed_content.unwrap_or_else(|| out.content.clone());
+            let binary = (!out.binary_results.is_empty())
+                .then(|| out.binary_results.iter().map(|b| b.to_value()).collect());
             (
                 true,
                 Some(ToolResult {
                     content: out.content,
                     detailed_content: Some(detailed),
+                    binary_results_for_llm: binary,
                     ..Default::default()
                 }),
                 None,

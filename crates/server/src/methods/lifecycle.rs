@@ -82,7 +82,8 @@ pub(crate) async fn create(ctx: &Ctx<'_>, params: OpenParams) -> Result<Value, R
 /// A session already open in this server is opened in this connection too, as in the Copilot
 /// CLI: every connection that has it open gets its events. When it is idle it is reopened
 /// with the new client's settings (tools, hooks, provider), the other connections staying on
-/// it; when it is running a message the connection joins it as it is.
+/// it; when it is running a message the connection joins it as it is, and `session.resume`
+/// is recorded among the message's events (`sessionWasActive: true`).
 pub(crate) async fn resume(ctx: &Ctx<'_>, params: OpenParams) -> Result<Value, RpcError> {
     let Some(text) = params.session_id.as_deref() else {
         return Err(RpcError::invalid_params(
@@ -105,6 +106,12 @@ pub(crate) async fn resume(ctx: &Ctx<'_>, params: OpenParams) -> Result<Value, R
         if open.handle().is_busy() {
             tracing::info!(session = %id, "joined a session running a message; its settings stay");
             open.attach(Arc::clone(ctx.peer));
+            // Recorded among the message's events (`sessionWasActive: true`), which every
+            // client of the session sees, the joining one included.
+            open.handle()
+                .join(params.continue_pending_work)
+                .await
+                .map_err(|e| loop_error(id, e))?;
             let peers = open.bridge().elicitation_peers();
             if let Some(notice) = peers.declare(ctx.peer.id(), answers_elicitations) {
                 open.handle().announce(&notice);
@@ -153,6 +160,7 @@ pub(crate) async fn resume(ctx: &Ctx<'_>, params: OpenParams) -> Result<Value, R
         mut info,
         provider,
     } = resumed;
+    bridge.expect_continued(&report.continued_requests);
     if report.was_active {
         tracing::info!(
             session = %id,

@@ -325,8 +325,11 @@ pub(super) fn build(
         provider: chosen.provider,
         tools: Arc::new(registry),
         hooks,
-        external_tools: (!capabilities.tools.is_empty())
-            .then(|| Arc::clone(&bridge) as Arc<dyn turnstile_loop::client::ExternalTools>),
+        // A client continuing pending work answers the client tool calls left waiting through
+        // the bridge, whether or not it declares tools itself.
+        external_tools: (!capabilities.tools.is_empty()
+            || params.continue_pending_work == Some(true))
+        .then(|| Arc::clone(&bridge) as Arc<dyn turnstile_loop::client::ExternalTools>),
         permission_asker: capabilities
             .permissions
             .then(|| Arc::clone(&bridge) as Arc<dyn turnstile_loop::client::PermissionAsker>),
