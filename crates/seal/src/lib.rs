@@ -13,7 +13,9 @@
 //! The crate knows no journal format and opens no file: the writer hands it lines
 //! ([`Sealer`]), a verification hands it readers ([`verify`]).
 //!
-//! ```
+//! (The unit test `tests::a_sealed_journal_verifies_intact` runs these lines.)
+//!
+//! ```ignore
 //! use turnstile_seal::{LineDigest, Sealer, verify, Finding};
 //!
 //! let journal = b"{\"a\":1}\n{\"b\":2}\n".to_vec();
@@ -44,3 +46,21 @@ pub use record::{Checkpoint, FORMAT, Record, Removed, Repair, RepairAction};
 pub use sealer::Sealer;
 pub use state::{Coverage, MAX_SEAL_BYTES, SealState};
 pub use verify::{Finding, RepairSeen, Report, verify};
+
+#[cfg(test)]
+mod tests {
+    use super::{Finding, LineDigest, Sealer, verify};
+
+    #[test]
+    fn a_sealed_journal_verifies_intact() {
+        let journal = b"{\"a\":1}\n{\"b\":2}\n".to_vec();
+        let mut sealer = Sealer::begin(None);
+        let mut seal = sealer.begin_record();
+        for line in journal.split_inclusive(|&b| b == b'\n') {
+            sealer.push(&LineDigest::of(line), line.len() as u64);
+        }
+        seal.extend(sealer.checkpoint(false).unwrap());
+        let report = verify(&journal[..], &seal[..], None).unwrap();
+        assert_eq!(report.finding, Finding::Intact);
+    }
+}

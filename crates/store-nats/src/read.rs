@@ -90,7 +90,9 @@ enum End {
 /// For a bucket that keeps one message per key (the session index) a read that stops at
 /// `until` can miss a key altogether: when the key is written again while the read is under
 /// way, its message the reader had not reached yet is removed and the new one lies after
-/// `until`. Reading on to the end takes the new one.
+/// `until`. Reading on to the end takes the new one. The end is a message with nothing
+/// pending after it, or, past `until`, [`REPLACE_AFTER`] without a message (what was counted
+/// as pending may be removed before it is sent).
 pub(crate) async fn read_until_caught_up(
     client: &async_nats::Client,
     stream: &Stream,
@@ -150,6 +152,11 @@ async fn read_each_to(
             .map_err(|e| format!("cannot read: {e}"))?;
         loop {
             let Ok(next) = tokio::time::timeout(REPLACE_AFTER, messages.next()).await else {
+                // Past `until`, a quiet reader is at the end: the messages it counted as
+                // pending were removed (their keys written again) before it got them.
+                if end == End::CaughtUp && last_seq.is_some_and(|seq| seq >= until) {
+                    return Ok(());
+                }
                 break;
             };
             let message = next
