@@ -1,12 +1,13 @@
 // The session directory as each runtime leaves it, in the situations the tools that read
 // `session-state/` meet: a session inside a git repository (a branch, a commit, a hosted
-// remote) that runs a sub-agent, switches model, ends, and is resumed after the branch moved
-// on; and a plain session (outside any repository) whose runtime is killed with SIGKILL after
-// its turn, then resumed. What is compared, field by field: the files and folders of each
-// session directory (kind and mode; the text of the CLI's small side files), `workspace.yaml`
-// (its keys in order, their values and types), and the data of `session.start`,
-// `session.resume` and `session.shutdown` (names, types, presence; the values that must
-// match: the working directory, the git context, the models, the request counts).
+// remote) that runs a sub-agent, switches model, ends, and is resumed (naming its first
+// model) after the branch moved on; and a plain session (outside any repository) whose
+// runtime is killed with SIGKILL after its turn, then resumed. What is compared, field by
+// field: the files and folders of each session directory (kind and mode; the text of the
+// CLI's small side files), `workspace.yaml` (its keys in order, their values and types), and
+// the data of `session.start`, `session.resume` and `session.shutdown` (names, types,
+// presence; the values that must match: the working directory, the git context, the models,
+// the request counts).
 //
 // Every observation is taken after the runtime process it concerns has exited (stopped, or
 // killed once its turn was on disk), so nothing depends on when a runtime writes. The model
@@ -180,9 +181,10 @@ export async function sessionDirectory(run) {
   run.file("repo/notes.txt", "first line\nsecond line\nthird line\n");
   git(repo, "commit", "-q", "-am", "two");
   const second = run.client();
-  // The resume names the session's current model: what it goes on with is compared here,
-  // not which model a resume may choose.
-  const resumed = await second.resumeSession(id, quiet(run, { workingDirectory: repo, model: "scripted-model-b" }));
+  // The resume names the session's first model, not its current one: each runtime goes on
+  // with the model its journal names last (`session.resume`'s `selectedModel`, the shutdown's
+  // model metrics), and records no model change.
+  const resumed = await second.resumeSession(id, quiet(run, { workingDirectory: repo }));
   await resumed.sendAndWait("What changed?", GUARD);
   await resumed.disconnect();
   await stopAndWait(run, second);

@@ -35,12 +35,16 @@ async fn totals_add_up_over_a_resume_and_name_each_model() {
     }
     session.shutdown().await.unwrap();
 
-    let (resumed, _) = SessionHandle::resume(
+    // The resume goes on with the journal's model whatever the parts name; the second
+    // process's call goes to another model through a recorded switch.
+    let (resumed, report) = SessionHandle::resume(
         &fx.root,
         id,
         fx.base_parts(|c| c.model = "other-model".into()),
     )
     .unwrap();
+    assert_eq!(report.model, "test-model");
+    resumed.switch_model("other-model", None).await.unwrap();
     resumed
         .send_and_wait("c", SendOptions::default())
         .await

@@ -24,6 +24,7 @@ mod options;
 mod pending_resume;
 mod provider_registry;
 mod providers;
+mod resume_model;
 mod robustness;
 mod sdk_flow;
 mod sdk_methods;

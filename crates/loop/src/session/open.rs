@@ -73,7 +73,7 @@ impl SessionHandle {
     pub(super) fn resume_inner(
         root: &StateRoot,
         id: Uuid,
-        parts: SessionParts,
+        mut parts: SessionParts,
         subscribers: Subscribers,
         resume_options: ResumeOptions,
     ) -> Result<(Self, ResumeReport), LoopError> {
@@ -116,6 +116,13 @@ impl SessionHandle {
         let (writer, recovery) = JournalWriter::open(&paths, options)?;
         let (state, load) = SessionState::load_with(&paths.dir, checkpoint)?;
         let mut plan = resume_plan(&state, Timestamp::now());
+        // The session goes on with the model its journal names, which its `session.resume`
+        // records, as the Copilot CLI goes on whatever model the resuming client names: the
+        // journal's model calls and its events name one model. A caller that wants another
+        // switches after the resume, recording `session.model_change`.
+        if let Some(model) = &state.session.model {
+            parts.config.model.clone_from(model);
+        }
         // The repository as it is now (a branch changed or a commit made between runs), read
         // where the resumed session works, as the Copilot CLI reads it on every resume.
         let context = super::workspace_file::context_of(&parts.config.cwd);
@@ -162,6 +169,7 @@ impl SessionHandle {
             continued_tool_calls,
             continued_requests,
             stopped_process_groups: Vec::new(),
+            model: parts.config.model.clone(),
         };
         let emitter = Emitter::new(writer, state, Arc::clone(&subscribers));
         for event in plan.events {

@@ -41,6 +41,9 @@ pub struct ResumeReport {
     pub continued_requests: ContinuedRequests,
     /// Tool process groups the previous engine left running, killed by this resume.
     pub stopped_process_groups: Vec<StoppedGroup>,
+    /// The model the session goes on with: the one its journal names last (its `session.resume`
+    /// records it), whatever model the parts were built with.
+    pub model: String,
 }
 
 /// The requests continued work waits on, by `requestId`.

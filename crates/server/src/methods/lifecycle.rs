@@ -161,6 +161,8 @@ pub(crate) async fn resume(ctx: &Ctx<'_>, params: OpenParams) -> Result<Value, R
         provider,
     } = resumed;
     bridge.expect_continued(&report.continued_requests);
+    // The model the session goes on with is its journal's, not the one the params named.
+    info.model.clone_from(&report.model);
     if report.was_active {
         tracing::info!(
             session = %id,
