@@ -279,7 +279,7 @@ impl Folder {
                     self.state.session.mode = mode;
                 }
             }
-            "session.model_change" => {
+            "session.model_change" if main => {
                 if let Some(ModelChange {
                     new_model: Some(model),
                 }) = self.lenient::<ModelChange>(line, event)

@@ -91,3 +91,30 @@ fn the_recorded_sub_agents_audit_clean() {
     assert_eq!(report.by_type.get("subagent.started"), Some(&2));
     assert_eq!(report.by_type.get("subagent.completed"), Some(&2));
 }
+
+/// A sub-agent's `session.model_change` (with its `agentId`: the runtime writes one when a
+/// task names a model) changes the sub-agent's model, not the session's: a resume goes on with
+/// the main agent's.
+#[test]
+fn a_sub_agents_model_change_leaves_the_sessions_model() {
+    let text = std::fs::read_to_string(fixture("s1-subagents.events.jsonl")).unwrap();
+    let session_model = fold_file(&fixture("s1-subagents.events.jsonl"))
+        .unwrap()
+        .state
+        .session
+        .model
+        .clone();
+    assert!(session_model.is_some());
+    let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
+    let mut change: Value = serde_json::from_str(&lines[1]).unwrap();
+    change["type"] = "session.model_change".into();
+    change["id"] = "5e55a0e1-0000-4000-8000-00000000abcd".into();
+    change["data"] = serde_json::json!({"newModel": "child-model"});
+    change["agentId"] = "call_child".into();
+    lines.insert(2, change.to_string());
+    let dir = tempfile::tempdir().unwrap();
+    let journal = dir.path().join("events.jsonl");
+    std::fs::write(&journal, lines.join("\n") + "\n").unwrap();
+    let folded = fold_file(&journal).unwrap();
+    assert_eq!(folded.state.session.model, session_model);
+}
