@@ -202,7 +202,11 @@ async fn server_everything_resources_are_listed_and_read_and_a_killed_server_res
         return;
     };
     let model = ScriptedServer::start(Script::new()).await.unwrap();
-    let servers = json!({"everything": {"command": "node", "args": [entry, "stdio"]}});
+    // A word of this test's own after the transport (the server reads only the first): other
+    // tests of this process run server-everything at the same time, and the processes are
+    // told apart by their command line.
+    let needle = "killed-server-restarts";
+    let servers = json!({"everything": {"command": "node", "args": [entry, "stdio", needle]}});
     let (t, mut client, id) = mcp_session(&model.url(), servers, |_| {}).await;
     let on = |extra: Value| {
         let mut p = json!({"sessionId": id, "serverName": "everything"});
@@ -286,8 +290,7 @@ async fn server_everything_resources_are_listed_and_read_and_a_killed_server_res
 
     // The server dies: it is no longer running and its resources cannot be reached; a
     // restart brings a new process.
-    let needle = entry.to_string_lossy().into_owned();
-    let pids = children_running(&needle);
+    let pids = children_running(needle);
     assert_eq!(pids.len(), 1, "{pids:?}");
     let killed = std::process::Command::new("kill")
         .args(["-KILL", &pids[0].to_string()])
@@ -329,14 +332,14 @@ async fn server_everything_resources_are_listed_and_read_and_a_killed_server_res
             .await["running"],
         true
     );
-    let again = children_running(&needle);
+    let again = children_running(needle);
     assert_eq!(again.len(), 1, "{again:?}");
     assert_ne!(again[0], pids[0]);
     let page = client.ok("session.mcp.resources.list", on(json!({}))).await;
     assert!(!page["resources"].as_array().unwrap().is_empty());
     t.stop().await;
     assert!(
-        children_running(&needle).is_empty(),
+        children_running(needle).is_empty(),
         "the session's stop stops its server"
     );
 }

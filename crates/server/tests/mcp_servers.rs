@@ -284,7 +284,9 @@ async fn session_resume_starts_a_new_process_for_a_stdio_server() {
         println!("SKIP: install server-everything with `bash conformance/mcp/install.sh`");
         return;
     };
-    let needle = entry.to_string_lossy().into_owned();
+    // A word of this test's own after the transport (the server reads only the first): other
+    // tests of this process run server-everything at the same time.
+    let needle = "resumed-session-own-process";
     let model = ScriptedServer::start(
         Script::new()
             .text("one")
@@ -294,8 +296,7 @@ async fn session_resume_starts_a_new_process_for_a_stdio_server() {
     .await
     .unwrap();
     let t = TestServer::start(TestServer::allow_all).await;
-    let servers =
-        json!({"mcpServers": {"everything": {"command": "node", "args": [entry, "stdio"]}}});
+    let servers = json!({"mcpServers": {"everything": {"command": "node", "args": [entry, "stdio", needle]}}});
     let mut client = t.client().await;
     let created = client
         .ok(
@@ -305,18 +306,18 @@ async fn session_resume_starts_a_new_process_for_a_stdio_server() {
         .await;
     let id = created["sessionId"].as_str().unwrap().to_owned();
     send(&mut client, &id, "first").await;
-    let before = children_running(&needle);
+    let before = children_running(needle);
     assert_eq!(before.len(), 1, "{before:?}");
     drop(client);
     let server = t.server.clone();
     eventually(|| server.open_sessions() == 0).await;
-    eventually(|| children_running(&needle).is_empty()).await;
+    eventually(|| children_running(needle).is_empty()).await;
 
     let mut client = t.client().await;
     let mut params = create_params(&model.url(), servers);
     params["sessionId"] = json!(id);
     client.ok("session.resume", params).await;
-    let after = children_running(&needle);
+    let after = children_running(needle);
     assert_eq!(after.len(), 1, "{after:?}");
     assert_ne!(
         after, before,
@@ -332,5 +333,5 @@ async fn session_resume_starts_a_new_process_for_a_stdio_server() {
     assert_eq!(done[0]["success"], true, "{}", done[0]);
     assert_eq!(done[0]["result"]["content"], "Echo: after the resume");
     t.stop().await;
-    assert!(children_running(&needle).is_empty());
+    assert!(children_running(needle).is_empty());
 }
