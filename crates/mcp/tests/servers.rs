@@ -412,27 +412,30 @@ fn main() {
         runtime().block_on(engine_child());
         return;
     }
-    let filter: Vec<String> = std::env::args()
-        .skip(1)
-        .filter(|a| !a.starts_with('-'))
-        .collect();
-    let all = tests![
-        stdio_lists_calls_and_stops,
-        a_dropped_connection_kills_its_server,
-        a_server_dying_mid_call_is_an_error_then_fails_at_once,
-        a_hanging_call_times_out_and_an_abort_stops_waiting,
-        a_missing_program_fails_to_start,
-        a_server_that_never_answers_times_out_and_is_killed,
-        a_server_exiting_at_once_names_its_stderr,
-        http_lists_and_calls,
-        http_to_nothing_fails_to_start,
-        the_reference_server_everything_over_stdio,
-        the_reference_server_everything_over_http_on_loopback,
-        the_engine_dying_takes_its_servers_along,
-    ];
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let all = all_tests();
+    // The list `cargo nextest` asks for (`--list --format terse`, and again with `--ignored`):
+    // one `name: test` line per test, none ignored; it then runs each alone with `--exact`.
+    if args.iter().any(|a| a == "--list") {
+        if !args.iter().any(|a| a == "--ignored") {
+            for (name, _) in &all {
+                println!("{name}: test");
+            }
+        }
+        return;
+    }
+    let exact = args.iter().any(|a| a == "--exact");
+    let filter: Vec<&String> = args.iter().filter(|a| !a.starts_with('-')).collect();
     let (mut passed, mut failed) = (0, 0);
     for (name, test) in all {
-        if !filter.is_empty() && !filter.iter().any(|f| name.contains(f.as_str())) {
+        let chosen = |f: &&String| {
+            if exact {
+                name == f.as_str()
+            } else {
+                name.contains(f.as_str())
+            }
+        };
+        if !filter.is_empty() && !filter.iter().any(chosen) {
             continue;
         }
         let rt = runtime();
@@ -453,4 +456,23 @@ fn main() {
     if failed > 0 {
         std::process::exit(101);
     }
+}
+
+/// Every test of this binary, in the order a plain run takes them.
+fn all_tests() -> Vec<(&'static str, Test)> {
+    tests![
+        stdio_lists_calls_and_stops,
+        a_dropped_connection_kills_its_server,
+        a_server_dying_mid_call_is_an_error_then_fails_at_once,
+        a_hanging_call_times_out_and_an_abort_stops_waiting,
+        a_missing_program_fails_to_start,
+        a_server_that_never_answers_times_out_and_is_killed,
+        a_server_exiting_at_once_names_its_stderr,
+        http_lists_and_calls,
+        http_to_nothing_fails_to_start,
+        the_reference_server_everything_over_stdio,
+        the_reference_server_everything_over_http_on_loopback,
+        the_engine_dying_takes_its_servers_along,
+    ]
+    .into()
 }
