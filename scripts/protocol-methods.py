@@ -43,6 +43,8 @@ def walk(node, out):
 CLIENT_SIDE = {
     "hooks.invoke": "yes: the server calls it with `hooks: true` (see Hooks)",
     "providerToken.getToken": "yes: before every model call of a provider with `hasBearerTokenProvider` (see Opening and closing sessions)",
+    "llmInference.httpRequestStart": "yes: each model call's request head, to the client that called `llmInference.setProvider` (see A client that answers the model calls)",
+    "llmInference.httpRequestChunk": "yes: the request's body in one chunk, and `cancel: true` when the turn is aborted (see A client that answers the model calls)",
 }
 
 lines = [BEGIN, ""]

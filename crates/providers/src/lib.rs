@@ -41,8 +41,9 @@ pub use copilot_user::{
     copilot_user, github_api_url_from_env,
 };
 pub use http::{
-    ApiFlavor, EnvToken, HttpProvider, KeyCommand, OpenAiConfig, ProviderEndpoint, ResponseLimits,
-    RetryPolicy, SharedTokenSource, Timeouts, TokenSource, WireApi, provider_endpoint,
+    ApiFlavor, EnvToken, Exchange, ExchangeRequest, ExchangeResponse, HttpProvider, KeyCommand,
+    OpenAiConfig, ProviderEndpoint, ResponseBody, ResponseLimits, RetryPolicy, SharedExchange,
+    SharedTokenSource, Timeouts, TokenSource, WireApi, provider_endpoint,
 };
 pub use openai::{
     ModelCapabilities, ModelInfo, ModelLimits, ModelPolicy, ModelSupports, OpenAiProvider,

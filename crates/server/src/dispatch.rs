@@ -13,10 +13,10 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::methods::{
-    Ctx, event_log, extensions, github_auth, history, lifecycle, listing, log, mcp, mcp_apps,
-    mcp_builtin, mcp_config, mcp_launch, mcp_oauth, mcp_resources, mcp_sampling, mcp_servers,
-    options, pending, permissions, plan, provider_endpoint, rewind, server as server_methods,
-    session, ui, unsupported,
+    Ctx, event_log, extensions, github_auth, history, lifecycle, listing, llm_inference, log, mcp,
+    mcp_apps, mcp_builtin, mcp_config, mcp_launch, mcp_oauth, mcp_resources, mcp_sampling,
+    mcp_servers, options, pending, permissions, plan, provider_endpoint, rewind,
+    server as server_methods, session, ui, unsupported,
 };
 use crate::peer::Peer;
 use crate::rpc::{RpcError, kind_of};
@@ -270,6 +270,13 @@ pub(crate) const SERVED: &[Method] = &[
     }),
     method!("session.permissions.folderTrust.addTrusted" => |ctx, params| {
         permissions::folder_add_trusted(ctx, parse(params)?)
+    }),
+    method!("llmInference.setProvider" => |ctx, _params| llm_inference::set_provider(ctx)),
+    method!("llmInference.httpResponseStart" => |ctx, params| {
+        llm_inference::response_start(ctx, parse(params)?).await
+    }),
+    method!("llmInference.httpResponseChunk" => |ctx, params| {
+        llm_inference::response_chunk(ctx, parse(params)?).await
     }),
 ];
 

@@ -22,6 +22,7 @@ mod account;
 mod auth;
 mod broadcast;
 mod client_bridge;
+mod client_inference;
 mod client_token;
 mod config;
 mod connection;

@@ -101,6 +101,8 @@ pub(crate) fn choose(
     let mut config = config;
     config.limits = defaults.limits;
     config.timeouts = defaults.timeouts;
+    // A client's own provider is reached through the same exchange as the default one.
+    config.exchange = defaults.exchange.clone();
     let provider = http_provider(config.clone())
         .map_err(|e| RpcError::internal(format!("cannot build the model client: {e}")))?;
     Ok(ChosenModel {

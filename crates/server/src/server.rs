@@ -1,5 +1,6 @@
 //! The server: its settings, the sessions open in it (each owned by one connection), the
-//! connected clients (for `session.lifecycle` broadcasts), and orderly shutdown.
+//! connected clients (for `session.lifecycle` broadcasts), the client that answers model calls
+//! itself, and orderly shutdown.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -11,6 +12,7 @@ use tokio_util::sync::CancellationToken;
 use turnstile_journal::Uuid;
 
 use crate::broadcast::Broadcaster;
+use crate::client_inference::Inference;
 use crate::config::ServerConfig;
 use crate::framing::FrameBudget;
 use crate::peer::Peer;
@@ -34,6 +36,8 @@ struct Inner {
     /// Held while sessions are being closed by a shutdown, so a second caller returns only
     /// once they are all closed.
     closing: tokio::sync::Mutex<()>,
+    /// The client that answers model calls itself, and the calls waiting for it.
+    inference: Arc<Inference>,
 }
 
 impl Server {
@@ -53,6 +57,7 @@ impl Server {
                 next_connection: AtomicU64::new(1),
                 shutdown: CancellationToken::new(),
                 closing: tokio::sync::Mutex::new(()),
+                inference: Arc::default(),
             }),
         };
         if let Some(timeout) = server.inner.config.session_idle_timeout {
@@ -128,6 +133,7 @@ impl Server {
     /// answers them (`continuePendingWork`), as with the Copilot CLI.
     pub(crate) async fn connection_closed(&self, peer: &Peer) {
         self.inner.broadcaster.remove(peer.id());
+        self.inner.inference.connection_closed(peer);
         let open_in: Vec<_> = lock(&self.inner.sessions)
             .values()
             .filter(|s| s.is_open_in(peer.id()))
@@ -204,6 +210,11 @@ impl Server {
     /// The budget of frame bytes being received, shared by every connection.
     pub(crate) fn frame_budget(&self) -> &FrameBudget {
         &self.inner.frame_budget
+    }
+
+    /// The client that answers model calls itself (`llmInference.*`).
+    pub(crate) fn inference(&self) -> &Arc<Inference> {
+        &self.inner.inference
     }
 
     /// The handle that reaches every connected client.

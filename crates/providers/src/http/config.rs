@@ -220,6 +220,9 @@ pub struct OpenAiConfig {
     /// Asked before each call for a bearer token (an SDK client's callback); takes precedence
     /// over every other credential, as in the Copilot CLI.
     pub token_source: Option<super::token_source::SharedTokenSource>,
+    /// Makes each call's HTTP request instead of the network (an SDK client that answers the
+    /// model calls itself); `None`: the network.
+    pub exchange: Option<super::exchange::SharedExchange>,
     /// Extra HTTP headers on every request (a request's own headers override them).
     pub headers: Vec<(String, String)>,
     /// Model used when a request names none.
@@ -247,6 +250,7 @@ impl std::fmt::Debug for OpenAiConfig {
             )
             .field("api_key_command", &self.api_key_command)
             .field("token_source", &self.token_source)
+            .field("exchange", &self.exchange)
             // Header values may be credentials too.
             .field(
                 "headers",
@@ -272,6 +276,7 @@ impl OpenAiConfig {
             bearer_token: None,
             api_key_command: None,
             token_source: None,
+            exchange: None,
             headers: Vec::new(),
             model: model.into(),
             timeouts: Timeouts::default(),

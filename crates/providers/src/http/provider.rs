@@ -21,7 +21,7 @@ use tokio_util::sync::CancellationToken;
 use super::budget::check_tool_calls;
 use super::config::{OpenAiConfig, ResponseLimits};
 use super::errors::sse_error;
-use super::transport::HttpCore;
+use super::transport::{HttpCore, Response};
 use crate::reasoning::ReasoningMemory;
 use crate::sse::SseParser;
 use crate::{
@@ -166,7 +166,14 @@ impl<W: Wire> HttpProvider<W> {
         let (answer, reasoning) = loop {
             let (response, started) = self
                 .core
-                .post(&url, &body, request.stream, &request.headers, events)
+                .post(
+                    &url,
+                    &body,
+                    request.stream,
+                    &request.headers,
+                    &request.origin,
+                    events,
+                )
                 .await?;
             if !request.stream {
                 break self.read_whole(response, model, started).await?;
@@ -189,7 +196,7 @@ impl<W: Wire> HttpProvider<W> {
     /// Reads a whole (non-streamed) answer, within the answer and tool-call limits.
     async fn read_whole(
         &self,
-        response: reqwest::Response,
+        response: Response,
         model: String,
         started: Instant,
     ) -> Result<Answered, ModelError> {
@@ -203,7 +210,7 @@ impl<W: Wire> HttpProvider<W> {
     /// Reads a streamed answer to its end.
     async fn read_stream(
         &self,
-        mut response: reqwest::Response,
+        mut response: Response,
         events: &UnboundedSender<ModelEvent>,
         model: String,
         started: Instant,

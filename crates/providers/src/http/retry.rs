@@ -6,29 +6,31 @@ use std::time::Instant;
 
 use tokio::sync::mpsc::UnboundedSender;
 
-use super::transport::HttpCore;
-use crate::{ModelError, ModelEvent};
+use super::transport::{HttpCore, Response};
+use crate::{CallOrigin, ModelError, ModelEvent};
 
 impl HttpCore {
     /// POSTs `body` to `url` until a success status, retrying failures before any output
     /// (announced as [`ModelEvent::Retry`]); returns the response and when its attempt began.
-    /// `extra` headers (the provider's own, then the call's) go after the credential.
+    /// `extra` headers (the provider's own, then the call's) go after the credential; `origin`
+    /// made the call.
     pub(crate) async fn post(
         &self,
         url: &str,
         body: &[u8],
         stream: bool,
         extra: &[(String, String)],
+        origin: &CallOrigin,
         events: &UnboundedSender<ModelEvent>,
-    ) -> Result<(reqwest::Response, Instant), ModelError> {
+    ) -> Result<(Response, Instant), ModelError> {
         // Once per call (a key command runs once, retries reuse its key).
         let headers = self.headers(stream, extra).await?;
         let mut attempt = 0u32;
         loop {
             let started = Instant::now();
-            let (error, retry_after) = match self.send(url, &headers, body).await {
+            let (error, retry_after) = match self.send(url, &headers, body, origin).await {
                 // Committed: from here on nothing is ever sent again.
-                Ok(response) if response.status().is_success() => return Ok((response, started)),
+                Ok(response) if response.is_success() => return Ok((response, started)),
                 Ok(response) => self.http_error(response).await,
                 Err(error) => (error, None),
             };

@@ -1,6 +1,7 @@
 //! HTTP: [`HttpCore`], the client of one provider configuration: sending a request within the
-//! request timeout, reading bodies within the stall timeout and size limits, and turning HTTP
-//! failures into [`ModelError`]s. (Retries are `retry`'s, over these.)
+//! request timeout (over the network, or through the configuration's [`Exchange`](super::exchange::Exchange)),
+//! reading bodies within the stall timeout and size limits, and turning HTTP failures into
+//! [`ModelError`]s. (Retries are `retry`'s, over these.)
 
 use std::time::{Duration, Instant};
 
@@ -9,8 +10,9 @@ use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use super::auth::credential;
 use super::config::{ApiFlavor, OpenAiConfig};
 use super::errors::quote;
+use super::exchange::{ExchangeRequest, ExchangeResponse};
 use super::wire::ErrorBody;
-use crate::{ModelError, ModelErrorKind};
+use crate::{CallOrigin, ModelError, ModelErrorKind};
 
 /// Most of an error body read for its message (the rest is not needed to say what failed).
 const MAX_ERROR_BODY: usize = 1024 * 1024;
@@ -24,6 +26,63 @@ pub(crate) enum BodyError {
     TooLarge,
     /// The transfer failed.
     Model(ModelError),
+}
+
+/// A response head with its body still to read: from the network or from the
+/// configuration's exchange.
+pub(crate) enum Response {
+    /// This process's HTTP client made the request.
+    Network(reqwest::Response),
+    /// The configuration's exchange made it.
+    Exchanged(ExchangeResponse),
+}
+
+impl Response {
+    /// The HTTP status.
+    pub(crate) fn status(&self) -> u16 {
+        match self {
+            Response::Network(r) => r.status().as_u16(),
+            Response::Exchanged(r) => r.status,
+        }
+    }
+
+    /// Whether the status is a success (2xx).
+    pub(crate) fn is_success(&self) -> bool {
+        (200..300).contains(&self.status())
+    }
+
+    /// The first value of header `name`, when it is text.
+    fn header(&self, name: &str) -> Option<String> {
+        match self {
+            Response::Network(r) => r
+                .headers()
+                .get(name)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned),
+            Response::Exchanged(r) => r.header(name).map(str::to_owned),
+        }
+    }
+
+    /// The announced body length, when there is one.
+    fn content_length(&self) -> Option<u64> {
+        match self {
+            Response::Network(r) => r.content_length(),
+            Response::Exchanged(r) => r.header("content-length")?.trim().parse().ok(),
+        }
+    }
+
+    /// The next piece of the body; `None` at its end.
+    async fn chunk(&mut self) -> Result<Option<Vec<u8>>, ModelError> {
+        match self {
+            Response::Network(r) => r.chunk().await.map(|c| c.map(|b| b.to_vec())).map_err(|e| {
+                ModelError::new(
+                    ModelErrorKind::Stream,
+                    format!("the connection broke during the response: {}", chain(&e)),
+                )
+            }),
+            Response::Exchanged(r) => r.body.chunk().await,
+        }
+    }
 }
 
 /// An HTTP client for one provider configuration.
@@ -56,10 +115,7 @@ impl HttpCore {
     }
 
     /// Reads a whole (non-streamed) body within `max_body_bytes`.
-    pub(crate) async fn read_whole_body(
-        &self,
-        response: reqwest::Response,
-    ) -> Result<Vec<u8>, ModelError> {
+    pub(crate) async fn read_whole_body(&self, response: Response) -> Result<Vec<u8>, ModelError> {
         let limit = self.config.limits.max_body_bytes;
         self.read_body(response, limit).await.map_err(|e| match e {
             BodyError::TooLarge => ModelError::new(
@@ -132,19 +188,46 @@ impl HttpCore {
         Ok(headers)
     }
 
-    /// Sends the request and waits for the response head.
+    /// Sends the request of a call made by `origin` and waits for the response head: through
+    /// the configuration's exchange when it has one, else over the network.
     pub(crate) async fn send(
         &self,
         url: &str,
         headers: &HeaderMap,
         body: &[u8],
-    ) -> Result<reqwest::Response, ModelError> {
-        let builder = self
-            .client
-            .post(url)
-            .headers(headers.clone())
-            .body(body.to_vec());
-        self.response_head(url, builder).await
+        origin: &CallOrigin,
+    ) -> Result<Response, ModelError> {
+        let Some(exchange) = &self.config.exchange else {
+            let builder = self
+                .client
+                .post(url)
+                .headers(headers.clone())
+                .body(body.to_vec());
+            return self
+                .response_head(url, builder)
+                .await
+                .map(Response::Network);
+        };
+        // What the HTTP client would add itself goes in too: the other side makes the request.
+        let mut pairs = vec![(
+            "user-agent".to_owned(),
+            user_agent(&self.config.flavor).to_owned(),
+        )];
+        pairs.extend(headers.iter().filter_map(|(name, value)| {
+            Some((name.as_str().to_owned(), value.to_str().ok()?.to_owned()))
+        }));
+        let request = ExchangeRequest {
+            method: "POST",
+            url: url.to_owned(),
+            headers: pairs,
+            body: body.to_vec(),
+            origin: origin.clone(),
+        };
+        let limit = self.config.timeouts.request;
+        match tokio::time::timeout(limit, exchange.0.send(request)).await {
+            Err(_) => Err(no_response(url, limit)),
+            Ok(answer) => answer.map(Response::Exchanged),
+        }
     }
 
     /// Sends a built request and waits for the response head within the request timeout.
@@ -155,12 +238,7 @@ impl HttpCore {
     ) -> Result<reqwest::Response, ModelError> {
         let limit = self.config.timeouts.request;
         match tokio::time::timeout(limit, builder.send()).await {
-            Err(_) => Err(ModelError {
-                kind: ModelErrorKind::Timeout,
-                status_code: None,
-                message: format!("no response from {url} within {} ms", limit.as_millis()),
-                retryable: true,
-            }),
+            Err(_) => Err(no_response(url, limit)),
             Ok(Err(e)) => Err(ModelError {
                 kind: if e.is_timeout() {
                     ModelErrorKind::Timeout
@@ -176,12 +254,9 @@ impl HttpCore {
     }
 
     /// The error of a non-2xx answer, and the server's `Retry-After` when it sent one.
-    pub(crate) async fn http_error(
-        &self,
-        response: reqwest::Response,
-    ) -> (ModelError, Option<Duration>) {
-        let status = response.status();
-        let retry_after = retry_after(response.headers());
+    pub(crate) async fn http_error(&self, response: Response) -> (ModelError, Option<Duration>) {
+        let code = response.status();
+        let retry_after = retry_after(|name| response.header(name));
         let body = self
             .read_body(response, MAX_ERROR_BODY)
             .await
@@ -190,19 +265,16 @@ impl HttpCore {
             let text = String::from_utf8_lossy(&body);
             let text = text.trim();
             if text.is_empty() {
-                format!(
-                    "HTTP {} {}",
-                    status.as_u16(),
-                    status.canonical_reason().unwrap_or("")
-                )
-                .trim_end()
-                .to_string()
+                let reason = reqwest::StatusCode::from_u16(code)
+                    .ok()
+                    .and_then(|s| s.canonical_reason())
+                    .unwrap_or("");
+                format!("HTTP {code} {reason}").trim_end().to_string()
             } else {
                 quote(text)
             }
         });
-        let code = status.as_u16();
-        let retryable = matches!(code, 408 | 409 | 429) || status.is_server_error();
+        let retryable = matches!(code, 408 | 409 | 429) || (500..600).contains(&code);
         (
             ModelError {
                 kind: ModelErrorKind::Http,
@@ -218,7 +290,7 @@ impl HttpCore {
     /// stops reading as soon as the limit is passed.
     pub(crate) async fn read_body(
         &self,
-        mut response: reqwest::Response,
+        mut response: Response,
         limit: usize,
     ) -> Result<Vec<u8>, BodyError> {
         if response.content_length().is_some_and(|n| n > limit as u64) {
@@ -243,7 +315,7 @@ impl HttpCore {
     /// retried).
     pub(crate) async fn next_chunk(
         &self,
-        response: &mut reqwest::Response,
+        response: &mut Response,
     ) -> Result<Option<Vec<u8>>, ModelError> {
         let idle = self.config.timeouts.stall;
         self.next_chunk_within(response, idle, Instant::now()).await
@@ -254,7 +326,7 @@ impl HttpCore {
     /// cut connection is an error (never retried: output may have begun).
     pub(crate) async fn next_chunk_within(
         &self,
-        response: &mut reqwest::Response,
+        response: &mut Response,
         idle: Duration,
         progressed: Instant,
     ) -> Result<Option<Vec<u8>>, ModelError> {
@@ -268,12 +340,18 @@ impl HttpCore {
                     idle.as_millis()
                 ),
             )),
-            Ok(Err(e)) => Err(ModelError::new(
-                ModelErrorKind::Stream,
-                format!("the connection broke during the response: {}", chain(&e)),
-            )),
-            Ok(Ok(chunk)) => Ok(chunk.map(|b| b.to_vec())),
+            Ok(answer) => answer,
         }
+    }
+}
+
+/// The error of a request whose response head did not come within `limit`.
+fn no_response(url: &str, limit: Duration) -> ModelError {
+    ModelError {
+        kind: ModelErrorKind::Timeout,
+        status_code: None,
+        message: format!("no response from {url} within {} ms", limit.as_millis()),
+        retryable: true,
     }
 }
 
@@ -308,14 +386,10 @@ pub(super) fn user_agent(flavor: &ApiFlavor) -> &'static str {
     }
 }
 
-/// `Retry-After` (seconds) or `retry-after-ms`; HTTP dates are not honoured.
-fn retry_after(headers: &HeaderMap) -> Option<Duration> {
-    let get = |name: &str| {
-        headers
-            .get(name)
-            .and_then(|v| v.to_str().ok())
-            .map(str::trim)
-    };
+/// `Retry-After` (seconds) or `retry-after-ms` of the headers `header` reads; HTTP dates are
+/// not honoured.
+fn retry_after(header: impl Fn(&str) -> Option<String>) -> Option<Duration> {
+    let get = |name: &str| header(name).map(|v| v.trim().to_owned());
     if let Some(ms) = get("retry-after-ms").and_then(|v| v.parse::<f64>().ok())
         && ms.is_finite()
         && ms >= 0.0
@@ -365,20 +439,24 @@ fn is_loopback(url: &str) -> bool {
 mod tests {
     use super::*;
 
+    fn retry_after_of(h: &HeaderMap) -> Option<Duration> {
+        retry_after(|name| h.get(name).and_then(|v| v.to_str().ok()).map(str::to_owned))
+    }
+
     #[test]
     fn retry_after_headers() {
         let mut h = HeaderMap::new();
-        assert_eq!(retry_after(&h), None);
+        assert_eq!(retry_after_of(&h), None);
         h.insert("retry-after", "2".parse().unwrap());
-        assert_eq!(retry_after(&h), Some(Duration::from_secs(2)));
+        assert_eq!(retry_after_of(&h), Some(Duration::from_secs(2)));
         h.insert("retry-after-ms", "150".parse().unwrap());
-        assert_eq!(retry_after(&h), Some(Duration::from_millis(150)));
+        assert_eq!(retry_after_of(&h), Some(Duration::from_millis(150)));
         let mut h = HeaderMap::new();
         h.insert(
             "retry-after",
             "Wed, 21 Oct 2015 07:28:00 GMT".parse().unwrap(),
         );
-        assert_eq!(retry_after(&h), None);
+        assert_eq!(retry_after_of(&h), None);
     }
 
     #[test]

@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::super::http::{ApiFlavor, BodyError, OpenAiConfig, quote};
+use super::super::http::{ApiFlavor, BodyError, OpenAiConfig, Response, quote};
 use super::super::{ModelError, ModelErrorKind};
 use super::OpenAiProvider;
 
@@ -163,8 +163,8 @@ impl OpenAiProvider {
         let url = models_url(&core.config);
         let headers = core.headers(false, &[]).await?;
         let builder = core.client.get(&url).headers(headers);
-        let response = core.response_head(&url, builder).await?;
-        if !response.status().is_success() {
+        let response = Response::Network(core.response_head(&url, builder).await?);
+        if !response.is_success() {
             return Err(core.http_error(response).await.0);
         }
         let body = core

@@ -7,6 +7,7 @@ pub(crate) mod github_auth;
 pub(crate) mod history;
 pub(crate) mod lifecycle;
 pub(crate) mod listing;
+pub(crate) mod llm_inference;
 pub(crate) mod log;
 pub(crate) mod mcp;
 pub(crate) mod mcp_apps;

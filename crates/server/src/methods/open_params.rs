@@ -12,7 +12,7 @@ use turnstile_loop::hooks::{CommandHooks, HookRunner};
 use turnstile_loop::prompt::SystemMessageConfig;
 use turnstile_loop::session::configured_processes;
 use turnstile_loop::{InfiniteSessions, SessionConfig, SessionParts};
-use turnstile_providers::{CopilotUser, SharedTokenSource};
+use turnstile_providers::{CopilotUser, SharedExchange, SharedTokenSource};
 use turnstile_tools::ask_user::ASK_USER;
 use turnstile_tools::skills::SkillSet;
 use turnstile_tools::{ToolRegistry, ToolSpec};
@@ -20,6 +20,7 @@ use turnstile_tools::{ToolRegistry, ToolSpec};
 use super::Ctx;
 use crate::account::{self, SessionAccount};
 use crate::client_bridge::{ClientBridge, ClientCapabilities};
+use crate::client_inference::ClientExchange;
 use crate::client_token::{ClientToken, SINGLE_PROVIDER_NAME};
 use crate::permission_state::SessionPermissions;
 use crate::provider::{self, ProviderParams};
@@ -173,10 +174,17 @@ pub(super) fn build(
     let config = ctx.server.config();
     let cwd = working_dir(&config.default_cwd, params.working_directory.as_deref())?;
     let (provider_name, provider_params) = chosen_provider(params)?.unzip();
-    let defaults = account::with_session_token(
+    let mut defaults = account::with_session_token(
         config.default_model.clone(),
         params.git_hub_token.as_deref(),
     );
+    // A client answers the model calls itself: this session's requests go to it.
+    if ctx.server.inference().provider().is_some() {
+        defaults.exchange = Some(SharedExchange(Arc::new(ClientExchange {
+            inference: Arc::clone(ctx.server.inference()),
+            session_id: id.to_string(),
+        })));
+    }
     // A provider whose client has a token callback asks this connection for every call's token.
     let token_source = provider_name.map(|name| {
         SharedTokenSource(Arc::new(ClientToken {

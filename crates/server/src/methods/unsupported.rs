@@ -126,10 +126,6 @@ pub(crate) const REASONS: &[(&str, &str)] = &[
         "sessions live on the local file system; a client file system is not supported",
     ),
     (
-        "llmInference.",
-        "model calls go to the session's provider; client-side inference is not supported",
-    ),
-    (
         "session.metadata.",
         "session facts are served by session.getMetadata and session.list",
     ),
