@@ -40,20 +40,21 @@ for _ in $(seq 1 50); do
 done
 
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
-echo "| export --otlp of $JOURNAL | median wall s | median peak RSS MiB | spans | requests |"
-echo "|---|---|---|---|---|"
+echo "| export --otlp of $JOURNAL | median wall s | median CPU s | median peak RSS MiB | spans | requests |"
+echo "|---|---|---|---|---|---|"
 for content in false true; do
-    times=(); rss=(); line=
+    times=(); cpu=(); rss=(); line=
     for _ in $(seq 1 "$REPS"); do
         out=$(OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=$content \
-            /usr/bin/time -f '%e %M' "$BIN" export --otlp "http://127.0.0.1:$PORT" "$JOURNAL" 2>&1)
+            /usr/bin/time -f '%e %M %U %S' "$BIN" export --otlp "http://127.0.0.1:$PORT" "$JOURNAL" 2>&1)
         line=$(echo "$out" | grep ' spans in ')
-        read -r t m < <(echo "$out" | tail -1)
-        times+=("$t"); rss+=("$m")
+        read -r t m u k < <(echo "$out" | tail -1)
+        times+=("$t"); rss+=("$m"); cpu+=("$(echo "$u + $k" | bc)")
     done
     T=$(printf '%s\n' "${times[@]}" | median)
     M=$(printf '%s\n' "${rss[@]}" | median)
+    C=$(printf '%s\n' "${cpu[@]}" | median)
     spans=$(echo "$line" | awk '{print $1}')
     requests=$(echo "$line" | awk '{print $4}')
-    printf '| contents %s | %s | %.1f | %s | %s |\n' "$content" "$T" "$(echo "$M / 1024" | bc -l)" "$spans" "$requests"
+    printf '| contents %s | %s | %s | %.1f | %s | %s |\n' "$content" "$T" "$C" "$(echo "$M / 1024" | bc -l)" "$spans" "$requests"
 done

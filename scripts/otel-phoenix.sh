@@ -72,13 +72,16 @@ def spans():
         if not cursor:
             return out
 expected = 2002 + 2000 + 2 + 16  # long-session: chats, tools, interactions; s1-subagents: 16
-got, last = [], -1
-for _ in range(60):
+got, same = [], 0
+for _ in range(100):  # up to about 8 minutes on a loaded machine
+    count = len(got)
     got = spans()
-    if len(got) >= expected or len(got) == last:
+    if len(got) >= expected:
         break
-    last = len(got)
-    time.sleep(2)
+    same = same + 1 if len(got) == count else 0
+    if same == 6:  # 30 s without a new span: it holds all it will
+        break
+    time.sleep(5)
 names = {}
 for s in got:
     key = s["name"].split(" ")[0]
