@@ -14,6 +14,18 @@ PBIN := target/profiling/turnstile
 demo: release
 	bash scripts/demo.sh
 
+## bench-otel: `export --otlp` of the 2,002-turn fixture to a loopback receiver (time, peak RSS).
+.PHONY: bench-otel
+bench-otel:
+	bash scripts/bench-otel.sh
+
+## otel-phoenix: `turnstile export --otlp` against a real backend: Arize Phoenix installed into
+## a virtual environment under the target directory, started on a free loopback port, sent
+## the 2,002-turn fixture and the real runtime's sub-agent recording, asked for the spans back.
+.PHONY: otel-phoenix
+otel-phoenix:
+	bash scripts/otel-phoenix.sh
+
 ## fixtures: record the turnstile fixtures in fixtures/ again against the scripted model server.
 .PHONY: fixtures
 fixtures:

@@ -1,5 +1,5 @@
 //! `turnstile export`: a session's journal out of a store, byte for byte as `events.jsonl`,
-//! in bounded memory.
+//! in bounded memory (or, with `--otlp`, as traces: `export_otlp.rs`).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -29,6 +29,12 @@ pub struct ExportArgs {
     /// Write to this file instead of stdout.
     #[arg(long, short, value_name = "FILE")]
     pub output: Option<PathBuf>,
+    /// Send the session as OpenTelemetry GenAI traces (OTLP/HTTP protobuf) to this receiver
+    /// instead: a URL without a path gets /v1/traces; bare, the OTEL_EXPORTER_OTLP_* variables
+    /// decide [default: http://localhost:4318/v1/traces]. Message contents only with
+    /// OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true.
+    #[arg(long, value_name = "URL", num_args = 0..=1, default_missing_value = "", conflicts_with = "output")]
+    pub otlp: Option<String>,
 }
 
 /// Runs `turnstile export`: the journal goes out in bounded pieces, to stdout or to
@@ -36,6 +42,10 @@ pub struct ExportArgs {
 /// written like the others and named on stderr with its number and size, and the exit status
 /// is 1: `import` and the other readers with the same limit refuse or skip it.
 pub fn run(args: &ExportArgs, store: &StoreArgs, state_dir: Option<&Path>) -> Result<ExitCode> {
+    if let Some(url) = &args.otlp {
+        let from = args.from.as_deref();
+        return super::export_otlp::run(&args.session, from, url, store, state_dir);
+    }
     let from = args.from.clone().or_else(|| store.store.clone());
     let id = match from.as_deref() {
         Some(url) if turnstile_store_nats::is_nats_url(url) => {

@@ -6,6 +6,7 @@ pub mod compact;
 pub mod config;
 pub mod events;
 pub mod export;
+pub mod export_otlp;
 pub mod fsck;
 pub mod history;
 pub mod import;

@@ -1,0 +1,780 @@
+//! Journal records into GenAI spans, one record at a time (`docs/otel.md` has the table).
+//!
+//! An interaction (a prompt of the user until the next one, or the session's end) is an
+//! `invoke_agent` span and the root of its own trace; a model call (a turn) is a `chat` span, a
+//! tool call an `execute_tool` span, both children of their agent's `invoke_agent`; a sub-agent
+//! is an `invoke_agent` span of its own under the tool call that started it. A span is handed
+//! out when the event that ends it is read, so memory follows the spans open at once (capped
+//! at [`MAX_OPEN_SPANS`]), never the journal. A span still open at the end (a crashed session,
+//! a torn tail) or before a `session.resume` (the process that wrote it died) is ended at the
+//! last time the journal shows, with an error status and [`crate::UNFINISHED`] set.
+
+use std::collections::HashMap;
+
+use opentelemetry_proto::tonic::trace::v1::{Span, span::SpanKind};
+use serde_json::json;
+use turnstile_journal::payload::{self, TypedEvent};
+use turnstile_journal::{Event, ReadError, Record};
+
+use crate::attrs;
+use crate::ids;
+use crate::open::OpenSpan;
+
+/// The most spans open at once (tool calls, agents, model calls). A journal that opens more
+/// without ending them (hostile, or broken) gets no span for the extra ones; they are counted
+/// in [`Counts::dropped`].
+pub const MAX_OPEN_SPANS: usize = 10_000;
+
+/// Sub-agent names remembered (for a follow-up round's span); later agents' rounds are named
+/// by their id only.
+pub const MAX_AGENT_NAMES: usize = 4096;
+
+/// What the export carries besides the spans' shape.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct MapOptions {
+    /// Message contents, tool arguments and results (`gen_ai.input.messages`,
+    /// `gen_ai.output.messages`, `gen_ai.tool.call.arguments`, `gen_ai.tool.call.result`).
+    /// Off unless the user opts in, as the conventions ask.
+    pub capture_content: bool,
+}
+
+/// What a mapping saw besides its spans.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Counts {
+    /// Spans handed out.
+    pub spans: u64,
+    /// Spans handed out unfinished (open at the end or cut by a resume).
+    pub unfinished: u64,
+    /// Spans not made because [`MAX_OPEN_SPANS`] were open.
+    pub dropped: u64,
+    /// Lines that could not be read (bad JSON, over the line limit); skipped.
+    pub unreadable: u64,
+    /// The journal ends in a torn line (a writer cut off mid-line); it was left out.
+    pub torn_tail: bool,
+}
+
+/// One agent's context: the main agent's interaction, or a sub-agent.
+struct Agent {
+    span: OpenSpan,
+    /// Its model call in progress.
+    chat: Option<Chat>,
+    /// Whether its model calls are framed by `assistant.turn_start`/`turn_end`; the Copilot
+    /// runtime's sub-agents record only the answers.
+    turns: bool,
+    /// When it last did something: where an unframed model call starts.
+    last_ms: i64,
+    output_tokens: u64,
+    input_tokens: Option<u64>,
+    model: Option<String>,
+    /// Its last answer's text (the interaction's output, with content capture on).
+    last_answer: Option<String>,
+}
+
+struct Chat {
+    span: OpenSpan,
+    answered: bool,
+}
+
+struct Tool {
+    span: OpenSpan,
+}
+
+/// The mapping's state; see the module doc.
+pub struct Mapper {
+    options: MapOptions,
+    session: String,
+    provider: &'static str,
+    model: Option<String>,
+    agent_name: String,
+    main: Option<Agent>,
+    subagents: HashMap<String, Agent>,
+    /// Sub-agents' names by id, for the spans of their follow-up rounds.
+    names: HashMap<String, String>,
+    tools: HashMap<String, Tool>,
+    last_ms: i64,
+    counts: Counts,
+}
+
+impl Mapper {
+    /// A mapping with `options`; `session` names the session until the journal's
+    /// `session.start` does (ids derive from it).
+    pub fn new(session: &str, options: MapOptions) -> Self {
+        Mapper {
+            options,
+            session: session.to_owned(),
+            provider: "github",
+            model: None,
+            agent_name: "GitHub Copilot".to_owned(),
+            main: None,
+            subagents: HashMap::new(),
+            names: HashMap::new(),
+            tools: HashMap::new(),
+            last_ms: 0,
+            counts: Counts::default(),
+        }
+    }
+
+    /// What was seen so far.
+    pub fn counts(&self) -> &Counts {
+        &self.counts
+    }
+
+    /// Maps one result of the journal reader; finished spans go to `out`.
+    pub fn push(&mut self, record: Result<Record, ReadError>, out: &mut Vec<Span>) {
+        match record {
+            Ok(record) => self.event(&record.event, out),
+            Err(ReadError::TornTail { .. }) => self.counts.torn_tail = true,
+            Err(_) => self.counts.unreadable += 1,
+        }
+    }
+
+    /// Ends every span still open as unfinished (the journal ends here).
+    pub fn finish(&mut self, out: &mut Vec<Span>) {
+        self.end_all("the journal ends before this span ended", out);
+    }
+
+    fn open_count(&self) -> usize {
+        let chats = self.main.iter().filter(|a| a.chat.is_some()).count()
+            + self.subagents.values().filter(|a| a.chat.is_some()).count();
+        self.tools.len() + self.subagents.len() + chats + usize::from(self.main.is_some())
+    }
+
+    fn room(&mut self) -> bool {
+        if self.open_count() < MAX_OPEN_SPANS {
+            true
+        } else {
+            self.counts.dropped += 1;
+            false
+        }
+    }
+
+    fn emit(&mut self, span: Span, out: &mut Vec<Span>) {
+        self.counts.spans += 1;
+        out.push(span);
+    }
+
+    fn event(&mut self, event: &Event, out: &mut Vec<Span>) {
+        let ms = event.timestamp.millis();
+        let typed = match payload::typed(event) {
+            Ok(t) => t,
+            Err(_) => {
+                self.counts.unreadable += 1;
+                return;
+            }
+        };
+        let id = event.id.to_string();
+        let agent = event.agent_id.clone();
+        // An event is part of the open interaction (and of its sub-agent), except the ones
+        // that end it: a new prompt, a resume, a shutdown.
+        let ends_main = match &typed {
+            TypedEvent::UserMessage(m) => {
+                agent.is_none() && m.is_autopilot_continuation != Some(true)
+            }
+            TypedEvent::SessionStart(_)
+            | TypedEvent::SessionResume(_)
+            | TypedEvent::SessionShutdown(_) => true,
+            _ => false,
+        };
+        if !ends_main && let Some(main) = self.main.as_mut() {
+            main.span.touch(ms);
+        }
+        if let Some(key) = &agent
+            && let Some(sub) = self.subagents.get_mut(key)
+        {
+            sub.span.touch(ms);
+        }
+        self.apply(typed, agent, &id, ms, event, out);
+        // After the event: what it ends, ends at the journal's time before it.
+        self.last_ms = self.last_ms.max(ms);
+    }
+
+    fn apply(
+        &mut self,
+        typed: TypedEvent,
+        agent: Option<String>,
+        id: &str,
+        ms: i64,
+        event: &Event,
+        out: &mut Vec<Span>,
+    ) {
+        let id = id.to_owned();
+        match typed {
+            TypedEvent::SessionStart(start) => {
+                self.session = start.session_id;
+                self.model = start.selected_model;
+            }
+            TypedEvent::SessionModelChange(change) if agent.is_none() => {
+                self.model = Some(change.new_model);
+            }
+            TypedEvent::SessionResume(_) => {
+                self.end_all("the process that wrote this span ended before it did", out)
+            }
+            TypedEvent::SessionShutdown(_) => self.end_all("open at the session's shutdown", out),
+            TypedEvent::SessionIdle(_) if agent.is_none() => self.close_main(out),
+            TypedEvent::UserMessage(msg) => match agent {
+                Some(agent) => {
+                    let capture = self.options.capture_content;
+                    let a = self.agent(Some(&agent), &id, ms);
+                    if let Some(a) = a {
+                        a.last_ms = ms;
+                        if capture {
+                            a.span.set(attrs::string(
+                                "gen_ai.input.messages",
+                                user_messages(&msg.content),
+                            ));
+                        }
+                    }
+                }
+                None if msg.is_autopilot_continuation == Some(true) && self.main.is_some() => {
+                    if let Some(main) = self.main.as_mut() {
+                        main.last_ms = ms;
+                    }
+                }
+                None => {
+                    self.close_main(out);
+                    self.open_main(&id, ms, Some(&msg.content));
+                }
+            },
+            TypedEvent::AssistantTurnStart(start) => {
+                let model = start.model.clone();
+                self.close_chat(agent.as_deref(), out);
+                if !self.room() {
+                    return;
+                }
+                let session = self.session.clone();
+                let Some(a) = self.agent(agent.as_deref(), &id, ms) else {
+                    return;
+                };
+                a.turns = true;
+                let model = model.or_else(|| a.model.clone());
+                a.chat = Some(open_chat(&session, &id, a, model, ms));
+                if let Some(chat) = a.chat.as_mut() {
+                    chat.span
+                        .set(attrs::string("github.copilot.turn_id", start.turn_id));
+                }
+            }
+            TypedEvent::AssistantMessage(msg) => {
+                self.on_message(agent.as_deref(), &id, ms, msg, out)
+            }
+            TypedEvent::AssistantUsage(usage) => {
+                if let Some(a) = self.agent_of(agent.as_deref()) {
+                    if let Some(n) = usage.input_tokens {
+                        a.input_tokens = Some(a.input_tokens.unwrap_or(0).saturating_add(n));
+                    }
+                    if let Some(chat) = a.chat.as_mut() {
+                        apply_usage(&mut chat.span, &usage);
+                    }
+                }
+            }
+            TypedEvent::AssistantTurnEnd(_) => self.close_chat(agent.as_deref(), out),
+            TypedEvent::ToolExecutionStart(start) => {
+                self.close_chat(agent.as_deref(), out);
+                if !self.room() {
+                    return;
+                }
+                let capture = self.options.capture_content;
+                let session = self.session.clone();
+                let Some(a) = self.agent(agent.as_deref(), &id, ms) else {
+                    return;
+                };
+                a.last_ms = ms;
+                let mut span = OpenSpan::new(
+                    a.span.trace(),
+                    ids::span_id(&session, &id),
+                    Some(a.span.id()),
+                    format!("execute_tool {}", start.tool_name),
+                    SpanKind::Internal,
+                    ms,
+                );
+                span.set(attrs::string("gen_ai.operation.name", "execute_tool"));
+                span.set(attrs::string("gen_ai.tool.name", start.tool_name.clone()));
+                span.set(attrs::string(
+                    "gen_ai.tool.call.id",
+                    start.tool_call_id.clone(),
+                ));
+                span.set(attrs::string("gen_ai.tool.type", tool_type(&start)));
+                span.set(attrs::string("gen_ai.conversation.id", session));
+                if capture && let Some(arguments) = &start.arguments {
+                    span.set(attrs::text(
+                        "gen_ai.tool.call.arguments",
+                        &arguments.to_string(),
+                    ));
+                }
+                self.tools.insert(start.tool_call_id, Tool { span });
+            }
+            TypedEvent::ToolExecutionComplete(done) => {
+                if let Some(a) = self.agent_of(agent.as_deref()) {
+                    a.last_ms = ms;
+                }
+                if let Some(mut tool) = self.tools.remove(&done.tool_call_id) {
+                    tool.span.touch(ms);
+                    if !done.success {
+                        let (kind, message) = match &done.error {
+                            Some(e) => (e.code.as_deref().unwrap_or("failure"), e.message.as_str()),
+                            None => ("failure", "the tool call failed"),
+                        };
+                        tool.span.fail(Some(kind), message);
+                    }
+                    if self.options.capture_content
+                        && let Some(result) = &done.result
+                    {
+                        tool.span
+                            .set(attrs::text("gen_ai.tool.call.result", &result.content));
+                    }
+                    let span = tool.span.end();
+                    self.emit(span, out);
+                }
+            }
+            TypedEvent::SubagentStarted(s) => {
+                if !self.room() {
+                    return;
+                }
+                let session = self.session.clone();
+                let key = agent.unwrap_or_else(|| s.tool_call_id.clone());
+                let parent = match self.tools.get(&s.tool_call_id) {
+                    Some(tool) => Some((tool.span.trace(), tool.span.id())),
+                    None => self.main.as_ref().map(|m| (m.span.trace(), m.span.id())),
+                };
+                let (trace, parent) = match parent {
+                    Some((trace, id)) => (trace, Some(id)),
+                    None => (ids::trace_id(&session, &id), None),
+                };
+                let mut span = OpenSpan::new(
+                    trace,
+                    ids::span_id(&session, &id),
+                    parent,
+                    format!("invoke_agent {}", s.agent_name),
+                    SpanKind::Internal,
+                    ms,
+                );
+                self.agent_attributes(&mut span, &s.agent_name);
+                span.set(attrs::string("gen_ai.agent.id", key.clone()));
+                span.set(attrs::text(
+                    "gen_ai.agent.description",
+                    &s.agent_description,
+                ));
+                if let Some(model) = &s.model {
+                    span.set(attrs::string("gen_ai.request.model", model.clone()));
+                }
+                if self.names.len() < MAX_AGENT_NAMES {
+                    self.names.insert(key.clone(), s.agent_name.clone());
+                }
+                let sub = Agent::new(span, s.model.clone(), ms);
+                if let Some(old) = self.subagents.insert(key, sub) {
+                    self.close_agent(old, None, out);
+                }
+            }
+            TypedEvent::SubagentCompleted(s) => {
+                let key = agent.unwrap_or(s.tool_call_id);
+                if let Some(sub) = self.subagents.remove(&key) {
+                    self.close_agent(sub, None, out);
+                }
+            }
+            TypedEvent::SubagentFailed(s) => {
+                let key = agent.unwrap_or(s.tool_call_id);
+                if let Some(sub) = self.subagents.remove(&key) {
+                    self.close_agent(sub, Some(("subagent_failed", s.error.as_str())), out);
+                }
+            }
+            TypedEvent::SessionError(e) => {
+                let kind = e
+                    .status_code
+                    .map(|s| s.to_string())
+                    .unwrap_or_else(|| e.error_type.clone());
+                let Some(a) = self.agent_of(agent.as_deref()) else {
+                    return;
+                };
+                if let Some(chat) = a.chat.as_mut() {
+                    chat.span.touch(ms);
+                    chat.span.fail(Some(&kind), &e.message);
+                    chat.answered = true;
+                }
+                a.span.fail(Some(&kind), &e.message);
+                self.close_chat(agent.as_deref(), out);
+            }
+            TypedEvent::Abort(abort) => {
+                if let Some(a) = self.agent_of(agent.as_deref()) {
+                    a.span
+                        .fail(Some("aborted"), &format!("aborted: {}", abort.reason));
+                }
+            }
+            TypedEvent::Other(t) if t.as_str() == "session.info" => {
+                if let Some(provider) = provider_of(event) {
+                    self.provider = provider;
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn on_message(
+        &mut self,
+        agent: Option<&str>,
+        id: &str,
+        ms: i64,
+        msg: turnstile_journal::payload::AssistantMessage,
+        out: &mut Vec<Span>,
+    ) {
+        let capture = self.options.capture_content;
+        let session = self.session.clone();
+        let unframed = match self.agent(agent, id, ms) {
+            Some(a) => !a.turns || a.chat.is_none(),
+            None => return,
+        };
+        if unframed && !self.room() {
+            return;
+        }
+        let Some(a) = self.agent(agent, id, ms) else {
+            return;
+        };
+        if unframed {
+            // The runtime's sub-agents record no turn start: the call began when the agent
+            // last did something (its prompt, or its last tool result).
+            let model = msg.model.clone().or_else(|| a.model.clone());
+            let start = a.last_ms;
+            a.chat = Some(open_chat(&session, id, a, model, start));
+        }
+        a.last_ms = ms;
+        let Some(chat) = a.chat.as_mut() else {
+            return;
+        };
+        chat.span.touch(ms);
+        chat.answered = true;
+        let calls = msg.tool_requests.as_deref().unwrap_or_default();
+        let finish = if calls.is_empty() {
+            "stop"
+        } else {
+            "tool_calls"
+        };
+        chat.span
+            .set(attrs::strings("gen_ai.response.finish_reasons", &[finish]));
+        if let Some(model) = &msg.model {
+            chat.span
+                .set(attrs::string("gen_ai.response.model", model.clone()));
+        }
+        if let Some(api) = &msg.api_call_id {
+            chat.span
+                .set(attrs::string("gen_ai.response.id", api.clone()));
+        }
+        if let Some(tokens) = msg.output_tokens {
+            let before = attrs::get_int(&chat.span.span.attributes, "gen_ai.usage.output_tokens")
+                .unwrap_or(0);
+            let total = u64::try_from(before).unwrap_or(0).saturating_add(tokens);
+            chat.span
+                .set(attrs::int("gen_ai.usage.output_tokens", total));
+            a.output_tokens = a.output_tokens.saturating_add(tokens);
+        }
+        if !msg.content.is_empty() {
+            a.last_answer = Some(attrs::clip(&msg.content));
+        }
+        if capture {
+            let mut parts = Vec::new();
+            if !msg.content.is_empty() {
+                parts.push(json!({"type": "text", "content": attrs::clip(&msg.content)}));
+            }
+            for call in calls {
+                parts.push(json!({
+                    "type": "tool_call",
+                    "id": call.tool_call_id,
+                    "name": call.name,
+                    "arguments": call.arguments.as_ref().map(|a| attrs::clip(&a.to_string())),
+                }));
+            }
+            let message = json!([{"role": "assistant", "parts": parts, "finish_reason": finish}]);
+            chat.span
+                .set(attrs::string("gen_ai.output.messages", message.to_string()));
+        }
+        if unframed {
+            self.close_chat(agent, out);
+        }
+    }
+
+    /// The agent an event belongs to, made when there is none yet: an interaction the
+    /// journal shows no prompt for (a turn after a resume), a sub-agent with no start.
+    fn agent(&mut self, agent: Option<&str>, id: &str, ms: i64) -> Option<&mut Agent> {
+        match agent {
+            None => {
+                if self.main.is_none() {
+                    if !self.room() {
+                        return None;
+                    }
+                    // Not the event's own id: the span it opens (a model call) takes that.
+                    self.open_main(&format!("interaction {id}"), ms, None);
+                }
+                self.main.as_mut()
+            }
+            Some(key) => {
+                if !self.subagents.contains_key(key) {
+                    if !self.room() {
+                        return None;
+                    }
+                    let session = self.session.clone();
+                    let parent = self
+                        .agent(None, id, ms)
+                        .map(|m| (m.span.trace(), m.span.id()));
+                    let (trace, parent) = match parent {
+                        Some((t, p)) => (t, Some(p)),
+                        None => (ids::trace_id(&session, id), None),
+                    };
+                    // A sub-agent seen again after it completed (a follow-up message to it),
+                    // or one whose start the journal lacks.
+                    let name = self.names.get(key).cloned().unwrap_or_default();
+                    let mut span = OpenSpan::new(
+                        trace,
+                        ids::span_id(&session, &format!("agent {id}")),
+                        parent,
+                        if name.is_empty() {
+                            "invoke_agent".to_owned()
+                        } else {
+                            format!("invoke_agent {name}")
+                        },
+                        SpanKind::Internal,
+                        ms,
+                    );
+                    self.agent_attributes(&mut span, &name);
+                    span.set(attrs::string("gen_ai.agent.id", key.to_owned()));
+                    self.subagents
+                        .insert(key.to_owned(), Agent::new(span, self.model.clone(), ms));
+                }
+                self.subagents.get_mut(key)
+            }
+        }
+    }
+
+    fn agent_of(&mut self, agent: Option<&str>) -> Option<&mut Agent> {
+        match agent {
+            None => self.main.as_mut(),
+            Some(key) => self.subagents.get_mut(key),
+        }
+    }
+
+    fn agent_attributes(&self, span: &mut OpenSpan, name: &str) {
+        span.set(attrs::string("gen_ai.operation.name", "invoke_agent"));
+        span.set(attrs::string("gen_ai.provider.name", self.provider));
+        if !name.is_empty() {
+            span.set(attrs::string("gen_ai.agent.name", name.to_owned()));
+        }
+        span.set(attrs::string(
+            "gen_ai.conversation.id",
+            self.session.clone(),
+        ));
+    }
+
+    fn open_main(&mut self, id: &str, ms: i64, prompt: Option<&str>) {
+        let mut span = OpenSpan::new(
+            ids::trace_id(&self.session, id),
+            ids::span_id(&self.session, id),
+            None,
+            format!("invoke_agent {}", self.agent_name),
+            SpanKind::Internal,
+            ms,
+        );
+        let name = self.agent_name.clone();
+        self.agent_attributes(&mut span, &name);
+        if let Some(model) = &self.model {
+            span.set(attrs::string("gen_ai.request.model", model.clone()));
+        }
+        if self.options.capture_content
+            && let Some(prompt) = prompt
+        {
+            span.set(attrs::string(
+                "gen_ai.input.messages",
+                user_messages(prompt),
+            ));
+        }
+        self.main = Some(Agent::new(span, self.model.clone(), ms));
+    }
+
+    fn close_main(&mut self, out: &mut Vec<Span>) {
+        if let Some(main) = self.main.take() {
+            self.close_agent(main, None, out);
+        }
+    }
+
+    /// Ends an agent's span (and its model call) normally, or failed with `(type, message)`.
+    fn close_agent(&mut self, mut agent: Agent, failed: Option<(&str, &str)>, out: &mut Vec<Span>) {
+        if let Some(chat) = agent.chat.take() {
+            let span = end_chat(chat);
+            self.emit(span, out);
+        }
+        agent.finish_attributes(self.options.capture_content);
+        if let Some((kind, message)) = failed {
+            agent.span.fail(Some(kind), message);
+        }
+        let span = agent.span.end();
+        self.emit(span, out);
+    }
+
+    fn close_chat(&mut self, agent: Option<&str>, out: &mut Vec<Span>) {
+        let chat = self.agent_of(agent).and_then(|a| a.chat.take());
+        if let Some(chat) = chat {
+            let span = end_chat(chat);
+            self.emit(span, out);
+        }
+    }
+
+    /// Ends every open span as unfinished, at the journal's last time so far.
+    fn end_all(&mut self, why: &str, out: &mut Vec<Span>) {
+        let at = self.last_ms;
+        let mut ended = Vec::new();
+        let mut tools: Vec<_> = self.tools.drain().map(|(_, t)| t.span).collect();
+        tools.sort_by_key(|s| s.span.start_time_unix_nano);
+        ended.extend(tools);
+        let mut subs: Vec<_> = self.subagents.drain().map(|(_, a)| a).collect();
+        subs.sort_by_key(|a| a.span.span.start_time_unix_nano);
+        let capture = self.options.capture_content;
+        let mut agents = subs;
+        agents.extend(self.main.take());
+        for mut agent in agents {
+            // An agent whose last model call was answered and whose tools all ended finished
+            // its work: the process went away after it (a shutdown, a resume of a finished
+            // session), which is not a failure of the span.
+            let chat_open = agent.chat.as_ref().is_some_and(|c| !c.answered);
+            if let Some(chat) = agent.chat.take() {
+                if chat.answered {
+                    out.push(end_chat(chat));
+                    self.counts.spans += 1;
+                } else {
+                    ended.push(chat.span);
+                }
+            }
+            agent.finish_attributes(capture);
+            if chat_open || !ended.is_empty() {
+                ended.push(agent.span);
+            } else {
+                out.push(agent.span.end());
+                self.counts.spans += 1;
+            }
+        }
+        for span in ended {
+            self.counts.unfinished += 1;
+            let span = span.end_unfinished(at, why);
+            self.emit(span, out);
+        }
+    }
+}
+
+impl Agent {
+    fn new(span: OpenSpan, model: Option<String>, ms: i64) -> Self {
+        Agent {
+            span,
+            chat: None,
+            turns: false,
+            last_ms: ms,
+            output_tokens: 0,
+            input_tokens: None,
+            model,
+            last_answer: None,
+        }
+    }
+
+    /// The sums an agent's span carries once it ends.
+    fn finish_attributes(&mut self, capture: bool) {
+        if self.output_tokens > 0 {
+            self.span
+                .set(attrs::int("gen_ai.usage.output_tokens", self.output_tokens));
+        }
+        if let Some(input) = self.input_tokens {
+            self.span
+                .set(attrs::int("gen_ai.usage.input_tokens", input));
+        }
+        if capture && let Some(answer) = &self.last_answer {
+            let message =
+                json!([{"role": "assistant", "parts": [{"type": "text", "content": answer}]}]);
+            self.span
+                .set(attrs::string("gen_ai.output.messages", message.to_string()));
+        }
+    }
+}
+
+fn open_chat(session: &str, id: &str, agent: &Agent, model: Option<String>, ms: i64) -> Chat {
+    let name = match &model {
+        Some(m) => format!("chat {m}"),
+        None => "chat".to_owned(),
+    };
+    let mut span = OpenSpan::new(
+        agent.span.trace(),
+        ids::span_id(session, id),
+        Some(agent.span.id()),
+        name,
+        SpanKind::Client,
+        ms,
+    );
+    span.set(attrs::string("gen_ai.operation.name", "chat"));
+    if let Some(provider) = attrs::get_str(&agent.span.span.attributes, "gen_ai.provider.name") {
+        span.set(attrs::string("gen_ai.provider.name", provider.to_owned()));
+    }
+    if let Some(model) = model {
+        span.set(attrs::string("gen_ai.request.model", model));
+    }
+    span.set(attrs::string("gen_ai.conversation.id", session.to_owned()));
+    Chat {
+        span,
+        answered: false,
+    }
+}
+
+/// A model call that ended: one with no answer failed (the turn ended without one).
+fn end_chat(mut chat: Chat) -> Span {
+    if !chat.answered && !chat.span.failed() {
+        chat.span.fail(
+            Some("no_answer"),
+            "the turn ended without an answer from the model",
+        );
+    }
+    chat.span.end()
+}
+
+fn apply_usage(span: &mut OpenSpan, usage: &turnstile_journal::payload::AssistantUsage) {
+    if let Some(n) = usage.input_tokens {
+        span.set(attrs::int("gen_ai.usage.input_tokens", n));
+    }
+    if let Some(n) = usage.output_tokens {
+        span.set(attrs::int("gen_ai.usage.output_tokens", n));
+    }
+    if let Some(n) = usage.cache_read_tokens {
+        span.set(attrs::int("gen_ai.usage.cache_read.input_tokens", n));
+    }
+    if let Some(n) = usage.cache_write_tokens {
+        span.set(attrs::int("gen_ai.usage.cache_creation.input_tokens", n));
+    }
+    if let Some(reason) = &usage.finish_reason {
+        span.set(attrs::strings(
+            "gen_ai.response.finish_reasons",
+            &[reason.as_str()],
+        ));
+    }
+}
+
+/// The provider a `session.info` of the `model` category names (turnstile records the
+/// endpoint it reached there), as the conventions name it.
+fn provider_of(event: &Event) -> Option<&'static str> {
+    let data: serde_json::Value = serde_json::from_str(event.data.get()).ok()?;
+    if data["infoType"] != "model" {
+        return None;
+    }
+    let rest = data["message"]
+        .as_str()?
+        .strip_prefix("model server: provider ")?;
+    match rest.split([',', ' ']).next()? {
+        "openai" => Some("openai"),
+        "azure" => Some("azure.ai.openai"),
+        "anthropic" => Some("anthropic"),
+        _ => None,
+    }
+}
+
+/// `function`, or `extension` for a tool of an MCP server (the conventions' values).
+fn tool_type(start: &turnstile_journal::payload::ToolExecutionStart) -> &'static str {
+    if start.mcp_server_name.is_some() {
+        "extension"
+    } else {
+        "function"
+    }
+}
+
+/// A prompt as `gen_ai.input.messages` (the conventions' JSON shape).
+fn user_messages(prompt: &str) -> String {
+    json!([{"role": "user", "parts": [{"type": "text", "content": attrs::clip(prompt)}]}])
+        .to_string()
+}
