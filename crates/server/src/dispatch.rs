@@ -17,7 +17,7 @@ use crate::methods::{
     mcp, mcp_apps, mcp_builtin, mcp_config, mcp_launch, mcp_oauth, mcp_resources, mcp_sampling,
     mcp_servers, name_auto, options, pending, permission_mode, permissions, plan,
     provider_endpoint, reasoning_effort, rewind, server as server_methods, session,
-    sessions_delete, sessions_state, shutdown, ui, unsupported, workspaces,
+    sessions_delete, sessions_enrich, sessions_state, shutdown, ui, unsupported, workspaces,
 };
 use crate::peer::Peer;
 use crate::rpc::{RpcError, kind_of};
