@@ -142,6 +142,89 @@ pub fn refresh(
     git: &GitContext,
     updated_at: &str,
 ) -> Result<Refreshed, AtomicWriteError> {
+    rewrite(dir, |old| {
+        let location = Workspace {
+            cwd: cwd.to_string(),
+            git: git.clone(),
+            ..Default::default()
+        }
+        .location_lines();
+        let mut out = String::new();
+        let mut placed = false;
+        let mut dated = false;
+        for entry in entries(old) {
+            match entry_key(entry) {
+                Some(key) if LOCATION_KEYS.contains(&key) => continue,
+                Some("updated_at") => {
+                    push_entry(&mut out, "updated_at", updated_at);
+                    dated = true;
+                    continue;
+                }
+                Some("id") => {
+                    out.push_str(entry);
+                    out.push_str(&location);
+                    placed = true;
+                    continue;
+                }
+                _ => {}
+            }
+            out.push_str(entry);
+        }
+        if !placed {
+            out.insert_str(0, &location);
+        }
+        if !dated {
+            push_entry(&mut out, "updated_at", updated_at);
+        }
+        out
+    })
+}
+
+/// Names the session in an existing `workspace.yaml`, as the Copilot CLI does for a name a
+/// user gives (`user_named: true`) or one it makes up (`false`): `name`, `user_named` and
+/// `updated_at` rewritten, every other entry kept as written and where it was.
+pub fn set_name(
+    dir: &Path,
+    name: &str,
+    user_named: bool,
+    updated_at: &str,
+) -> Result<Refreshed, AtomicWriteError> {
+    rewrite(dir, |old| {
+        let mut named = String::new();
+        push_entry(&mut named, "name", name);
+        named.push_str(&format!("user_named: {user_named}\n"));
+        let mut out = String::new();
+        let mut placed = false;
+        let mut dated = false;
+        for entry in entries(old) {
+            match entry_key(entry) {
+                Some("name" | "user_named") => continue,
+                // The CLI's place for the name: after the client, before the summaries.
+                Some("summary_count" | "created_at" | "updated_at") if !placed => {
+                    out.push_str(&named);
+                    placed = true;
+                }
+                _ => {}
+            }
+            if entry_key(entry) == Some("updated_at") {
+                push_entry(&mut out, "updated_at", updated_at);
+                dated = true;
+                continue;
+            }
+            out.push_str(entry);
+        }
+        if !placed {
+            out.push_str(&named);
+        }
+        if !dated {
+            push_entry(&mut out, "updated_at", updated_at);
+        }
+        out
+    })
+}
+
+/// Rewrites an existing `workspace.yaml` whole with `edit`'s text for its old one.
+fn rewrite(dir: &Path, edit: impl FnOnce(&str) -> String) -> Result<Refreshed, AtomicWriteError> {
     let path = dir.join(WORKSPACE_FILE);
     let Some(old) = read_existing(&path)? else {
         return Ok(Refreshed::Missing);
@@ -149,39 +232,7 @@ pub fn refresh(
     let Some(old) = old else {
         return Ok(Refreshed::LeftAsIs);
     };
-    let location = Workspace {
-        cwd: cwd.to_string(),
-        git: git.clone(),
-        ..Default::default()
-    }
-    .location_lines();
-    let mut out = String::new();
-    let mut placed = false;
-    let mut dated = false;
-    for entry in entries(&old) {
-        match entry_key(entry) {
-            Some(key) if LOCATION_KEYS.contains(&key) => continue,
-            Some("updated_at") => {
-                push_entry(&mut out, "updated_at", updated_at);
-                dated = true;
-                continue;
-            }
-            Some("id") => {
-                out.push_str(entry);
-                out.push_str(&location);
-                placed = true;
-                continue;
-            }
-            _ => {}
-        }
-        out.push_str(entry);
-    }
-    if !placed {
-        out.insert_str(0, &location);
-    }
-    if !dated {
-        push_entry(&mut out, "updated_at", updated_at);
-    }
+    let out = edit(&old);
     AtomicWrite::new(&path)
         .mode(0o600)
         .write(|file| file.write_all(out.as_bytes()))?;
@@ -218,6 +269,47 @@ fn read_existing(path: &Path) -> Result<Option<Option<String>>, AtomicWriteError
         return Ok(Some(None));
     }
     Ok(Some(String::from_utf8(bytes).ok()))
+}
+
+/// The entries of `dir/workspace.yaml` as written (key and value, in the file's order), for a
+/// client asking what the session's workspace says: `None` when there is none; a file that is
+/// not a regular file, over [`MAX_WORKSPACE_FILE_BYTES`] or not UTF-8 reads as no entries.
+/// Values are the scalars this module writes (plain, double-quoted, `|-` block).
+pub fn read_entries(dir: &Path) -> Result<Option<Vec<(String, String)>>, AtomicWriteError> {
+    let Some(text) = read_existing(&dir.join(WORKSPACE_FILE))? else {
+        return Ok(None);
+    };
+    let Some(text) = text else {
+        return Ok(Some(Vec::new()));
+    };
+    let mut out = Vec::new();
+    for entry in entries(&text) {
+        let Some(key) = entry_key(entry) else {
+            continue;
+        };
+        let value = entry[key.len() + 1..].trim_end_matches(['\n', '\r']);
+        out.push((key.to_string(), scalar_value(value)));
+    }
+    Ok(Some(out))
+}
+
+/// A value written by [`yaml_scalar`] (with its leading space), read back.
+fn scalar_value(value: &str) -> String {
+    if let Some(block) = value.strip_prefix(" |-") {
+        let lines: Vec<&str> = block
+            .split('\n')
+            .skip(1)
+            .map(|l| l.strip_prefix("  ").unwrap_or(l.trim_start()))
+            .collect();
+        return lines.join("\n");
+    }
+    let value = value.trim();
+    if value.starts_with('"')
+        && let Ok(serde_json::Value::String(text)) = serde_json::from_str(value)
+    {
+        return text;
+    }
+    value.to_string()
 }
 
 /// The file's top-level entries, each with its continuation lines (a `|-` block's indented
@@ -379,6 +471,57 @@ mod tests {
             created_at: "2026-12-07T07:16:41.522Z".into(),
             updated_at: "2026-12-07T07:16:41.700Z".into(),
         }
+    }
+
+    #[test]
+    fn entries_read_back_as_written() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(read_entries(dir.path()).unwrap(), None);
+        let mut quoted = workspace();
+        quoted.client_name = "a: \"b\"".into();
+        for written in [workspace(), quoted] {
+            written.write(dir.path()).unwrap();
+            let read = read_entries(dir.path()).unwrap().unwrap();
+            let get = |key: &str| read.iter().find(|(k, _)| k == key).map(|(_, v)| v.clone());
+            assert_eq!(get("id").as_deref(), Some(written.id.as_str()));
+            assert_eq!(get("name"), written.name);
+            assert_eq!(get("client_name"), Some(written.client_name.clone()));
+            assert_eq!(get("user_named").as_deref(), Some("false"));
+            assert_eq!(get("branch").as_deref(), Some("feature/x"));
+            assert_eq!(read.last().unwrap().0, "updated_at");
+        }
+    }
+
+    #[test]
+    fn a_name_is_set_where_the_cli_keeps_it() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(
+            set_name(dir.path(), "x", true, "t").unwrap(),
+            Refreshed::Missing
+        );
+        let unnamed = Workspace {
+            name: None,
+            ..workspace()
+        };
+        unnamed.write(dir.path()).unwrap();
+        set_name(dir.path(), "hello", true, "2026-12-07T08:00:00.000Z").unwrap();
+        let named = Workspace {
+            name: Some("hello".into()),
+            user_named: true,
+            updated_at: "2026-12-07T08:00:00.000Z".into(),
+            ..workspace()
+        };
+        let text = std::fs::read_to_string(dir.path().join(WORKSPACE_FILE)).unwrap();
+        assert_eq!(text, named.to_yaml());
+        // Named again: one name, the new one.
+        set_name(dir.path(), "two\nlines", false, "2026-12-07T09:00:00.000Z").unwrap();
+        let renamed = Workspace {
+            name: Some("two\nlines".into()),
+            updated_at: "2026-12-07T09:00:00.000Z".into(),
+            ..workspace()
+        };
+        let text = std::fs::read_to_string(dir.path().join(WORKSPACE_FILE)).unwrap();
+        assert_eq!(text, renamed.to_yaml());
     }
 
     #[test]

@@ -13,10 +13,12 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::methods::{
-    Ctx, event_log, extensions, github_auth, history, lifecycle, listing, llm_inference, log, mcp,
-    mcp_apps, mcp_builtin, mcp_config, mcp_launch, mcp_oauth, mcp_resources, mcp_sampling,
-    mcp_servers, options, pending, permissions, plan, provider_endpoint, rewind,
-    server as server_methods, session, ui, unsupported,
+    Ctx, event_log, extensions, fork, github_auth, history, instructions, lifecycle, listing,
+    llm_inference, log, mcp, mcp_apps, mcp_builtin, mcp_config, mcp_launch, mcp_oauth,
+    mcp_resources, mcp_sampling, mcp_servers, name_auto, options, pending, permission_mode,
+    permissions, plan, provider_endpoint, reasoning_effort, rewind, server as server_methods,
+    session, sessions_delete, sessions_enrich, sessions_state, shutdown, ui, unsupported,
+    workspaces,
 };
 use crate::peer::Peer;
 use crate::rpc::{RpcError, kind_of};
@@ -68,6 +70,7 @@ pub(crate) const SERVED: &[Method] = &[
     method!("session.list" => |ctx, params| listing::list(ctx, parse(params)?).await),
     method!("session.getLastId" => |ctx, _params| listing::last_id(ctx).await),
     method!("session.getMetadata" => |ctx, params| listing::metadata(ctx, parse(params)?).await),
+    method!("session.shutdown" => |ctx, params| shutdown::shutdown(ctx, parse(params)?).await),
     method!("session.send" => |ctx, params| session::send(ctx, parse(params)?)),
     method!("session.sendAndWait" => |ctx, params| {
         session::send_and_wait(ctx, parse(params)?).await
@@ -95,11 +98,57 @@ pub(crate) const SERVED: &[Method] = &[
     method!("session.options.update" => |ctx, params| options::update(ctx, params).await),
     method!("session.name.get" => |ctx, params| session::name_get(ctx, parse(params)?)),
     method!("session.name.set" => |ctx, params| session::name_set(ctx, parse(params)?).await),
+    method!("session.name.setAuto" => |ctx, params| name_auto::set_auto(ctx, parse(params)?).await),
+    method!("session.model.setReasoningEffort" => |ctx, params| {
+        reasoning_effort::set(ctx, parse(params)?).await
+    }),
+    method!("session.instructions.getSources" => |ctx, params| {
+        instructions::get_sources(ctx, parse(params)?)
+    }),
     method!("session.getForeground" => |_ctx, _params| Ok(session::foreground_get())),
     method!("session.setForeground" => |_ctx, _params| Ok(session::foreground_set())),
     method!("session.plan.read" => |ctx, params| plan::read(ctx, parse(params)?)),
     method!("session.plan.update" => |ctx, params| plan::update(ctx, parse(params)?).await),
     method!("session.plan.delete" => |ctx, params| plan::delete(ctx, parse(params)?).await),
+    method!("session.workspaces.listFiles" => |ctx, params| {
+        workspaces::list_files(ctx, parse(params)?)
+    }),
+    method!("session.workspaces.readFile" => |ctx, params| {
+        workspaces::read_file(ctx, parse(params)?)
+    }),
+    method!("session.workspaces.createFile" => |ctx, params| {
+        workspaces::create_file(ctx, parse(params)?).await
+    }),
+    method!("session.workspaces.getWorkspace" => |ctx, params| {
+        workspaces::get_workspace(ctx, parse(params)?)
+    }),
+    method!("sessions.list" => |ctx, params| listing::list(ctx, parse(params)?).await),
+    method!("sessions.save" => |_ctx, params| sessions_state::save(parse(params)?)),
+    method!("sessions.close" => |ctx, params| sessions_state::close(ctx, parse(params)?).await),
+    method!("sessions.releaseLock" => |ctx, params| {
+        sessions_state::release_lock(ctx, parse(params)?)
+    }),
+    method!("sessions.checkInUse" => |ctx, params| {
+        sessions_state::check_in_use(ctx, parse(params)?)
+    }),
+    method!("sessions.getSizes" => |ctx, _params| sessions_state::get_sizes(ctx).await),
+    method!("sessions.findByPrefix" => |ctx, params| {
+        sessions_state::find_by_prefix(ctx, parse(params)?).await
+    }),
+    method!("sessions.findByTaskId" => |_ctx, _params| Ok(sessions_state::find_by_task_id())),
+    method!("sessions.getLastForContext" => |ctx, params| {
+        sessions_state::last_for_context(ctx, parse(params)?).await
+    }),
+    method!("sessions.bulkDelete" => |ctx, params| {
+        sessions_delete::bulk_delete(ctx, parse(params)?).await
+    }),
+    method!("sessions.pruneOld" => |ctx, params| {
+        sessions_delete::prune_old(ctx, parse(params)?).await
+    }),
+    method!("sessions.enrichMetadata" => |ctx, params| {
+        sessions_enrich::enrich(ctx, parse(params)?)
+    }),
+    method!("sessions.fork" => |ctx, params| fork::fork(ctx, parse(params)?).await),
     method!("mcp.config.list" => |ctx, _params| mcp_config::list(ctx)),
     method!("mcp.config.add" => |ctx, params| mcp_config::add(ctx, parse(params)?)),
     method!("mcp.config.update" => |ctx, params| mcp_config::update(ctx, parse(params)?)),
@@ -222,6 +271,12 @@ pub(crate) const SERVED: &[Method] = &[
     }),
     method!("session.permissions.setApproveAll" => |ctx, params| {
         permissions::set_approve_all(ctx, parse(params)?)
+    }),
+    method!("session.permissions.getMode" => |ctx, params| {
+        permission_mode::get_mode(ctx, parse(params)?)
+    }),
+    method!("session.permissions.setMode" => |ctx, params| {
+        permission_mode::set_mode(ctx, parse(params)?)
     }),
     method!("session.permissions.setRequired" => |ctx, params| {
         permissions::set_required(ctx, parse(params)?)

@@ -33,5 +33,6 @@ mod sdk_permissions;
 mod sdk_sessions;
 mod session_account;
 mod session_methods;
+mod session_state;
 mod system_transform;
 mod takeover;

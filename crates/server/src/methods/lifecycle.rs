@@ -275,7 +275,7 @@ fn lock_held(path: &Path) -> bool {
 }
 
 /// The session attached to the server's remote store, if it has one (`--store`).
-async fn attach_remote(
+pub(crate) async fn attach_remote(
     ctx: &Ctx<'_>,
     id: Uuid,
     mode: AttachMode,
@@ -301,7 +301,7 @@ async fn attach_remote(
 }
 
 /// Gives the store's lease up after opening failed.
-async fn give_up_remote(id: Uuid, remote: Option<Arc<dyn RemoteSession>>) {
+pub(crate) async fn give_up_remote(id: Uuid, remote: Option<Arc<dyn RemoteSession>>) {
     if let Some(remote) = remote
         && let Err(e) = remote.detach().await
     {

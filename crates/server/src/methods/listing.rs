@@ -86,7 +86,7 @@ pub(crate) async fn metadata(ctx: &Ctx<'_>, params: SessionIdParams) -> Result<V
 }
 
 /// Summaries of every readable session, newest first (an unreadable one is skipped, logged).
-async fn summaries(ctx: &Ctx<'_>) -> Result<Vec<SessionSummary>, RpcError> {
+pub(crate) async fn summaries(ctx: &Ctx<'_>) -> Result<Vec<SessionSummary>, RpcError> {
     if let Some(store) = &ctx.server.config().remote_store {
         let mut all = store.list().await.map_err(|e| {
             RpcError::new(

@@ -3,8 +3,10 @@
 
 pub(crate) mod event_log;
 pub(crate) mod extensions;
+pub(crate) mod fork;
 pub(crate) mod github_auth;
 pub(crate) mod history;
+pub(crate) mod instructions;
 pub(crate) mod lifecycle;
 pub(crate) mod listing;
 pub(crate) mod llm_inference;
@@ -18,18 +20,26 @@ pub(crate) mod mcp_oauth;
 pub(crate) mod mcp_resources;
 pub(crate) mod mcp_sampling;
 pub(crate) mod mcp_servers;
+pub(crate) mod name_auto;
 pub(crate) mod open_params;
 pub(crate) mod options;
 pub(crate) mod pending;
+pub(crate) mod permission_mode;
 pub(crate) mod permissions;
 pub(crate) mod plan;
 pub(crate) mod provider_endpoint;
+pub(crate) mod reasoning_effort;
 pub(crate) mod rewind;
 pub(crate) mod server;
 pub(crate) mod session;
 pub(crate) mod session_id_params;
+pub(crate) mod sessions_delete;
+pub(crate) mod sessions_enrich;
+pub(crate) mod sessions_state;
+pub(crate) mod shutdown;
 pub(crate) mod ui;
 pub(crate) mod unsupported;
+pub(crate) mod workspaces;
 
 use std::sync::Arc;
 

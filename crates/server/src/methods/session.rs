@@ -257,15 +257,20 @@ pub(crate) struct NameSetParams {
 /// Longest name (the schema's).
 const MAX_NAME_CHARS: usize = 100;
 
-/// `session.name.set`: 1 to 100 characters once trimmed; announces `session.title_changed`
+/// `session.name.set`: 1 to 100 characters once trimmed (an empty one refused in the runtime's
+/// words), kept in `workspace.yaml` as a user's name; announces `session.title_changed`
 /// (ephemeral, as in the Copilot CLI) and answers `null`.
 pub(crate) async fn name_set(ctx: &Ctx<'_>, params: NameSetParams) -> Result<Value, RpcError> {
     let session = open_session(ctx, &params.session_id)?;
     let name = params.name.trim();
     let chars = name.chars().count();
-    if chars == 0 || chars > MAX_NAME_CHARS {
+    // The runtime's words: clients match them ("empty").
+    if chars == 0 {
+        return Err(RpcError::invalid_params("Session name cannot be empty"));
+    }
+    if chars > MAX_NAME_CHARS {
         return Err(RpcError::invalid_params(format!(
-            "name must be 1 to {MAX_NAME_CHARS} characters once trimmed (got {chars})"
+            "Session name must be {MAX_NAME_CHARS} characters or less (got {chars})"
         )));
     }
     session
@@ -274,7 +279,19 @@ pub(crate) async fn name_set(ctx: &Ctx<'_>, params: NameSetParams) -> Result<Val
         .await
         .map_err(|e| RpcError::new(codes::SESSION_FAILED, e.to_string()))?;
     session.set_name(name.to_owned());
+    let dir = ctx.server.config().state_root.session(session.id()).dir;
+    write_name(&dir, name, true);
     Ok(Value::Null)
+}
+
+/// Keeps the session's name where the Copilot CLI keeps it, in `workspace.yaml` (with
+/// `user_named`), so a listing, a resume and `session.name.setAuto` see it. Best effort, as
+/// every write of that file: the session depends on none of it.
+pub(crate) fn write_name(dir: &std::path::Path, name: &str, user_named: bool) {
+    let now = turnstile_journal::Timestamp::now().to_text();
+    if let Err(e) = turnstile_home::workspace::set_name(dir, name, user_named, &now) {
+        tracing::warn!(dir = %dir.display(), error = %e, "the session's name was not written to workspace.yaml");
+    }
 }
 
 /// `session.getForeground`: a headless runtime has no foreground session (`{}`, as the

@@ -14,24 +14,12 @@ pub(crate) const UNHANDLED_BY_THE_CLI: &[&str] = &[
 pub(crate) const REASONS: &[(&str, &str)] = &[
     (
         "session.model.",
-        "only model.getCurrent and model.switchTo are served",
+        "only model.getCurrent, model.switchTo and model.setReasoningEffort are served",
     ),
     ("session.mode.", "only mode.get and mode.set are served"),
     (
-        "session.name.setAuto",
-        "turnstile names no session by itself",
-    ),
-    (
         "session.plan.readSqlTodos",
         "turnstile keeps no todo database",
-    ),
-    (
-        "session.permissions.getMode",
-        "the Copilot CLI 1.0.81-0 does not serve it either; use setApproveAll and configure",
-    ),
-    (
-        "session.permissions.setMode",
-        "the Copilot CLI 1.0.81-0 does not serve it either; use setApproveAll and configure",
     ),
     (
         "session.eventLog.",
@@ -69,7 +57,7 @@ pub(crate) const REASONS: &[(&str, &str)] = &[
     ("factory.", "turnstile has no factories"),
     (
         "session.workspaces.",
-        "a session's directory holds only its journal, its lock and plan.md",
+        "only listFiles, readFile, createFile and getWorkspace are served (the files under files/ in the session's directory)",
     ),
     (
         "session.autopilotObjective.",
@@ -119,7 +107,7 @@ pub(crate) const REASONS: &[(&str, &str)] = &[
     ("session.remote.", "turnstile has no remote sessions"),
     (
         "sessions.",
-        "the server-level sessions API is not served: use session.list, session.getMetadata, session.delete, session.resume",
+        "of the server-level sessions API only fork, list, save, close, releaseLock, checkInUse, getSizes, findByPrefix, findByTaskId, getLastForContext, bulkDelete, pruneOld and enrichMetadata are served: use session.list, session.getMetadata, session.delete, session.resume",
     ),
     (
         "sessionFs.",
@@ -155,7 +143,7 @@ pub(crate) const REASONS: &[(&str, &str)] = &[
     ("session.completions.", "turnstile offers no completions"),
     (
         "session.instructions.",
-        "turnstile loads no custom instruction files",
+        "only getSources is served (the repository's instruction files the prompt carries)",
     ),
     (
         "instructions.",
@@ -168,10 +156,6 @@ pub(crate) const REASONS: &[(&str, &str)] = &[
     ),
     (
         "session.suspend",
-        "a session is closed with session.detach and continued with session.resume",
-    ),
-    (
-        "session.shutdown",
         "a session is closed with session.detach and continued with session.resume",
     ),
     (
