@@ -256,13 +256,18 @@ fn a_two_gigabyte_line_is_refused_without_being_held() {
 
 #[test]
 fn a_failed_replay_check_shows_the_first_divergence_as_diff_finds_it() {
-    let work = tempfile::tempdir().unwrap();
-    turnstile_testing::copy_tree(&fixture("multi-turn/workdir"), work.path()).unwrap();
-    std::fs::write(
-        work.path().join("inventory.csv"),
-        "item,count\napples,3\npears,2\nplums,0\n",
-    )
-    .unwrap();
+    // The replay's tools work in the directory as it is: one copy a run.
+    let changed_copy = || {
+        let work = tempfile::tempdir().unwrap();
+        turnstile_testing::copy_tree(&fixture("multi-turn/workdir"), work.path()).unwrap();
+        std::fs::write(
+            work.path().join("inventory.csv"),
+            "item,count\napples,3\npears,2\nplums,0\n",
+        )
+        .unwrap();
+        work
+    };
+    let work = changed_copy();
     let state = tempfile::tempdir().unwrap();
     let out = turnstile()
         .args([
@@ -288,6 +293,7 @@ fn a_failed_replay_check_shows_the_first_divergence_as_diff_finds_it() {
             "missing {expected:?} in:\n{stdout}"
         );
     }
+    let work = changed_copy();
     let out = turnstile()
         .args([
             "--state-dir",

@@ -21,10 +21,13 @@ use crate::report::{At, Compared, Divergence, DivergenceKind, Journal, Report, d
 use crate::side::{Side, Step, StepKind};
 
 /// How to compare.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct Options {
     /// The profile; `None`: chosen from the journals' runtimes ([`Profile::for_runtimes`]).
     pub profile: Option<Profile>,
+    /// More paths that stand for the working directory in both journals (`<cwd>`): a replay
+    /// sends the recording's system prompt, which names the recording's directory.
+    pub cwd_aliases: Vec<String>,
 }
 
 /// Compares the journals at `a` and `b` and reports their first divergence.
@@ -33,7 +36,10 @@ pub fn diff_files(a: &Path, b: &Path, options: &Options) -> Result<Report, DiffE
     let profile = options
         .profile
         .unwrap_or_else(|| Profile::for_runtimes(runtimes.0, runtimes.1));
-    let mut sides = (Side::open(a, profile)?, Side::open(b, profile)?);
+    let mut sides = (
+        Side::open(a, profile, &options.cwd_aliases)?,
+        Side::open(b, profile, &options.cwd_aliases)?,
+    );
     let mut requests = Requests::default();
     let mut compared = Compared::default();
     let divergence = loop {

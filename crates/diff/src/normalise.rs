@@ -86,6 +86,11 @@ impl Normaliser {
         }
     }
 
+    /// Names `path` `<cwd>` too.
+    pub fn add_cwd(&mut self, path: &str) {
+        self.add_path(path, "<cwd>");
+    }
+
     fn add_path(&mut self, path: &str, name: &'static str) {
         let path = path.trim_end_matches('/');
         // `/` or an empty path would rewrite every text.

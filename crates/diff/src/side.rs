@@ -149,12 +149,16 @@ pub struct Side {
 
 impl Side {
     /// Opens the journal at `path`.
-    pub fn open(path: &Path, profile: Profile) -> Result<Side, DiffError> {
+    pub fn open(path: &Path, profile: Profile, cwd_aliases: &[String]) -> Result<Side, DiffError> {
+        let mut norm = Normaliser::new(path);
+        for alias in cwd_aliases {
+            norm.add_cwd(alias);
+        }
         Ok(Side {
             path: path.to_path_buf(),
             reader: JournalReader::open(path, ReadMode::Lenient)?,
             folder: Folder::new(),
-            norm: Normaliser::new(path),
+            norm,
             profile,
             stash: None,
             call_open: false,
@@ -353,6 +357,14 @@ impl Side {
                 .and_then(Value::as_str)
                 .unwrap_or_default()
                 .to_owned();
+            // Between runtimes, a prompt by what was typed: each wraps it in reminders of its own.
+            let typed = map.shift_remove("typed");
+            if role == "user"
+                && self.profile == Profile::Behaviour
+                && let Some(typed) = typed
+            {
+                map.insert("content".into(), typed);
+            }
             if role == "user"
                 && let Some(Value::String(content)) = map.get_mut("content")
             {

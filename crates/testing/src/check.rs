@@ -340,6 +340,11 @@ fn first_divergence(
     };
     let options = turnstile_diff::Options {
         profile: Some(profile),
+        cwd_aliases: fixture
+            .recorded_cwd()
+            .map(str::to_owned)
+            .into_iter()
+            .collect(),
     };
     let report = turnstile_diff::diff_files(fixture.journal_path(), &run.journal, &options)?;
     Ok(report.divergence)

@@ -54,6 +54,7 @@ pub fn run(args: &DiffArgs, state_dir: Option<&Path>) -> Result<ExitCode> {
             ProfileArg::Strict => Profile::Strict,
             ProfileArg::Behaviour => Profile::Behaviour,
         }),
+        cwd_aliases: Vec::new(),
     };
     let report = diff_files(&a.events, &b.events, &options)
         .with_context(|| format!("cannot compare {} with {}", args.a, args.b))?;
