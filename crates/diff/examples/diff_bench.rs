@@ -111,6 +111,8 @@ fn child(a: &Path, b: &Path) {
 }
 
 /// Runs `command` with its output discarded: wall seconds, peak RSS in KiB, exit code.
+// `wait4` reaps the child (std's `wait` cannot give its resource usage).
+#[allow(clippy::zombie_processes)]
 fn measure(command: &mut Command) -> (f64, u64, i32) {
     command
         .stdout(std::process::Stdio::null())
