@@ -195,14 +195,9 @@ fn damaged_and_hostile_journals_exit_2_naming_the_file_and_line() {
         std::fs::write(&path, bytes).unwrap();
         path
     };
-    let torn = write(
-        "torn.jsonl",
-        {
-            let all = lines.join("\n");
-            all[..all.len() - 30].as_bytes().to_vec()
-        }
-        .as_slice(),
-    );
+    let all = lines.join("\n");
+    // The last line cut short, without its newline: a torn write.
+    let torn = write("torn.jsonl", &all.as_bytes()[..all.len() - 30]);
     let mut garbage = lines.clone();
     garbage.insert(6, "\u{1}\u{2} no json");
     let garbage = write("garbage.jsonl", (garbage.join("\n") + "\n").as_bytes());
