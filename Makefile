@@ -7,7 +7,7 @@ PBIN := target/profiling/turnstile
 
 
 .PHONY: stress
-.PHONY: demo test build release profiling modules install lint bench bench-report bench-journal bench-audit bench-loop bench-model bench-sdk bench-sessions bench-listing bench-stores bench-sandbox cluster-soak crash-soak long-soak fuzz clean-bench
+.PHONY: demo test build release profiling modules install lint bench bench-report bench-journal bench-audit bench-loop bench-model bench-sdk bench-sessions bench-listing bench-stores bench-sandbox bench-diff cluster-soak crash-soak long-soak fuzz clean-bench
 
 ## demo: build, then replay a recorded session with real tools, audit it, resume it, check it
 ## (offline, no model server, under a minute after the build).
@@ -84,13 +84,19 @@ lint:
 ## jq), fold, checkpoint, stale-checkpoint resume, audit memory);
 ## model answers; `sessions` over 100 000 sessions; the JetStream store next to the file store;
 ## the session report in Chromium; the SDK client against both runtimes.
-bench: bench-journal bench-audit bench-loop bench-model bench-sessions bench-listing bench-stores bench-report bench-sdk bench-sandbox
+bench: bench-journal bench-audit bench-loop bench-model bench-sessions bench-listing bench-stores bench-report bench-sdk bench-sandbox bench-diff
 
 ## bench-sandbox: spawn to exit of `true` unconfined and in the kernel sandbox of three policies,
 ## and what building each sandbox costs (once per session).
 bench-sandbox:
 	$(CARGO) build --profile profiling -p turnstile-sandbox --example sandbox_bench
 	target/profiling/examples/sandbox_bench
+
+## bench-diff: `turnstile diff` of two 10,000-turn sessions differing at turn 9,000, next to
+## `diff <(jq -c ...) <(jq -c ...)` of the same files: wall time and peak RSS.
+bench-diff: profiling
+	$(CARGO) build --profile profiling -p turnstile-diff --example diff_bench
+	target/profiling/examples/diff_bench --binary $(PBIN)
 
 bench-journal: profiling
 	$(CARGO) build --profile profiling -p turnstile-journal --example journal_bench

@@ -144,6 +144,9 @@ enum Command {
     /// Rewind a session's conversation to before a user turn or an event (the journal keeps
     /// every line: a marker is appended); without --to, list the turns.
     Rewind(commands::rewind::RewindArgs),
+    /// The first divergence between two sessions: turn by turn, tool call by tool call.
+    #[command(after_help = commands::diff::EXIT_CODES)]
+    Diff(commands::diff::DiffArgs),
     /// Re-run a recorded journal with its recorded answers and the real tools; --check compares.
     #[command(after_help = commands::replay::EXIT_CODES)]
     Replay(commands::replay::ReplayArgs),
@@ -294,6 +297,7 @@ impl Command {
             Command::Sessions { .. }
             | Command::Events { .. }
             | Command::History { .. }
+            | Command::Diff(_)
             | Command::Fsck { .. }
             | Command::Audit(_)
             | Command::Checkpoint(_)
@@ -377,6 +381,7 @@ fn run_stored(
             })
         }
         Command::Checkpoint(args) => commands::checkpoint::run_stored(args, config),
+        Command::Diff(args) => commands::diff::run_stored(args, config, state_dir),
         Command::Compact(_) => Err(store::not_on_the_store(
             "compact",
             "an SDK server started with the same --store compacts a stored session (session.history.compact)",
@@ -430,6 +435,7 @@ fn run_local(
             target, at, json, ..
         } => commands::history::run(target, *at, *json, state_dir),
         Command::Fsck { target, json, .. } => commands::fsck::run(target, *json, state_dir),
+        Command::Diff(args) => commands::diff::run(args, state_dir),
         Command::Audit(args) => commands::audit::run(args, state_dir),
         Command::Checkpoint(args) => commands::checkpoint::run(args, state_dir),
         Command::Run(args) => commands::run::run(args, state_dir, &cli.store),

@@ -10,6 +10,7 @@ mod server;
 mod closed_pipe;
 mod compaction;
 mod copilot_habits;
+mod diff_command;
 mod export_otlp;
 mod hook_trust;
 mod inuse_marker;

@@ -4,7 +4,7 @@
 //! written back as the recorded one (the substitution the replay provider made in the other
 //! direction). Then, with the strict profile, event `i` of the replay is compared with event
 //! `i` of the recording: same type, same `agentId`, same `data` except the volatile fields of
-//! [`crate::volatile`]; with the behaviour profile, the same is done on the facts of
+//! [`turnstile_diff::volatile`]; with the behaviour profile, the same is done on the facts of
 //! [`crate::behaviour`]. Every differing field of an event is a divergence; an event of another
 //! type, or one side ending first, is a divergence that ends the comparison (what follows it
 //! is no longer aligned). A `session.error` the replay's provider raised for want of a recorded
@@ -31,7 +31,7 @@ use crate::journal::{JournalLine, read_journal};
 use crate::manifest::Profile;
 use crate::runner::ReplayRun;
 use crate::turns::{TurnRef, turn_refs};
-use crate::volatile::{is_volatile_event, strip_volatile};
+use turnstile_diff::volatile::{is_volatile_event, strip_volatile};
 
 /// Divergences kept at most (the first is the one that matters; the rest follow from it).
 pub const MAX_DIVERGENCES: usize = 200;
@@ -60,6 +60,11 @@ pub struct CheckReport {
     pub tool_calls: usize,
     /// The differences, in journal order (at most [`MAX_DIVERGENCES`]).
     pub divergences: Vec<Divergence>,
+    /// When the check failed: the first divergence `turnstile diff RECORDING REPLAYED` finds
+    /// (A the recording, B the replay), under the fixture's profile; none when the diff
+    /// finds none (a difference only the check looks for, such as a missing tool).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub first_divergence: Option<turnstile_diff::Divergence>,
 }
 
 impl CheckReport {
@@ -91,6 +96,7 @@ impl CheckReport {
             journal: None,
             session_id: None,
             profile: fixture.profile(),
+            first_divergence: None,
             compared: 0,
             llm_calls: fixture.llm_calls(),
             tool_calls: fixture
@@ -140,6 +146,15 @@ impl fmt::Display for CheckReport {
             .collect();
         for d in &notable {
             writeln!(f, "then, at {}: {}", d.turn, d.message)?;
+        }
+        if let (Some(d), Some(journal)) = (&self.first_divergence, &self.journal) {
+            writeln!(
+                f,
+                "as `turnstile diff {} {}` shows it (A the recording, B the replay):",
+                self.recording.display(),
+                journal.display()
+            )?;
+            write!(f, "{d}")?;
         }
         let rest = self.divergences.len() - 1 - notable.len();
         if rest > 0 {
@@ -308,7 +323,31 @@ pub fn check_run(fixture: &Fixture, run: &ReplayRun) -> Result<CheckReport, Fixt
     if fixture.profile() == Profile::Behaviour {
         history_fit(&recorded_side, &replayed_side, divergences);
     }
+    if !report.passed() {
+        report.first_divergence = first_divergence(fixture, run)?;
+    }
     Ok(report)
+}
+
+/// The first divergence `turnstile diff` finds between the recording and the replay.
+fn first_divergence(
+    fixture: &Fixture,
+    run: &ReplayRun,
+) -> Result<Option<turnstile_diff::Divergence>, FixtureError> {
+    let profile = match fixture.profile() {
+        Profile::Strict => turnstile_diff::Profile::Strict,
+        Profile::Behaviour => turnstile_diff::Profile::Behaviour,
+    };
+    let options = turnstile_diff::Options {
+        profile: Some(profile),
+        cwd_aliases: fixture
+            .recorded_cwd()
+            .map(str::to_owned)
+            .into_iter()
+            .collect(),
+    };
+    let report = turnstile_diff::diff_files(fixture.journal_path(), &run.journal, &options)?;
+    Ok(report.divergence)
 }
 
 /// Adds a divergence when the replay kept the main agent's history in its window otherwise

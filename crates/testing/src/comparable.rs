@@ -1,5 +1,5 @@
 //! A journal as two runs of the same scripted session must agree on it: each event's type,
-//! `agentId` and `data` less the volatile fields (`crate::volatile`) and the model server's
+//! `agentId` and `data` less the volatile fields (`turnstile_diff::volatile`) and the model server's
 //! ids of its answers, the volatile events left out. Two journals are the same session when
 //! these lists are equal; where they differ first is where the runs parted.
 
@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 
 use crate::error::FixtureError;
 use crate::journal::read_journal;
-use crate::volatile::{is_volatile_event, strip_volatile};
+use turnstile_diff::volatile::{is_volatile_event, strip_volatile};
 
 /// Fields of `data` the model server names, by event type: not compared because a session
 /// resumed against another server (or another process of it) gets other ids for the same

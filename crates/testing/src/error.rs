@@ -33,6 +33,9 @@ pub enum FixtureError {
     /// The recorded or the replayed journal could not be read.
     #[error(transparent)]
     Journal(#[from] turnstile_journal::ReadError),
+    /// The recording and the replay could not be compared by `turnstile diff`.
+    #[error(transparent)]
+    Diff(#[from] turnstile_diff::DiffError),
     /// The recording cannot be replayed as it is (e.g. it has no prompt).
     #[error("{}: {reason}", path.display())]
     Unreplayable {

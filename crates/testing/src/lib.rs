@@ -60,7 +60,6 @@ mod replay_check;
 mod runner;
 mod sent;
 mod turns;
-mod volatile;
 mod workdir;
 
 pub use check::{CheckReport, MAX_DIVERGENCES, check_run};
@@ -73,5 +72,5 @@ pub use manifest::{Manifest, Profile};
 pub use runner::{Observer, Replay, ReplayRun};
 pub use sent::{SentCheck, Shape, check_sent, shape_of_message, shape_of_wire};
 pub use turns::TurnRef;
-pub use volatile::{VOLATILE_FIELDS, VOLATILE_TEXT};
+pub use turnstile_diff::volatile::{VOLATILE_FIELDS, VOLATILE_TEXT};
 pub use workdir::copy_tree;

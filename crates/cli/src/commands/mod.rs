@@ -4,6 +4,7 @@ pub mod audit;
 pub mod checkpoint;
 pub mod compact;
 pub mod config;
+pub mod diff;
 pub mod events;
 pub mod export;
 pub mod export_otlp;

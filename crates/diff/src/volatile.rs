@@ -2,7 +2,8 @@
 //! timestamps, durations, and what derives from the machine rather than the agent.
 //!
 //! The envelope's `id`, `timestamp` and `parentId` are never compared (the chain itself is the
-//! audit's business). Inside `data`, by event type:
+//! audit's business). Inside `data`, by event type: the fields below. `turnstile replay
+//! --check` (`turnstile-testing`) and `turnstile diff` leave out the same ones.
 
 use serde_json::Value;
 
@@ -108,7 +109,7 @@ pub fn is_volatile_event(event_type: &str, data: &Value) -> bool {
 }
 
 /// `text` with the content of every `<tag>...</tag>` removed.
-fn blank_tag(text: &str, tag: &str) -> String {
+pub fn blank_tag(text: &str, tag: &str) -> String {
     let (open, close) = (format!("<{tag}>"), format!("</{tag}>"));
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
