@@ -176,7 +176,7 @@ impl SealWriter {
                         state.coverage.bytes
                     ));
                 }
-                seal.sealer = Sealer::resume(state.coverage, key);
+                seal.sealer = Sealer::resume(state.coverage, state.format, key);
             }
         }
         let from = seal.sealer.coverage().bytes;
@@ -283,7 +283,7 @@ pub(crate) fn record_repair(
     let key = key_from_env()
         .map_err(|e| io_err(io::Error::new(io::ErrorKind::InvalidInput, e.to_string())))?;
     let record = repair_record(&state, action, removed, unterminated_bytes, side_file);
-    let line = Sealer::resume(state.coverage, key).sign(Record::Repair(record));
+    let line = Sealer::resume(state.coverage, state.format, key).sign(Record::Repair(record));
     file.write_all(&line).map_err(io_err)?;
     file.sync_all().map_err(io_err)?;
     Ok(())

@@ -11,7 +11,9 @@ use turnstile_journal::{
     Durability, Event, EventType, JournalWriter, Sealing, SessionPaths, StateRoot, Uuid,
     WriterOptions, repair,
 };
-use turnstile_seal::{Finding, RepairAction, Report, SealKey, verify};
+use turnstile_seal::{
+    Coverage, Finding, Format, LineHasher, RepairAction, Report, SealKey, Sealer, verify,
+};
 
 fn event(parent: Option<Uuid>, n: u32) -> Event {
     let data = RawValue::from_string(format!("{{\"n\":{n}}}")).unwrap();
@@ -154,6 +156,39 @@ fn lines_written_before_the_seal_are_adopted() {
     assert_eq!(report.adopted, vec![(1, 15)]);
     assert_eq!(report.sealed, 17);
     drop(tmp);
+}
+
+#[test]
+fn a_seal_of_the_first_format_is_continued_in_it() {
+    // A journal sealed in format 1, as a writer before format 2 left it.
+    let (_tmp, paths) = new_session(Sealing::Off);
+    let mut sealer = Sealer::resume(Coverage::empty(), Format::V1, None);
+    let mut seal = sealer.begin_record();
+    let mut lines = LineHasher::new(BufReader::new(fs::File::open(&paths.events).unwrap()), 0);
+    while let Some(line) = lines.next_line().unwrap() {
+        sealer.push(&line.digest, line.len);
+    }
+    seal.extend(sealer.checkpoint(false).unwrap());
+    fs::write(seal_path(&paths.events), &seal).unwrap();
+
+    let (w, _) = JournalWriter::open(&paths, options(Sealing::Sealed)).unwrap();
+    write_turns(&w, 1, 2);
+    w.close().unwrap();
+    let text = fs::read_to_string(seal_path(&paths.events)).unwrap();
+    let records: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(records[0]["format"], Format::V1.name());
+    assert_eq!(records.len(), 3, "{text}");
+    assert_eq!(
+        records[2]["lines"], 17,
+        "the writer's checkpoint in format 1: {text}"
+    );
+    let report = check(&paths.events, None);
+    assert_eq!(report.finding, Finding::Intact);
+    assert_eq!((report.sealed, report.checkpoints), (17, 2));
+    assert!(report.adopted.is_empty());
 }
 
 #[test]

@@ -5,9 +5,8 @@
 
 use crate::common;
 
-use common::Fixture;
+use common::{Fixture, data};
 use serde_json::{Value, json};
-use turnstile_loop::{SendOptions, SessionHandle};
 use turnstile_scripted_model::Script;
 
 /// Writes `.github/hooks/hooks.json` with `hooks` (type -> a python3 program reading the input).
@@ -51,13 +50,7 @@ async fn user_prompt_transformed_replaces_what_the_model_reads_and_the_journal_k
             r#"import json,sys; d=json.load(sys.stdin); ok=d["prompt"]=="answer it" and "<current_datetime>" in d["transformedPrompt"]; print(json.dumps({"modifiedTransformedPrompt": "Reply with exactly: HOOKED" if ok else "bad input"}))"#,
         )],
     );
-    let session = SessionHandle::create(&fx.root, None, fx.hooked_parts(|_| {})).unwrap();
-    session
-        .send_and_wait("answer it", SendOptions::default())
-        .await
-        .unwrap();
-    let id = session.id();
-    session.shutdown().await.unwrap();
+    let (id, _) = fx.one_message(fx.hooked_parts(|_| {}), "answer it").await;
     assert_eq!(
         user_texts(&fx.server.requests()[0]),
         ["Reply with exactly: HOOKED"]
@@ -67,9 +60,9 @@ async fn user_prompt_transformed_replaces_what_the_model_reads_and_the_journal_k
         .iter()
         .find(|e| e.event_type.as_str() == "user.message")
         .unwrap();
-    let data: Value = serde_json::from_str(user.data.get()).unwrap();
-    assert_eq!(data["content"], "answer it");
-    assert_eq!(data["transformedContent"], "Reply with exactly: HOOKED");
+    let user = data(user);
+    assert_eq!(user["content"], "answer it");
+    assert_eq!(user["transformedContent"], "Reply with exactly: HOOKED");
     fx.audit_clean(id);
 }
 
@@ -84,13 +77,9 @@ async fn an_agent_stop_block_queues_its_reason_as_the_next_prompt_before_the_idl
             r#"import json,sys; d=json.load(sys.stdin); print("{}" if d["stop_hook_active"] else json.dumps({"decision": "block", "reason": "Reply with exactly: CONTINUED", "seen": d["transcriptPath"]}))"#,
         )],
     );
-    let session = SessionHandle::create(&fx.root, None, fx.hooked_parts(|_| {})).unwrap();
-    let outcome = session
-        .send_and_wait("Reply with exactly: INITIAL", SendOptions::default())
-        .await
-        .unwrap();
-    let id = session.id();
-    session.shutdown().await.unwrap();
+    let (id, outcome) = fx
+        .one_message(fx.hooked_parts(|_| {}), "Reply with exactly: INITIAL")
+        .await;
     assert!(
         matches!(outcome, turnstile_loop::Outcome::Idle),
         "{outcome:?}"
@@ -108,7 +97,7 @@ async fn an_agent_stop_block_queues_its_reason_as_the_next_prompt_before_the_idl
     let users: Vec<Value> = journal
         .iter()
         .filter(|e| e.event_type.as_str() == "user.message")
-        .map(|e| serde_json::from_str(e.data.get()).unwrap())
+        .map(data)
         .collect();
     assert_eq!(users.len(), 2);
     assert_eq!(users[1]["content"], "Reply with exactly: CONTINUED");
@@ -118,7 +107,7 @@ async fn an_agent_stop_block_queues_its_reason_as_the_next_prompt_before_the_idl
     let ends: Vec<Value> = journal
         .iter()
         .filter(|e| e.event_type.as_str() == "hook.end")
-        .map(|e| serde_json::from_str(e.data.get()).unwrap())
+        .map(data)
         .collect();
     let seen = ends[0]["output"]["seen"].as_str().unwrap();
     assert_eq!(
@@ -142,13 +131,7 @@ async fn an_agent_stop_hook_that_always_blocks_is_asked_a_bounded_number_of_time
             r#"import json; print(json.dumps({"decision": "block", "reason": "again"}))"#,
         )],
     );
-    let session = SessionHandle::create(&fx.root, None, fx.hooked_parts(|_| {})).unwrap();
-    session
-        .send_and_wait("go", SendOptions::default())
-        .await
-        .unwrap();
-    let id = session.id();
-    session.shutdown().await.unwrap();
+    let (id, _) = fx.one_message(fx.hooked_parts(|_| {}), "go").await;
     // The first answer and eight continuations.
     assert_eq!(fx.server.requests().len(), 9);
     fx.audit_clean(id);

@@ -10,7 +10,7 @@ use crate::server;
 
 use std::sync::Arc;
 
-use common::Fixture;
+use common::{Fixture, data};
 use serde_json::{Value, json};
 use server::HostileServer;
 use turnstile_journal::Event;
@@ -19,10 +19,6 @@ use turnstile_mcp::{McpHost, McpServers, StartOptions};
 use turnstile_permissions::PermissionPolicy;
 use turnstile_scripted_model::{Script, ScriptedResponse};
 use turnstile_tools::ToolRegistry;
-
-fn data(e: &Event) -> Value {
-    serde_json::from_str(e.data.get()).unwrap()
-}
 
 async fn host(fx: &Fixture, servers: Value) -> Arc<McpHost> {
     let servers = McpServers::from_value(&servers, "test").unwrap();
@@ -223,13 +219,7 @@ async fn hostile_servers_are_capped_and_their_collisions_named() {
     let mut parts = parts(&fx, &host);
     // A window the capped tools fit in, so the first request is the model call under test.
     parts.config.token_limit = Some(10_000_000);
-    let session = SessionHandle::create(&fx.root, None, parts).unwrap();
-    session
-        .send_and_wait("go", SendOptions::default())
-        .await
-        .unwrap();
-    let id = session.id();
-    session.shutdown().await.unwrap();
+    let (id, _) = fx.one_message(parts, "go").await;
 
     let request = &fx.server.recorded()[0];
     let body = serde_json::to_vec(&request.body).unwrap().len();

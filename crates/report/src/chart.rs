@@ -7,12 +7,11 @@
 
 use std::fmt::{self, Write};
 
-use crate::axis::{TurnAxis, write_turn_axis};
+use crate::axis::{
+    RIGHT_MARGIN, TurnAxis, TurnGroups, bar_label, first_turn, last_turn, write_turn_axis,
+};
 use crate::scale::Scale;
 use crate::stats::TurnStat;
-
-/// Bars drawn at most; longer sessions are grouped, several turns a bar.
-pub const MAX_BARS: usize = 400;
 
 /// The plot's box in the SVG's coordinates: room on the left for the value labels, below for
 /// the turn labels.
@@ -34,12 +33,14 @@ pub fn write_tokens_chart(out: &mut impl Write, turns: &[TurnStat]) -> fmt::Resu
              <code>session.shutdown</code> when it is there.</p>"
         );
     }
-    let per_bar = turns.len().div_ceil(MAX_BARS).max(1);
-    let bars: Vec<Bar> = turns
-        .chunks(per_bar)
+    let grouped = TurnGroups::of(turns);
+    let per_bar = grouped.per_bar;
+    let bars: Vec<Bar> = grouped
+        .groups
+        .iter()
         .map(|c| Bar {
-            first: c.first().map_or(0, |t| t.ordinal),
-            last: c.last().map_or(0, |t| t.ordinal),
+            first: first_turn(c),
+            last: last_turn(c),
             tokens: c.iter().filter_map(|t| t.output_tokens).sum(),
         })
         .collect();
@@ -54,7 +55,7 @@ pub fn write_tokens_chart(out: &mut impl Write, turns: &[TurnStat]) -> fmt::Resu
         out,
         "<svg class=\"chart\" id=\"tokens-chart\" viewBox=\"0 0 {w} {h}\" width=\"100%\" \
          role=\"img\" aria-label=\"output tokens per {unit}\" data-bars=\"{n}\" data-top=\"{top}\">",
-        w = LEFT + WIDTH + 24.0,
+        w = LEFT + WIDTH + RIGHT_MARGIN,
         h = TOP + HEIGHT + BOTTOM,
         n = bars.len(),
         top = scale.top,
@@ -98,7 +99,6 @@ pub fn write_tokens_chart(out: &mut impl Write, turns: &[TurnStat]) -> fmt::Resu
             )?;
         }
     }
-    let firsts: Vec<u64> = bars.iter().map(|b| b.first).collect();
     let axis = TurnAxis {
         left: LEFT,
         width: WIDTH,
@@ -107,7 +107,7 @@ pub fn write_tokens_chart(out: &mut impl Write, turns: &[TurnStat]) -> fmt::Resu
         title: "turn (numbered as on the cards below)",
         id: Some("tokens-x-title"),
     };
-    write_turn_axis(out, &axis, &firsts)?;
+    write_turn_axis(out, &axis, &grouped.firsts())?;
     writeln!(out, "</svg>")
 }
 
@@ -120,11 +120,7 @@ struct Bar {
 
 impl Bar {
     fn label(&self) -> String {
-        if self.first == self.last {
-            format!("turn {}", self.first)
-        } else {
-            format!("turns {}-{}", self.first, self.last)
-        }
+        bar_label(self.first, self.last)
     }
 }
 

@@ -8,13 +8,10 @@
 
 use std::fmt::{self, Write};
 
-use crate::axis::{TurnAxis, write_turn_axis};
+use crate::axis::{RIGHT_MARGIN, TurnAxis, TurnGroups, bar_label, write_turn_axis};
 use crate::escape::text;
 use crate::scale::Scale;
 use crate::stats::{Anchor, JUMPS_PER_ROW, Marker, Row, Stats, TurnStat};
-
-/// Bars on the strip at most; longer sessions are grouped, several turns a bar.
-pub const MAX_STRIP_BARS: usize = 400;
 
 /// The strip's geometry: room on the left for the rows' names.
 const LEFT: f64 = 150.0;
@@ -33,8 +30,8 @@ pub fn write_overview(out: &mut impl Write, stats: &Stats) -> fmt::Result {
             "<p class=\"no-chart\">No turn recorded.</p>\n</section>"
         );
     }
-    let per_bar = turns.len().div_ceil(MAX_STRIP_BARS).max(1);
-    let groups: Vec<&[TurnStat]> = turns.chunks(per_bar).collect();
+    let grouped = TurnGroups::of(turns);
+    let (per_bar, groups) = (grouped.per_bar, &grouped.groups);
     // A session of marks and no turn still gets a strip one unit wide.
     let slots = groups.len().max(1);
     let step = WIDTH / slots as f64;
@@ -57,7 +54,7 @@ pub fn write_overview(out: &mut impl Write, stats: &Stats) -> fmt::Result {
         "<svg class=\"overview\" id=\"overview-strip\" viewBox=\"0 0 {w} {height}\" width=\"100%\" \
          role=\"img\" aria-label=\"the whole session: turn durations and markers\" data-bars=\"{}\">",
         groups.len(),
-        w = LEFT + WIDTH + 24.0,
+        w = LEFT + WIDTH + RIGHT_MARGIN,
     )?;
     let capped = if scale.capped() {
         format!(
@@ -96,10 +93,6 @@ pub fn write_overview(out: &mut impl Write, stats: &Stats) -> fmt::Result {
         )?;
         write_row(out, stats, *row, per_bar, slots, step, y)?;
     }
-    let firsts: Vec<u64> = groups
-        .iter()
-        .map(|g| g.first().map_or(0, |t| t.ordinal))
-        .collect();
     let axis = TurnAxis {
         left: LEFT,
         width: WIDTH,
@@ -108,7 +101,7 @@ pub fn write_overview(out: &mut impl Write, stats: &Stats) -> fmt::Result {
         title: "turn (in the order turns end)",
         id: None,
     };
-    write_turn_axis(out, &axis, &firsts)?;
+    write_turn_axis(out, &axis, &grouped.firsts())?;
     writeln!(out, "</svg>")?;
     write_jumps(out, stats)?;
     writeln!(out, "</section>")
@@ -132,11 +125,7 @@ fn write_bar(
     let ms = longest(group);
     let share = scale.share(ms);
     let h = (share.fraction * BARS).max(1.0);
-    let label = if first.ordinal == last.ordinal {
-        format!("turn {}", first.ordinal)
-    } else {
-        format!("turns {}-{}", first.ordinal, last.ordinal)
-    };
+    let label = bar_label(first.ordinal, last.ordinal);
     let target = group.iter().find(|t| t.drawn).map(|t| t.ordinal);
     if let Some(n) = target {
         write!(out, "<a href=\"#{}\">", Anchor::Turn(n))?;

@@ -31,6 +31,7 @@
 
 mod chain;
 mod error;
+mod format;
 mod key;
 mod lines;
 mod record;
@@ -40,9 +41,10 @@ mod verify;
 
 pub use chain::{Chain, LineDigest, LineDigester, SHORT_DIGEST};
 pub use error::SealError;
+pub use format::Format;
 pub use key::{SealKey, VerifyKey};
 pub use lines::{HashedLine, LineHasher};
-pub use record::{Checkpoint, FORMAT, Record, Removed, Repair, RepairAction};
+pub use record::{Checkpoint, Record, Removed, Repair, RepairAction};
 pub use sealer::Sealer;
 pub use state::{Coverage, MAX_SEAL_BYTES, SealState};
 pub use verify::{Finding, RepairSeen, Report, verify};

@@ -2,11 +2,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::chain::{Chain, hex};
+use crate::chain::Chain;
+use crate::format::Format;
 use crate::key::{SealKey, VerifyKey};
-
-/// The format named by the first record of every seal.
-pub const FORMAT: &str = "turnstile-seal/1";
 
 /// One line of a seal.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -14,7 +12,7 @@ pub const FORMAT: &str = "turnstile-seal/1";
 pub enum Record {
     /// The first line: the format (and with it the hash and the genesis).
     Begin {
-        /// [`FORMAT`].
+        /// [`Format::name`].
         format: String,
     },
     /// The chain after a number of lines.
@@ -28,11 +26,14 @@ pub enum Record {
 pub struct Checkpoint {
     /// Lines sealed since the genesis, those a repair removed since included.
     pub sealed: u64,
-    /// Lines of the journal file the seal covers (`sealed` less those removed).
-    pub lines: u64,
+    /// Lines of the journal file the seal covers (`sealed` less those removed): written in
+    /// [`Format::V1`] only, where the reader takes it from the record; a reader of a later
+    /// format counts it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lines: Option<u64>,
     /// Bytes of the journal file the seal covers (a line boundary).
     pub bytes: u64,
-    /// The chain value after line `sealed`, hex.
+    /// The chain value after line `sealed`, spelled as the format does ([`Format`]).
     pub chain: String,
     /// Base64 of the first 8 bytes of each line's digest since the previous checkpoint.
     pub digests: String,
@@ -117,29 +118,35 @@ impl Record {
         line
     }
 
-    /// A checkpoint record for the chain value `chain`.
-    pub(crate) fn checkpoint(mut cp: Checkpoint, chain: &Chain, key: Option<&SealKey>) -> Self {
-        cp.chain = hex(&chain.0);
+    /// A checkpoint record of a seal in `format` for the chain value `chain`.
+    pub(crate) fn checkpoint(
+        mut cp: Checkpoint,
+        chain: &Chain,
+        format: Format,
+        key: Option<&SealKey>,
+    ) -> Self {
+        cp.chain = format.chain_text(chain);
         let mut record = Record::Checkpoint(cp);
-        record.sign(key);
+        record.sign(format, key);
         record
     }
 
-    /// Signs the record in place with `key` (the key's public half first, so it is signed too).
-    pub(crate) fn sign(&mut self, key: Option<&SealKey>) {
+    /// Signs the record of a seal in `format` in place with `key` (the key's public half
+    /// first, so it is signed too).
+    pub(crate) fn sign(&mut self, format: Format, key: Option<&SealKey>) {
         let Some(key) = key else { return };
         if let Some((k, _)) = self.signature_fields() {
             *k = Some(key.public().to_base64());
         }
-        let message = self.signed_bytes();
+        let message = self.signed_bytes(format);
         let sig = key.sign(&message);
         if let Some((_, s)) = self.signature_fields() {
             *s = Some(sig);
         }
     }
 
-    /// Whether the record is signed, and rightly.
-    pub(crate) fn signed(&self) -> Signed {
+    /// Whether the record, of a seal in `format`, is signed, and rightly.
+    pub(crate) fn signed(&self, format: Format) -> Signed {
         let (key, sig) = match self {
             Record::Checkpoint(c) => (&c.key, &c.sig),
             Record::Repair(r) => (&r.key, &r.sig),
@@ -155,20 +162,21 @@ impl Record {
         let Ok(public) = VerifyKey::from_base64(key) else {
             return Signed::Bad;
         };
-        if public.verify(&self.signed_bytes(), sig) {
+        if public.verify(&self.signed_bytes(format), sig) {
             Signed::By(key.clone())
         } else {
             Signed::Bad
         }
     }
 
-    /// The bytes a signature covers: the record serialized without its signature.
-    fn signed_bytes(&self) -> Vec<u8> {
+    /// The bytes a signature covers: the format's name and the record serialized without its
+    /// signature.
+    fn signed_bytes(&self, format: Format) -> Vec<u8> {
         let mut unsigned = self.clone();
         if let Some((_, sig)) = unsigned.signature_fields() {
             *sig = None;
         }
-        let mut message = FORMAT.as_bytes().to_vec();
+        let mut message = format.name().as_bytes().to_vec();
         message.push(0);
         message.extend(unsigned.to_line());
         message

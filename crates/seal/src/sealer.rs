@@ -4,8 +4,9 @@ use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 
 use crate::chain::LineDigest;
+use crate::format::Format;
 use crate::key::SealKey;
-use crate::record::{Checkpoint, FORMAT, Record};
+use crate::record::{Checkpoint, Record};
 use crate::state::Coverage;
 
 /// The chain of a journal being written (see the crate doc).
@@ -17,20 +18,24 @@ pub struct Sealer {
     coverage: Coverage,
     /// Short digests of the lines since the last checkpoint.
     pending: Vec<u8>,
+    /// The format the seal began in, which its records keep.
+    format: Format,
     key: Option<SealKey>,
 }
 
 impl Sealer {
-    /// A sealer for a new seal (write [`Sealer::begin_record`] first).
+    /// A sealer for a new seal, in [`Format::CURRENT`] (write [`Sealer::begin_record`] first).
     pub fn begin(key: Option<SealKey>) -> Self {
-        Self::resume(Coverage::empty(), key)
+        Self::resume(Coverage::empty(), Format::CURRENT, key)
     }
 
-    /// A sealer going on from a seal read back.
-    pub fn resume(coverage: Coverage, key: Option<SealKey>) -> Self {
+    /// A sealer going on from a seal read back, in the seal's `format`
+    /// ([`crate::SealState::format`]).
+    pub fn resume(coverage: Coverage, format: Format, key: Option<SealKey>) -> Self {
         Sealer {
             coverage,
             pending: Vec::new(),
+            format,
             key,
         }
     }
@@ -38,7 +43,7 @@ impl Sealer {
     /// The first line of a new seal.
     pub fn begin_record(&self) -> Vec<u8> {
         Record::Begin {
-            format: FORMAT.to_owned(),
+            format: self.format.name().to_owned(),
         }
         .to_line()
     }
@@ -70,7 +75,7 @@ impl Sealer {
         }
         let cp = Checkpoint {
             sealed: self.coverage.sealed,
-            lines: self.coverage.lines,
+            lines: (self.format == Format::V1).then_some(self.coverage.lines),
             bytes: self.coverage.bytes,
             chain: String::new(),
             digests: STANDARD.encode(&self.pending),
@@ -79,12 +84,13 @@ impl Sealer {
             sig: None,
         };
         self.pending.clear();
-        Some(Record::checkpoint(cp, &self.coverage.chain, self.key.as_ref()).to_line())
+        let record = Record::checkpoint(cp, &self.coverage.chain, self.format, self.key.as_ref());
+        Some(record.to_line())
     }
 
     /// A repair's record, signed with this sealer's key when it has one.
     pub fn sign(&self, mut record: Record) -> Vec<u8> {
-        record.sign(self.key.as_ref());
+        record.sign(self.format, self.key.as_ref());
         record.to_line()
     }
 }

@@ -210,7 +210,7 @@ impl Plan {
         for (seal_line, record) in &state.records {
             let seal_line = *seal_line;
             let edited = |message: String| Finding::SealEdited { seal_line, message };
-            match record.signed() {
+            match record.signed(state.format) {
                 Signed::Bad => return Err(Finding::BadSignature { seal_line }),
                 Signed::No if matches!(record, Record::Begin { .. }) => {}
                 Signed::No => {
@@ -255,7 +255,7 @@ impl Plan {
                             s
                         }));
                     // Parsed when the seal was loaded.
-                    let chain = Chain(unhex32(&cp.chain).unwrap_or_default());
+                    let chain = state.format.chain_of(&cp.chain).unwrap_or(Chain([0; 32]));
                     plan.checkpoints.push((cp.sealed, chain, seal_line));
                     report.checkpoints += 1;
                     if cp.adopted {

@@ -10,19 +10,19 @@ use turnstile_seal::{
     verify,
 };
 
-fn fixture(name: &str) -> Vec<u8> {
+pub(crate) fn fixture(name: &str) -> Vec<u8> {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../fixtures")
         .join(name);
     std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
-fn lines(journal: &[u8]) -> Vec<&[u8]> {
+pub(crate) fn lines(journal: &[u8]) -> Vec<&[u8]> {
     journal.split_inclusive(|&b| b == b'\n').collect()
 }
 
 /// Seals `journal` as a writer would, a checkpoint at every turn end (and at the end).
-fn seal_of(journal: &[u8], key: Option<SealKey>) -> Vec<u8> {
+pub(crate) fn seal_of(journal: &[u8], key: Option<SealKey>) -> Vec<u8> {
     let mut sealer = Sealer::begin(key);
     let mut seal = sealer.begin_record();
     for line in lines(journal) {
@@ -36,7 +36,7 @@ fn seal_of(journal: &[u8], key: Option<SealKey>) -> Vec<u8> {
     seal
 }
 
-fn check(journal: &[u8], seal: &[u8], key: Option<&VerifyKey>) -> Report {
+pub(crate) fn check(journal: &[u8], seal: &[u8], key: Option<&VerifyKey>) -> Report {
     verify(journal, seal, key).unwrap()
 }
 
@@ -243,7 +243,7 @@ fn signatures_check_against_the_key_asked_for() {
     ));
     // A signed record edited (a count changed), its signature kept.
     let text = String::from_utf8(seal).unwrap();
-    let edited = text.replacen("\"lines\":", "\"lines\":1", 1);
+    let edited = text.replacen("\"bytes\":", "\"bytes\":1", 1);
     assert_eq!(
         check(&journal, edited.as_bytes(), Some(&key.public())).finding,
         Finding::BadSignature { seal_line: 2 }

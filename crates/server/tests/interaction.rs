@@ -7,21 +7,17 @@
 
 use crate::common;
 
-use common::{TestServer, audit_clean, create_and_send, is_idle, journal_lines, no_answers};
+use common::{
+    Client, TestServer, audit_clean, create_and_send, detach_audit_stop, is_idle, journal_lines,
+    next_event, no_answers, of_type, resume, tool_contents, with_model,
+};
 use serde_json::{Value, json};
 use turnstile_scripted_model::{Script, ScriptedServer};
 use turnstile_server::rpc::codes;
 
 /// The `tool` messages of the model's last request.
 fn tool_messages(model: &ScriptedServer) -> Vec<Value> {
-    let last = model.requests().last().cloned().expect("a model request");
-    last["messages"]
-        .as_array()
-        .expect("messages")
-        .iter()
-        .filter(|m| m["role"] == "tool")
-        .map(|m| m["content"].clone())
-        .collect()
+    tool_contents(model.requests().last().expect("a model request"))
 }
 
 /// The tool names offered in the model's first request.
@@ -44,6 +40,21 @@ async fn create_reporting(client: &mut common::Client, url: &str, extra: Value) 
     (id, created["capabilities"]["ui"]["elicitation"].clone())
 }
 
+/// `script`'s model, a server letting every tool run, and a client that answers the model's
+/// questions (`requestUserInput`) and sent "ask me" in a new session: the model, the server,
+/// the client and the session's id.
+async fn asking(script: Script) -> (ScriptedServer, TestServer, Client, String) {
+    let (model, t, mut client) = with_model(script, |c| c.permissions.allow_all = true).await;
+    let id = create_and_send(
+        &mut client,
+        &model.url(),
+        json!({"requestUserInput": true}),
+        "ask me",
+    )
+    .await;
+    (model, t, client, id)
+}
+
 /// Asks session `id` for a form, expecting a refusal: nobody answers elicitations.
 async fn elicitation_refused(client: &mut common::Client, id: &str) {
     let refused = client
@@ -57,26 +68,22 @@ async fn elicitation_refused(client: &mut common::Client, id: &str) {
 
 #[tokio::test]
 async fn a_throwing_tool_handler_is_read_by_the_model_in_the_runtimes_words() {
-    let model = ScriptedServer::start(
+    let (model, t, mut client) = with_model(
         Script::new()
             .tool_call("get_user_location", json!({}))
             .tool_call("lookup", json!({"city": "Oslo", "units": "metric"}))
             .text("unknown"),
+        |c| c.permissions.allow_all = true,
     )
-    .await
-    .unwrap();
-    let t = TestServer::start(|c| c.permissions.allow_all = true).await;
-    let mut client = t.client().await;
+    .await;
     let tools = json!({"tools": [
         {"name": "get_user_location", "description": "Where the user is"},
         {"name": "lookup", "description": "Looks a city up"},
     ]});
     let id = create_and_send(&mut client, &model.url(), tools, "where am I?").await;
     for _ in 0..2 {
-        let events = client
-            .events_until(no_answers, |e| e["type"] == "external_tool.requested")
-            .await;
-        let request = &events.last().unwrap()["data"];
+        let requested = next_event(&mut client, "external_tool.requested").await;
+        let request = &requested["data"];
         client
             .ok(
                 "session.tools.handlePendingToolCall",
@@ -99,9 +106,8 @@ async fn a_throwing_tool_handler_is_read_by_the_model_in_the_runtimes_words() {
     );
     // The journal holds what the model read, so a resumed session tells it the same.
     let journal = journal_lines(&t.journal(&id));
-    let failures: Vec<&Value> = journal
-        .iter()
-        .filter(|l| l["type"] == "tool.execution_complete")
+    let failures: Vec<&Value> = of_type(&journal, "tool.execution_complete")
+        .into_iter()
         .map(|l| &l["data"]["error"])
         .collect();
     assert_eq!(failures.len(), 2);
@@ -112,14 +118,12 @@ async fn a_throwing_tool_handler_is_read_by_the_model_in_the_runtimes_words() {
         !text.contains("Melbourne"),
         "the handler's message stays out of the journal"
     );
-    client.ok("session.detach", json!({"sessionId": id})).await;
-    audit_clean(&t.journal(&id));
-    t.stop().await;
+    detach_audit_stop(t, &mut client, &id).await;
 }
 
 #[tokio::test]
 async fn ask_user_is_answered_by_the_clients_user_input_handler_and_journaled() {
-    let model = ScriptedServer::start(
+    let (model, t, mut client, id) = asking(
         Script::new()
             .tool_call(
                 "ask_user",
@@ -127,16 +131,6 @@ async fn ask_user_is_answered_by_the_clients_user_input_handler_and_journaled() 
             )
             .tool_call("ask_user", json!({"question": "Favourite colour?"}))
             .text("done"),
-    )
-    .await
-    .unwrap();
-    let t = TestServer::start(|c| c.permissions.allow_all = true).await;
-    let mut client = t.client().await;
-    let id = create_and_send(
-        &mut client,
-        &model.url(),
-        json!({"requestUserInput": true}),
-        "ask me",
     )
     .await;
     let mut asked = Vec::new();
@@ -170,9 +164,8 @@ async fn ask_user_is_answered_by_the_clients_user_input_handler_and_journaled() 
     );
     // What the user answered is in the journal: a resume, a replay and the audit see it.
     let journal = journal_lines(&t.journal(&id));
-    let answers: Vec<&Value> = journal
-        .iter()
-        .filter(|l| l["type"] == "tool.execution_complete")
+    let answers: Vec<&Value> = of_type(&journal, "tool.execution_complete")
+        .into_iter()
         .map(|l| &l["data"]["result"]["content"])
         .collect();
     assert_eq!(
@@ -182,9 +175,7 @@ async fn ask_user_is_answered_by_the_clients_user_input_handler_and_journaled() 
             &json!("User responded: teal, mostly")
         ]
     );
-    client.ok("session.detach", json!({"sessionId": id})).await;
-    audit_clean(&t.journal(&id));
-    t.stop().await;
+    detach_audit_stop(t, &mut client, &id).await;
 }
 
 #[tokio::test]
@@ -193,11 +184,8 @@ async fn ask_user_is_offered_only_to_a_client_that_answers_and_not_when_excluded
         json!({}),
         json!({"requestUserInput": true, "excludedTools": ["ask_user"]}),
     ] {
-        let model = ScriptedServer::start(Script::new().text("hi"))
-            .await
-            .unwrap();
-        let t = TestServer::start(|c| c.permissions.allow_all = true).await;
-        let mut client = t.client().await;
+        let (model, t, mut client) =
+            with_model(Script::new().text("hi"), |c| c.permissions.allow_all = true).await;
         let id = create_and_send(&mut client, &model.url(), extra.clone(), "hi").await;
         client.events_until(no_answers, is_idle).await;
         assert!(
@@ -212,20 +200,10 @@ async fn ask_user_is_offered_only_to_a_client_that_answers_and_not_when_excluded
 
 #[tokio::test]
 async fn an_unanswered_question_ends_as_a_failure_when_the_client_goes_away() {
-    let model = ScriptedServer::start(
+    let (_model, t, mut client, id) = asking(
         Script::new()
             .tool_call("ask_user", json!({"question": "Still there?"}))
             .text("no answer"),
-    )
-    .await
-    .unwrap();
-    let t = TestServer::start(|c| c.permissions.allow_all = true).await;
-    let mut client = t.client().await;
-    let id = create_and_send(
-        &mut client,
-        &model.url(),
-        json!({"requestUserInput": true}),
-        "ask me",
     )
     .await;
     // The question arrives; the client leaves without answering.
@@ -244,9 +222,8 @@ async fn an_unanswered_question_ends_as_a_failure_when_the_client_goes_away() {
     })
     .await;
     let journal = journal_lines(&t.journal(&id));
-    let done = journal
-        .iter()
-        .find(|l| l["type"] == "tool.execution_complete")
+    let done = *of_type(&journal, "tool.execution_complete")
+        .first()
         .expect("the ask_user call is closed");
     assert_eq!(done["data"]["success"], false);
     audit_clean(&t.journal(&id));
@@ -255,9 +232,7 @@ async fn an_unanswered_question_ends_as_a_failure_when_the_client_goes_away() {
 
 #[tokio::test]
 async fn elicitation_is_reported_and_answered_by_the_client_with_a_handler() {
-    let model = ScriptedServer::start(Script::new()).await.unwrap();
-    let t = TestServer::start(|_| {}).await;
-    let mut client = t.client().await;
+    let (model, t, mut client) = with_model(Script::new(), |_| {}).await;
     // Without a handler: reported as unavailable, and asking fails at once.
     let (plain, reported) = create_reporting(&mut client, &model.url(), json!({})).await;
     assert_eq!(reported, false);
@@ -278,10 +253,8 @@ async fn elicitation_is_reported_and_answered_by_the_client_with_a_handler() {
             json!({"sessionId": id, "message": "Name?", "requestedSchema": schema}),
         )
         .await;
-    let events = client
-        .events_until(no_answers, |e| e["type"] == "elicitation.requested")
-        .await;
-    let requested = &events.last().unwrap()["data"];
+    let requested = next_event(&mut client, "elicitation.requested").await;
+    let requested = &requested["data"];
     assert_eq!(requested["message"], "Name?");
     assert_eq!(requested["requestedSchema"], schema);
     let answer = json!({"action": "accept", "content": {"name": "Ada"}});
@@ -294,10 +267,8 @@ async fn elicitation_is_reported_and_answered_by_the_client_with_a_handler() {
     assert_eq!(taken["success"], true);
     let response = client.response(call).await;
     assert_eq!(response["result"], answer);
-    let completed = client
-        .events_until(no_answers, |e| e["type"] == "elicitation.completed")
-        .await;
-    let completed = &completed.last().unwrap()["data"];
+    let completed = next_event(&mut client, "elicitation.completed").await;
+    let completed = &completed["data"];
     assert_eq!(completed["action"], "accept");
     assert_eq!(completed["content"]["name"], "Ada");
     // A second answer is moot; a malformed one is refused.
@@ -327,38 +298,27 @@ async fn elicitation_is_reported_and_answered_by_the_client_with_a_handler() {
 
 #[tokio::test]
 async fn a_client_with_an_elicitation_handler_joining_and_leaving_is_announced() {
-    let model = ScriptedServer::start(Script::new()).await.unwrap();
-    let t = TestServer::start(|_| {}).await;
-    let mut first = t.client().await;
+    let (model, t, mut first) = with_model(Script::new(), |_| {}).await;
     let (id, reported) = create_reporting(&mut first, &model.url(), json!({})).await;
     assert_eq!(reported, false);
-    let is_change = |e: &Value| e["type"] == "capabilities.changed";
 
     let mut second = t.client().await;
-    let joined = second
-        .ok(
-            "session.resume",
-            common::create_params(
-                &model.url(),
-                json!({"sessionId": id, "requestElicitation": true}),
-            ),
-        )
-        .await;
+    let joined = resume(
+        &mut second,
+        &model.url(),
+        &id,
+        json!({"requestElicitation": true}),
+    )
+    .await;
     assert_eq!(joined["capabilities"]["ui"]["elicitation"], true);
-    let seen = first.events_until(no_answers, is_change).await;
-    assert_eq!(
-        seen.last().unwrap()["data"],
-        json!({"ui": {"elicitation": true}})
-    );
-    assert_eq!(seen.last().unwrap()["ephemeral"], true);
+    let seen = next_event(&mut first, "capabilities.changed").await;
+    assert_eq!(seen["data"], json!({"ui": {"elicitation": true}}));
+    assert_eq!(seen["ephemeral"], true);
 
     // The handler's connection goes away: the first client hears the session can no longer ask.
     drop(second);
-    let seen = first.events_until(no_answers, is_change).await;
-    assert_eq!(
-        seen.last().unwrap()["data"],
-        json!({"ui": {"elicitation": false}})
-    );
+    let seen = next_event(&mut first, "capabilities.changed").await;
+    assert_eq!(seen["data"], json!({"ui": {"elicitation": false}}));
     elicitation_refused(&mut first, &id).await;
     first.ok("session.detach", json!({"sessionId": id})).await;
     t.stop().await;

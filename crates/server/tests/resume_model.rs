@@ -4,17 +4,13 @@
 
 use crate::common;
 
-use common::{TestServer, create, create_params, journal_lines};
+use common::{create, journal_lines, of_type, resume, with_model};
 use serde_json::{Value, json};
-use turnstile_scripted_model::{Script, ScriptedServer};
+use turnstile_scripted_model::Script;
 
 #[tokio::test]
 async fn a_resume_naming_another_model_goes_on_with_the_journals_model() {
-    let model = ScriptedServer::start(Script::new().text("one").text("two"))
-        .await
-        .unwrap();
-    let t = TestServer::start(|_| {}).await;
-    let mut client = t.client().await;
+    let (model, t, mut client) = with_model(Script::new().text("one").text("two"), |_| {}).await;
     // Started on scripted-model, switched to model-b: the journal names model-b last.
     let id = create(&mut client, &model.url(), json!({})).await;
     client
@@ -34,11 +30,7 @@ async fn a_resume_naming_another_model_goes_on_with_the_journals_model() {
 
     // Another client resumes naming a third model.
     let mut next = t.client().await;
-    next.ok(
-        "session.resume",
-        create_params(&model.url(), json!({"sessionId": id, "model": "model-c"})),
-    )
-    .await;
+    resume(&mut next, &model.url(), &id, json!({"model": "model-c"})).await;
     let current = next
         .ok("session.model.getCurrent", json!({"sessionId": id}))
         .await;
@@ -61,12 +53,11 @@ async fn a_resume_naming_another_model_goes_on_with_the_journals_model() {
     assert_eq!(chats, [json!("model-b"), json!("model-b")]);
 
     let lines = journal_lines(&t.journal(&id));
-    let of = |ty: &str| -> Vec<&Value> { lines.iter().filter(|l| l["type"] == ty).collect() };
-    let resumes = of("session.resume");
+    let resumes = of_type(&lines, "session.resume");
     assert_eq!(resumes.len(), 1, "{lines:?}");
     assert_eq!(resumes[0]["data"]["selectedModel"], "model-b");
     // The one change is the client's switch; the resume records none.
-    let changes = of("session.model_change");
+    let changes = of_type(&lines, "session.model_change");
     assert_eq!(changes.len(), 1, "{changes:?}");
     assert_eq!(changes[0]["data"]["newModel"], "model-b");
     // Nothing the journal records (the shutdown's model metrics included) names the model

@@ -7,16 +7,17 @@
 use crate::common;
 
 use common::{
-    TestServer, audit_clean, create, create_and_send, create_params, eventually, is_idle,
-    journal_lines, no_answers, types,
+    answer_tool, assert_left_open, create, create_and_send, detach_audit_stop, is_idle,
+    journal_lines, leave, next_event, no_answers, of_type, resume, tool_contents, types,
+    with_model,
 };
 use serde_json::{Value, json};
-use turnstile_scripted_model::{Script, ScriptedResponse, ScriptedServer};
+use turnstile_scripted_model::{Script, ScriptedResponse};
 use turnstile_server::rpc::codes;
 
 #[tokio::test]
 async fn a_send_streams_every_event_in_order_and_the_journal_holds_the_persisted_ones() {
-    let model = ScriptedServer::start(
+    let (model, t, mut client) = with_model(
         Script::new()
             .tool_call(
                 "bash",
@@ -24,12 +25,10 @@ async fn a_send_streams_every_event_in_order_and_the_journal_holds_the_persisted
             )
             .tool_call("view", json!({"path": "note.txt"}))
             .text("bash said hi and the note says hello"),
+        |c| c.permissions.allow_all = true,
     )
-    .await
-    .unwrap();
-    let t = TestServer::start(|c| c.permissions.allow_all = true).await;
+    .await;
     std::fs::write(t.work().join("note.txt"), "hello\n").unwrap();
-    let mut client = t.client().await;
     let id = create(&mut client, &model.url(), json!({"streaming": true})).await;
     let sent = client
         .ok(
@@ -65,7 +64,7 @@ async fn a_send_streams_every_event_in_order_and_the_journal_holds_the_persisted
         kinds.contains(&"assistant.message_delta".to_owned()),
         "streaming was asked"
     );
-    let user = events.iter().find(|e| e["type"] == "user.message").unwrap();
+    let user = of_type(&events, "user.message")[0];
     assert_eq!(user["data"]["messageId"], message_id.as_str());
     // Ephemeral events are marked, persisted ones are not; every event's parent is the
     // persisted event before it (ephemeral events are not links of the chain).
@@ -124,26 +123,22 @@ async fn a_send_streams_every_event_in_order_and_the_journal_holds_the_persisted
             .iter()
             .any(|m| m["params"]["type"] == "session.updated")
     );
-    client.ok("session.detach", json!({"sessionId": id})).await;
-    audit_clean(&t.journal(&id));
-    t.stop().await;
+    detach_audit_stop(t, &mut client, &id).await;
 }
 
 #[tokio::test]
 async fn a_client_tool_call_is_recorded_and_answered_by_the_client() {
-    let model = ScriptedServer::start(
+    // Client tools need permission (`custom-tool`) unless declared with skipPermission.
+    let (model, t, mut client) = with_model(
         Script::new()
             .respond(
                 ScriptedResponse::tool_call("get_weather", json!({"city": "Paris"}))
                     .and_tool_call("get_weather", json!({"city": "Oslo"})),
             )
             .text("Paris is sunny, Oslo is not"),
+        |c| c.permissions.allow_all = true,
     )
-    .await
-    .unwrap();
-    // Client tools need permission (`custom-tool`) unless declared with skipPermission.
-    let t = TestServer::start(|c| c.permissions.allow_all = true).await;
-    let mut client = t.client().await;
+    .await;
     let tools = json!({"tools": [{
         "name": "get_weather",
         "description": "Weather of a city",
@@ -168,19 +163,9 @@ async fn a_client_tool_call_is_recorded_and_answered_by_the_client() {
         } else {
             json!({"textResultForLlm": "no data for Oslo", "resultType": "failure", "error": "station offline"})
         };
-        client
-            .ok(
-                "session.tools.handlePendingToolCall",
-                json!({"sessionId": id, "requestId": data["requestId"], "result": result}),
-            )
-            .await;
+        answer_tool(&mut client, &id, &data["requestId"], result).await;
         // A second answer to the same request changes nothing; a made-up id is an error.
-        let again = client
-            .ok(
-                "session.tools.handlePendingToolCall",
-                json!({"sessionId": id, "requestId": data["requestId"], "result": "twice"}),
-            )
-            .await;
+        let again = answer_tool(&mut client, &id, &data["requestId"], "twice").await;
         assert_eq!(again["success"], false);
         let wrong = client
             .err(
@@ -193,15 +178,9 @@ async fn a_client_tool_call_is_recorded_and_answered_by_the_client() {
     }
     assert_eq!(answered, 2);
     let journal = journal_lines(&t.journal(&id));
-    let requested = journal
-        .iter()
-        .filter(|l| l["type"] == "external_tool.requested")
-        .count();
+    let requested = of_type(&journal, "external_tool.requested").len();
     assert_eq!(requested, 2, "external_tool.requested is persisted");
-    let completions: Vec<&Value> = journal
-        .iter()
-        .filter(|l| l["type"] == "tool.execution_complete")
-        .collect();
+    let completions = of_type(&journal, "tool.execution_complete");
     assert_eq!(completions[0]["data"]["success"], true);
     assert_eq!(completions[0]["data"]["result"]["content"], "sunny");
     assert_eq!(completions[1]["data"]["success"], false);
@@ -210,15 +189,8 @@ async fn a_client_tool_call_is_recorded_and_answered_by_the_client() {
         completions[1]["data"]["error"]["message"],
         "no data for Oslo"
     );
-    let last = model.requests().last().cloned().unwrap();
-    let told: Vec<&Value> = last["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["role"] == "tool")
-        .map(|m| &m["content"])
-        .collect();
-    assert!(told.contains(&&json!("no data for Oslo")), "{told:?}");
+    let told = tool_contents(model.requests().last().unwrap());
+    assert!(told.contains(&json!("no data for Oslo")), "{told:?}");
     // The model was offered the client's tool.
     let request = &model.requests()[0];
     let offered: Vec<&str> = request["tools"]
@@ -231,22 +203,18 @@ async fn a_client_tool_call_is_recorded_and_answered_by_the_client() {
         offered.contains(&"get_weather") && offered.contains(&"bash"),
         "{offered:?}"
     );
-    client.ok("session.detach", json!({"sessionId": id})).await;
-    audit_clean(&t.journal(&id));
-    t.stop().await;
+    detach_audit_stop(t, &mut client, &id).await;
 }
 
 #[tokio::test]
 async fn client_hooks_are_invoked_and_a_pre_tool_use_deny_is_applied() {
-    let model = ScriptedServer::start(
+    let (model, t, mut client) = with_model(
         Script::new()
             .tool_call("bash", json!({"command": "echo nope", "description": "x"}))
             .text("the hook said no"),
+        |c| c.permissions.allow_all = true,
     )
-    .await
-    .unwrap();
-    let t = TestServer::start(|c| c.permissions.allow_all = true).await;
-    let mut client = t.client().await;
+    .await;
     let id = create_and_send(&mut client, &model.url(), json!({"hooks": true}), "run it").await;
     let mut invoked = Vec::new();
     client
@@ -272,10 +240,7 @@ async fn client_hooks_are_invoked_and_a_pre_tool_use_deny_is_applied() {
         );
     }
     let journal = journal_lines(&t.journal(&id));
-    let done = journal
-        .iter()
-        .find(|l| l["type"] == "tool.execution_complete")
-        .unwrap();
+    let done = of_type(&journal, "tool.execution_complete")[0];
     assert_eq!(done["data"]["success"], false);
     assert_eq!(
         done["data"]["error"]["message"],
@@ -293,15 +258,13 @@ async fn client_hooks_are_invoked_and_a_pre_tool_use_deny_is_applied() {
 async fn a_pre_tool_use_deny_holds_for_a_tool_that_does_not_exist() {
     // The runtime puts every call to the hook first: its deny, not "does not exist", is what
     // the model reads.
-    let model = ScriptedServer::start(
+    let (model, t, mut client) = with_model(
         Script::new()
             .tool_call("report_intent", json!({"intent": "editing"}))
             .text("the hook said no"),
+        |c| c.permissions.allow_all = true,
     )
-    .await
-    .unwrap();
-    let t = TestServer::start(|c| c.permissions.allow_all = true).await;
-    let mut client = t.client().await;
+    .await;
     let id = create_and_send(&mut client, &model.url(), json!({"hooks": true}), "edit").await;
     let mut asked = Vec::new();
     client
@@ -319,10 +282,7 @@ async fn a_pre_tool_use_deny_holds_for_a_tool_that_does_not_exist() {
         .await;
     assert_eq!(asked, vec![json!("report_intent")]);
     let journal = journal_lines(&t.journal(&id));
-    let done = journal
-        .iter()
-        .find(|l| l["type"] == "tool.execution_complete")
-        .unwrap();
+    let done = of_type(&journal, "tool.execution_complete")[0];
     assert_eq!(
         done["data"]["error"]["message"],
         "Denied by preToolUse hook: No reason provided"
@@ -332,11 +292,7 @@ async fn a_pre_tool_use_deny_holds_for_a_tool_that_does_not_exist() {
 
 #[tokio::test]
 async fn the_messages_of_a_destroyed_session_are_refused_until_it_is_resumed() {
-    let model = ScriptedServer::start(Script::new().text("hi"))
-        .await
-        .unwrap();
-    let t = TestServer::start(|_| {}).await;
-    let mut client = t.client().await;
+    let (model, t, mut client) = with_model(Script::new().text("hi"), |_| {}).await;
     let id = create(&mut client, &model.url(), json!({})).await;
     let open = client
         .ok("session.getMessages", json!({"sessionId": id}))
@@ -351,12 +307,7 @@ async fn the_messages_of_a_destroyed_session_are_refused_until_it_is_resumed() {
         refused["message"].as_str().unwrap().contains(&id),
         "{refused}"
     );
-    client
-        .ok(
-            "session.resume",
-            create_params(&model.url(), json!({"sessionId": id})),
-        )
-        .await;
+    resume(&mut client, &model.url(), &id, json!({})).await;
     let resumed = client
         .ok("session.getMessages", json!({"sessionId": id}))
         .await;
@@ -366,16 +317,14 @@ async fn the_messages_of_a_destroyed_session_are_refused_until_it_is_resumed() {
 
 #[tokio::test]
 async fn a_client_that_disconnects_mid_tool_leaves_a_resumable_session() {
-    let model = ScriptedServer::start(
+    // Client tools need permission (`custom-tool`) unless declared with skipPermission.
+    let (model, t, mut client) = with_model(
         Script::new()
             .tool_call("slow_tool", json!({}))
             .text("after the resume"),
+        |c| c.permissions.allow_all = true,
     )
-    .await
-    .unwrap();
-    // Client tools need permission (`custom-tool`) unless declared with skipPermission.
-    let t = TestServer::start(|c| c.permissions.allow_all = true).await;
-    let mut client = t.client().await;
+    .await;
     let id = create_and_send(
         &mut client,
         &model.url(),
@@ -383,39 +332,23 @@ async fn a_client_that_disconnects_mid_tool_leaves_a_resumable_session() {
         "go",
     )
     .await;
-    let requested = client
-        .events_until(no_answers, |e| e["type"] == "external_tool.requested")
-        .await;
-    let request_id = requested.last().unwrap()["data"]["requestId"].clone();
-    drop(client);
-    let server = t.server.clone();
-    eventually(|| server.open_sessions() == 0).await;
+    let requested = next_event(&mut client, "external_tool.requested").await;
+    let request_id = requested["data"]["requestId"].clone();
+    leave(&t, client).await;
 
     // The session waited on the client: it is suspended, the call left open for a resume.
-    let journal = journal_lines(&t.journal(&id));
-    let kinds = types(&journal);
-    assert_eq!(
-        kinds.last().map(String::as_str),
-        Some("session.shutdown"),
-        "{kinds:?}"
-    );
-    assert!(
-        !kinds.iter().any(|k| k == "tool.execution_complete"),
-        "{kinds:?}"
+    assert_left_open(
+        &journal_lines(&t.journal(&id)),
+        &["tool.execution_complete"],
     );
 
     // Another client (as another process would) resumes without the pending work: the call
     // is closed as interrupted.
     let mut next = t.client().await;
-    next.ok(
-        "session.resume",
-        create_params(&model.url(), json!({"sessionId": id})),
-    )
-    .await;
+    resume(&mut next, &model.url(), &id, json!({})).await;
     let journal = journal_lines(&t.journal(&id));
-    let done = journal
-        .iter()
-        .find(|l| l["type"] == "tool.execution_complete")
+    let done = *of_type(&journal, "tool.execution_complete")
+        .first()
         .expect("the call was closed");
     assert_eq!(done["data"]["success"], false);
     assert!(
@@ -426,12 +359,7 @@ async fn a_client_that_disconnects_mid_tool_leaves_a_resumable_session() {
     );
     // The orphaned call's answer is moot, as the runtime answers it; an id the journal never
     // had is still an error.
-    let late = next
-        .ok(
-            "session.tools.handlePendingToolCall",
-            json!({"sessionId": id, "requestId": request_id, "result": "too late"}),
-        )
-        .await;
+    let late = answer_tool(&mut next, &id, &request_id, "too late").await;
     assert_eq!(late, json!({"success": false}));
     let wrong = next
         .err(
@@ -451,39 +379,30 @@ async fn a_client_that_disconnects_mid_tool_leaves_a_resumable_session() {
         .rfind(|e| e["type"] == "assistant.message")
         .unwrap();
     assert_eq!(answer["data"]["content"], "after the resume");
-    next.ok("session.detach", json!({"sessionId": id})).await;
-    audit_clean(&t.journal(&id));
-    t.stop().await;
+    detach_audit_stop(t, &mut next, &id).await;
 }
 
 #[tokio::test]
 async fn abort_during_a_tool_interrupts_it_and_idles_aborted() {
-    let model = ScriptedServer::start(
+    let (model, t, mut client) = with_model(
         Script::new()
             .tool_call(
                 "bash",
                 json!({"command": "sleep 60", "description": "wait"}),
             )
             .text("never asked"),
+        |c| c.permissions.allow_all = true,
     )
-    .await
-    .unwrap();
-    let t = TestServer::start(|c| c.permissions.allow_all = true).await;
-    let mut client = t.client().await;
+    .await;
     let id = create_and_send(&mut client, &model.url(), json!({}), "wait").await;
-    client
-        .events_until(no_answers, |e| e["type"] == "tool.execution_start")
-        .await;
+    next_event(&mut client, "tool.execution_start").await;
     let aborted = client.ok("session.abort", json!({"sessionId": id})).await;
     assert_eq!(aborted["success"], true);
     let events = client.events_until(no_answers, is_idle).await;
     assert_eq!(events.last().unwrap()["data"]["aborted"], true);
     let journal = journal_lines(&t.journal(&id));
-    assert!(journal.iter().any(|l| l["type"] == "abort"));
-    let done = journal
-        .iter()
-        .find(|l| l["type"] == "tool.execution_complete")
-        .unwrap();
+    assert!(!of_type(&journal, "abort").is_empty());
+    let done = of_type(&journal, "tool.execution_complete")[0];
     assert_eq!(done["data"]["success"], false);
     let idle = client.ok("session.abort", json!({"sessionId": id})).await;
     assert_eq!(idle["success"], false, "nothing left to abort");
@@ -492,15 +411,13 @@ async fn abort_during_a_tool_interrupts_it_and_idles_aborted() {
 
 #[tokio::test]
 async fn an_autopilot_send_nudges_until_task_complete_and_ends_with_a_final_idle() {
-    let model = ScriptedServer::start(
+    let (model, t, mut client) = with_model(
         Script::new()
             .text("I will plan first.")
             .tool_call("task_complete", json!({"summary": "all done"})),
+        |_| {},
     )
-    .await
-    .unwrap();
-    let t = TestServer::start(|_| {}).await;
-    let mut client = t.client().await;
+    .await;
     let id = create(&mut client, &model.url(), json!({})).await;
     client
         .ok(
@@ -520,10 +437,7 @@ async fn an_autopilot_send_nudges_until_task_complete_and_ends_with_a_final_idle
             .iter()
             .any(|e| e["type"] == "user.message" && e["data"]["isAutopilotContinuation"] == true)
     );
-    let complete = events
-        .iter()
-        .find(|e| e["type"] == "session.task_complete")
-        .unwrap();
+    let complete = of_type(&events, "session.task_complete")[0];
     assert_eq!(complete["data"]["summary"], "all done");
     // Modes: the default is interactive; autopilot can be made the default.
     assert_eq!(
@@ -556,13 +470,16 @@ async fn an_autopilot_send_nudges_until_task_complete_and_ends_with_a_final_idle
 
 #[tokio::test]
 async fn send_and_wait_answers_with_the_completion_or_the_failure() {
-    let model = ScriptedServer::start(Script::new().text("the answer").respond(
-        ScriptedResponse::error_message(400, "bad request from the script"),
-    ))
-    .await
-    .unwrap();
-    let t = TestServer::start(|_| {}).await;
-    let mut client = t.client().await;
+    let (model, t, mut client) = with_model(
+        Script::new()
+            .text("the answer")
+            .respond(ScriptedResponse::error_message(
+                400,
+                "bad request from the script",
+            )),
+        |_| {},
+    )
+    .await;
     let id = create(&mut client, &model.url(), json!({})).await;
     let done = client
         .ok(
@@ -602,13 +519,11 @@ async fn send_and_wait_answers_with_the_completion_or_the_failure() {
 
 #[tokio::test]
 async fn abort_ends_a_hook_call_the_client_never_answers() {
-    let model = ScriptedServer::start(
+    let (model, t, mut client) = with_model(
         Script::new().tool_call("bash", json!({"command": "echo never", "description": "x"})),
+        |c| c.permissions.allow_all = true,
     )
-    .await
-    .unwrap();
-    let t = TestServer::start(|c| c.permissions.allow_all = true).await;
-    let mut client = t.client().await;
+    .await;
     let id = create_and_send(&mut client, &model.url(), json!({"hooks": true}), "go").await;
     // Answer every hook but preToolUse, which is left hanging; then abort.
     loop {

@@ -10,7 +10,7 @@ use std::time::Duration;
 use serde_json::Value;
 use turnstile_journal::{Event, JournalReader, ReadMode, StateRoot, Uuid};
 use turnstile_loop::hooks::{CommandHooks, HookRunner, HookTrust};
-use turnstile_loop::{SessionConfig, SessionParts};
+use turnstile_loop::{Outcome, SendOptions, SessionConfig, SessionHandle, SessionParts};
 use turnstile_permissions::PermissionPolicy;
 use turnstile_providers::{OpenAiConfig, OpenAiProvider};
 use turnstile_scripted_model::{Script, ScriptedServer};
@@ -70,6 +70,19 @@ impl Fixture {
         parts.tools = Arc::new(ToolRegistry::builtin(true));
         parts.hooks = Some(Arc::new(hooks) as Arc<dyn HookRunner>);
         parts
+    }
+
+    /// Creates a session of `parts`, sends it `prompt`, waits for the idle and shuts the
+    /// session down: its id and the message's outcome.
+    pub async fn one_message(&self, parts: SessionParts, prompt: &str) -> (Uuid, Outcome) {
+        let session = SessionHandle::create(&self.root, None, parts).unwrap();
+        let outcome = session
+            .send_and_wait(prompt, SendOptions::default())
+            .await
+            .unwrap();
+        let id = session.id();
+        session.shutdown().await.unwrap();
+        (id, outcome)
     }
 
     /// The session's journal, read strictly.

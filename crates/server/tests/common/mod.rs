@@ -16,6 +16,9 @@ use turnstile_journal::StateRoot;
 use turnstile_server::framing::{Frame, FrameReader, write_frame};
 use turnstile_server::{ConnectionToken, Server, ServerConfig, TcpServer};
 
+mod flow;
+pub use flow::*;
+
 /// Serves `server` on 127.0.0.1 as a test's child process: prints `PORT <port> TOKEN
 /// <token>` and `extra` on one line for the parent, then serves until its stdin closes.
 pub async fn serve_until_stdin_closes(server: Server, extra: &str) {
