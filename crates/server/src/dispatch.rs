@@ -13,10 +13,10 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::methods::{
-    Ctx, event_log, extensions, github_auth, history, lifecycle, listing, log, mcp, mcp_apps,
-    mcp_builtin, mcp_config, mcp_launch, mcp_oauth, mcp_resources, mcp_sampling, mcp_servers,
-    options, pending, permissions, plan, provider_endpoint, rewind, server as server_methods,
-    session, ui, unsupported,
+    Ctx, agent, commands, event_log, extensions, github_auth, history, lifecycle, listing, log,
+    mcp, mcp_apps, mcp_builtin, mcp_config, mcp_launch, mcp_oauth, mcp_resources, mcp_sampling,
+    mcp_servers, options, pending, permissions, plan, provider_endpoint, rewind,
+    server as server_methods, session, ui, unsupported,
 };
 use crate::peer::Peer;
 use crate::rpc::{RpcError, kind_of};
@@ -100,6 +100,23 @@ pub(crate) const SERVED: &[Method] = &[
     method!("session.plan.read" => |ctx, params| plan::read(ctx, parse(params)?)),
     method!("session.plan.update" => |ctx, params| plan::update(ctx, parse(params)?).await),
     method!("session.plan.delete" => |ctx, params| plan::delete(ctx, parse(params)?).await),
+    method!("session.agent.list" => |ctx, params| agent::list(ctx, parse(params)?)),
+    method!("session.agent.getCurrent" => |ctx, params| agent::get_current(ctx, parse(params)?)),
+    method!("session.agent.select" => |ctx, params| agent::select(ctx, parse(params)?).await),
+    method!("session.agent.deselect" => |ctx, params| agent::deselect(ctx, parse(params)?).await),
+    method!("session.agent.reload" => |ctx, params| agent::reload(ctx, parse(params)?)),
+    method!("session.commands.list" => |ctx, params| commands::list(ctx, parse(params)?)),
+    method!("session.commands.invoke" => |ctx, params| commands::invoke(ctx, parse(params)?).await),
+    method!("session.commands.execute" => |ctx, params| {
+        commands::execute(ctx, parse(params)?).await
+    }),
+    method!("session.commands.enqueue" => |ctx, params| commands::enqueue(ctx, parse(params)?)),
+    method!("session.commands.respondToQueuedCommand" => |ctx, params| {
+        commands::respond_to_queued(ctx, parse(params)?)
+    }),
+    method!("session.commands.handlePendingCommand" => |ctx, params| {
+        commands::handle_pending(ctx, parse(params)?)
+    }),
     method!("mcp.config.list" => |ctx, _params| mcp_config::list(ctx)),
     method!("mcp.config.add" => |ctx, params| mcp_config::add(ctx, parse(params)?)),
     method!("mcp.config.update" => |ctx, params| mcp_config::update(ctx, parse(params)?)),

@@ -7,6 +7,7 @@ mod common;
 #[path = "../../mcp/tests/support/server.rs"]
 mod server;
 
+mod agents_and_commands;
 mod connection_limit;
 mod connection_token;
 mod event_log;
