@@ -23,6 +23,7 @@ mod mcp_servers;
 mod model_endpoint;
 mod options;
 mod pending_resume;
+mod plan_review;
 mod provider_registry;
 mod providers;
 mod resume_model;

@@ -84,7 +84,12 @@ impl ServerHandler for TestServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let args = request.arguments.unwrap_or_default();
-        let mut meta = request.meta.map(|m| m.0.0).unwrap_or_default();
+        // rmcp moves the request's `_meta` into the context.
+        let mut meta = request
+            .meta
+            .map(|m| m.0.0)
+            .filter(|m| !m.is_empty())
+            .unwrap_or_else(|| context.meta.0.0.clone());
         meta.remove("progressToken");
         let result = match request.name.as_ref() {
             "echo" => {
