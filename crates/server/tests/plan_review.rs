@@ -120,8 +120,7 @@ async fn a_plan_is_reviewed_by_the_client_and_the_model_reads_the_decision() {
     let last = model
         .recorded()
         .into_iter()
-        .filter(|r| r.method == "POST")
-        .last()
+        .rfind(|r| r.method == "POST")
         .unwrap();
     let told = last.body["messages"]
         .as_array()
