@@ -14,6 +14,7 @@ mod mcp_changes;
 mod mcp_tools;
 mod model_failures;
 mod pending_work;
+mod pre_mcp_hook;
 mod prompt_and_events;
 mod read_permissions;
 mod session_approvals;

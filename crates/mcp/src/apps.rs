@@ -38,7 +38,7 @@ impl McpConnection {
         arguments: Value,
         cancel: &CancellationToken,
     ) -> Result<Value, McpError> {
-        let result = self.call_result(tool, arguments, cancel).await?;
+        let result = self.call_result(tool, arguments, None, cancel).await?;
         let bytes = serde_json::to_vec(&result)
             .map_err(|e| McpError::Request(format!("tools/call answer: {e}")))?;
         if bytes.len() > MAX_APP_RESULT_BYTES {

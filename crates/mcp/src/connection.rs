@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
 use rmcp::ServiceExt;
-use rmcp::model::{CallToolRequestParams, CallToolResult};
+use rmcp::model::{CallToolRequestParams, CallToolResult, MetaObject, RequestMetaObject};
 use rmcp::service::{Peer, RoleClient, RunningService, ServiceError};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
@@ -212,7 +212,19 @@ impl McpConnection {
         arguments: Value,
         cancel: &CancellationToken,
     ) -> Result<CallOutcome, McpError> {
-        let result = self.call_result(tool, arguments, cancel).await?;
+        self.call_with_meta(tool, arguments, None, cancel).await
+    }
+
+    /// [`Self::call`] with the request's `_meta` (`None`: the request carries none), as a
+    /// `preMcpToolCall` hook chose it.
+    pub async fn call_with_meta(
+        &self,
+        tool: &str,
+        arguments: Value,
+        meta: Option<serde_json::Map<String, Value>>,
+        cancel: &CancellationToken,
+    ) -> Result<CallOutcome, McpError> {
+        let result = self.call_result(tool, arguments, meta, cancel).await?;
         Ok(CallOutcome::from_result(&result))
     }
 
@@ -221,12 +233,14 @@ impl McpConnection {
         &self,
         tool: &str,
         arguments: Value,
+        meta: Option<serde_json::Map<String, Value>>,
         cancel: &CancellationToken,
     ) -> Result<CallToolResult, McpError> {
         if self.is_closed() {
             return Err(McpError::Closed);
         }
         let mut params = CallToolRequestParams::new(tool.to_owned());
+        params.meta = meta.map(|m| RequestMetaObject(MetaObject(m)));
         params.arguments = match arguments {
             Value::Object(map) => Some(map),
             Value::Null => None,

@@ -13,12 +13,12 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::methods::{
-    Ctx, event_log, extensions, fork, github_auth, history, instructions, lifecycle, listing,
-    llm_inference, log, mcp, mcp_apps, mcp_builtin, mcp_config, mcp_launch, mcp_oauth,
-    mcp_resources, mcp_sampling, mcp_servers, name_auto, options, pending, permission_mode,
-    permissions, plan, provider_endpoint, reasoning_effort, rewind, server as server_methods,
-    session, sessions_delete, sessions_enrich, sessions_state, shutdown, ui, unsupported,
-    workspaces,
+    Ctx, agent, commands, event_log, extensions, fork, github_auth, history, instructions,
+    lifecycle, listing, llm_inference, log, mcp, mcp_apps, mcp_builtin, mcp_config, mcp_launch,
+    mcp_oauth, mcp_resources, mcp_sampling, mcp_servers, name_auto, options, pending,
+    permission_mode, permissions, plan, provider_endpoint, reasoning_effort, rewind,
+    server as server_methods, session, sessions_delete, sessions_enrich, sessions_state, shutdown,
+    ui, unsupported, workspaces,
 };
 use crate::peer::Peer;
 use crate::rpc::{RpcError, kind_of};
@@ -149,6 +149,23 @@ pub(crate) const SERVED: &[Method] = &[
         sessions_enrich::enrich(ctx, parse(params)?)
     }),
     method!("sessions.fork" => |ctx, params| fork::fork(ctx, parse(params)?).await),
+    method!("session.agent.list" => |ctx, params| agent::list(ctx, parse(params)?)),
+    method!("session.agent.getCurrent" => |ctx, params| agent::get_current(ctx, parse(params)?)),
+    method!("session.agent.select" => |ctx, params| agent::select(ctx, parse(params)?).await),
+    method!("session.agent.deselect" => |ctx, params| agent::deselect(ctx, parse(params)?).await),
+    method!("session.agent.reload" => |ctx, params| agent::reload(ctx, parse(params)?)),
+    method!("session.commands.list" => |ctx, params| commands::list(ctx, parse(params)?)),
+    method!("session.commands.invoke" => |ctx, params| commands::invoke(ctx, parse(params)?).await),
+    method!("session.commands.execute" => |ctx, params| {
+        commands::execute(ctx, parse(params)?).await
+    }),
+    method!("session.commands.enqueue" => |ctx, params| commands::enqueue(ctx, parse(params)?)),
+    method!("session.commands.respondToQueuedCommand" => |ctx, params| {
+        commands::respond_to_queued(ctx, parse(params)?)
+    }),
+    method!("session.commands.handlePendingCommand" => |ctx, params| {
+        commands::handle_pending(ctx, parse(params)?)
+    }),
     method!("mcp.config.list" => |ctx, _params| mcp_config::list(ctx)),
     method!("mcp.config.add" => |ctx, params| mcp_config::add(ctx, parse(params)?)),
     method!("mcp.config.update" => |ctx, params| mcp_config::update(ctx, parse(params)?)),

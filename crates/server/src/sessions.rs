@@ -103,6 +103,10 @@ pub(crate) struct OpenSession {
     remote: Option<Arc<dyn RemoteSession>>,
     /// Host context, sampling executions and provider for `session.mcp.*`.
     mcp: crate::mcp_session_state::McpSessionState,
+    /// The slash commands its clients registered, and the runs waiting for them.
+    commands: crate::client_commands::ClientCommands,
+    /// Its custom agents and the selected one.
+    agents: crate::custom_agents::SessionAgents,
 }
 
 /// Interest registrations kept per session at most (a client that never releases cannot
@@ -138,6 +142,8 @@ impl OpenSession {
             handover: CancellationToken::new(),
             remote,
             mcp: Default::default(),
+            commands: Default::default(),
+            agents: Default::default(),
         });
         let forwarder = Forwarder::new(broadcaster, &session);
         // What opening already emitted (`session.start`, or `session.resume` and what it
@@ -176,6 +182,9 @@ impl OpenSession {
         if let Some(notice) = self.bridge.elicitation_peers().leave(peer) {
             self.handle.announce(&notice);
         }
+        if let Some(notice) = self.commands.leave(peer) {
+            self.handle.announce(&notice);
+        }
         left
     }
 
@@ -201,6 +210,16 @@ impl OpenSession {
     /// What the session keeps for `session.mcp.*` beyond its servers.
     pub(crate) fn mcp(&self) -> &crate::mcp_session_state::McpSessionState {
         &self.mcp
+    }
+
+    /// The slash commands its clients registered.
+    pub(crate) fn commands(&self) -> &crate::client_commands::ClientCommands {
+        &self.commands
+    }
+
+    /// Its custom agents and the selected one.
+    pub(crate) fn agents(&self) -> &crate::custom_agents::SessionAgents {
+        &self.agents
     }
 
     /// The bridge to the owning client.

@@ -7,6 +7,7 @@ mod common;
 #[path = "../../mcp/tests/support/server.rs"]
 mod server;
 
+mod agents_and_commands;
 mod client_inference;
 mod connection_limit;
 mod connection_token;
@@ -23,6 +24,7 @@ mod mcp_servers;
 mod model_endpoint;
 mod options;
 mod pending_resume;
+mod plan_review;
 mod provider_registry;
 mod providers;
 mod resume_model;

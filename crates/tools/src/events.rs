@@ -14,6 +14,22 @@ pub enum ToolEvent {
     /// `skill` loaded this skill: after the call's completion the loop records
     /// `skill.invoked` and the skill's context as a user message.
     SkillInvoked(Box<crate::skills::Skill>),
+    /// `exit_plan_mode` asked for a review of the plan (`exit_plan_mode.requested`).
+    PlanReviewRequested {
+        /// The id the decision names.
+        request_id: String,
+        /// The model's call that asks.
+        tool_call_id: Option<String>,
+        /// What is reviewed.
+        review: crate::plan_review::PlanReview,
+    },
+    /// The plan's review was decided (`exit_plan_mode.completed`).
+    PlanReviewCompleted {
+        /// The request decided.
+        request_id: String,
+        /// The decision.
+        decision: crate::plan_review::PlanDecision,
+    },
 }
 
 /// Where a running call sends its events.

@@ -29,12 +29,14 @@ pub mod create;
 mod diff;
 pub mod edit;
 pub mod events;
+pub mod exit_plan_mode;
 pub mod glob;
 pub mod grep;
 pub mod list_agents;
 pub mod list_bash;
 pub mod mcp;
 pub mod paths;
+pub mod plan_review;
 pub mod processes;
 pub mod read_agent;
 pub mod read_bash;
@@ -137,6 +139,9 @@ pub struct ToolContext {
     /// The engine's own directories (the state directory, `$COPILOT_HOME`): no file tool
     /// writes in them ([`paths::resolve_for_write`]).
     pub engine_dirs: std::sync::Arc<Vec<PathBuf>>,
+    /// The `_meta` an MCP tool's call carries (a `preMcpToolCall` hook's `metaToUse`; `None`:
+    /// none).
+    pub mcp_meta: Option<serde_json::Map<String, Value>>,
 }
 
 /// Whether the processes a tool starts are confined, and by what.
@@ -163,6 +168,7 @@ impl ToolContext {
             agents: std::sync::Arc::default(),
             sandbox: Sandboxing::Off,
             engine_dirs: std::sync::Arc::default(),
+            mcp_meta: None,
         }
     }
 }

@@ -170,7 +170,7 @@ impl Tool for McpTool {
             }
             let outcome = match self
                 .connection
-                .call(&self.info.name, args, &ctx.cancel)
+                .call_with_meta(&self.info.name, args, ctx.mcp_meta.clone(), &ctx.cancel)
                 .await
             {
                 Ok(outcome) => outcome,

@@ -70,6 +70,14 @@ impl ToolRegistry {
         self.register(Box::new(crate::ask_user::AskUserTool::new(answers)));
     }
 
+    /// Offers `exit_plan_mode` (last), reviewed by `reviewer`: the runtime offers the tool only
+    /// when someone can review a plan (and only to messages in plan mode, `turn.rs`).
+    pub fn offer_exit_plan_mode(&mut self, reviewer: Arc<dyn crate::plan_review::PlanReviewer>) {
+        self.register(Box::new(crate::exit_plan_mode::ExitPlanModeTool::new(
+            reviewer,
+        )));
+    }
+
     /// Adds a tool; one with the same name is replaced in place (so an SDK
     /// client can override a built-in without reordering the list).
     pub fn register(&mut self, tool: Box<dyn Tool>) {

@@ -6,6 +6,8 @@
 //! loop reads from the output:
 //! - `preToolUse`: `{"permissionDecision":"allow"|"deny", "permissionDecisionReason": "...",
 //!   "modifiedArgs": {...}}`;
+//! - `preMcpToolCall` (an MCP tool's call: `serverName`, `toolName`, `arguments`):
+//!   `{"metaToUse": {...}}` is the request's `_meta` (`null`: none);
 //! - `postToolUse`: `{"modifiedResult": {"textResultForLlm": "..."}}`;
 //! - `userPromptSubmitted`: `{"modifiedPrompt": "..."}`;
 //! - `userPromptTransformed` (input: the prompt and the text the model will read,
@@ -43,8 +45,9 @@ use turnstile_sandbox::Sandboxing;
 use turnstile_tools::BoxFuture;
 
 /// The hook points the loop calls.
-pub const HOOK_TYPES: [&str; 8] = [
+pub const HOOK_TYPES: [&str; 9] = [
     "preToolUse",
+    "preMcpToolCall",
     "postToolUse",
     "userPromptSubmitted",
     "userPromptTransformed",

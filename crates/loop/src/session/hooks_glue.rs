@@ -87,8 +87,21 @@ impl Actor {
     pub(super) async fn hook(
         &self,
         hook_type: &str,
+        input: Value,
+        tool_call_id: Option<&str>,
+    ) -> Result<Option<Value>, LoopError> {
+        self.hook_recorded(hook_type, input, tool_call_id, Value::clone)
+            .await
+    }
+
+    /// [`Self::hook`], with the output recorded in `hook.end` as `recorded` makes it (what a
+    /// hook returns may hold what the journal must not, as a `preMcpToolCall`'s `_meta`).
+    pub(super) async fn hook_recorded(
+        &self,
+        hook_type: &str,
         mut input: Value,
         tool_call_id: Option<&str>,
+        recorded: fn(&Value) -> Value,
     ) -> Result<Option<Value>, LoopError> {
         let Some(hooks) = self.parts.hooks.clone().filter(|h| h.handles(hook_type)) else {
             return Ok(None);
@@ -117,7 +130,7 @@ impl Actor {
         self.emitter.emit(&HookEnd {
             hook_invocation_id: invocation,
             hook_type: hook_type.to_owned(),
-            output: output.clone(),
+            output: output.as_ref().map(recorded),
             success: error.is_none(),
             error: error.map(|message| HookError {
                 message,

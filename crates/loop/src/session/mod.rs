@@ -34,6 +34,7 @@ mod message_loop;
 mod open;
 mod pending;
 mod permission;
+mod pre_mcp_hook;
 mod prompting;
 mod recorded_history;
 mod resume_options;

@@ -13,9 +13,9 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use turnstile_journal::Uuid;
 use turnstile_journal::payload::{
-    ExternalToolCompleted, ExternalToolRequested, SKILL_SOURCE_PREFIX, SessionTaskComplete,
-    SessionTodosChanged, SkillInvoked, ToolError, ToolExecutionComplete,
-    ToolExecutionPartialResult, ToolExecutionStart, ToolResult, UserMessage,
+    ExitPlanModeCompleted, ExitPlanModeRequested, ExternalToolCompleted, ExternalToolRequested,
+    SKILL_SOURCE_PREFIX, SessionTaskComplete, SessionTodosChanged, SkillInvoked, ToolError,
+    ToolExecutionComplete, ToolExecutionPartialResult, ToolExecutionStart, ToolResult, UserMessage,
 };
 use turnstile_replay::resume_plan::{INTERRUPTED_CODE, INTERRUPTED_MESSAGE};
 
@@ -386,6 +386,9 @@ impl Actor {
         let Some(tool) = builtin else {
             return self.external_tool(call, turn, args).await;
         };
+        if let Some((server, name)) = tool.mcp_origin() {
+            ctx.mcp_meta = self.pre_mcp_meta(call, server, name, &args).await?;
+        }
         self.run_builtin(call, tool, args, ctx, turn).await
     }
 
@@ -485,6 +488,27 @@ impl Actor {
         match event {
             ToolEvent::TodosChanged => self.emitter.emit(&SessionTodosChanged {})?,
             ToolEvent::SkillInvoked(skill) => return Ok(Some(skill)),
+            ToolEvent::PlanReviewRequested {
+                request_id,
+                tool_call_id,
+                review,
+            } => self.emitter.emit(&ExitPlanModeRequested {
+                request_id,
+                summary: review.summary,
+                actions: review.actions,
+                recommended_action: review.recommended_action,
+                tool_call_id,
+                plan_content: review.plan_content,
+            })?,
+            ToolEvent::PlanReviewCompleted {
+                request_id,
+                decision,
+            } => self.emitter.emit(&ExitPlanModeCompleted {
+                approved: Some(decision.approved),
+                selected_action: decision.selected_action,
+                feedback: decision.feedback,
+                request_id,
+            })?,
         };
         Ok(None)
     }

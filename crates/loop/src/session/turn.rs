@@ -21,6 +21,7 @@ use turnstile_providers::{
     ChatMessage, ChatRequest, ModelError, ModelErrorKind, ModelResponse, ToolCall, ToolSchema,
     Usage,
 };
+use turnstile_tools::exit_plan_mode::EXIT_PLAN_MODE;
 
 /// How a turn ended (a sub-agent's never ends `Rejected`: its tools take a rejection as a
 /// failure, `subagent.rs::tools_one_by_one`).
@@ -454,6 +455,7 @@ impl Actor {
             .specs()
             .into_iter()
             .filter(|t| mode == AgentMode::Autopilot || t.name != "task_complete")
+            .filter(|t| mode == AgentMode::Plan || t.name != EXIT_PLAN_MODE)
             .filter(|t| !external.iter().any(|x| x.name == t.name))
             .collect();
         specs.extend(external);

@@ -3,7 +3,8 @@
 //! harness would print on the protocol's stdout), or over streamable HTTP on 127.0.0.1 inside
 //! the test process.
 //!
-//! Tools: `echo` (two text blocks), `fail` (an `isError` result), `crash` (the process
+//! Tools: `echo` (two text blocks, and a third with the request's `_meta` when it carries
+//! one besides a `progressToken`), `fail` (an `isError` result), `crash` (the process
 //! exits mid-call), `hang` (never answers), `pid` (the server's process id), `grow` (adds the
 //! tool `grown` and sends `notifications/tools/list_changed`).
 //!
@@ -83,13 +84,24 @@ impl ServerHandler for TestServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let args = request.arguments.unwrap_or_default();
+        // rmcp moves the request's `_meta` into the context.
+        let mut meta = request
+            .meta
+            .map(|m| m.0.0)
+            .filter(|m| !m.is_empty())
+            .unwrap_or_else(|| context.meta.0.0.clone());
+        meta.remove("progressToken");
         let result = match request.name.as_ref() {
             "echo" => {
                 let text = args.get("text").and_then(Value::as_str).unwrap_or_default();
-                CallToolResult::success(vec![
+                let mut blocks = vec![
                     ContentBlock::text(format!("echo: {text}")),
                     ContentBlock::text("second block"),
-                ])
+                ];
+                if !meta.is_empty() {
+                    blocks.push(ContentBlock::text(format!("meta: {}", Value::Object(meta))));
+                }
+                CallToolResult::success(blocks)
             }
             "fail" => CallToolResult::error(vec![ContentBlock::text("it failed on purpose")]),
             "pid" => {

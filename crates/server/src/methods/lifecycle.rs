@@ -71,6 +71,7 @@ pub(crate) async fn create(ctx: &Ctx<'_>, params: OpenParams) -> Result<Value, R
     )
     .await?;
     session.mcp().set_provider(provider);
+    take_interaction(ctx, &session, &params, None, None);
     ctx.server
         .broadcast_lifecycle(&lifecycle_params("session.created", id, &session.info()));
     Ok(opened(&session))
@@ -114,6 +115,10 @@ pub(crate) async fn resume(ctx: &Ctx<'_>, params: OpenParams) -> Result<Value, R
                 .map_err(|e| loop_error(id, e))?;
             let peers = open.bridge().elicitation_peers();
             if let Some(notice) = peers.declare(ctx.peer.id(), answers_elicitations) {
+                open.handle().announce(&notice);
+            }
+            let commands = params.commands.clone().unwrap_or_default();
+            if let Some(notice) = open.commands().declare(ctx.peer.id(), commands) {
                 open.handle().announce(&notice);
             }
             return Ok(opened(open));
@@ -176,6 +181,8 @@ pub(crate) async fn resume(ctx: &Ctx<'_>, params: OpenParams) -> Result<Value, R
     }
     let session = register(ctx, clients, handle, events, bridge, info, remote).await?;
     session.mcp().set_provider(provider);
+    let selected = crate::custom_agents::selected_in_journal(&root.session(id).events);
+    take_interaction(ctx, &session, &params, earlier.as_deref(), selected);
     if let Some(earlier) = &earlier {
         // The clients that stay keep their handlers; they are told when the session's
         // capability changed with the joining client.
@@ -357,6 +364,30 @@ fn resume_from_disk(
 /// Whether opening failed because another process holds the writer lock.
 fn held_by_another_writer(e: &LoopError) -> bool {
     matches!(e, LoopError::Journal(WriteError::Locked(_)))
+}
+
+/// The opening client's custom agents (with the selection the journal holds) and slash
+/// commands; a session reopened by a joining client keeps the commands of the clients that
+/// stay, and every client is told when the commands changed (`commands.changed`).
+fn take_interaction(
+    ctx: &Ctx<'_>,
+    session: &OpenSession,
+    params: &OpenParams,
+    earlier: Option<&OpenSession>,
+    selected: Option<String>,
+) {
+    let agents = params.custom_agents.clone().unwrap_or_default();
+    session.agents().configure(agents, selected);
+    let before = earlier.map(|e| e.commands().all()).unwrap_or_default();
+    let commands = session.commands();
+    commands.declare(ctx.peer.id(), params.commands.clone().unwrap_or_default());
+    if let Some(earlier) = earlier {
+        let staying: Vec<u64> = session.clients().iter().map(|p| p.id()).collect();
+        commands.keep_from(earlier.commands(), &staying);
+    }
+    if let Some(notice) = commands.changed_since(&before) {
+        session.handle().announce(&notice);
+    }
 }
 
 /// The answer to create/resume: the session and what its clients can do for it

@@ -1,6 +1,9 @@
 //! The methods, one file per group: the server itself, opening and closing sessions, working
 //! with an open session, and answers to pending requests.
 
+pub(crate) mod agent;
+pub(crate) mod command_builtins;
+pub(crate) mod commands;
 pub(crate) mod event_log;
 pub(crate) mod extensions;
 pub(crate) mod fork;

@@ -23,6 +23,7 @@ use crate::client_bridge::{ClientBridge, ClientCapabilities};
 use crate::client_inference::ClientExchange;
 use crate::client_token::{ClientToken, SINGLE_PROVIDER_NAME};
 use crate::permission_state::SessionPermissions;
+use crate::plan_review::ClientPlanReviewer;
 use crate::provider::{self, ProviderParams};
 use crate::provider_registry::{self, NamedProviderParams, ProviderModelParams};
 use crate::rpc::RpcError;
@@ -91,6 +92,13 @@ pub(crate) struct OpenParams {
     /// The session's own GitHub token: its account is looked up when the session opens
     /// (`account.rs`), and it is the credential at the Copilot endpoint.
     pub(super) git_hub_token: Option<String>,
+    /// The client reviews the model's plans (`exitPlanMode.request`): `exit_plan_mode` is
+    /// offered to messages in plan mode.
+    pub(super) request_exit_plan_mode: Option<bool>,
+    /// Slash commands the client runs (`commands`: name and description).
+    pub(super) commands: Option<Vec<crate::client_commands::CommandParams>>,
+    /// The session's custom agents (`session.agent.*`).
+    pub(super) custom_agents: Option<Vec<crate::custom_agents::AgentParams>>,
     /// The account of `git_hub_token`, once looked up (`with_account`).
     #[serde(skip)]
     pub(super) github_user: Option<CopilotUser>,
@@ -243,6 +251,18 @@ pub(super) fn build(
         registry.offer_ask_user(Arc::new(ClientUserInput::new(
             id.to_string(),
             Arc::clone(ctx.peer),
+        )));
+    }
+    if params.request_exit_plan_mode == Some(true) {
+        let plan_file = config
+            .state_root
+            .session(id)
+            .dir
+            .join(turnstile_home::plan::PLAN_FILE);
+        registry.offer_exit_plan_mode(Arc::new(ClientPlanReviewer::new(
+            id.to_string(),
+            Arc::clone(ctx.peer),
+            plan_file,
         )));
     }
     // The session adds the MCP tools after the built-ins (and keeps them in step with the

@@ -49,8 +49,14 @@ pub(crate) const REASONS: &[(&str, &str)] = &[
         "session.ui.",
         "user input goes to the client as userInput.request; elicitation and handlePendingElicitation are served; turnstile makes no sampling or mode-switch requests",
     ),
-    ("session.commands.", "turnstile has no slash commands"),
-    ("commands.", "turnstile has no slash commands"),
+    (
+        "session.commands.finalizeInvocationEffect",
+        "no command of this engine leaves an effect for the host to apply",
+    ),
+    (
+        "commands.",
+        "slash commands are the session's (session.commands.*)",
+    ),
     ("session.canvas.", "turnstile has no canvases"),
     ("canvas.", "turnstile has no canvases"),
     ("session.factory.", "turnstile has no factories"),
@@ -66,9 +72,18 @@ pub(crate) const REASONS: &[(&str, &str)] = &[
     ("session.tasks.", "turnstile runs no background agents"),
     ("tasks.", "turnstile runs no background agents"),
     ("session.fleet.", "turnstile runs no background agents"),
-    ("session.agent.", "turnstile has no custom agents"),
-    ("agentRegistry.", "turnstile has no custom agents"),
-    ("agents.", "turnstile has no custom agents"),
+    (
+        "session.agent.setPrompt",
+        "custom agents are the client's (customAgents); their prompts are not overridden",
+    ),
+    (
+        "agentRegistry.",
+        "custom agents are the session's (customAgents, session.agent.*)",
+    ),
+    (
+        "agents.",
+        "custom agents are the session's (customAgents, session.agent.*)",
+    ),
     ("session.skills.", "turnstile has no skills"),
     ("skills.", "turnstile has no skills"),
     ("skillProvider.", "turnstile has no skills"),
