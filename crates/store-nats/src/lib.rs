@@ -224,21 +224,15 @@ impl NatsStore {
         out: &mut (impl Write + Send),
     ) -> Result<(), StoreError> {
         let mut failed = None;
-        let read = read::read_each(
-            &self.js.client(),
-            &self.stream,
-            self.config.journal_subject(id),
-            DeliverPolicy::All,
-            last,
-            |line| {
+        let read = read::Read::to(self.config.journal_subject(id), DeliverPolicy::All, last)
+            .each(&self.js.client(), &self.stream, |line| {
                 out.write_all(&line.payload).map_err(|e| {
                     let reason = e.to_string();
                     failed = Some(e);
                     reason
                 })
-            },
-        )
-        .await;
+            })
+            .await;
         if let Some(source) = failed {
             return Err(StoreError::Write { source });
         }
@@ -317,12 +311,14 @@ impl JournalStore for NatsStore {
                 },
             };
             // On past `until` to the end: a session written again while the read is under way
-            // would otherwise be missing (`read_until_caught_up`). No filter: the bucket's
+            // would otherwise be missing (`read::End::CaughtUp`). No filter: the bucket's
             // stream holds index messages only, and a reader with a
             // wildcard filter makes the server count the filter's pending messages subject by
             // subject when it is created (over 5 s at 1 000 000 keys on a loaded machine: the
             // request timed out), where an unfiltered one is counted at once.
-            read::read_until_caught_up(&self.js.client(), &self.index.stream, from, until)
+            read::Read::to(String::new(), from, until)
+                .caught_up()
+                .collect(&self.js.client(), &self.index.stream)
                 .await
                 .map_err(|reason| self.remote(what(), reason))?
         } else {

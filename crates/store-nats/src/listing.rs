@@ -183,14 +183,9 @@ impl ListingBucket {
             })
             .map_err(|e| Unread::Remote(format!("cannot start the parser: {e}")))?;
         let mut received = 0u64;
-        let read = read::read_each_within(
-            &js.client(),
-            &bucket.stream,
-            chunks,
-            DeliverPolicy::All,
-            last,
-            READ_STALL,
-            |chunk| {
+        let read = read::Read::to(chunks, DeliverPolicy::All, last)
+            .within(READ_STALL)
+            .each(&js.client(), &bucket.stream, |chunk| {
                 received += chunk.payload.len() as u64;
                 if received > size {
                     return Err("the chunks hold more than the description names".to_owned());
@@ -200,9 +195,8 @@ impl ListingBucket {
                 chunks_tx
                     .send(chunk.payload)
                     .map_err(|_| "the parser stopped".to_owned())
-            },
-        )
-        .await;
+            })
+            .await;
         drop(chunks_tx);
         let parsed = parser
             .join()
