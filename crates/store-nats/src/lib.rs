@@ -14,6 +14,7 @@ mod import;
 mod leader;
 mod lease;
 mod listing;
+mod listing_format;
 mod live;
 pub mod local_server;
 mod objects;
@@ -289,12 +290,20 @@ impl JournalStore for NatsStore {
         let until = leader::last_sequence(&self.index.stream, &filter)
             .await
             .map_err(|e| self.remote(what(), e))?;
+        // An object in a line format this build does not read is left for the build that
+        // wrote it: rewriting it in an older format would only make that one read the index.
+        let mut keep_object = false;
         let (covers, compacted) = match self
             .listing
             .read(&self.js, &self.config, &self.index.stream, until)
             .await
         {
             Ok(c) => (c.covers, c.entries),
+            Err(e @ listing::Unread::Format(_)) => {
+                tracing::warn!(error = %e, "the compacted session listing is not read; reading the whole index");
+                keep_object = true;
+                (0, Vec::new())
+            }
             Err(e) => {
                 tracing::debug!(error = %e, "no compacted listing taken; reading the whole index");
                 (0, Vec::new())
@@ -328,7 +337,12 @@ impl JournalStore for NatsStore {
         // What the read took in: past `until` when sessions were written meanwhile.
         let covered = later.last().map_or(until, |m| m.seq.max(until));
         let listed = listing::merge(compacted, later, &self.index.prefix);
-        if listing::worth_compacting(read_later, listed.len(), self.config.listing_compact_after)
+        if !keep_object
+            && listing::worth_compacting(
+                read_later,
+                listed.len(),
+                self.config.listing_compact_after,
+            )
             && let Err(e) = self
                 .listing
                 .write(&self.js, &self.config, &self.index.stream, covered, &listed)
