@@ -37,8 +37,8 @@ cargo build --profile "$PROFILE" -q -p turnstile-store-nats --example sessions_b
 
 ROOT=
 trap 'if [ -n "$ROOT" ]; then rm -rf "$ROOT"; fi' EXIT
-echo "| store | sessions | wall s | CPU s, turnstile | CPU s, nats-server |"
-echo "|---|---:|---:|---:|---:|"
+echo "| store | sessions | first listing (writes the index or the object), wall s | wall s | CPU s, turnstile | CPU s, nats-server |"
+echo "|---|---:|---:|---:|---:|---:|"
 for COUNT in $COUNTS; do
     ROOT=
     if [[ " $STORES " == *" files "* ]]; then

@@ -1,7 +1,9 @@
-//! Generates a state root of many small sessions for `make bench-sessions`: each a short
-//! journal like one prompt of the loop writes (start, prompt, two turns, a tool call), with
-//! distinct, increasing timestamps. Files are written directly (no fsync): only listing speed
-//! is measured on them.
+//! Generates a state root of many small sessions for `make bench-sessions` and `make
+//! bench-listing`: each a short journal like one prompt of the loop writes (start, prompt, two
+//! turns, a tool call, the shutdown), with distinct, increasing timestamps. One session in
+//! [`OPEN_EVERY`] ends without `session.shutdown`, as a killed one does (its listing looks up
+//! its in-use marker). Files are written directly (no fsync): only listing speed is measured
+//! on them.
 //!
 //!     gen_sessions DIR COUNT
 
@@ -20,6 +22,9 @@ fn line(out: &mut Vec<u8>, kind: &str, data: String, parent: Option<Uuid>, ms: i
     out.push(b'\n');
     ev.id
 }
+
+/// One session in this many is left without its shutdown.
+const OPEN_EVERY: u64 = 100;
 
 fn main() {
     let mut args = std::env::args().skip(1);
@@ -82,13 +87,22 @@ fn main() {
             t + 4002,
         );
         let p = line(&mut buf, "assistant.message", r#"{"messageId":"m2","content":"The nightly job runs the integration tests without the database fixture; I added it.","toolRequests":[]}"#.into(), Some(p), t + 6000);
-        line(
+        let p = line(
             &mut buf,
             "assistant.turn_end",
             r#"{"turnId":"1"}"#.into(),
             Some(p),
             t + 6001,
         );
+        if n % OPEN_EVERY != OPEN_EVERY - 1 {
+            line(
+                &mut buf,
+                "session.shutdown",
+                r#"{"shutdownType":"routine","totalPremiumRequests":1,"totalApiDurationMs":2900,"sessionStartTime":0,"codeChanges":{"linesAdded":3,"linesRemoved":0,"filesModified":["ci/nightly.yml"]}}"#.into(),
+                Some(p),
+                t + 6002,
+            );
+        }
         let dir = root.join(id.to_string());
         std::fs::create_dir(&dir).expect("create a session directory");
         let mut f = std::fs::File::create(dir.join("events.jsonl")).expect("create a journal");

@@ -4,7 +4,10 @@
 //!
 //! The index is only an optimisation; the journals are the truth. A record names the journal's
 //! identity when it was taken (inode, size, mtime in ns); a listing uses it only while the
-//! journal still has exactly that identity, and reads the journal otherwise. Sessions without
+//! journal still has exactly that identity, and reads the journal otherwise. A record also
+//! carries how the journal ends and its model ([`Ending`]), so that `turnstile sessions`
+//! reads no journal for a session whose record is current; a current record without one (an
+//! older index) has it read from the journal's ends once and is rewritten with it. Sessions without
 //! a record are found by listing the root, records of sessions that are gone are dropped, and
 //! torn or garbled lines (a crash, a full disk) are skipped.
 //!
@@ -23,6 +26,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
+use crate::ending::Ending;
 use crate::layout::{EVENTS_FILE, LayoutError, StateRoot, parse_session_id};
 use crate::summary::SessionSummary;
 
@@ -76,11 +80,15 @@ pub struct IndexRecord {
     pub cwd: Option<String>,
     /// The first user prompt, shortened.
     pub first_prompt: Option<String>,
+    /// How the journal ends and its model; `None` when not known (the listing reads it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ending: Option<Ending>,
 }
 
 impl IndexRecord {
-    /// The record of a summary read from (or kept in step with) the journal version `journal`.
-    pub fn new(id: Uuid, journal: JournalId, s: &SessionSummary) -> Self {
+    /// The record of a summary and an ending read from (or kept in step with) the journal
+    /// version `journal`.
+    pub fn new(id: Uuid, journal: JournalId, s: &SessionSummary, ending: Option<Ending>) -> Self {
         IndexRecord {
             id,
             journal,
@@ -89,6 +97,7 @@ impl IndexRecord {
             updated: s.updated.clone(),
             cwd: s.cwd.clone(),
             first_prompt: s.first_prompt.clone(),
+            ending,
         }
     }
 
@@ -305,6 +314,8 @@ pub struct ListingStats {
     pub from_index: u64,
     /// Sessions read from their journals (no record, or the journal changed).
     pub read_from_journal: u64,
+    /// Sessions whose current record had no [`Ending`], read from the journal's ends.
+    pub endings_read: u64,
     /// Whether the index was rewritten.
     pub rewritten: bool,
 }
@@ -409,7 +420,7 @@ struct Gathered {
     /// Per record: whether its journal still has the identity it names (and it is listed).
     current: Vec<bool>,
     /// Sessions read from their journals, with the identity seen before reading, in id order.
-    fresh: Vec<(JournalId, SessionSummary)>,
+    fresh: Vec<(JournalId, SessionSummary, Option<Ending>)>,
     /// Every listed session and its journal's identity, in id order.
     listed: Vec<(Uuid, JournalId)>,
     dirs: Vec<(Uuid, bool)>,
@@ -427,7 +438,8 @@ fn gather(root: &StateRoot) -> Result<Gathered, LayoutError> {
     });
     let dirs = dirs?;
     let journals = journals.unwrap_or_default();
-    let records = &index.loaded.records;
+    let mut index = index;
+    let records = &mut index.loaded.records;
     let mut current = vec![false; records.len()];
     let mut fresh = Vec::new();
     let mut listed = Vec::with_capacity(dirs.len());
@@ -444,11 +456,20 @@ fn gather(root: &StateRoot) -> Result<Gathered, LayoutError> {
         if next < records.len() && records[next].id == *id && records[next].journal == *journal {
             current[next] = true;
             stats.from_index += 1;
+            if records[next].ending.is_none() {
+                // Read after the identity was taken: if the journal grew meanwhile, the next
+                // listing sees a mismatch and reads it whole.
+                records[next].ending = read_ending(&root.session(*id), journal.size);
+                stats.endings_read += 1;
+            }
         } else {
             stats.read_from_journal += 1;
             // Paired with the identity seen before reading: if the journal grew meanwhile,
             // the next listing sees a mismatch and reads it again.
-            fresh.push((*journal, SessionSummary::read(&root.session(*id))?));
+            let paths = root.session(*id);
+            let summary = SessionSummary::read(&paths)?;
+            let ending = read_ending(&paths, summary.size);
+            fresh.push((*journal, summary, ending));
         }
         listed.push((*id, *journal));
     }
@@ -462,12 +483,20 @@ fn gather(root: &StateRoot) -> Result<Gathered, LayoutError> {
     })
 }
 
+/// The [`Ending`] of a session's journal taken as `len` bytes long; `None` when it cannot be
+/// read (the listing shows its status as unknown and the next one tries again).
+fn read_ending(paths: &crate::layout::SessionPaths, len: u64) -> Option<Ending> {
+    let file = crate::session_dir::open_read_nofollow(&paths.events).ok()?;
+    Ending::read(&file, len).ok()
+}
+
 impl Gathered {
     /// Rewrites the index when anything was stale, missing, garbled or superseded.
     fn maintain(&mut self, root: &StateRoot) {
         let loaded = &self.index.loaded;
         let superseded = loaded.lines > SUPERSEDED_FACTOR * self.listed.len() as u64 + 64;
         let needed = !self.fresh.is_empty()
+            || self.stats.endings_read > 0
             || loaded.bad > 0
             || superseded
             || (!self.index.exists && !self.listed.is_empty());
@@ -483,9 +512,9 @@ impl Gathered {
         {
             current.insert(rec.id, rec.clone());
         }
-        for (journal, s) in &self.fresh {
+        for (journal, s, ending) in &self.fresh {
             if let Some(id) = s.id {
-                current.insert(id, IndexRecord::new(id, *journal, s));
+                current.insert(id, IndexRecord::new(id, *journal, s, ending.clone()));
             }
         }
         let wanted: HashSet<Uuid> = self.dirs.iter().map(|(id, _)| *id).collect();
@@ -504,6 +533,13 @@ impl SessionSummary {
     /// The same list as [`Self::list`], taken from the session index where its records still
     /// match the journals (see [`crate::index`]); the index is brought up to date.
     pub fn list_indexed(root: &StateRoot) -> Result<(Vec<Self>, ListingStats), LayoutError> {
+        let listing = list(root)?;
+        Ok((listing.sessions, listing.stats))
+    }
+
+    /// [`Self::list_indexed`] with each session's [`Ending`] (from its record, or read from
+    /// the journal's ends when the record had none or the journal changed).
+    pub fn list_indexed_with_endings(root: &StateRoot) -> Result<Listing, LayoutError> {
         list(root)
     }
 
@@ -516,7 +552,7 @@ impl SessionSummary {
 
 /// The summaries of every session of `root`, newest first (ties in id order), from the
 /// index where it is current.
-pub(crate) fn list(root: &StateRoot) -> Result<(Vec<SessionSummary>, ListingStats), LayoutError> {
+pub(crate) fn list(root: &StateRoot) -> Result<Listing, LayoutError> {
     let mut g = gather(root)?;
     g.maintain(root);
     let Gathered {
@@ -527,11 +563,15 @@ pub(crate) fn list(root: &StateRoot) -> Result<(Vec<SessionSummary>, ListingStat
         ..
     } = g;
     let mut records = index.loaded.records;
-    let mut summaries = Vec::with_capacity(stats.from_index as usize + fresh.len());
+    let listed = stats.from_index as usize + fresh.len();
+    let mut summaries = Vec::with_capacity(listed);
+    let mut endings = Vec::with_capacity(listed);
     // The index thread's order, kept to the current records; the sessions read from their
-    // journals (rare: a changed journal, a lost record) are merged in by the same order.
-    let mut fresh: Vec<SessionSummary> = fresh.into_iter().map(|(_, s)| s).collect();
-    SessionSummary::sort_newest_first(&mut fresh);
+    // journals (rare: a changed journal, a lost record) are merged in by the same order
+    // (stable: ties stay in id order, as `SessionSummary::sort_newest_first` leaves them).
+    let mut fresh: Vec<(SessionSummary, Option<Ending>)> =
+        fresh.into_iter().map(|(_, s, e)| (s, e)).collect();
+    fresh.sort_by(|a, b| b.0.updated.cmp(&a.0.updated));
     let mut fresh = fresh.into_iter().peekable();
     for i in index.newest_first {
         let i = i as usize;
@@ -540,9 +580,11 @@ pub(crate) fn list(root: &StateRoot) -> Result<(Vec<SessionSummary>, ListingStat
         }
         // Each position comes once in the order: the strings are moved out, not copied.
         let rec = &mut records[i];
-        while let Some(f) = fresh.next_if(|f| newer(f, rec)) {
+        while let Some((f, e)) = fresh.next_if(|(f, _)| newer(f, rec)) {
             summaries.push(f);
+            endings.push(e);
         }
+        endings.push(rec.ending.take());
         summaries.push(SessionSummary {
             id: Some(rec.id),
             cwd: rec.cwd.take(),
@@ -553,8 +595,27 @@ pub(crate) fn list(root: &StateRoot) -> Result<(Vec<SessionSummary>, ListingStat
             first_prompt: rec.first_prompt.take(),
         });
     }
-    summaries.extend(fresh);
-    Ok((summaries, stats))
+    for (f, e) in fresh {
+        summaries.push(f);
+        endings.push(e);
+    }
+    Ok(Listing {
+        sessions: summaries,
+        endings,
+        stats,
+    })
+}
+
+/// A listing from the index: the sessions newest first, and beside each (same position) how
+/// its journal ends (`None` when it could not be read).
+#[derive(Debug, Default)]
+pub struct Listing {
+    /// The sessions, newest first (ties in id order).
+    pub sessions: Vec<SessionSummary>,
+    /// Each session's ending, at its position in `sessions`.
+    pub endings: Vec<Option<Ending>>,
+    /// How the listing went.
+    pub stats: ListingStats,
 }
 
 /// Whether `s` (read from its journal) is listed before `rec`: newer, or as new with a
@@ -584,7 +645,7 @@ pub(crate) fn newest(root: &StateRoot) -> Result<(Option<Uuid>, ListingStats), L
         .map(|i| &records[i]);
     // Of the sessions read from their journals, the one listed first (id order breaks ties).
     let mut best_fresh: Option<&SessionSummary> = None;
-    for (_, s) in &g.fresh {
+    for (_, s, _) in &g.fresh {
         if best_fresh.is_none_or(|b| s.updated > b.updated) {
             best_fresh = Some(s);
         }
@@ -661,6 +722,11 @@ mod tests {
             updated: None,
             cwd: Some("/home/dev".into()),
             first_prompt: Some("hello \"quoted\" \u{2028}".into()),
+            ending: n.is_multiple_of(2).then(|| Ending {
+                shut_down: true,
+                error_since_prompt: false,
+                model: Some("gpt-5".into()),
+            }),
         }
     }
 

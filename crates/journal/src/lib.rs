@@ -5,6 +5,7 @@
 //! in the schema, the on-disk layout of sessions, the single crash-safe writer of a session and
 //! a streaming reader. It knows nothing of models or tools.
 
+pub mod ending;
 mod event;
 mod event_type;
 mod event_types;

@@ -1,6 +1,7 @@
 //! The session index: kept warm by writers, rebuilt when deleted or corrupted, never trusted
 //! for a journal that changed behind its back, and whole under concurrent writer processes.
-//! Every listing is compared with the one read from the journals alone.
+//! Every listing is compared with the one read from the journals alone, and every ending it
+//! gives (how the journal ends, its model) with the one read off the journal's ends.
 //!
 //! The concurrent writers are this same test binary, re-run with an environment variable
 //! (the `child_writer` test does the work only then).
@@ -11,6 +12,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 
 use serde_json::value::RawValue;
+use turnstile_journal::ending::{EndState, Ending};
 use turnstile_journal::index::{INDEX_FILE, IndexRecord};
 use turnstile_journal::{
     Durability, Event, EventType, JournalWriter, SessionSummary, StateRoot, Uuid, WriterOptions,
@@ -26,7 +28,9 @@ fn event(kind: &str, data: String, parent: Option<Uuid>) -> Event {
     )
 }
 
-/// A session like the loop writes: start, then `turns` prompts of a few events each.
+/// A session like the loop writes: start, then `turns` prompts of a few events each; every
+/// other one shut down (one in three of those after an error of its last prompt), every
+/// fourth with a change of model.
 fn write_session(root: &StateRoot, n: u64, turns: u64) -> Uuid {
     let id = Uuid::new_v4();
     let opts = WriterOptions {
@@ -36,10 +40,20 @@ fn write_session(root: &StateRoot, n: u64, turns: u64) -> Uuid {
     let (w, _) = JournalWriter::create(root, id, opts).unwrap();
     let start = event(
         "session.start",
-        format!(r#"{{"sessionId":"{id}","context":{{"cwd":"/work/project-{n}"}}}}"#),
+        format!(
+            r#"{{"sessionId":"{id}","selectedModel":"model-a","context":{{"cwd":"/work/project-{n}"}}}}"#
+        ),
         None,
     );
     w.append(&start).unwrap();
+    if n.is_multiple_of(4) {
+        let change = event(
+            "session.model_change",
+            r#"{"newModel":"model-b"}"#.into(),
+            w.last_id(),
+        );
+        w.append(&change).unwrap();
+    }
     for t in 0..turns {
         let prompt =
             serde_json::to_string(&format!("prompt {t} of session {n}: fix the «bug»\nplease"))
@@ -56,6 +70,14 @@ fn write_session(root: &StateRoot, n: u64, turns: u64) -> Uuid {
             w.last_id(),
         );
         w.append(&ts).unwrap();
+        if n.is_multiple_of(3) && t + 1 == turns {
+            let error = event(
+                "session.error",
+                r#"{"errorType":"model","message":"the model failed"}"#.into(),
+                w.last_id(),
+            );
+            w.append(&error).unwrap();
+        }
         let te = event(
             "assistant.turn_end",
             r#"{"turnId":"0"}"#.into(),
@@ -64,12 +86,35 @@ fn write_session(root: &StateRoot, n: u64, turns: u64) -> Uuid {
         w.append(&te).unwrap();
         w.turn_boundary().unwrap();
     }
+    if n.is_multiple_of(2) {
+        let shutdown = event(
+            "session.shutdown",
+            r#"{"shutdownType":"routine"}"#.into(),
+            w.last_id(),
+        );
+        w.append(&shutdown).unwrap();
+    }
     w.close().unwrap();
     id
 }
 
+/// The listing from the index, its endings checked against the journals' ends (so only
+/// where no writer is appending).
 fn indexed(root: &StateRoot) -> (Vec<SessionSummary>, turnstile_journal::index::ListingStats) {
-    SessionSummary::list_indexed(root).unwrap()
+    let listing = SessionSummary::list_indexed_with_endings(root).unwrap();
+    assert_eq!(listing.endings.len(), listing.sessions.len());
+    for (s, ending) in listing.sessions.iter().zip(&listing.endings) {
+        let id = s.id.unwrap();
+        assert_eq!(ending.as_ref(), Some(&ending_of(root, id)), "session {id}");
+    }
+    (listing.sessions, listing.stats)
+}
+
+/// How the journal of `id` ends, read off its ends.
+fn ending_of(root: &StateRoot, id: Uuid) -> Ending {
+    let file = fs::File::open(root.session(id).events).unwrap();
+    let len = file.metadata().unwrap().len();
+    Ending::read(&file, len).unwrap()
 }
 
 fn truth(root: &StateRoot) -> Vec<SessionSummary> {
@@ -97,6 +142,25 @@ fn writers_keep_the_index_warm_and_the_listing_is_the_same() {
     assert_eq!(list.len(), 12);
     assert_eq!(stats.from_index, 12, "{stats:?}");
     assert_eq!(stats.read_from_journal, 0);
+    // The writers' records carry the endings: no journal was read for them.
+    assert_eq!(stats.endings_read, 0);
+    let states: Vec<EndState> = (0..12)
+        .map(|n| {
+            let id = list
+                .iter()
+                .find(|s| s.cwd.as_deref() == Some(&*format!("/work/project-{n}")))
+                .unwrap()
+                .id
+                .unwrap();
+            ending_of(&root, id).state()
+        })
+        .collect();
+    assert_eq!(
+        states.iter().filter(|s| **s == EndState::Failed).count(),
+        2,
+        "{states:?}"
+    );
+    assert_eq!(states.iter().filter(|s| **s == EndState::Open).count(), 6);
     assert!(list.iter().all(|s| {
         s.first_prompt
             .as_deref()
@@ -187,6 +251,62 @@ fn a_journal_changed_behind_the_index_is_read_again() {
     assert!(list.iter().any(|s| s.id == Some(extra)) && !list.iter().any(|s| s.id == Some(ids[0])));
 }
 
+#[test]
+fn an_index_without_endings_has_them_read_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = StateRoot::new(tmp.path());
+    for n in 0..6 {
+        write_session(&root, n, 2);
+    }
+    assert_eq!(indexed(&root).1.from_index, 6);
+    // The records an earlier version wrote: the same without the ending.
+    let path = tmp.path().join(INDEX_FILE);
+    let mut older = String::new();
+    for line in index_lines(tmp.path()) {
+        let mut record: serde_json::Value = serde_json::from_str(&line).unwrap();
+        assert!(record["ending"].is_object(), "{line}");
+        record.as_object_mut().unwrap().remove("ending");
+        older.push_str(&format!("{record}\n"));
+    }
+    fs::write(&path, older).unwrap();
+    let (list, stats) = indexed(&root);
+    assert_eq!(list, truth(&root));
+    assert_eq!(
+        (stats.from_index, stats.endings_read, stats.rewritten),
+        (6, 6, true)
+    );
+    let (_, stats) = indexed(&root);
+    assert_eq!((stats.from_index, stats.endings_read), (6, 0));
+}
+
+#[test]
+fn a_session_resumed_and_killed_after_its_last_record_is_open_again() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = StateRoot::new(tmp.path());
+    let id = write_session(&root, 2, 1);
+    let (_, stats) = indexed(&root);
+    assert_eq!(stats.from_index, 1);
+    assert_eq!(ending_of(&root, id).state(), EndState::Clean);
+    // A resume writes its first lines and dies before its writer adds a record.
+    append_event(
+        &root,
+        id,
+        "session.resume",
+        r#"{"selectedModel":"model-c"}"#,
+        "2100-01-01T00:00:00.000Z",
+    );
+    let listing = SessionSummary::list_indexed_with_endings(&root).unwrap();
+    assert_eq!(listing.stats.read_from_journal, 1);
+    let ending = listing.endings[0].clone().unwrap();
+    assert_eq!(
+        (ending.state(), ending.model.as_deref()),
+        (EndState::Open, Some("model-c"))
+    );
+    // The rewritten record says so too.
+    let (_, stats) = indexed(&root);
+    assert_eq!((stats.from_index, stats.read_from_journal), (1, 0));
+}
+
 fn newest(root: &StateRoot) -> Option<Uuid> {
     let (id, _) = SessionSummary::newest_indexed(root).unwrap();
     assert_eq!(
@@ -200,8 +320,13 @@ fn newest(root: &StateRoot) -> Option<Uuid> {
 /// Appends a `session.info` event stamped `timestamp` to a session's journal, as another
 /// program would, without touching the index.
 fn append_behind_the_index(root: &StateRoot, id: Uuid, timestamp: &str) {
+    append_event(root, id, "session.info", "{}", timestamp);
+}
+
+/// Appends an event of `kind` with `data` to a session's journal without touching the index.
+fn append_event(root: &StateRoot, id: Uuid, kind: &str, data: &str, timestamp: &str) {
     let line = format!(
-        r#"{{"type":"session.info","data":{{}},"id":"{}","timestamp":"{timestamp}","parentId":null}}"#,
+        r#"{{"type":"{kind}","data":{data},"id":"{}","timestamp":"{timestamp}","parentId":null}}"#,
         Uuid::new_v4()
     );
     fs::OpenOptions::new()
@@ -279,7 +404,8 @@ fn concurrent_writer_processes_and_listings_keep_the_index_whole() {
     let mut listings = 0;
     let mut running = children;
     while !running.is_empty() {
-        let (list, _) = indexed(&root);
+        // Not `indexed`: the journals grow while the listing reads them.
+        let (list, _) = SessionSummary::list_indexed(&root).unwrap();
         assert!(list.len() <= 60);
         listings += 1;
         running.retain_mut(|c| match c.try_wait().unwrap() {

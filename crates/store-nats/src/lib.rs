@@ -14,6 +14,7 @@ mod import;
 mod leader;
 mod lease;
 mod listing;
+mod listing_format;
 mod live;
 pub mod local_server;
 mod objects;
@@ -224,21 +225,15 @@ impl NatsStore {
         out: &mut (impl Write + Send),
     ) -> Result<(), StoreError> {
         let mut failed = None;
-        let read = read::read_each(
-            &self.js.client(),
-            &self.stream,
-            self.config.journal_subject(id),
-            DeliverPolicy::All,
-            last,
-            |line| {
+        let read = read::Read::to(self.config.journal_subject(id), DeliverPolicy::All, last)
+            .each(&self.js.client(), &self.stream, |line| {
                 out.write_all(&line.payload).map_err(|e| {
                     let reason = e.to_string();
                     failed = Some(e);
                     reason
                 })
-            },
-        )
-        .await;
+            })
+            .await;
         if let Some(source) = failed {
             return Err(StoreError::Write { source });
         }
@@ -295,12 +290,20 @@ impl JournalStore for NatsStore {
         let until = leader::last_sequence(&self.index.stream, &filter)
             .await
             .map_err(|e| self.remote(what(), e))?;
+        // An object in a line format this build does not read is left for the build that
+        // wrote it: rewriting it in an older format would only make that one read the index.
+        let mut keep_object = false;
         let (covers, compacted) = match self
             .listing
             .read(&self.js, &self.config, &self.index.stream, until)
             .await
         {
             Ok(c) => (c.covers, c.entries),
+            Err(e @ listing::Unread::Format(_)) => {
+                tracing::warn!(error = %e, "the compacted session listing is not read; reading the whole index");
+                keep_object = true;
+                (0, Vec::new())
+            }
             Err(e) => {
                 tracing::debug!(error = %e, "no compacted listing taken; reading the whole index");
                 (0, Vec::new())
@@ -317,12 +320,14 @@ impl JournalStore for NatsStore {
                 },
             };
             // On past `until` to the end: a session written again while the read is under way
-            // would otherwise be missing (`read_until_caught_up`). No filter: the bucket's
+            // would otherwise be missing (`read::End::CaughtUp`). No filter: the bucket's
             // stream holds index messages only, and a reader with a
             // wildcard filter makes the server count the filter's pending messages subject by
             // subject when it is created (over 5 s at 1 000 000 keys on a loaded machine: the
             // request timed out), where an unfiltered one is counted at once.
-            read::read_until_caught_up(&self.js.client(), &self.index.stream, from, until)
+            read::Read::to(String::new(), from, until)
+                .caught_up()
+                .collect(&self.js.client(), &self.index.stream)
                 .await
                 .map_err(|reason| self.remote(what(), reason))?
         } else {
@@ -332,7 +337,12 @@ impl JournalStore for NatsStore {
         // What the read took in: past `until` when sessions were written meanwhile.
         let covered = later.last().map_or(until, |m| m.seq.max(until));
         let listed = listing::merge(compacted, later, &self.index.prefix);
-        if listing::worth_compacting(read_later, listed.len(), self.config.listing_compact_after)
+        if !keep_object
+            && listing::worth_compacting(
+                read_later,
+                listed.len(),
+                self.config.listing_compact_after,
+            )
             && let Err(e) = self
                 .listing
                 .write(&self.js, &self.config, &self.index.stream, covered, &listed)

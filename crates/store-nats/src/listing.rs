@@ -15,6 +15,9 @@
 //! creation time, so an index deleted and made anew (sequences starting over) is never read
 //! through an object of the old one.
 //!
+//! The object's lines are in the format its `format` metadata names (`listing_format.rs`); one
+//! this build does not know is refused ([`Unread::Format`]) and left in place.
+//!
 //! The object is replaced whole (the client's object store writes new chunks, then the
 //! description naming them, then purges the old chunks); a reader that finds its chunks gone,
 //! short, or not entries takes no object and reads the whole index, which then writes a
@@ -36,6 +39,7 @@ use turnstile_store::StoreError;
 
 use crate::config::NatsConfig;
 use crate::leader;
+use crate::listing_format::{self, Entry, Format};
 use crate::objects::{LazyBucket, Opened};
 use crate::read::{self, Stored};
 
@@ -47,6 +51,8 @@ const OBJECT: &str = "sessions";
 const COVERS: &str = "covers";
 const INDEX_CREATED: &str = "index-created";
 const ENTRIES: &str = "entries";
+/// Metadata naming the object's line format (absent: format 1).
+const FORMAT: &str = "format";
 
 /// The largest compacted listing read or written (about 4 million sessions): a listing holds
 /// every entry in memory anyway; above this the index is read message by message.
@@ -69,13 +75,6 @@ const PARSE_QUEUE: usize = 8;
 /// (one in this many), when more than the configured minimum.
 const REWRITE_SHARE: usize = 64;
 
-/// One listed session: its index key and its entry.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Entry {
-    pub(crate) key: String,
-    pub(crate) summary: SessionSummary,
-}
-
 /// A compacted listing read back.
 #[derive(Debug)]
 pub(crate) struct Compacted {
@@ -96,6 +95,12 @@ pub(crate) enum Unread {
     /// index's end.
     #[error("it belongs to another index (created {created}, covering sequence {covers})")]
     Foreign { created: String, covers: u64 },
+    /// Its line format is not one this build reads (a later build wrote it): left in place.
+    #[error(
+        "it is in line format {0}, which this build does not read (it reads formats 1 and {current})",
+        current = listing_format::CURRENT
+    )]
+    Format(String),
     /// Its size is over [`MAX_LISTING_BYTES`].
     #[error("it is {0} bytes, over the {MAX_LISTING_BYTES} bytes read back")]
     TooLarge(u64),
@@ -155,6 +160,8 @@ impl ListingBucket {
         if covers > until || created != index_created(index) {
             return Err(Unread::Foreign { created, covers });
         }
+        let format =
+            Format::named(info.metadata.get(FORMAT).map(String::as_str)).map_err(Unread::Format)?;
         let size = info.size as u64;
         if size > MAX_LISTING_BYTES {
             return Err(Unread::TooLarge(size));
@@ -175,7 +182,7 @@ impl ListingBucket {
         let parser = std::thread::Builder::new()
             .name("listing-parse".into())
             .spawn(move || {
-                let mut lines = Lines::with_capacity(capacity);
+                let mut lines = Lines::with_capacity(format, capacity);
                 for chunk in chunks_rx {
                     lines.feed(&chunk)?;
                 }
@@ -183,14 +190,9 @@ impl ListingBucket {
             })
             .map_err(|e| Unread::Remote(format!("cannot start the parser: {e}")))?;
         let mut received = 0u64;
-        let read = read::read_each_within(
-            &js.client(),
-            &bucket.stream,
-            chunks,
-            DeliverPolicy::All,
-            last,
-            READ_STALL,
-            |chunk| {
+        let read = read::Read::to(chunks, DeliverPolicy::All, last)
+            .within(READ_STALL)
+            .each(&js.client(), &bucket.stream, |chunk| {
                 received += chunk.payload.len() as u64;
                 if received > size {
                     return Err("the chunks hold more than the description names".to_owned());
@@ -200,9 +202,8 @@ impl ListingBucket {
                 chunks_tx
                     .send(chunk.payload)
                     .map_err(|_| "the parser stopped".to_owned())
-            },
-        )
-        .await;
+            })
+            .await;
         drop(chunks_tx);
         let parsed = parser
             .join()
@@ -247,6 +248,7 @@ impl ListingBucket {
                 (COVERS.to_owned(), covers.to_string()),
                 (INDEX_CREATED.to_owned(), index_created(index)),
                 (ENTRIES.to_owned(), entries.len().to_string()),
+                (FORMAT.to_owned(), listing_format::CURRENT.to_string()),
             ]),
             ..Default::default()
         };
@@ -367,16 +369,17 @@ fn newest_first(all: &mut Vec<Entry>) {
     all.extend(order.into_iter().filter_map(|i| slots[i].take()));
 }
 
-/// The object's lines, parsed as chunks arrive: `<key>\t<entry JSON>\n` each (a subject
-/// holds no whitespace, and JSON escapes every control character).
+/// The object's lines, parsed as chunks arrive, in their `format`.
 struct Lines {
+    format: Format,
     partial: Vec<u8>,
     entries: Vec<Entry>,
 }
 
 impl Lines {
-    fn with_capacity(entries: usize) -> Self {
+    fn with_capacity(format: Format, entries: usize) -> Self {
         Lines {
+            format,
             partial: Vec::new(),
             entries: Vec::with_capacity(entries),
         }
@@ -402,14 +405,7 @@ impl Lines {
     }
 
     fn line(&mut self, line: &[u8]) -> Result<(), String> {
-        let tab = memchr::memchr(b'\t', line).ok_or("a line without a key")?;
-        let key = std::str::from_utf8(&line[..tab]).map_err(|e| format!("a key: {e}"))?;
-        let summary =
-            serde_json::from_slice(&line[tab + 1..]).map_err(|e| format!("an entry: {e}"))?;
-        self.entries.push(Entry {
-            key: key.to_owned(),
-            summary,
-        });
+        self.entries.push(self.format.decode(line)?);
         Ok(())
     }
 
@@ -421,7 +417,7 @@ impl Lines {
     }
 }
 
-/// The entries as the object's lines, serialised one at a time as the client reads them (the
+/// The entries as the object's lines (format [`listing_format::CURRENT`]), serialised one at a time as the client reads them (the
 /// object is never held whole); an error past [`MAX_LISTING_BYTES`].
 struct Serialised<'a> {
     entries: std::slice::Iter<'a, Entry>,
@@ -446,16 +442,12 @@ impl<'a> Serialised<'a> {
             let Some(entry) = self.entries.next() else {
                 return Ok(false);
             };
-            // A key that would break the line format is no subject the index can hold.
-            if entry.key.bytes().any(|b| b == b'\t' || b == b'\n') {
-                continue;
-            }
             self.line.clear();
             self.at = 0;
-            self.line.extend_from_slice(entry.key.as_bytes());
-            self.line.push(b'\t');
-            serde_json::to_writer(&mut self.line, &entry.summary)?;
-            self.line.push(b'\n');
+            // A key that would break the line format is no subject the index can hold.
+            if !listing_format::encode(entry, &mut self.line) {
+                continue;
+            }
             self.total += self.line.len() as u64;
             if self.total > MAX_LISTING_BYTES {
                 return Err(std::io::Error::other(format!(
@@ -536,7 +528,7 @@ mod tests {
             .collect();
         let bytes = serialised(&entries);
         for size in [1, 7, 100, bytes.len()] {
-            let mut lines = Lines::with_capacity(0);
+            let mut lines = Lines::with_capacity(Format::Fields, 0);
             for chunk in bytes.chunks(size) {
                 lines.feed(chunk).unwrap();
             }
@@ -547,11 +539,27 @@ mod tests {
     #[test]
     fn a_cut_or_garbled_object_is_refused() {
         let bytes = serialised(&[entry(1, "a"), entry(2, "b")]);
-        let mut cut = Lines::with_capacity(0);
+        let mut cut = Lines::with_capacity(Format::Fields, 0);
         cut.feed(&bytes[..bytes.len() - 3]).unwrap();
         assert!(cut.finish().is_err());
-        assert!(Lines::with_capacity(0).feed(b"no tab here\n").is_err());
-        assert!(Lines::with_capacity(0).feed(b"key\t{not json\n").is_err());
+        assert!(
+            Lines::with_capacity(Format::Fields, 0)
+                .feed(b"no tab here\n")
+                .is_err()
+        );
+        assert!(
+            Lines::with_capacity(Format::Json, 0)
+                .feed(b"key\t{not json\n")
+                .is_err()
+        );
+        // A format-1 object (key, tab, entry as JSON) is still read.
+        let e = entry(3, "c");
+        let mut old = format!("{}\t", e.key).into_bytes();
+        serde_json::to_writer(&mut old, &e.summary).unwrap();
+        old.push(b'\n');
+        let mut lines = Lines::with_capacity(Format::Json, 0);
+        lines.feed(&old).unwrap();
+        assert_eq!(lines.finish().unwrap(), vec![e]);
     }
 
     #[test]

@@ -153,23 +153,17 @@ impl StateBucket {
             .await
             .map_err(|e| Unread::Remote(e.to_string()))?;
         let mut state = Vec::with_capacity(usize::try_from(object.bytes).unwrap_or(0));
-        read::read_each(
-            &js.client(),
-            &bucket.stream,
-            chunks,
-            DeliverPolicy::All,
-            until,
-            |chunk| {
+        read::Read::to(chunks, DeliverPolicy::All, until)
+            .each(&js.client(), &bucket.stream, |chunk| {
                 // Never more than the entry names, whatever the chunks hold.
                 if (state.len() + chunk.payload.len()) as u64 > object.bytes {
                     return Err("the chunks hold more than the entry names".to_owned());
                 }
                 state.extend_from_slice(&chunk.payload);
                 Ok(())
-            },
-        )
-        .await
-        .map_err(Unread::Remote)?;
+            })
+            .await
+            .map_err(Unread::Remote)?;
         if state.len() as u64 != object.bytes || journal_bytes::sha256_hex(&state) != object.sha256
         {
             return Err(Unread::Replaced);

@@ -11,7 +11,7 @@ use turnstile_journal::session_dir::{Access, SessionDir};
 use turnstile_journal::{StateRoot, Uuid};
 use turnstile_store::{StoreError, journal_bytes};
 
-use crate::read::read_each;
+use crate::read::Read;
 use crate::records::StoreCheckpoint;
 
 /// What a sync found.
@@ -119,15 +119,15 @@ pub(crate) async fn sync(
     let (mut fetched, mut last_seq) = (0u64, kept_seq);
     let mut write_failed = None;
     let read = if last >= from {
-        read_each(
-            client,
-            stream,
+        Read::to(
             subject.to_owned(),
             DeliverPolicy::ByStartSequence {
                 start_sequence: from,
             },
             last,
-            |message| match out.write_all(&message.payload) {
+        )
+        .each(client, stream, |message| {
+            match out.write_all(&message.payload) {
                 Ok(()) => {
                     fetched += 1;
                     last_seq = message.seq;
@@ -137,8 +137,8 @@ pub(crate) async fn sync(
                     write_failed = Some(e);
                     Err("the working copy could not be written".to_owned())
                 }
-            },
-        )
+            }
+        })
         .await
     } else {
         Ok(())

@@ -2,7 +2,8 @@
 //! index itself (the index read key by key, ordered newest first, same times in stream
 //! order), after sessions were added, updated and removed past the sequence it covers, after
 //! a stale compaction replaced a newer one, while two listers compacted at once, and when the
-//! object is damaged or was made from an index that was since made anew.
+//! object is damaged or was made from an index that was since made anew; an object in the
+//! first line format is read, one in a format this build does not know is left alone.
 
 use crate::common;
 
@@ -176,8 +177,9 @@ fn a_listing_through_the_compacted_object_equals_the_index() {
         // And it is the object that is read: an entry changed in it alone is listed so.
         let (bytes, metadata) = raw.object(&plain).await;
         let text = String::from_utf8(bytes.clone()).unwrap();
-        assert_eq!(text.matches("prompt 7\"").count(), 1);
-        let marked = text.replace("prompt 7\"", "only in the object\"");
+        // The first prompt is a line's last field.
+        assert_eq!(text.matches("\tprompt 7\n").count(), 1);
+        let marked = text.replace("\tprompt 7\n", "\tonly in the object\n");
         raw.put_object(&plain, marked.as_bytes(), metadata.clone())
             .await;
         let listed = plain.list().await.unwrap();
@@ -339,6 +341,57 @@ fn a_damaged_object_or_one_of_another_index_is_not_read() {
             listed
                 .iter()
                 .all(|s| s.first_prompt.as_deref() == Some("second"))
+        );
+    });
+}
+
+#[test]
+fn an_object_in_the_first_line_format_is_read_and_an_unknown_one_is_left_alone() {
+    let data = tempfile::tempdir().unwrap();
+    let server = LocalNats::start(data.path()).unwrap();
+    common::runtime().block_on(async {
+        let store = store(&server, 1).await;
+        let raw = Raw::new(&server, &store).await;
+        for n in 0..5 {
+            raw.put(Uuid::new_v4(), n, "in the index").await;
+        }
+        let truth = raw.truth().await;
+        assert_eq!(store.list().await.unwrap(), truth);
+        let (_, metadata) = raw.object(&store).await;
+        assert_eq!(metadata["format"], "2", "{metadata:?}");
+        assert_eq!(covers(&metadata), raw.last_seq().await);
+
+        // The same entries as format 1 (key, tab, entry as JSON; no `format`), with another
+        // prompt: the listing shows the object's prompt, so it read the object.
+        let from_object: Vec<SessionSummary> = truth
+            .iter()
+            .map(|s| SessionSummary {
+                first_prompt: Some("in the object".into()),
+                ..s.clone()
+            })
+            .collect();
+        let mut old = Vec::new();
+        for s in &from_object {
+            old.extend_from_slice(format!("{}\t", s.id.unwrap()).as_bytes());
+            serde_json::to_writer(&mut old, s).unwrap();
+            old.push(b'\n');
+        }
+        let mut first = metadata.clone();
+        first.remove("format");
+        raw.put_object(&store, &old, first.clone()).await;
+        assert_eq!(store.list().await.unwrap(), from_object);
+
+        // A format this build does not know: the index is read instead, and the object is
+        // left as it is for the build that wrote it.
+        let mut unknown = first;
+        unknown.insert("format".into(), "99".into());
+        raw.put_object(&store, b"whatever format 99 is\n", unknown)
+            .await;
+        assert_eq!(store.list().await.unwrap(), truth);
+        let (bytes, metadata) = raw.object(&store).await;
+        assert_eq!(
+            (bytes.as_slice(), metadata["format"].as_str()),
+            (&b"whatever format 99 is\n"[..], "99")
         );
     });
 }

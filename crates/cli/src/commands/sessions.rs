@@ -28,10 +28,14 @@ pub fn run(
     state_dir: Option<&Path>,
 ) -> Result<ExitCode> {
     let root = StateRoot::resolve(state_dir)?;
-    let all = if use_index {
-        SessionSummary::list_indexed(&root)?.0
+    // Beside each session, how its journal ends when the index knows it (`None`: read it).
+    let (all, endings) = if use_index {
+        let listing = SessionSummary::list_indexed_with_endings(&root)?;
+        (listing.sessions, listing.endings)
     } else {
-        SessionSummary::list(&root)?
+        let all = SessionSummary::list(&root)?;
+        let endings = vec![None; all.len()];
+        (all, endings)
     };
     let cwd = filter.cwd.as_ref().map(|dir| {
         dir.canonicalize()
@@ -39,18 +43,19 @@ pub fn run(
             .display()
             .to_string()
     });
-    let shown: Vec<SessionSummary> = all
+    let (shown, statuses): (Vec<SessionSummary>, Vec<Status>) = all
         .into_iter()
-        .filter(|s| cwd.is_none() || s.cwd == cwd)
+        .zip(endings)
+        .filter(|(s, _)| cwd.is_none() || s.cwd == cwd)
         .take(filter.limit.unwrap_or(usize::MAX))
-        .collect();
-    let statuses: Vec<Status> = shown
-        .iter()
-        .map(|s| match s.id {
-            Some(id) => crate::session_status::read(&root.session(id).dir),
-            None => Status::default(),
+        .map(|(s, ending)| {
+            let status = match s.id {
+                Some(id) => crate::session_status::of(ending, || root.session(id).dir),
+                None => Status::default(),
+            };
+            (s, status)
         })
-        .collect();
+        .unzip();
     print_with(
         &shown,
         Some(&statuses),

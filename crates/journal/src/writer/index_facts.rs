@@ -4,6 +4,7 @@
 use std::fs::File;
 use std::path::PathBuf;
 
+use crate::ending::Ending;
 use crate::index::{IndexRecord, JournalId};
 use crate::layout::{EVENTS_FILE, SessionPaths};
 use crate::session_dir::{Access, SessionDir};
@@ -16,6 +17,8 @@ pub(super) struct IndexFacts {
     pub(super) id: uuid::Uuid,
     pub(super) head: HeadFacts,
     pub(super) updated: Option<crate::timestamp::Timestamp>,
+    /// How the journal ends so far; `None` when its ends could not be read at open.
+    pub(super) ending: Option<Ending>,
     /// A turn ended (or the session shut down) since the last record.
     pub(super) due: bool,
 }
@@ -38,11 +41,13 @@ pub(super) fn index_facts(
     let updated = last_line_timestamp(&file, bytes)
         .ok()?
         .and_then(|t| crate::timestamp::Timestamp::parse(&t).ok());
+    let ending = Ending::read(&file, bytes).ok();
     Some(IndexFacts {
         root,
         id,
         head,
         updated,
+        ending,
         due: false,
     })
 }
@@ -74,7 +79,7 @@ impl IndexFacts {
         };
         Some((
             self.root.clone(),
-            IndexRecord::new(self.id, journal, &summary),
+            IndexRecord::new(self.id, journal, &summary, self.ending.clone()),
         ))
     }
 }

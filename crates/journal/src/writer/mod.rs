@@ -290,6 +290,9 @@ impl JournalWriter {
                     facts.head.absorb_event(event);
                 }
                 facts.updated = Some(event.timestamp.clone());
+                if let Some(ending) = facts.ending.as_mut() {
+                    ending.absorb(event);
+                }
                 if matches!(
                     event.event_type.as_str(),
                     "assistant.turn_end" | "session.shutdown"
