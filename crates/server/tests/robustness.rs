@@ -644,9 +644,12 @@ async fn every_method_of_the_schema_answers_clearly() {
             );
         }
     }
+    // Some methods are still refused (so the messages above were looked at) and not all: the
+    // count itself falls as methods are served.
     assert!(
-        unsupported > 250 && unsupported < methods.len(),
-        "{unsupported}"
+        unsupported > 0 && unsupported < methods.len(),
+        "{unsupported} of {}",
+        methods.len()
     );
     assert_alive(&mut client).await;
     t.stop().await;

@@ -136,10 +136,9 @@ async fn plan_name_foreground_paths_and_model() {
         .await;
     assert_eq!(error["code"], codes::METHOD_NOT_FOUND);
     assert!(
-        error["message"]
-            .as_str()
-            .unwrap()
-            .contains("only model.getCurrent and model.switchTo are served"),
+        error["message"].as_str().unwrap().contains(
+            "only model.getCurrent, model.switchTo and model.setReasoningEffort are served"
+        ),
         "{error}"
     );
     t.stop().await;
