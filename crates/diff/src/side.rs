@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use serde_json::{Value, json};
 use turnstile_journal::{JournalReader, ReadMode, Record};
+use turnstile_replay::view::PRE_CALL;
 use turnstile_replay::{Folder, Message};
 
 use crate::error::DiffError;
@@ -20,17 +21,6 @@ use crate::neutral::neutral_result;
 use crate::normalise::Normaliser;
 use crate::profile::Profile;
 use crate::volatile::{blank_tag, is_volatile_event, strip_volatile};
-
-/// Events the runtime records between an LLM call's `assistant.turn_start` and the call
-/// itself: the request is the conversation after them (a truncation there is of the request).
-const PRE_CALL: &[&str] = &[
-    "session.truncation",
-    "session.compaction_start",
-    "session.compaction_complete",
-    "session.usage_info",
-    "session.info",
-    "session.warning",
-];
 
 /// Events after which the conversation is the one before with messages appended (or a fresh
 /// call's result inserted after its request): the comparison of the next request carries

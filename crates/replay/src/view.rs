@@ -9,8 +9,9 @@ use crate::error::ReplayError;
 use crate::fold::Folder;
 use crate::state::SessionState;
 
-/// Events the runtime records between a turn's start and its model call.
-const PRE_CALL: &[&str] = &[
+/// Events the runtime records between a turn's start and its model call (`turnstile-diff`
+/// reads its requests by the same list).
+pub const PRE_CALL: &[&str] = &[
     "session.truncation",
     "session.compaction_start",
     "session.compaction_complete",
