@@ -19,6 +19,9 @@ export const UNORDERED_TYPES = new Set([
   "session.tools_updated",
   "session.title_changed",
   "pending_messages.modified",
+  // A shell's output pieces: cut where the pipe's reads fall, and on a busy machine the
+  // Copilot CLI sends some after the call's tool.execution_complete.
+  "tool.execution_partial_result",
 ]);
 
 /** Event types that come in runs (one per chunk); in a run of them each type counts once. */
@@ -26,7 +29,6 @@ export const RUN_TYPES = new Set([
   "assistant.streaming_delta",
   "assistant.message_delta",
   "assistant.tool_call_delta",
-  "tool.execution_partial_result",
 ]);
 
 /** Makes a string normaliser for one run: its own directories become placeholders. */
