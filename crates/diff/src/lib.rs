@@ -23,6 +23,7 @@
 //! `turnstile resume` holds of a session) and the ids seen; lines are read one at a time,
 //! each bounded by `TURNSTILE_MAX_LINE_BYTES` (`docs/security.md`).
 
+pub mod behaviour;
 mod compare;
 mod error;
 mod first_difference;

@@ -5,7 +5,7 @@
 use std::fmt;
 use std::path::Path;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use turnstile_journal::{JournalReader, ReadMode};
 
@@ -15,9 +15,9 @@ use crate::error::DiffError;
 /// `system.message` comes within the first few lines).
 pub const RUNTIME_SCAN_LINES: u64 = 1_000;
 
-/// What is compared.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
+/// What is compared; also what a fixture's manifest names (`"profile": "behaviour"`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Profile {
     /// Every event, in order, less the volatile fields: for two sessions of one runtime.
     Strict,

@@ -16,6 +16,7 @@ use turnstile_journal::{JournalReader, ReadMode, Record};
 use turnstile_replay::view::PRE_CALL;
 use turnstile_replay::{Folder, Message};
 
+use crate::behaviour::{self, ResumeWindow};
 use crate::error::DiffError;
 use crate::neutral::neutral_result;
 use crate::normalise::Normaliser;
@@ -134,7 +135,7 @@ pub struct Side {
     running: HashMap<String, (String, u64)>,
     /// After a `session.resume`, before the next prompt or call: what a resumed process closes
     /// of the work the process before it left open (behaviour profile: no step).
-    resume_window: bool,
+    resume_window: ResumeWindow,
 }
 
 impl Side {
@@ -157,7 +158,7 @@ impl Side {
             rewritten: false,
             fresh: HashSet::new(),
             running: HashMap::new(),
-            resume_window: false,
+            resume_window: ResumeWindow::default(),
         })
     }
 
@@ -265,7 +266,7 @@ impl Side {
             }
             _ => {}
         }
-        let closes_left_over = self.resume_window(kind, main);
+        let closes_left_over = self.resume_window.closes_left_over(kind, main);
         let value = match self.profile {
             Profile::Strict if is_volatile_event(kind, &data) => return Ok(None),
             Profile::Strict => {
@@ -277,7 +278,7 @@ impl Side {
                 value
             }
             Profile::Behaviour if !main || closes_left_over => return Ok(None),
-            Profile::Behaviour => match behaviour_fact(kind, &data, tool.as_deref()) {
+            Profile::Behaviour => match behaviour::fact(kind, &data, tool.as_deref()) {
                 Some(fact) => json!({ "data": fact }),
                 None => return Ok(None),
             },
@@ -297,20 +298,6 @@ impl Side {
             value,
             tool,
         }))
-    }
-
-    /// Follows the resume window; true when `kind` closes left-over work inside it.
-    fn resume_window(&mut self, kind: &str, main: bool) -> bool {
-        if !main {
-            return false;
-        }
-        match kind {
-            "session.resume" => self.resume_window = true,
-            "user.message" | "assistant.turn_start" => self.resume_window = false,
-            "tool.execution_complete" | "assistant.turn_end" => return self.resume_window,
-            _ => {}
-        }
-        false
     }
 
     /// Whether the conversation changed otherwise than by appends since the last call of
@@ -374,55 +361,4 @@ impl Side {
         self.norm.value(&mut value);
         value
     }
-}
-
-/// What the behaviour profile compares of a main-agent event, or `None` for an event it
-/// leaves out (each runtime's bookkeeping).
-fn behaviour_fact(kind: &str, data: &Value, tool: Option<&str>) -> Option<Value> {
-    let pick = |keys: &[&str]| -> Value {
-        let mut out = serde_json::Map::new();
-        for key in keys {
-            if let Some(v) = data.get(*key).filter(|v| !v.is_null()) {
-                out.insert((*key).to_owned(), v.clone());
-            }
-        }
-        Value::Object(out)
-    };
-    Some(match kind {
-        "user.message" => json!({
-            "content": data["content"],
-            "isAutopilotContinuation": data["isAutopilotContinuation"] == true,
-        }),
-        "assistant.message" => {
-            let requests: Vec<Value> = data["toolRequests"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .map(|r| json!({"toolCallId": r["toolCallId"], "name": r["name"], "arguments": r["arguments"]}))
-                .collect();
-            json!({"content": data["content"], "toolRequests": requests})
-        }
-        "tool.execution_start" => pick(&["toolCallId", "toolName", "arguments"]),
-        "tool.execution_complete" => {
-            let mut out = pick(&["toolCallId", "success"]);
-            if let (Some(content), Value::Object(map)) =
-                (data["result"]["content"].as_str(), &mut out)
-            {
-                map.insert(
-                    "result".into(),
-                    json!({"content": neutral_result(tool.unwrap_or_default(), content)}),
-                );
-            }
-            if let (Some(message), Value::Object(map)) =
-                (data["error"]["message"].as_str(), &mut out)
-            {
-                map.insert("error".into(), json!({"message": message}));
-            }
-            out
-        }
-        "session.task_complete" => pick(&["summary", "success"]),
-        "session.error" => pick(&["errorType", "statusCode", "message"]),
-        "abort" => pick(&["reason"]),
-        _ => return None,
-    })
 }

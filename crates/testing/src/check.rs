@@ -334,12 +334,8 @@ fn first_divergence(
     fixture: &Fixture,
     run: &ReplayRun,
 ) -> Result<Option<turnstile_diff::Divergence>, FixtureError> {
-    let profile = match fixture.profile() {
-        Profile::Strict => turnstile_diff::Profile::Strict,
-        Profile::Behaviour => turnstile_diff::Profile::Behaviour,
-    };
     let options = turnstile_diff::Options {
-        profile: Some(profile),
+        profile: Some(fixture.profile()),
         cwd_aliases: fixture
             .recorded_cwd()
             .map(str::to_owned)
@@ -448,7 +444,7 @@ impl<'a> Side<'a> {
             let mut data = line.data();
             normalise(&mut data);
             let kind = line.event_type().to_owned();
-            let closes_left_over = resumed.closes_left_over(line);
+            let closes_left_over = resumed.closes_left_over(&kind, line.is_top_level());
             let value = match profile {
                 Profile::Strict if is_volatile_event(&kind, &data) => continue,
                 Profile::Strict => {

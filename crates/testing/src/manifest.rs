@@ -28,27 +28,9 @@ pub const JOURNAL_FILE: &str = "events.jsonl";
 /// Directory name of a fixture's working-dir contents.
 pub const WORKDIR_DIR: &str = "workdir";
 
-/// How a replayed journal is compared with its recording.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Profile {
-    /// Every persisted event, in order: type and data, except the volatile fields. The default
-    /// for journals turnstile wrote.
-    Strict,
-    /// What an agent did: prompts, LLM calls, tool calls and results, completion, errors,
-    /// aborts. The default for journals another engine (the Copilot runtime) wrote.
-    Behaviour,
-}
-
-impl Profile {
-    /// The profile's name as written in manifests and reports.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Profile::Strict => "strict",
-            Profile::Behaviour => "behaviour",
-        }
-    }
-}
+/// How a replayed journal is compared with its recording: `turnstile diff`'s profiles, so a
+/// failed check and `diff` of the same two journals compare the same things.
+pub use turnstile_diff::Profile;
 
 /// The settings of a fixture (`fixture.json`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
