@@ -7,9 +7,9 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use turnstile_home::workspace;
 
-use super::session::write_name;
+use super::session::{MAX_NAME_CHARS, apply_name};
 use super::{Ctx, open_session};
-use crate::rpc::{RpcError, codes};
+use crate::rpc::RpcError;
 
 /// `session.name.setAuto` params.
 #[derive(Debug, Deserialize)]
@@ -18,9 +18,6 @@ pub(crate) struct SetAutoParams {
     session_id: String,
     summary: String,
 }
-
-/// The longest name kept (the schema's, as `session.name.set`).
-const MAX_NAME_CHARS: usize = 100;
 
 /// `session.name.setAuto`: `{applied}`; when applied, the name (trimmed, cut at 100
 /// characters) is announced as `session.title_changed` and kept with `user_named: false`.
@@ -38,12 +35,6 @@ pub(crate) async fn set_auto(ctx: &Ctx<'_>, params: SetAutoParams) -> Result<Val
     if user_named || name.is_empty() {
         return Ok(json!({"applied": false}));
     }
-    session
-        .handle()
-        .set_name(name)
-        .await
-        .map_err(|e| RpcError::new(codes::SESSION_FAILED, e.to_string()))?;
-    session.set_name(name.to_owned());
-    write_name(&dir, name, false);
+    apply_name(ctx, &session, name, false).await?;
     Ok(json!({"applied": true}))
 }

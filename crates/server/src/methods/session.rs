@@ -12,6 +12,7 @@ use super::lifecycle::persisted_events;
 use super::open_session;
 use super::session_id_params::SessionIdParams;
 use crate::rpc::{RpcError, codes};
+use crate::sessions::OpenSession;
 
 /// `session.send` params (the schema's; the ones not listed are accepted and ignored).
 #[derive(Debug, Deserialize)]
@@ -254,8 +255,8 @@ pub(crate) struct NameSetParams {
     name: String,
 }
 
-/// Longest name (the schema's).
-const MAX_NAME_CHARS: usize = 100;
+/// Longest name (the schema's); `session.name.setAuto` cuts a longer one to it.
+pub(crate) const MAX_NAME_CHARS: usize = 100;
 
 /// `session.name.set`: 1 to 100 characters once trimmed (an empty one refused in the runtime's
 /// words), kept in `workspace.yaml` as a user's name; announces `session.title_changed`
@@ -273,6 +274,18 @@ pub(crate) async fn name_set(ctx: &Ctx<'_>, params: NameSetParams) -> Result<Val
             "Session name must be {MAX_NAME_CHARS} characters or less (got {chars})"
         )));
     }
+    apply_name(ctx, &session, name, true).await?;
+    Ok(Value::Null)
+}
+
+/// Names `session`: announced (`session.title_changed`), held by the server's record of it,
+/// and kept in `workspace.yaml` with `user_named` (a name the client made up is not a user's).
+pub(crate) async fn apply_name(
+    ctx: &Ctx<'_>,
+    session: &OpenSession,
+    name: &str,
+    user_named: bool,
+) -> Result<(), RpcError> {
     session
         .handle()
         .set_name(name)
@@ -280,8 +293,8 @@ pub(crate) async fn name_set(ctx: &Ctx<'_>, params: NameSetParams) -> Result<Val
         .map_err(|e| RpcError::new(codes::SESSION_FAILED, e.to_string()))?;
     session.set_name(name.to_owned());
     let dir = ctx.server.config().state_root.session(session.id()).dir;
-    write_name(&dir, name, true);
-    Ok(Value::Null)
+    write_name(&dir, name, user_named);
+    Ok(())
 }
 
 /// Keeps the session's name where the Copilot CLI keeps it, in `workspace.yaml` (with
