@@ -6,26 +6,9 @@ use std::io::{Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use assert_cmd::Command;
 use serde_json::{Value, json};
 
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn fixture(name: &str) -> PathBuf {
-    repo().join("fixtures").join(name)
-}
-
-fn turnstile() -> Command {
-    let mut cmd = Command::cargo_bin("turnstile").unwrap();
-    cmd.current_dir(repo()).env_remove("COPILOT_HOME");
-    cmd
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
+use crate::common::repo::{fixture, text, turnstile};
 
 fn diff(args: &[&str]) -> Output {
     turnstile().arg("diff").args(args).output().unwrap()

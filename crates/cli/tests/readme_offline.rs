@@ -5,12 +5,10 @@
 //! files the walk-through touches (`README.md`, `examples/`).
 
 use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+use crate::common::repo::root as repo;
 
 /// The command lines of the first `sh` block under `## Trying it offline`, comments cut.
 fn walkthrough(readme: &str) -> Vec<String> {
@@ -73,14 +71,6 @@ impl Drop for Killed {
     }
 }
 
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
-    }
-}
-
 #[test]
 fn the_readme_walkthrough_runs_as_written() {
     let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
@@ -102,7 +92,7 @@ fn the_readme_walkthrough_runs_as_written() {
     let work = tmp.path().join("checkout");
     std::fs::create_dir_all(&work).unwrap();
     std::fs::copy(repo().join("README.md"), work.join("README.md")).unwrap();
-    copy_dir(&repo().join("examples"), &work.join("examples"));
+    turnstile_testing::copy_tree(&repo().join("examples"), &work.join("examples")).unwrap();
     let home = tmp.path().join("home");
 
     // The server, on a free port instead of the README's.

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use assert_cmd::Command;
+use crate::common::repo::{root as repo, text, turnstile};
 
 /// Fixtures that do not replay exactly, with the phrase their report must contain (an entry
 /// fails the test as soon as its fixture passes, so the list cannot go stale).
@@ -13,22 +13,8 @@ use assert_cmd::Command;
 /// unanswered prompt is sent, aborted and truncated away, as the runtime did).
 const KNOWN_DIVERGENCES: &[(&str, &str)] = &[];
 
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
 fn fixtures() -> PathBuf {
     repo().join("fixtures")
-}
-
-fn turnstile() -> Command {
-    let mut cmd = Command::cargo_bin("turnstile").unwrap();
-    cmd.current_dir(repo()).env_remove("COPILOT_HOME");
-    cmd
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
 }
 
 fn replay_check(fixture: &Path, extra: &[&str]) -> Output {

@@ -2,6 +2,7 @@
 //! `alpha.txt`, a runtime for scripted model servers on 127.0.0.1, and the command line.
 #![allow(dead_code)]
 
+pub mod repo;
 pub mod rpc;
 pub mod store_env;
 pub mod terminal;
