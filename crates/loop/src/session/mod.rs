@@ -11,6 +11,7 @@
 mod actor;
 mod agent_jobs;
 mod background;
+mod builtin_call;
 mod command;
 mod compaction;
 mod compaction_options;
