@@ -20,6 +20,12 @@ use crate::attrs;
 use crate::ids;
 use crate::open::OpenSpan;
 
+mod agents;
+mod chat;
+
+use agents::Agent;
+use chat::{Chat, apply_usage, open_chat};
+
 /// The most spans open at once (tool calls, agents, model calls). A journal that opens more
 /// without ending them (hostile, or broken) gets no span for the extra ones; they are counted
 /// in [`Counts::dropped`].
@@ -51,28 +57,6 @@ pub struct Counts {
     pub unreadable: u64,
     /// The journal ends in a torn line (a writer cut off mid-line); it was left out.
     pub torn_tail: bool,
-}
-
-/// One agent's context: the main agent's interaction, or a sub-agent.
-struct Agent {
-    span: OpenSpan,
-    /// Its model call in progress.
-    chat: Option<Chat>,
-    /// Whether its model calls are framed by `assistant.turn_start`/`turn_end`; the Copilot
-    /// runtime's sub-agents record only the answers.
-    turns: bool,
-    /// When it last did something: where an unframed model call starts.
-    last_ms: i64,
-    output_tokens: u64,
-    input_tokens: Option<u64>,
-    model: Option<String>,
-    /// Its last answer's text (the interaction's output, with content capture on).
-    last_answer: Option<String>,
-}
-
-struct Chat {
-    span: OpenSpan,
-    answered: bool,
 }
 
 struct Tool {
@@ -122,7 +106,7 @@ impl Mapper {
     /// Maps one result of the journal reader; finished spans go to `out`.
     pub fn push(&mut self, record: Result<Record, ReadError>, out: &mut Vec<Span>) {
         match record {
-            Ok(record) => self.event(&record.event, out),
+            Ok(record) => self.push_event(&record.event, out),
             Err(ReadError::TornTail { .. }) => self.counts.torn_tail = true,
             Err(_) => self.counts.unreadable += 1,
         }
@@ -153,7 +137,9 @@ impl Mapper {
         out.push(span);
     }
 
-    fn event(&mut self, event: &Event, out: &mut Vec<Span>) {
+    /// Maps one event, as a running session emits it (`crate::live`) or the journal holds
+    /// it; finished spans go to `out`.
+    pub fn push_event(&mut self, event: &Event, out: &mut Vec<Span>) {
         let ms = event.timestamp.millis();
         let typed = match payload::typed(event) {
             Ok(t) => t,
@@ -173,6 +159,10 @@ impl Mapper {
             TypedEvent::SessionStart(_)
             | TypedEvent::SessionResume(_)
             | TypedEvent::SessionShutdown(_) => true,
+            // The interaction ended at its last event before the idle notice, as it does in a
+            // journal that holds no notice (it is not persisted): a live trace and an export
+            // of the same journal end it at the same time.
+            TypedEvent::SessionIdle(_) => agent.is_none(),
             _ => false,
         };
         if !ends_main && let Some(main) = self.main.as_mut() {
@@ -406,344 +396,6 @@ impl Mapper {
             _ => {}
         }
     }
-
-    fn on_message(
-        &mut self,
-        agent: Option<&str>,
-        id: &str,
-        ms: i64,
-        msg: turnstile_journal::payload::AssistantMessage,
-        out: &mut Vec<Span>,
-    ) {
-        let capture = self.options.capture_content;
-        let session = self.session.clone();
-        let unframed = match self.agent(agent, id, ms) {
-            Some(a) => !a.turns || a.chat.is_none(),
-            None => return,
-        };
-        if unframed && !self.room() {
-            return;
-        }
-        let Some(a) = self.agent(agent, id, ms) else {
-            return;
-        };
-        if unframed {
-            // The runtime's sub-agents record no turn start: the call began when the agent
-            // last did something (its prompt, or its last tool result).
-            let model = msg.model.clone().or_else(|| a.model.clone());
-            let start = a.last_ms;
-            a.chat = Some(open_chat(&session, id, a, model, start));
-        }
-        a.last_ms = ms;
-        let Some(chat) = a.chat.as_mut() else {
-            return;
-        };
-        chat.span.touch(ms);
-        chat.answered = true;
-        let calls = msg.tool_requests.as_deref().unwrap_or_default();
-        let finish = if calls.is_empty() {
-            "stop"
-        } else {
-            "tool_calls"
-        };
-        chat.span
-            .set(attrs::strings("gen_ai.response.finish_reasons", &[finish]));
-        if let Some(model) = &msg.model {
-            chat.span
-                .set(attrs::string("gen_ai.response.model", model.clone()));
-        }
-        if let Some(api) = &msg.api_call_id {
-            chat.span
-                .set(attrs::string("gen_ai.response.id", api.clone()));
-        }
-        if let Some(tokens) = msg.output_tokens {
-            let before = attrs::get_int(&chat.span.span.attributes, "gen_ai.usage.output_tokens")
-                .unwrap_or(0);
-            let total = u64::try_from(before).unwrap_or(0).saturating_add(tokens);
-            chat.span
-                .set(attrs::int("gen_ai.usage.output_tokens", total));
-            a.output_tokens = a.output_tokens.saturating_add(tokens);
-        }
-        if !msg.content.is_empty() {
-            a.last_answer = Some(attrs::clip(&msg.content));
-        }
-        if capture {
-            let mut parts = Vec::new();
-            if !msg.content.is_empty() {
-                parts.push(json!({"type": "text", "content": attrs::clip(&msg.content)}));
-            }
-            for call in calls {
-                parts.push(json!({
-                    "type": "tool_call",
-                    "id": call.tool_call_id,
-                    "name": call.name,
-                    "arguments": call.arguments.as_ref().map(|a| attrs::clip(&a.to_string())),
-                }));
-            }
-            let message = json!([{"role": "assistant", "parts": parts, "finish_reason": finish}]);
-            chat.span
-                .set(attrs::string("gen_ai.output.messages", message.to_string()));
-        }
-        if unframed {
-            self.close_chat(agent, out);
-        }
-    }
-
-    /// The agent an event belongs to, made when there is none yet: an interaction the
-    /// journal shows no prompt for (a turn after a resume), a sub-agent with no start.
-    fn agent(&mut self, agent: Option<&str>, id: &str, ms: i64) -> Option<&mut Agent> {
-        match agent {
-            None => {
-                if self.main.is_none() {
-                    if !self.room() {
-                        return None;
-                    }
-                    // Not the event's own id: the span it opens (a model call) takes that.
-                    self.open_main(&format!("interaction {id}"), ms, None);
-                }
-                self.main.as_mut()
-            }
-            Some(key) => {
-                if !self.subagents.contains_key(key) {
-                    if !self.room() {
-                        return None;
-                    }
-                    let session = self.session.clone();
-                    let parent = self
-                        .agent(None, id, ms)
-                        .map(|m| (m.span.trace(), m.span.id()));
-                    let (trace, parent) = match parent {
-                        Some((t, p)) => (t, Some(p)),
-                        None => (ids::trace_id(&session, id), None),
-                    };
-                    // A sub-agent seen again after it completed (a follow-up message to it),
-                    // or one whose start the journal lacks.
-                    let name = self.names.get(key).cloned().unwrap_or_default();
-                    let mut span = OpenSpan::new(
-                        trace,
-                        ids::span_id(&session, &format!("agent {id}")),
-                        parent,
-                        if name.is_empty() {
-                            "invoke_agent".to_owned()
-                        } else {
-                            format!("invoke_agent {name}")
-                        },
-                        SpanKind::Internal,
-                        ms,
-                    );
-                    self.agent_attributes(&mut span, &name);
-                    span.set(attrs::string("gen_ai.agent.id", key.to_owned()));
-                    self.subagents
-                        .insert(key.to_owned(), Agent::new(span, self.model.clone(), ms));
-                }
-                self.subagents.get_mut(key)
-            }
-        }
-    }
-
-    fn agent_of(&mut self, agent: Option<&str>) -> Option<&mut Agent> {
-        match agent {
-            None => self.main.as_mut(),
-            Some(key) => self.subagents.get_mut(key),
-        }
-    }
-
-    fn agent_attributes(&self, span: &mut OpenSpan, name: &str) {
-        span.set(attrs::string("gen_ai.operation.name", "invoke_agent"));
-        span.set(attrs::string("gen_ai.provider.name", self.provider));
-        if !name.is_empty() {
-            span.set(attrs::string("gen_ai.agent.name", name.to_owned()));
-        }
-        span.set(attrs::string(
-            "gen_ai.conversation.id",
-            self.session.clone(),
-        ));
-    }
-
-    fn open_main(&mut self, id: &str, ms: i64, prompt: Option<&str>) {
-        let mut span = OpenSpan::new(
-            ids::trace_id(&self.session, id),
-            ids::span_id(&self.session, id),
-            None,
-            format!("invoke_agent {}", self.agent_name),
-            SpanKind::Internal,
-            ms,
-        );
-        let name = self.agent_name.clone();
-        self.agent_attributes(&mut span, &name);
-        if let Some(model) = &self.model {
-            span.set(attrs::string("gen_ai.request.model", model.clone()));
-        }
-        if self.options.capture_content
-            && let Some(prompt) = prompt
-        {
-            span.set(attrs::string(
-                "gen_ai.input.messages",
-                user_messages(prompt),
-            ));
-        }
-        self.main = Some(Agent::new(span, self.model.clone(), ms));
-    }
-
-    fn close_main(&mut self, out: &mut Vec<Span>) {
-        if let Some(main) = self.main.take() {
-            self.close_agent(main, None, out);
-        }
-    }
-
-    /// Ends an agent's span (and its model call) normally, or failed with `(type, message)`.
-    fn close_agent(&mut self, mut agent: Agent, failed: Option<(&str, &str)>, out: &mut Vec<Span>) {
-        if let Some(chat) = agent.chat.take() {
-            let span = end_chat(chat);
-            self.emit(span, out);
-        }
-        agent.finish_attributes(self.options.capture_content);
-        if let Some((kind, message)) = failed {
-            agent.span.fail(Some(kind), message);
-        }
-        let span = agent.span.end();
-        self.emit(span, out);
-    }
-
-    fn close_chat(&mut self, agent: Option<&str>, out: &mut Vec<Span>) {
-        let chat = self.agent_of(agent).and_then(|a| a.chat.take());
-        if let Some(chat) = chat {
-            let span = end_chat(chat);
-            self.emit(span, out);
-        }
-    }
-
-    /// Ends every open span as unfinished, at the journal's last time so far.
-    fn end_all(&mut self, why: &str, out: &mut Vec<Span>) {
-        let at = self.last_ms;
-        let mut ended = Vec::new();
-        let mut tools: Vec<_> = self.tools.drain().map(|(_, t)| t.span).collect();
-        tools.sort_by_key(|s| s.span.start_time_unix_nano);
-        ended.extend(tools);
-        let mut subs: Vec<_> = self.subagents.drain().map(|(_, a)| a).collect();
-        subs.sort_by_key(|a| a.span.span.start_time_unix_nano);
-        let capture = self.options.capture_content;
-        let mut agents = subs;
-        agents.extend(self.main.take());
-        for mut agent in agents {
-            // An agent whose last model call was answered and whose tools all ended finished
-            // its work: the process went away after it (a shutdown, a resume of a finished
-            // session), which is not a failure of the span.
-            let chat_open = agent.chat.as_ref().is_some_and(|c| !c.answered);
-            if let Some(chat) = agent.chat.take() {
-                if chat.answered {
-                    out.push(end_chat(chat));
-                    self.counts.spans += 1;
-                } else {
-                    ended.push(chat.span);
-                }
-            }
-            agent.finish_attributes(capture);
-            if chat_open || !ended.is_empty() {
-                ended.push(agent.span);
-            } else {
-                out.push(agent.span.end());
-                self.counts.spans += 1;
-            }
-        }
-        for span in ended {
-            self.counts.unfinished += 1;
-            let span = span.end_unfinished(at, why);
-            self.emit(span, out);
-        }
-    }
-}
-
-impl Agent {
-    fn new(span: OpenSpan, model: Option<String>, ms: i64) -> Self {
-        Agent {
-            span,
-            chat: None,
-            turns: false,
-            last_ms: ms,
-            output_tokens: 0,
-            input_tokens: None,
-            model,
-            last_answer: None,
-        }
-    }
-
-    /// The sums an agent's span carries once it ends.
-    fn finish_attributes(&mut self, capture: bool) {
-        if self.output_tokens > 0 {
-            self.span
-                .set(attrs::int("gen_ai.usage.output_tokens", self.output_tokens));
-        }
-        if let Some(input) = self.input_tokens {
-            self.span
-                .set(attrs::int("gen_ai.usage.input_tokens", input));
-        }
-        if capture && let Some(answer) = &self.last_answer {
-            let message =
-                json!([{"role": "assistant", "parts": [{"type": "text", "content": answer}]}]);
-            self.span
-                .set(attrs::string("gen_ai.output.messages", message.to_string()));
-        }
-    }
-}
-
-fn open_chat(session: &str, id: &str, agent: &Agent, model: Option<String>, ms: i64) -> Chat {
-    let name = match &model {
-        Some(m) => format!("chat {m}"),
-        None => "chat".to_owned(),
-    };
-    let mut span = OpenSpan::new(
-        agent.span.trace(),
-        ids::span_id(session, id),
-        Some(agent.span.id()),
-        name,
-        SpanKind::Client,
-        ms,
-    );
-    span.set(attrs::string("gen_ai.operation.name", "chat"));
-    if let Some(provider) = attrs::get_str(&agent.span.span.attributes, "gen_ai.provider.name") {
-        span.set(attrs::string("gen_ai.provider.name", provider.to_owned()));
-    }
-    if let Some(model) = model {
-        span.set(attrs::string("gen_ai.request.model", model));
-    }
-    span.set(attrs::string("gen_ai.conversation.id", session.to_owned()));
-    Chat {
-        span,
-        answered: false,
-    }
-}
-
-/// A model call that ended: one with no answer failed (the turn ended without one).
-fn end_chat(mut chat: Chat) -> Span {
-    if !chat.answered && !chat.span.failed() {
-        chat.span.fail(
-            Some("no_answer"),
-            "the turn ended without an answer from the model",
-        );
-    }
-    chat.span.end()
-}
-
-fn apply_usage(span: &mut OpenSpan, usage: &turnstile_journal::payload::AssistantUsage) {
-    if let Some(n) = usage.input_tokens {
-        span.set(attrs::int("gen_ai.usage.input_tokens", n));
-    }
-    if let Some(n) = usage.output_tokens {
-        span.set(attrs::int("gen_ai.usage.output_tokens", n));
-    }
-    if let Some(n) = usage.cache_read_tokens {
-        span.set(attrs::int("gen_ai.usage.cache_read.input_tokens", n));
-    }
-    if let Some(n) = usage.cache_write_tokens {
-        span.set(attrs::int("gen_ai.usage.cache_creation.input_tokens", n));
-    }
-    if let Some(reason) = &usage.finish_reason {
-        span.set(attrs::strings(
-            "gen_ai.response.finish_reasons",
-            &[reason.as_str()],
-        ));
-    }
 }
 
 /// The provider a `session.info` of the `model` category names (turnstile records the
@@ -774,7 +426,7 @@ fn tool_type(start: &turnstile_journal::payload::ToolExecutionStart) -> &'static
 }
 
 /// A prompt as `gen_ai.input.messages` (the conventions' JSON shape).
-fn user_messages(prompt: &str) -> String {
+pub(super) fn user_messages(prompt: &str) -> String {
     json!([{"role": "user", "parts": [{"type": "text", "content": attrs::clip(prompt)}]}])
         .to_string()
 }

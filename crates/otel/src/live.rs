@@ -1,0 +1,218 @@
+//! The live path: a running session's events into the same spans an export of its journal
+//! gives, handed to a bounded queue that a sender (the cli's, which posts them) drains.
+//!
+//! [`LiveSession`] maps what the journal holds, the persisted events, with the same
+//! [`Mapper`] as the export, so the spans, their ids and their times are the export's. Two
+//! notices the journal does not keep are added: `session.idle` of the main agent ends the
+//! interaction (the export ends it at the next prompt, at the same time: its last event), and
+//! `assistant.usage` puts the input and cache token counts on the model call. Mapping is a
+//! few microseconds an event and never waits: a full [`SpanQueue`] drops its oldest span and
+//! counts it, so a slow or absent receiver never slows the session.
+
+use std::collections::VecDeque;
+use std::sync::{Condvar, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use opentelemetry_proto::tonic::trace::v1::Span;
+use turnstile_journal::Event;
+
+use crate::{MAX_SPANS_PER_REQUEST, MapOptions, Mapper};
+
+/// The default number of finished spans waiting to be sent at most (the OpenTelemetry SDKs'
+/// `OTEL_BSP_MAX_QUEUE_SIZE` default, the variable that sets it).
+pub const DEFAULT_QUEUE_SPANS: usize = 2048;
+
+/// One session's live mapping.
+pub struct LiveSession {
+    mapper: Mapper,
+    out: Vec<Span>,
+    queue: std::sync::Arc<SpanQueue>,
+}
+
+impl LiveSession {
+    /// A mapping of the session `session` (its id; a resumed session's stream has no
+    /// `session.start` to name it) into `queue`.
+    pub fn new(session: &str, options: MapOptions, queue: std::sync::Arc<SpanQueue>) -> Self {
+        LiveSession {
+            mapper: Mapper::new(session, options),
+            out: Vec::new(),
+            queue,
+        }
+    }
+
+    /// Maps one event the session emitted; the spans it ends are queued, and the end of an
+    /// interaction asks for them to be sent now rather than at the next scheduled send.
+    pub fn observe(&mut self, event: &Event) {
+        let kind = event.event_type.as_str();
+        let idle = kind == "session.idle" && event.agent_id.is_none();
+        if event.is_live_only() && !idle && kind != "assistant.usage" {
+            return;
+        }
+        self.mapper.push_event(event, &mut self.out);
+        let ended_interaction = self.out.iter().any(|s| s.parent_span_id.is_empty());
+        self.queue.push_all(self.out.drain(..));
+        if idle || ended_interaction {
+            self.queue.flush_soon();
+        }
+    }
+
+    /// The session's stream ended (the session closed): what is still open ends as an export
+    /// of its journal ends it, and the spans are sent now.
+    pub fn finish(mut self) {
+        self.mapper.finish(&mut self.out);
+        self.queue.push_all(self.out.drain(..));
+        self.queue.flush_soon();
+    }
+
+    /// Spans the mapping could not make ([`crate::MAX_OPEN_SPANS`] open at once).
+    pub fn dropped(&self) -> u64 {
+        self.mapper.counts().dropped
+    }
+}
+
+/// Finished spans waiting for the sender: at most `capacity`, the oldest dropped (and
+/// counted) when a new one comes to a full queue. Pushing never waits for the sender.
+pub struct SpanQueue {
+    state: Mutex<QueueState>,
+    ready: Condvar,
+    capacity: usize,
+}
+
+#[derive(Default)]
+struct QueueState {
+    spans: VecDeque<Span>,
+    /// Spans dropped since the sender last took a batch.
+    dropped: u64,
+    flush: bool,
+    closed: bool,
+}
+
+/// What the sender took from the queue.
+#[derive(Debug, Default)]
+pub struct Taken {
+    /// At most [`MAX_SPANS_PER_REQUEST`] spans, oldest first.
+    pub spans: Vec<Span>,
+    /// Spans dropped since the last take, the queue being full.
+    pub dropped: u64,
+    /// The queue is closed and these are its last spans.
+    pub last: bool,
+}
+
+impl SpanQueue {
+    /// A queue of at most `capacity` spans (1 at least).
+    pub fn new(capacity: usize) -> Self {
+        SpanQueue {
+            state: Mutex::default(),
+            ready: Condvar::new(),
+            capacity: capacity.max(1),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, QueueState> {
+        self.state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Queues `spans`, dropping the oldest ones beyond the capacity.
+    pub fn push_all(&self, spans: impl IntoIterator<Item = Span>) {
+        let mut state = self.lock();
+        let mut any = false;
+        for span in spans {
+            if state.spans.len() >= self.capacity {
+                state.spans.pop_front();
+                state.dropped += 1;
+            }
+            state.spans.push_back(span);
+            any = true;
+        }
+        if any && state.spans.len() >= MAX_SPANS_PER_REQUEST {
+            self.ready.notify_all();
+        }
+    }
+
+    /// Asks the sender to send what is queued without waiting for its schedule.
+    pub fn flush_soon(&self) {
+        self.lock().flush = true;
+        self.ready.notify_all();
+    }
+
+    /// No more spans will come: the sender sends what is left and stops.
+    pub fn close(&self) {
+        self.lock().closed = true;
+        self.ready.notify_all();
+    }
+
+    /// Waits until a full request's worth is queued, a flush is asked for, the queue is
+    /// closed, or `delay` passed, and takes up to a request's worth.
+    pub fn take(&self, delay: Duration) -> Taken {
+        let until = Instant::now() + delay;
+        let mut state = self.lock();
+        loop {
+            if state.closed || state.flush || state.spans.len() >= MAX_SPANS_PER_REQUEST {
+                break;
+            }
+            let now = Instant::now();
+            if now >= until {
+                break;
+            }
+            state = self
+                .ready
+                .wait_timeout(state, until - now)
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .0;
+        }
+        let n = state.spans.len().min(MAX_SPANS_PER_REQUEST);
+        let spans: Vec<Span> = state.spans.drain(..n).collect();
+        // A flush is done once everything queued when it was asked for has been taken.
+        if state.spans.is_empty() {
+            state.flush = false;
+        }
+        Taken {
+            spans,
+            dropped: std::mem::take(&mut state.dropped),
+            last: state.closed && state.spans.is_empty(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn span(n: u8) -> Span {
+        Span {
+            span_id: vec![n; 8],
+            ..Span::default()
+        }
+    }
+
+    #[test]
+    fn a_full_queue_drops_its_oldest_spans_and_counts_them() {
+        let queue = SpanQueue::new(3);
+        queue.push_all((1..=5).map(span));
+        queue.close();
+        let taken = queue.take(Duration::ZERO);
+        let ids: Vec<u8> = taken.spans.iter().map(|s| s.span_id[0]).collect();
+        assert_eq!(ids, vec![3, 4, 5]);
+        assert_eq!(taken.dropped, 2);
+        assert!(taken.last);
+    }
+
+    #[test]
+    fn a_take_hands_out_one_request_at_a_time_and_a_flush_ends_the_wait() {
+        let queue = SpanQueue::new(4 * MAX_SPANS_PER_REQUEST);
+        queue.push_all((0..MAX_SPANS_PER_REQUEST + 1).map(|_| span(1)));
+        // A full request's worth is ready without waiting.
+        let first = queue.take(Duration::from_secs(3600));
+        assert_eq!(first.spans.len(), MAX_SPANS_PER_REQUEST);
+        assert!(!first.last);
+        // The one left waits for a flush (asked from another thread), not for the hour.
+        let queue = std::sync::Arc::new(queue);
+        let flusher = std::sync::Arc::clone(&queue);
+        let asked = std::thread::spawn(move || flusher.flush_soon());
+        asked.join().unwrap();
+        let second = queue.take(Duration::from_secs(3600));
+        assert_eq!(second.spans.len(), 1);
+    }
+}
