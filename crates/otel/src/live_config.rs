@@ -39,7 +39,7 @@ impl LiveConfig {
         if !named || disabled {
             return Ok(None);
         }
-        let export = ExportConfig::resolve(None, &var)?;
+        let export = ExportConfig::resolve(None, var)?;
         let queue_spans = number(&var, "OTEL_BSP_MAX_QUEUE_SIZE")?
             .map_or(DEFAULT_QUEUE_SPANS, |n| {
                 usize::try_from(n.max(1)).unwrap_or(usize::MAX)
