@@ -5,7 +5,8 @@
 //! [`Mapper`] as the export, so the spans, their ids and their times are the export's. Two
 //! notices the journal does not keep are added: `session.idle` of the main agent ends the
 //! interaction (the export ends it at the next prompt, at the same time: its last event), and
-//! `assistant.usage` puts the input and cache token counts on the model call. Mapping is a
+//! `assistant.usage` puts the input and cache token counts on the model call (its output
+//! count and finish are the answer's, already on the span). Mapping is a
 //! few microseconds an event and never waits: a full [`SpanQueue`] drops its oldest span and
 //! counts it, so a slow or absent receiver never slows the session.
 
@@ -34,7 +35,7 @@ impl LiveSession {
     /// `session.start` to name it) into `queue`.
     pub fn new(session: &str, options: MapOptions, queue: std::sync::Arc<SpanQueue>) -> Self {
         LiveSession {
-            mapper: Mapper::new(session, options),
+            mapper: Mapper::new(session, options).usage_beside_messages(),
             out: Vec::new(),
             queue,
         }

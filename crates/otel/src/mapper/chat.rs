@@ -152,18 +152,25 @@ pub(super) fn end_chat(mut chat: Chat) -> Span {
     chat.span.end()
 }
 
-pub(super) fn apply_usage(span: &mut OpenSpan, usage: &turnstile_journal::payload::AssistantUsage) {
+pub(super) fn apply_usage(
+    span: &mut OpenSpan,
+    usage: &turnstile_journal::payload::AssistantUsage,
+    inputs_only: bool,
+) {
     if let Some(n) = usage.input_tokens {
         span.set(attrs::int("gen_ai.usage.input_tokens", n));
-    }
-    if let Some(n) = usage.output_tokens {
-        span.set(attrs::int("gen_ai.usage.output_tokens", n));
     }
     if let Some(n) = usage.cache_read_tokens {
         span.set(attrs::int("gen_ai.usage.cache_read.input_tokens", n));
     }
     if let Some(n) = usage.cache_write_tokens {
         span.set(attrs::int("gen_ai.usage.cache_creation.input_tokens", n));
+    }
+    if inputs_only {
+        return;
+    }
+    if let Some(n) = usage.output_tokens {
+        span.set(attrs::int("gen_ai.usage.output_tokens", n));
     }
     if let Some(reason) = &usage.finish_reason {
         span.set(attrs::strings(

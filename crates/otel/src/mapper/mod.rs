@@ -77,6 +77,10 @@ pub struct Mapper {
     tools: HashMap<String, Tool>,
     last_ms: i64,
     counts: Counts,
+    /// Whether `assistant.usage` gives only the counts the journal lacks (input and cache
+    /// tokens): a live session's notices come beside its messages, whose output tokens and
+    /// finish the spans already carry ([`Mapper::usage_beside_messages`]).
+    usage_inputs_only: bool,
 }
 
 impl Mapper {
@@ -95,7 +99,16 @@ impl Mapper {
             tools: HashMap::new(),
             last_ms: 0,
             counts: Counts::default(),
+            usage_inputs_only: false,
         }
+    }
+
+    /// Maps a running session's stream, where `assistant.usage` comes beside the answer's
+    /// `assistant.message`: only its input and cache counts are taken, so the output tokens
+    /// and the finish are the journal's (an export of it gives the same).
+    pub fn usage_beside_messages(mut self) -> Self {
+        self.usage_inputs_only = true;
+        self
     }
 
     /// What was seen so far.
@@ -165,7 +178,13 @@ impl Mapper {
             TypedEvent::SessionIdle(_) => agent.is_none(),
             _ => false,
         };
-        if !ends_main && let Some(main) = self.main.as_mut() {
+        // The system prompt of the main agent is recorded just before the prompt it goes
+        // with: it belongs to the interaction that prompt opens, not to the one before.
+        let before_prompt = matches!(typed, TypedEvent::SystemMessage(_)) && agent.is_none();
+        if !ends_main
+            && !before_prompt
+            && let Some(main) = self.main.as_mut()
+        {
             main.span.touch(ms);
         }
         if let Some(key) = &agent
@@ -247,12 +266,13 @@ impl Mapper {
                 self.on_message(agent.as_deref(), &id, ms, msg, out)
             }
             TypedEvent::AssistantUsage(usage) => {
+                let inputs_only = self.usage_inputs_only;
                 if let Some(a) = self.agent_of(agent.as_deref()) {
                     if let Some(n) = usage.input_tokens {
                         a.input_tokens = Some(a.input_tokens.unwrap_or(0).saturating_add(n));
                     }
                     if let Some(chat) = a.chat.as_mut() {
-                        apply_usage(&mut chat.span, &usage);
+                        apply_usage(&mut chat.span, &usage, inputs_only);
                     }
                 }
             }
