@@ -6,27 +6,10 @@ use opentelemetry_proto::tonic::trace::v1::{Span, span::SpanKind};
 use serde_json::json;
 
 use super::chat::end_chat;
-use super::{Chat, Mapper, user_messages};
+use super::state::{Agent, Mapper};
 use crate::attrs;
 use crate::ids;
 use crate::open::OpenSpan;
-
-/// One agent's context: the main agent's interaction, or a sub-agent.
-pub(super) struct Agent {
-    pub(super) span: OpenSpan,
-    /// Its model call in progress.
-    pub(super) chat: Option<Chat>,
-    /// Whether its model calls are framed by `assistant.turn_start`/`turn_end`; the Copilot
-    /// runtime's sub-agents record only the answers.
-    pub(super) turns: bool,
-    /// When it last did something: where an unframed model call starts.
-    pub(super) last_ms: i64,
-    pub(super) output_tokens: u64,
-    pub(super) input_tokens: Option<u64>,
-    pub(super) model: Option<String>,
-    /// Its last answer's text (the interaction's output, with content capture on).
-    pub(super) last_answer: Option<String>,
-}
 
 impl Mapper {
     /// The agent an event belongs to, made when there is none yet: an interaction the
@@ -222,4 +205,10 @@ impl Agent {
                 .set(attrs::string("gen_ai.output.messages", message.to_string()));
         }
     }
+}
+
+/// A prompt as `gen_ai.input.messages` (the conventions' JSON shape).
+pub(super) fn user_messages(prompt: &str) -> String {
+    json!([{"role": "user", "parts": [{"type": "text", "content": attrs::clip(prompt)}]}])
+        .to_string()
 }

@@ -4,16 +4,10 @@
 use opentelemetry_proto::tonic::trace::v1::{Span, span::SpanKind};
 use serde_json::json;
 
-use super::{Agent, Mapper};
+use super::state::{Agent, Chat, Mapper};
 use crate::attrs;
 use crate::ids;
 use crate::open::OpenSpan;
-
-/// A model call in progress.
-pub(super) struct Chat {
-    pub(super) span: OpenSpan,
-    pub(super) answered: bool,
-}
 
 impl Mapper {
     pub(super) fn on_message(

@@ -12,7 +12,6 @@
 use std::collections::HashMap;
 
 use opentelemetry_proto::tonic::trace::v1::{Span, span::SpanKind};
-use serde_json::json;
 use turnstile_journal::payload::{self, TypedEvent};
 use turnstile_journal::{Event, ReadError, Record};
 
@@ -22,66 +21,12 @@ use crate::open::OpenSpan;
 
 mod agents;
 mod chat;
+mod state;
 
-use agents::Agent;
-use chat::{Chat, apply_usage, open_chat};
-
-/// The most spans open at once (tool calls, agents, model calls). A journal that opens more
-/// without ending them (hostile, or broken) gets no span for the extra ones; they are counted
-/// in [`Counts::dropped`].
-pub const MAX_OPEN_SPANS: usize = 10_000;
-
-/// Sub-agent names remembered (for a follow-up round's span); later agents' rounds are named
-/// by their id only.
-pub const MAX_AGENT_NAMES: usize = 4096;
-
-/// What the export carries besides the spans' shape.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct MapOptions {
-    /// Message contents, tool arguments and results (`gen_ai.input.messages`,
-    /// `gen_ai.output.messages`, `gen_ai.tool.call.arguments`, `gen_ai.tool.call.result`).
-    /// Off unless the user opts in, as the conventions ask.
-    pub capture_content: bool,
-}
-
-/// What a mapping saw besides its spans.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Counts {
-    /// Spans handed out.
-    pub spans: u64,
-    /// Spans handed out unfinished (open at the end or cut by a resume).
-    pub unfinished: u64,
-    /// Spans not made because [`MAX_OPEN_SPANS`] were open.
-    pub dropped: u64,
-    /// Lines that could not be read (bad JSON, over the line limit); skipped.
-    pub unreadable: u64,
-    /// The journal ends in a torn line (a writer cut off mid-line); it was left out.
-    pub torn_tail: bool,
-}
-
-struct Tool {
-    span: OpenSpan,
-}
-
-/// The mapping's state; see the module doc.
-pub struct Mapper {
-    options: MapOptions,
-    session: String,
-    provider: &'static str,
-    model: Option<String>,
-    agent_name: String,
-    main: Option<Agent>,
-    subagents: HashMap<String, Agent>,
-    /// Sub-agents' names by id, for the spans of their follow-up rounds.
-    names: HashMap<String, String>,
-    tools: HashMap<String, Tool>,
-    last_ms: i64,
-    counts: Counts,
-    /// Whether `assistant.usage` gives only the counts the journal lacks (input and cache
-    /// tokens): a live session's notices come beside its messages, whose output tokens and
-    /// finish the spans already carry ([`Mapper::usage_beside_messages`]).
-    usage_inputs_only: bool,
-}
+use agents::user_messages;
+use chat::{apply_usage, open_chat};
+use state::{Agent, Tool};
+pub use state::{Counts, MAX_AGENT_NAMES, MAX_OPEN_SPANS, MapOptions, Mapper};
 
 impl Mapper {
     /// A mapping with `options`; `session` names the session until the journal's
@@ -443,10 +388,4 @@ fn tool_type(start: &turnstile_journal::payload::ToolExecutionStart) -> &'static
     } else {
         "function"
     }
-}
-
-/// A prompt as `gen_ai.input.messages` (the conventions' JSON shape).
-pub(super) fn user_messages(prompt: &str) -> String {
-    json!([{"role": "user", "parts": [{"type": "text", "content": attrs::clip(prompt)}]}])
-        .to_string()
 }
