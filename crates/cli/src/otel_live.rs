@@ -64,17 +64,11 @@ impl LiveExport {
     fn start(config: LiveConfig) -> Result<LiveExport> {
         let export = config.export.clone();
         let headers = crate::commands::export_otlp::headers(&export)?;
-        let client = reqwest::Client::builder()
-            .timeout(export.timeout)
-            .connect_timeout(export.timeout)
-            .build()
-            .context("cannot build the HTTP client")?;
         let queue = Arc::new(SpanQueue::new(config.queue_spans));
         let (done_tx, done_rx) = std::sync::mpsc::channel();
         let sender = Sender {
             queue: Arc::clone(&queue),
             batcher: Batcher::new(&export.service_name, env!("CARGO_PKG_VERSION")),
-            client,
             headers,
             config: config.clone(),
             failed: AtomicBool::new(false),
@@ -195,7 +189,6 @@ impl Drop for Watch {
 struct Sender {
     queue: Arc<SpanQueue>,
     batcher: Batcher,
-    client: reqwest::Client,
     headers: reqwest::header::HeaderMap,
     config: LiveConfig,
     failed: AtomicBool,
@@ -214,6 +207,19 @@ impl Sender {
                 return;
             }
         };
+        // Built here, not before the session starts: loading the TLS roots is most of the
+        // process's start-up cost of live traces (measured in docs/performance.md).
+        let client = match reqwest::Client::builder()
+            .timeout(self.config.export.timeout)
+            .connect_timeout(self.config.export.timeout)
+            .build()
+        {
+            Ok(client) => client,
+            Err(e) => {
+                eprintln!("warning: live traces are off: cannot build the HTTP client: {e}");
+                return;
+            }
+        };
         loop {
             let taken = self.queue.take(self.config.schedule_delay);
             if taken.dropped > 0 {
@@ -227,11 +233,11 @@ impl Sender {
             }
             for span in taken.spans {
                 if let Some(request) = self.batcher.push(span) {
-                    self.send(&runtime, request);
+                    self.send(&runtime, &client, request);
                 }
             }
             if let Some(request) = self.batcher.flush() {
-                self.send(&runtime, request);
+                self.send(&runtime, &client, request);
             }
             if taken.last {
                 break;
@@ -247,9 +253,9 @@ impl Sender {
 
     /// Posts one request; the first failure is told, later ones are not (the session goes
     /// on, and the journal keeps everything for `export --otlp`).
-    fn send(&self, runtime: &tokio::runtime::Runtime, request: Vec<u8>) {
+    fn send(&self, runtime: &tokio::runtime::Runtime, client: &reqwest::Client, request: Vec<u8>) {
         let sent = runtime.block_on(crate::commands::export_otlp::post(
-            &self.client,
+            client,
             &self.config.export,
             &self.headers,
             request,
