@@ -180,6 +180,131 @@ impl SpanQueue {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::{Batcher, attrs};
+    use prost::Message;
+    use std::sync::Arc;
+    use turnstile_journal::{JournalReader, ReadMode};
+
+    fn fixture_events(path: &str) -> Vec<Event> {
+        let path = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("../../fixtures")
+            .join(path);
+        JournalReader::open(&path, ReadMode::Strict)
+            .unwrap()
+            .map(|r| r.unwrap().event)
+            .collect()
+    }
+
+    /// A live-only notice of `kind` with `data`, at `timestamp`.
+    fn notice(kind: &str, data: &str, timestamp: &str, n: usize) -> Event {
+        let line = format!(
+            r#"{{"type":"{kind}","data":{data},"id":"00000000-0000-4000-8000-{n:012}","timestamp":{timestamp},"parentId":null,"ephemeral":true}}"#
+        );
+        Event::from_line(line.as_bytes()).unwrap()
+    }
+
+    #[test]
+    fn a_live_stream_maps_to_the_spans_of_its_journal_with_the_input_counts_added() {
+        let journal = fixture_events("multi-turn/events.jsonl");
+        // The journal exported.
+        let mut batcher = Batcher::new("t", "t");
+        let mut requests = Vec::new();
+        let records = JournalReader::open(
+            std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+                .join("../../fixtures/multi-turn/events.jsonl"),
+            ReadMode::Strict,
+        )
+        .unwrap();
+        crate::export(records, "x", MapOptions::default(), &mut batcher, |r| {
+            requests.push(r);
+            Ok::<_, ()>(())
+        })
+        .unwrap();
+        let mut exported = Vec::new();
+        for request in requests {
+            let decoded = crate::proto::collector::trace::v1::ExportTraceServiceRequest::decode(
+                request.as_slice(),
+            )
+            .unwrap();
+            for resource in decoded.resource_spans {
+                for scope in resource.scope_spans {
+                    exported.extend(scope.spans);
+                }
+            }
+        }
+
+        // The same events as a running session emits them: a usage notice after each answer,
+        // an idle notice (and a delta) after each interaction's last turn, when the next
+        // system prompt or the shutdown is about to be recorded.
+        let queue = Arc::new(SpanQueue::new(DEFAULT_QUEUE_SPANS));
+        let mut live = LiveSession::new("x", MapOptions::default(), Arc::clone(&queue));
+        let mut n = 0;
+        let mut after_turn = false;
+        for event in &journal {
+            let kind = event.event_type.as_str().to_owned();
+            let at = serde_json::to_string(&event.timestamp).unwrap();
+            if after_turn && matches!(kind.as_str(), "system.message" | "session.shutdown") {
+                n += 1;
+                live.observe(&notice(
+                    "assistant.message_delta",
+                    r#"{"messageId":"m","deltaContent":"x"}"#,
+                    &at,
+                    n,
+                ));
+                n += 1;
+                live.observe(&notice("session.idle", "{}", &at, n));
+                // The interaction's end asks for its spans to go now.
+                let taken = queue.take(Duration::from_secs(3600));
+                assert!(taken.spans.iter().any(|s| s.parent_span_id.is_empty()));
+                // Back in the queue, for the comparison below.
+                queue.push_all(taken.spans);
+            }
+            live.observe(event);
+            after_turn = kind == "assistant.turn_end";
+            if kind == "assistant.message" {
+                n += 1;
+                live.observe(&notice(
+                    "assistant.usage",
+                    r#"{"model":"gpt-4.1","inputTokens":100,"outputTokens":99}"#,
+                    &at,
+                    n,
+                ));
+            }
+        }
+        live.finish();
+        queue.close();
+        let mut sent = Vec::new();
+        loop {
+            let taken = queue.take(Duration::ZERO);
+            sent.extend(taken.spans);
+            if taken.last {
+                break;
+            }
+        }
+        assert_eq!(sent.len(), exported.len());
+        for span in &sent {
+            let twin = exported
+                .iter()
+                .find(|e| e.span_id == span.span_id)
+                .unwrap_or_else(|| panic!("{} was not exported", span.name));
+            let mut without = span.clone();
+            without
+                .attributes
+                .retain(|a| a.key != "gen_ai.usage.input_tokens");
+            assert_eq!(&without, twin);
+            if span.name.starts_with("chat") {
+                assert_eq!(
+                    attrs::get_int(&span.attributes, "gen_ai.usage.input_tokens"),
+                    Some(100)
+                );
+                // The answer's output count, not the notice's.
+                assert_eq!(
+                    attrs::get_int(&span.attributes, "gen_ai.usage.output_tokens"),
+                    attrs::get_int(&twin.attributes, "gen_ai.usage.output_tokens")
+                );
+            }
+        }
+    }
 
     fn span(n: u8) -> Span {
         Span {
