@@ -93,15 +93,16 @@ impl LiveExport {
         })
     }
 
-    /// The watcher of session `id`'s events.
-    pub fn watch(&self, id: Uuid) -> Box<dyn SessionWatch> {
+    /// The watcher of session `id`'s events; `endpoint`, the `session.info` message of the
+    /// endpoint in effect, for a resumed session (its stream starts after the journal's).
+    pub fn watch(&self, id: Uuid, endpoint: Option<&str>) -> Box<dyn SessionWatch> {
         *self.open.0.lock().unwrap_or_else(|e| e.into_inner()) += 1;
+        let mut session = LiveSession::new(&id.to_string(), self.options, Arc::clone(&self.queue));
+        if let Some(endpoint) = endpoint {
+            session.endpoint_in_effect(endpoint);
+        }
         Box::new(Watch {
-            session: Some(LiveSession::new(
-                &id.to_string(),
-                self.options,
-                Arc::clone(&self.queue),
-            )),
+            session: Some(session),
             open: Arc::clone(&self.open),
         })
     }
@@ -137,21 +138,24 @@ impl LiveExport {
     }
 }
 
-/// `events` of session `id`, watched by `live` when there is one.
+/// `events` of session `id`, watched by `live` when there is one (`endpoint` as for
+/// [`LiveExport::watch`]).
 pub fn watched(
     live: Option<&LiveExport>,
     id: Uuid,
+    endpoint: Option<&str>,
     events: tokio::sync::mpsc::UnboundedReceiver<Arc<Event>>,
 ) -> tokio::sync::mpsc::UnboundedReceiver<Arc<Event>> {
     match live {
-        Some(live) => turnstile_server::watchers::tee(live.watch(id), events),
+        Some(live) => turnstile_server::watchers::tee(live.watch(id, endpoint), events),
         None => events,
     }
 }
 
 impl SessionWatchers for LiveExport {
     fn open(&self, session: Uuid) -> Option<Box<dyn SessionWatch>> {
-        Some(self.watch(session))
+        // The server records the endpoint of each session it opens, resumed ones included.
+        Some(self.watch(session, None))
     }
 }
 

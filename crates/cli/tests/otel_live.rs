@@ -389,3 +389,53 @@ fn wait_for_root(receiver: &Receiver, roots: usize) -> Vec<Span> {
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
 }
+
+#[test]
+fn a_resumed_session_sends_its_new_interaction_live_as_the_export_of_its_journal_does() {
+    let env = Env::new();
+    let model = env.server(view_then_answer().text("resumed answer"));
+    let out = run(&env, &model, &[]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (id, journal) = env.only_session();
+
+    let receiver = Receiver::start(Answer::Accept);
+    let mut cmd = env.cmd(&model, &["resume", &id, "once more"]);
+    clean(&mut cmd);
+    let out = cmd
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", &receiver.url)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(!stderr.contains("warning"), "{stderr}");
+
+    // Only the resumed process's interaction went out live, whole.
+    let live = receiver.spans();
+    check_tree(&live);
+    let roots: Vec<&Span> = live
+        .iter()
+        .filter(|s| s.parent_span_id.is_empty())
+        .collect();
+    assert_eq!(roots.len(), 1, "{live:?}");
+    assert!(live.iter().any(|s| op(s) == "chat"));
+    for span in &live {
+        assert_eq!(text(span, "gen_ai.conversation.id"), Some(id.as_str()));
+    }
+    // The export of the whole journal holds the same spans: the model comes from
+    // `session.resume`, the provider from the endpoint the resume goes back to (its journal
+    // entry is before the resume, out of the live stream).
+    let export = by_id(exported(&journal, &[]));
+    for span in &live {
+        let twin = export
+            .get(&span.span_id)
+            .unwrap_or_else(|| panic!("{} is not in the export", span.name));
+        assert_eq!(
+            without_live_only(span.clone()),
+            without_live_only((*twin).clone())
+        );
+    }
+}

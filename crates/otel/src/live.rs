@@ -41,6 +41,12 @@ impl LiveSession {
         }
     }
 
+    /// The endpoint in effect (its `session.info` message), for a resumed session whose stream
+    /// starts after the journal's entry naming it.
+    pub fn endpoint_in_effect(&mut self, message: &str) {
+        self.mapper.endpoint_in_effect(message);
+    }
+
     /// Maps one event the session emitted; the spans it ends are queued, and the end of an
     /// interaction asks for them to be sent now rather than at the next scheduled send.
     pub fn observe(&mut self, event: &Event) {

@@ -484,7 +484,7 @@ pub fn run(args: &RunArgs, state_dir: Option<&Path>, store: &StoreArgs) -> Resul
         let hint = resume_hint(id, state_dir, store, &args.opts);
         let ran = async {
             let (session, events) = SessionHandle::create_subscribed(&root, Some(id), parts)?;
-            let events = crate::otel_live::watched(otel.as_ref(), id, events);
+            let events = crate::otel_live::watched(otel.as_ref(), id, None, events);
             drive(
                 &session,
                 events,
@@ -654,7 +654,8 @@ async fn resume_session(
     {
         let (session, report, events) = SessionHandle::resume_subscribed(root, id, parts)
             .with_context(|| format!("cannot resume session {id}"))?;
-        let events = crate::otel_live::watched(otel, id, events);
+        let endpoint = reconnect.current.message();
+        let events = crate::otel_live::watched(otel, id, Some(&endpoint), events);
         if !args.opts.json {
             note(&format!(
                 "resumed {id}: {} events{}{}",

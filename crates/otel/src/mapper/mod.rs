@@ -56,6 +56,14 @@ impl Mapper {
         self
     }
 
+    /// The endpoint in effect, as its `session.info` entry words it, for a stream that starts
+    /// after the entry (a resumed session's): the provider of the spans to come.
+    pub fn endpoint_in_effect(&mut self, message: &str) {
+        if let Some(provider) = provider_named(message) {
+            self.provider = provider;
+        }
+    }
+
     /// What was seen so far.
     pub fn counts(&self) -> &Counts {
         &self.counts
@@ -160,8 +168,13 @@ impl Mapper {
             TypedEvent::SessionModelChange(change) if agent.is_none() => {
                 self.model = Some(change.new_model);
             }
-            TypedEvent::SessionResume(_) => {
-                self.end_all("the process that wrote this span ended before it did", out)
+            TypedEvent::SessionResume(resume) => {
+                self.end_all("the process that wrote this span ended before it did", out);
+                // The model the resumed process goes on with: also all a live stream that
+                // starts at the resume knows of it.
+                if resume.selected_model.is_some() {
+                    self.model = resume.selected_model;
+                }
             }
             TypedEvent::SessionShutdown(_) => self.end_all("open at the session's shutdown", out),
             TypedEvent::SessionIdle(_) if agent.is_none() => self.close_main(out),
@@ -370,9 +383,12 @@ fn provider_of(event: &Event) -> Option<&'static str> {
     if data["infoType"] != "model" {
         return None;
     }
-    let rest = data["message"]
-        .as_str()?
-        .strip_prefix("model server: provider ")?;
+    provider_named(data["message"].as_str()?)
+}
+
+/// The provider an endpoint entry's message names (`model server: provider openai, …`).
+fn provider_named(message: &str) -> Option<&'static str> {
+    let rest = message.strip_prefix("model server: provider ")?;
     match rest.split([',', ' ']).next()? {
         "openai" => Some("openai"),
         "azure" => Some("azure.ai.openai"),
