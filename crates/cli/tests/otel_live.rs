@@ -439,3 +439,45 @@ fn a_resumed_session_sends_its_new_interaction_live_as_the_export_of_its_journal
         );
     }
 }
+
+#[test]
+fn a_client_that_leaves_without_closing_its_session_lets_the_server_exit_with_all_sent() {
+    let env = Env::new();
+    let model = env.server(view_then_answer());
+    let receiver = Receiver::start(Answer::Accept);
+    let mut cmd = Command::cargo_bin("turnstile").unwrap();
+    clean(&mut cmd);
+    cmd.args(["--headless", "--stdio", "--yolo"])
+        .env("COPILOT_HOME", env.state.path())
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", &receiver.url)
+        // Were the session's stream never to end, the exit would wait this long: the test
+        // would hang rather than pass.
+        .env("OTEL_EXPORTER_OTLP_TIMEOUT", "3600000")
+        .env_remove("TURNSTILE_API_KEY")
+        .env_remove("OPENAI_API_KEY")
+        .current_dir(env.work.path())
+        .stderr(Stdio::piped());
+    let mut server = StdioServer::spawn(cmd);
+    let created = server.ok(
+        "session.create",
+        json!({
+            "provider": {"type": "openai", "baseUrl": model.url(), "apiKey": "k"},
+            "model": "test-model",
+            "workingDirectory": env.work.path(),
+        }),
+    );
+    let id = created["sessionId"].as_str().unwrap().to_owned();
+    server.ok(
+        "session.send",
+        json!({"sessionId": id, "prompt": "read alpha.txt"}),
+    );
+    server.events_until(|e| e["type"] == "session.idle");
+    // The client leaves: the server closes the session, its stream ends, and the exit
+    // finds nothing left to wait for.
+    let (status, stderr) = server.stop();
+    assert!(status.success(), "{stderr}");
+    assert!(!stderr.contains("warning"), "{stderr}");
+    let live = receiver.spans();
+    check_tree(&live);
+    assert_eq!(live.len(), 4, "{live:?}");
+}
