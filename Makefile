@@ -19,6 +19,12 @@ demo: release
 bench-otel:
 	bash scripts/bench-otel.sh
 
+## bench-otel-live: turns/s of `turnstile run` (scripted model, 201 turns) with and without
+## live traces to a loopback receiver.
+.PHONY: bench-otel-live
+bench-otel-live:
+	bash scripts/bench-otel-live.sh
+
 ## otel-phoenix: `turnstile export --otlp` against a real backend: Arize Phoenix installed into
 ## a virtual environment under the target directory, started on a free loopback port, sent
 ## the 2,002-turn fixture and the real runtime's sub-agent recording, asked for the spans back.

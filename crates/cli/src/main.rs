@@ -5,6 +5,7 @@ mod commands;
 mod config;
 mod live_view;
 mod mcp_servers;
+mod otel_live;
 mod plain_log;
 mod provider_flags;
 mod reachable;

@@ -17,7 +17,7 @@ use turnstile_otel::proto::trace::v1::Span;
 
 /// How the receiver answers.
 #[derive(Clone, Copy)]
-enum Answer {
+pub(crate) enum Answer {
     Accept,
     Status(u16),
     /// Reads the request and never answers.
@@ -25,20 +25,20 @@ enum Answer {
 }
 
 /// One request as received.
-struct Received {
+pub(crate) struct Received {
     path: String,
     headers: HashMap<String, String>,
-    body: Vec<u8>,
+    pub(crate) body: Vec<u8>,
 }
 
 /// An HTTP/1.1 receiver on 127.0.0.1 (a port of its own), one thread per connection.
-struct Receiver {
-    url: String,
-    received: Arc<Mutex<Vec<Received>>>,
+pub(crate) struct Receiver {
+    pub(crate) url: String,
+    pub(crate) received: Arc<Mutex<Vec<Received>>>,
 }
 
 impl Receiver {
-    fn start(answer: Answer) -> Receiver {
+    pub(crate) fn start(answer: Answer) -> Receiver {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let url = format!("http://{}", listener.local_addr().unwrap());
         let received = Arc::new(Mutex::new(Vec::new()));
@@ -53,7 +53,7 @@ impl Receiver {
         Receiver { url, received }
     }
 
-    fn spans(&self) -> Vec<Span> {
+    pub(crate) fn spans(&self) -> Vec<Span> {
         let received = self.received.lock().unwrap();
         let mut spans = Vec::new();
         for request in received.iter() {
@@ -153,26 +153,26 @@ fn export(journal: &Path, url: &str, envs: &[(&str, &str)]) -> std::process::Out
     cmd.output().unwrap()
 }
 
-fn attr<'a>(span: &'a Span, key: &str) -> Option<&'a Value> {
+pub(crate) fn attr<'a>(span: &'a Span, key: &str) -> Option<&'a Value> {
     span.attributes
         .iter()
         .find(|a| a.key == key)
         .and_then(|a| a.value.as_ref()?.value.as_ref())
 }
 
-fn text<'a>(span: &'a Span, key: &str) -> Option<&'a str> {
+pub(crate) fn text<'a>(span: &'a Span, key: &str) -> Option<&'a str> {
     match attr(span, key)? {
         Value::StringValue(s) => Some(s),
         _ => None,
     }
 }
 
-fn op(span: &Span) -> &str {
+pub(crate) fn op(span: &Span) -> &str {
     text(span, "gen_ai.operation.name").unwrap_or("")
 }
 
 /// Every span's parent was exported, in the same trace; the roots are interactions.
-fn check_tree(spans: &[Span]) {
+pub(crate) fn check_tree(spans: &[Span]) {
     let ids: HashMap<_, _> = spans.iter().map(|s| (s.span_id.clone(), s)).collect();
     assert_eq!(ids.len(), spans.len(), "span ids are unique");
     for span in spans {

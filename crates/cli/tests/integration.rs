@@ -17,6 +17,7 @@ mod inuse_marker;
 mod journal_commands;
 mod long_sessions;
 mod model_server_checks;
+mod otel_live;
 mod plain_messages;
 mod policy_flags;
 mod providers;

@@ -11,6 +11,9 @@
 //!   `SPAN_ONLY`, `SPAN_AND_EVENT`), the variable the Copilot CLI and the OpenTelemetry GenAI
 //!   instrumentations read; anything else, or nothing, leaves them out.
 //! - `service.name`: `OTEL_SERVICE_NAME`, else `turnstile`.
+//! - The protocol: `OTEL_EXPORTER_OTLP_TRACES_PROTOCOL`, else `OTEL_EXPORTER_OTLP_PROTOCOL`,
+//!   may only be `http/protobuf` (the one this crate encodes); `grpc` or `http/json` is
+//!   refused rather than sent in a form the receiver does not expect.
 
 use std::time::Duration;
 
@@ -51,6 +54,24 @@ pub enum ConfigError {
         /// The entry.
         entry: String,
     },
+    /// An OTLP protocol other than `http/protobuf`.
+    #[error(
+        "{source_name}: `{value}` is not supported; turnstile sends OTLP as http/protobuf only (set it to http/protobuf, or unset it)"
+    )]
+    Protocol {
+        /// The variable it came from.
+        source_name: String,
+        /// What it said.
+        value: String,
+    },
+    /// A count or a delay that is not a whole number.
+    #[error("{source_name}: `{value}` is not a whole number")]
+    Number {
+        /// The variable it came from.
+        source_name: String,
+        /// What it said.
+        value: String,
+    },
     /// A timeout that is not a number of milliseconds.
     #[error("{source_name}: `{value}` is not a number of milliseconds")]
     Timeout {
@@ -68,6 +89,19 @@ impl ExportConfig {
         var: impl Fn(&str) -> Option<String>,
     ) -> Result<Self, ConfigError> {
         let var = |name: &str| var(name).filter(|v| !v.trim().is_empty());
+        if let Some((name, value)) = [
+            "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL",
+            "OTEL_EXPORTER_OTLP_PROTOCOL",
+        ]
+        .iter()
+        .find_map(|name| var(name).map(|v| (*name, v)))
+            && value.trim() != "http/protobuf"
+        {
+            return Err(ConfigError::Protocol {
+                source_name: name.to_owned(),
+                value,
+            });
+        }
         let endpoint = match url.filter(|u| !u.is_empty()) {
             Some(url) => with_traces_path_if_bare(checked("--otlp", url)?),
             None => match var("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") {
@@ -280,5 +314,27 @@ mod tests {
         assert!(
             ExportConfig::resolve(None, env(&[("OTEL_EXPORTER_OTLP_TIMEOUT", "soon")])).is_err()
         );
+    }
+
+    #[test]
+    fn only_http_protobuf_is_spoken_and_the_traces_protocol_wins() {
+        let grpc = env(&[("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")]);
+        assert!(matches!(
+            ExportConfig::resolve(None, grpc),
+            Err(ConfigError::Protocol { .. })
+        ));
+        let json = env(&[
+            ("OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf"),
+            ("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "http/json"),
+        ]);
+        assert!(matches!(
+            ExportConfig::resolve(None, json),
+            Err(ConfigError::Protocol { .. })
+        ));
+        let fine = env(&[
+            ("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc"),
+            ("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "http/protobuf"),
+        ]);
+        assert!(ExportConfig::resolve(None, fine).is_ok());
     }
 }

@@ -9,6 +9,8 @@
 //! Memory follows the spans open at once and one request, never the journal: spans are handed
 //! out as their ends are read and sent in batches ([`Batcher`]). The crate opens no file and
 //! no socket: the caller reads the journal and posts the requests (`turnstile export --otlp`).
+//! A running session's events take the same path live ([`live`]): the cli's sender posts
+//! what [`LiveSession`] queues.
 //!
 //! (The unit test `tests::a_fixture_maps_to_requests` runs these lines.)
 //!
@@ -22,11 +24,15 @@ pub mod attrs;
 mod batch;
 pub mod config;
 pub mod ids;
+pub mod live;
+mod live_config;
 mod mapper;
 mod open;
 
 pub use batch::{Batcher, MAX_REQUEST_BYTES, MAX_SPANS_PER_REQUEST, SCHEMA_URL};
 pub use config::{ConfigError, ExportConfig};
+pub use live::{LiveSession, SpanQueue};
+pub use live_config::{DEFAULT_SCHEDULE_DELAY, LiveConfig};
 pub use mapper::{Counts, MAX_OPEN_SPANS, MapOptions, Mapper};
 pub use open::UNFINISHED;
 /// The official OTLP messages, for readers of what this crate encodes.

@@ -104,6 +104,9 @@ pub struct ServerConfig {
     /// The models' context window in tokens (`--context-window`), for sessions whose provider
     /// names none; `None` looks the model up in the known-models table.
     pub context_window: Option<u64>,
+    /// Watchers of every session's events besides its clients (live OpenTelemetry traces);
+    /// `None` watches nothing.
+    pub watchers: Option<std::sync::Arc<dyn crate::watchers::SessionWatchers>>,
 }
 
 impl ServerConfig {
@@ -140,6 +143,7 @@ impl ServerConfig {
             takeover_wait: DEFAULT_TAKEOVER_WAIT,
             remote_store: None,
             context_window: None,
+            watchers: None,
         }
     }
 }

@@ -50,6 +50,7 @@ mod server;
 mod sessions;
 pub mod transport;
 mod user_input;
+pub mod watchers;
 
 pub use auth::ConnectionToken;
 pub use config::{

@@ -61,16 +61,7 @@ fn send(path: &Path, name: &str, config: &ExportConfig) -> Result<ExitCode> {
         .connect_timeout(config.timeout)
         .build()
         .context("cannot build the HTTP client")?;
-    let mut headers = reqwest::header::HeaderMap::new();
-    for (key, value) in &config.headers {
-        let key = reqwest::header::HeaderName::from_bytes(key.as_bytes()).with_context(|| {
-            format!("`{key}` is not an HTTP header name (OTEL_EXPORTER_OTLP_HEADERS)")
-        })?;
-        let value = reqwest::header::HeaderValue::from_str(value).with_context(|| {
-            format!("the value of header `{key}` is not a valid HTTP header value")
-        })?;
-        headers.insert(key, value);
-    }
+    let headers = headers(config)?;
     let mut batcher = Batcher::new(&config.service_name, env!("CARGO_PKG_VERSION"));
     let options = MapOptions {
         capture_content: config.capture_content,
@@ -131,8 +122,23 @@ fn send(path: &Path, name: &str, config: &ExportConfig) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// The request headers of `config` (`OTEL_EXPORTER_OTLP_HEADERS`), checked.
+pub(crate) fn headers(config: &ExportConfig) -> Result<reqwest::header::HeaderMap> {
+    let mut headers = reqwest::header::HeaderMap::new();
+    for (key, value) in &config.headers {
+        let key = reqwest::header::HeaderName::from_bytes(key.as_bytes()).with_context(|| {
+            format!("`{key}` is not an HTTP header name (OTEL_EXPORTER_OTLP_HEADERS)")
+        })?;
+        let value = reqwest::header::HeaderValue::from_str(value).with_context(|| {
+            format!("the value of header `{key}` is not a valid HTTP header value")
+        })?;
+        headers.insert(key, value);
+    }
+    Ok(headers)
+}
+
 /// Posts one request; the spans the receiver says it rejected (partial success).
-async fn post(
+pub(crate) async fn post(
     client: &reqwest::Client,
     config: &ExportConfig,
     headers: &reqwest::header::HeaderMap,

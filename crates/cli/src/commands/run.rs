@@ -473,8 +473,9 @@ pub fn run(args: &RunArgs, state_dir: Option<&Path>, store: &StoreArgs) -> Resul
         note(&format!("error: {e}"));
         return Ok(ExitCode::from(1));
     }
+    let otel = crate::otel_live::LiveExport::from_env();
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
-    runtime.block_on(async {
+    let result = runtime.block_on(async {
         crate::mcp_servers::attach(&mcp, &mut parts).await?;
         let id = id.unwrap_or_else(uuid::Uuid::new_v4);
         let remote = Remote::attach(store, id, &root, AttachMode::Create).await?;
@@ -483,6 +484,7 @@ pub fn run(args: &RunArgs, state_dir: Option<&Path>, store: &StoreArgs) -> Resul
         let hint = resume_hint(id, state_dir, store, &args.opts);
         let ran = async {
             let (session, events) = SessionHandle::create_subscribed(&root, Some(id), parts)?;
+            let events = crate::otel_live::watched(otel.as_ref(), id, None, events);
             drive(
                 &session,
                 events,
@@ -496,7 +498,12 @@ pub fn run(args: &RunArgs, state_dir: Option<&Path>, store: &StoreArgs) -> Resul
         }
         .await;
         Remote::detach(remote, &root, ran).await
-    })
+    });
+    // The session's last spans, after its stream ended (the runtime's workers still run).
+    if let Some(otel) = &otel {
+        otel.shutdown();
+    }
+    result
 }
 
 /// The session `run --continue` or `run --resume [ID]` continues; `None` when the user was
@@ -605,8 +612,9 @@ pub fn resume(args: &ResumeArgs, state_dir: Option<&Path>, store: &StoreArgs) ->
         None => None,
     };
     let cwd = working_dir(&args.opts)?;
+    let otel = crate::otel_live::LiveExport::from_env();
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
-    runtime.block_on(async {
+    let result = runtime.block_on(async {
         // A stored session's journal is here once attached: what it remembers is read after.
         let remote = Remote::attach(store, id, &root, AttachMode::Resume).await?;
         let live = remote.as_ref().map(|r| r.live.clone());
@@ -619,11 +627,16 @@ pub fn resume(args: &ResumeArgs, state_dir: Option<&Path>, store: &StoreArgs) ->
             }
             Remote::connect(remote.as_ref(), &mut parts);
             crate::mcp_servers::attach(&mcp, &mut parts).await?;
-            resume_session(&root, id, parts, prompt, args, live, reconnect, &hint).await
+            let otel = otel.as_ref();
+            resume_session(&root, id, parts, prompt, args, live, reconnect, &hint, otel).await
         }
         .await;
         Remote::detach(remote, &root, ran).await
-    })
+    });
+    if let Some(otel) = &otel {
+        otel.shutdown();
+    }
+    result
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -636,10 +649,13 @@ async fn resume_session(
     live: Option<LiveFeed>,
     reconnect: Reconnect,
     hint: &str,
+    otel: Option<&crate::otel_live::LiveExport>,
 ) -> Result<ExitCode> {
     {
         let (session, report, events) = SessionHandle::resume_subscribed(root, id, parts)
             .with_context(|| format!("cannot resume session {id}"))?;
+        let endpoint = reconnect.current.message();
+        let events = crate::otel_live::watched(otel, id, Some(&endpoint), events);
         if !args.opts.json {
             note(&format!(
                 "resumed {id}: {} events{}{}",

@@ -411,6 +411,7 @@ async fn register(
     remote: Option<Arc<dyn RemoteSession>>,
 ) -> Result<Arc<OpenSession>, RpcError> {
     let id = handle.id();
+    let events = crate::watchers::watched(ctx.server.config().watchers.as_ref(), id, events);
     let session = OpenSession::start(
         ctx.server.broadcaster(),
         clients,
