@@ -42,6 +42,8 @@ pub(super) struct ProcessUsage {
     /// LLM calls made by this process.
     calls: u64,
     code: CodeTotals,
+    /// Input and output tokens of the main agent's last call that reported usage.
+    last_main_call: (u64, u64),
 }
 
 impl ProcessUsage {
@@ -77,7 +79,16 @@ impl ProcessUsage {
         if let Some(usage) = usage {
             entry.api_duration_ms += usage.duration_ms;
             self.api_duration_ms += usage.duration_ms;
+            if agent.is_none() {
+                self.last_main_call = (usage.input_tokens, usage.output_tokens);
+            }
         }
+    }
+
+    /// Input and output tokens of the main agent's last call in this process that reported
+    /// usage (zeros before one).
+    pub(super) fn last_main_call(&self) -> (u64, u64) {
+        self.last_main_call
     }
 
     /// Counts what a successful `create` or `edit` call changed (`args` as the model sent
