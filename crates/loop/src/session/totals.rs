@@ -390,4 +390,22 @@ mod tests {
             2
         );
     }
+
+    #[test]
+    fn the_last_call_is_the_main_agents_last_with_usage() {
+        let mut process = ProcessUsage::default();
+        assert_eq!(process.last_main_call(), (0, 0));
+        process.add_call(None, "m", Some(&usage(100, 2, 5)));
+        // Neither a sub-agent's call nor a call without usage replaces it.
+        let explore = CallAgent {
+            id: "call_1",
+            name: "explore",
+            display_name: "Explore Agent",
+        };
+        process.add_call(Some(explore), "m", Some(&usage(40, 9, 3)));
+        process.add_call(None, "m", None);
+        assert_eq!(process.last_main_call(), (100, 2));
+        process.add_call(None, "other", Some(&usage(120, 7, 1)));
+        assert_eq!(process.last_main_call(), (120, 7));
+    }
 }
