@@ -18,5 +18,5 @@ pub use autopilot::AgentMode;
 pub use session::{
     CompactOptions, CompactionReport, ContinuedRequests, InfiniteSessions, LogEntry, LogLevel,
     LoopError, McpChange, Outcome, ResumeOptions, ResumeReport, SendOptions, SessionConfig,
-    SessionHandle, SessionParts,
+    SessionHandle, SessionMetrics, SessionParts,
 };

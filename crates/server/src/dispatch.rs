@@ -13,12 +13,13 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::methods::{
-    Ctx, agent, commands, event_log, extensions, fork, github_auth, history, instructions,
-    lifecycle, listing, llm_inference, log, mcp, mcp_apps, mcp_builtin, mcp_config, mcp_launch,
-    mcp_oauth, mcp_resources, mcp_sampling, mcp_servers, name_auto, options, pending,
-    permission_mode, permissions, plan, provider_endpoint, reasoning_effort, rewind,
-    server as server_methods, session, sessions_delete, sessions_enrich, sessions_state, shutdown,
-    ui, unsupported, workspaces,
+    Ctx, agent, commands, context_info, event_log, extensions, fork, github_auth, history,
+    instructions, lifecycle, listing, llm_inference, log, mcp, mcp_apps, mcp_builtin, mcp_config,
+    mcp_launch, mcp_oauth, mcp_resources, mcp_sampling, mcp_servers, metadata, name_auto, options,
+    pending, permission_mode, permissions, plan, provider_endpoint, reasoning_effort, rewind,
+    server as server_methods, server_gates, session, session_services, sessions_delete,
+    sessions_enrich, sessions_open, sessions_state, shutdown, tools_list, ui, unsupported, usage,
+    workspaces,
 };
 use crate::peer::Peer;
 use crate::rpc::{RpcError, kind_of};
@@ -343,6 +344,36 @@ pub(crate) const SERVED: &[Method] = &[
     method!("session.permissions.folderTrust.addTrusted" => |ctx, params| {
         permissions::folder_add_trusted(ctx, parse(params)?)
     }),
+    method!("session.metadata.snapshot" => |ctx, params| metadata::snapshot(ctx, parse(params)?)),
+    method!("session.metadata.isProcessing" => |ctx, params| {
+        metadata::is_processing(ctx, parse(params)?)
+    }),
+    method!("session.metadata.recordContextChange" => |ctx, params| {
+        metadata::record_context_change(ctx, parse(params)?).await
+    }),
+    method!("session.metadata.contextInfo" => |ctx, params| {
+        context_info::context_info(ctx, parse(params)?).await
+    }),
+    method!("session.metadata.recomputeContextTokens" => |ctx, params| {
+        context_info::recompute(ctx, parse(params)?).await
+    }),
+    method!("session.usage.getMetrics" => |ctx, params| usage::get_metrics(ctx, parse(params)?).await),
+    method!("session.tools.initializeAndValidate" => |ctx, params| {
+        session_services::initialize_and_validate(ctx, parse(params)?)
+    }),
+    method!("session.lsp.initialize" => |ctx, params| {
+        session_services::lsp_initialize(ctx, parse(params)?)
+    }),
+    method!("session.telemetry.setFeatureOverrides" => |ctx, params| {
+        session_services::set_feature_overrides(ctx, parse(params)?)
+    }),
+    method!("session.extensions.sendAttachmentsToMessage" => |ctx, _params| {
+        server_gates::send_attachments(ctx)
+    }),
+    method!("tools.list" => |_ctx, params| tools_list::list(params)),
+    method!("sessions.open" => |ctx, params| sessions_open::open(ctx, parse(params)?).await),
+    method!("sessions.connect" => |_ctx, params| server_gates::sessions_connect(parse(params)?)),
+    method!("agentRegistry.spawn" => |_ctx, _params| server_gates::agent_registry_spawn()),
     method!("llmInference.setProvider" => |ctx, _params| llm_inference::set_provider(ctx)),
     method!("llmInference.httpResponseStart" => |ctx, params| {
         llm_inference::response_start(ctx, parse(params)?).await

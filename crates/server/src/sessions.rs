@@ -27,6 +27,9 @@ pub(crate) struct SessionInfo {
     pub mode: AgentMode,
     /// The model.
     pub model: String,
+    /// The working directory it was opened in (canonical), as `session.metadata.snapshot`
+    /// reports it.
+    pub cwd: std::path::PathBuf,
     /// `startTime` of the session.
     pub start_time: String,
     /// Timestamp of the latest event.

@@ -121,6 +121,11 @@ impl<'a> Measure<'a> {
         message_with(message, |t| self.text(t))
     }
 
+    /// What a set of tool definitions costs (a request's `tools`, or a part of them).
+    pub fn tools(&self, tools: &[ToolSchema]) -> u64 {
+        tools_with(tools, |t| self.text(t))
+    }
+
     /// The usage of a request against a window of `token_limit` tokens; `is_initial` marks
     /// the session's first report.
     pub fn usage_info(

@@ -288,6 +288,9 @@ impl Actor {
                     shutdown_reply = Some(done);
                     break;
                 }
+                Command::Metrics { model, done } => {
+                    let _ = done.send(Ok(self.metrics(model.as_deref())));
+                }
                 Command::Join {
                     continue_pending_work,
                     done,
@@ -304,8 +307,8 @@ impl Actor {
     }
 
     /// Runs `message` to its end, taking the commands that come meanwhile: a client's join
-    /// is answered at once (`join.rs`), every other command waits in `deferred`, in order,
-    /// as it would have waited on the channel.
+    /// and a question for the figures are answered at once (`join.rs`, `metrics.rs`), every
+    /// other command waits in `deferred`, in order, as it would have waited on the channel.
     async fn while_running<T>(
         &self,
         message: impl std::future::Future<Output = T>,
@@ -321,6 +324,9 @@ impl Actor {
                 cmd = rx.recv(), if open => match cmd {
                     Some(Command::Join { continue_pending_work, done }) => {
                         let _ = done.send(self.join(continue_pending_work));
+                    }
+                    Some(Command::Metrics { model, done }) => {
+                        let _ = done.send(Ok(self.metrics(model.as_deref())));
                     }
                     Some(other) => deferred.push_back(other),
                     None => open = false,

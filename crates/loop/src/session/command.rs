@@ -71,6 +71,11 @@ pub(super) enum Command {
     Shutdown {
         done: Reply<()>,
     },
+    /// The session's figures now (`metrics.rs`); answered while a message runs too.
+    Metrics {
+        model: Option<String>,
+        done: Reply<super::metrics::SessionMetrics>,
+    },
     /// A client joins the running session (`join.rs`); taken while a message runs.
     Join {
         continue_pending_work: Option<bool>,

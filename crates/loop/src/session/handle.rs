@@ -16,6 +16,7 @@ use super::emitter::{self, Emitter, Subscribers};
 use super::error::LoopError;
 use super::lock::lock;
 use super::log_entry::LogEntry;
+use super::metrics::SessionMetrics;
 use super::pending::PendingWork;
 use super::resume_options::{ResumeOptions, ResumeReport};
 use super::send::{Outcome, SendOptions};
@@ -270,6 +271,14 @@ impl SessionHandle {
         let target = target.into();
         let cmd = Command::Cut { target, kind, done };
         self.command(cmd, rx).await
+    }
+
+    /// The session's figures now: its usage totals and the request the next turn would send,
+    /// measured with `model`'s tokenizer when given (`metrics.rs`). Recorded nowhere; answered
+    /// while a message runs too.
+    pub async fn metrics(&self, model: Option<String>) -> Result<SessionMetrics, LoopError> {
+        let (done, rx) = oneshot::channel();
+        self.command(Command::Metrics { model, done }, rx).await
     }
 
     /// Sends `cmd` and waits for its answer: the actor's value or [`LoopError`] as it is; a

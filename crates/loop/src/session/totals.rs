@@ -42,6 +42,8 @@ pub(super) struct ProcessUsage {
     /// LLM calls made by this process.
     calls: u64,
     code: CodeTotals,
+    /// Input and output tokens of the main agent's last call that reported usage.
+    last_main_call: (u64, u64),
 }
 
 impl ProcessUsage {
@@ -77,7 +79,16 @@ impl ProcessUsage {
         if let Some(usage) = usage {
             entry.api_duration_ms += usage.duration_ms;
             self.api_duration_ms += usage.duration_ms;
+            if agent.is_none() {
+                self.last_main_call = (usage.input_tokens, usage.output_tokens);
+            }
         }
+    }
+
+    /// Input and output tokens of the main agent's last call in this process that reported
+    /// usage (zeros before one).
+    pub(super) fn last_main_call(&self) -> (u64, u64) {
+        self.last_main_call
     }
 
     /// Counts what a successful `create` or `edit` call changed (`args` as the model sent
@@ -378,5 +389,23 @@ mod tests {
             agents["call_1"]["modelMetrics"]["m"]["requests"]["count"],
             2
         );
+    }
+
+    #[test]
+    fn the_last_call_is_the_main_agents_last_with_usage() {
+        let mut process = ProcessUsage::default();
+        assert_eq!(process.last_main_call(), (0, 0));
+        process.add_call(None, "m", Some(&usage(100, 2, 5)));
+        // Neither a sub-agent's call nor a call without usage replaces it.
+        let explore = CallAgent {
+            id: "call_1",
+            name: "explore",
+            display_name: "Explore Agent",
+        };
+        process.add_call(Some(explore), "m", Some(&usage(40, 9, 3)));
+        process.add_call(None, "m", None);
+        assert_eq!(process.last_main_call(), (100, 2));
+        process.add_call(None, "other", Some(&usage(120, 7, 1)));
+        assert_eq!(process.last_main_call(), (120, 7));
     }
 }

@@ -370,6 +370,7 @@ pub(super) fn build(
     let info = SessionInfo {
         mode: config.default_mode,
         model: chosen.model,
+        cwd: cwd.clone(),
         start_time: now.clone(),
         modified_time: now,
         summary: None,

@@ -27,7 +27,7 @@ pub(crate) const REASONS: &[(&str, &str)] = &[
     ),
     (
         "session.tools.",
-        "tools are declared in session.create/resume; only handlePendingToolCall is served",
+        "tools are declared in session.create/resume; only handlePendingToolCall and initializeAndValidate are served",
     ),
     (
         "session.mcp.moveLoadingToBackground",
@@ -122,7 +122,7 @@ pub(crate) const REASONS: &[(&str, &str)] = &[
     ("session.remote.", "turnstile has no remote sessions"),
     (
         "sessions.",
-        "of the server-level sessions API only fork, list, save, close, releaseLock, checkInUse, getSizes, findByPrefix, findByTaskId, getLastForContext, bulkDelete, pruneOld and enrichMetadata are served: use session.list, session.getMetadata, session.delete, session.resume",
+        "of the server-level sessions API only fork, list, save, close, releaseLock, checkInUse, getSizes, findByPrefix, findByTaskId, getLastForContext, bulkDelete, pruneOld, enrichMetadata, open (resumeLast) and connect are served: use session.list, session.getMetadata, session.delete, session.resume",
     ),
     (
         "sessionFs.",
@@ -130,7 +130,7 @@ pub(crate) const REASONS: &[(&str, &str)] = &[
     ),
     (
         "session.metadata.",
-        "session facts are served by session.getMetadata and session.list",
+        "of session.metadata only snapshot, isProcessing, recordContextChange, contextInfo and recomputeContextTokens are served; a session's working directory is the one it was opened in (its sandbox and path rules are built for it once)",
     ),
     (
         "session.usage.",
@@ -144,7 +144,10 @@ pub(crate) const REASONS: &[(&str, &str)] = &[
     ("session.settings.", "settings come from the server's flags"),
     ("user.settings.", "settings come from the server's flags"),
     ("managedSettings.", "turnstile has no managed settings"),
-    ("session.telemetry.", "turnstile sends no telemetry"),
+    (
+        "session.telemetry.",
+        "turnstile sends no telemetry (setFeatureOverrides is served and changes nothing)",
+    ),
     ("gitHubTelemetry.", "turnstile sends no telemetry"),
     ("session.debug.", "logs go to stderr or --log-dir"),
     (
@@ -185,10 +188,6 @@ pub(crate) const REASONS: &[(&str, &str)] = &[
     (
         "session.cancelAllBackgroundAgents",
         "turnstile runs no background agents",
-    ),
-    (
-        "tools.list",
-        "tools are listed by the session's tool registry, not served",
     ),
     (
         "hooks.discover",

@@ -245,7 +245,17 @@ pub(crate) async fn create_file(ctx: &Ctx<'_>, params: CreateParams) -> Result<V
 pub(crate) fn get_workspace(ctx: &Ctx<'_>, params: SessionIdParams) -> Result<Value, RpcError> {
     let session = open_session(ctx, params.id())?;
     let dir = ctx.server.config().state_root.session(session.id()).dir;
-    let entries = workspace::read_entries(&dir).map_err(failed)?;
+    let fields = workspace_fields(&dir, session.id())?;
+    Ok(json!({"workspace": fields, "path": dir.to_string_lossy()}))
+}
+
+/// The session's `workspace.yaml` as the runtime reports it (`user_named` a boolean,
+/// `summary_count` a number), `id` the session's when the file has none.
+pub(crate) fn workspace_fields(
+    dir: &Path,
+    id: turnstile_journal::Uuid,
+) -> Result<Map<String, Value>, RpcError> {
+    let entries = workspace::read_entries(dir).map_err(failed)?;
     let mut fields = Map::new();
     for (key, value) in entries.unwrap_or_default() {
         let value = match key.as_str() {
@@ -257,10 +267,8 @@ pub(crate) fn get_workspace(ctx: &Ctx<'_>, params: SessionIdParams) -> Result<Va
         };
         fields.insert(key, value);
     }
-    fields
-        .entry("id")
-        .or_insert_with(|| json!(session.id().to_string()));
-    Ok(json!({"workspace": fields, "path": dir.to_string_lossy()}))
+    fields.entry("id").or_insert_with(|| json!(id.to_string()));
+    Ok(fields)
 }
 
 #[cfg(test)]
