@@ -5,19 +5,13 @@
 
 use crate::common;
 
-use common::{TestServer, create, is_idle, journal_lines, no_answers};
+use common::{TestServer, create, is_idle, journal_lines, no_answers, of_type, with_model};
 use serde_json::{Value, json};
-use turnstile_scripted_model::{Script, ScriptedServer};
-
-fn of_type<'a>(lines: &'a [Value], kind: &str) -> Vec<&'a Value> {
-    lines.iter().filter(|l| l["type"] == kind).collect()
-}
+use turnstile_scripted_model::Script;
 
 #[tokio::test]
 async fn workspace_files_live_under_files_and_each_write_is_journaled() {
-    let model = ScriptedServer::start(Script::new()).await.unwrap();
-    let t = TestServer::start(|_| {}).await;
-    let mut client = t.client().await;
+    let (model, t, mut client) = with_model(Script::new(), |_| {}).await;
     let id = create(&mut client, &model.url(), json!({})).await;
     let files = t.dir.path().join("state").join(&id).join("files");
 
@@ -92,9 +86,7 @@ async fn workspace_files_live_under_files_and_each_write_is_journaled() {
 
 #[tokio::test]
 async fn workspace_paths_outside_files_are_refused_and_nothing_lands_there() {
-    let model = ScriptedServer::start(Script::new()).await.unwrap();
-    let t = TestServer::start(|_| {}).await;
-    let mut client = t.client().await;
+    let (model, t, mut client) = with_model(Script::new(), |_| {}).await;
     let id = create(&mut client, &model.url(), json!({})).await;
     let session_dir = t.dir.path().join("state").join(&id);
     let secret = t.dir.path().join("secret.txt");
@@ -142,9 +134,7 @@ async fn workspace_paths_outside_files_are_refused_and_nothing_lands_there() {
 
 #[tokio::test]
 async fn an_empty_name_is_refused_in_the_runtimes_words() {
-    let model = ScriptedServer::start(Script::new()).await.unwrap();
-    let t = TestServer::start(|_| {}).await;
-    let mut client = t.client().await;
+    let (model, t, mut client) = with_model(Script::new(), |_| {}).await;
     let id = create(&mut client, &model.url(), json!({})).await;
     for empty in ["", "   ", "\t\n  \r"] {
         let error = client
@@ -157,9 +147,7 @@ async fn an_empty_name_is_refused_in_the_runtimes_words() {
 
 #[tokio::test]
 async fn permission_mode_is_approve_all_in_the_newer_spelling() {
-    let model = ScriptedServer::start(Script::new()).await.unwrap();
-    let t = TestServer::start(|_| {}).await;
-    let mut client = t.client().await;
+    let (model, t, mut client) = with_model(Script::new(), |_| {}).await;
     let id = create(&mut client, &model.url(), json!({})).await;
     let get = json!({"sessionId": id});
     assert_eq!(
@@ -221,11 +209,11 @@ async fn send_and_idle(client: &mut common::Client, id: &str, prompt: &str) {
 
 #[tokio::test]
 async fn a_fork_is_a_new_journal_beginning_with_the_sources() {
-    let model = ScriptedServer::start(Script::new().text("ALPHA").text("BETA").text("GAMMA"))
-        .await
-        .unwrap();
-    let t = TestServer::start(|_| {}).await;
-    let mut client = t.client().await;
+    let (model, t, mut client) = with_model(
+        Script::new().text("ALPHA").text("BETA").text("GAMMA"),
+        |_| {},
+    )
+    .await;
     let id = create(&mut client, &model.url(), json!({})).await;
     client
         .ok(
@@ -337,11 +325,7 @@ async fn a_fork_is_a_new_journal_beginning_with_the_sources() {
 
 #[tokio::test]
 async fn a_shutdown_closes_the_session_for_a_later_resume() {
-    let model = ScriptedServer::start(Script::new().text("after"))
-        .await
-        .unwrap();
-    let t = TestServer::start(|_| {}).await;
-    let mut client = t.client().await;
+    let (model, t, mut client) = with_model(Script::new().text("after"), |_| {}).await;
     let id = create(&mut client, &model.url(), json!({})).await;
     let answered = client
         .ok(
@@ -386,11 +370,7 @@ async fn a_shutdown_closes_the_session_for_a_later_resume() {
 
 #[tokio::test]
 async fn the_sessions_api_closes_finds_and_deletes_what_is_on_disk() {
-    let model = ScriptedServer::start(Script::new().text("kept"))
-        .await
-        .unwrap();
-    let t = TestServer::start(|_| {}).await;
-    let mut client = t.client().await;
+    let (model, t, mut client) = with_model(Script::new().text("kept"), |_| {}).await;
     let id = create(&mut client, &model.url(), json!({})).await;
     send_and_idle(&mut client, &id, "hello").await;
     assert_eq!(
