@@ -28,7 +28,10 @@ use crate::config::NatsConfig;
 use crate::connect::{connect, lease_bucket};
 use crate::leader;
 use crate::lease::{LeaseGrant, current_holder, usable};
+use crate::stored_seal::SealTail;
 use crate::transient::RETRY_PAUSE;
+
+mod seal;
 
 /// The header that names a message for the stream's duplicate window.
 const MSG_ID: &str = "Nats-Msg-Id";
@@ -98,11 +101,19 @@ struct Line {
     payload: bytes::Bytes,
 }
 
+/// What the publisher is handed, in journal order.
+enum Item {
+    /// A journal line.
+    Line(Line),
+    /// A seal record, covering the lines before it (`sink/seal.rs`).
+    Seal(bytes::Bytes),
+}
+
 /// The JetStream replica of one session's journal (see the module doc).
 #[derive(Debug)]
 pub struct NatsSink {
     shared: Arc<Shared>,
-    tx: Mutex<Option<mpsc::UnboundedSender<Line>>>,
+    tx: Mutex<Option<mpsc::UnboundedSender<Item>>>,
     thread: Mutex<Option<JoinHandle<()>>>,
     store: String,
     session: Uuid,
@@ -112,12 +123,14 @@ pub struct NatsSink {
 
 impl NatsSink {
     /// Starts the publisher of session `id`, whose subject holds `events` lines ending at
-    /// stream sequence `last_stream_seq` (0: none), under the lease `lease`.
+    /// stream sequence `last_stream_seq` (0: none) and whose seal ends at `seal`, under the
+    /// lease `lease`.
     pub fn start(
         config: &NatsConfig,
         id: Uuid,
         events: u64,
         last_stream_seq: u64,
+        seal: SealTail,
         lease: LeaseGrant,
     ) -> Result<Arc<Self>, StoreError> {
         let shared = Arc::new(Shared {
@@ -140,7 +153,7 @@ impl NatsSink {
             let owned = config.clone();
             std::thread::Builder::new()
                 .name("journal-nats".into())
-                .spawn(move || publisher_thread(owned, id, lease, shared, rx, ready_tx))
+                .spawn(move || publisher_thread(owned, id, lease, seal, shared, rx, ready_tx))
                 .map_err(|e| StoreError::Remote {
                     store: config_name(config),
                     what: "starting the publisher".into(),
@@ -296,10 +309,10 @@ impl JournalSink for NatsSink {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .as_ref()
             .map(|tx| {
-                tx.send(Line {
+                tx.send(Item::Line(Line {
                     id,
                     payload: bytes::Bytes::copy_from_slice(line),
-                })
+                }))
             });
         match sent {
             Some(Ok(())) => {
@@ -328,6 +341,31 @@ impl JournalSink for NatsSink {
                 .progress
                 .wait(st)
                 .unwrap_or_else(std::sync::PoisonError::into_inner);
+        }
+    }
+
+    /// Queued behind the lines sent before it; refused like a line once the sink failed or
+    /// the lease is surely gone (a zombie's checkpoint never goes out).
+    fn seal(&self, record: &[u8]) -> Result<(), SinkError> {
+        let mut st = self.lock();
+        if let Some(e) = &st.failed {
+            return Err(e.clone());
+        }
+        if matches!(st.standing(Instant::now()), Standing::Gone) {
+            let e = self.error(SinkErrorKind::LeaseLost, LAPSED.into());
+            fail(&self.shared, &mut st, e.clone());
+            return Err(e);
+        }
+        let sent = self
+            .tx
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .as_ref()
+            .map(|tx| tx.send(Item::Seal(bytes::Bytes::copy_from_slice(record))));
+        match sent {
+            Some(Ok(())) => Ok(()),
+            // Finished: the journal is closed, and so is its seal.
+            _ => Err(self.error(SinkErrorKind::Failed, "the publisher has stopped".into())),
         }
     }
 
@@ -367,8 +405,9 @@ fn publisher_thread(
     config: NatsConfig,
     id: Uuid,
     lease: LeaseGrant,
+    seal: SealTail,
     shared: Arc<Shared>,
-    rx: mpsc::UnboundedReceiver<Line>,
+    rx: mpsc::UnboundedReceiver<Item>,
     ready: std::sync::mpsc::Sender<Result<(), StoreError>>,
 ) {
     let runtime = match tokio::runtime::Builder::new_current_thread()
@@ -403,11 +442,21 @@ fn publisher_thread(
                 return;
             }
         };
+        let seals = match js.get_stream_no_info(config.seal_stream()).await {
+            Ok(stream) => stream,
+            Err(e) => {
+                let _ = ready.send(Err(not_started(&config, e)));
+                return;
+            }
+        };
         let _ = ready.send(Ok(()));
         let publisher = Publisher {
             js,
             stream,
             subject: config.journal_subject(id),
+            seals,
+            seal_subject: config.seal_subject(id),
+            seal: Mutex::new(Some(seal)),
             store: config_name(&config),
             id,
             shared,
@@ -421,6 +470,11 @@ struct Publisher {
     /// The journal stream, for the leader's view of the subject.
     stream: async_nats::jetstream::stream::Stream<()>,
     subject: String,
+    /// The seal stream, for the leader's view of the seal subject.
+    seals: async_nats::jetstream::stream::Stream<()>,
+    seal_subject: String,
+    /// Where the stored seal ends; `None` once sealing stopped (`sink/seal.rs`).
+    seal: Mutex<Option<SealTail>>,
     store: String,
     id: Uuid,
     shared: Arc<Shared>,
@@ -429,7 +483,7 @@ struct Publisher {
 impl Publisher {
     async fn run(
         &self,
-        mut rx: mpsc::UnboundedReceiver<Line>,
+        mut rx: mpsc::UnboundedReceiver<Item>,
         leases: async_nats::jetstream::kv::Store,
         lease: LeaseGrant,
     ) {
@@ -444,8 +498,11 @@ impl Publisher {
             shared: Arc::clone(&self.shared),
         };
         let renewal = tokio::spawn(async move { renewer.run(lease, stopped).await });
-        while let Some(line) = rx.recv().await {
-            self.publish(line).await;
+        while let Some(item) = rx.recv().await {
+            match item {
+                Item::Line(line) => self.publish(line).await,
+                Item::Seal(record) => self.publish_seal(record).await,
+            }
         }
         let _ = stop.send(true);
         let Ok(lease) = renewal.await else {
