@@ -19,7 +19,6 @@ use std::time::{Duration, Instant};
 
 use async_nats::HeaderMap;
 use async_nats::jetstream::context::PublishErrorKind;
-use async_nats::jetstream::kv::UpdateErrorKind;
 use tokio::sync::{mpsc, watch};
 use turnstile_journal::{JournalSink, SinkError, SinkErrorKind, Uuid};
 use turnstile_store::StoreError;
@@ -27,10 +26,10 @@ use turnstile_store::StoreError;
 use crate::config::NatsConfig;
 use crate::connect::{connect, lease_bucket};
 use crate::leader;
-use crate::lease::{LeaseGrant, current_holder, usable};
+use crate::lease::{LeaseGrant, usable};
 use crate::stored_seal::SealTail;
-use crate::transient::RETRY_PAUSE;
 
+mod renewal;
 mod seal;
 
 /// The header that names a message for the stream's duplicate window.
@@ -489,15 +488,7 @@ impl Publisher {
     ) {
         let key = self.id.to_string();
         let (stop, stopped) = watch::channel(false);
-        let renewer = Renewer {
-            leases: leases.clone(),
-            key: key.clone(),
-            value: serde_json::to_vec(&lease.holder).unwrap_or_default().into(),
-            store: self.store.clone(),
-            id: self.id,
-            shared: Arc::clone(&self.shared),
-        };
-        let renewal = tokio::spawn(async move { renewer.run(lease, stopped).await });
+        let renewal = self.spawn_renewal(&leases, lease, stopped);
         while let Some(item) = rx.recv().await {
             match item {
                 Item::Line(line) => self.publish(line).await,
@@ -651,95 +642,5 @@ impl Publisher {
                 }
             }
         }
-    }
-}
-
-/// The lease's renewal: its own task and timer, so that no publish, however long retried,
-/// delays it (see the module doc).
-struct Renewer {
-    leases: async_nats::jetstream::kv::Store,
-    key: String,
-    value: bytes::Bytes,
-    store: String,
-    id: Uuid,
-    shared: Arc<Shared>,
-}
-
-impl Renewer {
-    fn fail(&self, reason: &str) {
-        let mut st = lock(&self.shared.state);
-        let e = SinkError {
-            kind: SinkErrorKind::LeaseLost,
-            store: self.store.clone(),
-            session: self.id,
-            reason: reason.into(),
-        };
-        fail(&self.shared, &mut st, e);
-    }
-
-    /// Renews every TTL/4 after the last success, every [`RETRY_PAUSE`] after a failure,
-    /// until `stop` or the sink fails; gives back the lease as last renewed.
-    async fn run(&self, mut lease: LeaseGrant, mut stop: watch::Receiver<bool>) -> LeaseGrant {
-        let mut next = tokio::time::Instant::now() + lease.ttl / 4;
-        loop {
-            tokio::select! {
-                _ = tokio::time::sleep_until(next) => {}
-                _ = stop.changed() => return lease,
-            }
-            let (gone, failed) = {
-                let st = lock(&self.shared.state);
-                (st.lease_gone, st.failed.is_some())
-            };
-            if failed {
-                return lease;
-            }
-            let asked = Instant::now();
-            if asked >= gone {
-                self.fail(LAPSED);
-                return lease;
-            }
-            // A request is given no longer than the lease has left: past that, no answer helps.
-            let answer = tokio::time::timeout(
-                gone - asked,
-                self.leases
-                    .update(&self.key, self.value.clone(), lease.revision),
-            )
-            .await;
-            match answer {
-                Ok(Ok(revision)) => {
-                    lease.revision = revision;
-                    self.renewed(asked, lease.ttl);
-                    next = tokio::time::Instant::from_std(asked) + lease.ttl / 4;
-                }
-                Ok(Err(e)) if e.kind() == UpdateErrorKind::WrongLastRevision => {
-                    // A renewal stored with its answer lost moved the revision: the entry is
-                    // still ours if it names our token.
-                    match current_holder(&self.leases, &self.key).await {
-                        Some((held, revision)) if held.token == lease.holder.token => {
-                            lease.revision = revision;
-                            next = tokio::time::Instant::now();
-                        }
-                        _ => {
-                            self.fail("the lease was taken by another process (this one was paused or cut off longer than the lease); nothing more is written — resume the session to continue");
-                            return lease;
-                        }
-                    }
-                }
-                // The bucket may be electing a leader: ask again soon; the TTL decides.
-                Ok(Err(e)) => {
-                    tracing::warn!(error = %e, "lease renewal failed; asking again");
-                    next = tokio::time::Instant::now() + RETRY_PAUSE;
-                }
-                Err(_) => next = tokio::time::Instant::now(),
-            }
-        }
-    }
-
-    fn renewed(&self, asked: Instant, ttl: Duration) {
-        let mut st = lock(&self.shared.state);
-        st.lease_until = asked + usable(ttl);
-        st.lease_gone = asked + ttl;
-        self.shared.progress.notify_all();
-        self.shared.changed.send_replace(());
     }
 }
