@@ -456,6 +456,7 @@ fn publisher_thread(
             seals,
             seal_subject: config.seal_subject(id),
             seal: Mutex::new(Some(seal)),
+            seal_in_flight: Mutex::new(None),
             store: config_name(&config),
             id,
             shared,
@@ -474,6 +475,8 @@ struct Publisher {
     seal_subject: String,
     /// Where the stored seal ends; `None` once sealing stopped (`sink/seal.rs`).
     seal: Mutex<Option<SealTail>>,
+    /// The record sent and not yet acknowledged (`sink/seal.rs`).
+    seal_in_flight: Mutex<Option<seal::InFlight>>,
     store: String,
     id: Uuid,
     shared: Arc<Shared>,
@@ -495,6 +498,8 @@ impl Publisher {
                 Item::Seal(record) => self.publish_seal(record).await,
             }
         }
+        // The last record's acknowledgement, under the lease still held.
+        self.settle_seal().await;
         let _ = stop.send(true);
         let Ok(lease) = renewal.await else {
             return;

@@ -1,7 +1,8 @@
 //! The journal's seal on the JetStream store, against a real `nats-server` of the test's own
 //! (its port and directory): the writer's records reach the seal subject after the lines they
 //! cover and verify against the stored journal; a record after another writer's is refused and
-//! stops the writer, as a line after another writer's is.
+//! stops the writer (at its next record: acknowledgements of records are read late), as a line
+//! after another writer's is.
 
 use crate::common;
 
@@ -117,7 +118,10 @@ fn a_seal_record_after_another_writers_is_refused_and_stops_the_writer() {
             .unwrap()
             .await
             .unwrap();
+        // The refusal of a record is read when the next one goes out (or when the writer
+        // stops): the record is not stored, and nothing is sent after the next one.
         sink.seal(b"{\"kind\":\"ours\"}\n").unwrap();
+        let _ = sink.seal(b"{\"kind\":\"ours, later\"}\n");
         // Refused when sent, or, sent before the record was tried, never acknowledged.
         let refused = match sink.send(3, Uuid::new_v4(), b"{\"n\":3}\n") {
             Err(e) => e,
