@@ -1,4 +1,5 @@
-//! `make bench-seal-store`: the cost of the seal on the JetStream store. Appends at `turn`
+//! `cargo run --profile profiling -p turnstile-store-nats --example seal_bench`: the cost of
+//! the seal on the JetStream store. Appends at `turn`
 //! durability through a writer attached to a `nats-server` this benchmark starts on a free
 //! loopback port: `TURNS` (default 300) turns of 6 events of ~300 bytes, each turn ended by
 //! `turn_boundary` (the seal's checkpoint, then the wait for the store's acknowledgements),

@@ -123,8 +123,10 @@ pub fn run(args: &ExportArgs, store: &StoreArgs, state_dir: Option<&Path>) -> Re
                 Ok(exported)
             });
             if written.is_err() && std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
-                // A part of a journal is not kept where a whole one was asked for.
+                // A part of a journal is not kept where a whole one was asked for, nor its
+                // seal without it.
                 let _ = std::fs::remove_file(path);
+                let _ = std::fs::remove_file(&seal_file);
             }
             written.with_context(|| {
                 format!("the export to {} failed and was removed", path.display())
