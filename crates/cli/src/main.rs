@@ -391,9 +391,7 @@ fn run_stored(
             "rewind",
             "an SDK server started with the same --store lists and rewinds a stored session's turns (session.rewind, session.listRewindPoints)",
         )),
-        Command::Verify(_) => Err(anyhow::anyhow!(
-            "the JetStream store keeps no seal: a seal is kept beside a local journal (events.jsonl.seal); verify the session on the host that wrote it, or leave --store out"
-        )),
+        Command::Verify(args) => commands::verify::run_stored(args, config),
         Command::Repair { .. } => Err(anyhow::anyhow!(
             "a stored journal holds whole lines only and is never torn; to change one, export it, repair the file and import it under another id"
         )),

@@ -54,3 +54,4 @@ mod terminal_approval;
 mod tool_env;
 mod type_warning;
 mod verify_seal;
+mod verify_seal_nats;

@@ -20,6 +20,7 @@ use turnstile_seal::{
 
 use crate::layout_error::LayoutError;
 use crate::session_dir::{Access, SessionDir};
+use crate::sink::JournalSink;
 use crate::timestamp::Timestamp;
 
 /// The seal of journal `name` (`events.jsonl.seal`).
@@ -87,6 +88,9 @@ pub(crate) struct SealWriter {
     sealer: Sealer,
     file: File,
     path: PathBuf,
+    /// The journal's replica, which keeps every record written here too (a remote store's
+    /// seal: `docs/stores.md`).
+    sink: Option<Arc<dyn JournalSink>>,
 }
 
 /// The seal read back with the file it came from, positioned at its end.
@@ -133,14 +137,16 @@ impl SealWriter {
     /// Opens (or begins) the seal of journal `name`, which is `journal_bytes` long, for a
     /// writer; lines past what the seal covers are adopted (hashed and checkpointed as such).
     /// `None` (with a warning) when the seal cannot be continued (see the module doc).
+    /// With a `sink`, every record written goes to it too.
     pub(crate) fn open(
         dir: &SessionDir,
         name: &str,
         journal_bytes: u64,
         key: Option<SealKey>,
+        sink: Option<Arc<dyn JournalSink>>,
     ) -> Option<Self> {
         let path = dir.join(&seal_name(name));
-        match Self::try_open(dir, name, journal_bytes, key) {
+        match Self::try_open(dir, name, journal_bytes, key, sink) {
             Ok(seal) => Some(seal),
             Err(reason) => {
                 tracing::warn!(seal = %path.display(), %reason, "the journal is written unsealed; `turnstile verify` shows the seal as it is");
@@ -154,6 +160,7 @@ impl SealWriter {
         name: &str,
         journal_bytes: u64,
         key: Option<SealKey>,
+        sink: Option<Arc<dyn JournalSink>>,
     ) -> Result<Self, String> {
         let path = dir.join(&seal_name(name));
         let Some(Opened { file, state }) = open_seal(dir, name, true)? else {
@@ -163,6 +170,7 @@ impl SealWriter {
             sealer: Sealer::begin(key.clone()),
             file,
             path,
+            sink,
         };
         match state {
             None => {
@@ -232,7 +240,13 @@ impl SealWriter {
     }
 
     fn write(&mut self, record: &[u8]) -> io::Result<()> {
-        self.file.write_all(record)
+        self.file.write_all(record)?;
+        if let Some(sink) = &self.sink {
+            // A replica that refuses (another writer, a lost lease) refuses the journal's next
+            // line too; the seal stops here rather than go on without it.
+            sink.seal(record).map_err(io::Error::other)?;
+        }
+        Ok(())
     }
 }
 

@@ -25,6 +25,13 @@ pub trait JournalSink: Send + Sync + fmt::Debug {
     fn wait(&self, seq: u64) -> Result<(), SinkError>;
     /// Waits asynchronously until every line up to `seq` is acknowledged.
     fn wait_async(&self, seq: u64) -> SinkWait<'_>;
+    /// Takes a record of the journal's seal (one seal line, `\n` included), which covers
+    /// lines sent before it: the replica stores it after them, under the same fence. Must not
+    /// wait; fails at once if the sink has failed. The default keeps no seal.
+    fn seal(&self, record: &[u8]) -> Result<(), SinkError> {
+        let _ = record;
+        Ok(())
+    }
 }
 
 /// Why a sink refused or failed.

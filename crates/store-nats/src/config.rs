@@ -62,6 +62,22 @@ impl NatsConfig {
         format!("{}.journal.*", self.prefix())
     }
 
+    /// The stored subject of a session's seal, `<prefix>.seal.<id>` (one message a seal
+    /// record).
+    pub fn seal_subject(&self, id: uuid::Uuid) -> String {
+        format!("{}.seal.{id}", self.prefix())
+    }
+
+    /// The stream of the seals, `<stream>_seals`.
+    pub fn seal_stream(&self) -> String {
+        format!("{}_seals", self.stream)
+    }
+
+    /// The subjects the seal stream captures.
+    pub fn seal_subjects(&self) -> String {
+        format!("{}.seal.*", self.prefix())
+    }
+
     /// The core-NATS (never stored) subject of a session's live events.
     pub fn live_subject(&self, id: uuid::Uuid) -> String {
         format!("{}.live.{id}", self.prefix())
@@ -113,6 +129,8 @@ mod tests {
         assert_eq!(c.journal_subjects(), "turnstile.journal.*");
         assert!(!c.live_subject(id).starts_with("turnstile.journal."));
         assert_eq!(c.lease_bucket(), "TURNSTILE_leases");
+        assert!(!c.seal_subject(id).starts_with("turnstile.journal."));
+        assert_eq!(c.seal_stream(), "TURNSTILE_seals");
         assert!(is_nats_url("nats://h:1") && !is_nats_url("/var/state"));
     }
 }

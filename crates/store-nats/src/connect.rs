@@ -79,6 +79,29 @@ pub(crate) async fn journal_stream(
     .await
 }
 
+/// The seals' stream (`seal.rs`), created when missing: apart from the journals', so that
+/// nothing that reads or counts the journal stream meets a seal record.
+pub(crate) async fn seal_stream(
+    js: &jetstream::Context,
+    config: &NatsConfig,
+) -> Result<stream::Stream, StoreError> {
+    find_or_create(
+        js,
+        config,
+        "the seal stream",
+        stream::Config {
+            name: config.seal_stream(),
+            subjects: vec![config.seal_subjects()],
+            storage: stream::StorageType::File,
+            num_replicas: config.replicas,
+            allow_direct: false,
+            duplicate_window: Duration::from_secs(120),
+            ..Default::default()
+        },
+    )
+    .await
+}
+
 /// The stream `wanted.name`, made with `wanted` when it does not exist. What the cluster
 /// cannot answer while it elects a leader is asked again for [`ELECTION_WAIT`]; any other
 /// failure is reported at once.

@@ -54,6 +54,17 @@ pub(crate) async fn scratch_copy<R: Read + Seek + Send>(
     Ok((scratch, root, copy, len))
 }
 
+/// Hands the seal records `seal` (whole lines; a torn last one is left out) to the publisher
+/// after the journal's lines.
+pub(crate) fn publish_seal(sink: &NatsSink, seal: &[u8]) -> Result<(), PublishError> {
+    for record in seal.split_inclusive(|&b| b == b'\n') {
+        if record.ends_with(b"\n") {
+            sink.seal(record).map_err(PublishError::Sink)?;
+        }
+    }
+    Ok(())
+}
+
 /// A comparison of stored lines with the copy at `path` ([`SameBytes`]).
 pub(crate) fn compare_with(path: &Path) -> Result<SameBytes<BufReader<File>>, StoreError> {
     open(path).map(SameBytes::new)

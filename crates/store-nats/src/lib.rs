@@ -5,7 +5,8 @@
 //! journal writer through [`NatsSink`], fenced by the expected last subject sequence and
 //! deduplicated by the event id; a KV lease names the one writer; KV buckets hold the session
 //! index and checkpoints, an object bucket the folded states too large for a checkpoint
-//! entry; live events travel on core NATS ([`LiveFeed`]).
+//! entry; live events travel on core NATS ([`LiveFeed`]). The journal's seal is a subject per
+//! session in a stream of its own, appended by the same writer (`stored_seal.rs`).
 
 mod checkpoints;
 mod config;
@@ -22,6 +23,7 @@ mod read;
 mod records;
 mod sink;
 mod states;
+mod stored_seal;
 mod transient;
 mod working_copy;
 
@@ -43,6 +45,7 @@ pub use live::{LiveEvents, LiveFeed};
 pub use records::{FoldedObject, Holder, StoreCheckpoint, StoredEntry};
 pub use sink::NatsSink;
 pub use states::MAX_STATE_BYTES;
+pub use stored_seal::{SealTail, StoredSeal};
 pub use working_copy::Synced;
 
 /// A JetStream journal store (see the crate doc).
@@ -51,6 +54,7 @@ pub struct NatsStore {
     config: NatsConfig,
     js: jetstream::Context,
     stream: Stream,
+    seals: Stream,
     leases: kv::Store,
     index: kv::Store,
     checkpoints: kv::Store,
@@ -93,6 +97,7 @@ impl NatsStore {
     pub async fn open(config: NatsConfig) -> Result<Self, StoreError> {
         let js = connect::connect(&config).await?;
         let stream = connect::journal_stream(&js, &config).await?;
+        let seals = connect::seal_stream(&js, &config).await?;
         let leases = connect::lease_bucket(&js, &config).await?;
         let index = connect::index_bucket(&js, &config).await?;
         let checkpoints = connect::checkpoint_bucket(&js, &config).await?;
@@ -101,6 +106,7 @@ impl NatsStore {
             config,
             js,
             stream,
+            seals,
             leases,
             index,
             checkpoints,
@@ -167,6 +173,7 @@ impl NatsStore {
     pub async fn replicas_current(&self) -> Result<bool, StoreError> {
         let names = [
             self.config.stream.clone(),
+            self.config.seal_stream(),
             format!("KV_{}", self.config.lease_bucket()),
             format!("KV_{}", self.config.index_bucket()),
             format!("KV_{}", self.config.checkpoint_bucket()),
@@ -216,6 +223,52 @@ impl NatsStore {
         .await
     }
 
+    /// The stored seal of `id` (empty when it has none), as far as its leader holds it. Read
+    /// it before the journal: a record is stored only after the lines it covers.
+    pub async fn seal(&self, id: Uuid) -> Result<StoredSeal, StoreError> {
+        stored_seal::read(
+            &self.js.client(),
+            &self.seals,
+            &self.config.seal_subject(id),
+        )
+        .await
+        .map_err(|reason| self.remote(format!("reading the seal of session {id}"), reason))
+    }
+
+    /// Clears the seal subject of a session being created (under its lease): records left by
+    /// an import that failed before its journal was stored seal nothing.
+    async fn fresh_seal(&self, id: Uuid) -> Result<(), StoreError> {
+        let subject = self.config.seal_subject(id);
+        let what = || format!("clearing the seal of new session {id}");
+        if leader::last_sequence(&self.seals, &subject)
+            .await
+            .map_err(|e| self.remote(what(), e))?
+            == 0
+        {
+            return Ok(());
+        }
+        self.seals
+            .purge()
+            .filter(subject)
+            .await
+            .map(|_| ())
+            .map_err(|e| self.remote(what(), e))
+    }
+
+    /// [`JournalStore::import_from`] with the journal's seal (the bytes of its
+    /// `events.jsonl.seal`), stored after the lines by the same writer: the session verifies
+    /// on this store as it did on the one it came from. The seal is not checked here
+    /// (`turnstile verify` does); a journal already present keeps its seal.
+    pub async fn import_sealed<R: Read + Seek + Send>(
+        &self,
+        id: Uuid,
+        journal: &mut R,
+        seal: Option<&[u8]>,
+    ) -> Result<Imported, StoreError> {
+        self.import_with(id, journal, seal.unwrap_or_default())
+            .await
+    }
+
     /// Writes every stored line of `id` up to stream sequence `last` (0: none) to `out` as it
     /// arrives, holding one line at a time; a failure of `out` is [`StoreError::Write`].
     async fn stream_into(
@@ -238,6 +291,64 @@ impl NatsStore {
             return Err(StoreError::Write { source });
         }
         read.map_err(|reason| self.remote(format!("reading session {id}"), reason))
+    }
+
+    /// The import of `journal` with the seal records `seal` (empty: none).
+    async fn import_with<R: Read + Seek + Send>(
+        &self,
+        id: Uuid,
+        journal: &mut R,
+        seal: &[u8],
+    ) -> Result<Imported, StoreError> {
+        let (_scratch, root, copy, copy_len) = import::scratch_copy(id, journal).await?;
+        if self.contains(id).await? {
+            let mut same = import::compare_with(&copy)?;
+            let last = self.last_seq(id).await?;
+            self.stream_into(id, last, &mut same).await?;
+            let compared = import::compared(same, &copy)?;
+            if compared.same {
+                return Ok(Imported::AlreadyPresent);
+            }
+            return Err(StoreError::Conflict {
+                store: self.describe(),
+                id,
+                existing: compared.bytes,
+                imported: copy_len,
+            });
+        }
+        let lease = lease::take(&self.leases, &self.describe(), id, self.lease_ttl, false).await?;
+        self.fresh_seal(id).await?;
+        let sink = NatsSink::start(&self.config, id, 0, 0, SealTail::default(), lease)?;
+        let result = import::publish(&sink, &copy, id)
+            .and_then(|seq| import::publish_seal(&sink, seal).map(|()| seq))
+            .and_then(|seq| sink.wait(seq).map(|()| seq).map_err(PublishError::Sink));
+        let acked = sink.acknowledged();
+        sink.finish();
+        let read = match result {
+            Ok(seq) => seq,
+            Err(PublishError::Store(e)) => return Err(e),
+            Err(PublishError::Sink(e)) => {
+                return Err(self.remote(format!("importing session {id}"), e));
+            }
+        };
+        // Every acknowledgement is not every line stored: a message the stream took for a
+        // duplicate is acknowledged with the sequence of the one it matched. Only the subject
+        // read back says what the session holds.
+        let mut same = import::compare_with(&copy)?;
+        let last = self.last_seq(id).await?;
+        self.stream_into(id, last, &mut same).await?;
+        let compared = import::compared(same, &copy)?;
+        if !compared.same {
+            return Err(StoreError::ShortImport {
+                store: self.describe(),
+                id,
+                read,
+                stored: compared.lines,
+            });
+        }
+        // The index and checkpoint come from the same bytes, laid out as a working copy.
+        self.record(&root, id, Some(acked)).await?;
+        Ok(Imported::Created)
     }
 
     /// Records the working copy's facts: the index entry always, the checkpoint when the copy
@@ -382,53 +493,7 @@ impl JournalStore for NatsStore {
         id: Uuid,
         journal: &mut R,
     ) -> Result<Imported, StoreError> {
-        let (_scratch, root, copy, copy_len) = import::scratch_copy(id, journal).await?;
-        if self.contains(id).await? {
-            let mut same = import::compare_with(&copy)?;
-            let last = self.last_seq(id).await?;
-            self.stream_into(id, last, &mut same).await?;
-            let compared = import::compared(same, &copy)?;
-            if compared.same {
-                return Ok(Imported::AlreadyPresent);
-            }
-            return Err(StoreError::Conflict {
-                store: self.describe(),
-                id,
-                existing: compared.bytes,
-                imported: copy_len,
-            });
-        }
-        let lease = lease::take(&self.leases, &self.describe(), id, self.lease_ttl, false).await?;
-        let sink = NatsSink::start(&self.config, id, 0, 0, lease)?;
-        let result = import::publish(&sink, &copy, id)
-            .and_then(|seq| sink.wait(seq).map(|()| seq).map_err(PublishError::Sink));
-        let acked = sink.acknowledged();
-        sink.finish();
-        let read = match result {
-            Ok(seq) => seq,
-            Err(PublishError::Store(e)) => return Err(e),
-            Err(PublishError::Sink(e)) => {
-                return Err(self.remote(format!("importing session {id}"), e));
-            }
-        };
-        // Every acknowledgement is not every line stored: a message the stream took for a
-        // duplicate is acknowledged with the sequence of the one it matched. Only the subject
-        // read back says what the session holds.
-        let mut same = import::compare_with(&copy)?;
-        let last = self.last_seq(id).await?;
-        self.stream_into(id, last, &mut same).await?;
-        let compared = import::compared(same, &copy)?;
-        if !compared.same {
-            return Err(StoreError::ShortImport {
-                store: self.describe(),
-                id,
-                read,
-                stored: compared.lines,
-            });
-        }
-        // The index and checkpoint come from the same bytes, laid out as a working copy.
-        self.record(&root, id, Some(acked)).await?;
-        Ok(Imported::Created)
+        self.import_with(id, journal, &[]).await
     }
 
     async fn attach(
@@ -445,6 +510,15 @@ impl JournalStore for NatsStore {
             AttachMode::Resume => {
                 Some(lease::take(&self.leases, &self.describe(), id, self.lease_ttl, true).await?)
             }
+        };
+        // The seal before the journal: a reader without the lease then never holds a seal
+        // covering lines its journal lacks (a record is stored after the lines it covers).
+        let seal = match mode {
+            AttachMode::Create => {
+                self.fresh_seal(id).await?;
+                StoredSeal::default()
+            }
+            _ => self.seal(id).await?,
         };
         // Read only once the lease is ours: no other writer appends after this point.
         let last = self.last_seq(id).await?;
@@ -469,7 +543,7 @@ impl JournalStore for NatsStore {
             _ => {
                 // The copy needs the covered prefix only, never the folded state.
                 let checkpoint = self.checkpoint_entry(id).await?.map(|e| e.checkpoint);
-                working_copy::sync(
+                let synced = working_copy::sync(
                     &self.js.client(),
                     &self.stream,
                     &self.config.journal_subject(id),
@@ -478,7 +552,10 @@ impl JournalStore for NatsStore {
                     last,
                     checkpoint,
                 )
-                .await?
+                .await?;
+                // The writer continues the stored seal, never the copy's own.
+                stored_seal::write_copy(root, id, &seal.bytes)?;
+                synced
             }
         };
         let sink = match lease {
@@ -487,6 +564,7 @@ impl JournalStore for NatsStore {
                 id,
                 synced.events,
                 synced.last_stream_seq,
+                seal.tail,
                 {
                     lease::renew(&self.leases, &self.describe(), id, &mut lease).await?;
                     lease

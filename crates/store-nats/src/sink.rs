@@ -19,7 +19,6 @@ use std::time::{Duration, Instant};
 
 use async_nats::HeaderMap;
 use async_nats::jetstream::context::PublishErrorKind;
-use async_nats::jetstream::kv::UpdateErrorKind;
 use tokio::sync::{mpsc, watch};
 use turnstile_journal::{JournalSink, SinkError, SinkErrorKind, Uuid};
 use turnstile_store::StoreError;
@@ -27,8 +26,11 @@ use turnstile_store::StoreError;
 use crate::config::NatsConfig;
 use crate::connect::{connect, lease_bucket};
 use crate::leader;
-use crate::lease::{LeaseGrant, current_holder, usable};
-use crate::transient::RETRY_PAUSE;
+use crate::lease::{LeaseGrant, usable};
+use crate::stored_seal::SealTail;
+
+mod renewal;
+mod seal;
 
 /// The header that names a message for the stream's duplicate window.
 const MSG_ID: &str = "Nats-Msg-Id";
@@ -98,11 +100,19 @@ struct Line {
     payload: bytes::Bytes,
 }
 
+/// What the publisher is handed, in journal order.
+enum Item {
+    /// A journal line.
+    Line(Line),
+    /// A seal record, covering the lines before it (`sink/seal.rs`).
+    Seal(bytes::Bytes),
+}
+
 /// The JetStream replica of one session's journal (see the module doc).
 #[derive(Debug)]
 pub struct NatsSink {
     shared: Arc<Shared>,
-    tx: Mutex<Option<mpsc::UnboundedSender<Line>>>,
+    tx: Mutex<Option<mpsc::UnboundedSender<Item>>>,
     thread: Mutex<Option<JoinHandle<()>>>,
     store: String,
     session: Uuid,
@@ -112,12 +122,14 @@ pub struct NatsSink {
 
 impl NatsSink {
     /// Starts the publisher of session `id`, whose subject holds `events` lines ending at
-    /// stream sequence `last_stream_seq` (0: none), under the lease `lease`.
+    /// stream sequence `last_stream_seq` (0: none) and whose seal ends at `seal`, under the
+    /// lease `lease`.
     pub fn start(
         config: &NatsConfig,
         id: Uuid,
         events: u64,
         last_stream_seq: u64,
+        seal: SealTail,
         lease: LeaseGrant,
     ) -> Result<Arc<Self>, StoreError> {
         let shared = Arc::new(Shared {
@@ -140,7 +152,7 @@ impl NatsSink {
             let owned = config.clone();
             std::thread::Builder::new()
                 .name("journal-nats".into())
-                .spawn(move || publisher_thread(owned, id, lease, shared, rx, ready_tx))
+                .spawn(move || publisher_thread(owned, id, lease, seal, shared, rx, ready_tx))
                 .map_err(|e| StoreError::Remote {
                     store: config_name(config),
                     what: "starting the publisher".into(),
@@ -296,10 +308,10 @@ impl JournalSink for NatsSink {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .as_ref()
             .map(|tx| {
-                tx.send(Line {
+                tx.send(Item::Line(Line {
                     id,
                     payload: bytes::Bytes::copy_from_slice(line),
-                })
+                }))
             });
         match sent {
             Some(Ok(())) => {
@@ -328,6 +340,31 @@ impl JournalSink for NatsSink {
                 .progress
                 .wait(st)
                 .unwrap_or_else(std::sync::PoisonError::into_inner);
+        }
+    }
+
+    /// Queued behind the lines sent before it; refused like a line once the sink failed or
+    /// the lease is surely gone (a zombie's checkpoint never goes out).
+    fn seal(&self, record: &[u8]) -> Result<(), SinkError> {
+        let mut st = self.lock();
+        if let Some(e) = &st.failed {
+            return Err(e.clone());
+        }
+        if matches!(st.standing(Instant::now()), Standing::Gone) {
+            let e = self.error(SinkErrorKind::LeaseLost, LAPSED.into());
+            fail(&self.shared, &mut st, e.clone());
+            return Err(e);
+        }
+        let sent = self
+            .tx
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .as_ref()
+            .map(|tx| tx.send(Item::Seal(bytes::Bytes::copy_from_slice(record))));
+        match sent {
+            Some(Ok(())) => Ok(()),
+            // Finished: the journal is closed, and so is its seal.
+            _ => Err(self.error(SinkErrorKind::Failed, "the publisher has stopped".into())),
         }
     }
 
@@ -367,8 +404,9 @@ fn publisher_thread(
     config: NatsConfig,
     id: Uuid,
     lease: LeaseGrant,
+    seal: SealTail,
     shared: Arc<Shared>,
-    rx: mpsc::UnboundedReceiver<Line>,
+    rx: mpsc::UnboundedReceiver<Item>,
     ready: std::sync::mpsc::Sender<Result<(), StoreError>>,
 ) {
     let runtime = match tokio::runtime::Builder::new_current_thread()
@@ -403,11 +441,22 @@ fn publisher_thread(
                 return;
             }
         };
+        let seals = match js.get_stream_no_info(config.seal_stream()).await {
+            Ok(stream) => stream,
+            Err(e) => {
+                let _ = ready.send(Err(not_started(&config, e)));
+                return;
+            }
+        };
         let _ = ready.send(Ok(()));
         let publisher = Publisher {
             js,
             stream,
             subject: config.journal_subject(id),
+            seals,
+            seal_subject: config.seal_subject(id),
+            seal: Mutex::new(Some(seal)),
+            seal_in_flight: Mutex::new(None),
             store: config_name(&config),
             id,
             shared,
@@ -421,6 +470,13 @@ struct Publisher {
     /// The journal stream, for the leader's view of the subject.
     stream: async_nats::jetstream::stream::Stream<()>,
     subject: String,
+    /// The seal stream, for the leader's view of the seal subject.
+    seals: async_nats::jetstream::stream::Stream<()>,
+    seal_subject: String,
+    /// Where the stored seal ends; `None` once sealing stopped (`sink/seal.rs`).
+    seal: Mutex<Option<SealTail>>,
+    /// The record sent and not yet acknowledged (`sink/seal.rs`).
+    seal_in_flight: Mutex<Option<seal::InFlight>>,
     store: String,
     id: Uuid,
     shared: Arc<Shared>,
@@ -429,24 +485,21 @@ struct Publisher {
 impl Publisher {
     async fn run(
         &self,
-        mut rx: mpsc::UnboundedReceiver<Line>,
+        mut rx: mpsc::UnboundedReceiver<Item>,
         leases: async_nats::jetstream::kv::Store,
         lease: LeaseGrant,
     ) {
         let key = self.id.to_string();
         let (stop, stopped) = watch::channel(false);
-        let renewer = Renewer {
-            leases: leases.clone(),
-            key: key.clone(),
-            value: serde_json::to_vec(&lease.holder).unwrap_or_default().into(),
-            store: self.store.clone(),
-            id: self.id,
-            shared: Arc::clone(&self.shared),
-        };
-        let renewal = tokio::spawn(async move { renewer.run(lease, stopped).await });
-        while let Some(line) = rx.recv().await {
-            self.publish(line).await;
+        let renewal = self.spawn_renewal(&leases, lease, stopped);
+        while let Some(item) = rx.recv().await {
+            match item {
+                Item::Line(line) => self.publish(line).await,
+                Item::Seal(record) => self.publish_seal(record).await,
+            }
         }
+        // The last record's acknowledgement, under the lease still held.
+        self.settle_seal().await;
         let _ = stop.send(true);
         let Ok(lease) = renewal.await else {
             return;
@@ -594,95 +647,5 @@ impl Publisher {
                 }
             }
         }
-    }
-}
-
-/// The lease's renewal: its own task and timer, so that no publish, however long retried,
-/// delays it (see the module doc).
-struct Renewer {
-    leases: async_nats::jetstream::kv::Store,
-    key: String,
-    value: bytes::Bytes,
-    store: String,
-    id: Uuid,
-    shared: Arc<Shared>,
-}
-
-impl Renewer {
-    fn fail(&self, reason: &str) {
-        let mut st = lock(&self.shared.state);
-        let e = SinkError {
-            kind: SinkErrorKind::LeaseLost,
-            store: self.store.clone(),
-            session: self.id,
-            reason: reason.into(),
-        };
-        fail(&self.shared, &mut st, e);
-    }
-
-    /// Renews every TTL/4 after the last success, every [`RETRY_PAUSE`] after a failure,
-    /// until `stop` or the sink fails; gives back the lease as last renewed.
-    async fn run(&self, mut lease: LeaseGrant, mut stop: watch::Receiver<bool>) -> LeaseGrant {
-        let mut next = tokio::time::Instant::now() + lease.ttl / 4;
-        loop {
-            tokio::select! {
-                _ = tokio::time::sleep_until(next) => {}
-                _ = stop.changed() => return lease,
-            }
-            let (gone, failed) = {
-                let st = lock(&self.shared.state);
-                (st.lease_gone, st.failed.is_some())
-            };
-            if failed {
-                return lease;
-            }
-            let asked = Instant::now();
-            if asked >= gone {
-                self.fail(LAPSED);
-                return lease;
-            }
-            // A request is given no longer than the lease has left: past that, no answer helps.
-            let answer = tokio::time::timeout(
-                gone - asked,
-                self.leases
-                    .update(&self.key, self.value.clone(), lease.revision),
-            )
-            .await;
-            match answer {
-                Ok(Ok(revision)) => {
-                    lease.revision = revision;
-                    self.renewed(asked, lease.ttl);
-                    next = tokio::time::Instant::from_std(asked) + lease.ttl / 4;
-                }
-                Ok(Err(e)) if e.kind() == UpdateErrorKind::WrongLastRevision => {
-                    // A renewal stored with its answer lost moved the revision: the entry is
-                    // still ours if it names our token.
-                    match current_holder(&self.leases, &self.key).await {
-                        Some((held, revision)) if held.token == lease.holder.token => {
-                            lease.revision = revision;
-                            next = tokio::time::Instant::now();
-                        }
-                        _ => {
-                            self.fail("the lease was taken by another process (this one was paused or cut off longer than the lease); nothing more is written — resume the session to continue");
-                            return lease;
-                        }
-                    }
-                }
-                // The bucket may be electing a leader: ask again soon; the TTL decides.
-                Ok(Err(e)) => {
-                    tracing::warn!(error = %e, "lease renewal failed; asking again");
-                    next = tokio::time::Instant::now() + RETRY_PAUSE;
-                }
-                Err(_) => next = tokio::time::Instant::now(),
-            }
-        }
-    }
-
-    fn renewed(&self, asked: Instant, ttl: Duration) {
-        let mut st = lock(&self.shared.state);
-        st.lease_until = asked + usable(ttl);
-        st.lease_gone = asked + ttl;
-        self.shared.progress.notify_all();
-        self.shared.changed.send_replace(());
     }
 }

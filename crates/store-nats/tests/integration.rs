@@ -11,3 +11,4 @@ mod journal_suite;
 mod lease;
 mod listing;
 mod live;
+mod seal;

@@ -8,6 +8,8 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 use clap::Args;
 use turnstile_journal::lines::MAX_LINE_BYTES_ENV;
+use turnstile_journal::seal_file::seal_path;
+use turnstile_journal::session_dir::open_read_nofollow;
 use turnstile_journal::{StateRoot, max_line_bytes};
 use turnstile_store::journal_stream::PIECE_BYTES;
 use turnstile_store::{Exported, FileStore, JournalStore};
@@ -26,7 +28,8 @@ pub struct ExportArgs {
     /// The store to read: `nats://HOST:PORT` or a state directory [default: --store, else the state directory]
     #[arg(long, value_name = "STORE")]
     pub from: Option<String>,
-    /// Write to this file instead of stdout.
+    /// Write to this file instead of stdout (and the journal's seal, if it has one, to
+    /// FILE.seal).
     #[arg(long, short, value_name = "FILE")]
     pub output: Option<PathBuf>,
     /// Send the session as OpenTelemetry GenAI traces (OTLP/HTTP protobuf) to this receiver
@@ -77,6 +80,40 @@ pub fn run(args: &ExportArgs, store: &StoreArgs, state_dir: Option<&Path>) -> Re
     };
     let exported = match &args.output {
         Some(path) => {
+            // The seal first (a record is stored after the lines it covers), written beside
+            // the journal as `FILE.seal`, where `import` and `verify` look for it.
+            let seal = runtime.block_on(async {
+                match from.as_deref() {
+                    Some(url) if turnstile_store_nats::is_nats_url(url) => {
+                        let nats = crate::store::open_nats(store.nats_config(url)?).await?;
+                        anyhow::Ok(nats.seal(id).await?.bytes)
+                    }
+                    other => {
+                        let root = StateRoot::resolve(other.map(Path::new).or(state_dir))?;
+                        let seal = seal_path(&root.session(id).events);
+                        match open_read_nofollow(&seal) {
+                            Ok(mut file) => {
+                                let mut bytes = Vec::new();
+                                std::io::Read::read_to_end(&mut file, &mut bytes)
+                                    .with_context(|| format!("cannot read {}", seal.display()))?;
+                                Ok(bytes)
+                            }
+                            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
+                            Err(e) => {
+                                Err(e).with_context(|| format!("cannot read {}", seal.display()))
+                            }
+                        }
+                    }
+                }
+            })?;
+            let seal_file = seal_path(path);
+            if seal.is_empty() {
+                // A seal left by an earlier export would be taken for this journal's.
+                let _ = std::fs::remove_file(&seal_file);
+            } else {
+                std::fs::write(&seal_file, &seal)
+                    .with_context(|| format!("cannot write {}", seal_file.display()))?;
+            }
             let file = std::fs::File::create(path)
                 .with_context(|| format!("cannot write {}", path.display()))?;
             let mut out = std::io::BufWriter::with_capacity(PIECE_BYTES, file);
@@ -86,8 +123,10 @@ pub fn run(args: &ExportArgs, store: &StoreArgs, state_dir: Option<&Path>) -> Re
                 Ok(exported)
             });
             if written.is_err() && std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
-                // A part of a journal is not kept where a whole one was asked for.
+                // A part of a journal is not kept where a whole one was asked for, nor its
+                // seal without it.
                 let _ = std::fs::remove_file(path);
+                let _ = std::fs::remove_file(&seal_file);
             }
             written.with_context(|| {
                 format!("the export to {} failed and was removed", path.display())

@@ -38,35 +38,94 @@ pub struct VerifyArgs {
     pub json: bool,
 }
 
+/// What is verified, as the report names it.
+struct Named {
+    /// The journal (a path, or the session on the store).
+    journal: Value,
+    /// Its seal (a path, or the stored seal's subject).
+    seal: Value,
+    /// The journal in the text report.
+    label: String,
+    /// The sentence for a journal without a seal.
+    no_seal: String,
+}
+
+fn key_of(args: &VerifyArgs) -> Result<Option<VerifyKey>> {
+    match &args.key {
+        Some(path) => {
+            Ok(Some(VerifyKey::from_file(path).with_context(|| {
+                format!("cannot use the key {}", path.display())
+            })?))
+        }
+        None => Ok(None),
+    }
+}
+
 /// Verifies the session's journal against its seal.
 pub fn run(args: &VerifyArgs, state_dir: Option<&std::path::Path>) -> Result<ExitCode> {
     let paths = crate::target::resolve(&args.target, state_dir)?;
     paths.check_events_file()?;
-    let key = match &args.key {
-        Some(path) => Some(
-            VerifyKey::from_file(path)
-                .with_context(|| format!("cannot use the key {}", path.display()))?,
-        ),
-        None => None,
-    };
+    let key = key_of(args)?;
     let seal_file = seal_path(&paths.events);
+    let named = Named {
+        journal: json!(paths.events),
+        seal: json!(seal_file),
+        label: paths.events.display().to_string(),
+        no_seal: format!(
+            "no seal ({} does not exist); a journal is sealed by turnstile's writer from its next append on",
+            seal_file.display()
+        ),
+    };
+    verify_files(args, key.as_ref(), &paths.events, &seal_file, &named)
+}
+
+/// Verifies a session of the JetStream store: the journal and the seal as the store holds
+/// them (the seal read first, then the journal, into a scratch copy; a writer still running
+/// shows as an unsealed tail, never as a missing one).
+pub fn run_stored(args: &VerifyArgs, config: turnstile_store_nats::NatsConfig) -> Result<ExitCode> {
+    let key = key_of(args)?;
+    let named = |id: turnstile_journal::Uuid| Named {
+        journal: json!({"store": config.url, "stream": config.stream, "session": id}),
+        seal: json!({"stream": config.seal_stream(), "subject": config.seal_subject(id)}),
+        label: format!("session {id} on {}", config.url),
+        no_seal: format!(
+            "no seal in the store (subject {} of stream {} is empty): the session was written before the store kept seals, or imported without one; its next writer seals it from then on",
+            config.seal_subject(id),
+            config.seal_stream()
+        ),
+    };
+    let copy =
+        crate::store::with_stored_copy(config.clone(), &args.target, async |copy| Ok(copy.id))?;
+    let seal_file = seal_path(&copy.paths.events);
+    verify_files(
+        args,
+        key.as_ref(),
+        &copy.paths.events,
+        &seal_file,
+        &named(copy.value),
+    )
+}
+
+fn verify_files(
+    args: &VerifyArgs,
+    key: Option<&VerifyKey>,
+    events: &std::path::Path,
+    seal_file: &std::path::Path,
+    named: &Named,
+) -> Result<ExitCode> {
     // Read without following a link, as every reader of a session does.
-    let journal = open_read_nofollow(&paths.events)
-        .with_context(|| format!("cannot read {}", paths.events.display()))?;
-    let seal = match open_read_nofollow(&seal_file) {
+    let journal =
+        open_read_nofollow(events).with_context(|| format!("cannot read {}", named.label))?;
+    let seal = match open_read_nofollow(seal_file) {
         Ok(seal) => seal,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             if args.json {
                 println!(
                     "{}",
-                    json!({"journal": paths.events, "seal": seal_file, "finding": {"kind": "no-seal"}})
+                    json!({"journal": named.journal, "seal": named.seal, "finding": {"kind": "no-seal"}})
                 );
             } else {
-                println!(
-                    "{}: no seal ({} does not exist); a journal is sealed by turnstile's writer from its next append on",
-                    paths.events.display(),
-                    seal_file.display()
-                );
+                println!("{}: {}", named.label, named.no_seal);
             }
             return Ok(ExitCode::from(5));
         }
@@ -75,16 +134,16 @@ pub fn run(args: &VerifyArgs, state_dir: Option<&std::path::Path>) -> Result<Exi
     let report = verify(
         BufReader::with_capacity(1 << 20, journal),
         BufReader::new(seal),
-        key.as_ref(),
+        key,
     )
-    .with_context(|| format!("cannot verify {}", paths.events.display()))?;
+    .with_context(|| format!("cannot verify {}", named.label))?;
     if args.json {
         let mut out = report_json(&report);
-        out["journal"] = json!(paths.events);
-        out["seal"] = json!(seal_file);
+        out["journal"] = named.journal.clone();
+        out["seal"] = named.seal.clone();
         println!("{out}");
     } else {
-        print_report(&paths.events.display().to_string(), &report, key.is_some());
+        print_report(&named.label, &report, key.is_some());
     }
     Ok(ExitCode::from(exit_code(&report.finding)))
 }

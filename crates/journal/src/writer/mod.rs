@@ -135,7 +135,8 @@ impl JournalWriter {
         recovery.bytes = bytes;
         recovery.last_id = last_id;
         let facts = index_facts(paths, dir, &name, bytes);
-        let seal = seal_key.and_then(|key| SealWriter::open(dir, &name, bytes, key));
+        let seal =
+            seal_key.and_then(|key| SealWriter::open(dir, &name, bytes, key, options.sink.clone()));
         let sealed = seal.is_some();
         let (durable_tx, _) = watch::channel((events, false));
         let shared = Arc::new(Shared {
