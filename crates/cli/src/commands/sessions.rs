@@ -234,19 +234,9 @@ fn pad_left(row: &mut Vec<u8>, ascii: &[u8], width: usize) {
     row.extend_from_slice(ascii);
 }
 
-/// `n` in decimal (as `{}` writes it), without the formatter.
-fn decimal(out: &mut Vec<u8>, mut n: u64) {
-    let mut digits = [0u8; 20];
-    let mut at = digits.len();
-    loop {
-        at -= 1;
-        digits[at] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    out.extend_from_slice(&digits[at..]);
+/// `n` in decimal (as `{}` writes it), without the formatter's machinery.
+fn decimal(out: &mut Vec<u8>, n: u64) {
+    out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
 }
 
 /// Bytes in the largest unit that keeps the number above 1, one decimal (as `{:.1}` writes
