@@ -295,32 +295,15 @@ fn the_sdk_server_sends_each_interaction_live_when_it_ends() {
     let env = Env::new();
     let model = env.server(view_then_answer().text("second answer"));
     let receiver = Receiver::start(Answer::Accept);
-    let mut cmd = Command::cargo_bin("turnstile").unwrap();
+    let mut cmd = env.stdio_command();
     clean(&mut cmd);
-    cmd.args(["--headless", "--stdio", "--yolo"])
-        .env("COPILOT_HOME", env.state.path())
-        .env("OTEL_EXPORTER_OTLP_ENDPOINT", &receiver.url)
+    cmd.env("OTEL_EXPORTER_OTLP_ENDPOINT", &receiver.url)
         // A schedule far longer than the test: the interaction's end sends its spans.
         .env("OTEL_BSP_SCHEDULE_DELAY", "3600000")
-        .env_remove("TURNSTILE_API_KEY")
-        .env_remove("OPENAI_API_KEY")
-        .current_dir(env.work.path())
         .stderr(Stdio::piped());
     let mut server = StdioServer::spawn(cmd);
-    let created = server.ok(
-        "session.create",
-        json!({
-            "provider": {"type": "openai", "baseUrl": model.url(), "apiKey": "k"},
-            "model": "test-model",
-            "workingDirectory": env.work.path(),
-        }),
-    );
-    let id = created["sessionId"].as_str().unwrap().to_owned();
-    server.ok(
-        "session.send",
-        json!({"sessionId": id, "prompt": "read alpha.txt"}),
-    );
-    server.events_until(|e| e["type"] == "session.idle");
+    let id = server.create_session(&model.url(), env.work.path());
+    server.send_until_idle(&id, "read alpha.txt");
     // The interaction ended at its idle: its spans come while the session stays open.
     let first = wait_for_root(&receiver, 1);
     let mut names: Vec<String> = first.iter().map(|s| s.name.clone()).collect();
@@ -445,33 +428,16 @@ fn a_client_that_leaves_without_closing_its_session_lets_the_server_exit_with_al
     let env = Env::new();
     let model = env.server(view_then_answer());
     let receiver = Receiver::start(Answer::Accept);
-    let mut cmd = Command::cargo_bin("turnstile").unwrap();
+    let mut cmd = env.stdio_command();
     clean(&mut cmd);
-    cmd.args(["--headless", "--stdio", "--yolo"])
-        .env("COPILOT_HOME", env.state.path())
-        .env("OTEL_EXPORTER_OTLP_ENDPOINT", &receiver.url)
+    cmd.env("OTEL_EXPORTER_OTLP_ENDPOINT", &receiver.url)
         // Were the session's stream never to end, the exit would wait this long: the test
         // would hang rather than pass.
         .env("OTEL_EXPORTER_OTLP_TIMEOUT", "3600000")
-        .env_remove("TURNSTILE_API_KEY")
-        .env_remove("OPENAI_API_KEY")
-        .current_dir(env.work.path())
         .stderr(Stdio::piped());
     let mut server = StdioServer::spawn(cmd);
-    let created = server.ok(
-        "session.create",
-        json!({
-            "provider": {"type": "openai", "baseUrl": model.url(), "apiKey": "k"},
-            "model": "test-model",
-            "workingDirectory": env.work.path(),
-        }),
-    );
-    let id = created["sessionId"].as_str().unwrap().to_owned();
-    server.ok(
-        "session.send",
-        json!({"sessionId": id, "prompt": "read alpha.txt"}),
-    );
-    server.events_until(|e| e["type"] == "session.idle");
+    let id = server.create_session(&model.url(), env.work.path());
+    server.send_until_idle(&id, "read alpha.txt");
     // The client leaves: the server closes the session, its stream ends, and the exit
     // finds nothing left to wait for.
     let (status, stderr) = server.stop();

@@ -212,27 +212,9 @@ fn a_shell_keeps_running_while_the_session_is_idle_and_stops_when_it_closes() {
     let env = Env::new();
     let model = env.server(serving_in_the_background().text("Started."));
     // The SDK server, where a session outlives its message (`run` closes at the first idle).
-    let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("turnstile"));
-    cmd.args(["--headless", "--stdio", "--yolo"])
-        .env("COPILOT_HOME", env.state.path())
-        .env_remove("TURNSTILE_API_KEY")
-        .env_remove("OPENAI_API_KEY")
-        .current_dir(env.work.path());
-    let mut runtime = StdioServer::spawn(cmd);
-    let created = runtime.ok(
-        "session.create",
-        json!({
-            "provider": {"type": "openai", "baseUrl": model.url(), "apiKey": "k"},
-            "model": "test-model",
-            "workingDirectory": env.work.path(),
-        }),
-    );
-    let id = created["sessionId"].as_str().unwrap().to_owned();
-    runtime.ok(
-        "session.send",
-        json!({"sessionId": id, "prompt": "start the server"}),
-    );
-    runtime.events_until(|e| e["type"] == "session.idle");
+    let mut runtime = StdioServer::spawn(env.stdio_command());
+    let id = runtime.create_session(&model.url(), env.work.path());
+    runtime.send_until_idle(&id, "start the server");
     let pids = [pid_in(&env, "sh.pid"), pid_in(&env, "bg.pid")];
     for pid in pids {
         assert!(alive(pid), "{pid} ended with the message");

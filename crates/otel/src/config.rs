@@ -227,18 +227,23 @@ fn hex(b: u8) -> Option<u8> {
     (b as char).to_digit(16).map(|d| d as u8)
 }
 
+/// An environment of `pairs` for the resolvers' tests (theirs and `live_config`'s).
+#[cfg(test)]
+pub(crate) fn test_env<'a>(
+    pairs: &'a [(&'a str, &'a str)],
+) -> impl Fn(&str) -> Option<String> + 'a {
+    move |name| {
+        pairs
+            .iter()
+            .find(|(k, _)| *k == name)
+            .map(|(_, v)| v.to_string())
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    use super::test_env as env;
     use super::*;
-
-    fn env<'a>(pairs: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<String> + 'a {
-        move |name| {
-            pairs
-                .iter()
-                .find(|(k, _)| *k == name)
-                .map(|(_, v)| v.to_string())
-        }
-    }
 
     #[test]
     fn the_endpoint_follows_the_specification_and_the_flag_wins() {

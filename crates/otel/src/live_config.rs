@@ -68,15 +68,7 @@ fn number(var: &impl Fn(&str) -> Option<String>, name: &str) -> Result<Option<u6
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn env<'a>(pairs: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<String> + 'a {
-        move |name| {
-            pairs
-                .iter()
-                .find(|(k, _)| *k == name)
-                .map(|(_, v)| v.to_string())
-        }
-    }
+    use crate::config::test_env as env;
 
     #[test]
     fn live_export_is_on_only_when_a_receiver_is_named_and_nothing_disables_it() {

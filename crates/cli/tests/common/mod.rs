@@ -27,6 +27,18 @@ pub struct Env {
 }
 
 impl Env {
+    /// `turnstile --headless --stdio --yolo` on this test's home and working directory, as an
+    /// SDK client starts it, with no model key from the caller's environment.
+    pub fn stdio_command(&self) -> Command {
+        let mut cmd = Command::cargo_bin("turnstile").unwrap();
+        cmd.args(["--headless", "--stdio", "--yolo"])
+            .env("COPILOT_HOME", self.state.path())
+            .env_remove("TURNSTILE_API_KEY")
+            .env_remove("OPENAI_API_KEY")
+            .current_dir(self.work.path());
+        cmd
+    }
+
     /// Fresh directories; the working directory holds `alpha.txt`.
     pub fn new() -> Self {
         let work = tempfile::tempdir().unwrap();

@@ -54,6 +54,26 @@ impl StdioServer {
         answer["result"].clone()
     }
 
+    /// A session on the OpenAI-style model at `model_url` (model `test-model`), working in
+    /// `work`; its id.
+    pub fn create_session(&mut self, model_url: &str, work: &std::path::Path) -> String {
+        let created = self.ok(
+            "session.create",
+            json!({
+                "provider": {"type": "openai", "baseUrl": model_url, "apiKey": "k"},
+                "model": "test-model",
+                "workingDirectory": work,
+            }),
+        );
+        created["sessionId"].as_str().unwrap().to_owned()
+    }
+
+    /// Sends `prompt` to session `id` and reads its events until `session.idle`.
+    pub fn send_until_idle(&mut self, id: &str, prompt: &str) -> Vec<Value> {
+        self.ok("session.send", json!({"sessionId": id, "prompt": prompt}));
+        self.events_until(|e| e["type"] == "session.idle")
+    }
+
     /// The `session.event` types received so far, in order.
     pub fn event_types(&self) -> Vec<String> {
         self.notifications
