@@ -5,11 +5,12 @@
 //! The index is only an optimisation; the journals are the truth. A record names the journal's
 //! identity when it was taken (inode, size, mtime in ns); a listing uses it only while the
 //! journal still has exactly that identity, and reads the journal otherwise. A record also
-//! carries how the journal ends and its model ([`Ending`]), so that `turnstile sessions`
-//! reads no journal for a session whose record is current; a current record without one (an
-//! older index) has it read from the journal's ends once and is rewritten with it. Sessions without
-//! a record are found by listing the root, records of sessions that are gone are dropped, and
-//! torn or garbled lines (a crash, a full disk) are skipped.
+//! carries how the journal ends and its model ([`crate::ending::Ending`]), so that
+//! `turnstile sessions` reads no journal for a session whose record is current; a current
+//! record without one (an older index) has it read from the journal's ends once and is
+//! rewritten with it. Sessions without a record are found by listing the root, records of
+//! sessions that are gone are dropped, and torn or garbled lines (a crash, a full disk) are
+//! skipped.
 //!
 //! Writers (`JournalWriter`, at open, after the fsync of a turn end, at close) append whole
 //! records with one `O_APPEND` write each, under a shared `flock` of the index file, without
