@@ -71,7 +71,7 @@ enum Command {
     Run(commands::run::RunArgs),
     /// Continue a session: close what a crash left open, then run another prompt.
     #[command(after_help = RUN_EXIT_CODES)]
-    Resume(commands::run::ResumeArgs),
+    Resume(commands::resume::ResumeArgs),
     /// List sessions: id, updated, events, size, status, model, cwd, first prompt.
     #[command(after_help = PLAIN_EXIT_CODES)]
     Sessions {
@@ -276,7 +276,7 @@ fn name_the_session(cli: &mut Cli) -> anyhow::Result<()> {
     };
     if last {
         *target = if store.nats()?.is_some() {
-            commands::run::newest_stored(store)?
+            commands::resume::newest_stored(store)?
         } else {
             let root = turnstile_journal::StateRoot::resolve(state_dir.as_deref())?;
             target::newest_session(&root)?
@@ -367,7 +367,7 @@ fn run_stored(
         Command::Report(args) => {
             let target = match &args.target {
                 Some(target) => target.clone(),
-                None => match commands::run::newest_stored(&cli.store) {
+                None => match commands::resume::newest_stored(&cli.store) {
                     Ok(id) => id.to_string(),
                     Err(e) => return Some(Err(e)),
                 },
@@ -438,7 +438,7 @@ fn run_local(
         Command::Audit(args) => commands::audit::run(args, state_dir),
         Command::Checkpoint(args) => commands::checkpoint::run(args, state_dir),
         Command::Run(args) => commands::run::run(args, state_dir, &cli.store),
-        Command::Resume(args) => commands::run::resume(args, state_dir, &cli.store),
+        Command::Resume(args) => commands::resume::resume(args, state_dir, &cli.store),
         Command::Compact(args) => commands::compact::run(args, state_dir),
         Command::Rewind(args) => commands::rewind::run(args, state_dir),
         Command::Export(args) => commands::export::run(args, &cli.store, state_dir),

@@ -6,9 +6,9 @@
 //! the task that hands them to the session's printer or clients; finished spans wait in a
 //! bounded queue, and one thread of this process posts them (`export --otlp`'s request, the
 //! same headers and timeout). The session never waits for it: a full queue drops its oldest
-//! spans, a failing receiver is warned about once and the session goes on. At the end
-//! ([`LiveExport::shutdown`]) the sessions' last spans are sent, each wait bounded by the
-//! request timeout.
+//! spans, a failing receiver is warned about once and the session goes on. At the end (when
+//! the [`LiveTraces`] guard is dropped) the sessions' last spans are sent, each wait bounded by
+//! the request timeout.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
@@ -18,6 +18,33 @@ use anyhow::{Context, Result};
 use turnstile_journal::{Event, Uuid};
 use turnstile_otel::{Batcher, LiveConfig, LiveSession, MapOptions, SpanQueue};
 use turnstile_server::watchers::{SessionWatch, SessionWatchers};
+
+/// The live export a command holds for as long as its sessions run: dropped, it sends the
+/// sessions' last spans (`LiveExport::shutdown`), so no return path can forget to. Declare it
+/// after the async runtime the sessions run on, so that it is dropped first: the streams' ends
+/// are tasks of that runtime.
+#[derive(Debug)]
+pub struct LiveTraces(Option<LiveExport>);
+
+impl LiveTraces {
+    /// The live export the environment asks for ([`LiveExport::from_env`]).
+    pub fn from_env() -> LiveTraces {
+        LiveTraces(LiveExport::from_env())
+    }
+
+    /// The export, when there is one.
+    pub fn export(&self) -> Option<&LiveExport> {
+        self.0.as_ref()
+    }
+}
+
+impl Drop for LiveTraces {
+    fn drop(&mut self) {
+        if let Some(export) = &self.0 {
+            export.shutdown();
+        }
+    }
+}
 
 /// The live export of this process: its queue, its sender thread, its sessions.
 #[derive(Clone)]
@@ -110,7 +137,7 @@ impl LiveExport {
     /// Waits (bounded) for the sessions' streams to end, then for their last spans to be
     /// sent; what the receiver has not taken by then is left (the journal still holds it:
     /// `turnstile export --otlp` sends it with the same ids).
-    pub fn shutdown(&self) {
+    fn shutdown(&self) {
         let (count, ended) = &*self.open;
         let until = Instant::now() + self.wait;
         let mut open = count.lock().unwrap_or_else(|e| e.into_inner());
@@ -146,10 +173,7 @@ pub fn watched(
     endpoint: Option<&str>,
     events: tokio::sync::mpsc::UnboundedReceiver<Arc<Event>>,
 ) -> tokio::sync::mpsc::UnboundedReceiver<Arc<Event>> {
-    match live {
-        Some(live) => turnstile_server::watchers::tee(live.watch(id, endpoint), events),
-        None => events,
-    }
+    turnstile_server::watchers::tee(live.map(|live| live.watch(id, endpoint)), events)
 }
 
 impl SessionWatchers for LiveExport {

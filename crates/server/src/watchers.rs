@@ -29,17 +29,18 @@ pub fn watched(
     session: Uuid,
     events: UnboundedReceiver<Arc<Event>>,
 ) -> UnboundedReceiver<Arc<Event>> {
-    match watchers.and_then(|w| w.open(session)) {
-        Some(watch) => tee(watch, events),
-        None => events,
-    }
+    tee(watchers.and_then(|w| w.open(session)), events)
 }
 
-/// Forwards `events`, each shown to `watch` first; `watch` is ended when they end.
+/// Forwards `events`, each shown to `watch` first; `watch` is ended when they end. Without a
+/// watcher, `events` itself.
 pub fn tee(
-    mut watch: Box<dyn SessionWatch>,
+    watch: Option<Box<dyn SessionWatch>>,
     mut events: UnboundedReceiver<Arc<Event>>,
 ) -> UnboundedReceiver<Arc<Event>> {
+    let Some(mut watch) = watch else {
+        return events;
+    };
     let (tx, rx) = unbounded_channel();
     tokio::spawn(async move {
         while let Some(event) = events.recv().await {

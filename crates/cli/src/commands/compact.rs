@@ -10,7 +10,7 @@ use clap::Args;
 use turnstile_loop::CompactOptions;
 
 use super::one_operation::{session_id, with_session};
-use super::run::LoopArgs;
+use super::session_start::LoopArgs;
 
 /// `turnstile compact` arguments.
 #[derive(Debug, Clone, Args)]

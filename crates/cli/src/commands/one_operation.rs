@@ -8,7 +8,7 @@ use anyhow::{Context, Result};
 use turnstile_journal::{StateRoot, Uuid};
 use turnstile_loop::SessionHandle;
 
-use super::run::{LoopArgs, resumed_parts, working_dir};
+use super::session_start::{LoopArgs, resumed_parts, working_dir};
 
 /// The session id `session` names (id, unique id prefix or session directory).
 pub(super) fn session_id(session: &str, state_dir: Option<&Path>) -> Result<Uuid> {

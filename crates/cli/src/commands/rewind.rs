@@ -13,7 +13,7 @@ use turnstile_journal::{Event, JournalReader, ReadMode, StateRoot};
 use turnstile_replay::{CutKind, RewindPoint, rewind_points, visible_events};
 
 use super::one_operation::{session_id, with_session};
-use super::run::LoopArgs;
+use super::session_start::LoopArgs;
 
 /// `turnstile rewind` arguments. Rewinding calls no model, so the loop flags (the model,
 /// permission and session flags of `resume`, which open the session) are accepted but left

@@ -226,12 +226,13 @@ pub fn run(
     connection_token: Option<ConnectionToken>,
 ) -> Result<ExitCode> {
     let mut config = server_config(args, state_dir)?;
-    let otel = crate::otel_live::LiveExport::from_env();
-    config.watchers = otel
-        .clone()
-        .map(|o| Arc::new(o) as Arc<dyn turnstile_server::watchers::SessionWatchers>);
     let nats = store.nats()?;
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
+    let otel = crate::otel_live::LiveTraces::from_env();
+    config.watchers = otel
+        .export()
+        .cloned()
+        .map(|o| Arc::new(o) as Arc<dyn turnstile_server::watchers::SessionWatchers>);
     let result = runtime.block_on(async {
         if let Some(nats) = nats {
             let store = crate::store::open_nats(nats).await?;
@@ -240,9 +241,7 @@ pub fn run(
         serve(args, config, connection_token).await
     });
     // The sessions' last spans, while the runtime's workers still run their streams' ends.
-    if let Some(otel) = &otel {
-        otel.shutdown();
-    }
+    drop(otel);
     // The stdin reader may sit in a blocking read that nothing will end: do not wait for it.
     runtime.shutdown_background();
     result
