@@ -4,30 +4,11 @@
 
 use crate::common;
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Stdio};
+use std::process::Stdio;
 
-use common::{Env, audit_clean};
+use common::{Env, audit_clean, wait_for_event};
 use serde_json::{Value, json};
 use turnstile_scripted_model::{Script, ScriptedResponse};
-
-/// Reads `--json` lines from a child until one has type `ty`.
-fn wait_for_event(child: &mut Child, ty: &str) -> Vec<Value> {
-    let stdout = child.stdout.take().unwrap();
-    let mut seen = Vec::new();
-    let mut lines = BufReader::new(stdout).lines();
-    for line in lines.by_ref() {
-        let v: Value = serde_json::from_str(&line.unwrap()).unwrap();
-        let found = v["type"] == ty;
-        seen.push(v);
-        if found {
-            break;
-        }
-    }
-    // Keep draining in the background so the child never blocks on a full pipe.
-    std::thread::spawn(move || for _ in lines {});
-    seen
-}
 
 #[test]
 fn run_streams_the_answer_and_records_a_clean_journal() {

@@ -8,8 +8,7 @@
 
 use crate::common;
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use assert_cmd::cargo::CommandCargoExt;
@@ -17,8 +16,10 @@ use serde_json::{Value, json};
 use turnstile_scripted_model::Script;
 
 use common::store_env::{
-    Env, KillOnDrop, audit_clean, lines, ok, signal, view_alpha_then, with_gamma_prompt,
+    Env, KillOnDrop, Takeover, audit_clean, lines, ok, signal, view_alpha_then, with_gamma_prompt,
+    zombie_takeover,
 };
+use common::wait_for_event;
 
 /// `turnstile watch ID --json` on "another host", given time to subscribe.
 fn watcher(env: &Env, store: &str, id: &str) -> KillOnDrop {
@@ -38,24 +39,6 @@ fn watched_types(watch: KillOnDrop) -> Vec<String> {
         .map(|l| serde_json::from_str::<Value>(l).unwrap())
         .filter_map(|e| e["type"].as_str().map(str::to_owned))
         .collect()
-}
-
-/// Reads `--json` lines from a child until one has type `ty`; the rest drains in the
-/// background.
-fn wait_for_event(child: &mut Child, ty: &str) -> Vec<Value> {
-    let stdout = child.stdout.take().unwrap();
-    let mut seen = Vec::new();
-    let mut lines = BufReader::new(stdout).lines();
-    for line in lines.by_ref() {
-        let v: Value = serde_json::from_str(&line.unwrap()).unwrap();
-        let found = v["type"] == ty;
-        seen.push(v);
-        if found {
-            break;
-        }
-    }
-    std::thread::spawn(move || for _ in lines {});
-    seen
 }
 
 fn session_id_of(events: &[Value]) -> String {
@@ -297,27 +280,12 @@ fn zombie_round(lease_ttl: &'static str) -> Duration {
     env.lease_ttl = lease_ttl;
     let nats = env.nats();
     let store = nats.url();
-    let model = env.model(
-        Script::new()
-            .tool_call("bash", json!({"command": "sleep 1", "description": "nap"}))
-            .text("zombie answer")
-            .text("new holder answer"),
-    );
-    let mut zombie = KillOnDrop::spawn(
-        env.loop_cmd(&store, "a", &model, &["run", "--json", "nap"])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped()),
-    );
-    let seen = wait_for_event(&mut zombie, "tool.execution_start");
-    let id = session_id_of(&seen);
-    let paused_at = now_millis();
-    signal(&zombie, libc::SIGSTOP);
-    // Past the lease: the new holder takes it over and writes.
-    let out = env
-        .loop_cmd(&store, "b", &model, &["resume", &id, "take over"])
-        .output()
-        .unwrap();
-    ok(&out);
+    let Takeover {
+        zombie,
+        id,
+        model,
+        paused_at,
+    } = zombie_takeover(&env, &store);
     let after_takeover = env.export(&store, &id);
     let requests_before = model.requests().len();
     // A watcher on another host, following past the new holder's shutdown: it must show

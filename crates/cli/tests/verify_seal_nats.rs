@@ -7,13 +7,11 @@
 
 use crate::common;
 
-use std::process::Stdio;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use turnstile_scripted_model::Script;
 
-use common::store_env::{Env, KillOnDrop, file_cmd, ok, signal, view_alpha_then};
+use common::store_env::{Env, Takeover, file_cmd, ok, signal, view_alpha_then, zombie_takeover};
 
 /// `turnstile verify ARGS` on `store` from a host that never ran the session: exit code and
 /// everything printed.
@@ -258,35 +256,7 @@ fn a_zombie_writer_writes_nothing_to_the_seal_after_a_takeover() {
     let env = Env::new();
     let nats = env.nats();
     let store = nats.url();
-    let model = env.model(
-        Script::new()
-            .tool_call("bash", json!({"command": "sleep 1", "description": "nap"}))
-            .text("zombie answer")
-            .text("new holder answer"),
-    );
-    let mut zombie = KillOnDrop::spawn(
-        env.loop_cmd(&store, "a", &model, &["run", "--json", "nap"])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped()),
-    );
-    let stdout = zombie.stdout.take().unwrap();
-    let mut lines = std::io::BufRead::lines(std::io::BufReader::new(stdout));
-    let mut id = String::new();
-    for line in lines.by_ref() {
-        let v: Value = serde_json::from_str(&line.unwrap()).unwrap();
-        if id.is_empty() {
-            id = v["data"]["sessionId"].as_str().unwrap().to_owned();
-        }
-        if v["type"] == "tool.execution_start" {
-            break;
-        }
-    }
-    std::thread::spawn(move || for _ in lines {});
-    signal(&zombie, libc::SIGSTOP);
-    ok(&env
-        .loop_cmd(&store, "b", &model, &["resume", &id, "take over"])
-        .output()
-        .unwrap());
+    let Takeover { zombie, id, .. } = zombie_takeover(&env, &store);
     let seal_after_takeover = stored_seal(&env, &store, &id);
     let (code, text) = verify(&env, &store, &[&id, "--json"]);
     assert_eq!(code, 0, "{text}");

@@ -37,6 +37,36 @@ fn write_turns(writer: &JournalWriter, turns: usize, mut last: Option<Uuid>) -> 
     last
 }
 
+/// Opens session `id` on `store` from host `root` (`mode`), appends `turns` turns through a
+/// sealed writer from `last`, closes and detaches.
+async fn sealed_turns(
+    store: &NatsStore,
+    root: &StateRoot,
+    id: Uuid,
+    mode: AttachMode,
+    turns: usize,
+    last: Option<Uuid>,
+) -> Option<Uuid> {
+    let attachment = store.attach(id, root, mode).await.unwrap();
+    let paths = match mode {
+        AttachMode::Create => root.create_session(id).unwrap(),
+        _ => root.session(id),
+    };
+    let options = WriterOptions {
+        sink: attachment.sink(),
+        sealing: turnstile_journal::Sealing::Sealed,
+        ..Default::default()
+    };
+    let last = tokio::task::block_in_place(|| {
+        let (writer, _) = JournalWriter::open(&paths, options).unwrap();
+        let last = write_turns(&writer, turns, last);
+        writer.close().unwrap();
+        last
+    });
+    store.detach(attachment, root).await.unwrap();
+    last
+}
+
 #[test]
 fn a_journal_written_on_the_store_verifies_against_the_stored_seal_across_a_resume() {
     let data = tempfile::tempdir().unwrap();
@@ -48,34 +78,11 @@ fn a_journal_written_on_the_store_verifies_against_the_stored_seal_across_a_resu
         let host_a = tempfile::tempdir().unwrap();
         let root_a = StateRoot::new(host_a.path());
         let id = Uuid::new_v4();
-        let attachment = store.attach(id, &root_a, AttachMode::Create).await.unwrap();
-        let paths = root_a.create_session(id).unwrap();
-        let options = WriterOptions {
-            sink: attachment.sink(),
-            sealing: turnstile_journal::Sealing::Sealed,
-            ..Default::default()
-        };
-        let (writer, _) =
-            tokio::task::block_in_place(|| JournalWriter::open(&paths, options)).unwrap();
-        let last = tokio::task::block_in_place(|| write_turns(&writer, 2, None));
-        tokio::task::block_in_place(|| writer.close()).unwrap();
-        store.detach(attachment, &root_a).await.unwrap();
-
+        let last = sealed_turns(&store, &root_a, id, AttachMode::Create, 2, None).await;
         // Another host, with no copy of its own: the stored seal is continued.
         let host_b = tempfile::tempdir().unwrap();
         let root_b = StateRoot::new(host_b.path());
-        let attachment = store.attach(id, &root_b, AttachMode::Resume).await.unwrap();
-        let options = WriterOptions {
-            sink: attachment.sink(),
-            sealing: turnstile_journal::Sealing::Sealed,
-            ..Default::default()
-        };
-        let (writer, _) =
-            tokio::task::block_in_place(|| JournalWriter::open(&root_b.session(id), options))
-                .unwrap();
-        tokio::task::block_in_place(|| write_turns(&writer, 1, last));
-        tokio::task::block_in_place(|| writer.close()).unwrap();
-        store.detach(attachment, &root_b).await.unwrap();
+        sealed_turns(&store, &root_b, id, AttachMode::Resume, 1, last).await;
 
         let seal = store.seal(id).await.unwrap();
         let journal = store.export(id).await.unwrap();

@@ -8,8 +8,9 @@ pub mod store_env;
 pub mod terminal;
 pub mod watched;
 
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Child, Command};
 
 use assert_cmd::cargo::CommandCargoExt;
 use serde_json::Value;
@@ -165,4 +166,22 @@ pub fn view_only_parts(
         permission_asker: None,
         section_transformer: None,
     }
+}
+
+/// Reads `--json` lines from a child until one has type `ty`; the rest drains in the
+/// background, so the child never blocks on a full pipe.
+pub fn wait_for_event(child: &mut Child, ty: &str) -> Vec<Value> {
+    let stdout = child.stdout.take().unwrap();
+    let mut seen = Vec::new();
+    let mut lines = BufReader::new(stdout).lines();
+    for line in lines.by_ref() {
+        let v: Value = serde_json::from_str(&line.unwrap()).unwrap();
+        let found = v["type"] == ty;
+        seen.push(v);
+        if found {
+            break;
+        }
+    }
+    std::thread::spawn(move || for _ in lines {});
+    seen
 }

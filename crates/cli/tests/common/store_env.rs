@@ -246,3 +246,46 @@ pub fn with_gamma_prompt(
     );
     changed
 }
+
+/// A writer paused mid-tool past its lease, its session taken over by another host: the
+/// zombie of the takeover tests.
+pub struct Takeover {
+    /// Host `a`'s `run --json`, stopped (SIGSTOP) in its `bash` nap; SIGCONT wakes it.
+    pub zombie: KillOnDrop,
+    pub id: String,
+    /// Answers the zombie's turn, then the new holder's.
+    pub model: ScriptedServer,
+    /// When the zombie was stopped, in the journal's milliseconds.
+    pub paused_at: i64,
+}
+
+/// Runs a session on host `a` of `store` whose model asks for a one-second `bash` nap,
+/// stops the writer once the tool started, and has host `b` resume the session ("take
+/// over") past the lease.
+pub fn zombie_takeover(env: &Env, store: &str) -> Takeover {
+    let model = env.model(
+        Script::new()
+            .tool_call("bash", json!({"command": "sleep 1", "description": "nap"}))
+            .text("zombie answer")
+            .text("new holder answer"),
+    );
+    let mut zombie = KillOnDrop::spawn(
+        env.loop_cmd(store, "a", &model, &["run", "--json", "nap"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped()),
+    );
+    let seen = super::wait_for_event(&mut zombie, "tool.execution_start");
+    let id = seen[0]["data"]["sessionId"].as_str().unwrap().to_owned();
+    let paused_at = turnstile_journal::Timestamp::now().millis();
+    signal(&zombie, libc::SIGSTOP);
+    ok(&env
+        .loop_cmd(store, "b", &model, &["resume", &id, "take over"])
+        .output()
+        .unwrap());
+    Takeover {
+        zombie,
+        id,
+        model,
+        paused_at,
+    }
+}
