@@ -90,7 +90,7 @@ lint:
 ## jq), fold, checkpoint, stale-checkpoint resume, audit memory);
 ## model answers; `sessions` over 100 000 sessions; the JetStream store next to the file store;
 ## the session report in Chromium; the SDK client against both runtimes.
-bench: bench-journal bench-audit bench-loop bench-model bench-sessions bench-listing bench-stores bench-report bench-sdk bench-sandbox bench-diff
+bench: bench-journal bench-audit bench-loop bench-model bench-sessions bench-listing bench-stores bench-report bench-sdk bench-session-rpc bench-sandbox bench-diff
 
 ## bench-sandbox: spawn to exit of `true` unconfined and in the kernel sandbox of three policies,
 ## and what building each sandbox costs (once per session).
@@ -194,6 +194,15 @@ bench-sdk: profiling
 	@test -d target/conformance/node/node_modules/@github/copilot-sdk || { echo "bench-sdk: run make conformance once first (it installs the SDK client and the Copilot CLI)"; exit 2; }
 	$(CARGO) build --profile profiling -p turnstile-scripted-model
 	TURNSTILE_BIN=$(PBIN) SCRIPTED_MODEL_BIN=target/profiling/scripted-model node conformance/ts/bench/sdk_bench.mjs
+
+## bench-session-rpc: `sessions.fork` and `session.eventLog.read` of a 10,014-event session
+## (fixtures/long-session) through the official TypeScript client, turnstile next to the
+## Copilot CLI (median of RUNS, default 5). Needs what `make conformance` installs.
+.PHONY: bench-session-rpc
+bench-session-rpc:
+	@test -d target/conformance/node/node_modules/@github/copilot-sdk || { echo "bench-session-rpc: run make conformance once first (it installs the SDK client and the Copilot CLI)"; exit 2; }
+	$(CARGO) build --release -p turnstile
+	TURNSTILE_BIN=$(BIN) node conformance/ts/bench/session_rpc_bench.mjs --runs $${RUNS:-5}
 
 ## conformance: the official Copilot SDK clients (npm @github/copilot-sdk, PyPI github-copilot-sdk)
 ## drive the turnstile binary against the scripted model, then the differential harness runs the
