@@ -34,6 +34,7 @@ mod sdk_methods;
 mod sdk_permissions;
 mod sdk_sessions;
 mod session_account;
+mod session_config;
 mod session_metadata;
 mod session_methods;
 mod session_state;

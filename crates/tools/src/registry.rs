@@ -41,7 +41,7 @@ impl ToolRegistry {
         registry.register(Box::new(write_agent::WriteAgentTool));
         registry.register(Box::new(grep::GrepTool));
         registry.register(Box::new(glob::GlobTool));
-        registry.register(Box::new(task::TaskTool));
+        registry.register(Box::new(task::TaskTool::default()));
         if autopilot {
             registry.register(Box::new(task_complete::TaskCompleteTool));
         }

@@ -157,6 +157,17 @@ impl AgentType {
     }
 }
 
+/// The built-in agent types a session offers: all of [`AGENT_TYPES`], or the ones its
+/// `includedBuiltinAgents` names less the ones its `excludedBuiltinAgents` names (exclusion
+/// wins; a name that is no built-in type is ignored, as the runtime ignores it).
+pub fn offered_types(included: Option<&[String]>, excluded: &[String]) -> Vec<AgentType> {
+    AGENT_TYPES
+        .into_iter()
+        .filter(|t| included.is_none_or(|names| names.iter().any(|n| n == t.name())))
+        .filter(|t| !excluded.iter().any(|n| n == t.name()))
+        .collect()
+}
+
 /// A checked `task` call.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TaskArgs {
@@ -179,6 +190,11 @@ impl TaskArgs {
     /// Checks a call's arguments: the runtime's wording for a missing field and for an
     /// unknown agent type; `mode` is `sync` (the default) or `background`.
     pub fn parse(args: &Value) -> Result<Self, ToolFailure> {
+        Self::parse_among(args, &AGENT_TYPES)
+    }
+
+    /// [`TaskArgs::parse`] for a session that offers only `types`: another type is unknown.
+    pub fn parse_among(args: &Value, types: &[AgentType]) -> Result<Self, ToolFailure> {
         let field = |key: &str| args.get(key).and_then(Value::as_str).map(str::to_owned);
         // The runtime checks the required fields in its schema's order and names the first.
         for key in ["name", "prompt", "agent_type", "description"] {
@@ -189,11 +205,11 @@ impl TaskArgs {
             }
         }
         let kind = field("agent_type").unwrap_or_default();
-        let Some(agent_type) = AgentType::parse(&kind) else {
+        let Some(agent_type) = AgentType::parse(&kind).filter(|t| types.contains(t)) else {
             return Err(ToolFailure::new(
                 format!(
                     "Unknown agent_type: {kind}. Valid types are: {}",
-                    available()
+                    available(types)
                 ),
                 "failure",
             ));
@@ -219,8 +235,12 @@ impl TaskArgs {
 }
 
 /// The agent types, comma-separated.
-fn available() -> String {
-    AGENT_TYPES.map(AgentType::name).join(", ")
+fn available(types: &[AgentType]) -> String {
+    types
+        .iter()
+        .map(|t| t.name())
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// What a background `task` call answers at once (the runtime's words).
@@ -256,8 +276,26 @@ pub enum SubagentRequest {
 /// Where a `task` call sends its sub-agent to be run.
 pub type SubagentSender = mpsc::UnboundedSender<SubagentRequest>;
 
-/// The `task` tool.
-pub struct TaskTool;
+/// The `task` tool, offering the agent types it holds (the session's built-in agent policy).
+pub struct TaskTool {
+    types: Vec<AgentType>,
+}
+
+impl Default for TaskTool {
+    /// Every built-in agent type.
+    fn default() -> Self {
+        TaskTool {
+            types: AGENT_TYPES.to_vec(),
+        }
+    }
+}
+
+impl TaskTool {
+    /// The tool offering only `types` (see [`offered_types`]).
+    pub fn offering(types: Vec<AgentType>) -> Self {
+        TaskTool { types }
+    }
+}
 
 impl AsyncTool for TaskTool {
     const NAME: &'static str = NAME;
@@ -265,7 +303,8 @@ impl AsyncTool for TaskTool {
     type Args = TaskArgs;
 
     fn offer(&self) -> ToolSpec {
-        let types: Vec<String> = AGENT_TYPES
+        let types: Vec<String> = self
+            .types
             .iter()
             .map(|t| format!("- {}: {}", t.name(), t.description()))
             .collect();
@@ -280,7 +319,7 @@ impl AsyncTool for TaskTool {
                 "properties": {
                     "description": {"type": "string", "description": "A short (3-5 word) description of the work, shown as the call's intent."},
                     "prompt": {"type": "string", "description": "The work for the sub-agent, with all the context it needs."},
-                    "agent_type": {"type": "string", "enum": AGENT_TYPES.map(AgentType::name), "description": "The kind of sub-agent to run."},
+                    "agent_type": {"type": "string", "enum": self.types.iter().map(|t| t.name()).collect::<Vec<_>>(), "description": "The kind of sub-agent to run."},
                     "name": {"type": "string", "description": "A short name for the sub-agent (e.g. \"math-helper\")."},
                     "model": {"type": "string", "description": "A model to run the sub-agent with instead of the session's."},
                     "mode": {"type": "string", "enum": ["sync", "background"], "description": "\"sync\" (the default): the call returns the sub-agent's answer. \"background\": the call returns the agent's id at once and the agent works while you go on; you are notified when it is idle, read_agent gives its answer and write_agent sends it follow-up messages."}
@@ -292,7 +331,7 @@ impl AsyncTool for TaskTool {
     }
 
     fn check(&self, args: &Value, _ctx: &ToolContext) -> Result<TaskArgs, ToolFailure> {
-        TaskArgs::parse(args)
+        TaskArgs::parse_among(args, &self.types)
     }
 
     async fn act(&self, args: TaskArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolFailure> {
@@ -368,6 +407,42 @@ mod tests {
     }
 
     #[test]
+    fn a_session_offers_its_agent_policy() {
+        let names = |types: Vec<AgentType>| types.iter().map(|t| t.name()).collect::<Vec<_>>();
+        let without = offered_types(None, &["explore".into(), "no-such-agent".into()]);
+        assert_eq!(
+            names(without.clone()),
+            [
+                "task",
+                "general-purpose",
+                "code-review",
+                "research",
+                "security-review"
+            ]
+        );
+        let only = offered_types(
+            Some(&["research".into(), "explore".into()]),
+            &["explore".into()],
+        );
+        assert_eq!(names(only), ["research"]);
+        // The offer and the check follow the policy: the schema's enum leaves the type out,
+        // and a call naming it is refused like an unknown one.
+        let tool = TaskTool::offering(without.clone());
+        let spec = tool.offer();
+        let offered = &spec.parameters["properties"]["agent_type"]["enum"];
+        assert!(
+            !offered.as_array().unwrap().iter().any(|v| v == "explore"),
+            "{offered}"
+        );
+        assert!(!spec.description.contains("- explore:"));
+        let refused = TaskArgs::parse_among(&call(json!({})), &without).unwrap_err();
+        assert_eq!(
+            refused.message,
+            "Unknown agent_type: explore. Valid types are: task, general-purpose, code-review, research, security-review"
+        );
+    }
+
+    #[test]
     fn tool_subsets() {
         assert!(AgentType::Explore.offers("grep"));
         assert!(!AgentType::Explore.offers("edit"));
@@ -386,7 +461,10 @@ mod tests {
     #[tokio::test]
     async fn outside_a_session_the_call_fails_clearly() {
         let ctx = ToolContext::new(std::env::temp_dir());
-        let failure = TaskTool.run(call(json!({})), &ctx).await.unwrap_err();
+        let failure = TaskTool::default()
+            .run(call(json!({})), &ctx)
+            .await
+            .unwrap_err();
         assert_eq!(failure.code.as_deref(), Some("no_session"));
     }
 }

@@ -1,11 +1,10 @@
 //! The facts the system prompt states about the session: where it runs, on what, with which
 //! tools, and the instructions the repository carries.
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
-/// Bytes read at most from one repository instructions file; the rest is cut with a note.
-pub const MAX_INSTRUCTIONS_BYTES: u64 = 64 * 1024;
+use super::instruction_file::read_instructions;
+pub use super::instruction_file::{CustomInstructions, MAX_INSTRUCTIONS_BYTES};
 
 /// Repository instruction files, in the order they join the prompt (the Copilot CLI's order).
 pub const INSTRUCTION_FILES: [&str; 2] = [".github/copilot-instructions.md", "AGENTS.md"];
@@ -29,17 +28,11 @@ pub struct PromptContext {
     pub skills: Vec<(String, String)>,
     /// Instructions found in the repository.
     pub custom_instructions: Vec<CustomInstructions>,
+    /// The instruction files of the session's extra instruction directories (SDK
+    /// `instructionDirectories`, [`super::read_instruction_dirs`]).
+    pub instruction_files: Vec<super::InstructionFile>,
     /// The client's additional instructions (append-mode content, unknown sections).
     pub additional_instructions: Vec<String>,
-}
-
-/// One repository instructions file.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CustomInstructions {
-    /// Where it was read from.
-    pub path: PathBuf,
-    /// Its text (cut at [`MAX_INSTRUCTIONS_BYTES`]).
-    pub text: String,
 }
 
 impl PromptContext {
@@ -59,6 +52,7 @@ impl PromptContext {
                 .iter()
                 .filter_map(|name| read_instructions(&cwd.join(name)))
                 .collect(),
+            instruction_files: Vec::new(),
             additional_instructions: Vec::new(),
         }
     }
@@ -79,40 +73,6 @@ fn git_root(dir: &Path) -> Option<PathBuf> {
     dir.ancestors()
         .find(|d| d.join(".git").exists())
         .map(Path::to_path_buf)
-}
-
-fn read_instructions(path: &Path) -> Option<CustomInstructions> {
-    let file = match std::fs::File::open(path) {
-        Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
-        Err(e) => {
-            tracing::warn!(path = %path.display(), error = %e, "instructions file not read");
-            return None;
-        }
-    };
-    if !file.metadata().is_ok_and(|m| m.is_file()) {
-        return None;
-    }
-    let mut bytes = Vec::new();
-    if let Err(e) = file
-        .take(MAX_INSTRUCTIONS_BYTES + 1)
-        .read_to_end(&mut bytes)
-    {
-        tracing::warn!(path = %path.display(), error = %e, "instructions file not read");
-        return None;
-    }
-    let cut = bytes.len() as u64 > MAX_INSTRUCTIONS_BYTES;
-    bytes.truncate(MAX_INSTRUCTIONS_BYTES as usize);
-    let mut text = String::from_utf8_lossy(&bytes).trim_end().to_owned();
-    if cut {
-        text.push_str(&format!(
-            "\n[cut: the file is longer than {MAX_INSTRUCTIONS_BYTES} bytes]"
-        ));
-    }
-    (!text.trim().is_empty()).then(|| CustomInstructions {
-        path: path.to_path_buf(),
-        text,
-    })
 }
 
 #[cfg(test)]

@@ -24,6 +24,8 @@ pub mod attachments;
 mod build;
 mod config;
 mod context;
+mod instruction_dirs;
+mod instruction_file;
 mod sections;
 pub mod tokenizer;
 pub mod tokens;
@@ -34,6 +36,10 @@ pub use build::{SectionTransformer, TransformError, build_system_prompt, default
 pub use config::{SectionAction, SectionOverride, SystemMessageConfig, SystemMessageError};
 pub use context::{
     CustomInstructions, INSTRUCTION_FILES, MAX_INSTRUCTIONS_BYTES, PromptContext, os_name,
+};
+pub use instruction_dirs::{
+    InstructionFile, MAX_DEPTH as MAX_INSTRUCTION_DEPTH,
+    MAX_FILES_PER_DIRECTORY as MAX_INSTRUCTION_FILES_PER_DIRECTORY, read_instruction_dirs,
 };
 pub use sections::{IDENTITY_GROUP, Section, SectionId, default_sections, default_text};
 pub use wrap::{SQL_TABLES, SQL_TOOL, wrap_prompt};

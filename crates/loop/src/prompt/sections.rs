@@ -161,12 +161,19 @@ pub fn default_text(id: SectionId, ctx: &PromptContext) -> String {
             .to_owned(),
         SectionId::EnvironmentContext => environment(ctx),
         SectionId::ToolInstructions => tool_notes(ctx),
-        SectionId::CustomInstructions => ctx
-            .custom_instructions
-            .iter()
-            .map(|i| format!("<custom_instruction>\n{}\n</custom_instruction>", i.text))
-            .collect::<Vec<_>>()
-            .join("\n\n"),
+        SectionId::CustomInstructions => {
+            let mut parts: Vec<String> = ctx
+                .custom_instructions
+                .iter()
+                .map(|i| format!("<custom_instruction>\n{}\n</custom_instruction>", i.text))
+                .collect();
+            // The extra directories' files follow the repository's, in the CLI's words.
+            let extra = super::instruction_dirs::render(&ctx.instruction_files);
+            if !extra.is_empty() {
+                parts.push(extra);
+            }
+            parts.join("\n\n")
+        }
         SectionId::RuntimeInstructions => ctx.additional_instructions.join("\n\n"),
         SectionId::LastInstructions => "Finish the task completely before you stop: if an \
              approach fails, try another. When you are done, answer without calling tools."

@@ -255,6 +255,10 @@ impl Actor {
                     self.parts.config.skip_custom_instructions = skip;
                     let _ = done.send(Ok(()));
                 }
+                Command::SetVision { vision, done } => {
+                    self.parts.config.vision = vision;
+                    let _ = done.send(Ok(()));
+                }
                 Command::SetMode { mode, done } => {
                     let _ = done.send(self.set_mode(mode));
                 }

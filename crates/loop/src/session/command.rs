@@ -42,6 +42,10 @@ pub(super) enum Command {
         skip: bool,
         done: Reply<()>,
     },
+    SetVision {
+        vision: bool,
+        done: Reply<()>,
+    },
     SetMode {
         mode: AgentMode,
         done: Reply<()>,

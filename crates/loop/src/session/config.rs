@@ -59,6 +59,15 @@ pub struct SessionConfig {
     /// Leave the repository's instruction files out of the system prompt (SDK
     /// `skipCustomInstructions`).
     pub skip_custom_instructions: bool,
+    /// Extra directories whose `.github/instructions/**/*.instructions.md` files join the
+    /// system prompt (SDK `instructionDirectories`), read again for every prompt as the
+    /// repository's instructions are.
+    pub instruction_directories: Vec<PathBuf>,
+    /// The model reads pictures (SDK `modelCapabilities.supports.vision`): the pictures tool
+    /// results gave (`view` of an image) go in its requests. Off, they stay in the journal
+    /// and are left out of every request, earlier ones included, as the Copilot CLI leaves
+    /// them out; on again, they are all sent.
+    pub vision: bool,
     /// A remote store every journal line also goes to, fenced and acknowledged before the
     /// line counts as durable (`turnstile_journal::sink`); `None` for the file store alone.
     pub journal_sink: Option<Arc<dyn turnstile_journal::JournalSink>>,
@@ -106,6 +115,8 @@ impl SessionConfig {
             token_limit: None,
             infinite_sessions: InfiniteSessions::default(),
             skip_custom_instructions: false,
+            instruction_directories: Vec::new(),
+            vision: true,
             journal_sink: None,
             mcp: None,
             skills: Arc::default(),

@@ -207,6 +207,13 @@ impl SessionHandle {
         self.command(Command::SetMode { mode, done }, rx).await
     }
 
+    /// Sends the model the pictures tool results gave (or leaves them out of) the requests
+    /// made from now on, after the messages sent before it (SDK `modelCapabilities`).
+    pub async fn set_vision(&self, vision: bool) -> Result<(), LoopError> {
+        let (done, rx) = oneshot::channel();
+        self.command(Command::SetVision { vision, done }, rx).await
+    }
+
     /// Leaves the repository's instruction files out of (or back in) the system prompts built
     /// from now on, after the messages sent before it.
     pub async fn skip_custom_instructions(&self, skip: bool) -> Result<(), LoopError> {

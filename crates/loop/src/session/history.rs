@@ -78,6 +78,12 @@ pub fn request_messages(state: &SessionState) -> Vec<ChatMessage> {
     with_tool_images(messages, &state.conversation)
 }
 
+/// [`request_messages`] for a model that reads no pictures: the tool results' pictures are
+/// left out (their text results stay).
+pub fn request_messages_without_images(state: &SessionState) -> Vec<ChatMessage> {
+    results_in_request_order(chat_messages(&state.conversation, &state.assets))
+}
+
 /// Puts the pictures tool results gave (`view` of an image) in a user message right after
 /// the results of their assistant message, as the Copilot CLI sends them: each picture's
 /// description, then the picture, in the order of the results.

@@ -64,7 +64,9 @@ pub use compaction_options::{CompactOptions, CompactionReport, InfiniteSessions}
 pub use config::{SessionConfig, SessionParts};
 pub use error::LoopError;
 pub use handle::SessionHandle;
-pub use history::{chat_messages, default_system_prompt, request_messages};
+pub use history::{
+    chat_messages, default_system_prompt, request_messages, request_messages_without_images,
+};
 pub use log_entry::{LogEntry, LogLevel};
 pub use metrics::SessionMetrics;
 pub use resume_options::{ContinuedRequests, ResumeOptions, ResumeReport};

@@ -141,6 +141,10 @@ impl Actor {
                 );
                 if self.parts.config.skip_custom_instructions {
                     ctx.custom_instructions.clear();
+                } else {
+                    ctx.instruction_files = crate::prompt::read_instruction_dirs(
+                        &self.parts.config.instruction_directories,
+                    );
                 }
                 ctx.skills = self
                     .parts

@@ -11,7 +11,7 @@ use turnstile_journal::payload::{
 
 use super::LoopError;
 use super::actor::Actor;
-use super::history::request_messages;
+use super::history::{request_messages, request_messages_without_images};
 use super::message::Message;
 use super::tool_call::ToolsEnd;
 use super::totals::CallAgent;
@@ -433,7 +433,11 @@ impl Actor {
             .collect();
         ChatRequest {
             model: self.parts.config.model.clone(),
-            messages: request_messages(&self.emitter.state()),
+            messages: if self.parts.config.vision {
+                request_messages(&self.emitter.state())
+            } else {
+                request_messages_without_images(&self.emitter.state())
+            },
             reasoning_effort: self.parts.config.reasoning_effort.clone(),
             tools,
             stream: self.parts.config.streaming,

@@ -225,6 +225,9 @@ pub struct OpenAiConfig {
     pub exchange: Option<super::exchange::SharedExchange>,
     /// Extra HTTP headers on every request (a request's own headers override them).
     pub headers: Vec<(String, String)>,
+    /// The SDK client's name (`clientName` of a session), told in the `User-Agent` as the
+    /// Copilot CLI tells it (`client/<name>`).
+    pub client_name: Option<String>,
     /// Model used when a request names none.
     pub model: String,
     /// Request, idle and overall timeouts.
@@ -256,6 +259,7 @@ impl std::fmt::Debug for OpenAiConfig {
                 "headers",
                 &self.headers.iter().map(|(n, _)| n).collect::<Vec<_>>(),
             )
+            .field("client_name", &self.client_name)
             .field("model", &self.model)
             .field("timeouts", &self.timeouts)
             .field("retry", &self.retry)
@@ -278,6 +282,7 @@ impl OpenAiConfig {
             token_source: None,
             exchange: None,
             headers: Vec::new(),
+            client_name: None,
             model: model.into(),
             timeouts: Timeouts::default(),
             retry: RetryPolicy::default(),

@@ -67,7 +67,7 @@ pub async fn provider_endpoint(config: &OpenAiConfig) -> Result<ProviderEndpoint
                 .into_iter()
                 .map(|(n, v)| (n.to_owned(), v)),
         );
-        headers.push(("User-Agent".into(), user_agent(&config.flavor).into()));
+        headers.push(("User-Agent".into(), user_agent(config)));
         if let Some(key) = &api_key {
             headers.push(("Authorization".into(), format!("Bearer {key}")));
         }

@@ -100,7 +100,7 @@ impl HttpCore {
     pub(crate) fn new(config: OpenAiConfig, endpoint: &str) -> Result<Self, ModelError> {
         let mut builder = reqwest::Client::builder()
             .connect_timeout(config.timeouts.request)
-            .user_agent(user_agent(&config.flavor));
+            .user_agent(user_agent(&config));
         if is_loopback(endpoint) {
             // A proxy from the environment must not get between us and a local server.
             builder = builder.no_proxy();
@@ -209,10 +209,7 @@ impl HttpCore {
                 .map(Response::Network);
         };
         // What the HTTP client would add itself goes in too: the other side makes the request.
-        let mut pairs = vec![(
-            "user-agent".to_owned(),
-            user_agent(&self.config.flavor).to_owned(),
-        )];
+        let mut pairs = vec![("user-agent".to_owned(), user_agent(&self.config))];
         pairs.extend(headers.iter().filter_map(|(name, value)| {
             Some((name.as_str().to_owned(), value.to_str().ok()?.to_owned()))
         }));
@@ -373,16 +370,32 @@ pub(super) fn copilot_headers() -> Vec<(&'static str, String)> {
     ]
 }
 
+/// Characters of a client's name the `User-Agent` carries at most (docs/security.md).
+pub const MAX_CLIENT_NAME_CHARS: usize = 128;
+
 /// The `User-Agent` of every request: turnstile and its version, and to the Copilot endpoint
-/// the integration it speaks as.
-pub(super) fn user_agent(flavor: &ApiFlavor) -> &'static str {
-    match flavor {
-        ApiFlavor::Copilot => concat!(
-            "turnstile/",
-            env!("CARGO_PKG_VERSION"),
-            " (Copilot CLI protocol; copilot-developer-cli)"
-        ),
-        _ => concat!("turnstile/", env!("CARGO_PKG_VERSION")),
+/// the integration it speaks as and the SDK client's name (`client/<name>`), as the Copilot
+/// CLI tells them there (to a client's own provider it tells neither). The name is the
+/// client's text: only printable ASCII of it is kept, at most [`MAX_CLIENT_NAME_CHARS`], so
+/// the header is always valid.
+pub(super) fn user_agent(config: &OpenAiConfig) -> String {
+    let version = concat!("turnstile/", env!("CARGO_PKG_VERSION"));
+    if config.flavor != ApiFlavor::Copilot {
+        return version.to_owned();
+    }
+    let client: String = config
+        .client_name
+        .as_deref()
+        .unwrap_or_default()
+        .chars()
+        .filter(|c| c.is_ascii_graphic() || *c == ' ')
+        .take(MAX_CLIENT_NAME_CHARS)
+        .collect();
+    match client.trim() {
+        "" => format!("{version} (Copilot CLI protocol; copilot-developer-cli)"),
+        client => {
+            format!("{version} (client/{client}; Copilot CLI protocol; copilot-developer-cli)")
+        }
     }
 }
 
@@ -441,6 +454,33 @@ mod tests {
 
     fn retry_after_of(h: &HeaderMap) -> Option<Duration> {
         retry_after(|name| h.get(name).and_then(|v| v.to_str().ok()).map(str::to_owned))
+    }
+
+    #[test]
+    fn the_user_agent_tells_the_client_name_to_the_copilot_endpoint() {
+        let version = concat!("turnstile/", env!("CARGO_PKG_VERSION"));
+        let mut config = OpenAiConfig::new("http://127.0.0.1:1/v1", "m");
+        config.client_name = Some("ts-public-surface-client".into());
+        // A client's own provider is told neither, as the Copilot CLI tells it neither.
+        assert_eq!(user_agent(&config), version);
+        config.flavor = ApiFlavor::Copilot;
+        assert_eq!(
+            user_agent(&config),
+            format!(
+                "{version} (client/ts-public-surface-client; Copilot CLI protocol; copilot-developer-cli)"
+            )
+        );
+        config.client_name = None;
+        assert_eq!(
+            user_agent(&config),
+            format!("{version} (Copilot CLI protocol; copilot-developer-cli)")
+        );
+        // A name that could break the header is cut to printable ASCII and bounded.
+        config.client_name = Some(format!("a\r\nX-Evil: 1\u{e9}{}", "b".repeat(500)));
+        let agent = user_agent(&config);
+        assert!(HeaderValue::from_str(&agent).is_ok(), "{agent}");
+        assert!(!agent.contains('\n') && agent.contains("client/aX-Evil: 1b"));
+        assert!(agent.len() < 100 + MAX_CLIENT_NAME_CHARS, "{agent}");
     }
 
     #[test]

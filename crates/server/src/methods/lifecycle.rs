@@ -508,15 +508,19 @@ fn loop_error(id: Uuid, e: LoopError) -> RpcError {
 ///
 /// A session the server closed on its own (another process took it over, it idled out) is
 /// detached already: the client's goodbye succeeds, as in the Copilot CLI, where both
-/// processes keep it open.
+/// processes keep it open. So does the goodbye of a session already closed, whose journal is
+/// in the state root (a client holding two handles of one session, say those of a create and
+/// a resume, says goodbye with each, as the Copilot CLI allows).
 pub(crate) async fn detach(ctx: &Ctx<'_>, params: SessionIdParams) -> Result<Value, RpcError> {
     let session = match open_session(ctx, params.id()) {
         Ok(session) => session,
         Err(e) => {
             let closed_here = turnstile_journal::parse_session_id(params.id())
                 .ok()
-                .and_then(|id| ctx.server.closed_reason(id))
-                .is_some();
+                .is_some_and(|id| {
+                    ctx.server.closed_reason(id).is_some()
+                        || ctx.server.config().state_root.session(id).events.is_file()
+                });
             return if closed_here {
                 Ok(json!({"success": true}))
             } else {

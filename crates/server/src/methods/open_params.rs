@@ -99,9 +99,41 @@ pub(crate) struct OpenParams {
     pub(super) commands: Option<Vec<crate::client_commands::CommandParams>>,
     /// The session's custom agents (`session.agent.*`).
     pub(super) custom_agents: Option<Vec<crate::custom_agents::AgentParams>>,
+    /// The built-in sub-agent types the `task` tool offers (all when left out).
+    pub(super) included_builtin_agents: Option<Vec<String>>,
+    /// Built-in sub-agent types the `task` tool does not offer (exclusion wins).
+    pub(super) excluded_builtin_agents: Option<Vec<String>>,
+    /// The SDK client's name, told to the Copilot endpoint in the `User-Agent`.
+    pub(super) client_name: Option<String>,
+    /// Extra directories whose `.github/instructions/**/*.instructions.md` files join the
+    /// system prompt (relative ones are the working directory's).
+    pub(super) instruction_directories: Option<Vec<String>>,
+    /// What the model can do, as the client says (`supports.vision`).
+    pub(super) model_capabilities: Option<ModelCapabilitiesParams>,
     /// The account of `git_hub_token`, once looked up (`with_account`).
     #[serde(skip)]
     pub(super) github_user: Option<CopilotUser>,
+}
+
+/// `modelCapabilities` of create/resume and `session.model.switchTo` (the SDK's
+/// `ModelCapabilitiesOverride`; only `supports.vision` changes what turnstile sends).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct ModelCapabilitiesParams {
+    supports: Option<ModelSupportsParams>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ModelSupportsParams {
+    vision: Option<bool>,
+}
+
+impl ModelCapabilitiesParams {
+    /// Whether the model reads pictures, when the client says.
+    pub(crate) fn vision(&self) -> Option<bool> {
+        self.supports.as_ref().and_then(|s| s.vision)
+    }
 }
 
 /// The params with the account of their `gitHubToken` looked up (the open's error when the
@@ -186,6 +218,7 @@ pub(super) fn build(
         config.default_model.clone(),
         params.git_hub_token.as_deref(),
     );
+    defaults.client_name.clone_from(&params.client_name);
     // A client answers the model calls itself: this session's requests go to it.
     if ctx.server.inference().provider().is_some() {
         defaults.exchange = Some(SharedExchange(Arc::new(ClientExchange {
@@ -236,6 +269,7 @@ pub(super) fn build(
             registry.unregister(&name);
         }
     }
+    offer_agent_types(&mut registry, params);
     let offers_ask_user = params.request_user_input == Some(true)
         && filter_keeps(
             params.available_tools.as_deref(),
@@ -314,6 +348,16 @@ pub(super) fn build(
         .or(config.context_window);
     session_config.skills = skills;
     session_config.skill_warnings = skill_warnings;
+    if let Some(vision) = params.model_capabilities.as_ref().and_then(|c| c.vision()) {
+        session_config.vision = vision;
+    }
+    session_config.instruction_directories = params
+        .instruction_directories
+        .iter()
+        .flatten()
+        .filter(|d| !d.is_empty())
+        .map(|d| cwd.join(d))
+        .collect();
     session_config.excluded_tools = params
         .default_agent
         .as_ref()
@@ -406,6 +450,30 @@ pub(super) fn working_dir(default: &Path, asked: Option<&str>) -> Result<PathBuf
         )));
     }
     Ok(dir)
+}
+
+/// The session's built-in agent policy (`includedBuiltinAgents`, `excludedBuiltinAgents`) on
+/// the `task` tool: its schema offers only the types left, and a call naming another is
+/// refused. With none left, `task` is not offered at all (an empty choice is no tool).
+fn offer_agent_types(registry: &mut ToolRegistry, params: &OpenParams) {
+    use turnstile_tools::task::{self, TaskTool};
+    if registry.get(task::NAME).is_none()
+        || (params.included_builtin_agents.is_none() && params.excluded_builtin_agents.is_none())
+    {
+        return;
+    }
+    let types = task::offered_types(
+        params.included_builtin_agents.as_deref(),
+        params
+            .excluded_builtin_agents
+            .as_deref()
+            .unwrap_or_default(),
+    );
+    if types.is_empty() {
+        registry.unregister(task::NAME);
+    } else {
+        registry.register(Box::new(TaskTool::offering(types)));
+    }
 }
 
 /// Whether a tool filter entry names the built-in `name` (`bash`, `builtin:bash`, `builtin:*`).

@@ -211,6 +211,8 @@ pub(crate) struct SwitchToParams {
     session_id: String,
     model_id: String,
     reasoning_effort: Option<String>,
+    /// What the model can do (`supports.vision`), for the calls that follow.
+    model_capabilities: Option<super::open_params::ModelCapabilitiesParams>,
 }
 
 /// `session.model.switchTo`: the calls after the messages sent before it use `modelId`
@@ -227,6 +229,13 @@ pub(crate) async fn model_switch(ctx: &Ctx<'_>, params: SwitchToParams) -> Resul
         .switch_model(model, params.reasoning_effort.clone())
         .await
         .map_err(|e| RpcError::new(codes::SESSION_FAILED, e.to_string()))?;
+    if let Some(vision) = params.model_capabilities.as_ref().and_then(|c| c.vision()) {
+        session
+            .handle()
+            .set_vision(vision)
+            .await
+            .map_err(|e| RpcError::new(codes::SESSION_FAILED, e.to_string()))?;
+    }
     session.set_model(model.to_owned(), params.reasoning_effort);
     Ok(json!({"modelId": model, "deferred": false}))
 }
