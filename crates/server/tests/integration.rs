@@ -36,6 +36,8 @@ mod sdk_sessions;
 mod session_account;
 mod session_metadata;
 mod session_methods;
+mod session_plugins;
+mod session_skills;
 mod session_state;
 mod system_transform;
 mod takeover;

@@ -142,15 +142,7 @@ impl Actor {
                 if self.parts.config.skip_custom_instructions {
                     ctx.custom_instructions.clear();
                 }
-                ctx.skills = self
-                    .parts
-                    .config
-                    .skills
-                    .all()
-                    .iter()
-                    .filter(|s| s.enabled)
-                    .map(|s| (s.name.clone(), s.description.clone()))
-                    .collect();
+                ctx.skills = self.parts.config.skills.enabled_descriptions();
                 let transformer = self.parts.section_transformer.clone();
                 build_system_prompt(
                     &self.parts.config.system_message,
