@@ -9,6 +9,7 @@
 //!   checkpoints, the tool processes' list, report pages);
 //! - one module per kind of file: [`settings`] (`settings.json`, `config.json`),
 //!   [`mcp_config`] (`mcp-config.json` and `settings.json`'s `disabledMcpServers`),
+//!   [`plugins`] (a plugin directory's manifest, `plugin.json`, and its `.mcp.json`),
 //!   [`folder_trust`] (`trusted-folders.json`), [`locations`] (`permissions-config.json`),
 //!   [`plan`] (a session's `plan.md`), [`workspace`] (a session's `workspace.yaml` and the
 //!   CLI's folders beside the journal); [`git_context`] reads the repository a working
@@ -39,6 +40,7 @@ pub mod locate;
 pub mod locations;
 pub mod mcp_config;
 pub mod plan;
+pub mod plugins;
 pub mod settings;
 pub mod workspace;
 

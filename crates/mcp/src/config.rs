@@ -70,6 +70,45 @@ pub struct ServerConfig {
     pub exclude_tools: Vec<String>,
     /// The limit of the start (initialize and tool listing) and of each call (`timeout`, ms).
     pub timeout: Option<Duration>,
+    /// Where the server came from when not from a configuration file or the client's
+    /// `mcpServers` (the runtime's `source`).
+    pub origin: Option<ServerOrigin>,
+}
+
+/// Where a server came from, as the runtime reports it (`source`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ServerOrigin {
+    /// A plugin's (`source: "plugin"`).
+    Plugin(PluginOrigin),
+    /// The runtime's own, such as the GitHub server (`source: "builtin"`).
+    Builtin,
+}
+
+impl ServerOrigin {
+    /// The runtime's `source` word.
+    pub fn source(&self) -> &'static str {
+        match self {
+            ServerOrigin::Plugin(_) => "plugin",
+            ServerOrigin::Builtin => "builtin",
+        }
+    }
+
+    /// The plugin, for a plugin's server.
+    pub fn plugin(&self) -> Option<&PluginOrigin> {
+        match self {
+            ServerOrigin::Plugin(plugin) => Some(plugin),
+            ServerOrigin::Builtin => None,
+        }
+    }
+}
+
+/// The plugin a server came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PluginOrigin {
+    /// The plugin's name.
+    pub name: String,
+    /// Its version, when the manifest gives one.
+    pub version: Option<String>,
 }
 
 impl ServerConfig {
@@ -181,6 +220,14 @@ impl McpServers {
     /// Whether there is no server.
     pub fn is_empty(&self) -> bool {
         self.servers.is_empty()
+    }
+
+    /// These servers, each marked as supplied by `plugin`.
+    pub fn from_plugin(mut self, plugin: &PluginOrigin) -> Self {
+        for server in &mut self.servers {
+            server.origin = Some(ServerOrigin::Plugin(plugin.clone()));
+        }
+        self
     }
 
     /// The servers' names, in order.
@@ -300,6 +347,7 @@ fn server(name: &str, raw: &Value, origin: &str) -> Result<ServerConfig, ConfigE
         tools: raw.tools,
         exclude_tools: raw.exclude_tools,
         timeout,
+        origin: None,
     })
 }
 

@@ -4,6 +4,10 @@
 //!
 //! Every change that alters the tools offered bumps [`McpHost::version`], so the session
 //! rebuilds its tool set before the next model request (and only then).
+//!
+//! Some servers wait for the session's first use ([`McpHost::defer`]: those of plugins, as the
+//! runtime starts them when the first message runs or a client asks about its servers); a
+//! server the session disables from the start is listed and never started.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -26,6 +30,8 @@ pub enum ServerState {
     /// Stopped by a client's `stopServer`: its configuration is kept, so it can be started
     /// again by name.
     Stopped,
+    /// Waiting for the session's first use ([`McpHost::start_pending`]).
+    Pending,
 }
 
 impl ServerState {
@@ -37,6 +43,7 @@ impl ServerState {
             ServerState::Disabled => "disabled",
             // The runtime's word for a server stopped on its own.
             ServerState::Stopped => "not_configured",
+            ServerState::Pending => "pending",
         }
     }
 }
@@ -83,6 +90,8 @@ impl HostedServer {
 #[derive(Debug)]
 pub struct McpHost {
     servers: Mutex<Vec<HostedServer>>,
+    /// Held while the pending servers start, so two first uses start each once.
+    starting: tokio::sync::Mutex<()>,
     options: StartOptions,
     version: AtomicU64,
 }
@@ -101,9 +110,82 @@ impl McpHost {
     pub async fn start(servers: &McpServers, options: &StartOptions) -> Self {
         McpHost {
             servers: Mutex::new(start_all(&servers.servers, options).await),
+            starting: tokio::sync::Mutex::new(()),
             options: options.clone(),
             version: AtomicU64::new(0),
         }
+    }
+
+    /// Adds `configs` without starting them: each waits for [`Self::start_pending`], or is
+    /// disabled for good when `disabled` names it (a client may still enable it). A name the
+    /// host has already is left as it is; at most [`crate::MAX_SERVERS`] in all.
+    pub fn defer(&self, configs: Vec<ServerConfig>, disabled: &[String]) {
+        let Ok(mut servers) = self.servers.lock() else {
+            return;
+        };
+        for config in configs {
+            if servers.len() >= crate::MAX_SERVERS
+                || servers.iter().any(|s| s.config.name == config.name)
+            {
+                continue;
+            }
+            let state = if disabled.contains(&config.name) {
+                ServerState::Disabled
+            } else {
+                ServerState::Pending
+            };
+            servers.push(HostedServer {
+                config,
+                state,
+                error: None,
+                connection: None,
+            });
+        }
+    }
+
+    /// Whether a server waits for [`Self::start_pending`].
+    pub fn has_pending(&self) -> bool {
+        self.servers
+            .lock()
+            .is_ok_and(|s| s.iter().any(|s| s.state == ServerState::Pending))
+    }
+
+    /// Starts every pending server at once (each start bounded by its limit); returns them as
+    /// they stand after, in order (none when nothing was pending). Two calls at once start each
+    /// server once: the second waits for the first and finds nothing pending.
+    pub async fn start_pending(&self) -> Vec<HostedServer> {
+        let _gate = self.starting.lock().await;
+        let pending: Vec<ServerConfig> = match self.servers.lock() {
+            Ok(servers) => servers
+                .iter()
+                .filter(|s| s.state == ServerState::Pending)
+                .map(|s| s.config.clone())
+                .collect(),
+            Err(_) => return Vec::new(),
+        };
+        if pending.is_empty() {
+            return Vec::new();
+        }
+        let started = start_all(&pending, &self.options).await;
+        let mut unplaced = Vec::new();
+        if let Ok(mut servers) = self.servers.lock() {
+            for server in started {
+                // A server a client changed meanwhile (disabled, started) keeps that, and this
+                // start's process goes.
+                match servers.iter_mut().find(|s| {
+                    s.config.name == server.config.name && s.state == ServerState::Pending
+                }) {
+                    Some(slot) => *slot = server,
+                    None => unplaced.extend(server.connection),
+                }
+            }
+        }
+        join_all(unplaced.iter().map(|c| c.stop())).await;
+        self.changed();
+        self.servers()
+            .into_iter()
+            .filter(|s| pending.iter().any(|p| p.name == s.config.name))
+            .collect()
     }
 
     /// The servers, in configuration order.

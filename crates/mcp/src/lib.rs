@@ -39,7 +39,7 @@ mod result;
 mod stdio;
 
 pub use apps::{MAX_APP_RESULT_BYTES, app_tool};
-pub use config::{MAX_SERVERS, McpServers, ServerConfig, Transport};
+pub use config::{MAX_SERVERS, McpServers, PluginOrigin, ServerConfig, ServerOrigin, Transport};
 pub use connection::{DEFAULT_CALL_TIMEOUT, DEFAULT_START_TIMEOUT, McpConnection, StartOptions};
 pub use error::{ConfigError, McpError, NotRegistered};
 pub use host::{HostedServer, McpHost, ServerState};

@@ -18,8 +18,8 @@ use crate::methods::{
     mcp_launch, mcp_oauth, mcp_resources, mcp_sampling, mcp_servers, metadata, name_auto, options,
     pending, permission_mode, permissions, plan, provider_endpoint, reasoning_effort, rewind,
     server as server_methods, server_gates, session, session_services, sessions_delete,
-    sessions_enrich, sessions_open, sessions_state, shutdown, tools_list, ui, unsupported, usage,
-    workspaces,
+    sessions_enrich, sessions_open, sessions_state, shutdown, skills, tools_list, ui, unsupported,
+    usage, workspaces,
 };
 use crate::peer::Peer;
 use crate::rpc::{RpcError, kind_of};
@@ -174,7 +174,7 @@ pub(crate) const SERVED: &[Method] = &[
     method!("mcp.config.enable" => |ctx, params| mcp_config::enable(ctx, parse(params)?)),
     method!("mcp.config.disable" => |ctx, params| mcp_config::disable(ctx, parse(params)?)),
     method!("mcp.config.reload" => |_ctx, _params| Ok(mcp_config::reload())),
-    method!("session.mcp.list" => |ctx, params| mcp::list(ctx, parse(params)?)),
+    method!("session.mcp.list" => |ctx, params| mcp::list(ctx, parse(params)?).await),
     method!("session.mcp.listTools" => |ctx, params| mcp::list_tools(ctx, parse(params)?)),
     method!("session.mcp.enable" => |ctx, params| mcp::enable(ctx, parse(params)?).await),
     method!("session.mcp.disable" => |ctx, params| mcp::disable(ctx, parse(params)?).await),
@@ -249,6 +249,14 @@ pub(crate) const SERVED: &[Method] = &[
         mcp_apps::get_host_context(ctx, parse(params)?)
     }),
     method!("session.mcp.apps.diagnose" => |ctx, params| mcp_apps::diagnose(ctx, parse(params)?)),
+    method!("session.skills.list" => |ctx, params| skills::list(ctx, parse(params)?)),
+    method!("session.skills.getInvoked" => |ctx, params| skills::get_invoked(ctx, parse(params)?)),
+    method!("session.skills.enable" => |ctx, params| skills::enable(ctx, parse(params)?)),
+    method!("session.skills.disable" => |ctx, params| skills::disable(ctx, parse(params)?)),
+    method!("session.skills.reload" => |ctx, params| skills::reload(ctx, parse(params)?)),
+    method!("session.skills.ensureLoaded" => |ctx, params| {
+        skills::ensure_loaded(ctx, parse(params)?)
+    }),
     method!("session.plugins.list" => |ctx, params| extensions::plugins(ctx, parse(params)?)),
     method!("session.extensions.list" => |ctx, params| extensions::list(ctx, parse(params)?)),
     method!("session.extensions.enable" => |ctx, params| {

@@ -47,6 +47,7 @@ pub mod remote_store;
 pub mod rpc;
 mod section_transform;
 mod server;
+mod session_mcp;
 mod sessions;
 pub mod transport;
 mod user_input;

@@ -37,6 +37,8 @@ mod session_account;
 mod session_config;
 mod session_metadata;
 mod session_methods;
+mod session_plugins;
+mod session_skills;
 mod session_state;
 mod system_transform;
 mod takeover;

@@ -48,10 +48,12 @@ impl ToolRegistry {
         registry
     }
 
-    /// Offers `skill` over `skills` at the runtime's place (after `web_fetch`), when a skill
-    /// is enabled: the runtime does not offer the tool without one.
+    /// Registers `skill` over `skills` at the runtime's place (after `web_fetch`), when the
+    /// session has skill directories. The runtime does not offer the tool while no skill is
+    /// enabled; since a client may turn skills on and off, the loop leaves it out of the
+    /// tools of a request made while none is (`SkillSet::any_enabled`).
     pub fn offer_skills(&mut self, skills: Arc<crate::skills::SkillSet>) {
-        if !skills.any_enabled() {
+        if !skills.configured() {
             return;
         }
         let tool: Arc<dyn Tool> = Arc::new(skill::SkillTool::new(skills));
@@ -200,11 +202,11 @@ mod tests {
         .unwrap();
         let dirs = [tmp.path().to_path_buf()];
         let mut registry = ToolRegistry::builtin(false);
+        registry.offer_skills(Arc::new(crate::skills::SkillSet::load(&[], &[]).0));
+        assert!(registry.get("skill").is_none());
         registry.offer_skills(Arc::new(
             crate::skills::SkillSet::load(&dirs, &["a".into()]).0,
         ));
-        assert!(registry.get("skill").is_none());
-        registry.offer_skills(Arc::new(crate::skills::SkillSet::load(&dirs, &[]).0));
         assert_eq!(registry.names()[7..10], ["web_fetch", "skill", "sql"]);
         assert_eq!(registry.len(), 16);
     }

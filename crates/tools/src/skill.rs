@@ -1,6 +1,7 @@
 //! `skill`: loads one of the session's skills (`crate::skills`) into the conversation.
 //!
-//! Offered only while a skill is enabled, as the runtime. The call's answer says the skill was
+//! Offered only while a skill is enabled, as the runtime (the set is live: a client may turn
+//! skills on and off while the session runs, so the call reads it as it is then). The call's answer says the skill was
 //! loaded; the skill itself reaches the model as its `<skill-context>` block in a user message
 //! after the tool result, which the loop records with `skill.invoked` once the call completed.
 
@@ -24,7 +25,7 @@ impl SkillTool {
         SkillTool { skills }
     }
 
-    fn load(&self, args: &Value) -> Result<&Skill, ToolFailure> {
+    fn load(&self, args: &Value) -> Result<Skill, ToolFailure> {
         let name = match args.get("skill") {
             Some(Value::String(name)) => name,
             // The runtime's schema check of the call (its journal keeps the part after the colon).
@@ -76,7 +77,7 @@ impl AsyncTool for SkillTool {
     }
 
     fn check(&self, args: &Value, _ctx: &ToolContext) -> Result<Skill, ToolFailure> {
-        self.load(args).cloned()
+        self.load(args)
     }
 
     async fn act(&self, skill: Skill, ctx: &ToolContext) -> Result<ToolOutput, ToolFailure> {

@@ -343,7 +343,7 @@ impl Actor {
     /// skill file that could not be loaded.
     fn announce_skills(&self) -> Result<(), LoopError> {
         let config = &self.parts.config;
-        if !config.skills.all().is_empty() {
+        if !config.skills.is_empty() {
             self.emitter.emit(&SessionSkillsLoaded {
                 skills: config.skills.summaries(),
             })?;

@@ -106,6 +106,7 @@ impl SessionHandle {
             running: Mutex::new(None),
             queued: Mutex::new(Vec::new()),
             mcp: parts.config.mcp.clone(),
+            skills: Arc::clone(&parts.config.skills),
             release,
             measures: Arc::default(),
             suspended: emitter.suspension(),
@@ -124,6 +125,11 @@ impl SessionHandle {
     /// The session's MCP servers, if it has any.
     pub fn mcp(&self) -> Option<&Arc<turnstile_mcp::McpHost>> {
         self.shared.mcp.as_ref()
+    }
+
+    /// The session's skills: a client's toggle or reload shows in the next request.
+    pub fn skills(&self) -> &Arc<turnstile_tools::skills::SkillSet> {
+        &self.shared.skills
     }
 
     /// Announces an ephemeral event to the live subscribers (e.g. an MCP App's tool call made

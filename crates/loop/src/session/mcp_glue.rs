@@ -63,6 +63,19 @@ impl Actor {
         self.rebuild_tools(&host)
     }
 
+    /// At a message's start: the servers waiting for the session's first use (a plugin's)
+    /// start, as the runtime starts them, and every server's status is announced again.
+    pub(super) async fn start_pending_mcp(&self) -> Result<(), LoopError> {
+        let Some(host) = self.host() else {
+            return Ok(());
+        };
+        if !host.has_pending() || host.start_pending().await.is_empty() {
+            return Ok(());
+        }
+        self.announce_servers(&host)?;
+        self.rebuild_tools(&host)
+    }
+
     /// Every server's status, then the summary (`session.mcp_servers_loaded`).
     fn announce_servers(&self, host: &McpHost) -> Result<(), LoopError> {
         let servers = host.servers();
@@ -72,11 +85,15 @@ impl Actor {
         let mut summaries = Vec::with_capacity(servers.len());
         for server in &servers {
             self.announce_server(server)?;
+            let plugin = server.config.origin.as_ref().and_then(|o| o.plugin());
             summaries.push(McpServerSummary {
                 name: server.config.name.clone(),
                 status: server.state.as_str().into(),
                 error: server.error.as_ref().map(ToString::to_string),
                 transport: Some(server.config.transport.kind().into()),
+                source: server.config.origin.as_ref().map(|o| o.source().into()),
+                plugin_name: plugin.map(|p| p.name.clone()),
+                plugin_version: plugin.and_then(|p| p.version.clone()),
                 ..Default::default()
             });
         }

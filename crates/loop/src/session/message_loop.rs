@@ -45,6 +45,7 @@ impl Actor {
             options.request_headers.clone(),
         );
         let transformed = self.prompt_hook(&prompt).await?;
+        self.start_pending_mcp().await?;
         // As the runtime: the system message comes first, before every prompt.
         self.record_system_message(&msg).await?;
         self.record_user_message(prompt, transformed, &options.attachments, &msg, waited)

@@ -146,15 +146,7 @@ impl Actor {
                         &self.parts.config.instruction_directories,
                     );
                 }
-                ctx.skills = self
-                    .parts
-                    .config
-                    .skills
-                    .all()
-                    .iter()
-                    .filter(|s| s.enabled)
-                    .map(|s| (s.name.clone(), s.description.clone()))
-                    .collect();
+                ctx.skills = self.parts.config.skills.enabled_descriptions();
                 let transformer = self.parts.section_transformer.clone();
                 build_system_prompt(
                     &self.parts.config.system_message,

@@ -14,6 +14,8 @@ pub(super) struct Shared {
     pub(super) queued: Mutex<Vec<(String, CancellationToken)>>,
     /// The session's MCP servers (`SessionConfig::mcp`).
     pub(super) mcp: Option<Arc<turnstile_mcp::McpHost>>,
+    /// The session's skills (`SessionConfig::skills`), which a client toggles and reloads.
+    pub(super) skills: Arc<turnstile_tools::skills::SkillSet>,
     /// Fired when held pending work may go on (`ResumeOptions::hold_pending_work`).
     pub(super) release: CancellationToken,
     /// Turn requests built and measured (the actor's count).

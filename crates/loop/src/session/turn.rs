@@ -461,6 +461,8 @@ impl Actor {
             .filter(|t| mode == AgentMode::Autopilot || t.name != "task_complete")
             .filter(|t| mode == AgentMode::Plan || t.name != EXIT_PLAN_MODE)
             .filter(|t| !external.iter().any(|x| x.name == t.name))
+            // `skill` is offered while a skill is enabled; a client toggles them live.
+            .filter(|t| t.name != "skill" || self.parts.config.skills.any_enabled())
             .collect();
         specs.extend(external);
         specs.retain(|t| !self.is_excluded(&t.name));

@@ -51,7 +51,7 @@ pub(crate) async fn create(ctx: &Ctx<'_>, params: OpenParams) -> Result<Value, R
     let remote = attach_remote(ctx, id, AttachMode::Create).await?;
     parts.config.journal_sink = remote.as_ref().and_then(|r| r.sink());
     // Under the store's lease: a create that loses the session id starts no server.
-    parts.config.mcp = start_mcp(ctx, &servers, &parts.config.cwd).await;
+    parts.config.mcp = start_mcp(ctx, servers, &params, &parts.config.cwd).await;
     let provider = Arc::clone(&parts.provider);
     let (handle, events) = match SessionHandle::create_subscribed(&root, Some(id), parts) {
         Ok(opened) => opened,
@@ -149,7 +149,7 @@ pub(crate) async fn resume(ctx: &Ctx<'_>, params: OpenParams) -> Result<Value, R
         &ctx.server.config().default_cwd,
         params.working_directory.as_deref(),
     )?;
-    let mcp = start_mcp(ctx, &servers, &cwd).await;
+    let mcp = start_mcp(ctx, servers, &params, &cwd).await;
     let resumed = match resume_or_take_over(ctx, id, &params, remote.as_ref(), mcp.as_ref()).await {
         Ok(resumed) => resumed,
         Err(e) => {
@@ -470,12 +470,25 @@ fn mcp_servers(ctx: &Ctx<'_>, params: &OpenParams) -> Result<McpServers, RpcErro
     Ok(servers)
 }
 
-/// Starts the session's MCP servers. A server that fails to start does not fail the call: the
-/// session announces it and offers the others' tools. A session without servers has a host
-/// too, so that a client can start one on it (`session.mcp.startServer` with a `config`).
-/// A stdio server's process runs in the session's sandbox for configured processes
-/// (`configured_processes`): the rules' file effects hold for it.
-async fn start_mcp(ctx: &Ctx<'_>, servers: &McpServers, cwd: &Path) -> Option<Arc<McpHost>> {
+/// Starts the session's MCP servers; its plugins' servers wait for its first use and the
+/// disabled ones are listed only (`session_mcp.rs`). A server that fails to start does not
+/// fail the call: the session announces it and offers the others' tools. A session without
+/// servers has a host too, so that a client can start one on it (`session.mcp.startServer`
+/// with a `config`). A stdio server's process runs in the session's sandbox for configured
+/// processes (`configured_processes`): the rules' file effects hold for it.
+async fn start_mcp(
+    ctx: &Ctx<'_>,
+    servers: McpServers,
+    params: &OpenParams,
+    cwd: &Path,
+) -> Option<Arc<McpHost>> {
+    let split = crate::session_mcp::split(
+        servers,
+        github_server(ctx, params),
+        params.plugin_directories.as_deref().unwrap_or_default(),
+        params.disabled_mcp_servers.as_deref().unwrap_or_default(),
+        cwd,
+    );
     let config = ctx.server.config();
     let mut options = StartOptions::new(cwd);
     options.sandbox = configured_processes(
@@ -484,7 +497,32 @@ async fn start_mcp(ctx: &Ctx<'_>, servers: &McpServers, cwd: &Path) -> Option<Ar
         config.state_root.dir(),
         config.sandbox,
     );
-    Some(Arc::new(McpHost::start(servers, &options).await))
+    let host = McpHost::start(&split.now, &options).await;
+    host.defer(split.later, &split.disabled);
+    Some(Arc::new(host))
+}
+
+/// The built-in GitHub MCP server of a session with `enableConfigDiscovery`: at the server's
+/// Copilot endpoint, with the session's `gitHubToken` (else the server's token); none when the
+/// server's default model is not the Copilot endpoint or there is no token.
+fn github_server(ctx: &Ctx<'_>, params: &OpenParams) -> Option<turnstile_mcp::ServerConfig> {
+    if params.enable_config_discovery != Some(true) {
+        return None;
+    }
+    let copilot = &ctx.server.config().default_model;
+    if copilot.flavor != turnstile_providers::ApiFlavor::Copilot {
+        return None;
+    }
+    let token = params
+        .git_hub_token
+        .as_deref()
+        .or(copilot.api_key.as_deref())?;
+    let all_tools = params
+        .github_mcp_tool_config
+        .as_ref()
+        .and_then(|c| c.enable_all_tools)
+        == Some(true);
+    crate::session_mcp::github_server(&copilot.base_url, token, all_tools)
 }
 
 /// Maps a loop error at open time to a JSON-RPC error.

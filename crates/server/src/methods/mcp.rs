@@ -14,14 +14,17 @@ use super::{Ctx, open_session};
 use crate::rpc::{RpcError, codes};
 
 /// `session.mcp.list`: every configured server with its status (and why it failed), and the
-/// host's view as the runtime answers it (`host`).
-pub(crate) fn list(ctx: &Ctx<'_>, params: SessionIdParams) -> Result<Value, RpcError> {
+/// host's view as the runtime answers it (`host`). Asking starts the servers that wait for
+/// the session's first use (a plugin's), as the runtime initializes its MCP host then.
+pub(crate) async fn list(ctx: &Ctx<'_>, params: SessionIdParams) -> Result<Value, RpcError> {
     let session = open_session(ctx, params.id())?;
-    let servers = session
-        .handle()
-        .mcp()
-        .map(|host| host.servers())
-        .unwrap_or_default();
+    let servers = match session.handle().mcp() {
+        Some(host) => {
+            host.start_pending().await;
+            host.servers()
+        }
+        None => Vec::new(),
+    };
     let entries: Vec<Value> = servers
         .iter()
         .map(|s| {
@@ -33,6 +36,13 @@ pub(crate) fn list(ctx: &Ctx<'_>, params: SessionIdParams) -> Result<Value, RpcE
             });
             if let Some(error) = &s.error {
                 entry["error"] = json!(error.to_string());
+            }
+            if let Some(origin) = &s.config.origin {
+                entry["source"] = json!(origin.source());
+            }
+            if let Some(plugin) = s.config.origin.as_ref().and_then(|o| o.plugin()) {
+                entry["sourcePlugin"] = json!(plugin.name);
+                entry["pluginName"] = json!(plugin.name);
             }
             entry
         })

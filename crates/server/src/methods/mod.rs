@@ -45,6 +45,7 @@ pub(crate) mod sessions_enrich;
 pub(crate) mod sessions_open;
 pub(crate) mod sessions_state;
 pub(crate) mod shutdown;
+pub(crate) mod skills;
 pub(crate) mod tools_list;
 pub(crate) mod ui;
 pub(crate) mod unsupported;

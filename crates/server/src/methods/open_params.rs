@@ -50,6 +50,13 @@ pub(crate) struct DefaultAgentParams {
     pub(super) excluded_tools: Option<Vec<String>>,
 }
 
+/// `githubMcpToolConfig` of create/resume.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct GithubMcpToolConfig {
+    pub(super) enable_all_tools: Option<bool>,
+}
+
 /// The params `session.create` and `session.resume` share (the SDKs send many more; the
 /// ones this engine has no use for are ignored, see docs/protocol.md).
 #[derive(Debug, Clone, Deserialize)]
@@ -75,6 +82,14 @@ pub(crate) struct OpenParams {
     /// MCP servers of the session, by name, in the Copilot CLI's format (on top of the
     /// server's own, from its configuration files).
     pub(super) mcp_servers: Option<Value>,
+    /// Plugin directories (`plugin.json`): their MCP servers wait for the session's first use.
+    pub(super) plugin_directories: Option<Vec<String>>,
+    /// MCP servers listed as `disabled` and not started.
+    pub(super) disabled_mcp_servers: Option<Vec<String>>,
+    /// The runtime's discovery of configuration: here, its built-in GitHub MCP server.
+    pub(super) enable_config_discovery: Option<bool>,
+    /// The built-in GitHub server's tools (`enableAllTools`: all of them, else read-only).
+    pub(super) github_mcp_tool_config: Option<GithubMcpToolConfig>,
     pub(super) infinite_sessions: Option<InfiniteSessionParams>,
     /// Directories whose `<name>/SKILL.md` files are the session's skills.
     pub(super) skill_directories: Option<Vec<String>>,

@@ -84,8 +84,10 @@ pub(crate) const REASONS: &[(&str, &str)] = &[
         "agents.",
         "custom agents are the session's (customAgents, session.agent.*)",
     ),
-    ("session.skills.", "turnstile has no skills"),
-    ("skills.", "turnstile has no skills"),
+    (
+        "skills.",
+        "skills are the session's (`skillDirectories`, `session.skills.*`); there is no server-wide skill configuration or discovery",
+    ),
     ("skillProvider.", "turnstile has no skills"),
     ("session.plugins.", "turnstile has no plugins"),
     ("plugins.", "turnstile has no plugins"),
