@@ -37,5 +37,6 @@ mod session_account;
 mod session_metadata;
 mod session_methods;
 mod session_state;
+mod state_controls;
 mod system_transform;
 mod takeover;
