@@ -306,3 +306,114 @@ async fn suspend_stops_a_message_waiting_on_a_permission_and_the_session_goes_on
     audit_clean(&t.journal(&id2));
     t.stop().await;
 }
+
+#[tokio::test]
+async fn the_workspace_diff_is_gits_view_of_the_working_directory() {
+    let (model, t, mut client) = with_model(Script::new(), |_| {}).await;
+    let work = t.work();
+    let git = |args: &[&str]| {
+        let ok = std::process::Command::new("git")
+            .arg("-C")
+            .arg(&work)
+            .args(["-c", "user.email=t@example.com", "-c", "user.name=t"])
+            .args(args)
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "git {args:?}");
+    };
+    let id = create(&mut client, &model.url(), json!({})).await;
+    // Not a repository: no changes.
+    let none = client
+        .ok(
+            "session.workspaces.diff",
+            json!({"sessionId": id, "mode": "unstaged"}),
+        )
+        .await;
+    assert_eq!(
+        none,
+        json!({"requestedMode": "unstaged", "mode": "unstaged", "changes": [], "isFallback": false})
+    );
+
+    git(&["init", "-q", "-b", "trunk"]);
+    std::fs::write(work.join("t.txt"), "one\ntwo\n").unwrap();
+    std::fs::write(work.join("g.txt"), "gone\n").unwrap();
+    git(&["add", "t.txt", "g.txt"]);
+    git(&["commit", "-q", "-m", "first"]);
+    std::fs::write(work.join("t.txt"), "one\nTWO\n").unwrap();
+    std::fs::remove_file(work.join("g.txt")).unwrap();
+    std::fs::write(work.join("s.txt"), "staged\n").unwrap();
+    git(&["add", "s.txt"]);
+    std::fs::write(work.join("u.txt"), "new\n").unwrap();
+
+    let diff = client
+        .ok(
+            "session.workspaces.diff",
+            json!({"sessionId": id, "mode": "unstaged"}),
+        )
+        .await;
+    let changes = diff["changes"].as_array().unwrap();
+    let kinds: Vec<(&str, &str)> = changes
+        .iter()
+        .map(|c| {
+            (
+                c["path"].as_str().unwrap(),
+                c["changeType"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            ("g.txt", "deleted"),
+            ("s.txt", "added"),
+            ("t.txt", "modified"),
+            ("u.txt", "added")
+        ]
+    );
+    assert!(
+        changes[2]["diff"]
+            .as_str()
+            .unwrap()
+            .ends_with("@@ -1,2 +1,2 @@\n one\n-two\n+TWO"),
+        "{diff}"
+    );
+    assert_eq!(
+        changes[3]["diff"],
+        "diff --git a/u.txt b/u.txt\nnew file mode 100644\n--- /dev/null\n+++ b/u.txt\n@@ -0,0 +1,1 @@\n+new"
+    );
+    // No main or master: the branch diff falls back, naming the branch it looked for.
+    let branch = client
+        .ok(
+            "session.workspaces.diff",
+            json!({"sessionId": id, "mode": "branch"}),
+        )
+        .await;
+    assert_eq!(branch["mode"], "unstaged");
+    assert_eq!(branch["baseBranch"], "main");
+    assert_eq!(branch["isFallback"], true);
+    assert_eq!(branch["changes"], diff["changes"]);
+    // With a main branch, the changes since it forked off.
+    git(&["branch", "main"]);
+    let branch = client
+        .ok(
+            "session.workspaces.diff",
+            json!({"sessionId": id, "mode": "branch"}),
+        )
+        .await;
+    assert_eq!(branch["mode"], "branch");
+    assert_eq!(branch["isFallback"], false);
+    assert_eq!(branch["changes"], diff["changes"]);
+    let session = client
+        .ok(
+            "session.workspaces.diff",
+            json!({"sessionId": id, "mode": "session"}),
+        )
+        .await;
+    assert_eq!(
+        session["unavailableReason"],
+        "file-change-tracking-disabled"
+    );
+    assert_eq!(session["isFallback"], true);
+    t.stop().await;
+}
