@@ -13,13 +13,14 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::methods::{
-    Ctx, agent, commands, context_info, event_log, extensions, fork, github_auth, history,
-    instructions, lifecycle, listing, llm_inference, log, mcp, mcp_apps, mcp_builtin, mcp_config,
-    mcp_launch, mcp_oauth, mcp_resources, mcp_sampling, mcp_servers, metadata, name_auto, options,
-    pending, permission_mode, permissions, plan, provider_endpoint, reasoning_effort, rewind,
-    server as server_methods, server_gates, session, session_services, sessions_delete,
-    sessions_enrich, sessions_open, sessions_state, shutdown, skills, tools_list, ui, unsupported,
-    usage, workspaces,
+    Ctx, agent, commands, compaction_control, context_info, event_log, extensions, fork,
+    github_auth, history, instructions, lifecycle, listing, llm_inference, log, mcp, mcp_apps,
+    mcp_builtin, mcp_config, mcp_launch, mcp_oauth, mcp_resources, mcp_sampling, mcp_servers,
+    metadata, name_auto, options, pending, permission_mode, permissions, plan, plan_todos,
+    provider_endpoint, reasoning_effort, rewind, schedule, server as server_methods, server_gates,
+    session, session_services, sessions_delete, sessions_enrich, sessions_open, sessions_state,
+    shutdown, skills, suspend, tools_list, ui, unsupported, usage, workspace_checkpoints, workspace_diff,
+    workspace_paste, workspaces,
 };
 use crate::peer::Peer;
 use crate::rpc::{RpcError, kind_of};
@@ -72,6 +73,7 @@ pub(crate) const SERVED: &[Method] = &[
     method!("session.getLastId" => |ctx, _params| listing::last_id(ctx).await),
     method!("session.getMetadata" => |ctx, params| listing::metadata(ctx, parse(params)?).await),
     method!("session.shutdown" => |ctx, params| shutdown::shutdown(ctx, parse(params)?).await),
+    method!("session.suspend" => |ctx, params| suspend::suspend(ctx, parse(params)?).await),
     method!("session.send" => |ctx, params| session::send(ctx, parse(params)?)),
     method!("session.sendAndWait" => |ctx, params| {
         session::send_and_wait(ctx, parse(params)?).await
@@ -96,6 +98,15 @@ pub(crate) const SERVED: &[Method] = &[
     }),
     method!("session.history.previewRewind" => |ctx, params| rewind::preview(ctx, parse(params)?)),
     method!("session.history.rewind" => |ctx, params| rewind::rewind(ctx, parse(params)?).await),
+    method!("session.history.cancelBackgroundCompaction" => |ctx, params| {
+        compaction_control::cancel_background(ctx, parse(params)?)
+    }),
+    method!("session.history.abortManualCompaction" => |ctx, params| {
+        compaction_control::abort_manual(ctx, parse(params)?)
+    }),
+    method!("session.history.summarizeForHandoff" => |ctx, params| {
+        compaction_control::summarize_for_handoff(ctx, parse(params)?)
+    }),
     method!("session.options.update" => |ctx, params| options::update(ctx, params).await),
     method!("session.name.get" => |ctx, params| session::name_get(ctx, parse(params)?)),
     method!("session.name.set" => |ctx, params| session::name_set(ctx, parse(params)?).await),
@@ -111,6 +122,12 @@ pub(crate) const SERVED: &[Method] = &[
     method!("session.plan.read" => |ctx, params| plan::read(ctx, parse(params)?)),
     method!("session.plan.update" => |ctx, params| plan::update(ctx, parse(params)?).await),
     method!("session.plan.delete" => |ctx, params| plan::delete(ctx, parse(params)?).await),
+    method!("session.schedule.list" => |ctx, params| schedule::list(ctx, parse(params)?)),
+    method!("session.schedule.stop" => |ctx, params| schedule::stop(ctx, parse(params)?)),
+    method!("session.plan.readSqlTodos" => |ctx, params| plan_todos::read(ctx, parse(params)?)),
+    method!("session.plan.readSqlTodosWithDependencies" => |ctx, params| {
+        plan_todos::read_with_dependencies(ctx, parse(params)?)
+    }),
     method!("session.workspaces.listFiles" => |ctx, params| {
         workspaces::list_files(ctx, parse(params)?)
     }),
@@ -122,6 +139,18 @@ pub(crate) const SERVED: &[Method] = &[
     }),
     method!("session.workspaces.getWorkspace" => |ctx, params| {
         workspaces::get_workspace(ctx, parse(params)?)
+    }),
+    method!("session.workspaces.listCheckpoints" => |ctx, params| {
+        workspace_checkpoints::list(ctx, parse(params)?)
+    }),
+    method!("session.workspaces.readCheckpoint" => |ctx, params| {
+        workspace_checkpoints::read(ctx, parse(params)?)
+    }),
+    method!("session.workspaces.diff" => |ctx, params| {
+        workspace_diff::diff(ctx, parse(params)?).await
+    }),
+    method!("session.workspaces.saveLargePaste" => |ctx, params| {
+        workspace_paste::save(ctx, parse(params)?)
     }),
     method!("sessions.list" => |ctx, params| listing::list(ctx, parse(params)?).await),
     method!("sessions.save" => |_ctx, params| sessions_state::save(parse(params)?)),

@@ -40,5 +40,6 @@ mod session_methods;
 mod session_plugins;
 mod session_skills;
 mod session_state;
+mod state_controls;
 mod system_transform;
 mod takeover;

@@ -18,10 +18,6 @@ pub(crate) const REASONS: &[(&str, &str)] = &[
     ),
     ("session.mode.", "only mode.get and mode.set are served"),
     (
-        "session.plan.readSqlTodos",
-        "turnstile keeps no todo database",
-    ),
-    (
         "session.eventLog.",
         "only read, tail, registerInterest and releaseInterest are served",
     ),
@@ -63,7 +59,7 @@ pub(crate) const REASONS: &[(&str, &str)] = &[
     ("factory.", "turnstile has no factories"),
     (
         "session.workspaces.",
-        "only listFiles, readFile, createFile and getWorkspace are served (the files under files/ in the session's directory)",
+        "only listFiles, readFile, createFile, getWorkspace, listCheckpoints, readCheckpoint, diff and saveLargePaste are served (the files under files/ and checkpoints/ in the session's directory, and git's view of the working directory)",
     ),
     (
         "session.autopilotObjective.",
@@ -110,7 +106,7 @@ pub(crate) const REASONS: &[(&str, &str)] = &[
     ),
     (
         "session.history.",
-        "compaction runs before a request, never in the background (compact, truncate, listRewindPoints, previewRewind and rewind are served)",
+        "compaction runs before a request, never in the background (compact, truncate, listRewindPoints, previewRewind, rewind, cancelBackgroundCompaction, abortManualCompaction and summarizeForHandoff are served)",
     ),
     (
         "session.queue.",
@@ -120,7 +116,10 @@ pub(crate) const REASONS: &[(&str, &str)] = &[
         "session.shell.",
         "commands run only as the model's tool calls",
     ),
-    ("session.schedule.", "turnstile has no schedules"),
+    (
+        "session.schedule.",
+        "turnstile has no /every or /after: only list and stop are served",
+    ),
     ("session.remote.", "turnstile has no remote sessions"),
     (
         "sessions.",
@@ -173,10 +172,6 @@ pub(crate) const REASONS: &[(&str, &str)] = &[
     (
         "session.provider.",
         "the provider is given in session.create/resume (getEndpoint reads it back)",
-    ),
-    (
-        "session.suspend",
-        "a session is closed with session.detach and continued with session.resume",
     ),
     (
         "session.sendMessages",

@@ -89,8 +89,9 @@ impl std::fmt::Debug for SessionDatabase {
     }
 }
 
-/// Opens (creating when missing) the database of the session whose directory is `dir`.
-fn open(dir: &Path) -> Result<Connection, ToolFailure> {
+/// The real path of `session.db` in the session directory `dir`, once the directory is no
+/// link and the database and its side files are each absent or a plain file of one link.
+pub(super) fn checked_path(dir: &Path) -> Result<PathBuf, ToolFailure> {
     let unavailable = |what: String| ToolFailure::new(what, "unavailable");
     let session = SessionDir::open(dir).map_err(|e| unavailable(format!("{e}")))?;
     for suffix in SIDE_SUFFIXES {
@@ -113,7 +114,13 @@ fn open(dir: &Path) -> Result<Connection, ToolFailure> {
     }
     let real =
         std::fs::canonicalize(dir).map_err(|e| unavailable(format!("{}: {e}", dir.display())))?;
-    let path = real.join(DATABASE_FILE);
+    Ok(real.join(DATABASE_FILE))
+}
+
+/// Opens (creating when missing) the database of the session whose directory is `dir`.
+fn open(dir: &Path) -> Result<Connection, ToolFailure> {
+    let unavailable = |what: String| ToolFailure::new(what, "unavailable");
+    let path = checked_path(dir)?;
     let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
         | OpenFlags::SQLITE_OPEN_CREATE
         | OpenFlags::SQLITE_OPEN_NOFOLLOW

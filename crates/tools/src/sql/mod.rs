@@ -13,11 +13,13 @@
 //!   query is interrupted), a busy timeout when another process holds the database, and
 //!   SQLite's length limit on one value.
 //! - Result texts follow the runtime (`format`); each statement that writes the todo tables
-//!   is announced to the session (`todos`, `session.todos_changed`).
+//!   is announced to the session (`todos`, `session.todos_changed`); a client reads the
+//!   tables back through `todo_read`.
 
 mod database;
 mod format;
 mod split;
+mod todo_read;
 mod todos;
 mod watchdog;
 
@@ -30,6 +32,7 @@ use super::events::ToolEvent;
 use super::{BlockingTool, ToolContext, ToolFailure, ToolOutput, ToolSpec};
 pub use database::{DATABASE_FILE, SessionDatabase};
 use format::Outcome;
+pub use todo_read::{MAX_TODO_ROWS, TodoDependency, TodoRow, Todos, read_todos};
 
 /// The `sql` tool.
 #[derive(Debug, Clone, Copy, Default)]
