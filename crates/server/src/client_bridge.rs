@@ -21,6 +21,7 @@ use turnstile_loop::client::{AskError, ExternalToolCall, ExternalTools, Permissi
 use turnstile_loop::hooks::{HOOK_TYPES, HookRunError, HookRunner};
 use turnstile_tools::{BoxFuture, INTERRUPTED_MESSAGE, ToolFailure, ToolOutput, ToolSpec};
 
+use crate::client_tools::ClientTools;
 use crate::elicitation_peers::ElicitationPeers;
 use crate::peer::Peer;
 
@@ -198,6 +199,12 @@ pub(crate) struct ClientBridge {
     elicitations: Pending<Value>,
     /// The session's connections that answer elicitations.
     elicitation_peers: ElicitationPeers,
+    /// The tools the session's connections implement.
+    tools: ClientTools,
+    /// Whether a connection that has the session open is still there, once the session is
+    /// registered (`follow_connections`); before, the opening connection alone counts. A
+    /// call or a permission request waits while any is: another client may answer it.
+    any_open: std::sync::OnceLock<Box<dyn Fn() -> bool + Send + Sync>>,
     /// The prompts (`promptRequest`, else `permissionRequest`) of permission requests not completed yet, in request
     /// order, for `session.permissions.pendingRequests`.
     prompts: Mutex<Vec<(String, Value)>>,
@@ -215,6 +222,8 @@ impl ClientBridge {
     ) -> Self {
         ClientBridge {
             elicitation_peers: ElicitationPeers::opened_by(peer.id(), capabilities.elicitation),
+            tools: ClientTools::declared_by(peer.id(), capabilities.tools.clone()),
+            any_open: std::sync::OnceLock::new(),
             session_id,
             peer,
             capabilities,
@@ -271,6 +280,26 @@ impl ClientBridge {
     /// The session's connections that answer elicitations.
     pub(crate) fn elicitation_peers(&self) -> &ElicitationPeers {
         &self.elicitation_peers
+    }
+
+    /// The tools the session's connections implement.
+    pub(crate) fn tools(&self) -> &ClientTools {
+        &self.tools
+    }
+
+    /// From now on a request is given up only when `any_open` says no connection of the
+    /// session is left (set once, when the session is registered).
+    pub(crate) fn follow_connections(&self, any_open: impl Fn() -> bool + Send + Sync + 'static) {
+        // A second call would be a second registration of the same bridge: the first stays.
+        let _ = self.any_open.set(Box::new(any_open));
+    }
+
+    /// Whether no client is left to answer a request.
+    fn no_client_left(&self) -> bool {
+        match self.any_open.get() {
+            Some(any_open) => !any_open(),
+            None => self.peer.is_closed(),
+        }
     }
 
     /// Takes the client's answer to a tool call.
@@ -363,13 +392,13 @@ impl ClientBridge {
 
 impl ExternalTools for ClientBridge {
     fn specs(&self) -> Vec<ToolSpec> {
-        self.capabilities.tools.clone()
+        self.tools.all()
     }
 
     fn call(&self, call: ExternalToolCall) -> BoxFuture<'static, Result<ToolOutput, ToolFailure>> {
         // Registered now, synchronously: an answer arriving from here on finds the slot.
         let rx = self.tool_calls.receiver(&call.request_id);
-        let closed = self.peer.is_closed();
+        let closed = self.no_client_left();
         let session_id = self.session_id.clone();
         Box::pin(async move {
             let gone = || {
@@ -409,7 +438,7 @@ impl PermissionAsker for ClientBridge {
         _request: Value,
     ) -> BoxFuture<'static, Result<Value, AskError>> {
         let rx = self.permissions.receiver(&request_id);
-        let closed = self.peer.is_closed();
+        let closed = self.no_client_left();
         Box::pin(async move {
             if closed {
                 return Err(AskError::Disconnected);

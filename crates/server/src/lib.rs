@@ -25,6 +25,7 @@ mod client_bridge;
 mod client_commands;
 mod client_inference;
 mod client_token;
+mod client_tools;
 mod config;
 mod connection;
 mod custom_agents;

@@ -119,6 +119,12 @@ impl Server {
         lock(&self.inner.sessions).len()
     }
 
+    /// How many connections have session `id` open, 0 when it is not open (for tests and
+    /// logs).
+    pub fn session_connections(&self, id: Uuid) -> usize {
+        self.session(id).map_or(0, |s| s.clients().len())
+    }
+
     pub(crate) fn next_connection_id(&self) -> u64 {
         self.inner.next_connection.fetch_add(1, Ordering::Relaxed)
     }

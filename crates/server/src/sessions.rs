@@ -128,9 +128,12 @@ impl OpenSession {
         info: SessionInfo,
         remote: Option<Arc<dyn RemoteSession>>,
     ) -> Arc<Self> {
+        let clients = Clients::new(clients);
+        let watched = clients.clone();
+        bridge.follow_connections(move || watched.any_open());
         let session = Arc::new(OpenSession {
             id: handle.id(),
-            clients: Clients::new(clients),
+            clients,
             handle,
             bridge,
             info: Mutex::new(info),
@@ -188,6 +191,8 @@ impl OpenSession {
         if let Some(notice) = self.commands.leave(peer) {
             self.handle.announce(&notice);
         }
+        // Its tools are not offered from the next model request on.
+        self.bridge.tools().leave(peer);
         left
     }
 
@@ -561,6 +566,11 @@ impl Clients {
 
     fn all(&self) -> Vec<Arc<Peer>> {
         lock(&self.0).clone()
+    }
+
+    /// Whether one of the connections is still open.
+    fn any_open(&self) -> bool {
+        lock(&self.0).iter().any(|p| !p.is_closed())
     }
 
     /// Queues one frame body on every connection (the last one gets the original).

@@ -22,6 +22,7 @@ mod mcp_oauth_apps;
 mod mcp_rpc;
 mod mcp_servers;
 mod model_endpoint;
+mod multi_client_tools;
 mod options;
 mod pending_resume;
 mod plan_review;

@@ -74,6 +74,9 @@ pub(super) struct Actor {
     pub(super) mcp_version: std::sync::Mutex<Option<u64>>,
     /// What the session already warned about its MCP tools (each is said once).
     pub(super) mcp_warned: std::sync::Mutex<std::collections::HashSet<String>>,
+    /// The client tools offered at the previous prompt (`None` before the first), for the
+    /// notice of the ones gone since (`tools_notice.rs`).
+    pub(super) client_tools_told: std::sync::Mutex<Option<Vec<String>>>,
     /// This process's model calls, for the totals `session.shutdown` reports.
     pub(super) process_usage: std::sync::Mutex<ProcessUsage>,
     /// The agents `task` started (`session/background.rs`).
@@ -139,6 +142,7 @@ impl Actor {
             base_tools,
             mcp_version: Default::default(),
             mcp_warned: Default::default(),
+            client_tools_told: Default::default(),
             process_usage: Default::default(),
             agents: Arc::new(turnstile_tools::agents::Agents::owned_by(id.to_string())),
             conversations: Default::default(),

@@ -51,6 +51,7 @@ mod streaming;
 mod subagent;
 mod summary;
 mod tool_call;
+mod tools_notice;
 mod totals;
 mod truncation;
 mod turn;

@@ -73,6 +73,10 @@ impl Actor {
         }
         let title = first.then(|| title_of(&prompt)).flatten();
         let name = first.then(|| prompt.clone());
+        let transformed = match self.tools_changed_notice() {
+            Some(notice) => format!("{notice}\n\n{transformed}"),
+            None => transformed,
+        };
         let wrapped = self.wrap(&planned(msg.mode, transformed), msg.mode);
         let transformed = self
             .transformed_prompt_hook(&prompt, prepared.transform(&wrapped))

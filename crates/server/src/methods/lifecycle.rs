@@ -384,6 +384,11 @@ fn take_interaction(
     if let Some(earlier) = earlier {
         let staying: Vec<u64> = session.clients().iter().map(|p| p.id()).collect();
         commands.keep_from(earlier.commands(), &staying);
+        // The model is offered the tools of every client that has the session open.
+        session
+            .bridge()
+            .tools()
+            .keep_from(earlier.bridge().tools(), &staying);
     }
     if let Some(notice) = commands.changed_since(&before) {
         session.handle().announce(&notice);

@@ -412,11 +412,10 @@ pub(super) fn build(
         provider: chosen.provider,
         tools: Arc::new(registry),
         hooks,
-        // A client continuing pending work answers the client tool calls left waiting through
-        // the bridge, whether or not it declares tools itself.
-        external_tools: (!capabilities.tools.is_empty()
-            || params.continue_pending_work == Some(true))
-        .then(|| Arc::clone(&bridge) as Arc<dyn turnstile_loop::client::ExternalTools>),
+        // Always the bridge: a client continuing pending work answers the client tool calls
+        // left waiting through it whether or not it declares tools itself, and a client
+        // joining later may bring tools (a bridge without tools offers none).
+        external_tools: Some(Arc::clone(&bridge) as Arc<dyn turnstile_loop::client::ExternalTools>),
         permission_asker: capabilities
             .permissions
             .then(|| Arc::clone(&bridge) as Arc<dyn turnstile_loop::client::PermissionAsker>),
