@@ -2,13 +2,14 @@
 //! `cancelUserRequested`), over a real socket with a scripted model: the answer, the two
 //! journal events (no `tool.execution_start`), the user message the next model request
 //! carries (live, and after a resume from the journal), a failing command, a running command
-//! cancelled with its process gone, and the session's sandbox holding for the user's commands.
+//! cancelled with its process gone, the session's sandbox holding for the user's commands, and
+//! a command asked for during a message run after it.
 
 use crate::common;
 
 use common::{
-    TestServer, audit_clean, create, eventually, is_idle, journal_lines, leave, no_answers,
-    of_type, resume, with_model,
+    TestServer, answer_tool, audit_clean, create, create_and_send, eventually, is_idle,
+    journal_lines, leave, next_event, no_answers, of_type, resume, with_model,
 };
 use serde_json::{Value, json};
 use turnstile_scripted_model::Script;
@@ -253,5 +254,67 @@ async fn the_sessions_deny_rules_hold_for_the_users_commands() {
     );
     assert!(!protected.join("file").exists());
     assert!(t.work().join("open-file").exists());
+    t.stop().await;
+}
+
+#[tokio::test]
+async fn a_command_asked_for_during_a_message_runs_after_it() {
+    let (model, t, mut client) = with_model(
+        Script::new()
+            .tool_call("slow_tool", json!({}))
+            .text("first done")
+            .text("second done"),
+        |c| c.permissions.allow_all = true,
+    )
+    .await;
+    let id = create_and_send(
+        &mut client,
+        &model.url(),
+        json!({"tools": [{"name": "slow_tool", "description": "answers when the test says"}]}),
+        "go",
+    )
+    .await;
+    // The message waits on its client tool while the command is asked for.
+    let requested = next_event(&mut client, "external_tool.requested").await;
+    let call = client
+        .start_request(
+            "session.shell.executeUserRequested",
+            json!({"sessionId": id, "requestId": "req-during", "command": "echo hello-marker"}),
+        )
+        .await;
+    answer_tool(
+        &mut client,
+        &id,
+        &requested["data"]["requestId"],
+        "answered",
+    )
+    .await;
+    client.events_until(no_answers, is_idle).await;
+    let answer = client.response(call).await;
+    assert_eq!(answer["result"]["success"], true, "{answer}");
+
+    // Recorded after the message's end, never inside its turn.
+    let lines = journal_lines(&t.journal(&id));
+    let position = |ty: &str| lines.iter().rposition(|l| l["type"] == ty).expect(ty);
+    let last_answer = lines
+        .iter()
+        .rposition(|l| l["type"] == "assistant.message" && l["data"]["content"] == "first done")
+        .expect("the message's answer");
+    assert!(position("tool.user_requested") > last_answer);
+
+    client
+        .ok(
+            "session.send",
+            json!({"sessionId": id, "prompt": "and now?"}),
+        )
+        .await;
+    client.events_until(no_answers, is_idle).await;
+    let requests = model.requests();
+    assert_eq!(requests.len(), 3);
+    let messages = requests[2]["messages"].as_array().expect("messages");
+    let at = |want: &dyn Fn(&Value) -> bool| messages.iter().position(want).expect("the message");
+    let answered = at(&|m| m["role"] == "assistant" && m["content"] == "first done");
+    let shell = at(&|m| m["role"] == "user" && m["content"] == ECHO_MESSAGE);
+    assert_eq!(shell, answered + 1, "{messages:?}");
     t.stop().await;
 }
