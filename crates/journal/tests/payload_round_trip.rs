@@ -12,7 +12,7 @@ use turnstile_journal::payload::*;
 use turnstile_journal::{Event, EventError, EventType};
 
 /// The event types that must have a payload struct.
-const TYPED: [&str; 49] = [
+const TYPED: [&str; 50] = [
     "session.start",
     "session.resume",
     "session.error",
@@ -32,6 +32,7 @@ const TYPED: [&str; 49] = [
     "tool.execution_start",
     "tool.execution_partial_result",
     "tool.execution_progress",
+    "tool.user_requested",
     "tool.execution_complete",
     "permission.requested",
     "permission.completed",

@@ -25,6 +25,7 @@ use crate::fold_lenient::{
     model_usage,
 };
 use crate::fold_tool_lean::ToolOutcome;
+use crate::fold_user_shell::{Completed as UserShellCompleted, UserRequested};
 use crate::open_work::OpenToolCall;
 use crate::raw::fields::{Fields, Kind, Store};
 use crate::raw::json;
@@ -381,7 +382,17 @@ impl Folder {
                     });
                 }
             }
+            "tool.user_requested" if main => {
+                if let Some(p) = self.lenient::<UserRequested>(line, event) {
+                    self.state
+                        .user_shells
+                        .insert(p.tool_call_id, p.arguments.command);
+                }
+            }
             "tool.execution_complete" => {
+                if main && self.user_shell_result(line, event, fields) {
+                    return;
+                }
                 if let Step::ToolCompleted(call) = &step {
                     self.tool_result(line, event, call.as_ref(), fields);
                 }
@@ -543,6 +554,31 @@ impl Folder {
             }
             self.prune_escaped();
         }
+    }
+
+    /// Puts the result of a command the user ran into the conversation as the user message
+    /// the model is given (see [`crate::fold_user_shell`]); false when the result is not of
+    /// such a command.
+    fn user_shell_result(&mut self, line: u64, event: EventRef<'_>, fields: &Fields) -> bool {
+        let Some(id) = self.store.opt(fields.tool_call_id) else {
+            return false;
+        };
+        let Some(command) = self.state.user_shells.remove(id) else {
+            return false;
+        };
+        // Read ahead as a tool result when the line came from a large file: not used here.
+        self.prepared.tool = None;
+        if let Some(done) = self.lenient::<UserShellCompleted>(line, event) {
+            let content = done.message(&command);
+            self.conversation().push(Message::User {
+                content,
+                typed: None,
+                autopilot_continuation: false,
+                message_id: None,
+                attachments: Vec::new(),
+            });
+        }
+        true
     }
 
     /// Puts a tool result into the conversation when the main agent made (or ran) the call.

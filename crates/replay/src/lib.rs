@@ -30,6 +30,7 @@ mod fold_read;
 mod fold_tool;
 mod fold_tool_fast;
 mod fold_tool_lean;
+mod fold_user_shell;
 mod interrupted;
 pub mod open_work;
 mod raw;

@@ -59,6 +59,10 @@ pub struct SessionState {
     /// `user.message` puts it back (see [`Hidden`]).
     #[serde(default, skip_serializing_if = "Hidden::is_empty")]
     pub hidden: Hidden,
+    /// Commands the user ran in the session's shell (`tool.user_requested`) whose
+    /// `tool.execution_complete` has not come yet: `toolCallId` -> command.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub user_shells: BTreeMap<String, String>,
     /// A finished compaction the model does not see yet (see [`PendingCompaction`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pending_compaction: Option<PendingCompaction>,

@@ -19,7 +19,7 @@ use crate::methods::{
     metadata, name_auto, options, pending, permission_mode, permissions, plan, plan_todos,
     provider_endpoint, reasoning_effort, rewind, schedule, server as server_methods, server_gates,
     session, session_services, sessions_delete, sessions_enrich, sessions_open, sessions_state,
-    shutdown, skills, suspend, tools_list, ui, unsupported, usage, workspace_checkpoints,
+    shell, shutdown, skills, suspend, tools_list, ui, unsupported, usage, workspace_checkpoints,
     workspace_diff, workspace_paste, workspaces,
 };
 use crate::peer::Peer;
@@ -151,6 +151,12 @@ pub(crate) const SERVED: &[Method] = &[
     }),
     method!("session.workspaces.saveLargePaste" => |ctx, params| {
         workspace_paste::save(ctx, parse(params)?)
+    }),
+    method!("session.shell.executeUserRequested" => |ctx, params| {
+        shell::execute(ctx, parse(params)?).await
+    }),
+    method!("session.shell.cancelUserRequested" => |ctx, params| {
+        shell::cancel(ctx, parse(params)?)
     }),
     method!("sessions.list" => |ctx, params| listing::list(ctx, parse(params)?).await),
     method!("sessions.save" => |_ctx, params| sessions_state::save(parse(params)?)),

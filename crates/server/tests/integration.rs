@@ -44,3 +44,4 @@ mod session_state;
 mod state_controls;
 mod system_transform;
 mod takeover;
+mod user_shell;

@@ -66,6 +66,26 @@ pub struct ToolExecutionStart {
 }
 payload!(ToolExecutionStart, "tool.execution_start");
 
+/// `tool.user_requested`: the user, not the model, runs a tool (a shell command given to
+/// `session.shell.executeUserRequested`); its `tool.execution_complete` (with
+/// `isUserRequested: true`) follows without a `tool.execution_start`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolUserRequested {
+    /// The call's id, which its completion carries.
+    pub tool_call_id: String,
+    /// The tool run (`local_shell` for a shell command).
+    pub tool_name: String,
+    /// Its arguments (`{command, description}` for a shell command; any JSON).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::payload::present"
+    )]
+    pub arguments: Option<Value>,
+}
+payload!(ToolUserRequested, "tool.user_requested");
+
 /// Shell-aware path hints of a shell tool call, so a file's pre-image can be saved first.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

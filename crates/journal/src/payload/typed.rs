@@ -89,6 +89,7 @@ typed_events!(
     ToolExecutionStart,
     ToolExecutionPartialResult,
     ToolExecutionProgress,
+    ToolUserRequested,
     ToolExecutionComplete,
     PermissionRequested,
     PermissionCompleted,

@@ -213,6 +213,12 @@ pub fn realistic() -> Vec<TypedEvent> {
             parent_tool_call_id: None,
         }
         .into(),
+        ToolUserRequested {
+            tool_call_id: "user_shell_1".into(),
+            tool_name: "local_shell".into(),
+            arguments: Some(json!({"command": "echo hi", "description": "Execute shell command: echo hi"})),
+        }
+        .into(),
         ToolExecutionProgress { tool_call_id: call.clone(), progress_message: "Searching...".into() }.into(),
         ToolExecutionPartialResult { tool_call_id: call.clone(), partial_output: "./alpha.txt\n".into() }
             .into(),

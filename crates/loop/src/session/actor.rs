@@ -299,6 +299,17 @@ impl Actor {
                 Command::Metrics { model, done } => {
                     let _ = done.send(Ok(self.metrics(model.as_deref())));
                 }
+                Command::UserShell {
+                    command,
+                    tool_call_id,
+                    cancel,
+                    done,
+                } => {
+                    // Joins and figures are answered while it runs, as during a message.
+                    let run = self.user_shell(command, tool_call_id, cancel);
+                    let result = self.while_running(run, &mut rx, &mut deferred).await;
+                    let _ = done.send(result);
+                }
                 Command::Join {
                     continue_pending_work,
                     done,

@@ -80,6 +80,15 @@ pub(super) enum Command {
         model: Option<String>,
         done: Reply<super::metrics::SessionMetrics>,
     },
+    /// A command the user runs in the session's shell (`user_shell.rs`); taken after the
+    /// messages sent before it, as a message is.
+    UserShell {
+        command: String,
+        tool_call_id: String,
+        /// Cancelled by `cancel_user_shell` or the session closing.
+        cancel: CancellationToken,
+        done: Reply<super::user_commands::UserShellResult>,
+    },
     /// A client joins the running session (`join.rs`); taken while a message runs.
     Join {
         continue_pending_work: Option<bool>,

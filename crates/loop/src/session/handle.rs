@@ -105,6 +105,7 @@ impl SessionHandle {
             subscribers,
             running: Mutex::new(None),
             queued: Mutex::new(Vec::new()),
+            user_shells: Mutex::new(Vec::new()),
             mcp: parts.config.mcp.clone(),
             skills: Arc::clone(&parts.config.skills),
             release,
@@ -296,7 +297,7 @@ impl SessionHandle {
 
     /// Sends `cmd` and waits for its answer: the actor's value or [`LoopError`] as it is; a
     /// task that is gone, or stops before it answers, is [`LoopError::Closed`].
-    async fn command<T>(
+    pub(super) async fn command<T>(
         &self,
         cmd: Command,
         rx: oneshot::Receiver<Result<T, LoopError>>,
@@ -347,9 +348,11 @@ impl SessionHandle {
         lock(&self.shared.running).is_some()
     }
 
-    /// Finishes queued messages, records `session.shutdown`, makes the journal durable and
-    /// releases the lock.
+    /// Cancels the user's commands, finishes queued messages, records `session.shutdown`,
+    /// makes the journal durable and releases the lock.
     pub async fn shutdown(&self) -> Result<(), LoopError> {
+        // The user's commands end with the session, rather than the close waiting for them.
+        self.cancel_user_shells();
         let (done, rx) = oneshot::channel();
         self.command(Command::Shutdown { done }, rx).await
     }

@@ -57,6 +57,8 @@ mod truncation;
 mod turn;
 mod turn_spec;
 mod usage;
+mod user_commands;
+mod user_shell;
 mod window;
 mod workspace_file;
 
@@ -75,3 +77,4 @@ pub use sandbox::configured_processes;
 pub use send::{Outcome, SendOptions};
 pub use slots::{DEFAULT_PARALLEL_AGENTS, DEFAULT_PARALLEL_TOOLS};
 pub use summary::SUMMARY_INSTRUCTION;
+pub use user_commands::UserShellResult;

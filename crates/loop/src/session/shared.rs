@@ -12,6 +12,9 @@ pub(super) struct Shared {
     pub(super) running: Mutex<Option<CancellationToken>>,
     /// Tokens of the messages sent and not yet started, by message id.
     pub(super) queued: Mutex<Vec<(String, CancellationToken)>>,
+    /// The commands the user runs (`user_shell.rs`), running or waiting to: their request
+    /// id (when the client gave one), their tool call id, and what cancels them.
+    pub(super) user_shells: Mutex<Vec<super::user_commands::Running>>,
     /// The session's MCP servers (`SessionConfig::mcp`).
     pub(super) mcp: Option<Arc<turnstile_mcp::McpHost>>,
     /// The session's skills (`SessionConfig::skills`), which a client toggles and reloads.

@@ -90,7 +90,9 @@ impl Kind {
             "user.message" => Kind::UserMessage,
             "system.message" => Kind::SystemMessage,
             "assistant.message" => Kind::AssistantMessage,
-            "tool.execution_start" => Kind::ToolStart,
+            // A command the user ran opens a call as a start does (the runtime records no
+            // start for it), so its `tool.execution_complete` pairs up.
+            "tool.execution_start" | "tool.user_requested" => Kind::ToolStart,
             "tool.execution_complete" => Kind::ToolComplete,
             "permission.requested" => Kind::PermissionRequested,
             "permission.completed" => Kind::PermissionCompleted,

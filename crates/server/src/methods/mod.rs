@@ -47,6 +47,7 @@ pub(crate) mod sessions_delete;
 pub(crate) mod sessions_enrich;
 pub(crate) mod sessions_open;
 pub(crate) mod sessions_state;
+pub(crate) mod shell;
 pub(crate) mod shutdown;
 pub(crate) mod skills;
 pub(crate) mod suspend;

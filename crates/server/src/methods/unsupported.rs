@@ -114,7 +114,7 @@ pub(crate) const REASONS: &[(&str, &str)] = &[
     ),
     (
         "session.shell.",
-        "commands run only as the model's tool calls",
+        "only executeUserRequested and cancelUserRequested are served: a command the user runs is recorded and given to the model; commands streamed to the client by process id are not",
     ),
     (
         "session.schedule.",

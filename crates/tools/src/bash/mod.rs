@@ -20,6 +20,7 @@
 pub(crate) mod output;
 mod process;
 mod pump;
+pub mod user;
 
 pub use output::{OUTPUT_HEAD_BYTES, OUTPUT_TAIL_BYTES};
 pub(crate) use process::GroupGuard;
@@ -191,7 +192,7 @@ async fn start_shell(a: &BashArgs, ctx: &ToolContext) -> Result<Arc<Shell>, Tool
     let record = ctx.processes.clone().map(|table| process::RecordAs {
         table,
         tool_call_id: ctx.tool_call_id.clone().unwrap_or_default(),
-        shell_id: id.clone(),
+        shell_id: Some(id.clone()),
         command: a.command.clone(),
     });
     let mut started = process::start(

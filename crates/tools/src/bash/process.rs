@@ -76,7 +76,9 @@ pub(super) struct Started {
 pub(super) struct RecordAs {
     pub(super) table: Arc<ProcessTable>,
     pub(super) tool_call_id: String,
-    pub(super) shell_id: String,
+    /// The shell the model names it by (`None`: a command the user ran, which no tool
+    /// follows, so a resume does not list it as a lost shell).
+    pub(super) shell_id: Option<String>,
     pub(super) command: String,
 }
 
@@ -221,7 +223,7 @@ pub(super) async fn start(
             start_time,
             tool_call_id,
             boot_id: boot_id(),
-            shell_id: Some(shell_id),
+            shell_id,
             command: Some(command),
             supervisor_sha256: token.as_ref().map(Token::sha256),
         };

@@ -13,7 +13,7 @@ use crate::shells::Shell;
 
 /// How long to keep reading after the shell exits: its own output is already in the pipe,
 /// but a background job may hold the pipe open forever.
-const DRAIN_GRACE: Duration = Duration::from_millis(500);
+pub(super) const DRAIN_GRACE: Duration = Duration::from_millis(500);
 
 /// Runs the pump of `shell` on the runtime; `pipe` is `None` for a detached command (its
 /// output goes to its log file).
@@ -63,7 +63,7 @@ async fn pump(shell: Arc<Shell>, mut started: Started, mut pipe: Option<Receiver
 }
 
 /// Reads a chunk; `None` at end of file or on an error. Without a pipe, never resolves.
-async fn read_some(pipe: &mut Option<Receiver>, buf: &mut [u8]) -> Option<usize> {
+pub(super) async fn read_some(pipe: &mut Option<Receiver>, buf: &mut [u8]) -> Option<usize> {
     match pipe {
         Some(pipe) => match pipe.read(buf).await {
             Ok(0) | Err(_) => None,
