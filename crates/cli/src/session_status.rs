@@ -10,6 +10,12 @@
 //! - `failed`: it ends with `session.shutdown` after a `session.error` of the last prompt;
 //! - `crashed`: it ends without `session.shutdown` (killed, or a power cut) and nobody holds it.
 //!
+//! On a JetStream store the ending is the one the index entry carries, written when a writer
+//! gives the session up (detach): a session whose lease a writer holds is `in use` whatever
+//! its entry says, since that entry is from before the writer took it (a resumed session's
+//! says it shut down). A session whose writer was killed keeps the entry of its last detach
+//! until a resume records it again.
+//!
 //! Only an open journal has its marker looked up: a session that shut down is not running
 //! (one resumed since has appended to its journal, which the index then reads again), and
 //! the lookup is a directory read per session, most of a listing's time otherwise.
@@ -32,7 +38,25 @@ pub struct Status {
 /// The status of the session in the directory `dir` gives, from `ending` when known,
 /// otherwise from its journal (the directory is made only when it is needed).
 pub fn of(ending: Option<Ending>, dir: impl Fn() -> PathBuf) -> Status {
-    let Some(ending) = ending.or_else(|| read_journal(&dir().join("events.jsonl"))) else {
+    let ending = ending.or_else(|| read_journal(&dir().join("events.jsonl")));
+    from_ending(ending, || held(&dir()))
+}
+
+/// The status of a session of a remote store from the ending its index entry carries
+/// (`None`: an entry of an earlier build, shown `unknown`) and whether a writer holds its
+/// lease (`in use` then, with the entry's model).
+pub fn of_stored(ending: Option<Ending>, leased: bool) -> Status {
+    if leased {
+        return Status {
+            status: "in use",
+            model: ending.and_then(|e| e.model),
+        };
+    }
+    from_ending(ending, || false)
+}
+
+fn from_ending(ending: Option<Ending>, held: impl FnOnce() -> bool) -> Status {
+    let Some(ending) = ending else {
         return Status {
             status: "unknown",
             model: None,
@@ -41,7 +65,7 @@ pub fn of(ending: Option<Ending>, dir: impl Fn() -> PathBuf) -> Status {
     let status = match ending.state() {
         EndState::Clean => "clean",
         EndState::Failed => "failed",
-        EndState::Open if held(&dir()) => "in use",
+        EndState::Open if held() => "in use",
         EndState::Open => "crashed",
     };
     Status {

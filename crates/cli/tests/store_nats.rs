@@ -89,6 +89,26 @@ fn run_list_export_import_events_audit_and_watch_on_the_store() {
     .unwrap();
     assert_eq!(listed[0]["id"], id.as_str());
     assert_eq!(listed[0]["size"], copy.len() as u64);
+    // The status and the model, as the file store lists the writer's working copy.
+    let mut local = Command::cargo_bin("turnstile").unwrap();
+    local
+        .arg("--state-dir")
+        .arg(env.host("a"))
+        .args(["sessions", "--json"])
+        .env_remove("TURNSTILE_STORE");
+    let from_copy: Value = serde_json::from_str(&ok(&local.output().unwrap())).unwrap();
+    assert_eq!(from_copy[0]["id"], id.as_str());
+    assert_eq!(listed[0]["status"], "clean", "{listed}");
+    assert!(listed[0]["model"].is_string(), "{listed}");
+    for key in ["status", "model"] {
+        assert_eq!(listed[0][key], from_copy[0][key], "{key}");
+    }
+    let table = ok(&env.cmd(&store, "b", &["sessions"]).output().unwrap());
+    let row = table.lines().nth(1).unwrap();
+    assert!(
+        row.contains("  clean  ") && row.contains(listed[0]["model"].as_str().unwrap_or("?")),
+        "{table}"
+    );
 
     let events = ok(&env
         .cmd(&store, "b", &["events", &id, "--json"])
@@ -159,6 +179,63 @@ fn run_list_export_import_events_audit_and_watch_on_the_store() {
         .output()
         .unwrap());
     assert!(listed.contains(copy_id), "{listed}");
+}
+
+/// `sessions --json` on the store from "another host".
+fn stored_sessions(env: &Env, store: &str) -> Value {
+    serde_json::from_str(&ok(&env
+        .cmd(store, "lister", &["sessions", "--json"])
+        .output()
+        .unwrap()))
+    .unwrap()
+}
+
+/// The status and model columns on the store: a session that shut down is `clean` with its
+/// model; resumed on another host and held in a tool call, it is `in use` (its entry, from
+/// the first run's detach, still says it shut down: the lease says it runs).
+#[test]
+fn sessions_on_the_store_show_the_status_and_model_and_in_use_while_a_writer_holds_it() {
+    let env = Env::new();
+    let nats = env.nats();
+    let store = nats.url();
+    let model = env.model(
+        Script::new()
+            .text("first answer")
+            .tool_call(
+                "bash",
+                json!({"command": "sleep 30", "description": "wait"}),
+            )
+            .text("never reached"),
+    );
+    let id = uuid::Uuid::new_v4().to_string();
+    let out = env
+        .loop_cmd(&store, "a", &model, &["run", "--session-id", &id, "hello"])
+        .output()
+        .unwrap();
+    assert_eq!(ok(&out).trim(), "first answer");
+    let listed = stored_sessions(&env, &store);
+    assert_eq!(listed[0]["id"], id.as_str());
+    assert_eq!(listed[0]["status"], "clean", "{listed}");
+    let model_name = listed[0]["model"].as_str().expect("a model").to_owned();
+    assert!(!model_name.is_empty());
+
+    let mut writer = KillOnDrop::spawn(
+        env.loop_cmd(&store, "b", &model, &["resume", "--json", &id, "wait"])
+            .stdout(Stdio::piped()),
+    );
+    wait_for_event(&mut writer, "tool.execution_start");
+    let listed = stored_sessions(&env, &store);
+    assert_eq!(listed[0]["id"], id.as_str());
+    assert_eq!(listed[0]["status"], "in use", "{listed}");
+    assert_eq!(listed[0]["model"], model_name.as_str(), "{listed}");
+    let table = ok(&env.cmd(&store, "lister", &["sessions"]).output().unwrap());
+    let row = table.lines().nth(1).unwrap();
+    assert!(
+        row.starts_with(&id) && row.contains("  in use  ") && row.contains(&model_name),
+        "{table}"
+    );
+    signal(&writer, libc::SIGKILL);
+    writer.wait().unwrap();
 }
 
 /// The bound is on when the resume started, measured from the kill: the timestamp of the

@@ -34,6 +34,7 @@ use async_nats::jetstream::consumer::DeliverPolicy;
 use async_nats::jetstream::stream::Stream;
 use async_nats::jetstream::{self, kv};
 
+use turnstile_journal::ending::Ending;
 use turnstile_journal::{JournalSink, LineMeter, SessionSummary, StateRoot, Uuid, max_line_bytes};
 use turnstile_store::{AttachMode, Attachment, Exported, Imported, JournalStore, StoreError};
 
@@ -42,7 +43,7 @@ use import::PublishError;
 pub use lease::LeaseGrant;
 pub use listing::MAX_LISTING_BYTES;
 pub use live::{LiveEvents, LiveFeed};
-pub use records::{FoldedObject, Holder, StoreCheckpoint, StoredEntry};
+pub use records::{FoldedObject, Holder, IndexValue, StoreCheckpoint, StoredEntry};
 pub use sink::NatsSink;
 pub use states::MAX_STATE_BYTES;
 pub use stored_seal::{SealTail, StoredSeal};
@@ -147,8 +148,8 @@ impl NatsStore {
         else {
             return Ok(None);
         };
-        serde_json::from_slice(&value)
-            .map(Some)
+        serde_json::from_slice::<IndexValue>(&value)
+            .map(|v| Some(v.split().0))
             .map_err(|e| self.remote(what(), e))
     }
 
@@ -351,51 +352,11 @@ impl NatsStore {
         Ok(Imported::Created)
     }
 
-    /// Records the working copy's facts: the index entry always, the checkpoint when the copy
-    /// is exactly what the store acknowledged (`acked` lines ending at `stream_seq`).
-    async fn record(
-        &self,
-        root: &StateRoot,
-        id: Uuid,
-        acked: Option<(u64, u64)>,
-    ) -> Result<(), StoreError> {
-        let summary = SessionSummary::read(&root.session(id))?;
-        let value = serde_json::to_vec(&summary).unwrap_or_default();
-        let value = bytes::Bytes::from(value);
-        transient::retry("indexing a session", || {
-            self.index.put(id.to_string(), value.clone())
-        })
-        .await
-        .map_err(|e| self.remote(format!("indexing session {id}"), e))?;
-        if let Some((events, stream_seq)) = acked
-            && summary.events == events
-            && let Some(bytes) = working_copy::copy_size(root, id)?
-            && let Some(sha256) = working_copy::copy_prefix_hash(root, id, bytes).await?
-        {
-            let checkpoint = StoreCheckpoint {
-                events,
-                bytes,
-                stream_seq,
-                sha256,
-                folded: None,
-            };
-            self.put_checkpoint(id, &checkpoint).await?;
-        }
-        Ok(())
-    }
-}
-
-impl JournalStore for NatsStore {
-    type Attachment = NatsAttachment;
-
-    fn describe(&self) -> String {
-        format!("{} stream {}", self.config.url, self.config.stream)
-    }
-
     /// The compacted listing (`listing.rs`) with the index messages after it merged in; the
-    /// whole index when there is none. A listing that read many messages after it writes it
-    /// anew; a failure to write costs the next listing time, never this one's answer.
-    async fn list(&self) -> Result<Vec<SessionSummary>, StoreError> {
+    /// whole index when there is none; beside each session its ending when its entry has
+    /// one. A listing that read many messages after it writes it anew; a failure to write
+    /// costs the next listing time, never this one's answer.
+    pub async fn list_with_endings(&self) -> Result<StoredListing, StoreError> {
         let what = || "reading the session index".to_owned();
         let filter = format!("{}>", self.index.prefix);
         let until = leader::last_sequence(&self.index.stream, &filter)
@@ -404,12 +365,16 @@ impl JournalStore for NatsStore {
         // An object in a line format this build does not read is left for the build that
         // wrote it: rewriting it in an older format would only make that one read the index.
         let mut keep_object = false;
+        let mut old_format = false;
         let (covers, compacted) = match self
             .listing
             .read(&self.js, &self.config, &self.index.stream, until)
             .await
         {
-            Ok(c) => (c.covers, c.entries),
+            Ok(c) => {
+                old_format = !c.format.is_current();
+                (c.covers, c.entries)
+            }
             Err(e @ listing::Unread::Format(_)) => {
                 tracing::warn!(error = %e, "the compacted session listing is not read; reading the whole index");
                 keep_object = true;
@@ -448,12 +413,14 @@ impl JournalStore for NatsStore {
         // What the read took in: past `until` when sessions were written meanwhile.
         let covered = later.last().map_or(until, |m| m.seq.max(until));
         let listed = listing::merge(compacted, later, &self.index.prefix);
+        // An object in an earlier format carries no endings: replaced once by this build.
         if !keep_object
-            && listing::worth_compacting(
-                read_later,
-                listed.len(),
-                self.config.listing_compact_after,
-            )
+            && (old_format
+                || listing::worth_compacting(
+                    read_later,
+                    listed.len(),
+                    self.config.listing_compact_after,
+                ))
             && let Err(e) = self
                 .listing
                 .write(&self.js, &self.config, &self.index.stream, covered, &listed)
@@ -461,7 +428,86 @@ impl JournalStore for NatsStore {
         {
             tracing::warn!(error = %e, "the compacted session listing was not written");
         }
-        Ok(listed.into_iter().map(|e| e.summary).collect())
+        let mut sessions = Vec::with_capacity(listed.len());
+        let mut endings = Vec::with_capacity(listed.len());
+        for entry in listed {
+            sessions.push(entry.summary);
+            endings.push(entry.ending);
+        }
+        Ok(StoredListing { sessions, endings })
+    }
+
+    /// The sessions whose lease a writer holds now (its entry has not expired): the running
+    /// ones, whatever their index entries (written at detach) say. One pass over the lease
+    /// bucket's keys, which are the running sessions only, whatever the number listed.
+    pub async fn leased(&self) -> Result<std::collections::HashSet<Uuid>, StoreError> {
+        use futures_util::StreamExt;
+        let what = || "reading the lease bucket".to_owned();
+        let mut keys = self
+            .leases
+            .keys()
+            .await
+            .map_err(|e| self.remote(what(), e))?;
+        let mut held = std::collections::HashSet::new();
+        while let Some(key) = keys.next().await {
+            let key = key.map_err(|e| self.remote(what(), e))?;
+            if let Ok(id) = Uuid::parse_str(&key) {
+                held.insert(id);
+            }
+        }
+        Ok(held)
+    }
+
+    /// Records the working copy's facts: the index entry always, the checkpoint when the copy
+    /// is exactly what the store acknowledged (`acked` lines ending at `stream_seq`).
+    async fn record(
+        &self,
+        root: &StateRoot,
+        id: Uuid,
+        acked: Option<(u64, u64)>,
+    ) -> Result<(), StoreError> {
+        let paths = root.session(id);
+        let summary = SessionSummary::read(&paths)?;
+        // How the copy ends, read off the bytes the summary counted: `sessions` shows it
+        // without reading the journal (an unreadable tail leaves the entry without one).
+        let ending = turnstile_journal::session_dir::open_read_nofollow(&paths.events)
+            .and_then(|file| Ending::read(&file, summary.size))
+            .ok();
+        let value =
+            serde_json::to_vec(&IndexValue::new(summary.clone(), ending)).unwrap_or_default();
+        let value = bytes::Bytes::from(value);
+        transient::retry("indexing a session", || {
+            self.index.put(id.to_string(), value.clone())
+        })
+        .await
+        .map_err(|e| self.remote(format!("indexing session {id}"), e))?;
+        if let Some((events, stream_seq)) = acked
+            && summary.events == events
+            && let Some(bytes) = working_copy::copy_size(root, id)?
+            && let Some(sha256) = working_copy::copy_prefix_hash(root, id, bytes).await?
+        {
+            let checkpoint = StoreCheckpoint {
+                events,
+                bytes,
+                stream_seq,
+                sha256,
+                folded: None,
+            };
+            self.put_checkpoint(id, &checkpoint).await?;
+        }
+        Ok(())
+    }
+}
+
+impl JournalStore for NatsStore {
+    type Attachment = NatsAttachment;
+
+    fn describe(&self) -> String {
+        format!("{} stream {}", self.config.url, self.config.stream)
+    }
+
+    async fn list(&self) -> Result<Vec<SessionSummary>, StoreError> {
+        Ok(self.list_with_endings().await?.sessions)
     }
 
     async fn contains(&self, id: Uuid) -> Result<bool, StoreError> {
@@ -587,4 +633,14 @@ impl JournalStore for NatsStore {
         }
         Ok(())
     }
+}
+
+/// A listing of the store: the sessions newest first and, at the same positions, how each
+/// one's journal ended (`None` for an entry written by an earlier build).
+#[derive(Debug, Default)]
+pub struct StoredListing {
+    /// The sessions, newest first.
+    pub sessions: Vec<SessionSummary>,
+    /// Each session's ending, at its position in `sessions`.
+    pub endings: Vec<Option<Ending>>,
 }

@@ -34,7 +34,6 @@ use async_nats::jetstream::consumer::DeliverPolicy;
 use async_nats::jetstream::object_store::{InfoErrorKind, ObjectMetadata};
 use async_nats::jetstream::{self, stream::Stream};
 use futures_util::StreamExt;
-use turnstile_journal::SessionSummary;
 use turnstile_store::StoreError;
 
 use crate::config::NatsConfig;
@@ -42,6 +41,7 @@ use crate::leader;
 use crate::listing_format::{self, Entry, Format};
 use crate::objects::{LazyBucket, Opened};
 use crate::read::{self, Stored};
+use crate::records::IndexValue;
 
 /// The object's name in its bucket.
 const OBJECT: &str = "sessions";
@@ -82,6 +82,9 @@ pub(crate) struct Compacted {
     pub(crate) covers: u64,
     /// Its entries, newest first.
     pub(crate) entries: Vec<Entry>,
+    /// Its line format (an earlier one than this build writes is worth replacing: its
+    /// entries carry no ending).
+    pub(crate) format: Format,
 }
 
 /// Why no compacted listing was taken; each costs a read of the whole index, never a wrong
@@ -216,7 +219,11 @@ impl ListingBucket {
                 "{received} bytes read of the {size} it names"
             )));
         }
-        Ok(Compacted { covers, entries })
+        Ok(Compacted {
+            covers,
+            entries,
+            format,
+        })
     }
 
     /// Replaces the compacted listing by `entries` (newest first), the index up to sequence
@@ -339,16 +346,20 @@ pub(crate) fn merge(compacted: Vec<Entry>, later: Vec<Stored>, prefix: &str) -> 
             // A deleted or purged key.
             continue;
         }
-        match serde_json::from_slice::<SessionSummary>(&message.payload) {
-            Ok(summary) => all.push(Entry {
-                key: message
-                    .subject
-                    .as_str()
-                    .strip_prefix(prefix)
-                    .unwrap_or(message.subject.as_str())
-                    .to_owned(),
-                summary,
-            }),
+        match serde_json::from_slice::<IndexValue>(&message.payload) {
+            Ok(value) => {
+                let (summary, ending) = value.split();
+                all.push(Entry {
+                    key: message
+                        .subject
+                        .as_str()
+                        .strip_prefix(prefix)
+                        .unwrap_or(message.subject.as_str())
+                        .to_owned(),
+                    summary,
+                    ending,
+                })
+            }
             Err(e) => {
                 tracing::warn!(key = %message.subject, error = %e, "skipping a bad index entry")
             }
@@ -482,6 +493,8 @@ impl tokio::io::AsyncRead for Serialised<'_> {
 mod tests {
     use super::*;
     use tokio::io::AsyncReadExt;
+    use turnstile_journal::SessionSummary;
+    use turnstile_journal::ending::Ending;
 
     fn entry(n: u8, updated: &str) -> Entry {
         let id = uuid::Uuid::from_u128(u128::from(n));
@@ -496,6 +509,11 @@ mod tests {
                 size: 100,
                 first_prompt: Some("line\nbreak \u{2028}".into()),
             },
+            ending: n.is_multiple_of(2).then(|| Ending {
+                shut_down: n.is_multiple_of(4),
+                error_since_prompt: false,
+                model: Some("gpt-4.1".into()),
+            }),
         }
     }
 
@@ -504,7 +522,10 @@ mod tests {
             seq,
             subject: format!("$KV.B.{key}").into(),
             payload: e
-                .map(|e| serde_json::to_vec(&e.summary).unwrap())
+                .map(|e| {
+                    serde_json::to_vec(&IndexValue::new(e.summary.clone(), e.ending.clone()))
+                        .unwrap()
+                })
                 .unwrap_or_default()
                 .into(),
         }
@@ -528,7 +549,7 @@ mod tests {
             .collect();
         let bytes = serialised(&entries);
         for size in [1, 7, 100, bytes.len()] {
-            let mut lines = Lines::with_capacity(Format::Fields, 0);
+            let mut lines = Lines::with_capacity(Format::FieldsAndEnding, 0);
             for chunk in bytes.chunks(size) {
                 lines.feed(chunk).unwrap();
             }
@@ -539,7 +560,7 @@ mod tests {
     #[test]
     fn a_cut_or_garbled_object_is_refused() {
         let bytes = serialised(&[entry(1, "a"), entry(2, "b")]);
-        let mut cut = Lines::with_capacity(Format::Fields, 0);
+        let mut cut = Lines::with_capacity(Format::FieldsAndEnding, 0);
         cut.feed(&bytes[..bytes.len() - 3]).unwrap();
         assert!(cut.finish().is_err());
         assert!(
@@ -554,6 +575,7 @@ mod tests {
         );
         // A format-1 object (key, tab, entry as JSON) is still read.
         let e = entry(3, "c");
+        assert_eq!(e.ending, None);
         let mut old = format!("{}\t", e.key).into_bytes();
         serde_json::to_writer(&mut old, &e.summary).unwrap();
         old.push(b'\n');

@@ -2,14 +2,18 @@
 //! the object's `format` metadata:
 //!
 //! - **1** (no `format` metadata: what the first builds wrote): `<key>\t<entry as JSON>\n`;
-//! - **2** (written now): `<key>\t<id>\t<created>\t<updated>\t<events>\t<size>\t<cwd>\t<first
-//!   prompt>\n`, the entry's fields in that fixed order, read without a JSON parse (most of a
-//!   large listing's time was that parse). A text field that is absent is empty; one that is
+//! - **2**: `<key>\t<id>\t<created>\t<updated>\t<events>\t<size>\t<cwd>\t<first prompt>\n`,
+//!   the entry's fields in that fixed order, read without a JSON parse (most of a large
+//!   listing's time was that parse). A text field that is absent is empty; one that is
 //!   present has `\` written `\\`, a tab `\t`, a line feed `\n`, and is `\0` when empty.
+//! - **3** (written now): format 2 and two more fields, `\t<ending>\t<model>`: the ending
+//!   empty when the entry has none, otherwise two digits (shut down, an error since the last
+//!   prompt: `1` or `0`); the model a text field as above.
 //!
 //! A format this build does not know is refused by name, never guessed at: the listing then
 //! reads the index itself, and leaves the object for the build that wrote it.
 
+use turnstile_journal::ending::Ending;
 use turnstile_journal::{SessionSummary, Uuid};
 
 /// One listed session: its index key and its entry.
@@ -17,18 +21,22 @@ use turnstile_journal::{SessionSummary, Uuid};
 pub(crate) struct Entry {
     pub(crate) key: String,
     pub(crate) summary: SessionSummary,
+    /// How its journal ended and its model, when the entry says (`IndexValue`).
+    pub(crate) ending: Option<Ending>,
 }
 
 /// The format written.
-pub(crate) const CURRENT: u32 = 2;
+pub(crate) const CURRENT: u32 = 3;
 
 /// A line format of the object.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Format {
     /// `<key>\t<entry as JSON>`.
     Json,
-    /// The fields in a fixed order, tab-separated.
+    /// The summary's fields in a fixed order, tab-separated.
     Fields,
+    /// Those fields, the ending and the model.
+    FieldsAndEnding,
 }
 
 impl Format {
@@ -38,6 +46,7 @@ impl Format {
         match name {
             None | Some("1") => Ok(Format::Json),
             Some("2") => Ok(Format::Fields),
+            Some("3") => Ok(Format::FieldsAndEnding),
             Some(other) => Err(other.to_owned()),
         }
     }
@@ -46,8 +55,14 @@ impl Format {
     pub(crate) fn decode(self, line: &[u8]) -> Result<Entry, String> {
         match self {
             Format::Json => decode_json(line),
-            Format::Fields => decode_fields(line),
+            Format::Fields => decode_fields(line, false),
+            Format::FieldsAndEnding => decode_fields(line, true),
         }
+    }
+
+    /// Whether this is the format written now (an object in an earlier one is rewritten).
+    pub(crate) fn is_current(self) -> bool {
+        self == Format::FieldsAndEnding
     }
 }
 
@@ -84,6 +99,17 @@ pub(crate) fn encode(entry: &Entry, out: &mut Vec<u8>) -> bool {
     text(out, s.cwd.as_deref());
     out.push(b'\t');
     text(out, s.first_prompt.as_deref());
+    out.push(b'\t');
+    if let Some(ending) = &entry.ending {
+        out.push(if ending.shut_down { b'1' } else { b'0' });
+        out.push(if ending.error_since_prompt {
+            b'1'
+        } else {
+            b'0'
+        });
+    }
+    out.push(b'\t');
+    text(out, entry.ending.as_ref().and_then(|e| e.model.as_deref()));
     out.push(b'\n');
     true
 }
@@ -116,10 +142,11 @@ fn decode_json(line: &[u8]) -> Result<Entry, String> {
     Ok(Entry {
         key: key.to_owned(),
         summary,
+        ending: None,
     })
 }
 
-fn decode_fields(line: &[u8]) -> Result<Entry, String> {
+fn decode_fields(line: &[u8], with_ending: bool) -> Result<Entry, String> {
     let line = std::str::from_utf8(line).map_err(|e| format!("a line: {e}"))?;
     let mut fields = line.split('\t');
     let mut next = |name: &str| {
@@ -135,6 +162,26 @@ fn decode_fields(line: &[u8]) -> Result<Entry, String> {
     let size = next("size")?;
     let cwd = next("working directory")?;
     let first_prompt = next("first prompt")?;
+    let ending = if with_ending {
+        let flags = next("ending")?;
+        let model = next("model")?;
+        let flag = |b: u8| match b {
+            b'0' => Ok(false),
+            b'1' => Ok(true),
+            _ => Err(format!("an ending {flags:?}")),
+        };
+        match flags.as_bytes() {
+            [] if model.is_empty() => None,
+            &[shut_down, error] => Some(Ending {
+                shut_down: flag(shut_down)?,
+                error_since_prompt: flag(error)?,
+                model: untext(model)?,
+            }),
+            _ => return Err(format!("an ending {flags:?} with a model {model:?}")),
+        }
+    } else {
+        None
+    };
     if fields.next().is_some() {
         return Err("a line with more fields than its format has".to_owned());
     }
@@ -159,6 +206,7 @@ fn decode_fields(line: &[u8]) -> Result<Entry, String> {
             size: number("a size", size)?,
             first_prompt: untext(first_prompt)?,
         },
+        ending,
     })
 }
 
@@ -206,6 +254,7 @@ mod tests {
                 size: 3456,
                 first_prompt: prompt.map(str::to_owned),
             },
+            ending: None,
         }
     }
 
@@ -220,21 +269,44 @@ mod tests {
             (None, Some("\\0")),
             (Some("\\"), Some("\t\n")),
         ] {
-            let e = entry(cwd, prompt);
-            let mut line = Vec::new();
-            assert!(encode(&e, &mut line));
-            assert_eq!(line.iter().filter(|&&b| b == b'\n').count(), 1);
-            let back = Format::Fields.decode(&line[..line.len() - 1]).unwrap();
-            assert_eq!(back, e, "{cwd:?} {prompt:?}");
+            for ending in [
+                None,
+                Some(Ending {
+                    shut_down: true,
+                    error_since_prompt: false,
+                    model: prompt.map(str::to_owned),
+                }),
+                Some(Ending {
+                    shut_down: false,
+                    error_since_prompt: true,
+                    model: Some(String::new()),
+                }),
+            ] {
+                let mut e = entry(cwd, prompt);
+                e.ending = ending;
+                let mut line = Vec::new();
+                assert!(encode(&e, &mut line));
+                assert_eq!(line.iter().filter(|&&b| b == b'\n').count(), 1);
+                let back = Format::FieldsAndEnding
+                    .decode(&line[..line.len() - 1])
+                    .unwrap();
+                assert_eq!(back, e, "{cwd:?} {prompt:?}");
+            }
         }
         let mut no_id = entry(None, None);
         no_id.summary.id = None;
         let mut line = Vec::new();
         assert!(encode(&no_id, &mut line));
         assert_eq!(
-            Format::Fields.decode(&line[..line.len() - 1]).unwrap(),
+            Format::FieldsAndEnding
+                .decode(&line[..line.len() - 1])
+                .unwrap(),
             no_id
         );
+        // A format-2 line (no ending, no model) is read with none.
+        let two = b"key\t\t\t\t1\t2\t\t";
+        assert_eq!(Format::Fields.decode(two).unwrap().ending, None);
+        assert!(Format::FieldsAndEnding.decode(two).is_err());
     }
 
     #[test]
@@ -254,9 +326,22 @@ mod tests {
                 String::from_utf8_lossy(bad)
             );
         }
+        for bad in [
+            &b"key\t\t\t\t1\t2\t\t\t2\t"[..],
+            b"key\t\t\t\t1\t2\t\t\t1\t",
+            b"key\t\t\t\t1\t2\t\t\t\tgpt-4.1",
+            b"key\t\t\t\t1\t2\t\t\t10\tgpt\t",
+        ] {
+            assert!(
+                Format::FieldsAndEnding.decode(bad).is_err(),
+                "{}",
+                String::from_utf8_lossy(bad)
+            );
+        }
         assert_eq!(Format::named(None), Ok(Format::Json));
         assert_eq!(Format::named(Some("2")), Ok(Format::Fields));
-        assert_eq!(Format::named(Some("3")), Err("3".to_owned()));
+        assert_eq!(Format::named(Some("3")), Ok(Format::FieldsAndEnding));
+        assert_eq!(Format::named(Some("4")), Err("4".to_owned()));
         let mut bad_key = entry(None, None);
         bad_key.key = "a\tb".into();
         let mut line = Vec::new();

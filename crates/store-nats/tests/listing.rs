@@ -13,10 +13,11 @@ use async_nats::jetstream::kv::Operation;
 use async_nats::jetstream::object_store::ObjectMetadata;
 use futures_util::StreamExt;
 use tokio::io::AsyncReadExt;
-use turnstile_journal::{SessionSummary, Uuid};
+use turnstile_journal::ending::Ending;
+use turnstile_journal::{SessionSummary, StateRoot, Uuid};
 use turnstile_store::JournalStore;
 use turnstile_store_nats::local_server::LocalNats;
-use turnstile_store_nats::{NatsConfig, NatsStore};
+use turnstile_store_nats::{IndexValue, NatsConfig, NatsStore};
 
 /// A store that compacts after `after` index messages.
 async fn store(server: &LocalNats, after: usize) -> NatsStore {
@@ -124,6 +125,16 @@ impl Raw {
             .unwrap();
     }
 
+    /// The compacted listing's object id, new at each write.
+    async fn nuid(&self, store: &NatsStore) -> String {
+        self.objects(store)
+            .await
+            .info("sessions")
+            .await
+            .unwrap()
+            .nuid
+    }
+
     /// The last sequence of the index stream.
     async fn last_seq(&self) -> u64 {
         let mut stream = self.index.stream.clone();
@@ -177,9 +188,9 @@ fn a_listing_through_the_compacted_object_equals_the_index() {
         // And it is the object that is read: an entry changed in it alone is listed so.
         let (bytes, metadata) = raw.object(&plain).await;
         let text = String::from_utf8(bytes.clone()).unwrap();
-        // The first prompt is a line's last field.
-        assert_eq!(text.matches("\tprompt 7\n").count(), 1);
-        let marked = text.replace("\tprompt 7\n", "\tonly in the object\n");
+        // The first prompt is followed by the ending and the model, both empty here.
+        assert_eq!(text.matches("\tprompt 7\t\t\n").count(), 1);
+        let marked = text.replace("\tprompt 7\t\t\n", "\tonly in the object\t\t\n");
         raw.put_object(&plain, marked.as_bytes(), metadata.clone())
             .await;
         let listed = plain.list().await.unwrap();
@@ -346,7 +357,7 @@ fn a_damaged_object_or_one_of_another_index_is_not_read() {
 }
 
 #[test]
-fn an_object_in_the_first_line_format_is_read_and_an_unknown_one_is_left_alone() {
+fn objects_in_formats_1_and_2_are_read_then_written_as_3_and_an_unknown_one_is_left_alone() {
     let data = tempfile::tempdir().unwrap();
     let server = LocalNats::start(data.path()).unwrap();
     common::runtime().block_on(async {
@@ -358,7 +369,7 @@ fn an_object_in_the_first_line_format_is_read_and_an_unknown_one_is_left_alone()
         let truth = raw.truth().await;
         assert_eq!(store.list().await.unwrap(), truth);
         let (_, metadata) = raw.object(&store).await;
-        assert_eq!(metadata["format"], "2", "{metadata:?}");
+        assert_eq!(metadata["format"], "3", "{metadata:?}");
         assert_eq!(covers(&metadata), raw.last_seq().await);
 
         // The same entries as format 1 (key, tab, entry as JSON; no `format`), with another
@@ -380,6 +391,58 @@ fn an_object_in_the_first_line_format_is_read_and_an_unknown_one_is_left_alone()
         first.remove("format");
         raw.put_object(&store, &old, first.clone()).await;
         assert_eq!(store.list().await.unwrap(), from_object);
+        // An object of an earlier format is written again in this build's, once.
+        let (_, metadata) = raw.object(&store).await;
+        assert_eq!(metadata["format"], "3", "{metadata:?}");
+        let written = raw.nuid(&store).await;
+        assert_eq!(store.list().await.unwrap(), from_object);
+        assert_eq!(raw.nuid(&store).await, written, "not written again");
+
+        // Format 2: the summary's fields in a fixed order, no ending and no model.
+        let from_two: Vec<SessionSummary> = truth
+            .iter()
+            .map(|s| SessionSummary {
+                first_prompt: Some("in the format-2 object".into()),
+                ..s.clone()
+            })
+            .collect();
+        let mut two = Vec::new();
+        for s in &from_two {
+            let text = |t: &Option<String>| t.clone().unwrap_or_default();
+            two.extend_from_slice(
+                format!(
+                    "{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\n",
+                    s.id.unwrap(),
+                    s.id.unwrap(),
+                    text(&s.created),
+                    text(&s.updated),
+                    s.events,
+                    s.size,
+                    text(&s.cwd),
+                    text(&s.first_prompt)
+                )
+                .as_bytes(),
+            );
+        }
+        let mut second = metadata.clone();
+        second.insert("format".into(), "2".into());
+        raw.put_object(&store, &two, second).await;
+        let listing = store.list_with_endings().await.unwrap();
+        assert_eq!(listing.sessions, from_two);
+        assert!(listing.endings.iter().all(Option::is_none));
+        let (bytes, metadata) = raw.object(&store).await;
+        assert_eq!(metadata["format"], "3", "{metadata:?}");
+        assert_eq!(
+            String::from_utf8(bytes)
+                .unwrap()
+                .matches("\tin the format-2 object\t\t\n")
+                .count(),
+            from_two.len(),
+            "each line with an empty ending and model"
+        );
+        let written = raw.nuid(&store).await;
+        assert_eq!(store.list().await.unwrap(), from_two);
+        assert_eq!(raw.nuid(&store).await, written, "not written again");
 
         // A format this build does not know: the index is read instead, and the object is
         // left as it is for the build that wrote it.
@@ -392,6 +455,86 @@ fn an_object_in_the_first_line_format_is_read_and_an_unknown_one_is_left_alone()
         assert_eq!(
             (bytes.as_slice(), metadata["format"].as_str()),
             (&b"whatever format 99 is\n"[..], "99")
+        );
+    });
+}
+
+#[test]
+fn endings_are_listed_from_the_index_and_the_object_and_older_entries_list_without_one() {
+    let data = tempfile::tempdir().unwrap();
+    let server = LocalNats::start(data.path()).unwrap();
+    common::runtime().block_on(async {
+        let plain = store(&server, usize::MAX).await;
+        let compacting = store(&server, 1).await;
+        let raw = Raw::new(&server, &plain).await;
+        let mut wanted = HashMap::new();
+        for n in 0..40u32 {
+            let id = Uuid::new_v4();
+            // Every fourth as an earlier build wrote it (no ending); the rest shut down
+            // cleanly, after an error, or left open, some without a model.
+            raw.put(id, n, &format!("prompt {n}")).await;
+            let ending = (n % 4 != 0).then(|| Ending {
+                shut_down: n % 4 != 3,
+                error_since_prompt: n % 4 == 2,
+                model: (n % 5 != 0).then(|| format!("model-{n}")),
+            });
+            if ending.is_some() {
+                let summary: SessionSummary =
+                    serde_json::from_slice(&raw.index.get(id.to_string()).await.unwrap().unwrap())
+                        .unwrap();
+                let value = IndexValue::new(summary, ending.clone());
+                raw.index
+                    .put(id.to_string(), serde_json::to_vec(&value).unwrap().into())
+                    .await
+                    .unwrap();
+            }
+            wanted.insert(id, ending);
+        }
+        let truth = raw.truth().await;
+        for (how, listing) in [
+            (
+                "the index read whole",
+                plain.list_with_endings().await.unwrap(),
+            ),
+            (
+                "the listing that compacts",
+                compacting.list_with_endings().await.unwrap(),
+            ),
+            (
+                "through the object",
+                plain.list_with_endings().await.unwrap(),
+            ),
+        ] {
+            assert_eq!(listing.sessions, truth, "{how}");
+            assert_eq!(listing.endings.len(), truth.len(), "{how}");
+            for (s, ending) in listing.sessions.iter().zip(&listing.endings) {
+                assert_eq!(ending, &wanted[&s.id.unwrap()], "{how}: {:?}", s.id);
+            }
+        }
+        // The summary alone reads entries with an ending too.
+        let some = truth[0].id.unwrap();
+        assert_eq!(plain.summary(some).await.unwrap().as_ref(), Some(&truth[0]));
+    });
+}
+
+#[test]
+fn a_session_whose_lease_is_held_is_among_the_leased_ones() {
+    let data = tempfile::tempdir().unwrap();
+    let server = LocalNats::start(data.path()).unwrap();
+    let copies = tempfile::tempdir().unwrap();
+    common::runtime().block_on(async {
+        let store = store(&server, usize::MAX).await;
+        assert!(store.leased().await.unwrap().is_empty());
+        let (id, attachment) = common::create_session(&store, copies.path()).await;
+        assert!(store.leased().await.unwrap().contains(&id));
+        use turnstile_store::JournalStore;
+        store
+            .detach(attachment, &StateRoot::new(copies.path()))
+            .await
+            .unwrap();
+        assert!(
+            !store.leased().await.unwrap().contains(&id),
+            "given up at detach"
         );
     });
 }

@@ -69,17 +69,33 @@ pub fn run(
     printed
 }
 
-/// Lists the sessions of a JetStream store, from its index.
+/// Lists the sessions of a JetStream store, from its index, each with the status and model
+/// its entry records.
 pub fn run_stored(json: bool, config: turnstile_store_nats::NatsConfig) -> Result<ExitCode> {
     use turnstile_store::JournalStore;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
-    let (all, place) = runtime.block_on(async {
+    let (listing, leased, place) = runtime.block_on(async {
         let store = crate::store::open_nats(config).await?;
-        anyhow::Ok((store.list().await?, store.describe()))
+        let listing = store.list_with_endings().await?;
+        // One pass over the lease bucket, which holds the running sessions only: an entry
+        // is written at detach, so a running session's (resumed) may say it shut down.
+        let leased = store.leased().await?;
+        anyhow::Ok((listing, leased, store.describe()))
     })?;
-    print(&all, json, &place)
+    let statuses: Vec<Status> = listing
+        .sessions
+        .iter()
+        .zip(listing.endings)
+        .map(|(s, ending)| {
+            crate::session_status::of_stored(ending, s.id.is_some_and(|id| leased.contains(&id)))
+        })
+        .collect();
+    let printed = print_with(&listing.sessions, Some(&statuses), json, &place);
+    #[allow(clippy::mem_forget)]
+    std::mem::forget((listing.sessions, statuses));
+    printed
 }
 
 fn print(all: &[SessionSummary], json: bool, place: &str) -> Result<ExitCode> {
@@ -127,6 +143,65 @@ fn print_with(
         "{:<36}  {:<24}  {:>7}  {:>9}  {:<7}  {:<16}  {:<24}  FIRST PROMPT",
         "ID", "UPDATED", "EVENTS", "SIZE", "STATUS", "MODEL", "CWD"
     )?;
+    write_rows(&mut out, all, statuses, ROW_WORKERS)?;
+    out.flush()?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Below this many rows, one thread lays them out.
+const PARALLEL_ROWS: usize = 1024;
+/// Threads laying out rows (the machine's cores, at most this many).
+const ROW_WORKERS: usize = 4;
+
+/// The rows of `all` (beside each its status, when given), in order, into `out`: in parts
+/// laid out on up to `workers` threads (the machine's cores), the first part written as it
+/// is laid out and the others from their buffers after it, so the bytes are those one thread
+/// writes.
+fn write_rows(
+    out: &mut impl Write,
+    all: &[SessionSummary],
+    statuses: Option<&[Status]>,
+    workers: usize,
+) -> std::io::Result<()> {
+    let workers = if all.len() < PARALLEL_ROWS {
+        1
+    } else {
+        std::thread::available_parallelism().map_or(1, |n| n.get().min(workers))
+    };
+    let part = all.len().div_ceil(workers.max(1)).max(1);
+    std::thread::scope(|s| {
+        let mut parts = all.chunks(part).enumerate();
+        let first = parts.next();
+        let later: Vec<_> = parts
+            .map(|(n, rows)| {
+                s.spawn(move || {
+                    let mut buf = Vec::with_capacity(rows.len() * 192);
+                    lay_out(&mut buf, rows, statuses, n * part).map(|()| buf)
+                })
+            })
+            .collect();
+        if let Some((_, rows)) = first {
+            lay_out(out, rows, statuses, 0)?;
+        }
+        for worker in later {
+            let buf = worker
+                .join()
+                .map_err(|_| std::io::Error::other("a row thread panicked"))??;
+            out.write_all(&buf)?;
+        }
+        Ok(())
+    })
+}
+
+/// The rows of `all`, whose first is row `from` of the listing (its status is
+/// `statuses[from]`).
+fn lay_out(
+    out: &mut impl Write,
+    all: &[SessionSummary],
+    statuses: Option<&[Status]>,
+    from: usize,
+) -> std::io::Result<()> {
+    let status_of = |i: usize| statuses.and_then(|s| s.get(from + i));
     // Each row is laid out by hand into one reused buffer: the same columns as the header's
     // format, without a formatter call and a padding pass per field.
     let mut row = Vec::with_capacity(512);
@@ -168,8 +243,7 @@ fn print_with(
         row.push(b'\n');
         out.write_all(&row)?;
     }
-    out.flush()?;
-    Ok(ExitCode::SUCCESS)
+    Ok(())
 }
 
 /// Most sessions offered by [`pick`].
@@ -273,6 +347,36 @@ fn human_bytes(out: &mut Vec<u8>, n: u64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rows_laid_out_on_several_threads_are_those_of_one() {
+        let all: Vec<SessionSummary> = (0..PARALLEL_ROWS as u64 * 3 + 7)
+            .map(|n| SessionSummary {
+                id: (n % 11 != 0).then(|| uuid::Uuid::from_u128(u128::from(n) << 64 | 5)),
+                cwd: (n % 3 != 0).then(|| format!("/work/«{n}»")),
+                created: None,
+                updated: Some(format!("2026-12-07T00:00:{:02}.000Z", n % 60)),
+                events: n,
+                size: n * 977,
+                first_prompt: Some(format!("prompt {n}")),
+            })
+            .collect();
+        let statuses: Vec<Status> = (0..all.len() - 5)
+            .map(|n| Status {
+                status: ["clean", "crashed", "in use"][n % 3],
+                model: (n % 2 == 0).then(|| format!("model-{n}")),
+            })
+            .collect();
+        for statuses in [None, Some(&statuses[..])] {
+            let mut one = Vec::new();
+            lay_out(&mut one, &all, statuses, 0).unwrap();
+            for workers in [1, 2, 3, 4] {
+                let mut many = Vec::new();
+                write_rows(&mut many, &all, statuses, workers).unwrap();
+                assert!(many == one, "{workers} workers");
+            }
+        }
+    }
 
     #[test]
     fn rows_are_laid_out_as_the_format_would() {

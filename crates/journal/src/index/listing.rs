@@ -10,6 +10,7 @@ use uuid::Uuid;
 use super::file::{Loaded, migrate, open_index, read_records, rewrite};
 use super::journals::{session_dirs, stat_journals};
 use super::record::{IndexRecord, JournalId};
+use super::root::{self, RootId};
 use crate::ending::Ending;
 use crate::layout::{LayoutError, StateRoot};
 use crate::summary::SessionSummary;
@@ -28,6 +29,9 @@ pub struct ListingStats {
     pub endings_read: u64,
     /// Whether the index was rewritten.
     pub rewritten: bool,
+    /// Whether the root directory was read (its entries were not recorded for the identity
+    /// it has now; `index/root.rs`).
+    pub root_read: bool,
 }
 
 /// The index read on its own thread: its records (id order), whether the file exists, and
@@ -69,17 +73,48 @@ struct Gathered {
     /// Every listed session and its journal's identity, in id order.
     listed: Vec<(Uuid, JournalId)>,
     dirs: Vec<(Uuid, bool)>,
+    /// The root's identity taken before its entries were read, and when: recorded with them
+    /// afterwards when settled.
+    seen: Option<(RootId, std::time::SystemTime)>,
     stats: ListingStats,
 }
 
-fn gather(root: &StateRoot) -> Result<Gathered, LayoutError> {
+/// The root's identity now (`None` when it cannot be opened: it is then read, or found
+/// missing, as before).
+fn root_identity(root: &StateRoot) -> Option<RootId> {
+    let fd = rustix::fs::open(
+        root.dir(),
+        rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::DIRECTORY | rustix::fs::OFlags::CLOEXEC,
+        rustix::fs::Mode::empty(),
+    )
+    .ok()?;
+    RootId::of(&fd).ok()
+}
+
+/// What a listing asks the time of: the system's clock, or a test's.
+pub(super) type Clock = fn() -> std::time::SystemTime;
+
+fn gather(root: &StateRoot, now: Clock) -> Result<Gathered, LayoutError> {
     // Two independent halves of the work, one per core: the directory listing and the
     // journals' lstat, and the index (read and ordered without waiting for the listing).
-    let (dirs, journals, index) = std::thread::scope(|s| {
+    let (dirs, journals, index, seen, root_read) = std::thread::scope(|s| {
         let index = s.spawn(|| read_index(root.dir()));
-        let dirs = session_dirs(root);
+        // The identity before the entries: a change during the read leaves another one.
+        let seen = root_identity(root).map(|id| (id, now()));
+        let recorded = seen.and_then(|(id, _)| root::read(root.dir(), id));
+        let root_read = recorded.is_none();
+        let dirs = match recorded {
+            Some(dirs) => Ok(dirs),
+            None => session_dirs(root),
+        };
         let journals = dirs.as_ref().map(|d| stat_journals(root, d)).ok();
-        (dirs, journals, index.join().unwrap_or_default())
+        (
+            dirs,
+            journals,
+            index.join().unwrap_or_default(),
+            seen,
+            root_read,
+        )
     });
     let dirs = dirs?;
     let journals = journals.unwrap_or_default();
@@ -88,7 +123,10 @@ fn gather(root: &StateRoot) -> Result<Gathered, LayoutError> {
     let mut current = vec![false; records.len()];
     let mut fresh = Vec::new();
     let mut listed = Vec::with_capacity(dirs.len());
-    let mut stats = ListingStats::default();
+    let mut stats = ListingStats {
+        root_read,
+        ..ListingStats::default()
+    };
     // Both sides are in id order: one merge pass pairs each journal with its record.
     let mut next = 0;
     for ((id, _), journal) in dirs.iter().zip(&journals) {
@@ -124,6 +162,7 @@ fn gather(root: &StateRoot) -> Result<Gathered, LayoutError> {
         fresh,
         listed,
         dirs,
+        seen: seen.filter(|_| root_read),
         stats,
     })
 }
@@ -136,8 +175,29 @@ fn read_ending(paths: &crate::layout::SessionPaths, len: u64) -> Option<Ending> 
 }
 
 impl Gathered {
-    /// Rewrites the index when anything was stale, missing, garbled or superseded.
+    /// Rewrites the index when anything was stale, missing, garbled or superseded, and
+    /// records the root's entries when they were read.
     fn maintain(&mut self, root: &StateRoot) {
+        self.maintain_index(root);
+        self.record_root(root);
+    }
+
+    /// Records the entries read from the root for the identity taken before the read, when
+    /// its times are settled and it still has that identity (a rewrite of an index inside
+    /// the root changes it: the next listing records it then).
+    fn record_root(&self, root: &StateRoot) {
+        let Some((seen, at)) = self.seen else {
+            return;
+        };
+        if !seen.settled(at) || root_identity(root) != Some(seen) {
+            return;
+        }
+        if let Err(e) = root::write(root.dir(), seen, &self.dirs) {
+            tracing::debug!(root = %root.dir().display(), error = %e, "the root's entries not recorded");
+        }
+    }
+
+    fn maintain_index(&mut self, root: &StateRoot) {
         let loaded = &self.index.loaded;
         let superseded = loaded.lines > SUPERSEDED_FACTOR * self.listed.len() as u64 + 64;
         let needed = !self.fresh.is_empty()
@@ -198,7 +258,12 @@ impl SessionSummary {
 /// The summaries of every session of `root`, newest first (ties in id order), from the
 /// index where it is current.
 pub(crate) fn list(root: &StateRoot) -> Result<Listing, LayoutError> {
-    let mut g = gather(root)?;
+    list_at(root, std::time::SystemTime::now)
+}
+
+/// [`list`] with the time taken from `now` (whether the root's times are settled).
+pub(super) fn list_at(root: &StateRoot, now: Clock) -> Result<Listing, LayoutError> {
+    let mut g = gather(root, now)?;
     g.maintain(root);
     let Gathered {
         index,
@@ -278,7 +343,7 @@ fn newer(s: &SessionSummary, rec: &IndexRecord) -> bool {
 /// session read from its journal when that one is newer. The index is maintained as by
 /// [`list`].
 pub(crate) fn newest(root: &StateRoot) -> Result<(Option<Uuid>, ListingStats), LayoutError> {
-    let mut g = gather(root)?;
+    let mut g = gather(root, std::time::SystemTime::now)?;
     g.maintain(root);
     let records = &g.index.loaded.records;
     let best_record = g

@@ -8,7 +8,8 @@
 //! carries how the journal ends and its model ([`crate::ending::Ending`]), so that
 //! `turnstile sessions` reads no journal for a session whose record is current; a current
 //! record without one (an older index) has it read from the journal's ends once and is
-//! rewritten with it. Sessions without a record are found by listing the root, records of
+//! rewritten with it. Sessions without a record are found by listing the root (skipped while
+//! the root has the identity its entries were last recorded with, `root.rs`), records of
 //! sessions that are gone are dropped, and torn or garbled lines (a crash, a full disk) are
 //! skipped.
 //!
@@ -24,6 +25,7 @@ mod listing;
 mod order;
 mod parse;
 mod record;
+mod root;
 
 pub use file::{INDEX_FILE, append, index_path};
 pub use listing::{Listing, ListingStats};

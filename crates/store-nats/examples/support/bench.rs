@@ -4,7 +4,7 @@
 use turnstile_journal::{SessionSummary, Uuid};
 
 /// Writes `count` index entries into `bucket` of the server at `url`, as `turnstile` records a
-/// closed session (`$KV.<bucket>.<id>`, the summary's JSON), pipelined: up to 1000
+/// closed session (`$KV.<bucket>.<id>`, the summary and its ending as JSON), pipelined: up to 1000
 /// publishes in flight. Timestamps increase with the entry's number, ids are random, as
 /// sessions created one after another are.
 pub async fn write_index(url: &str, bucket: &str, count: usize) {
@@ -25,10 +25,17 @@ pub async fn write_index(url: &str, bucket: &str, count: usize) {
             size: 2_700,
             first_prompt: Some(format!("fix the failing test number {i}")),
         };
+        // As `gen_sessions` makes them: all but one in 100 shut down.
+        let ending = turnstile_journal::ending::Ending {
+            shut_down: i % 100 != 0,
+            error_since_prompt: false,
+            model: Some("gpt-4.1".into()),
+        };
+        let value = turnstile_store_nats::IndexValue::new(summary, Some(ending));
         let ack = js
             .publish(
                 format!("$KV.{bucket}.{id}"),
-                serde_json::to_vec(&summary).expect("json").into(),
+                serde_json::to_vec(&value).expect("json").into(),
             )
             .await
             .expect("publish");
