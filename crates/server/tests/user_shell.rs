@@ -9,7 +9,7 @@ use crate::common;
 
 use common::{
     TestServer, answer_tool, audit_clean, create, create_and_send, eventually, is_idle,
-    journal_lines, leave, next_event, no_answers, of_type, resume, with_model,
+    journal_lines, leave, next_event, no_answers, of_type, resume, send_until_idle, with_model,
 };
 use serde_json::{Value, json};
 use turnstile_scripted_model::Script;
@@ -80,13 +80,7 @@ async fn a_command_is_answered_recorded_and_given_to_the_next_request() {
         "partial output is live only"
     );
 
-    client
-        .ok(
-            "session.send",
-            json!({"sessionId": id, "prompt": "what did I run?"}),
-        )
-        .await;
-    let events = client.events_until(no_answers, is_idle).await;
+    let events = send_until_idle(&mut client, &id, "what did I run?").await;
     // The output streamed to the client while the command ran.
     assert!(
         events
@@ -209,13 +203,7 @@ async fn a_resumed_session_still_gives_the_model_the_command() {
     leave(&t, client).await;
     let mut client = t.client().await;
     resume(&mut client, &model.url(), &id, json!({})).await;
-    client
-        .ok(
-            "session.send",
-            json!({"sessionId": id, "prompt": "what did I run?"}),
-        )
-        .await;
-    client.events_until(no_answers, is_idle).await;
+    send_until_idle(&mut client, &id, "what did I run?").await;
     let requests = model.requests();
     assert_eq!(requests.len(), 1);
     let users = user_contents(&requests[0]);
@@ -302,13 +290,7 @@ async fn a_command_asked_for_during_a_message_runs_after_it() {
         .expect("the message's answer");
     assert!(position("tool.user_requested") > last_answer);
 
-    client
-        .ok(
-            "session.send",
-            json!({"sessionId": id, "prompt": "and now?"}),
-        )
-        .await;
-    client.events_until(no_answers, is_idle).await;
+    send_until_idle(&mut client, &id, "and now?").await;
     let requests = model.requests();
     assert_eq!(requests.len(), 3);
     let messages = requests[2]["messages"].as_array().expect("messages");

@@ -15,16 +15,12 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::workspaces::FILES_DIR;
-use super::{Ctx, open_session};
-use crate::rpc::{RpcError, codes};
+use super::Ctx;
+use super::workspaces::{failed, files_dir};
+use crate::rpc::RpcError;
 
 /// How many following milliseconds are tried when a paste's name is taken.
 const NAME_ATTEMPTS: u64 = 1000;
-
-fn failed(what: impl std::fmt::Display) -> RpcError {
-    RpcError::new(codes::SESSION_FAILED, what.to_string())
-}
 
 /// `session.workspaces.saveLargePaste` params.
 #[derive(Debug, Deserialize)]
@@ -36,14 +32,7 @@ pub(crate) struct PasteParams {
 
 /// `session.workspaces.saveLargePaste`: `{saved: {filePath, filename, sizeBytes}}`.
 pub(crate) fn save(ctx: &Ctx<'_>, params: PasteParams) -> Result<Value, RpcError> {
-    let session = open_session(ctx, &params.session_id)?;
-    let dir = ctx
-        .server
-        .config()
-        .state_root
-        .session(session.id())
-        .dir
-        .join(FILES_DIR);
+    let (_, dir) = files_dir(ctx, &params.session_id)?;
     match std::fs::symlink_metadata(&dir) {
         Ok(meta) if meta.is_dir() => {}
         Ok(_) => {

@@ -39,12 +39,12 @@ const MAX_WORKSPACE_DEPTH: usize = 32;
 /// The runtime's refusal of a path outside `files/`, word for word.
 const OUTSIDE: &str = "Path must be within the workspace files directory";
 
-fn failed(what: impl std::fmt::Display) -> RpcError {
+pub(crate) fn failed(what: impl std::fmt::Display) -> RpcError {
     RpcError::new(codes::SESSION_FAILED, what.to_string())
 }
 
 /// The open session and its `files/` folder.
-fn files_dir(ctx: &Ctx<'_>, id: &str) -> Result<(Arc<OpenSession>, PathBuf), RpcError> {
+pub(crate) fn files_dir(ctx: &Ctx<'_>, id: &str) -> Result<(Arc<OpenSession>, PathBuf), RpcError> {
     let session = open_session(ctx, id)?;
     let dir = ctx
         .server

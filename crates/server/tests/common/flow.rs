@@ -30,6 +30,15 @@ pub async fn resume(client: &mut Client, url: &str, id: &str, extra: Value) -> V
     client.ok("session.resume", create_params(url, extra)).await
 }
 
+/// Sends `prompt` to session `id` from `client` and reads its events until the session is
+/// idle (server-to-client requests answered with `{}`); those events.
+pub async fn send_until_idle(client: &mut Client, id: &str, prompt: &str) -> Vec<Value> {
+    client
+        .ok("session.send", json!({"sessionId": id, "prompt": prompt}))
+        .await;
+    client.events_until(no_answers, super::is_idle).await
+}
+
 /// Answers the client tool call `request_id` of session `id` with `result`; the answer.
 pub async fn answer_tool(
     client: &mut Client,
