@@ -218,11 +218,14 @@ impl ClientBridge {
     pub(crate) fn new(
         session_id: String,
         peer: Arc<Peer>,
-        capabilities: ClientCapabilities,
+        mut capabilities: ClientCapabilities,
     ) -> Self {
+        // The tools live in `tools` from here on, by connection; a copy left in the
+        // capabilities would go stale when another client joins or leaves.
+        let tools = std::mem::take(&mut capabilities.tools);
         ClientBridge {
             elicitation_peers: ElicitationPeers::opened_by(peer.id(), capabilities.elicitation),
-            tools: ClientTools::declared_by(peer.id(), capabilities.tools.clone()),
+            tools: ClientTools::declared_by(peer.id(), tools),
             any_open: std::sync::OnceLock::new(),
             session_id,
             peer,
