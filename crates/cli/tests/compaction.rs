@@ -132,7 +132,7 @@ fn a_long_session_in_a_small_window_stays_under_it_and_every_call_is_counted() {
     let report = audit_clean(&events_path);
     let summary_tokens: u64 = requests
         .iter()
-        .filter(|r| r.to_string().contains("Summarize the conversation above"))
+        .filter(|r| r.to_string().contains("The history is being compacted"))
         .map(server_tokens)
         .sum();
     let all_tokens: u64 = requests.iter().map(server_tokens).sum();
@@ -314,7 +314,7 @@ fn after_a_failed_summary_call_the_threshold_waits_five_turns_then_ten() {
         .iter()
         .filter(|r| r.get("messages").is_some())
         .enumerate()
-        .filter(|(_, r)| r.to_string().contains("Summarize the conversation above"))
+        .filter(|(_, r)| r.to_string().contains("The history is being compacted"))
         .map(|(i, _)| i)
         .collect();
     // Turns 0 and 5 try; the second failure doubles the wait to ten turns, past turn 10.

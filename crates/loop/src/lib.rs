@@ -16,7 +16,7 @@ pub mod session;
 
 pub use autopilot::AgentMode;
 pub use session::{
-    CompactOptions, CompactionReport, ContinuedRequests, InfiniteSessions, LogEntry, LogLevel,
-    LoopError, McpChange, Outcome, ResumeOptions, ResumeReport, SendOptions, SessionConfig,
-    SessionHandle, SessionMetrics, SessionParts,
+    CompactOptions, CompactionReport, ContinuedRequests, InfiniteSessions, LiveOptions, LogEntry,
+    LogLevel, LoopError, McpChange, Outcome, ResumeOptions, ResumeReport, SendOptions,
+    SessionConfig, SessionHandle, SessionMetrics, SessionParts,
 };

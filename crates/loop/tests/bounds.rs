@@ -177,7 +177,7 @@ fn turn_requests(requests: &[Value]) -> Vec<&Value> {
             !r["messages"]
                 .as_array()
                 .and_then(|m| m.last())
-                .map(|m| m.to_string().contains("Summarize the conversation"))
+                .map(|m| m.to_string().contains("The history is being compacted"))
                 .unwrap_or(false)
         })
         .collect()

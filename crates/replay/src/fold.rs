@@ -12,8 +12,9 @@ use std::path::Path;
 
 use serde::Deserialize;
 use turnstile_journal::payload::{
-    AssistantUsage, Payload, SKILL_SOURCE_PREFIX, SessionBinaryAsset, SessionError, SessionResume,
-    SessionStart, SnapshotRewind, SystemMessage, SystemNotification, UserMessage,
+    AssistantUsage, Payload, SKILL_SOURCE_PREFIX, SessionBinaryAsset, SessionContextChanged,
+    SessionError, SessionResume, SessionStart, SnapshotRewind, SystemMessage, SystemNotification,
+    UserMessage,
 };
 use turnstile_journal::{Event, LiveMark, REWIND_MARKER, Record, Uuid};
 
@@ -270,6 +271,15 @@ impl Folder {
                     let meta = &mut self.state.session;
                     meta.model = p.selected_model.or(meta.model.take());
                     meta.context = p.context.or(meta.context.take());
+                }
+            }
+            "session.context_changed" => {
+                // The last recorded context is where the session works now (the preliminary
+                // event of a move carries the directory before its repository facts).
+                if let Some(SessionContextChanged(context)) =
+                    self.payload::<SessionContextChanged>(line, event)
+                {
+                    self.state.session.context = Some(context);
                 }
             }
             "session.mode_changed" => {

@@ -22,6 +22,21 @@ pub(crate) struct SessionAccount {
     pub endpoint: OpenAiConfig,
 }
 
+/// An identity a client installed with `session.gitHubAuth.setCredentials`, as
+/// `getStatus` reports it from then on. Only its public part is kept: the variants that carry
+/// a secret are refused (`methods/github_auth.rs`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct InstalledAuth {
+    /// `user`.
+    pub auth_type: String,
+    /// The GitHub host (`https://github.com`).
+    pub host: String,
+    /// The account's login.
+    pub login: String,
+    /// The Copilot plan of the `copilotUser` given, when one was.
+    pub copilot_plan: Option<String>,
+}
+
 /// The account of `token`, looked up at `github_api`; `None` without a token. A refusal is the
 /// open's error, as in the Copilot CLI.
 pub(crate) async fn look_up(

@@ -203,8 +203,9 @@ fn incoming(server: &Server, peer: &Arc<Peer>, body: &[u8], handlers: &mut JoinS
         Ok(Incoming::Request { id, method, params }) => {
             let server = server.clone();
             let peer = Arc::clone(peer);
+            let received = std::time::Instant::now();
             handlers.spawn(async move {
-                let body = answer(&server, &peer, id, method, params).await;
+                let body = answer(&server, &peer, id, method, params, received).await;
                 peer.send(body);
             });
         }
@@ -222,7 +223,7 @@ async fn authenticate(server: &Server, peer: &Arc<Peer>, body: &[u8]) -> bool {
             false
         }
         Ok(Incoming::Request { id, method, params }) => {
-            let body = answer(server, peer, id, method, params).await;
+            let body = answer(server, peer, id, method, params, std::time::Instant::now()).await;
             peer.send(body);
             peer.is_authorized()
         }
@@ -244,10 +245,11 @@ async fn answer(
     id: RequestId,
     method: String,
     params: serde_json::Value,
+    received: std::time::Instant,
 ) -> Vec<u8> {
     let call = {
         let (server, peer, method) = (server.clone(), Arc::clone(peer), method.clone());
-        tokio::spawn(async move { dispatch::call(&server, &peer, &method, params).await })
+        tokio::spawn(async move { dispatch::call(&server, &peer, &method, params, received).await })
     };
     match call.await {
         Ok(Ok(result)) => rpc::response(&id, &result),

@@ -19,8 +19,8 @@ use crate::methods::{
     metadata, name_auto, options, pending, permission_mode, permissions, plan, plan_todos,
     provider_endpoint, reasoning_effort, rewind, schedule, server as server_methods, server_gates,
     session, session_services, sessions_delete, sessions_enrich, sessions_open, sessions_state,
-    shell, shutdown, skills, suspend, tools_list, ui, unsupported, usage, workspace_checkpoints,
-    workspace_diff, workspace_paste, workspaces,
+    shell, shutdown, skills, suspend, tools_list, ui, unsupported, usage, working_directory,
+    workspace_checkpoints, workspace_diff, workspace_paste, workspaces,
 };
 use crate::peer::Peer;
 use crate::rpc::{RpcError, kind_of};
@@ -303,6 +303,9 @@ pub(crate) const SERVED: &[Method] = &[
     method!("session.extensions.reload" => |ctx, params| {
         extensions::unavailable(ctx, "reload", params)
     }),
+    method!("session.gitHubAuth.setCredentials" => |ctx, params| {
+        github_auth::set_credentials(ctx, parse(params)?)
+    }),
     method!("session.gitHubAuth.getStatus" => |ctx, params| {
         github_auth::status(ctx, parse(params)?).await
     }),
@@ -391,6 +394,9 @@ pub(crate) const SERVED: &[Method] = &[
     method!("session.metadata.isProcessing" => |ctx, params| {
         metadata::is_processing(ctx, parse(params)?)
     }),
+    method!("session.metadata.setWorkingDirectory" => |ctx, params| {
+        working_directory::set_working_directory(ctx, parse(params)?).await
+    }),
     method!("session.metadata.recordContextChange" => |ctx, params| {
         metadata::record_context_change(ctx, parse(params)?).await
     }),
@@ -432,13 +438,18 @@ pub(crate) async fn call(
     peer: &Arc<Peer>,
     method: &str,
     params: Value,
+    received: std::time::Instant,
 ) -> Result<Value, RpcError> {
     // Before `connect` with the token, no method is even looked up: an unknown one is refused
     // the same way, so the refusal says nothing of what is served.
     if method != "connect" && !peer.is_authorized() {
         return Err(crate::auth::required());
     }
-    let ctx = Ctx { server, peer };
+    let ctx = Ctx {
+        server,
+        peer,
+        received,
+    };
     match SERVED.iter().find(|served| served.name == method) {
         Some(served) => (served.handler)(&ctx, params).await,
         None if unsupported::UNHANDLED_BY_THE_CLI.contains(&method) => Err(RpcError::unhandled(

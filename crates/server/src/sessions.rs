@@ -44,6 +44,8 @@ pub(crate) struct SessionInfo {
     pub permissions: Arc<SessionPermissions>,
     /// The session's GitHub account and model endpoint (`account.rs`).
     pub account: Arc<crate::account::SessionAccount>,
+    /// The identity a client installed since it opened (`gitHubAuth.setCredentials`).
+    pub installed_auth: Option<crate::account::InstalledAuth>,
 }
 
 /// How one message ended, for `session.sendAndWait`.
@@ -97,6 +99,9 @@ pub(crate) struct OpenSession {
     completions: Mutex<Completions>,
     /// Counts the events forwarded, so a long-polling `session.eventLog.read` wakes up.
     appended: tokio::sync::watch::Sender<u64>,
+    /// The live-only events forwarded last, with when: a long-polling read returns those
+    /// announced after it arrived, even when its handler started after they went by.
+    recent_live: Mutex<VecDeque<(Instant, Arc<Event>)>>,
     /// `session.eventLog.registerInterest` registrations: handle -> event type.
     interests: Mutex<HashMap<String, String>>,
     next_interest: std::sync::atomic::AtomicU64,
@@ -111,6 +116,9 @@ pub(crate) struct OpenSession {
     /// Its custom agents and the selected one.
     agents: crate::custom_agents::SessionAgents,
 }
+
+/// Live-only events kept for long-polling reads (`live_since`); older ones are dropped.
+const KEPT_LIVE: usize = 256;
 
 /// Interest registrations kept per session at most (a client that never releases cannot
 /// grow the server without bound).
@@ -143,6 +151,7 @@ impl OpenSession {
             closed: CancellationToken::new(),
             completions: Mutex::default(),
             appended: tokio::sync::watch::Sender::new(0),
+            recent_live: Mutex::default(),
             interests: Mutex::default(),
             next_interest: std::sync::atomic::AtomicU64::new(1),
             handover: CancellationToken::new(),
@@ -245,6 +254,16 @@ impl OpenSession {
         self.appended.subscribe()
     }
 
+    /// The live-only events forwarded at or after `since`, oldest first (at most
+    /// [`KEPT_LIVE`] are kept).
+    pub(crate) fn live_since(&self, since: Instant) -> Vec<Arc<Event>> {
+        lock(&self.recent_live)
+            .iter()
+            .filter(|(at, _)| *at >= since)
+            .map(|(_, event)| Arc::clone(event))
+            .collect()
+    }
+
     /// Registers interest in an event type; returns a fresh handle.
     pub(crate) fn register_interest(&self, event_type: &str) -> String {
         let n = self.next_interest.fetch_add(1, Ordering::Relaxed);
@@ -284,6 +303,16 @@ impl OpenSession {
         let mut info = lock(&self.info);
         info.model = model;
         info.reasoning_effort = reasoning_effort;
+    }
+
+    /// Installs the identity `gitHubAuth.getStatus` reports.
+    pub(crate) fn install_auth(&self, auth: crate::account::InstalledAuth) {
+        lock(&self.info).installed_auth = Some(auth);
+    }
+
+    /// Notes the working directory the session moved to.
+    pub(crate) fn set_cwd(&self, cwd: std::path::PathBuf) {
+        lock(&self.info).cwd = cwd;
     }
 
     /// Changes the default mode of sends.
@@ -497,7 +526,7 @@ impl Forwarder {
         }
     }
 
-    fn deliver(&self, event: &Event) {
+    fn deliver(&self, event: &Arc<Event>) {
         self.bridge.observe(event);
         let mut body = Vec::with_capacity(self.prefix.len() + event.data.get().len() + 200);
         body.extend_from_slice(self.prefix.as_bytes());
@@ -508,6 +537,13 @@ impl Forwarder {
             return;
         };
         session.touch();
+        if event.is_live_only() {
+            let mut recent = lock(&session.recent_live);
+            if recent.len() == KEPT_LIVE {
+                recent.pop_front();
+            }
+            recent.push_back((Instant::now(), Arc::clone(event)));
+        }
         session.appended.send_modify(|n| *n += 1);
         let kind = event.event_type.as_str();
         session.track(kind, event);

@@ -171,7 +171,7 @@ async fn the_providers_prompt_limit_is_the_window_and_thresholds_are_checked() {
         .find(|r| {
             r.body
                 .to_string()
-                .contains("Summarize the conversation above")
+                .contains("The history is being compacted")
         })
         .expect("the summary request");
     assert_eq!(summary_call.header("x-trace-id"), Some("second"));

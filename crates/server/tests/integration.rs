@@ -45,3 +45,4 @@ mod state_controls;
 mod system_transform;
 mod takeover;
 mod user_shell;
+mod working_directory;

@@ -301,6 +301,14 @@ pub struct WorkingDirectoryContext {
     pub pending_git_context: Option<bool>,
 }
 
+/// `session.context_changed`: the session's working directory and its git context after a
+/// change (a client's `setWorkingDirectory` or `recordContextChange`); the preliminary event
+/// of a directory change has `pendingGitContext` and no repository facts yet.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct SessionContextChanged(pub WorkingDirectoryContext);
+payload!(SessionContextChanged, "session.context_changed");
+
 /// Optional limits of a session.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

@@ -85,6 +85,16 @@ pub(super) struct Actor {
     pub(super) conversations: std::sync::Mutex<std::collections::HashMap<String, Conversation>>,
 }
 
+/// Whether someone may approve what no rule names: a client, or a `preToolUse` hook. The
+/// sandbox's broad defaults apply then (docs/decisions.md).
+pub(super) fn can_ask(parts: &SessionParts) -> bool {
+    parts.permission_asker.is_some()
+        || parts
+            .hooks
+            .as_ref()
+            .is_some_and(|h| h.handles("preToolUse"))
+}
+
 impl Actor {
     pub(super) fn new(
         id: Uuid,
@@ -111,13 +121,7 @@ impl Actor {
         let sandbox = super::sandbox::sandboxing(
             &parts.config,
             emitter.writer().paths().dir.as_path(),
-            // A client, or a `preToolUse` hook, may approve what no rule names: the broad
-            // defaults apply then (docs/decisions.md).
-            parts.permission_asker.is_some()
-                || parts
-                    .hooks
-                    .as_ref()
-                    .is_some_and(|h| h.handles("preToolUse")),
+            can_ask(&parts),
         );
         crate::prompt::tokens::Encoding::for_model(&parts.config.model).preload();
         Actor {
@@ -265,6 +269,17 @@ impl Actor {
                 }
                 Command::SetMode { mode, done } => {
                     let _ = done.send(self.set_mode(mode));
+                }
+                Command::SetOptions { options, done } => {
+                    let config = &mut self.parts.config;
+                    config.streaming = options.streaming.unwrap_or(config.streaming);
+                    config.ask_user_disabled = options
+                        .ask_user_disabled
+                        .unwrap_or(config.ask_user_disabled);
+                    let _ = done.send(Ok(()));
+                }
+                Command::SetWorkingDirectory { cwd, done } => {
+                    let _ = done.send(self.set_working_directory(cwd));
                 }
                 Command::Log { entry, done } => {
                     let event = entry.event(self.emitter.writer().last_id());

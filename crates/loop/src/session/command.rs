@@ -50,6 +50,14 @@ pub(super) enum Command {
         mode: AgentMode,
         done: Reply<()>,
     },
+    SetOptions {
+        options: super::config::LiveOptions,
+        done: Reply<()>,
+    },
+    SetWorkingDirectory {
+        cwd: std::path::PathBuf,
+        done: Reply<()>,
+    },
     Log {
         entry: LogEntry,
         done: Reply<Uuid>,

@@ -42,6 +42,9 @@ pub struct SessionConfig {
     pub ask_reads_in_cwd: bool,
     /// Ask the provider for a streamed answer.
     pub streaming: bool,
+    /// Keep `ask_user` from the model even when a client answers questions (SDK
+    /// `askUserDisabled`).
+    pub ask_user_disabled: bool,
     /// An exact system prompt (a replayed recording's); when set, `system_message` is unused.
     pub system_prompt: Option<String>,
     /// How the system prompt is built from the engine's sections (SDK `systemMessage`).
@@ -108,6 +111,7 @@ impl SessionConfig {
             sandbox: true,
             ask_reads_in_cwd: false,
             streaming: true,
+            ask_user_disabled: false,
             system_prompt: None,
             system_message: SystemMessageConfig::default(),
             reasoning_effort: None,
@@ -145,4 +149,14 @@ pub struct SessionParts {
     pub permission_asker: Option<Arc<dyn PermissionAsker>>,
     /// A client that rewrites system prompt sections (`transform` actions).
     pub section_transformer: Option<Arc<dyn SectionTransformer>>,
+}
+
+/// Options of an open session a client may change (SDK `session.options.update`); `None`
+/// leaves one as it is.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LiveOptions {
+    /// Streamed answers (`enableStreaming`): the deltas' events come only with them.
+    pub streaming: Option<bool>,
+    /// Keep `ask_user` from the model (`askUserDisabled`).
+    pub ask_user_disabled: Option<bool>,
 }

@@ -214,6 +214,28 @@ impl SessionHandle {
         self.command(Command::SetMode { mode, done }, rx).await
     }
 
+    /// Changes the options a client may change on an open session, after the messages sent
+    /// before it.
+    pub async fn set_options(&self, options: super::config::LiveOptions) -> Result<(), LoopError> {
+        let (done, rx) = oneshot::channel();
+        self.command(Command::SetOptions { options, done }, rx)
+            .await
+    }
+
+    /// Moves the session to working directory `cwd` (absolute, an existing directory) after
+    /// the messages sent before it: tools, the sandbox and the rules' paths work there from
+    /// then on, and the change is recorded as `session.context_changed`
+    /// (`session/working_directory.rs`).
+    pub async fn set_working_directory(
+        &self,
+        cwd: impl Into<std::path::PathBuf>,
+    ) -> Result<(), LoopError> {
+        let (done, rx) = oneshot::channel();
+        let cwd = cwd.into();
+        self.command(Command::SetWorkingDirectory { cwd, done }, rx)
+            .await
+    }
+
     /// Sends the model the pictures tool results gave (or leaves them out of) the requests
     /// made from now on, after the messages sent before it (SDK `modelCapabilities`).
     pub async fn set_vision(&self, vision: bool) -> Result<(), LoopError> {

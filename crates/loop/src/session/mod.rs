@@ -60,11 +60,12 @@ mod usage;
 mod user_commands;
 mod user_shell;
 mod window;
+mod working_directory;
 mod workspace_file;
 
 pub use command::McpChange;
 pub use compaction_options::{CompactOptions, CompactionReport, InfiniteSessions};
-pub use config::{SessionConfig, SessionParts};
+pub use config::{LiveOptions, SessionConfig, SessionParts};
 pub use error::LoopError;
 pub use handle::SessionHandle;
 pub use history::{

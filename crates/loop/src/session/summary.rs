@@ -13,8 +13,12 @@ use super::actor::Actor;
 use super::history::{chat_messages, results_in_request_order};
 use turnstile_providers::{CallOrigin, ChatMessage, ChatRequest, ModelError, ModelResponse};
 
-/// The instruction that ends a summary request.
-pub const SUMMARY_INSTRUCTION: &str = "Summarize the conversation above so the work can go on from the summary alone. \
+/// The instruction that ends a summary request. Its first two sentences are the ones the
+/// Copilot CLI's summary request begins with: the official SDK suite's model proxy, and any
+/// tool that reads requests the way it does, tells a compaction's call from a turn by them
+/// (docs/decisions.md, "The summary request").
+pub const SUMMARY_INSTRUCTION: &str = "Please create a detailed summary of the conversation so far. \
+The history is being compacted, and the work must go on from this summary alone. \
 Keep the user's goals and instructions, what was done (files read or changed, commands run and what they showed), \
 the decisions taken and why, and what remains to do. Answer with the summary only, inside <overview>...</overview>.";
 

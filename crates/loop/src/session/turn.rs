@@ -469,9 +469,11 @@ impl Actor {
         specs
     }
 
-    /// Whether the session keeps the tool `name` from the model (`excludedTools`).
+    /// Whether the session keeps the tool `name` from the model (`excludedTools`,
+    /// `askUserDisabled`).
     pub(super) fn is_excluded(&self, name: &str) -> bool {
-        self.parts.config.excluded_tools.iter().any(|t| t == name)
+        (self.parts.config.ask_user_disabled && name == turnstile_tools::ask_user::ASK_USER)
+            || self.parts.config.excluded_tools.iter().any(|t| t == name)
     }
 }
 

@@ -65,6 +65,15 @@ pub(super) fn write(dir: &Path, state: &SessionState, client_name: &str, name: O
     }
 }
 
+/// When the session moved to another working directory: `workspace.yaml`'s location lines
+/// (working directory, repository, branch) and `updated_at` follow it, as in the Copilot CLI.
+pub(super) fn moved(dir: &Path, context: &WorkingDirectoryContext) {
+    let now = Timestamp::now().to_text();
+    if let Err(e) = workspace::refresh(dir, &context.cwd, &git_of(context), &now) {
+        tracing::warn!(dir = %dir.display(), error = %e, "cannot bring the session's workspace.yaml up to date");
+    }
+}
+
 /// On a resume: the folders, and `workspace.yaml` brought up to date as the Copilot CLI does
 /// (the working directory, repository and branch of the resume, `updated_at`); a file either
 /// runtime wrote keeps everything else (a name a user gave, its summaries). A whole one is

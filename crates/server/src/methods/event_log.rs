@@ -5,7 +5,7 @@
 //! own events, not the history before it. Pages are bounded in events (`max`, at most 1000)
 //! and in bytes. A forward read at the tail may wait (`waitMs`, at most 30 s) for the next
 //! event of a session open in this server; while it waits, the live-only events announced
-//! (at most 1000) come too.
+//! since the read arrived come too (from the last 256 the session keeps, `sessions.rs`).
 
 use std::collections::{HashSet, VecDeque};
 use std::fs::File;
@@ -348,11 +348,11 @@ pub(crate) async fn read(ctx: &Ctx<'_>, params: ReadParams) -> Result<Value, Rpc
             .cursor
             .as_deref()
             .is_some_and(|c| c.starts_with("b:"));
-    // A forward read that waits also gets the live-only events announced meanwhile (a
+    // A forward read that waits also gets the live-only events announced since it arrived (a
     // `session.title_changed`, say), as the Copilot CLI's log holds them; they are not in the
-    // journal, so the cursor does not move for them.
-    let mut live = (!wait.is_zero() && !backward).then(|| session.handle().subscribe());
-    let mut announced = Vec::new();
+    // journal, so the cursor does not move for them. They come from the session's recent ones,
+    // not a subscription taken here: a request sent right after this one may run first.
+    let live = !wait.is_zero() && !backward;
     loop {
         // Marked seen before reading: an event appended during the read wakes the next wait.
         appended.borrow_and_update();
@@ -360,13 +360,15 @@ pub(crate) async fn read(ctx: &Ctx<'_>, params: ReadParams) -> Result<Value, Rpc
             .map_err(|e| RpcError::new(codes::SESSION_FAILED, e.to_string()))?;
         let mut page = read_once(&path, &params, &filter)?;
         let from_file = !page.events.is_empty();
-        if let Some(rx) = live.as_mut() {
-            while let Ok(event) = rx.try_recv() {
-                if event.is_live_only() && filter.matches(&event) && announced.len() < MAX_MAX {
-                    announced.push(event.to_live_value());
-                }
-            }
-            page.events.extend(announced.iter().cloned());
+        if live {
+            let announced = session.live_since(ctx.received);
+            page.events.extend(
+                announced
+                    .iter()
+                    .filter(|event| filter.matches(event))
+                    .take(MAX_MAX)
+                    .map(|event| event.to_live_value()),
+            );
         }
         let done = !page.events.is_empty() || backward || wait.is_zero() || session.is_closing();
         let timed_out = tokio::time::Instant::now() >= deadline;

@@ -3,13 +3,23 @@
 //! when it opened (`account.rs`); any other session is the server's token's account (the
 //! token of `--auth-token-env`, else the Copilot endpoint's), looked up now; with no token at
 //! all it is not authenticated.
+//!
+//! `session.gitHubAuth.setCredentials` installs a signed-in user's identity (`type: "user"`,
+//! whose token the runtime keeps in its own secret store: the client sends none), which
+//! `getStatus` reports from then on. The variants that carry a secret (a token, an HMAC key,
+//! an API key) would swap the credential of the session's model calls, which turnstile fixes
+//! when the session opens (`gitHubToken`, the provider): they are refused with that reason
+//! rather than answered with a success that changes nothing. The identity is not journaled
+//! (nor anything of the params): a resumed session reports the account it is opened with.
 
+use serde::Deserialize;
 use serde_json::{Value, json};
 use turnstile_providers::{ApiFlavor, CopilotUser, copilot_user};
 
 use super::session_id_params::SessionIdParams;
 use super::{Ctx, open_session};
-use crate::rpc::RpcError;
+use crate::account::InstalledAuth;
+use crate::rpc::{RpcError, kind_of};
 
 /// The host the Copilot CLI names for an account of the public GitHub.
 const GITHUB_HOST: &str = "https://github.com";
@@ -17,7 +27,21 @@ const GITHUB_HOST: &str = "https://github.com";
 /// `session.gitHubAuth.getStatus`.
 pub(crate) async fn status(ctx: &Ctx<'_>, params: SessionIdParams) -> Result<Value, RpcError> {
     let session = open_session(ctx, params.id())?;
-    let account = session.info().account;
+    let info = session.info();
+    if let Some(installed) = &info.installed_auth {
+        let mut status = json!({
+            "isAuthenticated": true,
+            "authType": installed.auth_type,
+            "host": installed.host,
+            "login": installed.login,
+            "statusMessage": installed.login,
+        });
+        if let Some(plan) = &installed.copilot_plan {
+            status["copilotPlan"] = json!(plan);
+        }
+        return Ok(status);
+    }
+    let account = info.account;
     if let Some(user) = &account.user {
         return Ok(authenticated(Some(user)));
     }
@@ -55,4 +79,93 @@ fn authenticated(user: Option<&CopilotUser>) -> Value {
         }
     }
     status
+}
+
+/// `session.gitHubAuth.setCredentials` params. The credentials stay a JSON value: the
+/// variants that carry secrets are never parsed into anything that could print them.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct SetCredentialsParams {
+    session_id: String,
+    credentials: Option<Value>,
+}
+
+/// `session.gitHubAuth.setCredentials`: `{success: true}` without credentials (nothing
+/// changes); `{success: true, copilotUserResolved}` once a user's identity is installed.
+pub(crate) fn set_credentials(
+    ctx: &Ctx<'_>,
+    params: SetCredentialsParams,
+) -> Result<Value, RpcError> {
+    let session = open_session(ctx, &params.session_id)?;
+    let Some(credentials) = params.credentials else {
+        return Ok(json!({"success": true}));
+    };
+    let installed = user_identity(&credentials)?;
+    let resolved = installed.copilot_plan.is_some() || credentials.get("copilotUser").is_some();
+    session.install_auth(installed);
+    Ok(json!({"success": true, "copilotUserResolved": resolved}))
+}
+
+/// The identity of `type: "user"` credentials, or why they cannot be installed.
+fn user_identity(credentials: &Value) -> Result<InstalledAuth, RpcError> {
+    let text = |key: &str| credentials.get(key).and_then(Value::as_str);
+    let Some(kind) = text("type") else {
+        return Err(RpcError::invalid_params(format!(
+            "credentials: expected an object with a type (got {})",
+            kind_of(credentials)
+        )));
+    };
+    if kind != "user" {
+        return Err(RpcError::invalid_params(format!(
+            "credentials of type {kind:?} cannot be installed on a turnstile session: its model \
+             calls use the credential it was opened with (gitHubToken of session.create or \
+             session.resume, or the server's provider); only a user's identity (type \"user\") \
+             can be set"
+        )));
+    }
+    let (Some(host), Some(login)) = (text("host"), text("login")) else {
+        return Err(RpcError::invalid_params(
+            "credentials of type \"user\" need a host and a login",
+        ));
+    };
+    let copilot_plan = credentials
+        .get("copilotUser")
+        .and_then(|u| u.get("copilot_plan"))
+        .and_then(Value::as_str)
+        .map(str::to_owned);
+    Ok(InstalledAuth {
+        auth_type: kind.to_owned(),
+        host: host.to_owned(),
+        login: login.to_owned(),
+        copilot_plan,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_users_identity_is_read_and_secret_bearing_credentials_are_refused() {
+        let user = json!({"type": "user", "host": "https://github.com", "login": "octo",
+                          "copilotUser": {"login": "octo", "copilot_plan": "business"}});
+        assert_eq!(
+            user_identity(&user).unwrap(),
+            InstalledAuth {
+                auth_type: "user".into(),
+                host: "https://github.com".into(),
+                login: "octo".into(),
+                copilot_plan: Some("business".into()),
+            }
+        );
+        for refused in [
+            json!({"type": "token", "host": "https://github.com", "token": "ghp_secret"}),
+            json!({"type": "api-key", "host": "https://x.test", "apiKey": "sk-secret"}),
+            json!({"type": "user", "host": "https://github.com"}),
+            json!(null),
+        ] {
+            let error = user_identity(&refused).unwrap_err();
+            assert!(!error.message.contains("secret"), "{}", error.message);
+        }
+    }
 }

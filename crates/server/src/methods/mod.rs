@@ -55,6 +55,7 @@ pub(crate) mod tools_list;
 pub(crate) mod ui;
 pub(crate) mod unsupported;
 pub(crate) mod usage;
+pub(crate) mod working_directory;
 pub(crate) mod workspace_checkpoints;
 pub(crate) mod workspace_diff;
 pub(crate) mod workspace_paste;
@@ -75,6 +76,9 @@ pub(crate) struct Ctx<'a> {
     pub server: &'a Server,
     /// The calling connection.
     pub peer: &'a Arc<Peer>,
+    /// When the request was read from the connection (requests are read in order; their
+    /// handlers run concurrently and may start in any order).
+    pub received: std::time::Instant,
 }
 
 /// The SDK protocol version this server speaks.

@@ -442,6 +442,7 @@ pub(super) fn build(
             user: params.github_user.clone(),
             endpoint: chosen.config,
         }),
+        installed_auth: None,
     };
     Ok((parts, bridge, info))
 }

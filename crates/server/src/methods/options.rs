@@ -1,9 +1,14 @@
 //! `session.options.update`: the options the official TypeScript client patches after
-//! create/resume (every one in its `mode: "empty"`). Each either takes effect or already holds
-//! for turnstile; any other option is refused by name, so a client never believes a change
-//! was made that was not.
+//! create/resume (every one in its `mode: "empty"`), and those a client changes on an open
+//! session (working directory, streaming, `ask_user`). Each either takes effect or already
+//! holds for turnstile; the ones that only name the client to services turnstile does not
+//! call (`clientName`, `lspClientName`, `integrationId`, `featureFlags`) are checked for
+//! their type and change nothing. Any other option is refused by name, so a client never
+//! believes a change was made that was not (the Copilot CLI answers `success` to anything).
 
 use serde_json::{Map, Value, json};
+
+use turnstile_loop::LiveOptions;
 
 use super::{Ctx, open_session};
 use crate::rpc::{RpcError, codes, kind_of};
@@ -23,9 +28,26 @@ pub(crate) async fn update(ctx: &Ctx<'_>, params: Value) -> Result<Value, RpcErr
         ));
     };
     let session = open_session(ctx, &id)?;
-    let Patch { skip, mcp_apps } = check(&options)?;
+    let Patch {
+        skip,
+        mcp_apps,
+        live,
+        working_directory,
+    } = check(&options)?;
+    // The directory is checked before anything changes, so a refused patch changes nothing.
+    let moved = working_directory
+        .map(|dir| super::working_directory::checked(&dir))
+        .transpose()
+        .map_err(|e| RpcError::invalid_params(format!("workingDirectory: {}", e.message)))?;
     if let Some(on) = mcp_apps {
         session.mcp().set_apps(on);
+    }
+    let failed = |e: turnstile_loop::LoopError| RpcError::new(codes::SESSION_FAILED, e.to_string());
+    if live != LiveOptions::default() {
+        session.handle().set_options(live).await.map_err(failed)?;
+    }
+    if let Some(dir) = moved {
+        super::working_directory::move_to(&session, dir).await?;
     }
     if let Some(skip) = skip {
         session
@@ -44,6 +66,10 @@ struct Patch {
     skip: Option<bool>,
     /// Whether `sessionCapabilities` names `mcp-apps`, when it was given.
     mcp_apps: Option<bool>,
+    /// `enableStreaming`, `askUserDisabled`.
+    live: LiveOptions,
+    /// `workingDirectory`, as given.
+    working_directory: Option<String>,
 }
 
 /// The session capabilities turnstile can give: MCP Apps (`session.mcp.apps.*`).
@@ -51,15 +77,35 @@ const CAPABILITIES: &[&str] = &["mcp-apps"];
 
 /// Validates the patch; returns what it changes in what turnstile does.
 fn check(options: &Map<String, Value>) -> Result<Patch, RpcError> {
-    let mut skip = None;
-    let mut mcp_apps = None;
+    let mut patch = Patch::default();
     for (key, value) in options {
         let wrong = |what: &str| {
             RpcError::invalid_params(format!("{key}: {what} (got {})", kind_of(value)))
         };
         match key.as_str() {
             "skipCustomInstructions" => {
-                skip = Some(value.as_bool().ok_or_else(|| wrong("expected a boolean"))?);
+                patch.skip = Some(value.as_bool().ok_or_else(|| wrong("expected a boolean"))?);
+            }
+            "enableStreaming" => {
+                patch.live.streaming =
+                    Some(value.as_bool().ok_or_else(|| wrong("expected a boolean"))?);
+            }
+            "askUserDisabled" => {
+                patch.live.ask_user_disabled =
+                    Some(value.as_bool().ok_or_else(|| wrong("expected a boolean"))?);
+            }
+            "workingDirectory" => {
+                let dir = value.as_str().ok_or_else(|| wrong("expected a string"))?;
+                patch.working_directory = Some(dir.to_owned());
+            }
+            // They name the client to services turnstile does not call.
+            "clientName" | "lspClientName" | "integrationId" => {
+                value.as_str().ok_or_else(|| wrong("expected a string"))?;
+            }
+            "featureFlags" => {
+                value
+                    .as_object()
+                    .ok_or_else(|| wrong("expected an object"))?;
             }
             // Replaces the capability set: only those turnstile has may be named.
             "sessionCapabilities" => {
@@ -74,7 +120,7 @@ fn check(options: &Map<String, Value>) -> Result<Patch, RpcError> {
                         )));
                     }
                 }
-                mcp_apps = Some(items.iter().any(|i| i == "mcp-apps"));
+                patch.mcp_apps = Some(items.iter().any(|i| i == "mcp-apps"));
             }
             // No custom agents at all: local-only or not, there are none.
             "customAgentsLocalOnly" => {
@@ -107,7 +153,7 @@ fn check(options: &Map<String, Value>) -> Result<Patch, RpcError> {
             }
         }
     }
-    Ok(Patch { skip, mcp_apps })
+    Ok(patch)
 }
 
 #[cfg(test)]
@@ -130,6 +176,27 @@ mod tests {
     }
 
     #[test]
+    fn a_clients_options_are_read_and_its_names_change_nothing() {
+        let update = check(&patch(json!({
+            "clientName": "c", "lspClientName": "l", "integrationId": "i",
+            "featureFlags": {"f": true}, "workingDirectory": "/w",
+            "enableStreaming": false, "askUserDisabled": true,
+        })))
+        .unwrap();
+        assert_eq!(
+            update,
+            Patch {
+                live: LiveOptions {
+                    streaming: Some(false),
+                    ask_user_disabled: Some(true),
+                },
+                working_directory: Some("/w".into()),
+                ..Patch::default()
+            }
+        );
+    }
+
+    #[test]
     fn the_mcp_apps_capability_is_given_and_taken() {
         let on = check(&patch(json!({"sessionCapabilities": ["mcp-apps"]}))).unwrap();
         assert_eq!(on.mcp_apps, Some(true));
@@ -143,7 +210,10 @@ mod tests {
             json!({"coauthorEnabled": true}),
             json!({"includedBuiltinSkills": ["x"]}),
             json!({"skipCustomInstructions": "yes"}),
-            json!({"workingDirectory": "/elsewhere"}),
+            json!({"workingDirectory": 7}),
+            json!({"enableStreaming": "no"}),
+            json!({"featureFlags": []}),
+            json!({"memory": true}),
             json!({"sessionCapabilities": ["memory"]}),
             json!({"sessionCapabilities": "mcp-apps"}),
         ] {
