@@ -106,6 +106,9 @@ pub struct ChatRequest {
     /// Who makes the call. Nothing of it goes over the wire: it tells a provider that answers
     /// from a recording which of the recorded calls to answer from.
     pub origin: CallOrigin,
+    /// Documents go with their title and `citations: {"enabled": true}` (the session's
+    /// `enableCitations`; Anthropic's Messages API only).
+    pub citations: bool,
 }
 
 /// Who makes a model call.
@@ -196,6 +199,17 @@ pub enum ContentPart {
     Text(String),
     /// An image, as a `data:` URL (OpenAI's `image_url` part).
     ImageUrl(String),
+    /// A document (a PDF attachment), inline: a `document` block where the API reads one
+    /// (Anthropic's Messages), left out elsewhere, where the attachment's name, the part
+    /// before it, stands for it.
+    Document {
+        /// Its MIME type (`application/pdf`).
+        media_type: String,
+        /// Its bytes, base64.
+        data: String,
+        /// The attachment's name (the block's `title` when citations are on).
+        title: String,
+    },
 }
 
 /// One tool call made by the model.

@@ -6,4 +6,5 @@
 /// length, which rewind markers need. 4: what truncations hid until the next message. 5: the
 /// sub-agents' LLM calls recorded without turns, and the calls and agent figures the last
 /// shutdown counted. 6: the pictures tool results gave the model (`binaryResultsForLlm`).
-pub const CHECKPOINT_VERSION: u32 = 6;
+/// 7: the session limits in force (`sessionLimits`).
+pub const CHECKPOINT_VERSION: u32 = 7;

@@ -258,6 +258,7 @@ impl Folder {
                     meta.start_time = Some(p.start_time);
                     meta.model = p.selected_model.or(meta.model.take());
                     meta.context = p.context.or(meta.context.take());
+                    meta.session_limits = p.session_limits;
                 }
             }
             "session.resume" => {
@@ -271,6 +272,9 @@ impl Folder {
                     let meta = &mut self.state.session;
                     meta.model = p.selected_model.or(meta.model.take());
                     meta.context = p.context.or(meta.context.take());
+                    if let Some(limits) = p.session_limits {
+                        meta.session_limits = limits;
+                    }
                 }
             }
             "session.context_changed" => {

@@ -118,10 +118,11 @@ pub fn resume_record(state: &SessionState, now: &Timestamp, active: bool) -> Ses
     SessionResume {
         resume_time: now.to_text(),
         selected_model: state.session.model.clone(),
-        // As the Copilot CLI writes them: no tiered model, no session limits, never steered
-        // remotely, and the journal in no other writer's use (the writer lock is held).
+        // As the Copilot CLI writes them: no tiered model, the limits in force (`null`: none),
+        // never steered remotely, and the journal in no other writer's use (the writer lock
+        // is held).
         context_tier: Some(None),
-        session_limits: Some(None),
+        session_limits: Some(state.session.session_limits.clone()),
         context: state.session.context.clone(),
         remote_steerable: Some(false),
         event_count: state.event_count,

@@ -167,6 +167,10 @@ pub struct SessionMeta {
     pub context: Option<WorkingDirectoryContext>,
     /// Agent mode: `interactive` (the runtime's initial mode), `plan`, `autopilot`.
     pub mode: String,
+    /// The session limits in force: `session.start`'s, replaced by a `session.resume` that
+    /// records its own (`null` there clears them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_limits: Option<turnstile_journal::payload::SessionLimits>,
 }
 
 impl Default for SessionMeta {
@@ -179,6 +183,7 @@ impl Default for SessionMeta {
             model: None,
             context: None,
             mode: "interactive".to_owned(),
+            session_limits: None,
         }
     }
 }

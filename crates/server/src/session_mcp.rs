@@ -9,22 +9,56 @@ use std::path::{Path, PathBuf};
 
 use serde_json::json;
 use turnstile_home::plugins::read_plugin_dirs;
+use turnstile_journal::payload::GitHubMcpToolConfig;
 use turnstile_mcp::{McpServers, PluginOrigin, ServerConfig, ServerOrigin};
 
 /// The runtime's name for its GitHub server.
 pub(crate) const GITHUB_SERVER: &str = "github-mcp-server";
 
+/// The tools the runtime asks the read-only GitHub server for when the client names none
+/// (`X-MCP-Tools`), as the Copilot CLI 1.0.81 sends them.
+const DEFAULT_READONLY_TOOLS: &str = "get_file_contents,search_code,get_copilot_space,\
+list_copilot_spaces,web_search,search_users,search_repositories,list_branches,list_commits,\
+get_commit,issue_read,list_issues,search_issues,pull_request_read,list_pull_requests,\
+search_pull_requests,actions_list,actions_get,get_job_logs,list_workflow_runs,\
+get_workflow_run,list_workflows,get_workflow_run_logs,get_workflow";
+
 /// The built-in GitHub MCP server the runtime adds with config discovery: the Copilot
 /// endpoint's `/mcp` (every tool, `githubMcpToolConfig.enableAllTools`) or `/mcp/readonly`,
-/// with the GitHub token as bearer, over streamable HTTP. `None` when the endpoint is not an
-/// http(s) URL.
-pub(crate) fn github_server(api_base: &str, token: &str, all_tools: bool) -> Option<ServerConfig> {
+/// with the GitHub token as bearer, over streamable HTTP. The rest of the config goes in the
+/// headers the Copilot CLI sends: `X-MCP-Toolsets` (`all`, else the additional toolsets),
+/// `X-MCP-Tools` (read-only: the additional tools, else the default list), `X-MCP-Insiders`.
+/// `None` when the endpoint is not an http(s) URL.
+pub(crate) fn github_server(
+    api_base: &str,
+    token: &str,
+    config: &GitHubMcpToolConfig,
+) -> Option<ServerConfig> {
+    let all_tools = config.enable_all_tools == Some(true);
     let path = if all_tools { "mcp" } else { "mcp/readonly" };
     let url = format!("{}/{path}", api_base.trim_end_matches('/'));
+    let mut headers = serde_json::Map::new();
+    headers.insert("Authorization".into(), json!(format!("Bearer {token}")));
+    headers.insert("X-MCP-Host".into(), json!("copilot-cli"));
+    let named =
+        |list: &Option<Vec<String>>| list.as_ref().filter(|l| !l.is_empty()).map(|l| l.join(","));
+    if all_tools {
+        headers.insert("X-MCP-Toolsets".into(), json!("all"));
+    } else {
+        if let Some(toolsets) = named(&config.additional_toolsets) {
+            headers.insert("X-MCP-Toolsets".into(), json!(toolsets));
+        }
+        let tools =
+            named(&config.additional_tools).unwrap_or_else(|| DEFAULT_READONLY_TOOLS.into());
+        headers.insert("X-MCP-Tools".into(), json!(tools));
+    }
+    if config.enable_insiders_mode == Some(true) {
+        headers.insert("X-MCP-Insiders".into(), json!("true"));
+    }
     let entry = json!({GITHUB_SERVER: {
         "type": "http",
         "url": url,
-        "headers": {"Authorization": format!("Bearer {token}")},
+        "headers": headers,
         "tools": ["*"],
     }});
     let mut servers = McpServers::from_value(&entry, "the built-in GitHub server").ok()?;
@@ -126,7 +160,11 @@ mod tests {
             "params",
         )
         .unwrap();
-        let github = github_server("http://127.0.0.1:9/", "tok", false);
+        let github = github_server(
+            "http://127.0.0.1:9/",
+            "tok",
+            &GitHubMcpToolConfig::default(),
+        );
         let split = split(
             configured,
             github,
@@ -158,6 +196,8 @@ mod tests {
             turnstile_mcp::Transport::Http { url, headers } => {
                 assert_eq!(url, "http://127.0.0.1:9/mcp/readonly");
                 assert_eq!(headers["Authorization"], "Bearer tok");
+                assert!(headers["X-MCP-Tools"].starts_with("get_file_contents,"));
+                assert!(!headers.contains_key("X-MCP-Toolsets"));
             }
             other => panic!("the GitHub server is remote: {other:?}"),
         }
@@ -170,5 +210,35 @@ mod tests {
             Some("2")
         );
         assert_eq!(split.disabled, ["off", "p2"]);
+    }
+
+    #[test]
+    fn the_tool_config_goes_in_the_headers() {
+        let headers = |config: GitHubMcpToolConfig| match github_server("http://h/", "t", &config)
+            .unwrap()
+            .transport
+        {
+            turnstile_mcp::Transport::Http { url, headers } => (url, headers),
+            other => panic!("the GitHub server is remote: {other:?}"),
+        };
+        let (url, all) = headers(GitHubMcpToolConfig {
+            enable_all_tools: Some(true),
+            additional_toolsets: Some(vec!["actions".into()]),
+            additional_tools: Some(vec!["get_me".into()]),
+            enable_insiders_mode: Some(true),
+        });
+        assert_eq!(url, "http://h/mcp");
+        assert_eq!(all["X-MCP-Toolsets"], "all");
+        assert_eq!(all["X-MCP-Insiders"], "true");
+        assert!(!all.contains_key("X-MCP-Tools"));
+        let (url, some) = headers(GitHubMcpToolConfig {
+            additional_toolsets: Some(vec!["actions".into(), "repos".into()]),
+            additional_tools: Some(vec!["get_me".into()]),
+            ..Default::default()
+        });
+        assert_eq!(url, "http://h/mcp/readonly");
+        assert_eq!(some["X-MCP-Toolsets"], "actions,repos");
+        assert_eq!(some["X-MCP-Tools"], "get_me");
+        assert!(!some.contains_key("X-MCP-Insiders"));
     }
 }

@@ -371,3 +371,307 @@ async fn vision_off_keeps_pictures_out_until_switched_on_and_back() {
     // Off again: none, though the journal keeps them.
     assert!(!has_image(&asked[4]));
 }
+
+/// The `<session_limits_status>` messages of a request, in order.
+fn limits_statuses(request: &Value) -> Vec<String> {
+    request["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .filter_map(|m| m["content"].as_str())
+        .filter(|c| c.starts_with("<session_limits_status>"))
+        .map(str::to_owned)
+        .collect()
+}
+
+/// The `sessionLimits` of the journal's `session.start` and `session.resume` lines.
+fn recorded_limits(t: &TestServer, id: &str) -> Vec<(String, Value)> {
+    common::journal_lines(&t.journal(id))
+        .into_iter()
+        .filter(|e| e["type"] == "session.start" || e["type"] == "session.resume")
+        .map(|e| {
+            let kind = e["type"].as_str().unwrap().to_owned();
+            (kind, e["data"]["sessionLimits"].clone())
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn session_limits_close_each_call_and_stay_on_resume() {
+    let model = ScriptedServer::start(
+        Script::new()
+            .tool_call("glob", json!({"pattern": "*"}))
+            .text("ok")
+            .text("again")
+            .text("resumed")
+            .text("plain")
+            .text("limited now"),
+    )
+    .await
+    .unwrap();
+    let t = TestServer::start(TestServer::allow_all).await;
+    let mut client = t.client().await;
+    let limited = create(
+        &mut client,
+        &model.url(),
+        json!({"sessionLimits": {"maxAiCredits": 30}}),
+    )
+    .await;
+    send(&mut client, &limited, "Acknowledge the limits.").await;
+    send(&mut client, &limited, "Again.").await;
+    let status = "<session_limits_status>\nRemaining session limits: 30 AI credits. Later \
+                  session_limits_status messages supersede earlier ones. Be frugal; avoid \
+                  optional exploration and unnecessary tool calls.\n</session_limits_status>";
+    let asked = model.requests();
+    // Every main call ends with one status; none stays in the history of the next.
+    for request in &asked[..3] {
+        assert_eq!(limits_statuses(request), [status]);
+        let last = request["messages"].as_array().unwrap().last().unwrap();
+        assert_eq!(last["content"], status);
+    }
+
+    // A resume naming no limits keeps the journal's; so does one naming others.
+    client
+        .ok(
+            "session.resume",
+            create_params(
+                &model.url(),
+                json!({"sessionId": limited, "sessionLimits": {"maxAiCredits": 100}}),
+            ),
+        )
+        .await;
+    send(&mut client, &limited, "Resumed.").await;
+    assert_eq!(limits_statuses(&model.requests()[3]), [status]);
+    assert_eq!(
+        recorded_limits(&t, &limited),
+        [
+            ("session.start".into(), json!({"maxAiCredits": 30})),
+            ("session.resume".into(), json!({"maxAiCredits": 30})),
+        ]
+    );
+
+    // A session without limits takes the resume's.
+    let plain = create(&mut client, &model.url(), json!({})).await;
+    send(&mut client, &plain, "Plain.").await;
+    assert!(limits_statuses(&model.requests()[4]).is_empty());
+    client
+        .ok(
+            "session.resume",
+            create_params(
+                &model.url(),
+                json!({"sessionId": plain, "sessionLimits": {"maxAiCredits": 2.5}}),
+            ),
+        )
+        .await;
+    send(&mut client, &plain, "Limited now.").await;
+    let statuses = limits_statuses(&model.requests()[5]);
+    assert_eq!(statuses.len(), 1);
+    assert!(
+        statuses[0].contains("Remaining session limits: 2.5 AI credits."),
+        "{statuses:?}"
+    );
+    assert_eq!(
+        recorded_limits(&t, &plain),
+        [
+            ("session.start".into(), Value::Null),
+            ("session.resume".into(), json!({"maxAiCredits": 2.5})),
+        ]
+    );
+
+    // A limit that is no positive number is refused.
+    let refused = client
+        .err(
+            "session.create",
+            create_params(&model.url(), json!({"sessionLimits": {"maxAiCredits": 0}})),
+        )
+        .await;
+    assert!(
+        refused["message"]
+            .as_str()
+            .unwrap()
+            .contains("Session limit must be a finite number of AI credits."),
+        "{refused}"
+    );
+}
+
+/// A PDF attachment of `session.send`.
+fn pdf() -> Value {
+    json!({
+        "type": "blob",
+        // "%PDF-1.4\n%%EOF\n"
+        "data": "JVBERi0xLjQKJSVFT0YK",
+        "displayName": "citation-source.pdf",
+        "mimeType": "application/pdf",
+    })
+}
+
+/// The `document` blocks of an Anthropic request.
+fn documents(request: &Value) -> Vec<Value> {
+    request["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|m| m["content"].as_array())
+        .flatten()
+        .filter(|b| b["type"] == "document")
+        .cloned()
+        .collect()
+}
+
+#[tokio::test]
+async fn citations_title_and_cite_the_documents_sent_to_anthropic() {
+    let model = ScriptedServer::start(Script::new().text("cited").text("plain").text("resumed"))
+        .await
+        .unwrap();
+    let t = TestServer::start(|_| {}).await;
+    let mut client = t.client().await;
+    let anthropic = |extra: Value| {
+        let mut params = json!({
+            "model": "claude-sonnet-4.5",
+            "provider": {"type": "anthropic", "baseUrl": model.url(), "apiKey": "k"},
+        });
+        for (k, v) in extra.as_object().unwrap() {
+            params[k] = v.clone();
+        }
+        params
+    };
+    let send_pdf = async |client: &mut Client, id: &str| {
+        client
+            .ok(
+                "session.send",
+                json!({"sessionId": id, "prompt": "Summarize it.", "attachments": [pdf()]}),
+            )
+            .await;
+        client.events_until(no_answers, is_idle).await;
+    };
+    let cited = client
+        .ok(
+            "session.create",
+            anthropic(json!({"enableCitations": true})),
+        )
+        .await["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    send_pdf(&mut client, &cited).await;
+    let plain = client.ok("session.create", anthropic(json!({}))).await["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    send_pdf(&mut client, &plain).await;
+
+    let source =
+        json!({"type": "base64", "media_type": "application/pdf", "data": "JVBERi0xLjQKJSVFT0YK"});
+    let asked = model.requests();
+    assert_eq!(
+        documents(&asked[0]),
+        [
+            json!({"type": "document", "source": source, "title": "citation-source.pdf",
+                "citations": {"enabled": true}})
+        ]
+    );
+    assert_eq!(
+        documents(&asked[1]),
+        [json!({"type": "document", "source": source})]
+    );
+
+    // A resume that enables citations sends the session's document cited.
+    client
+        .ok(
+            "session.resume",
+            anthropic(json!({"sessionId": plain, "enableCitations": true})),
+        )
+        .await;
+    send(&mut client, &plain, "And now?").await;
+    let resumed = documents(&model.requests()[2]);
+    assert_eq!(resumed.len(), 1);
+    assert_eq!(resumed[0]["citations"], json!({"enabled": true}));
+}
+
+#[tokio::test]
+async fn the_github_tool_config_goes_in_its_headers_and_stays_on_resume() {
+    // The Copilot endpoint is the scripted model: it records the GitHub server's requests
+    // (and answers none of them as MCP).
+    let model = ScriptedServer::start(Script::new()).await.unwrap();
+    let url = format!("http://{}", model.addr());
+    let t = TestServer::start(move |config| {
+        config.default_model = OpenAiConfig::copilot(url, "scripted-model", Some("gh".into()));
+    })
+    .await;
+    let mut client = t.client().await;
+    let github = |path: &'static str| {
+        let recorded = model.recorded();
+        recorded
+            .into_iter()
+            .filter(move |r| r.method == "POST" && r.path == path)
+            .collect::<Vec<_>>()
+    };
+    let id = client
+        .ok(
+            "session.create",
+            json!({
+                "enableConfigDiscovery": true,
+                "githubMcpToolConfig": {
+                    "enableAllTools": true,
+                    "additionalToolsets": ["actions"],
+                    "additionalTools": ["get_me"],
+                    "enableInsidersMode": true,
+                    "disableFormDeferral": true,
+                },
+            }),
+        )
+        .await["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    client
+        .ok("session.mcp.list", json!({"sessionId": id}))
+        .await;
+    common::eventually(|| !github("/mcp").is_empty()).await;
+    let first = &github("/mcp")[0];
+    assert_eq!(first.header("x-mcp-toolsets"), Some("all"));
+    assert_eq!(first.header("x-mcp-insiders"), Some("true"));
+    assert_eq!(first.header("x-mcp-host"), Some("copilot-cli"));
+    assert_eq!(first.header("x-mcp-tools"), None);
+    assert_eq!(first.header("authorization"), Some("Bearer gh"));
+    let start = &common::journal_lines(&t.journal(&id))[0];
+    assert_eq!(
+        start["data"]["githubMcpToolConfig"]["enableAllTools"],
+        json!(true)
+    );
+
+    // A resume that names no config keeps the one `session.start` recorded.
+    let before = github("/mcp").len();
+    client
+        .ok(
+            "session.resume",
+            json!({"sessionId": id, "enableConfigDiscovery": true}),
+        )
+        .await;
+    client
+        .ok("session.mcp.list", json!({"sessionId": id}))
+        .await;
+    common::eventually(|| github("/mcp").len() > before).await;
+    assert!(github("/mcp/readonly").is_empty());
+
+    // A session without a config gets the read-only server and its default tools.
+    let plain = client
+        .ok("session.create", json!({"enableConfigDiscovery": true}))
+        .await["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    client
+        .ok("session.mcp.list", json!({"sessionId": plain}))
+        .await;
+    common::eventually(|| !github("/mcp/readonly").is_empty()).await;
+    let readonly = &github("/mcp/readonly")[0];
+    assert!(
+        readonly
+            .header("x-mcp-tools")
+            .is_some_and(|t| t.starts_with("get_file_contents,")),
+        "{readonly:?}"
+    );
+    assert_eq!(readonly.header("x-mcp-toolsets"), None);
+}

@@ -167,6 +167,8 @@ fn message_with(message: &ChatMessage, text: impl Fn(&str) -> u64) -> u64 {
                     .map(|p| match p {
                         ContentPart::Text(t) => text(t),
                         ContentPart::ImageUrl(_) => IMAGE_TOKENS,
+                        // Counted by its bytes, as text of that length.
+                        ContentPart::Document { data, .. } => text(data),
                     })
                     .sum::<u64>()
         }

@@ -94,6 +94,15 @@ pub struct SessionConfig {
     pub client_name: String,
     /// Told of a call refused for want of a rule and of someone to ask (`None`: logged).
     pub refusal_notice: Option<Arc<dyn RefusalNotice>>,
+    /// The session's limits (`sessionLimits`), recorded in `session.start` and
+    /// `session.resume`; on a resume the journal's, when it has some, win.
+    pub session_limits: Option<turnstile_journal::payload::SessionLimits>,
+    /// The built-in GitHub MCP server's tool config, recorded in `session.start` for a resume
+    /// that names none.
+    pub github_mcp_tool_config: Option<turnstile_journal::payload::GitHubMcpToolConfig>,
+    /// Anthropic documents (PDF attachments) are sent with their title and citations enabled
+    /// (`enableCitations`).
+    pub enable_citations: bool,
 }
 
 impl SessionConfig {
@@ -129,6 +138,9 @@ impl SessionConfig {
             max_parallel_agents: super::slots::DEFAULT_PARALLEL_AGENTS,
             client_name: "sdk".into(),
             refusal_notice: None,
+            session_limits: None,
+            github_mcp_tool_config: None,
+            enable_citations: false,
         }
     }
 }

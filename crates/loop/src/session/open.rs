@@ -50,6 +50,8 @@ impl SessionHandle {
             context: Some(super::workspace_file::context_of(&parts.config.cwd)),
             already_in_use: Some(false),
             remote_steerable: Some(false),
+            session_limits: parts.config.session_limits.clone(),
+            github_mcp_tool_config: parts.config.github_mcp_tool_config.clone(),
             ..Default::default()
         })?;
         super::workspace_file::write(
@@ -123,6 +125,15 @@ impl SessionHandle {
         if let Some(model) = &state.session.model {
             parts.config.model.clone_from(model);
         }
+        // The limits the journal holds stay in force, as in the Copilot CLI (a resume naming
+        // other limits does not change them); a session without any takes the resume's.
+        if let Some(limits) = &state.session.session_limits {
+            parts.config.session_limits = Some(limits.clone());
+        }
+        let limits = parts.config.session_limits.clone();
+        edit_resume(&mut plan.events, |resume| {
+            resume.session_limits = Some(limits)
+        });
         // The repository as it is now (a branch changed or a commit made between runs), read
         // where the resumed session works, as the Copilot CLI reads it on every resume.
         let context = super::workspace_file::context_of(&parts.config.cwd);

@@ -294,6 +294,7 @@ impl Actor {
             headers: Vec::new(),
             no_tool_calls: false,
             origin: CallOrigin::Agent(child.id.to_owned()),
+            citations: self.parts.config.enable_citations,
         };
         // Only the usage event reads this figure: it never waits for the vocabulary, which
         // would hold the session's task (the main agent and every other agent) meanwhile.

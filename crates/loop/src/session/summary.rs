@@ -66,6 +66,7 @@ pub(super) fn summary_request(
         // The runtime offers the tools (the history holds calls of them) but forbids a call.
         no_tool_calls: true,
         origin: CallOrigin::Summary,
+        citations: request.citations,
     }
 }
 

@@ -243,6 +243,13 @@ impl Actor {
         notices.extend(self.announce_ended_agents()?);
         // Shells a crash took that the model has not heard of, said once (`lost_shells.rs`).
         notices.extend(self.announce_lost_shells()?);
+        // The session's limits close the request, as the runtime sends them. No provider
+        // reports a call's AI credits here (the shutdown's `totalNanoAiu` is 0 too), so none
+        // are counted as used (docs/decisions.md).
+        notices.extend(super::session_limits::status_message(
+            self.parts.config.session_limits.as_ref(),
+            0.0,
+        ));
         for text in notices {
             request.messages.push(ChatMessage::User {
                 content: text,
@@ -441,6 +448,7 @@ impl Actor {
             reasoning_effort: self.parts.config.reasoning_effort.clone(),
             tools,
             stream: self.parts.config.streaming,
+            citations: self.parts.config.enable_citations,
             ..Default::default()
         }
     }

@@ -46,7 +46,9 @@ impl Wire for Messages {
         model: &'a str,
         thinking: &'a ReasoningMemory,
     ) -> impl Serialize {
-        let (system, messages) = conversation(&request.messages, move |id| thinking.before(id));
+        let (system, messages) = conversation(&request.messages, request.citations, move |id| {
+            thinking.before(id)
+        });
         RequestBody {
             model,
             max_tokens: config.max_output_tokens.unwrap_or(DEFAULT_MAX_TOKENS),

@@ -51,6 +51,13 @@ pub(crate) enum TypedBlock<'a> {
     Image {
         source: ImageSource<'a>,
     },
+    Document {
+        source: ImageSource<'a>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        title: Option<&'a str>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        citations: Option<Citations>,
+    },
     ToolUse {
         id: &'a str,
         name: &'a str,
@@ -62,7 +69,13 @@ pub(crate) enum TypedBlock<'a> {
     },
 }
 
-/// Where an image comes from: inline base64 (a `data:` URL's parts) or a URL.
+/// A document block's `citations`.
+#[derive(Debug, Serialize)]
+pub(crate) struct Citations {
+    pub enabled: bool,
+}
+
+/// Where an image (or a document) comes from: inline base64 (a `data:` URL's parts) or a URL.
 #[derive(Debug, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub(crate) enum ImageSource<'a> {
@@ -109,6 +122,7 @@ impl<'a> From<&'a ToolSchema> for RequestTool<'a> {
 /// blocks that led to a call, sent back in front of it.
 pub(crate) fn conversation<'a>(
     messages: &'a [ChatMessage],
+    citations: bool,
     thinking_before: impl Fn(&str) -> Option<&'a [Value]>,
 ) -> (Option<String>, Vec<RequestMessage<'a>>) {
     let leading = messages
@@ -124,7 +138,7 @@ pub(crate) fn conversation<'a>(
         .collect();
     let mut out: Vec<RequestMessage<'a>> = Vec::new();
     for message in &messages[leading..] {
-        let (role, blocks) = blocks_of(message, &thinking_before);
+        let (role, blocks) = blocks_of(message, citations, &thinking_before);
         if blocks.is_empty() {
             continue;
         }
@@ -143,6 +157,7 @@ pub(crate) fn conversation<'a>(
 /// The role and content blocks of one message.
 fn blocks_of<'a>(
     message: &'a ChatMessage,
+    citations: bool,
     thinking_before: &impl Fn(&str) -> Option<&'a [Value]>,
 ) -> (&'static str, Vec<Block<'a>>) {
     let text = |text: &'a str| Block::Typed(TypedBlock::Text { text });
@@ -156,6 +171,16 @@ fn blocks_of<'a>(
                 ContentPart::Text(t) => non_empty(t).map(text),
                 ContentPart::ImageUrl(url) => Some(Block::Typed(TypedBlock::Image {
                     source: ImageSource::of(url),
+                })),
+                // With citations the block is titled and cited, as the Copilot CLI sends it.
+                ContentPart::Document {
+                    media_type,
+                    data,
+                    title,
+                } => Some(Block::Typed(TypedBlock::Document {
+                    source: ImageSource::Base64 { media_type, data },
+                    title: citations.then_some(title.as_str()),
+                    citations: citations.then_some(Citations { enabled: true }),
                 })),
             }));
             ("user", blocks)
@@ -317,8 +342,9 @@ mod tests {
                 content: "Summary so far.".into(),
             },
         ];
-        let (system, out) =
-            conversation(&messages, |id| (id == "toolu_1").then_some(&thinking[..]));
+        let (system, out) = conversation(&messages, false, |id| {
+            (id == "toolu_1").then_some(&thinking[..])
+        });
         assert_eq!(system.as_deref(), Some("You are terse.\n\nRepo rules."));
         assert_eq!(
             serde_json::to_value(&out).unwrap(),
@@ -354,5 +380,30 @@ mod tests {
                 data: "R0lG"
             }
         ));
+    }
+
+    #[test]
+    fn documents_are_titled_and_cited_with_citations_on() {
+        let messages = vec![ChatMessage::User {
+            content: "summarize".into(),
+            parts: vec![
+                ContentPart::Text("a.pdf".into()),
+                ContentPart::Document {
+                    media_type: "application/pdf".into(),
+                    data: "JVBE".into(),
+                    title: "a.pdf".into(),
+                },
+            ],
+        }];
+        let block = |citations: bool| {
+            let (_, out) = conversation(&messages, citations, |_| None);
+            serde_json::to_value(&out[0].content[2]).unwrap()
+        };
+        let source = json!({"type": "base64", "media_type": "application/pdf", "data": "JVBE"});
+        assert_eq!(
+            block(true),
+            json!({"type": "document", "source": source, "title": "a.pdf", "citations": {"enabled": true}})
+        );
+        assert_eq!(block(false), json!({"type": "document", "source": source}));
     }
 }

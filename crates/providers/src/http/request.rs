@@ -30,9 +30,11 @@ impl<'a, P> MessageContent<'a, P> {
         }
         MessageContent::Parts(
             std::iter::once(text(content))
-                .chain(parts.iter().map(|p| match p {
-                    ContentPart::Text(t) => text(t),
-                    ContentPart::ImageUrl(url) => image(url),
+                .chain(parts.iter().filter_map(|p| match p {
+                    ContentPart::Text(t) => Some(text(t)),
+                    ContentPart::ImageUrl(url) => Some(image(url)),
+                    // These formats get the document's name only, the part before it.
+                    ContentPart::Document { .. } => None,
                 }))
                 .collect(),
         )

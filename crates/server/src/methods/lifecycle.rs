@@ -509,7 +509,8 @@ async fn start_mcp(
 
 /// The built-in GitHub MCP server of a session with `enableConfigDiscovery`: at the server's
 /// Copilot endpoint, with the session's `gitHubToken` (else the server's token); none when the
-/// server's default model is not the Copilot endpoint or there is no token.
+/// server's default model is not the Copilot endpoint or there is no token. Its tool config is
+/// the params' (`githubMcpToolConfig`), else, on a resume, the one `session.start` recorded.
 fn github_server(ctx: &Ctx<'_>, params: &OpenParams) -> Option<turnstile_mcp::ServerConfig> {
     if params.enable_config_discovery != Some(true) {
         return None;
@@ -522,12 +523,34 @@ fn github_server(ctx: &Ctx<'_>, params: &OpenParams) -> Option<turnstile_mcp::Se
         .git_hub_token
         .as_deref()
         .or(copilot.api_key.as_deref())?;
-    let all_tools = params
+    let config = params
         .github_mcp_tool_config
-        .as_ref()
-        .and_then(|c| c.enable_all_tools)
-        == Some(true);
-    crate::session_mcp::github_server(&copilot.base_url, token, all_tools)
+        .clone()
+        .or_else(|| recorded_github_config(ctx, params))
+        .unwrap_or_default();
+    crate::session_mcp::github_server(&copilot.base_url, token, &config)
+}
+
+/// A `session.start` line is small; a first line longer than this is not read.
+const MAX_START_LINE: u64 = 1 << 20;
+
+/// The `githubMcpToolConfig` the session's `session.start` recorded (its first line), when the
+/// params name an existing session.
+fn recorded_github_config(
+    ctx: &Ctx<'_>,
+    params: &OpenParams,
+) -> Option<turnstile_journal::payload::GitHubMcpToolConfig> {
+    use std::io::{BufRead, Read};
+    let id = turnstile_journal::parse_session_id(params.session_id.as_deref()?).ok()?;
+    let events = ctx.server.config().state_root.session(id).events;
+    let file = std::fs::File::open(events).ok()?;
+    let mut first = String::new();
+    std::io::BufReader::new(file.take(MAX_START_LINE))
+        .read_line(&mut first)
+        .ok()?;
+    let event: turnstile_journal::Event = serde_json::from_str(&first).ok()?;
+    let start: turnstile_journal::payload::SessionStart = event.payload().ok()?;
+    start.github_mcp_tool_config
 }
 
 /// Maps a loop error at open time to a JSON-RPC error.

@@ -50,12 +50,9 @@ pub(crate) struct DefaultAgentParams {
     pub(super) excluded_tools: Option<Vec<String>>,
 }
 
-/// `githubMcpToolConfig` of create/resume.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub(crate) struct GithubMcpToolConfig {
-    pub(super) enable_all_tools: Option<bool>,
-}
+/// `githubMcpToolConfig` of create/resume: the journal's type (`session.start` keeps it for a
+/// resume that names none).
+pub(crate) type GithubMcpToolConfig = turnstile_journal::payload::GitHubMcpToolConfig;
 
 /// The params `session.create` and `session.resume` share (the SDKs send many more; the
 /// ones this engine has no use for are ignored, see docs/protocol.md).
@@ -125,6 +122,10 @@ pub(crate) struct OpenParams {
     pub(super) instruction_directories: Option<Vec<String>>,
     /// What the model can do, as the client says (`supports.vision`).
     pub(super) model_capabilities: Option<ModelCapabilitiesParams>,
+    /// The session's limits (`maxAiCredits`), told to the model with every call.
+    pub(super) session_limits: Option<turnstile_journal::payload::SessionLimits>,
+    /// Anthropic documents are sent with their title and citations enabled.
+    pub(super) enable_citations: Option<bool>,
     /// The account of `git_hub_token`, once looked up (`with_account`).
     #[serde(skip)]
     pub(super) github_user: Option<CopilotUser>,
@@ -373,6 +374,16 @@ pub(super) fn build(
         .filter(|d| !d.is_empty())
         .map(|d| cwd.join(d))
         .collect();
+    if let Some(limits) = &params.session_limits
+        && !turnstile_loop::session::valid_limits(limits)
+    {
+        return Err(RpcError::invalid_params(
+            "Session limit must be a finite number of AI credits.",
+        ));
+    }
+    session_config.session_limits = params.session_limits.clone();
+    session_config.github_mcp_tool_config = params.github_mcp_tool_config.clone();
+    session_config.enable_citations = params.enable_citations == Some(true);
     session_config.excluded_tools = params
         .default_agent
         .as_ref()

@@ -1,6 +1,7 @@
 //! Rendering recorded attachments into the model's user message: `<tagged_files>` and
 //! `<github_references>` after the text, then one content part per natively sent attachment
-//! (images as `data:` URLs, text blobs as `<attachment>` blocks), as the Copilot CLI sends them.
+//! (images as `data:` URLs, text blobs as `<attachment>` blocks, documents as documents), as
+//! the Copilot CLI sends them.
 //!
 //! Works from the journal's record alone (attachments as `user.message` holds them, bytes from
 //! `session.binary_asset`), so the model sees the same message on every call and after a resume.
@@ -101,11 +102,16 @@ pub fn model_content<'a>(
                     String::from_utf8_lossy(&decoded)
                 )));
             }
-            // A document the model cannot read natively: the model learns its name.
+            // A document: its name, then its bytes for an API that reads documents (the
+            // others send the name only).
             "blob" if is_document_mime(bytes.mime_type) => {
-                parts.push(ContentPart::Text(
-                    name.unwrap_or("Attached document").to_owned(),
-                ));
+                let title = name.unwrap_or("Attached document").to_owned();
+                parts.push(ContentPart::Text(title.clone()));
+                parts.push(ContentPart::Document {
+                    media_type: bytes.mime_type.to_owned(),
+                    data: bytes.data.to_owned(),
+                    title,
+                });
             }
             _ => {}
         }
