@@ -91,6 +91,9 @@ pub struct SessionConfig {
     pub client_name: String,
     /// Told of a call refused for want of a rule and of someone to ask (`None`: logged).
     pub refusal_notice: Option<Arc<dyn RefusalNotice>>,
+    /// Keep the files tool calls change, so a rewind can restore them
+    /// (`enableFileChangeTracking`, `crate::rewind_files`).
+    pub file_change_tracking: bool,
 }
 
 impl SessionConfig {
@@ -125,6 +128,7 @@ impl SessionConfig {
             max_parallel_agents: super::slots::DEFAULT_PARALLEL_AGENTS,
             client_name: "sdk".into(),
             refusal_notice: None,
+            file_change_tracking: false,
         }
     }
 }
