@@ -270,7 +270,7 @@ impl FileSnapshots {
             .ok()
             .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
             .is_some_and(|v| v.get("tracking") == Some(&Value::Bool(true)));
-        if !tracked && !(requested && fresh) {
+        if !(tracked || requested && fresh) {
             return Ok(None);
         }
         fs::create_dir_all(dir.join(BACKUPS_DIR)).map_err(io_at(&dir))?;
