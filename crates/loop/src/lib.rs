@@ -12,6 +12,7 @@ pub mod autopilot;
 pub mod client;
 pub mod hooks;
 pub mod prompt;
+pub mod rewind_files;
 pub mod session;
 
 pub use autopilot::AgentMode;

@@ -29,6 +29,7 @@ mod plan_review;
 mod provider_registry;
 mod providers;
 mod resume_model;
+mod rewind_files;
 mod robustness;
 mod sdk_flow;
 mod sdk_methods;

@@ -83,6 +83,8 @@ pub(super) struct Actor {
     pub(super) agents: Arc<turnstile_tools::agents::Agents>,
     /// Each agent's conversation between its rounds, by its `task` call id (`subagent.rs`).
     pub(super) conversations: std::sync::Mutex<std::collections::HashMap<String, Conversation>>,
+    /// The files the session's turns changed, when it tracks them (shared with the handle).
+    pub(super) file_snapshots: Option<Arc<crate::rewind_files::FileSnapshots>>,
 }
 
 /// Whether someone may approve what no rule names: a client, or a `preToolUse` hook. The
@@ -150,6 +152,7 @@ impl Actor {
             process_usage: Default::default(),
             agents: Arc::new(turnstile_tools::agents::Agents::owned_by(id.to_string())),
             conversations: Default::default(),
+            file_snapshots: None,
         }
     }
 

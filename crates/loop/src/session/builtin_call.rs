@@ -44,6 +44,11 @@ impl Actor {
         let (subagents_tx, mut subagents_rx) = mpsc::unbounded_channel();
         ctx.subagents = Some(subagents_tx);
         let mut skills = Vec::new();
+        // The files the call may change keep their preimages for a rewind.
+        let tracked = self
+            .file_snapshots
+            .as_ref()
+            .map(|s| (s, s.stage(&call.name, &args)));
         let mut result = {
             let run = tool.run(args.clone(), &ctx);
             tokio::pin!(run);
@@ -88,6 +93,9 @@ impl Actor {
         }
         while let Ok(event) = events_rx.try_recv() {
             skills.extend(self.tool_event(event)?.map(|s| *s));
+        }
+        if let Some((snapshots, paths)) = &tracked {
+            snapshots.record(paths);
         }
         if msg.cancel.is_cancelled() {
             return Ok(Finished::interrupted());

@@ -103,6 +103,9 @@ pub struct SessionConfig {
     /// Anthropic documents (PDF attachments) are sent with their title and citations enabled
     /// (`enableCitations`).
     pub enable_citations: bool,
+    /// Keep the files tool calls change, so a rewind can restore them
+    /// (`enableFileChangeTracking`, `crate::rewind_files`).
+    pub file_change_tracking: bool,
 }
 
 impl SessionConfig {
@@ -141,6 +144,7 @@ impl SessionConfig {
             session_limits: None,
             github_mcp_tool_config: None,
             enable_citations: false,
+            file_change_tracking: false,
         }
     }
 }

@@ -98,6 +98,7 @@ impl SessionHandle {
     ) -> Self {
         let (tx, rx) = mpsc::unbounded_channel();
         let release = CancellationToken::new();
+        let file_snapshots = open_file_snapshots(&emitter, &parts.config);
         if !hold_pending_work {
             release.cancel();
         }
@@ -111,9 +112,11 @@ impl SessionHandle {
             release,
             measures: Arc::default(),
             suspended: emitter.suspension(),
+            file_snapshots: file_snapshots.clone(),
         });
         let mut actor = Actor::new(id, emitter, parts, pending, lost_shells);
         actor.measures = Arc::clone(&shared.measures);
+        actor.file_snapshots = file_snapshots;
         tokio::spawn(actor.run(rx, Arc::clone(&shared)));
         SessionHandle { id, tx, shared }
     }
@@ -370,6 +373,11 @@ impl SessionHandle {
         lock(&self.shared.running).is_some()
     }
 
+    /// The files the session's turns changed, when it tracks them.
+    pub fn file_snapshots(&self) -> Option<&Arc<crate::rewind_files::FileSnapshots>> {
+        self.shared.file_snapshots.as_ref()
+    }
+
     /// Cancels the user's commands, finishes queued messages, records `session.shutdown`,
     /// makes the journal durable and releases the lock.
     pub async fn shutdown(&self) -> Result<(), LoopError> {
@@ -413,4 +421,27 @@ impl SessionHandle {
 pub(super) fn subscribed() -> (Subscribers, mpsc::UnboundedReceiver<Arc<Event>>) {
     let (tx, rx) = mpsc::unbounded_channel();
     (Arc::new(Mutex::new(emitter::Live::with(tx))), rx)
+}
+
+/// The session's file snapshots: tracked when its config asks and it has no turn yet, or when
+/// it tracked before (`rewind_files::FileSnapshots::open`). A store that cannot be opened
+/// leaves the session untracked, said in the log.
+fn open_file_snapshots(
+    emitter: &super::emitter::Emitter,
+    config: &super::config::SessionConfig,
+) -> Option<Arc<crate::rewind_files::FileSnapshots>> {
+    let fresh = emitter.state().counts.user_messages == 0;
+    let dir = emitter.writer().paths().dir.clone();
+    match crate::rewind_files::FileSnapshots::open(
+        &dir,
+        &config.cwd,
+        config.file_change_tracking,
+        fresh,
+    ) {
+        Ok(store) => store.map(Arc::new),
+        Err(e) => {
+            tracing::warn!(error = %e, "rewind: file change tracking is off for this session");
+            None
+        }
+    }
 }

@@ -81,7 +81,8 @@ impl Actor {
         let transformed = self
             .transformed_prompt_hook(&prompt, prepared.transform(&wrapped))
             .await?;
-        self.emitter.emit(&UserMessage {
+        let typed = self.file_snapshots.as_ref().map(|_| prompt.clone());
+        let event = self.emitter.emit(&UserMessage {
             content: prompt,
             transformed_content: Some(transformed),
             message_id: Some(msg.message_id.clone()),
@@ -99,6 +100,11 @@ impl Actor {
             interaction_id: Some(msg.interaction_id.clone()),
             ..Default::default()
         })?;
+        // A root user turn starts its file snapshot (a continuation's changes stay with the
+        // turn it continues, as the runtime's do).
+        if let (Some(snapshots), Some(typed)) = (&self.file_snapshots, typed) {
+            snapshots.begin_turn(&event.id.to_string(), &typed, &event.timestamp.to_string());
+        }
         if let Some(name) = name {
             // The first prompt names the session in `workspace.yaml`, as the runtime's does.
             let dir = self.emitter.writer().paths().dir.clone();

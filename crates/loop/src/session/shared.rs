@@ -25,4 +25,6 @@ pub(super) struct Shared {
     pub(super) measures: Arc<std::sync::atomic::AtomicU64>,
     /// Set by `suspend`: the emitter records nothing until the session's own close.
     pub(super) suspended: Arc<std::sync::atomic::AtomicBool>,
+    /// The files the session's turns changed, when it tracks them (`rewind_files`).
+    pub(super) file_snapshots: Option<Arc<crate::rewind_files::FileSnapshots>>,
 }

@@ -69,6 +69,8 @@ pub(crate) struct OpenParams {
     pub(super) request_permission: Option<bool>,
     pub(super) hooks: Option<bool>,
     pub(super) enable_file_hooks: Option<bool>,
+    /// Keep the files tool calls change, for a `conversation-and-files` rewind.
+    pub(super) enable_file_change_tracking: Option<bool>,
     pub(super) available_tools: Option<Vec<String>>,
     pub(super) excluded_tools: Option<Vec<String>>,
     pub(super) reasoning_effort: Option<String>,
@@ -344,6 +346,7 @@ pub(super) fn build(
     session_config.ask_reads_in_cwd = capabilities.permissions;
     // The SDKs stream deltas only when asked to.
     session_config.streaming = params.streaming.unwrap_or(false);
+    session_config.file_change_tracking = params.enable_file_change_tracking == Some(true);
     // The loop builds the prompt from the client's systemMessage (append, replace, customize
     // with sections).
     session_config.system_message = params.system_message.clone().unwrap_or_default();
