@@ -10,6 +10,8 @@
 //! conversation-only points, no file preview, `file-change-tracking-disabled` for a files
 //! rewind.
 
+use std::sync::Arc;
+
 use serde::Deserialize;
 use serde_json::{Value, json};
 use turnstile_journal::{JournalReader, ReadError, ReadMode};
@@ -221,7 +223,14 @@ pub(crate) async fn rewind(ctx: &Ctx<'_>, params: RewindParams) -> Result<Value,
     }
     // Files first, then the conversation, then the discarded turns' snapshots: the
     // runtime's order, so a failed restore leaves the conversation whole.
-    let restore = snapshots.restore(&params.event_id, &turns);
+    // Files of up to 10 MiB each are read, hashed and written: off the server's tasks.
+    let restore = {
+        let (snapshots, target) = (Arc::clone(snapshots), params.event_id.clone());
+        let turns = turns.clone();
+        tokio::task::spawn_blocking(move || snapshots.restore(&target, &turns))
+            .await
+            .map_err(|e| RpcError::internal(format!("the files' restore stopped: {e}")))?
+    };
     let (restored, skipped) = restore_fields(&restore);
     let failed = match restore.outcome {
         RestoreOutcome::Success => None,
