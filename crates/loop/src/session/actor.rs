@@ -244,7 +244,7 @@ impl Actor {
                     *lock(&shared.running) = None;
                     let _ = done.send(outcome);
                 }
-                Command::QueuedCommand {
+                Command::Enqueued {
                     request_id,
                     command,
                     hosted,

@@ -31,7 +31,7 @@ pub(super) enum Command {
     },
     /// A slash command a client queued (`queued_command.rs`): taken in order with the
     /// messages, held for its host when it has one.
-    QueuedCommand {
+    Enqueued {
         request_id: String,
         command: String,
         hosted: bool,

@@ -61,7 +61,7 @@ impl SessionHandle {
         }
         // Announced before the actor can take it, so the client sees the queue grow first.
         emitter::publish_live(&self.shared.subscribers, &PendingMessagesModified {});
-        let cmd = Command::QueuedCommand {
+        let cmd = Command::Enqueued {
             request_id: request_id.clone(),
             command,
             hosted,
