@@ -17,9 +17,10 @@ use crate::methods::{
     github_auth, history, instructions, lifecycle, listing, llm_inference, log, mcp, mcp_apps,
     mcp_builtin, mcp_config, mcp_launch, mcp_oauth, mcp_resources, mcp_sampling, mcp_servers,
     metadata, name_auto, options, pending, permission_mode, permissions, plan, plan_todos,
-    provider_endpoint, reasoning_effort, rewind, schedule, server as server_methods, server_gates,
-    session, session_services, sessions_delete, sessions_enrich, sessions_open, sessions_state,
-    shell, shutdown, skills, suspend, tools_list, ui, unsupported, usage, working_directory,
+    provider_endpoint, queue, reasoning_effort, rewind, schedule, server as server_methods,
+    server_gates, session, session_services, sessions_delete, sessions_enrich, sessions_open,
+    sessions_state, shell, shutdown, skills, suspend, tools_list, ui, unsupported, usage,
+    working_directory,
     workspace_checkpoints, workspace_diff, workspace_paste, workspaces,
 };
 use crate::peer::Peer;
@@ -195,6 +196,9 @@ pub(crate) const SERVED: &[Method] = &[
     method!("session.commands.execute" => |ctx, params| {
         commands::execute(ctx, parse(params)?).await
     }),
+    method!("session.queue.pendingItems" => |ctx, params| queue::pending_items(ctx, parse(params)?)),
+    method!("session.queue.removeMostRecent" => |ctx, params| queue::remove_most_recent(ctx, parse(params)?)),
+    method!("session.queue.clear" => |ctx, params| queue::clear(ctx, parse(params)?)),
     method!("session.commands.enqueue" => |ctx, params| commands::enqueue(ctx, parse(params)?)),
     method!("session.commands.respondToQueuedCommand" => |ctx, params| {
         commands::respond_to_queued(ctx, parse(params)?)

@@ -283,6 +283,11 @@ impl OpenSession {
         handle
     }
 
+    /// True while some client's registration names `event_type`.
+    pub(crate) fn has_interest(&self, event_type: &str) -> bool {
+        lock(&self.interests).values().any(|t| t == event_type)
+    }
+
     /// Releases a registration; unknown handles are fine.
     pub(crate) fn release_interest(&self, handle: &str) {
         lock(&self.interests).remove(handle);

@@ -28,6 +28,7 @@ mod pending_resume;
 mod plan_review;
 mod provider_registry;
 mod providers;
+mod queue;
 mod resume_model;
 mod rewind_files;
 mod robustness;

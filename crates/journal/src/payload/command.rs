@@ -1,6 +1,7 @@
 //! Ephemeral notices of the session's slash commands: the commands the clients registered
-//! (`commands.changed`), one of them handed to its client to run (`command.execute`), and the
-//! end of a command's request (`command.completed`).
+//! (`commands.changed`), one of them handed to its client to run (`command.execute`), a queued
+//! command handed to its host (`command.queued`), and the end of a command's request
+//! (`command.completed`).
 
 use serde::{Deserialize, Serialize};
 
@@ -52,3 +53,16 @@ pub struct CommandCompleted {
     pub request_id: String,
 }
 payload!(CommandCompleted, "command.completed");
+
+/// `command.queued` (ephemeral): a slash command reached the head of the session's queue and
+/// waits for the host that registered interest in it; the host answers with
+/// `session.commands.respondToQueuedCommand`, and what is queued behind waits until then.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CommandQueued {
+    /// The id the answer names.
+    pub request_id: String,
+    /// The command as it was queued (`/compact`, or any text).
+    pub command: String,
+}
+payload!(CommandQueued, "command.queued");

@@ -225,7 +225,7 @@ impl Actor {
                         // Moved from queued to running under the running lock, so an abort
                         // sees the message in one place or the other.
                         let mut running = lock(&shared.running);
-                        lock(&shared.queued).retain(|(id, _)| *id != message_id);
+                        shared.queue.take(&message_id);
                         *running = Some(cancel.clone());
                     }
                     // A message that waited leaves the pending queue.
@@ -250,6 +250,29 @@ impl Actor {
                     };
                     *lock(&shared.running) = None;
                     let _ = done.send(outcome);
+                }
+                Command::Enqueued {
+                    request_id,
+                    command,
+                    hosted,
+                    cancel,
+                } => {
+                    queue_announced = true;
+                    let ran = self
+                        .queued_command(
+                            &shared,
+                            &request_id,
+                            command,
+                            hosted,
+                            &cancel,
+                            &mut rx,
+                            &mut deferred,
+                        )
+                        .await;
+                    if let Err(e) = ran {
+                        tracing::error!(session = %self.id, error = %e, "journal failure; the session stops");
+                        return;
+                    }
                 }
                 Command::SetTitle { title, done } => {
                     let _ = done.send(self.set_title(title));
@@ -346,7 +369,7 @@ impl Actor {
     /// Runs `message` to its end, taking the commands that come meanwhile: a client's join
     /// and a question for the figures are answered at once (`join.rs`, `metrics.rs`), every
     /// other command waits in `deferred`, in order, as it would have waited on the channel.
-    async fn while_running<T>(
+    pub(super) async fn while_running<T>(
         &self,
         message: impl std::future::Future<Output = T>,
         rx: &mut mpsc::UnboundedReceiver<Command>,

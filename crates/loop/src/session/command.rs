@@ -29,6 +29,15 @@ pub(super) enum Command {
         waited: bool,
         done: oneshot::Sender<Outcome>,
     },
+    /// A slash command a client queued (`queued_command.rs`): taken in order with the
+    /// messages, held for its host when it has one.
+    Enqueued {
+        request_id: String,
+        command: String,
+        hosted: bool,
+        /// Cancelled when a client drops it from the queue, or by `abort`.
+        cancel: CancellationToken,
+    },
     SetTitle {
         title: String,
         done: Reply<()>,

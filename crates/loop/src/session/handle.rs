@@ -20,6 +20,7 @@ use super::metrics::SessionMetrics;
 use super::pending::PendingWork;
 use super::resume_options::{ResumeOptions, ResumeReport};
 use super::send::{Outcome, SendOptions};
+use super::send_queue::{QueuedKind, SendQueue};
 use super::shared::Shared;
 use crate::autopilot::AgentMode;
 use turnstile_tools::shells::LostShell;
@@ -105,7 +106,7 @@ impl SessionHandle {
         let shared = Arc::new(Shared {
             subscribers,
             running: Mutex::new(None),
-            queued: Mutex::new(Vec::new()),
+            queue: SendQueue::default(),
             user_shells: Mutex::new(Vec::new()),
             mcp: parts.config.mcp.clone(),
             skills: Arc::clone(&parts.config.skills),
@@ -156,18 +157,26 @@ impl SessionHandle {
         options: SendOptions,
     ) -> Result<(String, oneshot::Receiver<Outcome>), LoopError> {
         let message_id = Uuid::new_v4().to_string();
+        let prompt = prompt.into();
+        let prompt_text = prompt.clone();
         let (done, rx) = oneshot::channel();
         let cancel = CancellationToken::new();
         let waited = {
             let running = lock(&self.shared.running);
-            let mut queued = lock(&self.shared.queued);
-            let waits = running.is_some() || !queued.is_empty();
+            let waits = running.is_some() || self.shared.queue.has_waiting();
             // Queued before the command is sent, so an abort from here on reaches it.
-            queued.push((message_id.clone(), cancel.clone()));
+            let pushed = self.shared.queue.push(
+                &message_id,
+                QueuedKind::Message,
+                prompt_text.clone(),
+                options.mode,
+                cancel.clone(),
+            );
+            debug_assert!(pushed.is_ok(), "messages are not bounded by the queue");
             waits
         };
         let sent = self.tx.send(Command::Send {
-            prompt: prompt.into(),
+            prompt,
             options,
             message_id: message_id.clone(),
             cancel,
@@ -175,7 +184,7 @@ impl SessionHandle {
             done,
         });
         if sent.is_err() {
-            lock(&self.shared.queued).retain(|(id, _)| *id != message_id);
+            self.shared.queue.take(&message_id);
             return Err(LoopError::Closed(self.id));
         }
         if waited {
@@ -345,9 +354,7 @@ impl SessionHandle {
     pub fn abort(&self) {
         // Held pending work goes on, to be closed as interrupted.
         self.shared.release.cancel();
-        for (_, token) in lock(&self.shared.queued).iter() {
-            token.cancel();
-        }
+        self.shared.queue.cancel_all();
         if let Some(token) = lock(&self.shared.running).as_ref() {
             token.cancel();
         }
@@ -368,7 +375,7 @@ impl SessionHandle {
             .load(std::sync::atomic::Ordering::Relaxed)
     }
 
-    /// True while a message is running.
+    /// True while a message is running (or a queued command is held for its host).
     pub fn is_busy(&self) -> bool {
         lock(&self.shared.running).is_some()
     }

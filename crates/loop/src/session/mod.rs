@@ -5,6 +5,8 @@
 //! and then wait; queueing keeps a second send from failing). `abort` cancels the running
 //! message and every message queued behind it: a queued message that was aborted is recorded
 //! as its `user.message` with no turn (no LLM call is recorded that was never made).
+//! Slash commands a client queues wait in the same queue (`queued_command.rs`); a client
+//! sees and trims what waits (`send_queue.rs`).
 //!
 //! This file is a facade: every item lives in a child module and is re-exported here.
 
@@ -39,6 +41,7 @@ mod pending;
 mod permission;
 mod pre_mcp_hook;
 mod prompting;
+mod queued_command;
 mod recorded_history;
 mod resume_options;
 mod retry_backoff;
@@ -46,6 +49,7 @@ mod rewind;
 mod sandbox;
 mod send;
 mod session_limits;
+mod send_queue;
 mod shared;
 mod slots;
 mod streaming;
@@ -74,10 +78,12 @@ pub use history::{
 };
 pub use log_entry::{LogEntry, LogLevel};
 pub use metrics::SessionMetrics;
+pub use queued_command::EnqueueError;
 pub use resume_options::{ContinuedRequests, ResumeOptions, ResumeReport};
 pub use sandbox::configured_processes;
 pub use send::{Outcome, SendOptions};
 pub use session_limits::valid_limits;
+pub use send_queue::{MAX_QUEUED_COMMANDS, QueueRefused, QueuedItem, QueuedKind};
 pub use slots::{DEFAULT_PARALLEL_AGENTS, DEFAULT_PARALLEL_TOOLS};
 pub use summary::SUMMARY_INSTRUCTION;
 pub use user_commands::UserShellResult;

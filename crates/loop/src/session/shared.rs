@@ -1,17 +1,18 @@
 //! What a session's handles and its actor task share: the live subscribers, the running and
-//! queued messages (which `abort` cancels), and the actor's figures a handle reads.
+//! queued messages and commands (which `abort` cancels), and the actor's figures a handle reads.
 
 use std::sync::{Arc, Mutex};
 
 use tokio_util::sync::CancellationToken;
 
 use super::emitter::Subscribers;
+use super::send_queue::SendQueue;
 
 pub(super) struct Shared {
     pub(super) subscribers: Subscribers,
     pub(super) running: Mutex<Option<CancellationToken>>,
-    /// Tokens of the messages sent and not yet started, by message id.
-    pub(super) queued: Mutex<Vec<(String, CancellationToken)>>,
+    /// The messages sent and not yet started and the queued commands (`send_queue.rs`).
+    pub(super) queue: SendQueue,
     /// The commands the user runs (`user_shell.rs`), running or waiting to: their request
     /// id (when the client gave one), their tool call id, and what cancels them.
     pub(super) user_shells: Mutex<Vec<super::user_commands::Running>>,

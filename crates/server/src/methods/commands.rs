@@ -4,8 +4,6 @@
 //! handler and answers `handlePendingCommand`, the session announces `command.completed`; all
 //! three are ephemeral in the Copilot CLI, and a command changes no state a resume must know.
 
-use std::sync::Arc;
-
 use serde::Deserialize;
 use serde_json::{Value, json};
 use turnstile_journal::Uuid;
@@ -15,6 +13,7 @@ use super::{Ctx, command_builtins, open_session};
 use crate::client_commands::RunOutcome;
 use crate::rpc::{RpcError, codes};
 use crate::sessions::OpenSession;
+use turnstile_loop::session::EnqueueError;
 
 /// `session.commands.list` params: which sources to list, all when left out (the engine has
 /// no command skills: `includeSkills` lists none).
@@ -139,7 +138,8 @@ pub(crate) async fn execute(ctx: &Ctx<'_>, params: ExecuteParams) -> Result<Valu
     )
 }
 
-/// `session.commands.enqueue` params (`displayText` is for a UI's queue row; there is none).
+/// `session.commands.enqueue` params. `displayText` is accepted and not shown: the Copilot
+/// CLI lists a queued command by its command line (`session.queue.pendingItems`).
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct EnqueueParams {
@@ -147,44 +147,57 @@ pub(crate) struct EnqueueParams {
     command: String,
 }
 
-/// `session.commands.enqueue`: `{queued}`; a slash command is accepted and run in the
-/// background as `invoke` runs it (its failure is logged), anything else is refused.
+/// `session.commands.enqueue`: `{queued: true}`; the command joins the session's queue
+/// behind what was sent before it (`turnstile_loop`'s `queued_command.rs`). It is handed to
+/// the host when a client registered interest in `command.queued`, and dropped when taken
+/// otherwise: the Copilot CLI runs no queued command itself, built-ins and the clients'
+/// commands included. `{queued: false}` when the queue is full.
 pub(crate) fn enqueue(ctx: &Ctx<'_>, params: EnqueueParams) -> Result<Value, RpcError> {
     let session = open_session(ctx, &params.session_id)?;
-    let Some(line) = params.command.trim().strip_prefix('/') else {
-        return Ok(json!({"queued": false}));
-    };
-    let (name, input) = match line.split_once(char::is_whitespace) {
-        Some((name, input)) => (name.to_owned(), input.trim().to_owned()),
-        None => (line.to_owned(), String::new()),
-    };
-    if name.is_empty() {
-        return Ok(json!({"queued": false}));
-    }
-    let session: Arc<OpenSession> = session;
-    tokio::spawn(async move {
-        if let Err(e) = invoke_in(&session, &name, &input).await {
-            tracing::info!(session = %session.id(), command = %name, "queued command: {}", e.message);
+    let hosted = session.has_interest(COMMAND_QUEUED);
+    match session.handle().enqueue_command(params.command, hosted) {
+        Ok(()) => Ok(json!({"queued": true})),
+        Err(EnqueueError::Refused(e)) => {
+            tracing::info!(session = %session.id(), "command not queued: {e}");
+            Ok(json!({"queued": false}))
         }
-    });
-    Ok(json!({"queued": true}))
+        Err(EnqueueError::Closed(e)) => Err(RpcError::new(codes::SESSION_FAILED, e.to_string())),
+    }
 }
 
-/// `session.commands.respondToQueuedCommand` params.
+/// The event a host registers interest in to take queued commands.
+const COMMAND_QUEUED: &str = "command.queued";
+
+/// `session.commands.respondToQueuedCommand` params (`result` is `{handled}` or
+/// `{handled: true, stopProcessingQueue}`).
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct RespondParams {
     session_id: String,
-    #[allow(dead_code)]
     request_id: String,
+    result: QueuedCommandResult,
 }
 
-/// `session.commands.respondToQueuedCommand`: `{success: false}`: the engine runs queued
-/// commands itself and hands none to a host (it announces no `command.queued`), so no
-/// request id matches.
+/// The host's `QueuedCommandResult`: whether it ran the command is not the session's
+/// concern; only whether the queue behind it goes on.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct QueuedCommandResult {
+    #[allow(dead_code)]
+    handled: bool,
+    stop_processing_queue: Option<bool>,
+}
+
+/// `session.commands.respondToQueuedCommand`: `{success}`, true when the held command had
+/// this id (it ends with `command.completed`, and `stopProcessingQueue` drops what waits
+/// behind it); false for an id no command is held under (unknown, answered, or aborted).
 pub(crate) fn respond_to_queued(ctx: &Ctx<'_>, params: RespondParams) -> Result<Value, RpcError> {
-    open_session(ctx, &params.session_id)?;
-    Ok(json!({"success": false}))
+    let session = open_session(ctx, &params.session_id)?;
+    let stop = params.result.stop_processing_queue == Some(true);
+    let success = session
+        .handle()
+        .answer_queued_command(&params.request_id, stop);
+    Ok(json!({ "success": success }))
 }
 
 /// `session.commands.handlePendingCommand` params.

@@ -35,6 +35,7 @@ pub(crate) mod permissions;
 pub(crate) mod plan;
 pub(crate) mod plan_todos;
 pub(crate) mod provider_endpoint;
+pub(crate) mod queue;
 pub(crate) mod reasoning_effort;
 pub(crate) mod rewind;
 pub(crate) mod schedule;

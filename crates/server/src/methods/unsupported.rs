@@ -110,7 +110,7 @@ pub(crate) const REASONS: &[(&str, &str)] = &[
     ),
     (
         "session.queue.",
-        "sends queue in order inside the session; the queue is not exposed",
+        "only pendingItems, removeMostRecent and clear are served: queued items are not edited, moved or steered by id, and the internal orchestration methods are the in-process host's",
     ),
     (
         "session.shell.",
