@@ -15,7 +15,6 @@ use std::sync::Mutex;
 use serde_json::{Map, Value, json};
 
 use crate::json_type::json_type_name;
-use crate::jsonc::strip_comments;
 use crate::locate::home_of;
 use crate::settings;
 

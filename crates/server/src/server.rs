@@ -17,6 +17,7 @@ use crate::config::ServerConfig;
 use crate::framing::FrameBudget;
 use crate::peer::Peer;
 use crate::sessions::{Ending, OpenSession};
+use crate::signed_in::SignedIn;
 
 /// A JSON-RPC server for the Copilot SDK clients; cheap to clone.
 #[derive(Clone)]
@@ -38,6 +39,8 @@ struct Inner {
     closing: tokio::sync::Mutex<()>,
     /// The client that answers model calls itself, and the calls waiting for it.
     inference: Arc<Inference>,
+    /// The GitHub accounts signed in through `account.login`.
+    signed_in: SignedIn,
 }
 
 impl Server {
@@ -58,6 +61,7 @@ impl Server {
                 shutdown: CancellationToken::new(),
                 closing: tokio::sync::Mutex::new(()),
                 inference: Arc::default(),
+                signed_in: SignedIn::default(),
             }),
         };
         if let Some(timeout) = server.inner.config.session_idle_timeout {
@@ -221,6 +225,11 @@ impl Server {
     /// The client that answers model calls itself (`llmInference.*`).
     pub(crate) fn inference(&self) -> &Arc<Inference> {
         &self.inner.inference
+    }
+
+    /// The GitHub accounts signed in through `account.login`.
+    pub(crate) fn signed_in(&self) -> &SignedIn {
+        &self.inner.signed_in
     }
 
     /// The handle that reaches every connected client.

@@ -44,4 +44,5 @@ mod session_state;
 mod state_controls;
 mod system_transform;
 mod takeover;
+mod user_account;
 mod user_shell;
