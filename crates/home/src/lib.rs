@@ -11,6 +11,7 @@
 //!   [`mcp_config`] (`mcp-config.json` and `settings.json`'s `disabledMcpServers`),
 //!   [`plugins`] (a plugin directory's manifest, `plugin.json`, and its `.mcp.json`),
 //!   [`folder_trust`] (`trusted-folders.json`), [`locations`] (`permissions-config.json`),
+//!   [`logins`] (the GitHub logins `config.json` records),
 //!   [`plan`] (a session's `plan.md`), [`workspace`] (a session's `workspace.yaml` and the
 //!   CLI's folders beside the journal); [`git_context`] reads the repository a working
 //!   directory is in, as both `workspace.yaml` and `session.start` record it; [`jsonc`] reads
@@ -38,6 +39,7 @@ mod json_type;
 pub mod jsonc;
 pub mod locate;
 pub mod locations;
+pub mod logins;
 pub mod mcp_config;
 pub mod plan;
 pub mod plugins;

@@ -15,8 +15,8 @@ use std::sync::Mutex;
 use serde_json::{Map, Value, json};
 
 use crate::json_type::json_type_name;
-use crate::jsonc::strip_comments;
 use crate::locate::home_of;
+use crate::settings;
 
 /// The servers' file, as the Copilot CLI names it.
 pub const MCP_CONFIG_FILE: &str = "mcp-config.json";
@@ -28,7 +28,8 @@ pub const DISABLED_KEY: &str = "disabledMcpServers";
 /// Larger files are refused rather than read into memory.
 const MAX_BYTES: u64 = 8 << 20;
 
-/// Serializes this process's read-modify-write of the files.
+/// Serializes this process's read-modify-write of `mcp-config.json` (`settings.json` is
+/// edited under [`settings::document::edit_lock`]).
 static WRITES: Mutex<()> = Mutex::new(());
 
 /// Why the configuration could not be read, changed or written. The texts are the Copilot
@@ -173,7 +174,7 @@ impl UserMcpConfig {
     }
 
     fn change_disabled(&self, edit: impl FnOnce(&mut Vec<String>)) -> Result<(), UserConfigError> {
-        let _guard = WRITES.lock().unwrap_or_else(|e| e.into_inner());
+        let _guard = settings::document::edit_lock();
         let mut settings = self.read_settings()?;
         let before = disabled_of(&settings);
         let mut list = before.clone();
@@ -182,10 +183,10 @@ impl UserMcpConfig {
             return Ok(());
         }
         settings.insert(DISABLED_KEY.to_owned(), json!(list));
-        write_atomic(&self.settings, &Value::Object(settings)).map_err(|e| {
+        settings::document::write_object(&self.settings, &settings, "").map_err(|e| {
             UserConfigError::Settings {
                 path: self.settings.clone(),
-                why: e.to_string(),
+                why: e.why(),
             }
         })
     }
@@ -243,23 +244,14 @@ impl UserMcpConfig {
         })
     }
 
+    /// `settings.json`'s object, read by the settings files' one reader.
     fn read_settings(&self) -> Result<Map<String, Value>, UserConfigError> {
-        let bad = |why: String| UserConfigError::Settings {
-            path: self.settings.clone(),
-            why,
-        };
-        let Some(text) = read_bounded(&self.settings).map_err(bad)? else {
-            return Ok(Map::new());
-        };
-        let stripped = strip_comments(&text);
-        if stripped.trim().is_empty() {
-            return Ok(Map::new());
-        }
-        match serde_json::from_str(&stripped) {
-            Ok(Value::Object(settings)) => Ok(settings),
-            Ok(_) => Err(bad("not a JSON object; fix or remove it".into())),
-            Err(e) => Err(bad(format!("{e}; fix or remove it"))),
-        }
+        settings::document::read_object(&self.settings)
+            .map(Option::unwrap_or_default)
+            .map_err(|e| UserConfigError::Settings {
+                path: self.settings.clone(),
+                why: e.why(),
+            })
     }
 }
 

@@ -1,7 +1,9 @@
 //! The settings files of the Copilot home: `settings.json`, where the Copilot CLI keeps user
 //! settings, and `config.json`, which it manages (and where older releases kept them). Both
 //! are JSON with comments; keys turnstile does not know are the CLI's own and are left alone.
-//! Read here, resolved against flags and the environment by the command line (`config/`).
+//! Read here, resolved against flags and the environment by the command line (`config/`);
+//! edited whole through [`document`] (the one writer of both files), as `user.settings.*`
+//! sees them through [`user`].
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -10,6 +12,10 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::jsonc::strip_comments;
+
+mod catalog;
+pub mod document;
+pub mod user;
 
 /// The user settings file, as the Copilot CLI names it.
 pub const SETTINGS_FILE: &str = "settings.json";
@@ -89,7 +95,7 @@ pub enum ParseError {
 }
 
 /// Largest settings file read.
-const MAX_FILE_BYTES: u64 = 4 << 20;
+pub(crate) const MAX_FILE_BYTES: u64 = 4 << 20;
 
 /// The settings turnstile reads from a file.
 #[derive(Debug, Clone, Default, Deserialize)]

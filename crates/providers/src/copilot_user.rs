@@ -22,13 +22,17 @@ pub const MAX_USER_BYTES: usize = 64 * 1024;
 pub const USER_LOOKUP_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// What the Copilot endpoint says of a token's account.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct CopilotUser {
     /// The GitHub login.
     pub login: String,
     /// The Copilot plan (`individual_pro`, `business`, ...).
     #[serde(default)]
     pub copilot_plan: Option<String>,
+    /// The quotas, by kind (`chat`, `premium_interactions`), as the endpoint gives them
+    /// (`entitlement`, `percent_remaining`, `overage_count`, ...): read by `account.getQuota`.
+    #[serde(default)]
+    pub quota_snapshots: Option<serde_json::Map<String, serde_json::Value>>,
 }
 
 /// Why a token's account could not be looked up.

@@ -67,9 +67,22 @@ pub(crate) async fn serve<R, W>(
     // that never sends a frame (or trickles a header) must not hold a connection slot.
     let connect_timeout = server.config().connect_timeout;
     let deadline = connect_timeout.map(|t| tokio::time::Instant::now() + t);
+    // After `runtime.shutdown` the process's own client (stdio, no token) stays connected and
+    // every request it sends is answered `SERVER_SHUTTING_DOWN`, as the Copilot CLI answers:
+    // a request sent just after the shutdown's answer is never left without one.
+    let mut draining = false;
     loop {
         let frame = tokio::select! {
-            _ = shutdown.cancelled() => break,
+            // A shutdown is seen before the next frame is read, so no request read after it
+            // is served as if the server were not stopping.
+            biased;
+            _ = shutdown.cancelled(), if !draining => {
+                if peer.token().is_none() && server.stop_requested() {
+                    draining = true;
+                    continue;
+                }
+                break;
+            }
             _ = peer.closed() => break,
             () = sleep_until(deadline), if !peer.is_authorized() => {
                 let seconds = connect_timeout.map_or(0.0, |t| t.as_secs_f64());
@@ -104,6 +117,7 @@ pub(crate) async fn serve<R, W>(
                     continue;
                 }
             }
+            Ok(Some(Frame::Body(body))) if draining => shutting_down(&peer, &body),
             Ok(Some(Frame::Body(body))) => incoming(&server, &peer, &body, &mut handlers),
             Ok(Some(Frame::Oversized { declared, limit })) => {
                 tracing::warn!(
@@ -185,6 +199,16 @@ async fn sleep_until(deadline: Option<tokio::time::Instant>) {
     match deadline {
         Some(at) => tokio::time::sleep_until(at).await,
         None => std::future::pending().await,
+    }
+}
+
+/// Answers a request after `runtime.shutdown`: `-32000 SERVER_SHUTTING_DOWN`.
+fn shutting_down(peer: &Arc<Peer>, body: &[u8]) {
+    if let Ok(Incoming::Request { id, .. }) = rpc::parse_incoming(body) {
+        peer.send(rpc::error_response(
+            &id,
+            &RpcError::new(codes::SERVER_SHUTTING_DOWN, "SERVER_SHUTTING_DOWN"),
+        ));
     }
 }
 

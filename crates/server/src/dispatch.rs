@@ -13,15 +13,15 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::methods::{
-    Ctx, agent, commands, compaction_control, context_info, event_log, extensions, fork,
+    Ctx, accounts, agent, commands, compaction_control, context_info, event_log, extensions, fork,
     github_auth, history, instructions, lifecycle, listing, llm_inference, log, mcp, mcp_apps,
     mcp_builtin, mcp_config, mcp_launch, mcp_oauth, mcp_resources, mcp_sampling, mcp_servers,
     metadata, name_auto, options, pending, permission_mode, permissions, plan, plan_todos,
     provider_endpoint, queue, reasoning_effort, rewind, schedule, server as server_methods,
     server_gates, session, session_services, sessions_delete, sessions_enrich, sessions_open,
     sessions_state, shell, shutdown, skills, suspend, tools_list, ui, unsupported, usage,
-    working_directory,
-    workspace_checkpoints, workspace_diff, workspace_paste, workspaces,
+    user_settings, working_directory, workspace_checkpoints, workspace_diff, workspace_paste,
+    workspaces,
 };
 use crate::peer::Peer;
 use crate::rpc::{RpcError, kind_of};
@@ -65,6 +65,14 @@ pub(crate) const SERVED: &[Method] = &[
     method!("auth.getStatus" => |ctx, _params| Ok(server_methods::auth_status(ctx))),
     method!("models.list" => |ctx, _params| server_methods::models(ctx).await),
     method!("runtime.shutdown" => |ctx, _params| Ok(server_methods::shutdown(ctx))),
+    method!("user.settings.get" => |ctx, _params| Ok(user_settings::get(ctx))),
+    method!("user.settings.set" => |ctx, params| user_settings::set(ctx, parse(params)?)),
+    method!("user.settings.reload" => |_ctx, _params| Ok(user_settings::reload())),
+    method!("account.login" => |ctx, params| accounts::login(ctx, parse(params)?).await),
+    method!("account.getCurrentAuth" => |ctx, _params| Ok(accounts::current(ctx))),
+    method!("account.getQuota" => |ctx, params| accounts::quota(ctx, parse(params)?).await),
+    method!("account.getAllUsers" => |_ctx, _params| Ok(accounts::all_users())),
+    method!("account.logout" => |ctx, params| accounts::logout(ctx, parse(params)?)),
     method!("session.create" => |ctx, params| lifecycle::create(ctx, parse(params)?).await),
     method!("session.resume" => |ctx, params| lifecycle::resume(ctx, parse(params)?).await),
     method!("session.detach" => |ctx, params| lifecycle::detach(ctx, parse(params)?).await),

@@ -50,6 +50,7 @@ mod section_transform;
 mod server;
 mod session_mcp;
 mod sessions;
+mod signed_in;
 pub mod transport;
 mod user_input;
 pub mod watchers;

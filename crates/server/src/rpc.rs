@@ -31,6 +31,8 @@ pub mod codes {
     pub const SESSION_FAILED: i64 = -32004;
     /// The server had no room for a large frame in time (`--max-inflight-frame-bytes`).
     pub const SERVER_BUSY: i64 = -32005;
+    /// A request after `runtime.shutdown` (the Copilot CLI's `SERVER_SHUTTING_DOWN`).
+    pub const SERVER_SHUTTING_DOWN: i64 = -32000;
 }
 
 /// A JSON-RPC error object.

@@ -17,6 +17,7 @@ use crate::config::ServerConfig;
 use crate::framing::FrameBudget;
 use crate::peer::Peer;
 use crate::sessions::{Ending, OpenSession};
+use crate::signed_in::SignedIn;
 
 /// A JSON-RPC server for the Copilot SDK clients; cheap to clone.
 #[derive(Clone)]
@@ -38,6 +39,10 @@ struct Inner {
     closing: tokio::sync::Mutex<()>,
     /// The client that answers model calls itself, and the calls waiting for it.
     inference: Arc<Inference>,
+    /// The GitHub accounts signed in through `account.login`.
+    signed_in: SignedIn,
+    /// Whether the shutdown was asked for by a client (`runtime.shutdown`).
+    stop_requested: std::sync::atomic::AtomicBool,
 }
 
 impl Server {
@@ -58,6 +63,8 @@ impl Server {
                 shutdown: CancellationToken::new(),
                 closing: tokio::sync::Mutex::new(()),
                 inference: Arc::default(),
+                signed_in: SignedIn::default(),
+                stop_requested: std::sync::atomic::AtomicBool::new(false),
             }),
         };
         if let Some(timeout) = server.inner.config.session_idle_timeout {
@@ -79,6 +86,19 @@ impl Server {
     /// Cancelled when the server shuts down (`runtime.shutdown` or [`Server::shutdown`]).
     pub fn shutdown_token(&self) -> CancellationToken {
         self.inner.shutdown.clone()
+    }
+
+    /// [`Self::shutdown`] asked for by a client (`runtime.shutdown`): as in the Copilot CLI,
+    /// the process's own client (stdio) stays connected, every later request answered
+    /// `SERVER_SHUTTING_DOWN`, until it closes the stream or stops the process.
+    pub async fn shutdown_by_request(&self) {
+        self.inner.stop_requested.store(true, Ordering::SeqCst);
+        self.shutdown().await;
+    }
+
+    /// Whether the shutdown was asked for by a client (see [`Self::shutdown_by_request`]).
+    pub fn stop_requested(&self) -> bool {
+        self.inner.stop_requested.load(Ordering::SeqCst)
     }
 
     /// Stops serving: connections end, every open session is aborted if busy and closed
@@ -221,6 +241,11 @@ impl Server {
     /// The client that answers model calls itself (`llmInference.*`).
     pub(crate) fn inference(&self) -> &Arc<Inference> {
         &self.inner.inference
+    }
+
+    /// The GitHub accounts signed in through `account.login`.
+    pub(crate) fn signed_in(&self) -> &SignedIn {
+        &self.inner.signed_in
     }
 
     /// The handle that reaches every connected client.

@@ -358,3 +358,39 @@ async fn stdio_needs_no_token_and_refuses_one() {
         .unwrap()
         .unwrap();
 }
+
+#[tokio::test]
+async fn after_runtime_shutdown_the_stdio_client_is_answered_shutting_down() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = ServerConfig::new(StateRoot::new(dir.path().join("s")));
+    config.default_cwd = dir.path().to_path_buf();
+    let server = Server::new(config);
+    let (client_end, server_end) = tokio::io::duplex(1 << 16);
+    let (server_read, server_write) = tokio::io::split(server_end);
+    let serving = {
+        let server = server.clone();
+        tokio::spawn(
+            async move { turnstile_server::serve_io(&server, server_read, server_write).await },
+        )
+    };
+    let (client_read, writer) = tokio::io::split(client_end);
+    let mut client = PipeClient {
+        reader: FrameReader::new(tokio::io::BufReader::new(client_read), 1 << 20),
+        writer,
+    };
+    let stopped = client.call(1, "runtime.shutdown", json!({})).await;
+    assert_eq!(stopped["result"], Value::Null, "{stopped}");
+    let token = server.shutdown_token();
+    common::eventually(|| token.is_cancelled()).await;
+    // The Copilot CLI's answer, for as long as the client stays connected.
+    for id in 2..4 {
+        let refused = client.call(id, "ping", json!({})).await;
+        assert_eq!(code(&refused["error"]), codes::SERVER_SHUTTING_DOWN);
+        assert_eq!(refused["error"]["message"], "SERVER_SHUTTING_DOWN");
+    }
+    drop(client);
+    tokio::time::timeout(common::GUARD, serving)
+        .await
+        .unwrap()
+        .unwrap();
+}

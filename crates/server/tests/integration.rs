@@ -46,5 +46,6 @@ mod session_state;
 mod state_controls;
 mod system_transform;
 mod takeover;
+mod user_account;
 mod user_shell;
 mod working_directory;

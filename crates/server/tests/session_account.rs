@@ -18,13 +18,13 @@ use turnstile_scripted_model::{Script, ScriptedServer};
 
 /// A GitHub API on 127.0.0.1 answering `GET /copilot_internal/user` for the tokens it knows
 /// (401 `Bad credentials` for others); records the `Authorization` headers it got.
-struct GitHubApi {
-    url: String,
-    seen: Arc<Mutex<Vec<String>>>,
+pub(crate) struct GitHubApi {
+    pub(crate) url: String,
+    pub(crate) seen: Arc<Mutex<Vec<String>>>,
 }
 
 impl GitHubApi {
-    async fn start(users: HashMap<&'static str, Value>) -> Self {
+    pub(crate) async fn start(users: HashMap<&'static str, Value>) -> Self {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let url = format!("http://{}", listener.local_addr().unwrap());
         let seen = Arc::new(Mutex::new(Vec::new()));

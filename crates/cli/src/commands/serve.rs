@@ -419,7 +419,13 @@ async fn stop_on_signals(server: Server) {
     use tokio::signal::unix::{SignalKind, signal};
     let mut term = signal(SignalKind::terminate()).ok();
     next_signal(&mut term).await;
-    // A client that stops the runtime sends `runtime.shutdown` and then a SIGTERM: no news.
+    // A client that stops the runtime sends `runtime.shutdown` and then a SIGTERM: no news,
+    // but the stdio client stays connected after `runtime.shutdown` (as with the Copilot
+    // CLI), so this signal ends the process once the sessions are closed.
+    if server.stop_requested() {
+        server.shutdown().await;
+        std::process::exit(0);
+    }
     if !server.shutdown_token().is_cancelled() {
         eprintln!("stopping: closing sessions (signal again to exit at once)");
         server.shutdown_token().cancel();

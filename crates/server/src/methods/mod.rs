@@ -1,6 +1,7 @@
 //! The methods, one file per group: the server itself, opening and closing sessions, working
 //! with an open session, and answers to pending requests.
 
+pub(crate) mod accounts;
 pub(crate) mod agent;
 pub(crate) mod command_builtins;
 pub(crate) mod commands;
@@ -56,6 +57,7 @@ pub(crate) mod tools_list;
 pub(crate) mod ui;
 pub(crate) mod unsupported;
 pub(crate) mod usage;
+pub(crate) mod user_settings;
 pub(crate) mod working_directory;
 pub(crate) mod workspace_checkpoints;
 pub(crate) mod workspace_diff;

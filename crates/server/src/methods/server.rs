@@ -123,6 +123,6 @@ pub(crate) fn shutdown(ctx: &Ctx<'_>) -> Value {
     let server = ctx.server.clone();
     // The answer is queued before the connection's teardown flushes its writer: the
     // connection waits for this handler before it finishes.
-    tokio::spawn(async move { server.shutdown().await });
+    tokio::spawn(async move { server.shutdown_by_request().await });
     Value::Null
 }

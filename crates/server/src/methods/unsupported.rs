@@ -96,9 +96,8 @@ pub(crate) const REASONS: &[(&str, &str)] = &[
     ),
     (
         "session.gitHubAuth.",
-        "turnstile signs in to nothing: a session's account is its gitHubToken's (getStatus)",
+        "a session's account is its gitHubToken's (getStatus); the server's signed-in accounts are account.*'s",
     ),
-    ("account.", "turnstile does not sign in to GitHub"),
     ("gitHubToken.", "turnstile does not sign in to GitHub"),
     (
         "providerToken.",
@@ -143,7 +142,6 @@ pub(crate) const REASONS: &[(&str, &str)] = &[
         "turnstile has no session visibility setting",
     ),
     ("session.settings.", "settings come from the server's flags"),
-    ("user.settings.", "settings come from the server's flags"),
     ("managedSettings.", "turnstile has no managed settings"),
     (
         "session.telemetry.",
