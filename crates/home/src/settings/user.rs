@@ -2,7 +2,7 @@
 //! CLI keeps them: written to `settings.json`, read from `settings.json` overlaid with the
 //! legacy `config.json` (where a key of both, `config.json` wins: such a key is *shadowed*).
 //!
-//! `get` lists every known setting ([`super::catalog`]) with its effective value, its default
+//! `get` lists every known setting (`catalog.rs`) with its effective value, its default
 //! and whether it is at the default (not set in either file); a value of the wrong shape in a
 //! file reads as not set, and a file that is not a JSON object reads as empty, as in the CLI.
 //! `set` checks every new value before it writes any, replaces each key given (a key of value
