@@ -282,25 +282,10 @@ pub fn read(path: &Path) -> Result<SettingsFile, SettingsError> {
         settings: FileSettings::default(),
         exists: false,
     };
-    let meta = match std::fs::metadata(path) {
-        Ok(meta) => meta,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(absent()),
-        Err(source) => {
-            return Err(SettingsError::Read {
-                path: path.to_path_buf(),
-                source,
-            });
-        }
+    // One reader of the settings files' text (its size cap included): `document.rs`.
+    let Some(text) = document::read_text(path)? else {
+        return Ok(absent());
     };
-    if meta.len() > MAX_FILE_BYTES {
-        return Err(SettingsError::TooLarge {
-            path: path.to_path_buf(),
-        });
-    }
-    let text = std::fs::read_to_string(path).map_err(|source| SettingsError::Read {
-        path: path.to_path_buf(),
-        source,
-    })?;
     let settings = parse(&text).map_err(|source| SettingsError::Parse {
         path: path.to_path_buf(),
         source,
